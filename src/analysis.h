@@ -1,0 +1,73 @@
+/* analysis.h - statistics, robust fits and protocol-change detection for netbench.
+ *
+ * No MPI in here: this file and analysis.c also build into libnbanalysis.so, which the
+ * Python tests load with ctypes to check these functions on synthetic and captured data.
+ */
+#ifndef NETBENCH_ANALYSIS_H
+#define NETBENCH_ANALYSIS_H
+
+#include <stddef.h>
+
+/* Order statistics; none of them modifies its input. n == 0 gives NAN. */
+double nb_min(const double *values, size_t n);
+double nb_max(const double *values, size_t n);
+double nb_median(const double *values, size_t n);
+/* q in [0, 1], linear interpolation between order statistics (type 7). */
+double nb_quantile(const double *values, size_t n, double q);
+/* Median absolute deviation from the median (unscaled). */
+double nb_mad(const double *values, size_t n);
+
+/* A straight-line fit y = intercept + slope * x. */
+typedef struct {
+    double intercept;
+    double slope;
+    double rms_residual;       /* sqrt(mean squared residual) over the points used */
+    double rms_relative;       /* rms_residual / mean(|y|) over the points used */
+    size_t points_used;        /* points left after outlier rejection */
+    size_t outliers;           /* points rejected as outliers */
+    int constrained;           /* 1 if a non-negativity bound was active */
+    int reliable;              /* 0 if the fit should not be trusted (see nb_fit_robust_nonneg) */
+} nb_linfit;
+
+/* Ordinary least squares over points [first, last] (inclusive). Returns 0, or -1 when fewer than
+ * 2 points or all x equal. */
+int nb_fit_ls(const double *x, const double *y, size_t first, size_t last, nb_linfit *fit);
+
+/* Mean least-squares deviation of points [first, last] from `fit`, as Hoefler et al. eq. (6):
+ * sum of squared residuals / (number of points - 2); NAN when there are fewer than 3 points. */
+double nb_lsq_deviation(const double *x, const double *y, size_t first, size_t last,
+                        const nb_linfit *fit);
+
+/* Robust, non-negative fit over [first, last]: least squares, then points whose residual exceeds
+ * 3.5 robust standard deviations (1.4826 * MAD of the residuals) are rejected and the fit repeated
+ * (at most 3 rounds, never below 3 points). If the slope or intercept comes out negative, the fit is
+ * redone with that parameter fixed at 0 (constrained = 1). reliable = 0 when rms_relative exceeds
+ * max_rms_relative, when fewer than 3 points remain, or when more than a third were rejected.
+ * Returns 0, or -1 when fewer than 2 points. */
+int nb_fit_robust_nonneg(const double *x, const double *y, size_t first, size_t last,
+                         double max_rms_relative, nb_linfit *fit);
+
+/* A protocol range: points [first, last] inclusive. */
+typedef struct {
+    size_t first;
+    size_t last;
+} nb_range;
+
+/* Protocol-change detection, Hoefler et al. §2.6: x-point look-ahead (`lookahead` = x) with
+ * sensitivity `pfact`. Points must be sorted by x. A change is declared after point `current` when
+ * lsq(lastchange, current + j) > pfact * base for all 1 <= j <= lookahead, where
+ * base = max(lsq(lastchange, current), mean of noise_var[lastchange..current]) (noise_var may be
+ * NULL: then base = lsq). Each range has at least `min_points` points (>= 3). Writes at most
+ * max_ranges ranges and returns how many were found (>= 1 when n >= 1). */
+size_t nb_detect_ranges(const double *x, const double *y, const double *noise_var, size_t n,
+                        int lookahead, double pfact, size_t min_points,
+                        nb_range *ranges, size_t max_ranges);
+
+/* Knee of an overhead sweep (Bell et al. §4.3): compute[i] ascending, time[i] the time per message
+ * with compute[i] inserted, time0 the time without. Returns the largest compute c such that all
+ * points up to c satisfy time <= time0 * (1 + tolerance), linearly interpolated to the crossing
+ * with the first point beyond; returns the last compute if none is beyond, 0 if the first is. */
+double nb_overlap_knee(const double *compute, const double *time, size_t n, double time0,
+                       double tolerance);
+
+#endif

@@ -1,0 +1,4 @@
+#ifndef NETBENCH_VERSION_H
+#define NETBENCH_VERSION_H
+#define NETBENCH_VERSION "0.1.0"
+#endif
