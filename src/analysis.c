@@ -385,9 +385,15 @@ static double lsq_range(const double *x, const double *y, size_t k, size_t l)
  * - The base deviation is max(lsq(lastchange, current), mean(noise_var[lastchange..current])):
  *   without the floor a nearly exact start makes any later wiggle look like a protocol change.
  *   NaN entries of noise_var are skipped in the mean.
+ * - The base is also floored at (1e-9 * mean|y[lastchange..current]|)^2: a deviation that small
+ *   is floating-point rounding, not measurement, and without this floor an exact line (lsq ~ 1e-30)
+ *   is cut into pieces by its own rounding noise. Real timings are nowhere near 1e-9 relative.
  * - A NaN deviation (e.g. all x equal) never declares a change.
  * - The return value is the number of ranges found, which can exceed max_ranges (like snprintf);
  *   only the first max_ranges are written. */
+/* Relative deviation below which two values are the same up to rounding (see below). */
+#define RANGE_REL_RESOLUTION 1e-9
+
 size_t nb_detect_ranges(const double *x, const double *y, const double *noise_var, size_t n,
                         int lookahead, double pfact, size_t min_points,
                         nb_range *ranges, size_t max_ranges)
@@ -404,6 +410,12 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
         size_t current = lastchange + mp - 1;
         while (current < n && n - 1 - current >= need_after) {
             double base = lsq_range(x, y, lastchange, current);
+            double sum_abs = 0.0;
+            for (size_t i = lastchange; i <= current; i++)
+                sum_abs += fabs(y[i]);
+            double numeric = RANGE_REL_RESOLUTION * sum_abs / (double)(current - lastchange + 1);
+            if (numeric * numeric > base)
+                base = numeric * numeric;
             if (noise_var != NULL) {
                 double s = 0.0;
                 size_t c = 0;

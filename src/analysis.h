@@ -57,8 +57,12 @@ typedef struct {
  * sensitivity `pfact`. Points must be sorted by x. A change is declared after point `current` when
  * lsq(lastchange, current + j) > pfact * base for all 1 <= j <= lookahead, where
  * base = max(lsq(lastchange, current), mean of noise_var[lastchange..current]) (noise_var may be
- * NULL: then base = lsq). Each range has at least `min_points` points (>= 3). Writes at most
- * max_ranges ranges and returns how many were found (>= 1 when n >= 1). */
+ * NULL: then base = lsq). lsq(k, l) is eq. (6) of an unweighted least-squares fit over [k, l].
+ * base is further floored at (1e-9 * mean |y[lastchange..current]|)^2 so that floating-point
+ * rounding on an exact line is not taken for a change. Each range has at least `min_points` points
+ * (values below 3 count as 3); a change after `current` needs max(min_points, lookahead) points
+ * after it, otherwise the remaining points join the last range. Writes at most max_ranges ranges
+ * and returns how many were found (>= 1 when n >= 1; may exceed max_ranges). */
 size_t nb_detect_ranges(const double *x, const double *y, const double *noise_var, size_t n,
                         int lookahead, double pfact, size_t min_points,
                         nb_range *ranges, size_t max_ranges);
@@ -66,7 +70,8 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
 /* Knee of an overhead sweep (Bell et al. §4.3): compute[i] ascending, time[i] the time per message
  * with compute[i] inserted, time0 the time without. Returns the largest compute c such that all
  * points up to c satisfy time <= time0 * (1 + tolerance), linearly interpolated to the crossing
- * with the first point beyond; returns the last compute if none is beyond, 0 if the first is. */
+ * with the first point beyond; returns the last compute if none is beyond, 0 if the first is,
+ * NAN when n == 0. */
 double nb_overlap_knee(const double *compute, const double *time, size_t n, double time0,
                        double tolerance);
 
