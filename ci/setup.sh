@@ -1,0 +1,62 @@
+#!/bin/bash
+# Installs what the suite needs on a Debian-like machine; quick (seconds) when all is present.
+#   - Debian's Open MPI, MPICH and hwloc (apt-get, only the missing packages)
+#   - a virtual environment .venv with the pinned ReFrame and this package (pip install -e .)
+# Used by ci/run-local.sh and ci/test.sh; safe to run again.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
+
+say() { echo "[setup] $*" >&2; }
+
+# --- system packages: command -> Debian package(s) ---------------------------------------------
+missing=()
+need() { command -v "$1" >/dev/null 2>&1 || missing+=("${@:2}"); }
+need gcc gcc
+need make make
+need mpicc.openmpi openmpi-bin libopenmpi-dev
+need mpirun.openmpi openmpi-bin
+need mpicc.mpich mpich libmpich-dev
+need mpiexec.hydra mpich
+need lstopo-no-graphics hwloc
+[ -e /usr/include/hwloc.h ] || missing+=(libhwloc-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+    packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+    say "installing Debian packages: $packages"
+    if [ "$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
+        echo "ci/setup.sh: missing packages ($packages) and not root; install them as root" >&2
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q >/dev/null
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -q --no-install-recommends $packages >/dev/null
+fi
+
+# --- Python environment ------------------------------------------------------------------------
+PYTHON="${PYTHON:-}"
+if [ -z "$PYTHON" ]; then
+    for candidate in python3.11 python3.12 python3.13 python3; do
+        if command -v "$candidate" >/dev/null 2>&1 &&
+           "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+            PYTHON="$candidate"; break
+        fi
+    done
+fi
+if [ -z "$PYTHON" ]; then
+    echo "ci/setup.sh: needs Python >= 3.11 (apt-get install python3 python3-venv)" >&2
+    exit 1
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+    say "creating virtual environment $VENV with $PYTHON"
+    "$PYTHON" -m venv "$VENV" || {
+        echo "ci/setup.sh: '$PYTHON -m venv' failed; install python3-venv" >&2; exit 1; }
+fi
+# Reinstall only when pyproject.toml (which pins ReFrame) changed since the last install.
+stamp="$VENV/.fabricsuite-installed"
+want="$(sha256sum "$REPO/pyproject.toml" | cut -d' ' -f1) $REPO"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    say "installing the pinned ReFrame and fabricsuite into $VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$REPO[test]"
+    echo "$want" > "$stamp"
+fi

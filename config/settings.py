@@ -1,0 +1,92 @@
+"""ReFrame configuration of the suite: `reframe -C config/settings.py ...`.
+
+Systems come from config/systems/*.py, one file per system, each defining `site_configuration`
+with its `systems` and `environments`. A center adds its cluster by adding one file there (and
+reference/<system>.yaml); nothing here changes. `local.py`, the embedded default that matches any
+host, always comes last so that a center's own systems are matched first.
+
+Results survive in $FABRICSUITE_RESULTS (default: results/ in the repository): perflogs, run
+reports, ReFrame's results database, stage and output directories.
+"""
+
+import importlib.util
+import os
+from pathlib import Path
+
+CONFIG_DIR = Path(__file__).resolve().parent
+REPO_ROOT = CONFIG_DIR.parent
+RESULTS = Path(os.environ.get("FABRICSUITE_RESULTS", REPO_ROOT / "results"))
+
+
+def _system_files():
+    files = sorted((CONFIG_DIR / "systems").glob("*.py"))
+    return [f for f in files if f.name != "local.py"] + [CONFIG_DIR / "systems" / "local.py"]
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(f"fabricsuite_system_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.site_configuration
+
+
+_systems, _environments = [], []
+for _file in _system_files():
+    _fragment = _load(_file)
+    _systems += _fragment.get("systems", [])
+    _environments += _fragment.get("environments", [])
+
+for _system in _systems:
+    # Stage and output directories under the results directory unless the system says otherwise.
+    _system.setdefault("prefix", str(RESULTS))
+
+site_configuration = {
+    "systems": _systems,
+    "environments": _environments,
+    "general": [
+        {
+            "check_search_path": [str(REPO_ROOT / "checks")],
+            "check_search_recursive": True,
+            "reference_prefix": str(REPO_ROOT / "reference"),
+            "report_file": str(RESULTS / "reports" / "run-report-{sessionid}.json"),
+            # Keep the stage of passed tests: the netbench JSON of every run stays inspectable.
+            "clean_stagedir": False,
+        }
+    ],
+    "storage": [{"enable": True, "sqlite_db_file": str(RESULTS / "results.db")}],
+    "logging": [
+        {
+            "level": "debug",
+            "handlers": [
+                {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
+                {
+                    "type": "file",
+                    "name": str(RESULTS / "reframe.log"),
+                    "level": "debug",
+                    "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
+                    "append": True,
+                },
+            ],
+            "handlers_perflog": [
+                {
+                    # One file per check under perflogs/<system>/<partition>/, appended to.
+                    "type": "filelog",
+                    "basedir": str(RESULTS / "perflogs"),
+                    "prefix": "%(check_system)s/%(check_partition)s",
+                    "level": "info",
+                    "format": (
+                        "%(check_job_completion_time)s|%(check_result)s|%(check_display_name)s|"
+                        "%(check_system)s|%(check_partition)s|%(check_environ)s|"
+                        "%(check_mpi_library)s|%(check_netbench_version)s|%(check_perfvalues)s"
+                    ),
+                    "format_perfvars": (
+                        "%(check_perf_value)s|%(check_perf_unit)s|%(check_perf_ref)s|"
+                        "%(check_perf_lower_thres)s|%(check_perf_upper_thres)s|"
+                        "%(check_perf_result)s|"
+                    ),
+                    "append": True,
+                }
+            ],
+        }
+    ],
+}

@@ -1,0 +1,80 @@
+"""The embedded default system `local`: whatever machine ReFrame runs on.
+
+Local scheduler, `mpirun` launcher, one programming environment per MPI whose compiler wrapper is
+installed (Debian's Open MPI and MPICH: `mpicc.openmpi`, `mpicc.mpich`). The `mpirun` each
+environment sees is a small wrapper in config/launchers/<mpi>/ so that it is that MPI's launcher,
+whatever the machine's `mpirun` alternative points to, with ranks bound to cores.
+
+A center's cluster is another file next to this one (see README, "Adding your system").
+"""
+
+import shutil
+from pathlib import Path
+
+LAUNCHERS = Path(__file__).resolve().parent.parent / "launchers"
+
+_CANDIDATES = [
+    {
+        "name": "openmpi",
+        "descr": "Debian's Open MPI through mpicc.openmpi / mpirun.openmpi",
+        "cc": "mpicc.openmpi",
+        "launcher_binary": "mpirun.openmpi",
+        "env_vars": [
+            ["PATH", f"{LAUNCHERS / 'openmpi'}:$PATH"],
+            # Allowed as root (CI and containers); harmless otherwise.
+            ["OMPI_ALLOW_RUN_AS_ROOT", "1"],
+            ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"],
+            # One rank per core, always: Open MPI binds to NUMA/socket above 2 ranks otherwise.
+            ["OMPI_MCA_hwloc_base_binding_policy", "core"],
+        ],
+    },
+    {
+        "name": "mpich",
+        "descr": "Debian's MPICH through mpicc.mpich / mpiexec.hydra",
+        "cc": "mpicc.mpich",
+        "launcher_binary": "mpiexec.hydra",
+        "env_vars": [["PATH", f"{LAUNCHERS / 'mpich'}:$PATH"]],
+    },
+]
+
+
+def _installed_environments():
+    found = []
+    for env in _CANDIDATES:
+        if shutil.which(env["cc"]) and shutil.which(env["launcher_binary"]):
+            entry = {k: v for k, v in env.items() if k != "launcher_binary"}
+            entry.update({"features": ["mpi"], "target_systems": ["local"]})
+            found.append(entry)
+    if not found:
+        raise RuntimeError(
+            "config/systems/local.py: no MPI found (neither mpicc.openmpi nor mpicc.mpich); "
+            "run ci/setup.sh or: apt-get install openmpi-bin libopenmpi-dev"
+        )
+    return found
+
+
+_environments = _installed_environments()
+
+site_configuration = {
+    "systems": [
+        {
+            "name": "local",
+            "descr": "This machine (embedded default): local scheduler, mpirun launcher",
+            "hostnames": [".*"],
+            "modules_system": "nomod",
+            "partitions": [
+                {
+                    "name": "default",
+                    "descr": "All cores of this machine",
+                    "scheduler": "local",
+                    "launcher": "mpirun",
+                    "environs": [env["name"] for env in _environments],
+                    "features": ["mpi"],
+                    # Timing checks must not overlap: concurrent benchmarks distort each other.
+                    "max_jobs": 1,
+                }
+            ],
+        }
+    ],
+    "environments": _environments,
+}

@@ -1,0 +1,15 @@
+"""fabricsuite: the Python side of the interconnect regression suite.
+
+One importable package holds what the ReFrame checks share: reading netbench results
+(`netbench_result`), reading and validating reference files (`references`) and the ReFrame
+base classes that build and run netbench (`rfm_netbench`).
+"""
+
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+#: The repository root (the package lives at its top level).
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SOURCE_DIR = REPO_ROOT / "src"
+REFERENCE_DIR = REPO_ROOT / "reference"

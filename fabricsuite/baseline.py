@@ -1,0 +1,149 @@
+"""Derive reference values from stored ReFrame run reports.
+
+For every (check, partition, environment, variable) seen in the given reports, the reference is
+the median over the runs, and the bound on the bad side is sized from the spread seen:
+
+    bound = clamp(margin x worst relative deviation on the bad side, floor, cap)
+
+Latency-like variables (lower is better) get an upper bound, bandwidth-like ones (unit MB/s) a
+lower bound. The caps (+70 %, -40 %) keep every bound tight enough to catch a 2x slowdown; a
+variable whose noise needs more than the cap is reported, not silently widened.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import statistics
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: How much wider than the worst deviation seen the bound is.
+MARGIN = 2.0
+LATENCY_FLOOR, LATENCY_CAP = 0.25, 0.70  # upper bounds for lower-is-better variables
+BANDWIDTH_FLOOR, BANDWIDTH_CAP = 0.20, 0.40  # lower bounds (as -x) for MB/s variables
+HIGHER_IS_BETTER_UNITS = {"MB/s"}
+COUNT_UNITS = {"ranges"}
+
+
+@dataclass
+class Samples:
+    check: str
+    partition: str
+    environ: str
+    variable: str
+    unit: str
+    values: list[float]
+
+
+def read_reports(paths: list[Path]) -> list[Samples]:
+    """Collect passed and failed-performance samples per variable from run report files."""
+    table: dict[tuple[str, str, str, str], Samples] = {}
+    for path in paths:
+        try:
+            report = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path}: not a readable ReFrame run report ({err})") from None
+        for run in report.get("runs", []):
+            for case in run.get("testcases", []):
+                # A sanity failure gives no sound figure; a performance failure still does.
+                if case.get("result") not in ("pass", "fail") or case.get("fail_phase") not in (
+                    None, "performance"
+                ):
+                    continue
+                check = case.get("name", "").split(" ")[0].split("%")[0]
+                partition = f"{case.get('system')}:{case.get('partition')}"
+                environ = case.get("environ")
+                for key, perf in (case.get("perfvalues") or {}).items():
+                    variable = key.split(":")[-1]
+                    value, unit = perf[0], perf[4]
+                    if value is None or not math.isfinite(value):
+                        continue
+                    k = (check, partition, environ, variable)
+                    table.setdefault(k, Samples(check, partition, environ, variable, unit, []))
+                    table[k].values.append(float(value))
+    return list(table.values())
+
+
+def propose(samples: Samples) -> tuple[list[Any], str | None]:
+    """The reference tuple for one variable and, if the noise exceeds the cap, a note."""
+    values = samples.values
+    median = statistics.median(values)
+    unit = samples.unit
+    if unit in COUNT_UNITS:
+        low, high = min(values), max(values)
+        # Allow one more or one fewer than seen.
+        lower = (low - 1 - median) / median if median else None
+        upper = (high + 1 - median) / median if median else None
+        return [median, round(lower, 3), round(upper, 3), unit], None
+    note = None
+    if unit in HIGHER_IS_BETTER_UNITS:
+        worst = max((median - v) / median for v in values) if median > 0 else 0.0
+        bound = max(BANDWIDTH_FLOOR, MARGIN * worst)
+        if bound > BANDWIDTH_CAP:
+            note = f"spread {worst:.0%} below the median needs more than the -{BANDWIDTH_CAP:.0%} cap"
+            bound = BANDWIDTH_CAP
+        return [_round(median), -round(bound, 3), None, unit], note
+    worst = max((v - median) / median for v in values) if median > 0 else 0.0
+    bound = max(LATENCY_FLOOR, MARGIN * worst)
+    if bound > LATENCY_CAP:
+        note = f"spread {worst:.0%} above the median needs more than the +{LATENCY_CAP:.0%} cap"
+        bound = LATENCY_CAP
+    return [_round(median), None, round(bound, 3), unit], note
+
+
+def _round(value: float) -> float:
+    if value == 0:
+        return 0.0
+    digits = 4 - int(math.floor(math.log10(abs(value))))
+    return round(value, max(digits, 0))
+
+
+def build_reference(samples: list[Samples], sources: list[Path],
+                    existing: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Merge proposals into `existing` (other checks/partitions kept); returns (data, notes)."""
+    data: dict[str, Any] = dict(existing or {})
+    notes = []
+    runs_per_var = []
+    for s in sorted(samples, key=lambda s: (s.check, s.partition, s.environ, s.variable)):
+        entry = data.setdefault(s.check, {})
+        entry["$index"] = ["$partition", "$environ"]
+        ref, note = propose(s)
+        entry.setdefault(s.partition, {}).setdefault(s.environ, {})[s.variable] = ref
+        runs_per_var.append(len(s.values))
+        if note:
+            notes.append(f"{s.check} {s.partition} {s.environ} {s.variable}: {note}")
+    data["_provenance"] = {
+        "produced_by": "fabricsuite baseline",
+        "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "runs_per_variable": f"{min(runs_per_var, default=0)}..{max(runs_per_var, default=0)}",
+        "reports": [p.name for p in sources],
+        "rule": f"median; bound = clamp({MARGIN} x worst deviation, floor, cap): latency-like "
+                f"+{LATENCY_FLOOR}..+{LATENCY_CAP}, MB/s -{BANDWIDTH_FLOOR}..-{BANDWIDTH_CAP}",
+    }
+    return data, notes
+
+
+def write_atomically(path: Path, data: dict[str, Any], header: str = "") -> Path | None:
+    """Write YAML via a temporary file and rename; an existing file is kept as <name>.bak."""
+    backup = None
+    text = header + yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        if path.exists():
+            backup = path.with_name(path.name + ".bak")
+            shutil.copy2(path, backup)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return backup

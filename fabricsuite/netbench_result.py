@@ -1,0 +1,259 @@
+"""Read netbench results (docs/output-format.md) and check that they are sound.
+
+Both renderings are read into the same `NetbenchResult`: the JSON file the checks use, and the
+human format a person pastes from a job's output. Every problem raises `ResultError` with one
+message that says what is wrong and where.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT_NAME = "netbench-result"
+SUPPORTED_FORMAT_VERSIONS = (1,)
+
+
+class ResultError(ValueError):
+    """A netbench result is missing, truncated, of an unknown format or not sound."""
+
+
+@dataclass
+class NetbenchResult:
+    method: str
+    version: str
+    mpi_library: str
+    ranks: list[dict[str, Any]]
+    parameters: dict[str, Any]
+    tables: dict[str, list[dict[str, Any]]]
+    summary: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    unreliable: list[dict[str, str]] = field(default_factory=list)
+    status: str = "ok"
+    source: str = "<memory>"
+
+    # -- lookups -------------------------------------------------------------------------------
+    def table(self, name: str) -> list[dict[str, Any]]:
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise ResultError(
+                f"{self.source}: no table {name!r} in this {self.method} result "
+                f"(tables: {', '.join(sorted(self.tables)) or 'none'})"
+            ) from None
+
+    def row(self, table: str, **where: Any) -> dict[str, Any]:
+        """The single row of `table` whose columns equal `where` (e.g. size_bytes=8)."""
+        rows = [r for r in self.table(table) if all(r.get(k) == v for k, v in where.items())]
+        if len(rows) != 1:
+            cond = ", ".join(f"{k}={v}" for k, v in where.items())
+            what = "no row" if not rows else f"{len(rows)} rows"
+            raise ResultError(f"{self.source}: {what} with {cond} in table {table!r}")
+        return rows[0]
+
+    def value(self, table: str | None, column: str, **where: Any) -> float:
+        """A finite number from the summary (table=None) or from one row of a table."""
+        if table is None:
+            if column not in self.summary:
+                raise ResultError(f"{self.source}: no summary value {column!r}")
+            raw = self.summary[column]
+            where_text = f"summary {column}"
+        else:
+            row = self.row(table, **where)
+            if column not in row:
+                raise ResultError(f"{self.source}: table {table!r} has no column {column!r}")
+            raw = row[column]
+            cond = ", ".join(f"{k}={v}" for k, v in where.items())
+            where_text = f"{table}[{cond}].{column}"
+        if raw is None:
+            reasons = "; ".join(u.get("reason", "") for u in self.unreliable) or "no reason given"
+            raise ResultError(f"{self.source}: {where_text} was not measured soundly ({reasons})")
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+            raise ResultError(f"{self.source}: {where_text} is not a finite number: {raw!r}")
+        return float(raw)
+
+    def column(self, table: str, column: str) -> list[Any]:
+        return [r.get(column) for r in self.table(table)]
+
+    # -- soundness -----------------------------------------------------------------------------
+    def problems(self, required_sizes: list[int] | None = None,
+                 size_table: str | None = None) -> list[str]:
+        """Everything that makes this result unusable for a verdict (empty when sound)."""
+        problems = []
+        if self.status != "ok" or self.unreliable:
+            for entry in self.unreliable or [{"quantity": "?", "reason": f"status {self.status}"}]:
+                problems.append(
+                    f"netbench flagged {entry.get('quantity', '?')} as unreliable: "
+                    f"{entry.get('reason', '')}"
+                )
+        for name, rows in self.tables.items():
+            for row in rows:
+                for key, val in row.items():
+                    if isinstance(val, float) and not math.isfinite(val):
+                        problems.append(f"table {name}: {key}={val} in row {row}")
+        if required_sizes is not None and size_table is not None:
+            present = {r.get("size_bytes") for r in self.tables.get(size_table, [])}
+            missing = [s for s in required_sizes if s not in present]
+            if missing:
+                problems.append(f"table {size_table}: sizes missing: {missing}")
+        cpus = [tuple(r.get("cpus_bound") or ()) for r in self.ranks[:2]]
+        hosts = [r.get("host") for r in self.ranks[:2]]
+        if len(cpus) == 2 and hosts[0] == hosts[1] and set(cpus[0]) & set(cpus[1]):
+            problems.append(
+                f"ranks 0 and 1 on {hosts[0]} share CPUs {sorted(set(cpus[0]) & set(cpus[1]))}: "
+                "bind them to different cores (busy-polling ranks on one core distort timings)"
+            )
+        return problems
+
+
+# -- loading ---------------------------------------------------------------------------------------
+def load(path: str | Path) -> NetbenchResult:
+    """Read a result file, JSON or human format (detected from its first character)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ResultError(
+            f"{path}: no netbench result file; did netbench run (see the job's stderr)?"
+        ) from None
+    if text.lstrip().startswith("{"):
+        return parse_json(text, source=str(path))
+    return parse_human(text, source=str(path))
+
+
+def parse_json(text: str, source: str = "<json>") -> NetbenchResult:
+    if not text.strip():
+        raise ResultError(f"{source}: empty result (netbench did not finish?)")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ResultError(
+            f"{source}: not valid JSON at line {err.lineno} column {err.colno} "
+            f"({err.msg}); the file is truncated or not netbench output"
+        ) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise ResultError(f"{source}: not a netbench result (no \"format\": \"{FORMAT_NAME}\")")
+    if doc.get("format_version") not in SUPPORTED_FORMAT_VERSIONS:
+        raise ResultError(
+            f"{source}: format_version {doc.get('format_version')!r} is not supported by this "
+            f"fabricsuite (supported: {SUPPORTED_FORMAT_VERSIONS}); update fabricsuite"
+        )
+    for key in ("method", "tables", "summary", "status", "ranks"):
+        if key not in doc:
+            raise ResultError(f"{source}: result has no {key!r} (truncated?)")
+    return NetbenchResult(
+        method=doc["method"],
+        version=str(doc.get("version", "")),
+        mpi_library=str((doc.get("mpi") or {}).get("library", "")),
+        ranks=list(doc["ranks"]),
+        parameters=dict(doc.get("parameters") or {}),
+        tables={k: list(v) for k, v in doc["tables"].items()},
+        summary=dict(doc["summary"]),
+        warnings=list(doc.get("warnings") or []),
+        unreliable=list(doc.get("unreliable") or []),
+        status=doc["status"],
+        source=source,
+    )
+
+
+def _scalar(text: str) -> Any:
+    """A human-format field: '-' is null, numbers are numbers, true/false are booleans."""
+    if text == "-":
+        return None
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _cpu_list(text: str) -> list[int]:
+    cpus: list[int] = []
+    for part in text.split(","):
+        if not part:
+            continue
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            cpus.extend(range(int(lo), int(hi) + 1))
+        else:
+            cpus.append(int(part))
+    return cpus
+
+
+def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("# netbench "):
+        raise ResultError(f"{source}: not netbench output (no '# netbench' header line)")
+    head = lines[0].split()
+    version, method = (head[2], head[3]) if len(head) >= 4 else ("", "")
+    mpi_library = ""
+    ranks: list[dict[str, Any]] = []
+    parameters: dict[str, Any] = {}
+    tables: dict[str, list[dict[str, Any]]] = {}
+    summary: dict[str, Any] = {}
+    warnings: list[str] = []
+    unreliable: list[dict[str, str]] = []
+    status = None
+    current_table: str | None = None
+    columns: list[str] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        if line.startswith("# "):
+            body = line[2:]
+            if body.startswith("mpi: "):
+                mpi_library = body[5:]
+            elif body.startswith("rank "):
+                label, _, fields = body.partition(": ")
+                rank: dict[str, Any] = {"rank": int(label.split()[1])}
+                for item in fields.split():
+                    key, _, val = item.partition("=")
+                    rank[key] = _cpu_list(val) if key == "cpus_bound" else _scalar(val)
+                ranks.append(rank)
+            elif body.startswith("parameter "):
+                key, _, val = body[len("parameter "):].partition("=")
+                parameters[key] = (
+                    [_scalar(v) for v in val.split(",")] if "," in val else _scalar(val)
+                )
+            elif body.startswith("table "):
+                current_table = body[len("table "):].strip()
+                tables[current_table] = []
+                columns = []
+            elif body.startswith("columns "):
+                columns = body.split()[1:]
+            elif body.startswith("summary "):
+                for item in body[len("summary "):].split():
+                    key, _, val = item.partition("=")
+                    summary[key] = _scalar(val)
+            elif body.startswith("warning: "):
+                warnings.append(body[len("warning: "):])
+            elif body.startswith("unreliable: "):
+                quantity, _, reason = body[len("unreliable: "):].partition(": ")
+                unreliable.append({"quantity": quantity, "reason": reason})
+            elif body.startswith("status: "):
+                status = body[len("status: "):].strip()
+            continue
+        if current_table is None or not columns:
+            raise ResultError(f"{source}:{number}: data row before any '# table'/'# columns' line")
+        fields = line.split()
+        if len(fields) != len(columns):
+            raise ResultError(
+                f"{source}:{number}: {len(fields)} fields, but table {current_table} has "
+                f"{len(columns)} columns (truncated line?)"
+            )
+        tables[current_table].append(dict(zip(columns, map(_scalar, fields), strict=True)))
+    if status is None:
+        raise ResultError(f"{source}: no '# status:' line; the output is truncated")
+    return NetbenchResult(
+        method=method, version=version, mpi_library=mpi_library, ranks=ranks,
+        parameters=parameters, tables=tables, summary=summary, warnings=warnings,
+        unreliable=unreliable, status=status, source=source,
+    )

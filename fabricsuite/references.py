@@ -1,0 +1,164 @@
+"""Reference files: `reference/<system>.yaml`, one per ReFrame system.
+
+The files use ReFrame 4.10's external-reference layout, so ReFrame itself reads them through
+``reference = {'$ref': '<system>.yaml'}``::
+
+    NetbenchPingPong:                 # the check's class name
+      $index: [$partition, $environ]  # lookup keys, outermost first
+      'local:default':                # system:partition
+        openmpi:                      # programming environment
+          latency_8B_median_us: [0.27, null, 0.7, us]   # [value, lower, upper, unit]
+
+`lower`/`upper` are fractions of the value (-0.4 = 40 % below), `null` for no bound. Top-level
+keys that start with `_` carry provenance and are ignored by ReFrame.
+
+ReFrame's own reader gives terse errors for a broken file and silently uses no reference for a
+missing one; `validate_file` is run first so that a person gets one message that names the file,
+the entry and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import REFERENCE_DIR
+
+_CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ReferenceFileError(ValueError):
+    """A reference file is missing or malformed."""
+
+
+def reference_dir() -> Path:
+    """Where reference files live: $RFM_REFERENCE_PREFIX if set, else the repo's reference/."""
+    env = os.environ.get("RFM_REFERENCE_PREFIX")
+    return Path(env) if env else REFERENCE_DIR
+
+
+def reference_file(system: str, directory: Path | None = None) -> Path:
+    return (directory or reference_dir()) / f"{system}.yaml"
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    """Read and validate a reference file; returns the parsed mapping."""
+    if not path.is_file():
+        raise ReferenceFileError(
+            f"no reference file {path}: every system needs one; create it from stored runs "
+            f"(README, 'Reference values') or copy reference/local.yaml and adapt it"
+        )
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ReferenceFileError(
+            f"{path}: not valid YAML{where}: {problem}; fix the file or restore it from its "
+            f"backup ({path.name}.bak) or from git"
+        ) from None
+    if not isinstance(data, dict):
+        raise ReferenceFileError(
+            f"{path}: expected a mapping of check class names to references, got "
+            f"{type(data).__name__}"
+        )
+    for check, entry in data.items():
+        if str(check).startswith("_"):
+            continue
+        _validate_check_entry(path, str(check), entry)
+    return data
+
+
+def _validate_check_entry(path: Path, check: str, entry: Any) -> None:
+    if not _CLASS_NAME.match(check):
+        raise ReferenceFileError(f"{path}: {check!r} is not a check class name")
+    if not isinstance(entry, dict):
+        raise ReferenceFileError(f"{path}: {check}: expected a mapping, got {entry!r}")
+    index = entry.get("$index")
+    if index is not None:
+        if not isinstance(index, list) or not index or not all(isinstance(k, str) for k in index):
+            raise ReferenceFileError(
+                f"{path}: {check}.$index must be a non-empty list of names, got {index!r}"
+            )
+        depth = len(index)
+    else:
+        depth = 1
+    body = {k: v for k, v in entry.items() if k != "$index"}
+    _validate_level(path, [check], body, depth)
+
+
+def _validate_level(path: Path, keys: list[str], node: Any, depth: int) -> None:
+    where = ".".join(keys)
+    if not isinstance(node, dict):
+        raise ReferenceFileError(f"{path}: {where}: expected a mapping, got {node!r}")
+    for key, child in node.items():
+        if depth > 1:
+            _validate_level(path, keys + [str(key)], child, depth - 1)
+            continue
+        # depth 1: key is the scope (partition or last index value), child maps variables
+        if not isinstance(child, dict):
+            raise ReferenceFileError(
+                f"{path}: {where}.{key}: expected a mapping of performance variables to "
+                f"[value, lower, upper, unit], got {child!r}"
+            )
+        for variable, ref in child.items():
+            _validate_tuple(path, f"{where}.{key}.{variable}", ref)
+
+
+def _validate_tuple(path: Path, where: str, ref: Any) -> None:
+    if isinstance(ref, list) and ref and ref[0] == "$xfail":
+        if len(ref) != 3 or not isinstance(ref[1], str):
+            raise ReferenceFileError(
+                f"{path}: {where}: an expected failure is ['$xfail', 'reason', [value, lower, "
+                f"upper, unit]], got {ref!r}"
+            )
+        ref = ref[2]
+    hint = "write [value, lower, upper, unit], e.g. [0.27, null, 0.7, us]"
+    if not isinstance(ref, list) or len(ref) not in (3, 4):
+        raise ReferenceFileError(f"{path}: {where}: {ref!r} is not a reference; {hint}")
+    value, lower, upper = ref[:3]
+    if not _is_number(value) or value < 0:
+        raise ReferenceFileError(f"{path}: {where}: value {value!r} must be a number >= 0; {hint}")
+    if lower is not None and (not _is_number(lower) or (value != 0 and lower > 0)):
+        raise ReferenceFileError(
+            f"{path}: {where}: lower bound {lower!r} must be null or a fraction <= 0; {hint}"
+        )
+    if upper is not None and (not _is_number(upper) or (value != 0 and upper < 0)):
+        raise ReferenceFileError(
+            f"{path}: {where}: upper bound {upper!r} must be null or a fraction >= 0; {hint}"
+        )
+    if len(ref) == 4 and ref[3] is not None and not isinstance(ref[3], str):
+        raise ReferenceFileError(f"{path}: {where}: unit {ref[3]!r} must be a string")
+
+
+def _is_number(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def external_reference(system: str, check: str, directory: Path | None = None) -> dict[str, str]:
+    """The `reference` value for a check on `system`, after validating the file.
+
+    Raises ReferenceFileError when the file is missing or broken, or has no entry for the check.
+    """
+    path = reference_file(system, directory)
+    data = load_file(path)
+    if check not in data:
+        raise ReferenceFileError(
+            f"{path}: no references for {check}; add them (README, 'Reference values')"
+        )
+    return {"$ref": path.name}
+
+
+def lookup(data: dict[str, Any], check: str, keys: list[str]) -> dict[str, list[Any]]:
+    """The variables of `check` at the given index keys (partition, environment, ...)."""
+    node: Any = data[check]
+    for key in keys:
+        node = node[key]
+    return node

@@ -1,0 +1,166 @@
+"""ReFrame building blocks shared by every netbench check.
+
+A check file only says *what* it measures: which netbench method with which options, which sizes
+must be present, and which performance variables come from which table cell or summary value.
+Building, running, parsing, sanity and the reference lookup live here, once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import reframe as rfm
+import reframe.core.runtime as rt
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import (
+    fixture,
+    run_after,
+    run_before,
+    sanity_function,
+    variable,
+)
+from reframe.core.exceptions import SanityError
+
+from . import REFERENCE_DIR, SOURCE_DIR
+from .netbench_result import NetbenchResult, ResultError, load
+from .references import external_reference
+
+#: The JSON result netbench writes in the stage directory (`--json-file`).
+RESULT_FILE = "netbench.json"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """Where a performance variable comes from in a netbench result.
+
+    `table=None` reads `column` from the summary; otherwise the one row of `table` whose
+    columns match `where` (for example ``{"size_bytes": 8}``).
+    """
+
+    column: str
+    unit: str
+    table: str | None = None
+    where: dict[str, Any] = field(default_factory=dict)
+
+    def extract(self, result: NetbenchResult) -> float:
+        return result.value(self.table, self.column, **self.where)
+
+
+def summary(column: str, unit: str) -> Metric:
+    return Metric(column=column, unit=unit)
+
+
+def cell(table: str, column: str, unit: str, **where: Any) -> Metric:
+    return Metric(column=column, unit=unit, table=table, where=where)
+
+
+def powers_of_two(first: int, last: int) -> list[int]:
+    sizes, size = [], first
+    while size <= last:
+        sizes.append(size)
+        size *= 2
+    return sizes
+
+
+class NetbenchBuild(rfm.CompileOnlyRegressionTest):
+    """Builds src/ with the programming environment's MPI compiler wrapper (`make netbench`)."""
+
+    descr = "Build the netbench MPI microbenchmark program from src/"
+    build_system = "Make"
+    sourcesdir = str(SOURCE_DIR)
+    build_locally = True
+
+    @run_before("compile")
+    def set_make_target(self):
+        self.build_system.flags_from_environ = False
+        self.build_system.options = ["netbench", f"MPICC={self.current_environ.cc}"]
+
+    @sanity_function
+    def program_was_built(self):
+        return sn.assert_true(
+            os.path.isfile(os.path.join(self.stagedir, "netbench")),
+            msg="make did not produce src/netbench (see the build's stderr)",
+        )
+
+
+class NetbenchCheck(rfm.RunOnlyRegressionTest):
+    """Runs one netbench method on two ranks and checks its figures against reference/."""
+
+    #: netbench subcommand (a method from the papers; see docs/output-format.md).
+    method = variable(str, loggable=True)
+    #: Options after the subcommand.
+    netbench_options = variable(typ.List[str], value=[], loggable=True)
+    #: Sizes that must appear in `size_table` for the run to count.
+    required_sizes = variable(typ.List[int], value=[])
+    size_table = variable(str, type(None), value=None)
+    #: The MPI library netbench reported (provenance in the perflog).
+    mpi_library = variable(str, value="", loggable=True)
+    netbench_version = variable(str, value="", loggable=True)
+    #: Performance variables: name -> Metric. Set by each check class.
+    metrics: dict[str, Metric] = {}
+
+    netbench = fixture(NetbenchBuild, scope="environment")
+
+    valid_systems = ["+mpi"]
+    valid_prog_environs = ["+mpi"]
+    num_tasks = 2
+    num_tasks_per_node = 2
+    time_limit = "10m"
+    # A performance variable without a reference is a failure, not a silent pass.
+    require_reference = True
+    tags = {"pt2pt", "netbench"}
+
+    @run_after("setup")
+    def set_command_line(self):
+        self.executable = os.path.join(self.netbench.stagedir, "netbench")
+        self.executable_opts = [self.method, *self.netbench_options, "--json-file", RESULT_FILE]
+
+    @run_after("setup")
+    def use_reference_file(self):
+        prefix = rt.runtime().get_option("general/0/reference_prefix") or REFERENCE_DIR
+        # Validates reference/<system>.yaml first: a missing or broken file stops here with
+        # a message that names it, instead of ReFrame silently using no reference.
+        self.reference = external_reference(
+            self.current_system.name, type(self).__name__, Path(prefix)
+        )
+
+    def result(self) -> NetbenchResult:
+        cached = getattr(self, "_netbench_result", None)
+        if cached is None:
+            cached = load(os.path.join(self.stagedir, RESULT_FILE))
+            self._netbench_result = cached
+        return cached
+
+    @sanity_function
+    def result_is_sound(self):
+        try:
+            result = self.result()
+        except ResultError as err:
+            raise SanityError(str(err)) from None
+        problems = result.problems(self.required_sizes, self.size_table)
+        for name, metric in self.metrics.items():
+            try:
+                metric.extract(result)
+            except ResultError as err:
+                problems.append(f"{name}: {err}")
+        if problems:
+            raise SanityError("; ".join(problems))
+        self.mpi_library = result.mpi_library.splitlines()[0] if result.mpi_library else ""
+        self.netbench_version = result.version
+        return True
+
+    @run_before("performance")
+    def set_performance_variables(self):
+        self.perf_variables = {
+            name: sn.make_performance_function(_metric_value(self, metric), metric.unit)
+            for name, metric in self.metrics.items()
+        }
+
+
+@sn.deferrable
+def _metric_value(test: NetbenchCheck, metric: Metric) -> float:
+    return metric.extract(test.result())

@@ -1,0 +1,125 @@
+"""The reference loader: the shipped files are valid, broken or missing ones give clear errors."""
+
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import REFERENCE_DIR
+from fabricsuite.references import (
+    ReferenceFileError,
+    external_reference,
+    load_file,
+    lookup,
+    reference_file,
+)
+
+GOOD = """\
+_provenance: {produced_by: test}
+NetbenchPingPong:
+  $index: [$partition, $environ]
+  'local:default':
+    openmpi:
+      latency_8B_median_us: [0.27, null, 0.7, us]
+      bandwidth_1MiB_MBps: [5000, -0.4, null, MB/s]
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "site.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_every_shipped_reference_file_is_valid():
+    files = sorted(REFERENCE_DIR.glob("*.yaml"))
+    assert files, "reference/ has no YAML files"
+    for path in files:
+        data = load_file(path)
+        assert any(not k.startswith("_") for k in data), f"{path} has no check entries"
+
+
+def test_local_reference_covers_every_pt2pt_check_and_environment():
+    data = load_file(REFERENCE_DIR / "local.yaml")
+    for check in ("NetbenchPingPong", "NetbenchPingPongBandwidth", "NetbenchBothway",
+                  "NetbenchFlood", "NetbenchOverlap", "NetbenchLogGP"):
+        assert data[check]["$index"] == ["$partition", "$environ"]
+        for environ in ("openmpi", "mpich"):
+            variables = lookup(data, check, ["local:default", environ])
+            assert variables, f"{check} has no references for {environ}"
+
+
+def test_local_reference_catches_a_2x_slowdown():
+    """Each bound must fail a figure twice as bad: latency x2 above, bandwidth /2 below."""
+    data = load_file(REFERENCE_DIR / "local.yaml")
+    for check, entry in data.items():
+        if check.startswith("_"):
+            continue
+        for variables in entry["local:default"].values():
+            for name, (value, lower, upper, _unit) in variables.items():
+                if name.endswith("protocol_ranges"):
+                    continue
+                if name.endswith("MBps"):
+                    assert lower is not None and value * (1 + lower) > value / 2, (check, name)
+                else:
+                    assert upper is not None and value * (1 + upper) < value * 2, (check, name)
+
+
+def test_good_file_loads_and_looks_up(tmp_path):
+    data = load_file(write(tmp_path, GOOD))
+    refs = lookup(data, "NetbenchPingPong", ["local:default", "openmpi"])
+    assert refs["latency_8B_median_us"] == [0.27, None, 0.7, "us"]
+
+
+def test_missing_file_names_the_file_and_the_fix(tmp_path):
+    with pytest.raises(ReferenceFileError) as err:
+        external_reference("mycluster", "NetbenchPingPong", tmp_path)
+    message = str(err.value)
+    assert str(reference_file("mycluster", tmp_path)) in message
+    assert "create it" in message
+
+
+def test_yaml_syntax_error_gives_line(tmp_path):
+    path = write(tmp_path, GOOD.replace("[0.27, null, 0.7, us]", "[0.27, null, 0.7, us"))
+    with pytest.raises(ReferenceFileError, match=r"not valid YAML at line \d+"):
+        load_file(path)
+
+
+@pytest.mark.parametrize(
+    "bad, pattern",
+    [
+        ("[0.27, null, 0.7, us]", None),  # control: valid
+        ("[-1, null, 0.7, us]", "must be a number >= 0"),
+        ("[0.27, 0.2, 0.7, us]", "lower bound 0.2 must be null or a fraction <= 0"),
+        ("[0.27, null, -0.7, us]", "upper bound -0.7 must be null or a fraction >= 0"),
+        ("0.27", "is not a reference"),
+        ("[fast, null, 0.7, us]", "must be a number"),
+        ("['$xfail', [0.27, null, 0.7, us]]", "an expected failure is"),
+    ],
+)
+def test_malformed_entries_are_named(tmp_path, bad, pattern):
+    path = write(tmp_path, GOOD.replace("[0.27, null, 0.7, us]", bad))
+    if pattern is None:
+        load_file(path)
+        return
+    with pytest.raises(ReferenceFileError) as err:
+        load_file(path)
+    assert pattern in str(err.value)
+    assert "NetbenchPingPong.local:default.openmpi.latency_8B_median_us" in str(err.value)
+
+
+def test_missing_check_entry_is_an_error(tmp_path):
+    write(tmp_path, GOOD, name="site.yaml")
+    with pytest.raises(ReferenceFileError, match="no references for NetbenchLogGP"):
+        external_reference("site", "NetbenchLogGP", tmp_path)
+    assert external_reference("site", "NetbenchPingPong", tmp_path) == {"$ref": "site.yaml"}
+
+
+def test_index_must_be_a_list(tmp_path):
+    path = write(tmp_path, GOOD.replace("[$partition, $environ]", "$partition"))
+    with pytest.raises(ReferenceFileError, match=r"\$index must be a non-empty list"):
+        load_file(path)
+
+
+def test_not_a_mapping(tmp_path):
+    with pytest.raises(ReferenceFileError, match="expected a mapping"):
+        load_file(write(tmp_path, "- just\n- a list\n"))
