@@ -16,6 +16,7 @@ from pathlib import Path
 CONFIG_DIR = Path(__file__).resolve().parent
 REPO_ROOT = CONFIG_DIR.parent
 RESULTS = Path(os.environ.get("FABRICSUITE_RESULTS", REPO_ROOT / "results"))
+RESULTS.mkdir(parents=True, exist_ok=True)
 
 
 def _system_files():
@@ -47,7 +48,6 @@ site_configuration = {
         {
             "check_search_path": [str(REPO_ROOT / "checks")],
             "check_search_recursive": True,
-            "reference_prefix": str(REPO_ROOT / "reference"),
             "report_file": str(RESULTS / "reports" / "run-report-{sessionid}.json"),
             # Keep the stage of passed tests: the netbench JSON of every run stays inspectable.
             "clean_stagedir": False,

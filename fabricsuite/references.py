@@ -153,7 +153,7 @@ def external_reference(system: str, check: str, directory: Path | None = None) -
         raise ReferenceFileError(
             f"{path}: no references for {check}; add them (README, 'Reference values')"
         )
-    return {"$ref": path.name}
+    return {"$ref": str(path.resolve())}
 
 
 def lookup(data: dict[str, Any], check: str, keys: list[str]) -> dict[str, list[Any]]:

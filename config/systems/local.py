@@ -42,7 +42,7 @@ def _installed_environments():
     found = []
     for env in _CANDIDATES:
         if shutil.which(env["cc"]) and shutil.which(env["launcher_binary"]):
-            entry = {k: v for k, v in env.items() if k != "launcher_binary"}
+            entry = {k: v for k, v in env.items() if k not in ("launcher_binary", "descr")}
             entry.update({"features": ["mpi"], "target_systems": ["local"]})
             found.append(entry)
     if not found:
