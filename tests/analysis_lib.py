@@ -1,0 +1,167 @@
+"""ctypes binding for src/libnbanalysis.so (the MPI-free analysis code of netbench)."""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SRC = REPO / "src"
+LIBRARY = SRC / "libnbanalysis.so"
+
+
+class LinFit(ctypes.Structure):
+    _fields_ = [
+        ("intercept", ctypes.c_double),
+        ("slope", ctypes.c_double),
+        ("rms_residual", ctypes.c_double),
+        ("rms_relative", ctypes.c_double),
+        ("points_used", ctypes.c_size_t),
+        ("outliers", ctypes.c_size_t),
+        ("constrained", ctypes.c_int),
+        ("reliable", ctypes.c_int),
+    ]
+
+
+class Range(ctypes.Structure):
+    _fields_ = [("first", ctypes.c_size_t), ("last", ctypes.c_size_t)]
+
+
+_D = ctypes.c_double
+_PD = ctypes.POINTER(ctypes.c_double)
+_SZ = ctypes.c_size_t
+
+
+def build() -> Path:
+    """Build the shared library with `make -C src libnbanalysis.so` (needs only a C compiler)."""
+    subprocess.run(
+        ["make", "-C", str(SRC), "libnbanalysis.so"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return LIBRARY
+
+
+def _array(values: Sequence[float]) -> ctypes.Array:
+    return (ctypes.c_double * len(values))(*values)
+
+
+@dataclass
+class Analysis:
+    """Thin Python wrappers around the C functions of analysis.h."""
+
+    lib: ctypes.CDLL
+
+    def __post_init__(self) -> None:
+        lib = self.lib
+        for name in ("nb_min", "nb_max", "nb_median", "nb_mad"):
+            fn = getattr(lib, name)
+            fn.argtypes = [_PD, _SZ]
+            fn.restype = _D
+        lib.nb_quantile.argtypes = [_PD, _SZ, _D]
+        lib.nb_quantile.restype = _D
+        lib.nb_fit_ls.argtypes = [_PD, _PD, _SZ, _SZ, ctypes.POINTER(LinFit)]
+        lib.nb_fit_ls.restype = ctypes.c_int
+        lib.nb_lsq_deviation.argtypes = [_PD, _PD, _SZ, _SZ, ctypes.POINTER(LinFit)]
+        lib.nb_lsq_deviation.restype = _D
+        lib.nb_fit_robust_nonneg.argtypes = [_PD, _PD, _SZ, _SZ, _D, ctypes.POINTER(LinFit)]
+        lib.nb_fit_robust_nonneg.restype = ctypes.c_int
+        lib.nb_detect_ranges.argtypes = [
+            _PD,
+            _PD,
+            _PD,
+            _SZ,
+            ctypes.c_int,
+            _D,
+            _SZ,
+            ctypes.POINTER(Range),
+            _SZ,
+        ]
+        lib.nb_detect_ranges.restype = _SZ
+        lib.nb_overlap_knee.argtypes = [_PD, _PD, _SZ, _D, _D]
+        lib.nb_overlap_knee.restype = _D
+
+    def stat(self, name: str, values: Sequence[float]) -> float:
+        return getattr(self.lib, name)(_array(values), len(values))
+
+    def quantile(self, values: Sequence[float], q: float) -> float:
+        return self.lib.nb_quantile(_array(values), len(values), q)
+
+    def fit_ls(
+        self, x: Sequence[float], y: Sequence[float], first: int = 0, last: int | None = None
+    ) -> LinFit | None:
+        last = len(x) - 1 if last is None else last
+        fit = LinFit()
+        rc = self.lib.nb_fit_ls(_array(x), _array(y), first, last, ctypes.byref(fit))
+        return fit if rc == 0 else None
+
+    def lsq_deviation(
+        self, x: Sequence[float], y: Sequence[float], first: int, last: int, fit: LinFit
+    ) -> float:
+        return self.lib.nb_lsq_deviation(_array(x), _array(y), first, last, ctypes.byref(fit))
+
+    def fit_robust(
+        self,
+        x: Sequence[float],
+        y: Sequence[float],
+        max_rms_relative: float = 0.1,
+        first: int = 0,
+        last: int | None = None,
+    ) -> LinFit | None:
+        last = len(x) - 1 if last is None else last
+        fit = LinFit()
+        rc = self.lib.nb_fit_robust_nonneg(
+            _array(x), _array(y), first, last, max_rms_relative, ctypes.byref(fit)
+        )
+        return fit if rc == 0 else None
+
+    def detect_ranges(
+        self,
+        x: Sequence[float],
+        y: Sequence[float],
+        noise_var: Sequence[float] | None = None,
+        lookahead: int = 3,
+        pfact: float = 2.0,
+        min_points: int = 3,
+        max_ranges: int = 64,
+    ) -> list[tuple[int, int]]:
+        """Ranges as (first, last) index pairs, inclusive."""
+        count, ranges = self.detect_ranges_raw(
+            x, y, noise_var, lookahead, pfact, min_points, max_ranges
+        )
+        assert count <= max_ranges, "more ranges than max_ranges"
+        return ranges
+
+    def detect_ranges_raw(
+        self,
+        x: Sequence[float],
+        y: Sequence[float],
+        noise_var: Sequence[float] | None,
+        lookahead: int,
+        pfact: float,
+        min_points: int,
+        max_ranges: int,
+    ) -> tuple[int, list[tuple[int, int]]]:
+        """The C return value and the ranges actually written."""
+        out = (Range * max(max_ranges, 1))()
+        nv = _array(noise_var) if noise_var is not None else None
+        count = self.lib.nb_detect_ranges(
+            _array(x), _array(y), nv, len(x), lookahead, pfact, min_points, out, max_ranges
+        )
+        return count, [(out[i].first, out[i].last) for i in range(min(count, max_ranges))]
+
+    def overlap_knee(
+        self, compute: Sequence[float], time: Sequence[float], time0: float, tolerance: float
+    ) -> float:
+        return self.lib.nb_overlap_knee(
+            _array(compute), _array(time), len(compute), time0, tolerance
+        )
+
+
+def load(path: Path | None = None) -> Analysis:
+    """Load the library (building it first when no path is given)."""
+    return Analysis(ctypes.CDLL(str(path if path is not None else build())))
