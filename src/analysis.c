@@ -261,6 +261,7 @@ static void fit_nonneg(const double *x, const double *y, const size_t *idx, size
 #define MAD_SCALE 1.4826
 #define MAX_ROUNDS 3
 #define MIN_POINTS 3
+#define SIGMA_FLOOR_RELATIVE 0.01 /* robust sigma never below 1 % of mean |y| */
 
 struct scored {
     size_t index;
@@ -302,8 +303,9 @@ int nb_fit_robust_nonneg(const double *x, const double *y, size_t first, size_t 
 
     /* Outlier rejection: residuals of the (constrained) fit, robust sigma from their MAD,
      * reject |r - median(r)| > 3.5 sigma. Never go below 3 points: if a round would, only the
-     * worst (m - 3) candidates go. The sigma is floored at 1e-12 * mean|y| so that the rounding
-     * noise of an exact line is not mistaken for a scale. */
+     * worst (m - 3) candidates go. The sigma is floored at 1 % of mean|y|: timings are never
+     * more precise than that, and on a short range of tightly clustered points the MAD alone
+     * can shrink until ordinary scatter is rejected round after round. */
     for (int round = 0; round < MAX_ROUNDS && m > MIN_POINTS && !degenerate; round++) {
         double sum_abs = 0.0;
         for (size_t k = 0; k < m; k++) {
@@ -312,7 +314,7 @@ int nb_fit_robust_nonneg(const double *x, const double *y, size_t first, size_t 
         }
         double med = nb_median(res, m);
         double sigma = MAD_SCALE * nb_mad(res, m);
-        double floor_sigma = 1e-12 * (sum_abs / (double)m);
+        double floor_sigma = SIGMA_FLOOR_RELATIVE * (sum_abs / (double)m);
         if (!(sigma > floor_sigma))
             sigma = floor_sigma;
         if (!(sigma > 0.0))
@@ -416,21 +418,26 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
             double numeric = RANGE_REL_RESOLUTION * sum_abs / (double)(current - lastchange + 1);
             if (numeric * numeric > base)
                 base = numeric * numeric;
-            if (noise_var != NULL) {
-                double s = 0.0;
-                size_t c = 0;
-                for (size_t i = lastchange; i <= current; i++)
-                    if (!isnan(noise_var[i])) {
-                        s += noise_var[i];
-                        c++;
-                    }
-                if (c > 0 && s / (double)c > base)
-                    base = s / (double)c;
-            }
             int change = !isnan(base);
             for (size_t j = 1; change && j <= la; j++) {
+                /* The noise floor covers the look-ahead points too: with noise that grows with
+                 * the message size, the points after `current` are noisier than those before,
+                 * and a floor taken over [lastchange, current] alone mistakes that for a
+                 * protocol change (about half of the noisy straight lines at pfact 2). */
+                double floor = base;
+                if (noise_var != NULL) {
+                    double sum = 0.0;
+                    size_t count = 0;
+                    for (size_t i = lastchange; i <= current + j; i++)
+                        if (!isnan(noise_var[i])) {
+                            sum += noise_var[i];
+                            count++;
+                        }
+                    if (count > 0 && sum / (double)count > floor)
+                        floor = sum / (double)count;
+                }
                 double d = lsq_range(x, y, lastchange, current + j);
-                if (!(d > pfact * base))
+                if (!(d > pfact * floor))
                     change = 0;
             }
             if (change) {

@@ -39,8 +39,8 @@ double nb_lsq_deviation(const double *x, const double *y, size_t first, size_t l
                         const nb_linfit *fit);
 
 /* Robust, non-negative fit over [first, last]: least squares, then points whose residual exceeds
- * 3.5 robust standard deviations (1.4826 * MAD of the residuals) are rejected and the fit repeated
- * (at most 3 rounds, never below 3 points). If the slope or intercept comes out negative, the fit is
+ * 3.5 robust standard deviations (1.4826 * MAD of the residuals, floored at 1 % of mean |y|) are
+ * rejected and the fit repeated (at most 3 rounds, never below 3 points). If the slope or intercept comes out negative, the fit is
  * redone with that parameter fixed at 0 (constrained = 1). reliable = 0 when rms_relative exceeds
  * max_rms_relative, when fewer than 3 points remain, or when more than a third were rejected.
  * Returns 0, or -1 when fewer than 2 points. */
@@ -55,9 +55,10 @@ typedef struct {
 
 /* Protocol-change detection, Hoefler et al. §2.6: x-point look-ahead (`lookahead` = x) with
  * sensitivity `pfact`. Points must be sorted by x. A change is declared after point `current` when
- * lsq(lastchange, current + j) > pfact * base for all 1 <= j <= lookahead, where
- * base = max(lsq(lastchange, current), mean of noise_var[lastchange..current]) (noise_var may be
- * NULL: then base = lsq). lsq(k, l) is eq. (6) of an unweighted least-squares fit over [k, l].
+ * lsq(lastchange, current + j) > pfact * base_j for all 1 <= j <= lookahead, where
+ * base_j = max(lsq(lastchange, current), mean of noise_var[lastchange..current + j]) (noise_var
+ * may be NULL: then base_j = lsq). The noise floor includes the look-ahead points because noise
+ * grows with message size. lsq(k, l) is eq. (6) of an unweighted least-squares fit over [k, l].
  * base is further floored at (1e-9 * mean |y[lastchange..current]|)^2 so that floating-point
  * rounding on an exact line is not taken for a change. Each range has at least `min_points` points
  * (values below 3 count as 3); a change after `current` needs max(min_points, lookahead) points
