@@ -7,15 +7,13 @@ reference/<system>.yaml, indexed by partition and programming environment. A var
 reference fails the check. Sanity: every requested size present, no NaN, netbench's own
 "unreliable" flags absent, the two ranks on different CPUs.
 
-| check                    | method (paper)                             | performance variables          |
-|--------------------------|--------------------------------------------|--------------------------------|
-| NetbenchPingPong         | end-to-end latency (Bell §4.1)             | latency at 8 B, median and min |
-| NetbenchPingPongBandwidth| ping-pong bandwidth (Zamani §4.1)          | bandwidth at 1 MiB, peak       |
-| NetbenchBothway          | both ranks send at once (Zamani §4.1)      | bandwidth at 1 MiB, peak       |
-| NetbenchFlood            | flood test at queue depth q (Bell §4.2)    | g, G, unidirectional bandwidth |
-| NetbenchOverlap          | overhead by CPU overlap (Bell §4.3)        | o_s, o_r                       |
-| NetbenchLogGP            | PRTT(n, d, s) method (Hoefler §2.2-2.6)    | L, first range's g G o_s o_r,  |
-|                          |                                            | number of protocol ranges      |
+- NetbenchPingPong: end-to-end latency (Bell 4.1); latency at 8 B (median, min), at 1 KiB.
+- NetbenchPingPongBandwidth: ping-pong bandwidth (Zamani 4.1); bandwidth at 1 MiB, peak.
+- NetbenchBothway: both ranks send at once (Zamani 4.1); per-direction bandwidth at 1 MiB, peak.
+- NetbenchFlood: flood test at queue depths 1..64 (Bell 4.2); g at 8 B, G, bandwidth.
+- NetbenchOverlap: overhead by CPU overlap (Bell 4.3); o_s and o_r at 8 B.
+- NetbenchLogGP: parametrized round trips (Hoefler 2.2-2.6); L, the first protocol range's
+  g, G, o_s, o_r, and the number of protocol ranges.
 """
 
 import reframe as rfm

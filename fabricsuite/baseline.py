@@ -88,7 +88,8 @@ def propose(samples: Samples) -> tuple[list[Any], str | None]:
         worst = max((median - v) / median for v in values) if median > 0 else 0.0
         bound = max(BANDWIDTH_FLOOR, MARGIN * worst)
         if bound > BANDWIDTH_CAP:
-            note = f"spread {worst:.0%} below the median needs more than the -{BANDWIDTH_CAP:.0%} cap"
+            note = (f"spread {worst:.0%} below the median needs more than the "
+                    f"-{BANDWIDTH_CAP:.0%} cap")
             bound = BANDWIDTH_CAP
         return [_round(median), -round(bound, 3), None, unit], note
     worst = max((v - median) / median for v in values) if median > 0 else 0.0

@@ -454,11 +454,11 @@ def reference_ranges(x, y, noise_var, lookahead, pfact, min_points):
         base = max(lsq(lastchange, current), (1e-9 * sum(abs(y[i]) for i in span) / len(span)) ** 2)
 
 
-        def floor(j):
+        def floor(j, base=base, first=lastchange, current=current):
             # The noise floor covers the look-ahead points [lastchange, current + j] too.
             if noise_var is None:
                 return base
-            window = range(lastchange, current + j + 1)
+            window = range(first, current + j + 1)
             return max(base, sum(noise_var[i] for i in window) / len(window))
 
         if all(lsq(lastchange, current + j) > pfact * floor(j) for j in range(1, la + 1)):

@@ -1,0 +1,35 @@
+#!/bin/bash
+# Does our harness add overhead? Runs a plain hand-written MPI ping-pong (plain_pingpong.c) and
+# `netbench pingpong --sizes 8` alternately, ROUNDS times each, between the same two ranks, and
+# prints the median 8-byte latency of each and their ratio.
+#   bench/compare_pingpong.sh [openmpi|mpich] [ROUNDS]
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MPI="${1:-openmpi}"; ROUNDS="${2:-10}"
+WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT
+case "$MPI" in
+    openmpi) CC=mpicc.openmpi; RUN=(mpirun.openmpi -np 2 --bind-to core)
+             export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ;;
+    mpich)   CC=mpicc.mpich; RUN=(mpiexec.hydra -np 2 -bind-to core) ;;
+    *) echo "compare_pingpong.sh: MPI must be openmpi or mpich, not '$MPI'" >&2; exit 2 ;;
+esac
+"$CC" -O2 -o "$WORK/plain" "$REPO/bench/plain_pingpong.c"
+# Build netbench in a copy of src/ so that the checkout's build is left alone.
+cp -r "$REPO/src" "$WORK/src"; make -s -C "$WORK/src" clean >/dev/null
+make -s -C "$WORK/src" netbench MPICC="$CC" >/dev/null
+plain=(); ours=()
+for ((i = 0; i < ROUNDS; i++)); do
+    plain+=("$("${RUN[@]}" "$WORK/plain")")
+    ours+=("$("${RUN[@]}" "$WORK/src/netbench" pingpong --sizes 8 --json |
+             python3 -c 'import json,sys; print(json.load(sys.stdin)["tables"]["pingpong"][0]["latency_median_us"])')")
+done
+python3 - "${plain[*]}" "${ours[*]}" "$MPI" <<'PY'
+import statistics, sys
+plain = [float(x) for x in sys.argv[1].split()]
+ours = [float(x) for x in sys.argv[2].split()]
+mp, mo = statistics.median(plain), statistics.median(ours)
+print(f"{sys.argv[3]}: {len(plain)} alternating rounds, 8 B one-way latency, median of medians")
+print(f"  plain ping-pong   {mp:.4f} us   (runs: {' '.join(f'{x:.3f}' for x in plain)})")
+print(f"  netbench pingpong {mo:.4f} us   (runs: {' '.join(f'{x:.3f}' for x in ours)})")
+print(f"  ratio netbench/plain = {mo / mp:.3f}")
+PY
