@@ -1,0 +1,703 @@
+/* cli.c - option parsing and help text shared by all netbench subcommands (no MPI in here). */
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "version.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Which process prints                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+int nb_cli_is_printing_process(void)
+{
+    /* Before MPI_Init the rank is unknown; the launchers export it in one of these. */
+    static const char *const rank_variables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                                 "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof rank_variables / sizeof rank_variables[0]; i++) {
+        const char *value = getenv(rank_variables[i]);
+        if (value != NULL && value[0] != '\0' && strcmp(value, "0") != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Prints "netbench: <message>" as one line on stderr (printing process only). */
+static nb_cli_outcome usage_error(const char *format, ...)
+{
+    if (nb_cli_is_printing_process()) {
+        char line[1024];
+        va_list args;
+        va_start(args, format);
+        vsnprintf(line, sizeof line, format, args);
+        va_end(args);
+        fprintf(stderr, "netbench: %s\n", line);
+    }
+    return NB_CLI_EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Option table                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum {
+    VALUE_NONE,
+    VALUE_PATH,
+    VALUE_COUNT,
+    VALUE_REAL,
+    VALUE_SIZE,
+    VALUE_SIZE_LIST,
+    VALUE_COUNT_LIST,
+} value_kind;
+
+typedef struct {
+    unsigned id;
+    const char *long_name;
+    char short_name;           /* 0: none */
+    value_kind kind;
+    const char *value_name;    /* shown in the help */
+    const char *example;       /* shown when the value is missing */
+    const char *help;
+} option_spec;
+
+static const option_spec option_specs[] = {
+    {NB_OPT_SIZES, "--sizes", 0, VALUE_SIZE_LIST, "LIST", "8,64,1K",
+     "comma-separated message sizes, instead of the generated list"},
+    {NB_OPT_MIN_SIZE, "--min-size", 0, VALUE_SIZE, "SIZE", "8",
+     "smallest message size (0 and 1 are allowed)"},
+    {NB_OPT_MAX_SIZE, "--max-size", 0, VALUE_SIZE, "SIZE", "1M", "largest message size"},
+    {NB_OPT_SIZES_PER_DOUBLING, "--sizes-per-doubling", 0, VALUE_COUNT, "K", "4",
+     "geometric size steps per doubling of the size"},
+    {NB_OPT_QUEUE_DEPTHS, "--queue-depths", 0, VALUE_COUNT_LIST, "LIST", "1,8,64",
+     "queue depths q (sends in flight), comma separated"},
+    {NB_OPT_G_FIT_MIN_SIZE, "--G-fit-min-size", 0, VALUE_SIZE, "SIZE", "64K",
+     "smallest size used in the fit for G"},
+    {NB_OPT_OVERHEAD_SIZE, "--overhead-size", 0, VALUE_SIZE, "SIZE", "8",
+     "message size of the o_s and o_r sweeps"},
+    {NB_OPT_TOLERANCE, "--tolerance", 0, VALUE_REAL, "X", "0.1",
+     "relative slow-down that counts as 'longer' (0.1 = 10%)"},
+    {NB_OPT_COMPUTE_STEPS, "--compute-steps", 0, VALUE_COUNT, "N", "24",
+     "steps of each computation sweep"},
+    {NB_OPT_MESSAGES, "--messages", 'n', VALUE_COUNT, "N", "10",
+     "messages n of PRTT(n, d, s)"},
+    {NB_OPT_LOOKAHEAD, "--lookahead", 0, VALUE_COUNT, "X", "3",
+     "look-ahead points of the protocol-change detection"},
+    {NB_OPT_PFACT, "--pfact", 0, VALUE_REAL, "F", "2.0",
+     "sensitivity factor of the protocol-change detection"},
+    {NB_OPT_REPETITIONS, "--repetitions", 0, VALUE_COUNT, "N", "11",
+     "repetitions of every measurement (min/median/max are over these)"},
+    {NB_OPT_ITERATIONS, "--iterations", 0, VALUE_COUNT, "N", "10000",
+     "most iterations (messages, rounds) in one repetition"},
+    {NB_OPT_TIME_CAP, "--time-cap-ms", 0, VALUE_REAL, "MS", "30",
+     "time one repetition aims at; caps the iterations of slow sizes"},
+    {NB_OPT_JSON, "--json", 0, VALUE_NONE, NULL, NULL,
+     "print the result as JSON instead of the human format"},
+    {NB_OPT_JSON_FILE, "--json-file", 0, VALUE_PATH, "PATH", "result.json",
+     "also write the result as JSON to PATH (atomically)"},
+};
+#define OPTION_COUNT (sizeof option_specs / sizeof option_specs[0])
+
+/* ------------------------------------------------------------------------------------------ */
+/* Values                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+int nb_parse_size(const char *text, size_t *size)
+{
+    if (text == NULL || text[0] < '0' || text[0] > '9')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (errno != 0)
+        return -1;
+    unsigned long long multiplier = 1;
+    if (*end == 'K' || *end == 'k') {
+        multiplier = 1024;
+        end++;
+    } else if (*end == 'M' || *end == 'm') {
+        multiplier = 1024 * 1024;
+        end++;
+    }
+    if (*end != '\0')
+        return -1;
+    if (value > ULLONG_MAX / multiplier || value * multiplier > (unsigned long long)SIZE_MAX)
+        return -1;
+    *size = (size_t)(value * multiplier);
+    return 0;
+}
+
+/* "4M", "64K" or "100" */
+static void format_size(size_t size, char *text, size_t length)
+{
+    if (size >= 1024 * 1024 && size % (1024 * 1024) == 0)
+        snprintf(text, length, "%zuM", size / (1024 * 1024));
+    else if (size >= 1024 && size % 1024 == 0)
+        snprintf(text, length, "%zuK", size / 1024);
+    else
+        snprintf(text, length, "%zu", size);
+}
+
+static int parse_count(const char *text, long low, long high, long *value)
+{
+    if (text == NULL || text[0] < '0' || text[0] > '9')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || v < low || v > high)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+static int parse_real(const char *text, double low, double high, double *value)
+{
+    if (text == NULL || text[0] == '\0')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v) || v < low || v > high)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+static int compare_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts ascending and drops duplicates; returns the new count. */
+static size_t sort_unique_sizes(size_t *sizes, size_t count)
+{
+    qsort(sizes, count, sizeof *sizes, compare_size);
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++)
+        if (kept == 0 || sizes[kept - 1] != sizes[i])
+            sizes[kept++] = sizes[i];
+    return kept;
+}
+
+static nb_cli_outcome parse_size_option(const option_spec *spec, const char *value, size_t *size)
+{
+    if (nb_parse_size(value, size) != 0)
+        return usage_error("%s %s: not a size; use a number with an optional K or M suffix",
+                           spec->long_name, value);
+    if (*size > NB_MAX_MESSAGE_SIZE)
+        return usage_error("%s %s: larger than the largest supported size; use at most 1024M",
+                           spec->long_name, value);
+    return NB_CLI_RUN;
+}
+
+static nb_cli_outcome parse_size_list(const option_spec *spec, const char *value,
+                                      nb_options *options)
+{
+    size_t count = 0;
+    const char *item = value;
+    while (1) {
+        const char *comma = strchr(item, ',');
+        size_t length = comma ? (size_t)(comma - item) : strlen(item);
+        char text[64];
+        size_t size = 0;
+        if (length == 0 || length >= sizeof text)
+            return usage_error("%s %s: empty or overlong item; use a comma-separated list such "
+                               "as %s", spec->long_name, value, spec->example);
+        memcpy(text, item, length);
+        text[length] = '\0';
+        if (nb_parse_size(text, &size) != 0)
+            return usage_error("%s %s: '%s' is not a size; use a comma-separated list of numbers "
+                               "with an optional K or M suffix, such as %s",
+                               spec->long_name, value, text, spec->example);
+        if (size > NB_MAX_MESSAGE_SIZE)
+            return usage_error("%s %s: '%s' is larger than the largest supported size; use at "
+                               "most 1024M", spec->long_name, value, text);
+        if (count == NB_MAX_SIZES)
+            return usage_error("%s: more than %d sizes; give at most %d", spec->long_name,
+                               NB_MAX_SIZES, NB_MAX_SIZES);
+        options->sizes[count++] = size;
+        if (comma == NULL)
+            break;
+        item = comma + 1;
+    }
+    options->size_count = sort_unique_sizes(options->sizes, count);
+    return NB_CLI_RUN;
+}
+
+static nb_cli_outcome parse_queue_depths(const option_spec *spec, const char *value,
+                                         nb_options *options)
+{
+    size_t count = 0;
+    const char *item = value;
+    while (1) {
+        const char *comma = strchr(item, ',');
+        size_t length = comma ? (size_t)(comma - item) : strlen(item);
+        char text[32];
+        long depth = 0;
+        if (length == 0 || length >= sizeof text)
+            return usage_error("%s %s: empty or overlong item; use a comma-separated list such "
+                               "as %s", spec->long_name, value, spec->example);
+        memcpy(text, item, length);
+        text[length] = '\0';
+        if (parse_count(text, 1, 1024, &depth) != 0)
+            return usage_error("%s %s: '%s' is not a queue depth; use whole numbers from 1 to "
+                               "1024, such as %s", spec->long_name, value, text, spec->example);
+        if (count == NB_MAX_QUEUE_DEPTHS)
+            return usage_error("%s: more than %d queue depths; give at most %d",
+                               spec->long_name, NB_MAX_QUEUE_DEPTHS, NB_MAX_QUEUE_DEPTHS);
+        int duplicate = 0;
+        for (size_t i = 0; i < count; i++)
+            duplicate |= options->queue_depths[i] == (int)depth;
+        if (!duplicate)
+            options->queue_depths[count++] = (int)depth;
+        if (comma == NULL)
+            break;
+        item = comma + 1;
+    }
+    /* ascending (insertion sort; at most NB_MAX_QUEUE_DEPTHS entries) */
+    for (size_t i = 1; i < count; i++)
+        for (size_t j = i; j > 0 && options->queue_depths[j - 1] > options->queue_depths[j]; j--) {
+            int t = options->queue_depths[j];
+            options->queue_depths[j] = options->queue_depths[j - 1];
+            options->queue_depths[j - 1] = t;
+        }
+    options->queue_depth_count = count;
+    return NB_CLI_RUN;
+}
+
+/* The JSON file is written at the end of a run; a path that cannot be written should fail now,
+ * before any MPI traffic, not after minutes of measuring. */
+static nb_cli_outcome check_json_file(const option_spec *spec, const char *path)
+{
+    if (path[0] == '\0')
+        return usage_error("%s: empty path; give a file name such as %s", spec->long_name,
+                           spec->example);
+    char directory[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(directory, sizeof directory, ".");
+    else if (slash == path)
+        snprintf(directory, sizeof directory, "/");
+    else
+        snprintf(directory, sizeof directory, "%.*s", (int)(slash - path), path);
+    if (slash != NULL && slash[1] == '\0')
+        return usage_error("%s %s: names a directory; give a file name", spec->long_name, path);
+    if (access(directory, W_OK | X_OK) != 0)
+        return usage_error("%s %s: cannot write into directory %s (%s); choose a writable path",
+                           spec->long_name, path, directory, strerror(errno));
+    return NB_CLI_RUN;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Size lists                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static void add_size(nb_options *options, size_t size)
+{
+    if (options->size_count < NB_MAX_SIZES)
+        options->sizes[options->size_count++] = size;
+}
+
+static void generate_sizes(nb_size_progression progression, nb_options *options)
+{
+    size_t min = options->min_size, max = options->max_size;
+    options->size_count = 0;
+    switch (progression) {
+    case NB_SIZES_POWERS_OF_2: {
+        add_size(options, min);
+        size_t p = 1;
+        while (p <= min)
+            p *= 2;
+        for (; p < max; p *= 2)
+            add_size(options, p);
+        break;
+    }
+    case NB_SIZES_POWERS_OF_4: {
+        add_size(options, min);
+        for (size_t p = min == 0 ? 1 : min * 4; p < max; p *= 4)
+            add_size(options, p);
+        break;
+    }
+    case NB_SIZES_GEOMETRIC: {
+        /* 1 B always (L = PRTT(1,0,1)/2), then round(2^(k/K)) up to max. */
+        add_size(options, 1);
+        for (int k = 1;; k++) {
+            double s = round(pow(2.0, (double)k / options->sizes_per_doubling));
+            if (s >= (double)max)
+                break;
+            add_size(options, (size_t)s);
+        }
+        break;
+    }
+    }
+    add_size(options, max);
+    options->size_count = sort_unique_sizes(options->sizes, options->size_count);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Help                                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+static void format_default(unsigned id, const nb_options *d, char *text, size_t length)
+{
+    char a[32];
+    text[0] = '\0';
+    switch (id) {
+    case NB_OPT_SIZES:
+        break;
+    case NB_OPT_MIN_SIZE:
+        format_size(d->min_size, a, sizeof a);
+        snprintf(text, length, "default %s", a);
+        break;
+    case NB_OPT_MAX_SIZE:
+        format_size(d->max_size, a, sizeof a);
+        snprintf(text, length, "default %s", a);
+        break;
+    case NB_OPT_SIZES_PER_DOUBLING:
+        snprintf(text, length, "default %d", d->sizes_per_doubling);
+        break;
+    case NB_OPT_QUEUE_DEPTHS: {
+        size_t used = (size_t)snprintf(text, length, "default ");
+        for (size_t i = 0; i < d->queue_depth_count && used < length; i++)
+            used += (size_t)snprintf(text + used, length - used, "%s%d", i ? "," : "",
+                                     d->queue_depths[i]);
+        break;
+    }
+    case NB_OPT_G_FIT_MIN_SIZE:
+        format_size(d->G_fit_min_size, a, sizeof a);
+        snprintf(text, length, "default %s", a);
+        break;
+    case NB_OPT_OVERHEAD_SIZE:
+        format_size(d->overhead_size, a, sizeof a);
+        snprintf(text, length, "default %s", a);
+        break;
+    case NB_OPT_TOLERANCE:
+        snprintf(text, length, "default %g", d->tolerance);
+        break;
+    case NB_OPT_COMPUTE_STEPS:
+        snprintf(text, length, "default %d", d->compute_steps);
+        break;
+    case NB_OPT_MESSAGES:
+        snprintf(text, length, "default %d", d->messages);
+        break;
+    case NB_OPT_LOOKAHEAD:
+        snprintf(text, length, "default %d", d->lookahead);
+        break;
+    case NB_OPT_PFACT:
+        snprintf(text, length, "default %g", d->pfact);
+        break;
+    case NB_OPT_REPETITIONS:
+        snprintf(text, length, "default %d", d->repetitions);
+        break;
+    case NB_OPT_ITERATIONS:
+        snprintf(text, length, "default %ld", d->iterations);
+        break;
+    case NB_OPT_TIME_CAP:
+        snprintf(text, length, "default %g", d->time_cap_ms);
+        break;
+    default:
+        break;
+    }
+}
+
+/* "  NAME                     text" with the text wrapped at 79 columns under itself. */
+static void print_wrapped(const char *name, const char *text)
+{
+    enum { INDENT = 27, WIDTH = 79 };
+    printf("  %-24s ", name);
+    int column = INDENT;
+    const char *word = text;
+    while (*word) {
+        size_t length = strcspn(word, " ");
+        if (column > INDENT && column + 1 + (int)length > WIDTH) {
+            printf("\n%*s", INDENT, "");
+            column = INDENT;
+        } else if (column > INDENT) {
+            putchar(' ');
+            column++;
+        }
+        printf("%.*s", (int)length, word);
+        column += (int)length;
+        word += length;
+        while (*word == ' ')
+            word++;
+    }
+    putchar('\n');
+}
+
+static void print_command_help(const nb_command *command)
+{
+    printf("usage: mpirun -np 2 --bind-to core netbench %s [OPTIONS]\n\n", command->name);
+    printf("%s\n\noptions:\n", command->description);
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_spec *spec = &option_specs[i];
+        if (!(command->accepted_options & spec->id))
+            continue;
+        char name[64], defaults[128];
+        if (spec->short_name)
+            snprintf(name, sizeof name, "-%c, %s%s%s", spec->short_name, spec->long_name,
+                     spec->value_name ? " " : "", spec->value_name ? spec->value_name : "");
+        else
+            snprintf(name, sizeof name, "%s%s%s", spec->long_name, spec->value_name ? " " : "",
+                     spec->value_name ? spec->value_name : "");
+        format_default(spec->id, &command->defaults, defaults, sizeof defaults);
+        char text[512];
+        snprintf(text, sizeof text, "%s%s%s%s", spec->help, defaults[0] ? " (" : "", defaults,
+                 defaults[0] ? ")" : "");
+        print_wrapped(name, text);
+    }
+    print_wrapped("-h, --help", "this text");
+    printf("\nSizes take a K or M suffix (binary: 1K = 1024). Output: docs/output-format.md.\n"
+           "Exit status: 0 done (check 'status'), 1 runtime failure, 2 wrong usage.\n");
+}
+
+static void print_top_help(const nb_command *const *commands, size_t count)
+{
+    printf("netbench %s - MPI point-to-point benchmarks: latency, bandwidth, LogP/LogGP\n\n",
+           NETBENCH_VERSION);
+    printf("usage: mpirun -np 2 --bind-to core netbench SUBCOMMAND [OPTIONS]\n"
+           "       netbench SUBCOMMAND --help\n"
+           "       netbench --help | --version\n\nsubcommands:\n");
+    for (size_t i = 0; i < count; i++)
+        printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    printf("\nRanks 0 and 1 are measured; further ranks wait at a barrier. The two ranks poll\n"
+           "busily, so they must be bound to different cores (Open MPI: --bind-to core,\n"
+           "MPICH: -bind-to core); a warning says when they are not.\n"
+           "Only rank 0 prints: the human format by default, JSON with --json, and\n"
+           "--json-file PATH writes JSON as well (format: docs/output-format.md).\n"
+           "Exit status: 0 done (check 'status'), 1 runtime failure, 2 wrong usage.\n");
+}
+
+int nb_cli_pick_command(int argc, char **argv, const nb_command *const *commands,
+                        size_t command_count, nb_cli_outcome *outcome)
+{
+    const char *first = argc > 1 ? argv[1] : NULL;
+    char names[256] = "";
+    for (size_t i = 0; i < command_count; i++) {
+        strncat(names, commands[i]->name, sizeof names - strlen(names) - 1);
+        if (i + 1 < command_count)
+            strncat(names, ", ", sizeof names - strlen(names) - 1);
+    }
+    if (first == NULL) {
+        *outcome = usage_error("no subcommand given; use one of %s (netbench --help)", names);
+        return -1;
+    }
+    if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0) {
+        if (nb_cli_is_printing_process())
+            print_top_help(commands, command_count);
+        *outcome = NB_CLI_EXIT_OK;
+        return -1;
+    }
+    if (strcmp(first, "--version") == 0) {
+        if (nb_cli_is_printing_process())
+            printf("netbench %s\n", NETBENCH_VERSION);
+        *outcome = NB_CLI_EXIT_OK;
+        return -1;
+    }
+    for (size_t i = 0; i < command_count; i++)
+        if (strcmp(first, commands[i]->name) == 0) {
+            *outcome = NB_CLI_RUN;
+            return (int)i;
+        }
+    *outcome = usage_error("unknown subcommand '%s'; use one of %s (netbench --help)", first,
+                           names);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Parsing                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+static const option_spec *find_option(const char *name, size_t name_length)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_spec *spec = &option_specs[i];
+        if (strlen(spec->long_name) == name_length &&
+            strncmp(spec->long_name, name, name_length) == 0)
+            return spec;
+        if (spec->short_name && name_length == 2 && name[0] == '-' &&
+            name[1] == spec->short_name)
+            return spec;
+    }
+    return NULL;
+}
+
+static nb_cli_outcome apply_option(const option_spec *spec, const char *value,
+                                   nb_options *options)
+{
+    long count = 0;
+    double real = 0.0;
+    switch (spec->id) {
+    case NB_OPT_JSON:
+        options->json_to_stdout = 1;
+        return NB_CLI_RUN;
+    case NB_OPT_JSON_FILE:
+        options->json_file = value;
+        return check_json_file(spec, value);
+    case NB_OPT_REPETITIONS:
+        if (parse_count(value, 1, NB_MAX_REPETITIONS, &count) != 0)
+            return usage_error("%s %s: not a repetition count; use a whole number from 1 to %d",
+                               spec->long_name, value, NB_MAX_REPETITIONS);
+        options->repetitions = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_ITERATIONS:
+        if (parse_count(value, 1, 1000000000L, &count) != 0)
+            return usage_error("%s %s: not an iteration count; use a whole number from 1 to "
+                               "1000000000", spec->long_name, value);
+        options->iterations = count;
+        return NB_CLI_RUN;
+    case NB_OPT_TIME_CAP:
+        if (parse_real(value, 0.001, 600000.0, &real) != 0)
+            return usage_error("%s %s: not a time in milliseconds; use a number from 0.001 to "
+                               "600000", spec->long_name, value);
+        options->time_cap_ms = real;
+        return NB_CLI_RUN;
+    case NB_OPT_SIZES:
+        return parse_size_list(spec, value, options);
+    case NB_OPT_MIN_SIZE:
+        return parse_size_option(spec, value, &options->min_size);
+    case NB_OPT_MAX_SIZE:
+        return parse_size_option(spec, value, &options->max_size);
+    case NB_OPT_SIZES_PER_DOUBLING:
+        if (parse_count(value, 1, 64, &count) != 0)
+            return usage_error("%s %s: not a step count; use a whole number from 1 to 64",
+                               spec->long_name, value);
+        options->sizes_per_doubling = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_QUEUE_DEPTHS:
+        return parse_queue_depths(spec, value, options);
+    case NB_OPT_G_FIT_MIN_SIZE:
+        return parse_size_option(spec, value, &options->G_fit_min_size);
+    case NB_OPT_OVERHEAD_SIZE:
+        return parse_size_option(spec, value, &options->overhead_size);
+    case NB_OPT_TOLERANCE:
+        if (parse_real(value, 0.001, 1.0, &real) != 0)
+            return usage_error("%s %s: not a tolerance; use a fraction from 0.001 to 1 (0.1 = "
+                               "10%%)", spec->long_name, value);
+        options->tolerance = real;
+        return NB_CLI_RUN;
+    case NB_OPT_COMPUTE_STEPS:
+        if (parse_count(value, 4, 1000, &count) != 0)
+            return usage_error("%s %s: not a step count; use a whole number from 4 to 1000",
+                               spec->long_name, value);
+        options->compute_steps = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_MESSAGES:
+        if (parse_count(value, 2, 100000, &count) != 0)
+            return usage_error("%s %s: not a message count; use a whole number from 2 to 100000",
+                               spec->long_name, value);
+        options->messages = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_LOOKAHEAD:
+        if (parse_count(value, 1, 64, &count) != 0)
+            return usage_error("%s %s: not a look-ahead; use a whole number from 1 to 64",
+                               spec->long_name, value);
+        options->lookahead = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_PFACT:
+        if (parse_real(value, 1.0, 1000.0, &real) != 0)
+            return usage_error("%s %s: not a factor; use a number from 1 to 1000 (Hoefler et al. "
+                               "use 2.0)", spec->long_name, value);
+        options->pfact = real;
+        return NB_CLI_RUN;
+    default:
+        return usage_error("%s: internal error: option without a handler", spec->long_name);
+    }
+}
+
+nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_command *command,
+                            nb_options *options)
+{
+    *options = command->defaults;
+    options->argc = argc;
+    options->argv = argv;
+    options->size_count = 0;
+    int sizes_given = 0, range_given = 0;
+
+    for (int i = 2; i < argc; i++) {
+        const char *argument = argv[i];
+        if (strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0) {
+            if (nb_cli_is_printing_process())
+                print_command_help(command);
+            return NB_CLI_EXIT_OK;
+        }
+    }
+
+    for (int i = 2; i < argc; i++) {
+        const char *argument = argv[i];
+        if (argument[0] != '-' || argument[1] == '\0')
+            return usage_error("%s: unexpected argument '%s'; options start with '-' (netbench %s "
+                               "--help)", command->name, argument, command->name);
+        const char *equals = strchr(argument, '=');
+        size_t name_length = equals ? (size_t)(equals - argument) : strlen(argument);
+        const option_spec *spec = find_option(argument, name_length);
+        if (spec == NULL)
+            return usage_error("%s: unknown option '%.*s'; see netbench %s --help",
+                               command->name, (int)name_length, argument, command->name);
+        if (!(command->accepted_options & spec->id))
+            return usage_error("%s: option %s does not apply to %s; see netbench %s --help",
+                               command->name, spec->long_name, command->name, command->name);
+        const char *value = NULL;
+        if (spec->kind == VALUE_NONE) {
+            if (equals != NULL)
+                return usage_error("%s takes no value; write just %s", spec->long_name,
+                                   spec->long_name);
+        } else if (equals != NULL) {
+            value = equals + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            return usage_error("%s needs a value; e.g. %s %s", spec->long_name, spec->long_name,
+                               spec->example);
+        }
+        if (value != NULL && value[0] == '\0')
+            return usage_error("%s: empty value; e.g. %s %s", spec->long_name, spec->long_name,
+                               spec->example);
+        /* Errors name the option as it was typed (-n or --messages). */
+        option_spec as_typed = *spec;
+        char typed[64];
+        snprintf(typed, sizeof typed, "%.*s", (int)name_length, argument);
+        as_typed.long_name = typed;
+        nb_cli_outcome outcome = apply_option(&as_typed, value, options);
+        if (outcome != NB_CLI_RUN)
+            return outcome;
+        if (spec->id == NB_OPT_SIZES)
+            sizes_given = 1;
+        if (spec->id == NB_OPT_MIN_SIZE || spec->id == NB_OPT_MAX_SIZE)
+            range_given = 1;
+    }
+
+    if (sizes_given && range_given)
+        return usage_error("--sizes and --min-size/--max-size exclude each other; give either "
+                           "a list or a range");
+    if (options->min_size > options->max_size) {
+        char a[32], b[32];
+        format_size(options->min_size, a, sizeof a);
+        format_size(options->max_size, b, sizeof b);
+        return usage_error("--min-size %s is larger than --max-size %s; make --min-size <= "
+                           "--max-size", a, b);
+    }
+    if (command->progression == NB_SIZES_GEOMETRIC && options->max_size < 2)
+        return usage_error("--max-size %zu: too small for a fit; use at least 2", options->max_size);
+    if (!sizes_given)
+        generate_sizes(command->progression, options);
+    else if (command->progression == NB_SIZES_GEOMETRIC) {
+        /* L = PRTT(1,0,1)/2 always needs the 1-byte point. */
+        add_size(options, 1);
+        options->size_count = sort_unique_sizes(options->sizes, options->size_count);
+    }
+    if (options->size_count > 0)
+        options->max_size = options->sizes[options->size_count - 1];
+    if (options->size_count > 0 && (command->accepted_options & NB_OPT_SIZES))
+        options->min_size = options->sizes[0];
+    return NB_CLI_RUN;
+}

@@ -1,0 +1,252 @@
+/* methods_flood.c - flood test at queue depth q: g, G and unidirectional bandwidth
+ * (Bell et al. §4.2, Kutlug §3.2.2). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "methods.h"
+
+/* Size of the closing reply (Bell: "the sender waits for a single reply from the receiver"). */
+#define REPLY_BYTES 8
+
+const nb_command nb_command_flood = {
+    .name = "flood",
+    .summary = "sustained injection with q sends in flight: g, G, bandwidth (Bell 4.2)",
+    .description =
+        "Flood test, Bell et al. section 4.2 (Kutlug section 3.2.2 for the bandwidth): rank 0\n"
+        "keeps q non-blocking MPI_Isend in flight - it starts q, waits for the oldest q/2\n"
+        "(at least 1) to complete, starts as many new ones, and so on, then completes the\n"
+        "last ones. Rank 1 keeps q MPI_Irecv posted the same way into q distinct buffers and,\n"
+        "after the last message, sends an 8-byte reply that closes the timing on rank 0.\n"
+        "Time per message = total / messages; bandwidth = size / time per message (MB/s).\n"
+        "For every size and queue depth: a warm-up, then as many messages as fit in\n"
+        "--time-cap-ms (at most --iterations, at least 2q), repeated --repetitions times.\n"
+        "Per size the queue depth with the lowest median is the best (table flood_best).\n"
+        "g = best time per message at the smallest size; G = slope of a robust, non-negative\n"
+        "least-squares fit of the best time per message against the size over the sizes >=\n"
+        "--G-fit-min-size, in ns/byte (Bell: 'the difference between g and the average times\n"
+        "for larger message sizes').",
+    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
+                        NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE |
+                        NB_OPT_QUEUE_DEPTHS | NB_OPT_G_FIT_MIN_SIZE,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .defaults =
+        {
+            .repetitions = 5,
+            .iterations = 10000,
+            .time_cap_ms = 8.0,
+            .min_size = 8,
+            .max_size = 4 * 1024 * 1024,
+            .queue_depths = {1, 2, 4, 8, 16, 32, 64},
+            .queue_depth_count = 7,
+            .G_fit_min_size = 64 * 1024,
+        },
+};
+
+typedef struct {
+    MPI_Comm pair;
+    int rank;
+    int size;                  /* message size in bytes */
+    int queue_depth;           /* q */
+    char *buffers;             /* q slots of `stride` bytes: sends on rank 0, receives on 1 */
+    size_t stride;
+    MPI_Request *requests;     /* q slots, used as a ring */
+    char reply[REPLY_BYTES];
+} flood_state;
+
+/* Waits for `count` requests of the ring starting at slot `first`. */
+static void wait_ring(MPI_Request *requests, int slots, int first, int count)
+{
+    int before_wrap = count < slots - first ? count : slots - first;
+    nb_waitall(before_wrap, requests + first);
+    if (count > before_wrap)
+        nb_waitall(count - before_wrap, requests);
+}
+
+/* Bell §4.2: q operations in flight; wait for q/2, issue q/2 more; the receiver's reply after
+ * the last message guarantees that everything arrived. One iteration = one message. */
+static double flood_loop(void *state, long messages)
+{
+    flood_state *s = state;
+    MPI_Comm comm = s->pair;
+    int count = s->size, q = s->queue_depth;
+    int half = q / 2 > 0 ? q / 2 : 1;
+    MPI_Request *requests = s->requests;
+    long issued = 0, completed = 0;
+    double start = MPI_Wtime();
+    if (s->rank == 0) {
+        for (; issued < messages && issued < q; issued++)
+            MPI_Isend(s->buffers + (size_t)(issued % q) * s->stride, count, MPI_BYTE, 1,
+                      NB_TAG_DATA, comm, &requests[issued % q]);
+        while (completed < messages) {
+            long batch = issued - completed < half ? issued - completed : half;
+            wait_ring(requests, q, (int)(completed % q), (int)batch);
+            completed += batch;
+            for (; issued < messages && issued - completed < q; issued++)
+                MPI_Isend(s->buffers + (size_t)(issued % q) * s->stride, count, MPI_BYTE, 1,
+                          NB_TAG_DATA, comm, &requests[issued % q]);
+        }
+        MPI_Recv(s->reply, REPLY_BYTES, MPI_BYTE, 1, NB_TAG_REPLY, comm, MPI_STATUS_IGNORE);
+    } else {
+        for (; issued < messages && issued < q; issued++)
+            MPI_Irecv(s->buffers + (size_t)(issued % q) * s->stride, count, MPI_BYTE, 0,
+                      NB_TAG_DATA, comm, &requests[issued % q]);
+        while (completed < messages) {
+            long batch = issued - completed < half ? issued - completed : half;
+            wait_ring(requests, q, (int)(completed % q), (int)batch);
+            completed += batch;
+            for (; issued < messages && issued - completed < q; issued++)
+                MPI_Irecv(s->buffers + (size_t)(issued % q) * s->stride, count, MPI_BYTE, 0,
+                          NB_TAG_DATA, comm, &requests[issued % q]);
+        }
+        MPI_Send(s->reply, REPLY_BYTES, MPI_BYTE, 0, NB_TAG_REPLY, comm);
+    }
+    return MPI_Wtime() - start;
+}
+
+static double bandwidth_MBps(size_t size, double time_us)
+{
+    if (size == 0)
+        return 0.0;
+    return time_us > 0.0 ? (double)size / time_us : NAN;
+}
+
+/* Rank 0: flood_best, g, the G fit and the peak bandwidth from the per-size best times. */
+static void report_flood(const nb_context *ctx, const double *best_time_us, const int *best_q)
+{
+    const nb_options *o = ctx->options;
+    nb_result *r = ctx->result;
+    static const char *const best_columns[] = {"size_bytes", "best_queue_depth",
+                                               "time_per_message_us", "bandwidth_MBps"};
+    nb_table *best = nb_result_add_table(r, "flood_best", best_columns, 4);
+    double peak = -1.0;
+    size_t peak_size = 0;
+    for (size_t i = 0; i < o->size_count; i++) {
+        double bandwidth = bandwidth_MBps(o->sizes[i], best_time_us[i]);
+        nb_table_add_row(best);
+        nb_cell_int(best, "size_bytes", (long long)o->sizes[i]);
+        nb_cell_int(best, "best_queue_depth", best_q[i]);
+        nb_cell_real(best, "time_per_message_us", best_time_us[i]);
+        nb_cell_real(best, "bandwidth_MBps", bandwidth);
+        if (bandwidth > peak) {
+            peak = bandwidth;
+            peak_size = o->sizes[i];
+        }
+    }
+
+    /* g: the gap at the smallest size (Bell §4.2: "provides the gap parameter g when minimum
+     * sized messages are used"). */
+    nb_summary_real(r, "g_us", best_time_us[0]);
+    nb_summary_int(r, "g_queue_depth", best_q[0]);
+
+    /* G: slope of the best time per message over the large sizes. */
+    double x[NB_MAX_SIZES], y[NB_MAX_SIZES];
+    size_t points = 0;
+    for (size_t i = 0; i < o->size_count; i++)
+        if (o->sizes[i] >= o->G_fit_min_size && isfinite(best_time_us[i])) {
+            x[points] = (double)o->sizes[i];
+            y[points] = best_time_us[i];
+            points++;
+        }
+    nb_linfit fit;
+    if (points >= 2 && nb_fit_robust_nonneg(x, y, 0, points - 1, NB_FIT_MAX_RMS_RELATIVE, &fit) == 0) {
+        nb_summary_real(r, "G_ns_per_byte", fit.slope * 1000.0); /* us/byte -> ns/byte */
+        nb_summary_int(r, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
+        nb_summary_int(r, "G_fit_points", (long long)fit.points_used);
+        nb_summary_real(r, "G_fit_rms_relative", fit.rms_relative);
+        nb_summary_int(r, "G_fit_outliers", (long long)fit.outliers);
+        if (!fit.reliable)
+            nb_unreliable(r, "G_ns_per_byte", "fit over %zu sizes >= %zu B: rms residual %.1f%% of "
+                          "the mean (limit %.0f%%), %zu of %zu points rejected as outliers",
+                          points, o->G_fit_min_size, 100.0 * fit.rms_relative,
+                          100.0 * NB_FIT_MAX_RMS_RELATIVE, fit.outliers, points);
+    } else {
+        nb_summary_null(r, "G_ns_per_byte");
+        nb_summary_int(r, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
+        nb_summary_int(r, "G_fit_points", (long long)points);
+        nb_summary_null(r, "G_fit_rms_relative");
+        nb_summary_int(r, "G_fit_outliers", 0);
+        nb_unreliable(r, "G_ns_per_byte", "only %zu size(s) >= --G-fit-min-size %zu B; the fit "
+                      "needs at least 2 (3 to be reliable): raise --max-size or lower "
+                      "--G-fit-min-size", points, o->G_fit_min_size);
+    }
+    nb_summary_real(r, "bandwidth_unidirectional_peak_MBps", peak);
+    nb_summary_int(r, "bandwidth_unidirectional_peak_size_bytes", (long long)peak_size);
+}
+
+void nb_run_flood(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    size_t largest = o->sizes[o->size_count - 1];
+    int deepest = 1;
+    for (size_t k = 0; k < o->queue_depth_count; k++)
+        if (o->queue_depths[k] > deepest)
+            deepest = o->queue_depths[k];
+
+    flood_state state = {.pair = ctx->pair, .rank = ctx->rank};
+    /* One slot per message in flight, cache-line separated. */
+    state.stride = (largest + 63) / 64 * 64;
+    if (state.stride == 0)
+        state.stride = 64;
+    state.buffers = nb_buffer_new(state.stride * (size_t)deepest);
+    state.requests = calloc((size_t)deepest, sizeof *state.requests);
+    if (state.requests == NULL) {
+        fprintf(stderr, "netbench: out of memory for %d requests\n", deepest);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    nb_table *table = NULL;
+    if (ctx->result != NULL) {
+        nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
+        long long depths[NB_MAX_QUEUE_DEPTHS];
+        for (size_t k = 0; k < o->queue_depth_count; k++)
+            depths[k] = o->queue_depths[k];
+        nb_param_int_list(ctx->result, "queue_depths", depths, o->queue_depth_count);
+        nb_param_common(ctx);
+        nb_param_int(ctx->result, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
+        nb_param_real(ctx->result, "fit_max_rms_relative", NB_FIT_MAX_RMS_RELATIVE);
+        static const char *const columns[] = {
+            "size_bytes", "queue_depth", "messages", "time_per_message_min_us",
+            "time_per_message_median_us", "time_per_message_max_us", "bandwidth_median_MBps"};
+        table = nb_result_add_table(ctx->result, "flood", columns, 7);
+    }
+
+    double best_time_us[NB_MAX_SIZES];
+    int best_q[NB_MAX_SIZES];
+    nb_measurement m;
+    for (size_t i = 0; i < o->size_count; i++) {
+        size_t size = o->sizes[i];
+        state.size = (int)size;
+        best_time_us[i] = NAN;
+        best_q[i] = 0;
+        for (size_t k = 0; k < o->queue_depth_count; k++) {
+            int q = o->queue_depths[k];
+            state.queue_depth = q;
+            nb_measure(ctx, flood_loop, &state, 2L * q, o->iterations, o->time_cap_ms * 1e-3,
+                       o->repetitions, &m);
+            if (ctx->rank != 0)
+                continue;
+            char quantity[96];
+            snprintf(quantity, sizeof quantity,
+                     "time_per_message_median_us[size_bytes=%zu,queue_depth=%d]", size, q);
+            nb_check_timer_resolution(ctx, &m, quantity);
+            nb_table_add_row(table);
+            nb_cell_int(table, "size_bytes", (long long)size);
+            nb_cell_int(table, "queue_depth", q);
+            nb_cell_int(table, "messages", m.iterations);
+            nb_cell_real(table, "time_per_message_min_us", m.min_us);
+            nb_cell_real(table, "time_per_message_median_us", m.median_us);
+            nb_cell_real(table, "time_per_message_max_us", m.max_us);
+            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, m.median_us));
+            if (!(m.median_us >= best_time_us[i])) {
+                best_time_us[i] = m.median_us;
+                best_q[i] = q;
+            }
+        }
+    }
+    if (ctx->result != NULL)
+        report_flood(ctx, best_time_us, best_q);
+    free(state.buffers);
+    free(state.requests);
+}

@@ -1,0 +1,350 @@
+/* methods_loggp.c - LogGP parameters from parametrized round trips PRTT(n, d, s) with
+ * protocol-range detection (Hoefler, Schneider, Lumsdaine, "LogGP in Theory and Practice",
+ * §2.2-2.6). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "methods.h"
+
+#define LOGGP_MIN_ROUNDS 3
+#define RANGE_MIN_POINTS 4
+#define MAD_TO_SIGMA 1.4826
+
+const nb_command nb_command_loggp = {
+    .name = "loggp",
+    .summary = "LogGP g, G, o_s, o_r, L per protocol range from PRTT(n,d,s) (Hoefler 2.2-2.6)",
+    .description =
+        "LogGP by parametrized round trips, Hoefler et al. sections 2.2-2.6. PRTT(n, d, s):\n"
+        "rank 0 sends n messages of s bytes with blocking MPI_Send and a busy wait of d\n"
+        "between consecutive sends, then receives one s-byte reply with MPI_Recv; rank 1\n"
+        "receives the n messages and sends the reply. The time of the whole exchange on rank\n"
+        "0, averaged over as many rounds as fit in --time-cap-ms (at most --iterations), is\n"
+        "one repetition; figures are medians over --repetitions repetitions.\n"
+        "Per size: PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d_G,s) with d_G = PRTT(1,0,s)\n"
+        "(section 2.3; when G_all > d_G, a warning and d_G = PRTT(2,0,s) instead).\n"
+        "  G_all(s) = (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)               eq. (5)\n"
+        "  o_s(s)   = (PRTT(n,d_G,s) - PRTT(1,0,s)) / (n - 1) - d_G        eq. (4)\n"
+        "  o_r(s)   : Kielmann's method - rank 0 sends, busy-waits d_G so that the reply has\n"
+        "             arrived, then times the MPI_Recv of the reply.\n"
+        "  L        = PRTT(1,0,1) / 2                                      section 2.5\n"
+        "Protocol ranges (section 2.6): x-point look-ahead (--lookahead) with factor --pfact on\n"
+        "the mean least-squares deviation of G_all against s - 1, the deviation floored by the\n"
+        "noise of the repetitions ((1.4826 MAD)^2 / repetitions of both PRTTs, propagated to\n"
+        "G_all); at least 4 sizes per range. Per range a robust non-negative least-squares fit\n"
+        "G_all(s) = g + G (s - 1) gives g (us) and G (ns/byte); o_s and o_r are the medians\n"
+        "over the range. Sizes: 1 byte, then --sizes-per-doubling geometric steps per doubling\n"
+        "(rounded, unique) up to --max-size; --sizes gives a list instead (1 is added).",
+    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
+                        NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MAX_SIZE |
+                        NB_OPT_SIZES_PER_DOUBLING | NB_OPT_MESSAGES | NB_OPT_LOOKAHEAD |
+                        NB_OPT_PFACT,
+    .progression = NB_SIZES_GEOMETRIC,
+    .defaults =
+        {
+            .repetitions = 7,
+            .iterations = 1000,
+            .time_cap_ms = 2.0,
+            .min_size = 1,
+            .max_size = 256 * 1024,
+            .sizes_per_doubling = 4,
+            .messages = 10,
+            .lookahead = 3,
+            .pfact = 2.0,
+        },
+};
+
+typedef struct {
+    MPI_Comm pair;
+    int rank;
+    int size;
+    int messages;              /* n */
+    double delay_s;            /* d */
+    void *send;
+    void *recv;
+} prtt_state;
+
+/* Hoefler §2.2: one round = n sends with d between them, one reply. */
+static double prtt_loop(void *state, long rounds)
+{
+    const prtt_state *s = state;
+    MPI_Comm comm = s->pair;
+    int count = s->size, n = s->messages;
+    double delay = s->delay_s;
+    double start = MPI_Wtime();
+    if (s->rank == 0) {
+        for (long r = 0; r < rounds; r++) {
+            MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
+            for (int i = 1; i < n; i++) {
+                nb_busy_wait(delay);
+                MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
+            }
+            MPI_Recv(s->recv, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (long r = 0; r < rounds; r++) {
+            for (int i = 0; i < n; i++)
+                MPI_Recv(s->recv, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            MPI_Send(s->send, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
+/* Hoefler §2.3, o_r by Kielmann's method: the reply has already arrived when rank 0, after
+ * waiting d, posts the receive; only the MPI_Recv is timed. One iteration = one round. */
+static double receive_overhead_loop(void *state, long rounds)
+{
+    const prtt_state *s = state;
+    MPI_Comm comm = s->pair;
+    int count = s->size;
+    double delay = s->delay_s, receiving = 0.0;
+    if (s->rank == 0) {
+        for (long r = 0; r < rounds; r++) {
+            MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
+            nb_busy_wait(delay);
+            double start = MPI_Wtime();
+            MPI_Recv(s->recv, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            receiving += MPI_Wtime() - start;
+        }
+    } else {
+        for (long r = 0; r < rounds; r++) {
+            MPI_Recv(s->recv, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            MPI_Send(s->send, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
+        }
+    }
+    return receiving;
+}
+
+/* Per-size figures, rank 0. */
+typedef struct {
+    double prtt_1_0_us;
+    double prtt_n_0_us;
+    double prtt_n_dG_us;
+    double d_G_us;
+    int d_G_is_prtt_2_0;
+    double G_all_us;
+    double G_all_noise_var;    /* us^2 */
+    double o_s_us;
+    double o_r_us;
+} size_figures;
+
+static void measure_prtt(const nb_context *ctx, prtt_state *state, int n, double delay_us,
+                         nb_timed_loop loop, nb_measurement *m)
+{
+    const nb_options *o = ctx->options;
+    state->messages = n;
+    state->delay_s = delay_us * 1e-6;
+    nb_measure(ctx, loop, state, LOGGP_MIN_ROUNDS, o->iterations, o->time_cap_ms * 1e-3,
+               o->repetitions, m);
+}
+
+static void measure_size(const nb_context *ctx, prtt_state *state, size_figures *f)
+{
+    const nb_options *o = ctx->options;
+    int n = o->messages;
+    nb_measurement one, many, delayed, receive;
+    measure_prtt(ctx, state, 1, 0.0, prtt_loop, &one);
+    measure_prtt(ctx, state, n, 0.0, prtt_loop, &many);
+
+    /* §2.3: d_G = PRTT(1,0,s) must exceed G_all; otherwise fall back to PRTT(2,0,s). */
+    double d_G = 0.0;
+    int fallback = 0;
+    if (ctx->rank == 0) {
+        f->prtt_1_0_us = one.median_us;
+        f->prtt_n_0_us = many.median_us;
+        f->G_all_us = (many.median_us - one.median_us) / (n - 1);
+        double sigma_one = MAD_TO_SIGMA * one.mad_us, sigma_many = MAD_TO_SIGMA * many.mad_us;
+        f->G_all_noise_var = (sigma_one * sigma_one + sigma_many * sigma_many) /
+                             o->repetitions / ((double)(n - 1) * (n - 1));
+        d_G = one.median_us;
+        fallback = f->G_all_us > d_G;
+    }
+    MPI_Bcast(&fallback, 1, MPI_INT, 0, ctx->pair);
+    if (fallback) {
+        nb_measurement two;
+        measure_prtt(ctx, state, 2, 0.0, prtt_loop, &two);
+        if (ctx->rank == 0)
+            d_G = two.median_us;
+    }
+    MPI_Bcast(&d_G, 1, MPI_DOUBLE, 0, ctx->pair);
+    measure_prtt(ctx, state, n, d_G, prtt_loop, &delayed);
+    measure_prtt(ctx, state, 1, d_G, receive_overhead_loop, &receive);
+    if (ctx->rank == 0) {
+        f->d_G_us = d_G;
+        f->d_G_is_prtt_2_0 = fallback;
+        f->prtt_n_dG_us = delayed.median_us;
+        f->o_s_us = (delayed.median_us - one.median_us) / (n - 1) - d_G;
+        f->o_r_us = receive.median_us;
+        char quantity[64];
+        snprintf(quantity, sizeof quantity, "prtt_1_0_us[size_bytes=%d]", state->size);
+        nb_check_timer_resolution(ctx, &one, quantity);
+    }
+}
+
+/* Median of the finite values of v[first..last]. */
+static double finite_median(const double *v, size_t first, size_t last)
+{
+    double kept[NB_MAX_SIZES];
+    size_t count = 0;
+    for (size_t i = first; i <= last; i++)
+        if (isfinite(v[i]))
+            kept[count++] = v[i];
+    return nb_median(kept, count);
+}
+
+static double non_negative_or_nan(double v)
+{
+    return v >= 0.0 ? v : NAN;
+}
+
+/* Rank 0: tables, ranges, summary. */
+static void report_loggp(const nb_context *ctx, const size_figures *figures)
+{
+    const nb_options *o = ctx->options;
+    nb_result *r = ctx->result;
+    size_t count = o->size_count;
+    double x[NB_MAX_SIZES] = {0}, G_all[NB_MAX_SIZES] = {0}, noise[NB_MAX_SIZES] = {0};
+    double o_s[NB_MAX_SIZES] = {0}, o_r[NB_MAX_SIZES] = {0};
+    for (size_t i = 0; i < count; i++) {
+        x[i] = (double)o->sizes[i] - 1.0;
+        G_all[i] = figures[i].G_all_us;
+        noise[i] = figures[i].G_all_noise_var;
+        o_s[i] = figures[i].o_s_us;
+        o_r[i] = figures[i].o_r_us;
+    }
+
+    nb_range ranges[NB_MAX_SIZES];
+    size_t range_count = nb_detect_ranges(x, G_all, noise, count, o->lookahead, o->pfact,
+                                          RANGE_MIN_POINTS, ranges, NB_MAX_SIZES);
+    if (range_count > NB_MAX_SIZES)
+        range_count = NB_MAX_SIZES;
+    int range_of[NB_MAX_SIZES];
+    for (size_t i = 0; i < count; i++)
+        range_of[i] = -1;
+    for (size_t k = 0; k < range_count; k++)
+        for (size_t i = ranges[k].first; i <= ranges[k].last && i < count; i++)
+            range_of[i] = (int)k;
+
+    /* table prtt */
+    static const char *const prtt_columns[] = {"size_bytes", "prtt_1_0_us", "prtt_n_0_us",
+                                               "prtt_n_dG_us", "d_G_us", "G_all_us", "o_s_us",
+                                               "o_r_us", "range"};
+    nb_table *prtt = nb_result_add_table(r, "prtt", prtt_columns, 9);
+    size_t negative_o_s = 0, negative_G_all = 0, fallbacks = 0;
+    size_t first_fallback = 0;
+    for (size_t i = 0; i < count; i++) {
+        const size_figures *f = &figures[i];
+        nb_table_add_row(prtt);
+        nb_cell_int(prtt, "size_bytes", (long long)o->sizes[i]);
+        nb_cell_real(prtt, "prtt_1_0_us", f->prtt_1_0_us);
+        nb_cell_real(prtt, "prtt_n_0_us", f->prtt_n_0_us);
+        nb_cell_real(prtt, "prtt_n_dG_us", f->prtt_n_dG_us);
+        nb_cell_real(prtt, "d_G_us", f->d_G_us);
+        nb_cell_real(prtt, "G_all_us", non_negative_or_nan(f->G_all_us));
+        nb_cell_real(prtt, "o_s_us", non_negative_or_nan(f->o_s_us));
+        nb_cell_real(prtt, "o_r_us", non_negative_or_nan(f->o_r_us));
+        if (range_of[i] >= 0)
+            nb_cell_int(prtt, "range", range_of[i]);
+        negative_o_s += f->o_s_us < 0.0;
+        negative_G_all += f->G_all_us < 0.0;
+        if (f->d_G_is_prtt_2_0 && fallbacks++ == 0)
+            first_fallback = i;
+    }
+    if (negative_o_s > 0)
+        nb_unreliable(r, "o_s_us", "negative at %zu of %zu sizes (the noise of the round trips "
+                      "exceeds o_s there); shown as null", negative_o_s, count);
+    if (negative_G_all > 0)
+        nb_unreliable(r, "G_all_us", "negative at %zu of %zu sizes (PRTT(n,0,s) < PRTT(1,0,s): "
+                      "noise); shown as null", negative_G_all, count);
+    if (fallbacks > 0) {
+        const size_figures *f = &figures[first_fallback];
+        nb_warning(r, "G_all > d_G = PRTT(1,0,s) at %zu size(s), first at %zu B (G_all %.4g us, "
+                   "PRTT(1,0,s) %.4g us): o_s re-measured there with d_G = PRTT(2,0,s) (Hoefler "
+                   "et al. section 2.3)", fallbacks, o->sizes[first_fallback], f->G_all_us,
+                   f->prtt_1_0_us);
+    }
+
+    /* table ranges: fit per protocol range (§2.4, §2.6) */
+    static const char *const range_columns[] = {
+        "range", "first_size_bytes", "last_size_bytes", "points", "g_us", "G_ns_per_byte",
+        "o_s_us", "o_r_us", "fit_rms_relative", "fit_reliable"};
+    nb_table *table = nb_result_add_table(r, "ranges", range_columns, 10);
+    for (size_t k = 0; k < range_count; k++) {
+        size_t first = ranges[k].first, last = ranges[k].last;
+        nb_table_add_row(table);
+        nb_cell_int(table, "range", (long long)k);
+        nb_cell_int(table, "first_size_bytes", (long long)o->sizes[first]);
+        nb_cell_int(table, "last_size_bytes", (long long)o->sizes[last]);
+        nb_cell_int(table, "points", (long long)(last - first + 1));
+        char quantity[64];
+        nb_linfit fit;
+        if (nb_fit_robust_nonneg(x, G_all, first, last, NB_FIT_MAX_RMS_RELATIVE, &fit) == 0) {
+            nb_cell_real(table, "g_us", fit.intercept);
+            nb_cell_real(table, "G_ns_per_byte", fit.slope * 1000.0); /* us/byte -> ns/byte */
+            nb_cell_real(table, "fit_rms_relative", fit.rms_relative);
+            nb_cell_bool(table, "fit_reliable", fit.reliable);
+            if (!fit.reliable) {
+                snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
+                nb_unreliable(r, quantity, "fit of G_all over %zu-%zu B: rms residual %.1f%% of "
+                              "the mean (limit %.0f%%), %zu of %zu points rejected as outliers",
+                              o->sizes[first], o->sizes[last], 100.0 * fit.rms_relative,
+                              100.0 * NB_FIT_MAX_RMS_RELATIVE, fit.outliers, last - first + 1);
+            }
+        } else {
+            nb_cell_bool(table, "fit_reliable", 0);
+            snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
+            nb_unreliable(r, quantity, "no fit over %zu-%zu B: fewer than 2 distinct sizes",
+                          o->sizes[first], o->sizes[last]);
+        }
+        double median_o_s = finite_median(o_s, first, last);
+        double median_o_r = finite_median(o_r, first, last);
+        if (median_o_s < 0.0) {
+            snprintf(quantity, sizeof quantity, "ranges[%zu].o_s_us", k);
+            nb_unreliable(r, quantity, "median o_s over the range is negative (%.3g us): below "
+                          "the noise", median_o_s);
+        }
+        nb_cell_real(table, "o_s_us", non_negative_or_nan(median_o_s));
+        nb_cell_real(table, "o_r_us", non_negative_or_nan(median_o_r));
+    }
+
+    nb_summary_real(r, "L_us", figures[0].prtt_1_0_us / 2.0); /* sizes[0] == 1 */
+    nb_summary_int(r, "protocol_ranges", (long long)range_count);
+    nb_summary_int(r, "n", o->messages);
+    nb_summary_int(r, "lookahead", o->lookahead);
+    nb_summary_real(r, "pfact", o->pfact);
+}
+
+void nb_run_loggp(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    size_t largest = o->sizes[o->size_count - 1];
+    prtt_state state = {.pair = ctx->pair, .rank = ctx->rank};
+    state.send = nb_buffer_new(largest);
+    state.recv = nb_buffer_new(largest);
+    if (ctx->result != NULL) {
+        nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
+        nb_param_common(ctx);
+        nb_param_int(ctx->result, "n", o->messages);
+        nb_param_int(ctx->result, "lookahead", o->lookahead);
+        nb_param_real(ctx->result, "pfact", o->pfact);
+        nb_param_int(ctx->result, "range_min_points", RANGE_MIN_POINTS);
+        nb_param_real(ctx->result, "fit_max_rms_relative", NB_FIT_MAX_RMS_RELATIVE);
+    }
+    size_figures *figures = calloc(o->size_count, sizeof *figures);
+    if (figures == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t i = 0; i < o->size_count; i++) {
+        state.size = (int)o->sizes[i];
+        measure_size(ctx, &state, &figures[i]);
+    }
+    if (ctx->result != NULL)
+        report_loggp(ctx, figures);
+    free(figures);
+    free(state.send);
+    free(state.recv);
+}

@@ -1,0 +1,246 @@
+/* methods_pt2pt.c - pingpong (latency), bibw (ping-pong bandwidth), bothway (both ranks send). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "methods.h"
+
+/* Fewest iterations of one repetition, however slow a size is. */
+#define PT2PT_MIN_ITERATIONS 5
+
+#define PT2PT_OPTIONS                                                                          \
+    (NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS | NB_OPT_TIME_CAP | \
+     NB_OPT_SIZES | NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE)
+
+#define PT2PT_DEFAULTS                                                                         \
+    {                                                                                          \
+        .repetitions = 11, .iterations = 10000, .time_cap_ms = 30.0, .min_size = 8,           \
+        .max_size = 4 * 1024 * 1024,                                                           \
+    }
+
+const nb_command nb_command_pingpong = {
+    .name = "pingpong",
+    .summary = "end-to-end latency: blocking ping-pong, half the round trip (Bell 4.1)",
+    .description =
+        "End-to-end latency (EEL), Bell et al. section 4.1 and Kutlug section 3.2.1: rank 0\n"
+        "sends a message with MPI_Send, rank 1 receives it with MPI_Recv and sends one of the\n"
+        "same size back; latency = round trip / 2. The timed loop holds nothing but these two\n"
+        "calls on buffers allocated and touched beforehand.\n"
+        "Per size: a warm-up, then as many iterations as fit in --time-cap-ms, at most\n"
+        "--iterations (rank 0 chooses the count from the warm-up and sends it to rank 1, so\n"
+        "both ranks run the same loop), repeated --repetitions times; the table gives the\n"
+        "min, median and max over the repetitions (Bell et al. report the minimum of >= 10\n"
+        "runs). Sizes are powers of two; 0 and 1 byte only when asked for (--sizes 0,1,8 or\n"
+        "--min-size 0).",
+    .accepted_options = PT2PT_OPTIONS,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .defaults = PT2PT_DEFAULTS,
+};
+
+const nb_command nb_command_bibw = {
+    .name = "bibw",
+    .summary = "ping-pong bandwidth: size / (round trip / 2) (Zamani 4.1 'bidirectional')",
+    .description =
+        "Ping-pong bandwidth, Zamani et al. section 4.1 (their 'bidirectional' test: the\n"
+        "receiver replies with a message of the same size): the same blocking MPI_Send /\n"
+        "MPI_Recv exchange as pingpong, reported as bandwidth = size / (round trip / 2),\n"
+        "in MB/s (1 MB = 10^6 bytes). Min/median/max are over --repetitions repetitions, each\n"
+        "of as many iterations as fit in --time-cap-ms (at most --iterations).",
+    .accepted_options = PT2PT_OPTIONS,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .defaults = PT2PT_DEFAULTS,
+};
+
+const nb_command nb_command_bothway = {
+    .name = "bothway",
+    .summary = "both ranks send at once: Isend+Irecv on both sides (Zamani 4.1, IMB PingPing)",
+    .description =
+        "Both-way bandwidth, Zamani et al. section 4.1 ('both the sender and receiver send\n"
+        "data simultaneously'), like IMB PingPing: in every iteration both ranks post\n"
+        "MPI_Irecv and MPI_Isend of the same size and wait for both with MPI_Waitall.\n"
+        "Bandwidth per direction = size / time per iteration; the aggregate is twice that.\n"
+        "Min/median/max are over --repetitions repetitions, each of as many iterations as fit\n"
+        "in --time-cap-ms (at most --iterations).",
+    .accepted_options = PT2PT_OPTIONS,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .defaults = PT2PT_DEFAULTS,
+};
+
+typedef struct {
+    MPI_Comm pair;
+    int rank;
+    int size;                  /* message size in bytes (MPI count of MPI_BYTE) */
+    void *send;
+    void *recv;
+} exchange_state;
+
+/* Bell §4.1: blocking ping-pong; one iteration is one round trip. */
+static double pingpong_loop(void *state, long iterations)
+{
+    const exchange_state *s = state;
+    MPI_Comm comm = s->pair;
+    int count = s->size;
+    void *send = s->send, *recv = s->recv;
+    double start = MPI_Wtime();
+    if (s->rank == 0) {
+        for (long i = 0; i < iterations; i++) {
+            MPI_Send(send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
+            MPI_Recv(recv, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (long i = 0; i < iterations; i++) {
+            MPI_Recv(recv, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            MPI_Send(send, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
+/* Zamani §4.1 both-way: both ranks send and receive at the same time. */
+static double bothway_loop(void *state, long iterations)
+{
+    const exchange_state *s = state;
+    MPI_Comm comm = s->pair;
+    int count = s->size, peer = 1 - s->rank;
+    void *send = s->send, *recv = s->recv;
+    MPI_Request requests[2];
+    double start = MPI_Wtime();
+    for (long i = 0; i < iterations; i++) {
+        MPI_Irecv(recv, count, MPI_BYTE, peer, NB_TAG_DATA, comm, &requests[0]);
+        MPI_Isend(send, count, MPI_BYTE, peer, NB_TAG_DATA, comm, &requests[1]);
+        nb_waitall(2, requests);
+    }
+    return MPI_Wtime() - start;
+}
+
+/* bytes per microsecond = MB/s (10^6 bytes per second) */
+static double bandwidth_MBps(size_t size, double time_us)
+{
+    if (size == 0)
+        return 0.0;
+    return time_us > 0.0 ? (double)size / time_us : NAN;
+}
+
+typedef enum { REPORT_LATENCY, REPORT_BANDWIDTH, REPORT_BOTHWAY } report_kind;
+
+static void run_exchange(const nb_context *ctx, nb_timed_loop loop, report_kind kind,
+                         const char *table_name)
+{
+    const nb_options *o = ctx->options;
+    exchange_state state = {.pair = ctx->pair, .rank = ctx->rank};
+    size_t largest = o->sizes[o->size_count - 1];
+    state.send = nb_buffer_new(largest);
+    state.recv = nb_buffer_new(largest);
+
+    nb_table *table = NULL;
+    if (ctx->result != NULL) {
+        nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
+        nb_param_common(ctx);
+        static const char *const latency_columns[] = {
+            "size_bytes", "iterations", "latency_min_us", "latency_median_us", "latency_max_us",
+            "bandwidth_median_MBps"};
+        static const char *const bandwidth_columns[] = {
+            "size_bytes", "iterations", "bandwidth_min_MBps", "bandwidth_median_MBps",
+            "bandwidth_max_MBps", "latency_median_us"};
+        static const char *const bothway_columns[] = {
+            "size_bytes", "iterations", "time_median_us", "bandwidth_per_direction_min_MBps",
+            "bandwidth_per_direction_median_MBps", "bandwidth_per_direction_max_MBps",
+            "bandwidth_aggregate_median_MBps"};
+        if (kind == REPORT_LATENCY)
+            table = nb_result_add_table(ctx->result, table_name, latency_columns, 6);
+        else if (kind == REPORT_BANDWIDTH)
+            table = nb_result_add_table(ctx->result, table_name, bandwidth_columns, 6);
+        else
+            table = nb_result_add_table(ctx->result, table_name, bothway_columns, 7);
+    }
+
+    double peak = -1.0, first_min = NAN, first_median = NAN;
+    size_t peak_size = 0;
+    nb_measurement m;
+    for (size_t i = 0; i < o->size_count; i++) {
+        size_t size = o->sizes[i];
+        state.size = (int)size;
+        nb_measure(ctx, loop, &state, PT2PT_MIN_ITERATIONS, o->iterations,
+                   o->time_cap_ms * 1e-3, o->repetitions, &m);
+        if (ctx->rank != 0)
+            continue;
+        char quantity[96];
+        nb_table_add_row(table);
+        nb_cell_int(table, "size_bytes", (long long)size);
+        nb_cell_int(table, "iterations", m.iterations);
+        if (kind == REPORT_BOTHWAY) {
+            /* one iteration = one message each way at the same time */
+            snprintf(quantity, sizeof quantity, "time_median_us[size_bytes=%zu]", size);
+            nb_check_timer_resolution(ctx, &m, quantity);
+            double per_direction = bandwidth_MBps(size, m.median_us);
+            nb_cell_real(table, "time_median_us", m.median_us);
+            nb_cell_real(table, "bandwidth_per_direction_min_MBps", bandwidth_MBps(size, m.max_us));
+            nb_cell_real(table, "bandwidth_per_direction_median_MBps", per_direction);
+            nb_cell_real(table, "bandwidth_per_direction_max_MBps", bandwidth_MBps(size, m.min_us));
+            nb_cell_real(table, "bandwidth_aggregate_median_MBps", 2.0 * per_direction);
+            if (per_direction > peak) {
+                peak = per_direction;
+                peak_size = size;
+            }
+            continue;
+        }
+        /* one iteration = one round trip; latency = half of it */
+        double min_us = m.min_us / 2, median_us = m.median_us / 2, max_us = m.max_us / 2;
+        snprintf(quantity, sizeof quantity, "latency_median_us[size_bytes=%zu]", size);
+        nb_check_timer_resolution(ctx, &m, quantity);
+        if (kind == REPORT_LATENCY) {
+            nb_cell_real(table, "latency_min_us", min_us);
+            nb_cell_real(table, "latency_median_us", median_us);
+            nb_cell_real(table, "latency_max_us", max_us);
+            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, median_us));
+            if (i == 0) {
+                first_min = min_us;
+                first_median = median_us;
+            }
+        } else {
+            double median_bw = bandwidth_MBps(size, median_us);
+            nb_cell_real(table, "bandwidth_min_MBps", bandwidth_MBps(size, max_us));
+            nb_cell_real(table, "bandwidth_median_MBps", median_bw);
+            nb_cell_real(table, "bandwidth_max_MBps", bandwidth_MBps(size, min_us));
+            nb_cell_real(table, "latency_median_us", median_us);
+            if (median_bw > peak) {
+                peak = median_bw;
+                peak_size = size;
+            }
+        }
+    }
+
+    if (ctx->result != NULL) {
+        nb_result *r = ctx->result;
+        if (kind == REPORT_LATENCY) {
+            nb_summary_int(r, "latency_small_size_bytes", (long long)o->sizes[0]);
+            nb_summary_real(r, "latency_small_min_us", first_min);
+            nb_summary_real(r, "latency_small_median_us", first_median);
+        } else if (kind == REPORT_BANDWIDTH) {
+            nb_summary_real(r, "bandwidth_peak_MBps", peak);
+            nb_summary_int(r, "bandwidth_peak_size_bytes", (long long)peak_size);
+        } else {
+            nb_summary_real(r, "bandwidth_per_direction_peak_MBps", peak);
+            nb_summary_real(r, "bandwidth_aggregate_peak_MBps", 2.0 * peak);
+            nb_summary_int(r, "bandwidth_peak_size_bytes", (long long)peak_size);
+        }
+    }
+    free(state.send);
+    free(state.recv);
+}
+
+void nb_run_pingpong(const nb_context *ctx)
+{
+    run_exchange(ctx, pingpong_loop, REPORT_LATENCY, "pingpong");
+}
+
+void nb_run_bibw(const nb_context *ctx)
+{
+    run_exchange(ctx, pingpong_loop, REPORT_BANDWIDTH, "bibw");
+}
+
+void nb_run_bothway(const nb_context *ctx)
+{
+    run_exchange(ctx, bothway_loop, REPORT_BOTHWAY, "bothway");
+}

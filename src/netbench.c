@@ -1,0 +1,134 @@
+/* netbench.c - entry point: options (before MPI_Init), dispatch to a method, result output.
+ *
+ * Ranks 0 and 1 measure; rank 0 times and prints; further ranks wait at a barrier (sleeping).
+ * Output contract: docs/output-format.md.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cli.h"
+#include "measure.h"
+#include "methods.h"
+#include "output.h"
+#include "topo.h"
+
+typedef struct {
+    const nb_command *command;
+    nb_method_run run;
+} subcommand;
+
+static const subcommand subcommands[] = {
+    {&nb_command_pingpong, nb_run_pingpong},
+    {&nb_command_bibw, nb_run_bibw},
+    {&nb_command_bothway, nb_run_bothway},
+    {&nb_command_flood, nb_run_flood},
+    {&nb_command_overlap, nb_run_overlap},
+    {&nb_command_loggp, nb_run_loggp},
+};
+#define SUBCOMMAND_COUNT (sizeof subcommands / sizeof subcommands[0])
+
+/* The barrier where ranks >= 2 wait while ranks 0 and 1 measure. They test it and sleep in
+ * between instead of polling, so that a waiting rank on a measuring rank's core takes (almost)
+ * no CPU time from it. */
+static void wait_for_all_ranks(int world_rank)
+{
+    MPI_Request barrier;
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    if (world_rank < 2) {
+        MPI_Wait(&barrier, MPI_STATUS_IGNORE);
+        return;
+    }
+    int done = 0;
+    const struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000000};
+    while (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        nanosleep(&pause, NULL);
+}
+
+/* Rank 0: header, output on stdout, and the JSON file. Returns the exit status. */
+static int write_result(nb_result *result, const nb_options *options, time_t start,
+                        const nb_placement *placements, int rank_count)
+{
+    char library[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    int length = 0, version = 0, subversion = 0;
+    MPI_Get_library_version(library, &length);
+    MPI_Get_version(&version, &subversion);
+    nb_result_set_mpi(result, library, version, subversion);
+    nb_result_set_command_line(result, options->argc, options->argv);
+    nb_result_set_start_time(result, start);
+    nb_placement_report(placements, rank_count, result);
+
+    int status = 0;
+    if (options->json_to_stdout)
+        status |= nb_render_json(result, stdout);
+    else
+        status |= nb_render_human(result, stdout);
+    if (status != 0)
+        fprintf(stderr, "netbench: writing the result to stdout failed\n");
+    if (options->json_file != NULL)
+        status |= nb_write_json_file(result, options->json_file);
+    return status != 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    const nb_command *commands[SUBCOMMAND_COUNT];
+    for (size_t i = 0; i < SUBCOMMAND_COUNT; i++)
+        commands[i] = subcommands[i].command;
+
+    /* Everything about the arguments is settled before MPI_Init (exit 2, no MPI traffic). */
+    nb_cli_outcome outcome = NB_CLI_RUN;
+    int chosen = nb_cli_pick_command(argc, argv, commands, SUBCOMMAND_COUNT, &outcome);
+    if (chosen < 0)
+        return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
+    static nb_options options;
+    outcome = nb_cli_parse(argc, argv, subcommands[chosen].command, &options);
+    if (outcome != NB_CLI_RUN)
+        return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
+    const char *method = subcommands[chosen].command->name;
+
+    time_t start = time(NULL);
+    MPI_Init(&argc, &argv);
+    int world_rank = 0, world_size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    if (world_size < 2) {
+        if (world_rank == 0)
+            fprintf(stderr, "netbench: %s needs 2 MPI ranks, got %d; run it as "
+                    "mpirun -np 2 netbench %s\n", method, world_size, method);
+        MPI_Finalize();
+        return NB_EXIT_USAGE;
+    }
+
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank < 2 ? 0 : MPI_UNDEFINED, world_rank, &pair);
+    nb_result *result = world_rank == 0 ? nb_result_new(method) : NULL;
+
+    nb_placement self;
+    nb_placement_record_start(&self, world_rank);
+    if (world_rank < 2) {
+        nb_context ctx = {
+            .pair = pair,
+            .rank = world_rank,
+            .options = &options,
+            .result = result,
+            .timer_tick_s = MPI_Wtick(),
+        };
+        subcommands[chosen].run(&ctx);
+        MPI_Comm_free(&pair);
+    }
+    nb_placement_record_end(&self);
+    wait_for_all_ranks(world_rank);
+
+    nb_placement *placements = nb_placement_gather(&self, MPI_COMM_WORLD);
+    int exit_status = 0;
+    if (world_rank == 0)
+        exit_status = write_result(result, &options, start, placements, world_size);
+    free(placements);
+    nb_result_free(result);
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return exit_status;
+}

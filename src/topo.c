@@ -1,0 +1,127 @@
+/* topo.c - rank placement (host, affinity, CPU) and the warnings derived from it. */
+#include "topo.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int mask_has(const nb_placement *p, int cpu)
+{
+    return (p->bound[cpu / 8] >> (cpu % 8)) & 1;
+}
+
+static int mask_count(const nb_placement *p)
+{
+    int count = 0;
+    for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS; cpu++)
+        count += mask_has(p, cpu);
+    return count;
+}
+
+void nb_placement_record_start(nb_placement *self, int rank)
+{
+    memset(self, 0, sizeof *self);
+    self->rank = rank;
+    int length = 0;
+    if (MPI_Get_processor_name(self->host, &length) != MPI_SUCCESS || length <= 0)
+        snprintf(self->host, sizeof self->host, "unknown");
+    self->host[MPI_MAX_PROCESSOR_NAME] = '\0';
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS && cpu < CPU_SETSIZE; cpu++)
+            if (CPU_ISSET(cpu, &set))
+                self->bound[cpu / 8] |= (unsigned char)(1u << (cpu % 8));
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    self->online_cpus = online > 0 ? (int)online : 0;
+    self->cpu_at_start = sched_getcpu();
+    self->cpu_at_end = self->cpu_at_start;
+}
+
+void nb_placement_record_end(nb_placement *self)
+{
+    self->cpu_at_end = sched_getcpu();
+}
+
+nb_placement *nb_placement_gather(const nb_placement *self, MPI_Comm comm)
+{
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    nb_placement *all = NULL;
+    if (rank == 0) {
+        all = malloc((size_t)size * sizeof *all);
+        if (all == NULL) {
+            fprintf(stderr, "netbench: out of memory gathering the rank placement\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    /* Same binary on every rank, so the struct travels as bytes. */
+    MPI_Gather(self, (int)sizeof *self, MPI_BYTE, all, (int)sizeof *self, MPI_BYTE, 0, comm);
+    return all;
+}
+
+/* "0,1,4-7" into text */
+static void format_cpu_list(const int *cpus, int count, char *text, size_t length)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < count && used < length; ) {
+        int j = i;
+        while (j + 1 < count && cpus[j + 1] == cpus[j] + 1)
+            j++;
+        if (j == i)
+            used += (size_t)snprintf(text + used, length - used, "%s%d", i ? "," : "", cpus[i]);
+        else
+            used += (size_t)snprintf(text + used, length - used, "%s%d-%d", i ? "," : "",
+                                     cpus[i], cpus[j]);
+        i = j + 1;
+    }
+}
+
+void nb_placement_report(const nb_placement *all, int count, nb_result *result)
+{
+    int cpus[NB_TOPO_MAX_CPUS];
+    for (int r = 0; r < count; r++) {
+        int n = 0;
+        for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS; cpu++)
+            if (mask_has(&all[r], cpu))
+                cpus[n++] = cpu;
+        nb_result_add_rank(result, all[r].rank, all[r].host, cpus, (size_t)n, all[r].cpu_at_start,
+                           all[r].cpu_at_end);
+    }
+    if (count < 2)
+        return;
+
+    const nb_placement *a = &all[0], *b = &all[1];
+    static const char advice[] = "busy-polling ranks must sit on different cores, otherwise they "
+                                 "take turns and every timing is distorted; bind them (Open MPI: "
+                                 "mpirun --bind-to core, MPICH: mpirun -bind-to core)";
+    if (strcmp(a->host, b->host) == 0) {
+        int a_count = mask_count(a), b_count = mask_count(b);
+        int a_unbound = a->online_cpus > 1 && a_count >= a->online_cpus;
+        int b_unbound = b->online_cpus > 1 && b_count >= b->online_cpus;
+        int shared[NB_TOPO_MAX_CPUS], shared_count = 0;
+        for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS; cpu++)
+            if (mask_has(a, cpu) && mask_has(b, cpu))
+                shared[shared_count++] = cpu;
+        char list[256];
+        format_cpu_list(shared, shared_count, list, sizeof list);
+        if (a_unbound && b_unbound)
+            nb_warning(result, "ranks 0 and 1 are not bound to cores (both may run on any of CPUs "
+                       "%s of host %s): %s", list, a->host, advice);
+        else if (a_unbound || b_unbound)
+            nb_warning(result, "rank %d is not bound to a core and may run on CPUs %s of host %s, "
+                       "which rank %d uses too: %s", a_unbound ? 0 : 1, list, a->host,
+                       a_unbound ? 1 : 0, advice);
+        else if (shared_count > 0)
+            nb_warning(result, "ranks 0 and 1 share CPU %s on host %s: %s", list, a->host, advice);
+    }
+    for (int r = 0; r < 2; r++)
+        if (all[r].cpu_at_start != all[r].cpu_at_end)
+            nb_warning(result, "rank %d moved from CPU %d to CPU %d during the measurement", r,
+                       all[r].cpu_at_start, all[r].cpu_at_end);
+}
