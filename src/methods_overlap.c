@@ -182,7 +182,7 @@ static void run_sweep(const nb_context *ctx, overlap_state *state, compute_place
     sweep->count = 1;
     if (ctx->rank == 0) {
         char quantity[96];
-        snprintf(quantity, sizeof quantity, "T0_us[%s,size_bytes=%d]",
+        snprintf(quantity, sizeof quantity, "T0_us[side=%s,size_bytes=%d]",
                  place == COMPUTE_SEND ? "send" : place == COMPUTE_RECV ? "recv" : "pingpong",
                  state->size);
         nb_check_timer_resolution(ctx, &m, quantity);
