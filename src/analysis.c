@@ -461,6 +461,50 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Spike filter before protocol-change detection                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+size_t nb_despike(const double *y, size_t n, size_t half_window, double z, double floor_relative,
+                  double *out)
+{
+    if (y == NULL || out == NULL || n == 0)
+        return 0;
+    memcpy(out, y, n * sizeof *out);
+    if (half_window == 0 || n < 2)
+        return 0;
+    double *neighbours = malloc(2 * half_window * sizeof *neighbours);
+    if (neighbours == NULL)
+        return 0;
+    size_t replaced = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t left_first = i >= half_window ? i - half_window : 0;
+        size_t right_last = i + half_window < n ? i + half_window : n - 1;
+        size_t n_left = i - left_first, n_right = right_last - i;
+        for (size_t k = 0; k < n_left; k++)
+            neighbours[k] = y[left_first + k];
+        for (size_t k = 0; k < n_right; k++)
+            neighbours[n_left + k] = y[i + 1 + k];
+        size_t count = n_left + n_right;
+        double centre = nb_median(neighbours, count);
+        double sigma = MAD_SCALE * nb_mad(neighbours, count);
+        double floor_sigma = floor_relative * fabs(centre);
+        double threshold = z * (sigma > floor_sigma ? sigma : floor_sigma);
+        double left = n_left ? nb_median(neighbours, n_left) : NAN;
+        double right = n_right ? nb_median(neighbours + n_left, n_right) : NAN;
+        double d_left = y[i] - left, d_right = y[i] - right;
+        int off_left = n_left == 0 || fabs(d_left) > threshold;
+        int off_right = n_right == 0 || fabs(d_right) > threshold;
+        int same_side = n_left == 0 || n_right == 0 || d_left * d_right > 0.0;
+        if (off_left && off_right && same_side && threshold > 0.0) {
+            out[i] = n_left && n_right ? 0.5 * (left + right) : (n_left ? left : right);
+            replaced++;
+        }
+    }
+    free(neighbours);
+    return replaced;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Overhead by CPU overlap (Bell et al. §4.3)                                                   */
 /* ------------------------------------------------------------------------------------------ */
 

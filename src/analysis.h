@@ -68,6 +68,16 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
                         int lookahead, double pfact, size_t min_points,
                         nb_range *ranges, size_t max_ranges);
 
+/* Spike filter applied before protocol-change detection. y[i] is a spike when it deviates from
+ * the median of its left neighbours y[i-h..i-1] AND from the median of its right neighbours
+ * y[i+1..i+h], in the same direction, by more than z * max(1.4826 * MAD of those neighbours,
+ * floor_relative * |their median|); at the ends the one existing side decides. A step (a protocol
+ * change) sits close to the neighbours on one side and is never taken for a spike; a single
+ * disturbed timing is. Spikes are replaced by the mean of the two side medians (or the one side's
+ * median) in out, which must not alias y. Returns the number of points replaced. */
+size_t nb_despike(const double *y, size_t n, size_t half_window, double z, double floor_relative,
+                  double *out);
+
 /* Knee of an overhead sweep (Bell et al. §4.3): compute[i] ascending, time[i] the time per message
  * with compute[i] inserted, time0 the time without. Returns the largest compute c such that all
  * points up to c satisfy time <= time0 * (1 + tolerance), linearly interpolated to the crossing

@@ -84,6 +84,8 @@ class Analysis:
         lib.nb_detect_ranges.restype = _SZ
         lib.nb_overlap_knee.argtypes = [_PD, _PD, _SZ, _D, _D]
         lib.nb_overlap_knee.restype = _D
+        lib.nb_despike.argtypes = [_PD, _SZ, _SZ, _D, _D, _PD]
+        lib.nb_despike.restype = _SZ
 
     def stat(self, name: str, values: Sequence[float]) -> float:
         return getattr(self.lib, name)(_array(values), len(values))
@@ -161,7 +163,16 @@ class Analysis:
             _array(compute), _array(time), len(compute), time0, tolerance
         )
 
+    def despike(
+        self, y: Sequence[float], half_window: int = 2, z: float = 3.5, floor_relative: float = 0.01
+    ) -> tuple[int, list[float]]:
+        """(points replaced, filtered series)."""
+        out = (ctypes.c_double * max(len(y), 1))()
+        count = self.lib.nb_despike(_array(y), len(y), half_window, z, floor_relative, out)
+        return count, list(out)[: len(y)]
+
 
 def load(path: Path | None = None) -> Analysis:
     """Load the library (building it first when no path is given)."""
     return Analysis(ctypes.CDLL(str(path if path is not None else build())))
+
