@@ -46,7 +46,7 @@ const nb_command nb_command_loggp = {
         {
             .repetitions = 7,
             .iterations = 1000,
-            .time_cap_ms = 2.0,
+            .time_cap_ms = 3.0,
             .min_size = 1,
             .max_size = 256 * 1024,
             .sizes_per_doubling = 4,
