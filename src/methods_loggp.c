@@ -12,6 +12,12 @@
 #define LOGGP_MIN_ROUNDS 3
 #define RANGE_MIN_POINTS 4
 #define MAD_TO_SIGMA 1.4826
+/* nb_despike before the range detection: a point is a spike when it is more than 3.5 robust
+ * standard deviations (at least 1% of the level) off the medians of both its 2 left and its 2
+ * right neighbours, in the same direction. */
+#define DESPIKE_HALF_WINDOW 2
+#define DESPIKE_Z 3.5
+#define DESPIKE_FLOOR_RELATIVE 0.01
 
 const nb_command nb_command_loggp = {
     .name = "loggp",
@@ -33,10 +39,13 @@ const nb_command nb_command_loggp = {
         "Protocol ranges (section 2.6): x-point look-ahead (--lookahead) with factor --pfact on\n"
         "the mean least-squares deviation of G_all against s - 1, the deviation floored by the\n"
         "noise of the repetitions ((1.4826 MAD)^2 / repetitions of both PRTTs, propagated to\n"
-        "G_all); at least 4 sizes per range. Per range a robust non-negative least-squares fit\n"
-        "G_all(s) = g + G (s - 1) gives g (us) and G (ns/byte); o_s and o_r are the medians\n"
-        "over the range. Sizes: 1 byte, then --sizes-per-doubling geometric steps per doubling\n"
-        "(rounded, unique) up to --max-size; --sizes gives a list instead (1 is added).",
+        "G_all); at least 4 sizes per range. Before the detection, isolated spikes of G_all\n"
+        "(a disturbed timing, off both neighbour medians) are replaced by their neighbours;\n"
+        "the prtt table marks them (G_all_spike) and keeps the measured values. Per range a\n"
+        "robust non-negative least-squares fit G_all(s) = g + G (s - 1) gives g (us) and G\n"
+        "(ns/byte); o_s and o_r are the medians over the range.\n"
+        "Sizes: 1 byte, then --sizes-per-doubling geometric steps per doubling (rounded,\n"
+        "unique) up to --max-size; --sizes gives a list instead (1 is added).",
     .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
                         NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MAX_SIZE |
                         NB_OPT_SIZES_PER_DOUBLING | NB_OPT_MESSAGES | NB_OPT_LOOKAHEAD |
@@ -216,8 +225,14 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
         o_r[i] = figures[i].o_r_us;
     }
 
+    /* A single disturbed timing (another process on the core) looks like a protocol change to
+     * the look-ahead test; the ranges are detected on G_all with such spikes replaced by their
+     * neighbours. Tables and fits keep the measured values (the fit rejects outliers itself). */
+    double G_all_despiked[NB_MAX_SIZES] = {0};
+    size_t spikes = nb_despike(G_all, count, DESPIKE_HALF_WINDOW, DESPIKE_Z,
+                               DESPIKE_FLOOR_RELATIVE, G_all_despiked);
     nb_range ranges[NB_MAX_SIZES];
-    size_t range_count = nb_detect_ranges(x, G_all, noise, count, o->lookahead, o->pfact,
+    size_t range_count = nb_detect_ranges(x, G_all_despiked, noise, count, o->lookahead, o->pfact,
                                           RANGE_MIN_POINTS, ranges, NB_MAX_SIZES);
     if (range_count > NB_MAX_SIZES)
         range_count = NB_MAX_SIZES;
@@ -231,8 +246,8 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
     /* table prtt */
     static const char *const prtt_columns[] = {"size_bytes", "prtt_1_0_us", "prtt_n_0_us",
                                                "prtt_n_dG_us", "d_G_us", "G_all_us", "o_s_us",
-                                               "o_r_us", "range"};
-    nb_table *prtt = nb_result_add_table(r, "prtt", prtt_columns, 9);
+                                               "o_r_us", "range", "G_all_spike"};
+    nb_table *prtt = nb_result_add_table(r, "prtt", prtt_columns, 10);
     size_t negative_o_s = 0, negative_G_all = 0, fallbacks = 0;
     size_t first_fallback = 0;
     for (size_t i = 0; i < count; i++) {
@@ -248,6 +263,7 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
         nb_cell_real(prtt, "o_r_us", non_negative_or_nan(f->o_r_us));
         if (range_of[i] >= 0)
             nb_cell_int(prtt, "range", range_of[i]);
+        nb_cell_bool(prtt, "G_all_spike", G_all_despiked[i] != G_all[i]);
         negative_o_s += f->o_s_us < 0.0;
         negative_G_all += f->G_all_us < 0.0;
         if (f->d_G_is_prtt_2_0 && fallbacks++ == 0)
@@ -312,6 +328,7 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
 
     nb_summary_real(r, "L_us", figures[0].prtt_1_0_us / 2.0); /* sizes[0] == 1 */
     nb_summary_int(r, "protocol_ranges", (long long)range_count);
+    nb_summary_int(r, "G_all_spikes", (long long)spikes);
     nb_summary_int(r, "n", o->messages);
     nb_summary_int(r, "lookahead", o->lookahead);
     nb_summary_real(r, "pfact", o->pfact);
@@ -331,6 +348,9 @@ void nb_run_loggp(const nb_context *ctx)
         nb_param_int(ctx->result, "lookahead", o->lookahead);
         nb_param_real(ctx->result, "pfact", o->pfact);
         nb_param_int(ctx->result, "range_min_points", RANGE_MIN_POINTS);
+        nb_param_int(ctx->result, "despike_half_window", DESPIKE_HALF_WINDOW);
+        nb_param_real(ctx->result, "despike_z", DESPIKE_Z);
+        nb_param_real(ctx->result, "despike_floor_relative", DESPIKE_FLOOR_RELATIVE);
         nb_param_real(ctx->result, "fit_max_rms_relative", NB_FIT_MAX_RMS_RELATIVE);
     }
     size_figures *figures = calloc(o->size_count, sizeof *figures);
