@@ -11,7 +11,8 @@
 #include "cli.h"
 #include "output.h"
 
-/* Message tags: data, the closing reply of a flood, and the driver's control traffic. */
+/* Message tags: data, and the reply that closes a flood (Bell §4.2). The driver's own traffic
+ * (iteration counts, barriers) uses collectives on the pair communicator. */
 #define NB_TAG_DATA 1
 #define NB_TAG_REPLY 2
 

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     int chosen = nb_cli_pick_command(argc, argv, commands, SUBCOMMAND_COUNT, &outcome);
     if (chosen < 0)
         return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
-    static nb_options options;
+    nb_options options;
     outcome = nb_cli_parse(argc, argv, subcommands[chosen].command, &options);
     if (outcome != NB_CLI_RUN)
         return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
