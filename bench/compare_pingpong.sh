@@ -20,8 +20,9 @@ make -s -C "$WORK/src" netbench MPICC="$CC" >/dev/null
 plain=(); ours=()
 for ((i = 0; i < ROUNDS; i++)); do
     plain+=("$("${RUN[@]}" "$WORK/plain")")
-    ours+=("$("${RUN[@]}" "$WORK/src/netbench" pingpong --sizes 8 --json |
-             python3 -c 'import json,sys; print(json.load(sys.stdin)["tables"]["pingpong"][0]["latency_median_us"])')")
+    # Read the result after the run: a pipe would start python3 during the measurement.
+    "${RUN[@]}" "$WORK/src/netbench" pingpong --sizes 8 --json-file "$WORK/ours.json" >/dev/null
+    ours+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tables"]["pingpong"][0]["latency_median_us"])' "$WORK/ours.json")")
 done
 python3 - "${plain[*]}" "${ours[*]}" "$MPI" <<'PY'
 import statistics, sys

@@ -80,6 +80,8 @@ static const option_spec option_specs[] = {
      "queue depths q (sends in flight), comma separated"},
     {NB_OPT_G_FIT_MIN_SIZE, "--G-fit-min-size", 0, VALUE_SIZE, "SIZE", "64K",
      "smallest size used in the fit for G"},
+    {NB_OPT_G_FIT_MAX_SIZE, "--G-fit-max-size", 0, VALUE_SIZE, "SIZE", "1M",
+     "largest size used in the fit for G"},
     {NB_OPT_OVERHEAD_SIZE, "--overhead-size", 0, VALUE_SIZE, "SIZE", "8",
      "message size of the o_s and o_r sweeps"},
     {NB_OPT_TOLERANCE, "--tolerance", 0, VALUE_REAL, "X", "0.1",
@@ -88,7 +90,7 @@ static const option_spec option_specs[] = {
      "steps of each computation sweep"},
     {NB_OPT_MESSAGES, "--messages", 'n', VALUE_COUNT, "N", "10",
      "messages n of PRTT(n, d, s)"},
-    {NB_OPT_LOOKAHEAD, "--lookahead", 0, VALUE_COUNT, "X", "3",
+    {NB_OPT_LOOKAHEAD, "--lookahead", 0, VALUE_COUNT, "X", "4",
      "look-ahead points of the protocol-change detection"},
     {NB_OPT_PFACT, "--pfact", 0, VALUE_REAL, "F", "2.0",
      "sensitivity factor of the protocol-change detection"},
@@ -376,6 +378,10 @@ static void format_default(unsigned id, const nb_options *d, char *text, size_t 
         format_size(d->G_fit_min_size, a, sizeof a);
         snprintf(text, length, "default %s", a);
         break;
+    case NB_OPT_G_FIT_MAX_SIZE:
+        format_size(d->G_fit_max_size, a, sizeof a);
+        snprintf(text, length, "default %s", a);
+        break;
     case NB_OPT_OVERHEAD_SIZE:
         format_size(d->overhead_size, a, sizeof a);
         snprintf(text, length, "default %s", a);
@@ -577,6 +583,8 @@ static nb_cli_outcome apply_option(const option_spec *spec, const char *value,
         return parse_queue_depths(spec, value, options);
     case NB_OPT_G_FIT_MIN_SIZE:
         return parse_size_option(spec, value, &options->G_fit_min_size);
+    case NB_OPT_G_FIT_MAX_SIZE:
+        return parse_size_option(spec, value, &options->G_fit_max_size);
     case NB_OPT_OVERHEAD_SIZE:
         return parse_size_option(spec, value, &options->overhead_size);
     case NB_OPT_TOLERANCE:

@@ -31,6 +31,7 @@ enum nb_option_id {
     NB_OPT_MAX_SIZE = 1u << 7,
     NB_OPT_QUEUE_DEPTHS = 1u << 8,
     NB_OPT_G_FIT_MIN_SIZE = 1u << 9,
+    NB_OPT_G_FIT_MAX_SIZE = 1u << 17,
     NB_OPT_OVERHEAD_SIZE = 1u << 10,
     NB_OPT_TOLERANCE = 1u << 11,
     NB_OPT_COMPUTE_STEPS = 1u << 12,
@@ -65,6 +66,7 @@ typedef struct {
     int queue_depths[NB_MAX_QUEUE_DEPTHS]; /* --queue-depths */
     size_t queue_depth_count;
     size_t G_fit_min_size;        /* --G-fit-min-size */
+    size_t G_fit_max_size;        /* --G-fit-max-size */
     /* overlap */
     size_t overhead_size;         /* --overhead-size */
     double tolerance;             /* --tolerance */

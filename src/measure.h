@@ -18,7 +18,9 @@
 
 /* A straight-line fit (flood G, loggp ranges) whose rms residual exceeds this share of the mean
  * of the fitted values is reported as unreliable. */
-#define NB_FIT_MAX_RMS_RELATIVE 0.10
+/* A fit whose rms residual exceeds 20 % of the mean value is unreliable. On a busy 2-core VM the
+ * per-point noise of sound data gives 5-13 %; disturbed runs and curved data give 15-26 %. */
+#define NB_FIT_MAX_RMS_RELATIVE 0.20
 
 typedef struct {
     MPI_Comm pair;              /* ranks 0 and 1 of MPI_COMM_WORLD; rank 0 is the timer */

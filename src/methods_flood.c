@@ -24,12 +24,15 @@ const nb_command nb_command_flood = {
         "--time-cap-ms (at most --iterations, at least 2q), repeated --repetitions times.\n"
         "Per size the queue depth with the lowest median is the best (table flood_best).\n"
         "g = best time per message at the smallest size; G = slope of a robust, non-negative\n"
-        "least-squares fit of the best time per message against the size over the sizes >=\n"
-        "--G-fit-min-size, in ns/byte (Bell: 'the difference between g and the average times\n"
-        "for larger message sizes').",
+        "least-squares fit of the best time per message against the size over the sizes from\n"
+        "--G-fit-min-size to --G-fit-max-size, in ns/byte (Bell: 'the difference between g and\n"
+        "the average times for larger message sizes'). The fit stops at 1 MiB by default:\n"
+        "beyond the caches, shared-memory transfers turn non-linear and G would measure\n"
+        "memory, not the transport; over a network raise it with --G-fit-max-size.",
     .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
                         NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE |
-                        NB_OPT_QUEUE_DEPTHS | NB_OPT_G_FIT_MIN_SIZE,
+                        NB_OPT_QUEUE_DEPTHS | NB_OPT_G_FIT_MIN_SIZE |
+                        NB_OPT_G_FIT_MAX_SIZE,
     .progression = NB_SIZES_POWERS_OF_2,
     .defaults =
         {
@@ -41,6 +44,7 @@ const nb_command nb_command_flood = {
             .queue_depths = {1, 2, 4, 8, 16, 32, 64},
             .queue_depth_count = 7,
             .G_fit_min_size = 64 * 1024,
+            .G_fit_max_size = 1024 * 1024,
         },
 };
 
@@ -144,7 +148,8 @@ static void report_flood(const nb_context *ctx, const double *best_time_us, cons
     double x[NB_MAX_SIZES], y[NB_MAX_SIZES];
     size_t points = 0;
     for (size_t i = 0; i < o->size_count; i++)
-        if (o->sizes[i] >= o->G_fit_min_size && isfinite(best_time_us[i])) {
+        if (o->sizes[i] >= o->G_fit_min_size && o->sizes[i] <= o->G_fit_max_size &&
+            isfinite(best_time_us[i])) {
             x[points] = (double)o->sizes[i];
             y[points] = best_time_us[i];
             points++;
@@ -153,23 +158,25 @@ static void report_flood(const nb_context *ctx, const double *best_time_us, cons
     if (points >= 2 && nb_fit_robust_nonneg(x, y, 0, points - 1, NB_FIT_MAX_RMS_RELATIVE, &fit) == 0) {
         nb_summary_real(r, "G_ns_per_byte", fit.slope * 1000.0); /* us/byte -> ns/byte */
         nb_summary_int(r, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
+        nb_summary_int(r, "G_fit_max_size_bytes", (long long)o->G_fit_max_size);
         nb_summary_int(r, "G_fit_points", (long long)fit.points_used);
         nb_summary_real(r, "G_fit_rms_relative", fit.rms_relative);
         nb_summary_int(r, "G_fit_outliers", (long long)fit.outliers);
         if (!fit.reliable)
-            nb_unreliable(r, "G_ns_per_byte", "fit over %zu sizes >= %zu B: rms residual %.1f%% of "
+            nb_unreliable(r, "G_ns_per_byte", "fit over %zu sizes in [%zu, %zu] B: rms residual %.1f%% of "
                           "the mean (limit %.0f%%), %zu of %zu points rejected as outliers",
-                          points, o->G_fit_min_size, 100.0 * fit.rms_relative,
+                          points, o->G_fit_min_size, o->G_fit_max_size, 100.0 * fit.rms_relative,
                           100.0 * NB_FIT_MAX_RMS_RELATIVE, fit.outliers, points);
     } else {
         nb_summary_null(r, "G_ns_per_byte");
         nb_summary_int(r, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
+        nb_summary_int(r, "G_fit_max_size_bytes", (long long)o->G_fit_max_size);
         nb_summary_int(r, "G_fit_points", (long long)points);
         nb_summary_null(r, "G_fit_rms_relative");
         nb_summary_int(r, "G_fit_outliers", 0);
-        nb_unreliable(r, "G_ns_per_byte", "only %zu size(s) >= --G-fit-min-size %zu B; the fit "
+        nb_unreliable(r, "G_ns_per_byte", "only %zu size(s) in [--G-fit-min-size %zu, --G-fit-max-size %zu] B; the fit "
                       "needs at least 2 (3 to be reliable): raise --max-size or lower "
-                      "--G-fit-min-size", points, o->G_fit_min_size);
+                      "--G-fit-min-size", points, o->G_fit_min_size, o->G_fit_max_size);
     }
     nb_summary_real(r, "bandwidth_unidirectional_peak_MBps", peak);
     nb_summary_int(r, "bandwidth_unidirectional_peak_size_bytes", (long long)peak_size);
@@ -205,6 +212,7 @@ void nb_run_flood(const nb_context *ctx)
         nb_param_int_list(ctx->result, "queue_depths", depths, o->queue_depth_count);
         nb_param_common(ctx);
         nb_param_int(ctx->result, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
+        nb_param_int(ctx->result, "G_fit_max_size_bytes", (long long)o->G_fit_max_size);
         nb_param_real(ctx->result, "fit_max_rms_relative", NB_FIT_MAX_RMS_RELATIVE);
         static const char *const columns[] = {
             "size_bytes", "queue_depth", "messages", "time_per_message_min_us",

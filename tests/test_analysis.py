@@ -565,13 +565,13 @@ def test_detector_finds_real_steps_in_disturbed_runs(nb, capture, steps):
     x = [s - 1.0 for s in sizes]
     y = [r["G_all_us"] for r in rows]
     _count, cleaned = nb.despike(y)
-    ranges = nb.detect_ranges(x, cleaned, None, lookahead=4, pfact=2.0, min_points=6)
+    ranges = nb.detect_ranges(x, cleaned, None, lookahead=4, pfact=2.0, min_points=5)
     starts = [sizes[first] for first, _last in ranges]
     for step in steps:
         assert step in starts, starts
     # Without the spike filter the disturbed Open MPI run hides its 304 B step.
     if capture == "loggp-openmpi-disturbed":
-        raw = nb.detect_ranges(x, y, None, lookahead=4, pfact=2.0, min_points=6)
+        raw = nb.detect_ranges(x, y, None, lookahead=4, pfact=2.0, min_points=5)
         assert 304 not in [sizes[first] for first, _last in raw]
     for first, last in ranges:
         fit = nb.fit_robust(x, cleaned, 0.1, first, last)

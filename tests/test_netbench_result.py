@@ -76,7 +76,9 @@ def test_loggp_capture_has_a_positive_first_range(mpi):
     ranges = result.table("ranges")
     assert result.summary["protocol_ranges"] == len(ranges) >= 1
     first = result.row("ranges", range=0)
-    assert first["g_us"] > 0 and first["G_ns_per_byte"] > 0
+    # Over the smallest sizes G (s - 1) is below the noise: the non-negative fit may hold it at 0.
+    assert first["g_us"] > 0 and first["G_ns_per_byte"] >= 0
+    assert any(r["g_us"] > 0 and r["G_ns_per_byte"] > 0 for r in ranges), ranges
     assert result.value(None, "L_us") > 0
     # The ranges tile the measured sizes without gaps or overlaps.
     sizes = result.column("prtt", "size_bytes")
