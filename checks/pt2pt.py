@@ -92,6 +92,9 @@ class NetbenchOverlap(NetbenchCheck):
 class NetbenchLogGP(NetbenchCheck):
     descr = "LogGP by parametrized round trips, per protocol range (Hoefler et al. 2.2-2.6)"
     method = "loggp"
+    # The check reports the first protocol range only; an unreliable fit of a later range (large
+    # messages, where shared memory leaves the caches) is logged, not failed.
+    tolerated_unreliable = r"ranges\[[1-9][0-9]*\]"
     metrics = {
         "loggp_L_us": summary("L_us", "us"),
         "loggp_protocol_ranges": summary("protocol_ranges", "ranges"),

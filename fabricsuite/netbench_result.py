@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,11 +81,17 @@ class NetbenchResult:
 
     # -- soundness -----------------------------------------------------------------------------
     def problems(self, required_sizes: list[int] | None = None,
-                 size_table: str | None = None) -> list[str]:
-        """Everything that makes this result unusable for a verdict (empty when sound)."""
+                 size_table: str | None = None,
+                 tolerated: Callable[[str], bool] | None = None) -> list[str]:
+        """Everything that makes this result unusable for a verdict (empty when sound).
+
+        `tolerated(quantity)` exempts unreliable flags on figures the verdict does not use.
+        """
         problems = []
-        if self.status != "ok" or self.unreliable:
-            for entry in self.unreliable or [{"quantity": "?", "reason": f"status {self.status}"}]:
+        flagged = [u for u in self.unreliable
+                   if tolerated is None or not tolerated(u.get("quantity", ""))]
+        if flagged or (self.status != "ok" and not self.unreliable):
+            for entry in flagged or [{"quantity": "?", "reason": f"status {self.status}"}]:
                 problems.append(
                     f"netbench flagged {entry.get('quantity', '?')} as unreliable: "
                     f"{entry.get('reason', '')}"

@@ -8,6 +8,7 @@ Building, running, parsing, sanity and the reference lookup live here, once.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +104,9 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
     netbench_version = variable(str, value="", loggable=True)
     #: Performance variables: name -> Metric. Set by each check class.
     metrics: dict[str, Metric] = {}
+    #: Regular expression of netbench `unreliable` quantities that do not fail the check because
+    #: no performance variable uses them (they are logged as warnings instead).
+    tolerated_unreliable = variable(str, type(None), value=None)
 
     netbench = fixture(NetbenchBuild, scope="environment")
 
@@ -149,7 +153,20 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
             result = self.result()
         except ResultError as err:
             raise SanityError(str(err)) from None
-        problems = result.problems(self.required_sizes, self.size_table)
+        tolerated = None
+        if self.tolerated_unreliable:
+            pattern = re.compile(self.tolerated_unreliable)
+
+            def tolerated(quantity: str) -> bool:
+                return bool(pattern.fullmatch(quantity))
+
+            for entry in result.unreliable:
+                if tolerated(entry.get("quantity", "")):
+                    getlogger().warning(
+                        f"{self.display_name}: netbench: {entry.get('quantity')} unreliable "
+                        f"({entry.get('reason')}); not used by this check"
+                    )
+        problems = result.problems(self.required_sizes, self.size_table, tolerated)
         for name, metric in self.metrics.items():
             try:
                 metric.extract(result)

@@ -47,7 +47,8 @@ const nb_command nb_command_loggp = {
         "(ns/byte); o_s and o_r are the medians over the range.\n"
         "Sizes: 1 byte, then --sizes-per-doubling geometric steps per doubling (rounded,\n"
         "unique) up to --max-size; --sizes gives a list instead (1 is added). The default\n"
-        "--max-size is 128K: on shared memory G_all curves upward beyond it (the messages leave\n"
+        "--max-size is 64K (the interval of Hoefler et al.'s TCP results): on shared memory\n"
+        "G_all curves upward beyond it (the messages leave\n"
         "the caches) and no straight line fits; over a network, raise it.",
     .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
                         NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MAX_SIZE |
@@ -60,7 +61,7 @@ const nb_command nb_command_loggp = {
             .iterations = 1000,
             .time_cap_ms = 3.0,
             .min_size = 1,
-            .max_size = 128 * 1024,
+            .max_size = 64 * 1024,
             .sizes_per_doubling = 4,
             .messages = 10,
             .lookahead = 4,
