@@ -6,9 +6,9 @@ the median over the runs, and the bound on the bad side is sized from the spread
     bound = clamp(margin x worst relative deviation on the bad side, floor, cap)
 
 Latency-like variables (lower is better) get an upper bound, bandwidth-like ones (unit MB/s) a
-lower bound. The caps (+70 %, -45 %) keep every bound tight enough to catch a 2x slowdown; the floors equal
-the caps because five runs on a shared VM under-sample its noise (shared-memory bandwidth moves
-by a third between sessions). A
+lower bound. The caps (+70 %, -45 %) keep every bound tight enough to catch a 2x slowdown; the
+floors equal the caps because five runs on a shared VM under-sample its noise (shared-memory
+bandwidth moves by a third between sessions). A
 variable whose noise alone exceeds the cap gets a bound that covers it (NOISY_MARGIN x the worst
 deviation) and is listed in `_provenance.too_noisy_to_catch_2x`: a reference that fails healthy
 runs is worse than one that says openly what it cannot catch.
