@@ -201,21 +201,36 @@ static nb_cli_outcome parse_size_option(const option_spec *spec, const char *val
     return NB_CLI_RUN;
 }
 
+/* Copies the next item of the comma-separated list at *cursor into text and advances the
+ * cursor (to NULL after the last item). Returns 0, or -1 for an empty or overlong item. */
+static int next_list_item(const char **cursor, char *text, size_t capacity)
+{
+    const char *item = *cursor;
+    const char *comma = strchr(item, ',');
+    size_t length = comma ? (size_t)(comma - item) : strlen(item);
+    if (length == 0 || length >= capacity)
+        return -1;
+    memcpy(text, item, length);
+    text[length] = '\0';
+    *cursor = comma ? comma + 1 : NULL;
+    return 0;
+}
+
+static nb_cli_outcome list_item_error(const option_spec *spec, const char *value)
+{
+    return usage_error("%s %s: empty or overlong item; use a comma-separated list such as %s",
+                       spec->long_name, value, spec->example);
+}
+
 static nb_cli_outcome parse_size_list(const option_spec *spec, const char *value,
                                       nb_options *options)
 {
     size_t count = 0;
-    const char *item = value;
-    while (1) {
-        const char *comma = strchr(item, ',');
-        size_t length = comma ? (size_t)(comma - item) : strlen(item);
+    for (const char *cursor = value; cursor != NULL;) {
         char text[64];
         size_t size = 0;
-        if (length == 0 || length >= sizeof text)
-            return usage_error("%s %s: empty or overlong item; use a comma-separated list such "
-                               "as %s", spec->long_name, value, spec->example);
-        memcpy(text, item, length);
-        text[length] = '\0';
+        if (next_list_item(&cursor, text, sizeof text) != 0)
+            return list_item_error(spec, value);
         if (nb_parse_size(text, &size) != 0)
             return usage_error("%s %s: '%s' is not a size; use a comma-separated list of numbers "
                                "with an optional K or M suffix, such as %s",
@@ -227,9 +242,6 @@ static nb_cli_outcome parse_size_list(const option_spec *spec, const char *value
             return usage_error("%s: more than %d sizes; give at most %d", spec->long_name,
                                NB_MAX_SIZES, NB_MAX_SIZES);
         options->sizes[count++] = size;
-        if (comma == NULL)
-            break;
-        item = comma + 1;
     }
     options->size_count = sort_unique_sizes(options->sizes, count);
     return NB_CLI_RUN;
@@ -239,17 +251,11 @@ static nb_cli_outcome parse_queue_depths(const option_spec *spec, const char *va
                                          nb_options *options)
 {
     size_t count = 0;
-    const char *item = value;
-    while (1) {
-        const char *comma = strchr(item, ',');
-        size_t length = comma ? (size_t)(comma - item) : strlen(item);
+    for (const char *cursor = value; cursor != NULL;) {
         char text[32];
         long depth = 0;
-        if (length == 0 || length >= sizeof text)
-            return usage_error("%s %s: empty or overlong item; use a comma-separated list such "
-                               "as %s", spec->long_name, value, spec->example);
-        memcpy(text, item, length);
-        text[length] = '\0';
+        if (next_list_item(&cursor, text, sizeof text) != 0)
+            return list_item_error(spec, value);
         if (parse_count(text, 1, 1024, &depth) != 0)
             return usage_error("%s %s: '%s' is not a queue depth; use whole numbers from 1 to "
                                "1024, such as %s", spec->long_name, value, text, spec->example);
@@ -261,9 +267,6 @@ static nb_cli_outcome parse_queue_depths(const option_spec *spec, const char *va
             duplicate |= options->queue_depths[i] == (int)depth;
         if (!duplicate)
             options->queue_depths[count++] = (int)depth;
-        if (comma == NULL)
-            break;
-        item = comma + 1;
     }
     /* ascending (insertion sort; at most NB_MAX_QUEUE_DEPTHS entries) */
     for (size_t i = 1; i < count; i++)

@@ -68,44 +68,40 @@ static void wait_ring(MPI_Request *requests, int slots, int first, int count)
         nb_waitall(count - before_wrap, requests);
 }
 
+/* Message `index` of the flood: rank 0 sends it, rank 1 receives it, into ring slot index % q. */
+static void post_message(const flood_state *s, long index, MPI_Request *request)
+{
+    char *buffer = s->buffers + (size_t)(index % s->queue_depth) * s->stride;
+    if (s->rank == 0)
+        MPI_Isend(buffer, s->size, MPI_BYTE, 1, NB_TAG_DATA, s->pair, request);
+    else
+        MPI_Irecv(buffer, s->size, MPI_BYTE, 0, NB_TAG_DATA, s->pair, request);
+}
+
 /* Bell §4.2: q operations in flight; wait for q/2, issue q/2 more; the receiver's reply after
- * the last message guarantees that everything arrived. One iteration = one message. */
+ * the last message guarantees that everything arrived. Both ranks run the same window, rank 0
+ * with sends and rank 1 with receives. One iteration = one message. */
 static double flood_loop(void *state, long messages)
 {
     flood_state *s = state;
-    MPI_Comm comm = s->pair;
-    int count = s->size, q = s->queue_depth;
+    int q = s->queue_depth;
     int half = q / 2 > 0 ? q / 2 : 1;
     MPI_Request *requests = s->requests;
     long issued = 0, completed = 0;
     double start = MPI_Wtime();
-    if (s->rank == 0) {
-        for (; issued < messages && issued < q; issued++)
-            MPI_Isend(s->buffers + (size_t)(issued % q) * s->stride, count, MPI_BYTE, 1,
-                      NB_TAG_DATA, comm, &requests[issued % q]);
-        while (completed < messages) {
-            long batch = issued - completed < half ? issued - completed : half;
-            wait_ring(requests, q, (int)(completed % q), (int)batch);
-            completed += batch;
-            for (; issued < messages && issued - completed < q; issued++)
-                MPI_Isend(s->buffers + (size_t)(issued % q) * s->stride, count, MPI_BYTE, 1,
-                          NB_TAG_DATA, comm, &requests[issued % q]);
-        }
-        MPI_Recv(s->reply, REPLY_BYTES, MPI_BYTE, 1, NB_TAG_REPLY, comm, MPI_STATUS_IGNORE);
-    } else {
-        for (; issued < messages && issued < q; issued++)
-            MPI_Irecv(s->buffers + (size_t)(issued % q) * s->stride, count, MPI_BYTE, 0,
-                      NB_TAG_DATA, comm, &requests[issued % q]);
-        while (completed < messages) {
-            long batch = issued - completed < half ? issued - completed : half;
-            wait_ring(requests, q, (int)(completed % q), (int)batch);
-            completed += batch;
-            for (; issued < messages && issued - completed < q; issued++)
-                MPI_Irecv(s->buffers + (size_t)(issued % q) * s->stride, count, MPI_BYTE, 0,
-                          NB_TAG_DATA, comm, &requests[issued % q]);
-        }
-        MPI_Send(s->reply, REPLY_BYTES, MPI_BYTE, 0, NB_TAG_REPLY, comm);
+    for (; issued < messages && issued < q; issued++)
+        post_message(s, issued, &requests[issued % q]);
+    while (completed < messages) {
+        long batch = issued - completed < half ? issued - completed : half;
+        wait_ring(requests, q, (int)(completed % q), (int)batch);
+        completed += batch;
+        for (; issued < messages && issued - completed < q; issued++)
+            post_message(s, issued, &requests[issued % q]);
     }
+    if (s->rank == 0)
+        MPI_Recv(s->reply, REPLY_BYTES, MPI_BYTE, 1, NB_TAG_REPLY, s->pair, MPI_STATUS_IGNORE);
+    else
+        MPI_Send(s->reply, REPLY_BYTES, MPI_BYTE, 0, NB_TAG_REPLY, s->pair);
     return MPI_Wtime() - start;
 }
 
