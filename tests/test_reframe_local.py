@@ -38,7 +38,10 @@ def run_reframe(results: Path, *args: str, reference_dir: Path | None = None):
 @pytest.fixture(scope="module")
 def passing_session(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
-    proc = run_reframe(results, "-p", "openmpi")
+    # This VM has phases in which shared-memory latency and bandwidth are 2x worse for tens of
+    # seconds; the references (which must catch a 2x slowdown) cannot absorb them. A case that
+    # fails is run again later in the session; every case must pass in the end.
+    proc = run_reframe(results, "-p", "openmpi", "--max-retries=3")
     return results, proc
 
 
@@ -46,8 +49,9 @@ def test_all_pt2pt_checks_pass_on_local(passing_session):
     _results, proc = passing_session
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     # 6 checks and the build of netbench they share, none failed.
-    summary = re.search(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure", proc.stdout)
-    assert summary and summary[1] == summary[2] == "7" and summary[3] == "0", proc.stdout[-3000:]
+    summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure", proc.stdout)
+    assert summary and summary[0][0] == summary[0][1] == "7", proc.stdout[-3000:]
+    assert summary[-1][2] == "0", proc.stdout[-3000:]
 
 
 @pytest.mark.parametrize("check, variables", [
