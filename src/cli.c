@@ -11,7 +11,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "patterns.h"
 #include "version.h"
+
+static const char *const collective_names[NB_COLL_COUNT] = {
+    "barrier", "bcast", "reduce", "allreduce", "alltoall", "alltoallv", "gather", "scatter",
+    "allgather",
+};
+
+const char *nb_collective_name(nb_collective collective)
+{
+    return (unsigned)collective < NB_COLL_COUNT ? collective_names[collective] : "?";
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Which process prints                                                                         */
@@ -56,6 +67,7 @@ typedef enum {
     VALUE_SIZE,
     VALUE_SIZE_LIST,
     VALUE_COUNT_LIST,
+    VALUE_NAME_LIST,
 } value_kind;
 
 typedef struct {
@@ -94,6 +106,25 @@ static const option_spec option_specs[] = {
      "look-ahead points of the protocol-change detection"},
     {NB_OPT_PFACT, "--pfact", 0, VALUE_REAL, "F", "2.0",
      "sensitivity factor of the protocol-change detection"},
+    {NB_OPT_ALGORITHMS, "--algorithms", 0, VALUE_NAME_LIST, "LIST", "aapc,random",
+     "dense algorithms to run, comma separated: aapc (congestion-controlled all-to-all), "
+     "pairwise (simple pairwise), cumulative (cumulative pairwise), random (random pairwise)"},
+    {NB_OPT_PHASES, "--phases", 0, VALUE_COUNT, "N", "16",
+     "phases of the random pairwise algorithm (new random pairs in each)"},
+    {NB_OPT_LMAX, "--lmax", 0, VALUE_SIZE, "SIZE", "1M",
+     "largest message length L_max (the definition: memory per process / 128, at most 128M)"},
+    {NB_OPT_RANDOM_PATTERNS, "--random-patterns", 0, VALUE_COUNT, "N", "30",
+     "random ring patterns averaged into b_eff"},
+    {NB_OPT_COLLECTIVES, "--collectives", 0, VALUE_NAME_LIST, "LIST", "barrier,allreduce",
+     "collectives to time, comma separated: barrier, bcast, reduce, allreduce, alltoall, "
+     "alltoallv, gather, scatter, allgather"},
+    {NB_OPT_CALLS, "--calls", 0, VALUE_COUNT, "N", "100",
+     "individually timed calls per collective and size"},
+    {NB_OPT_SEED, "--seed", 0, VALUE_COUNT, "N", "1",
+     "seed of the random patterns (the same seed gives the same patterns)"},
+    {NB_OPT_VALIDATE, "--validate", 0, VALUE_NONE, NULL, NULL,
+     "validation mode: fill every message with a known pattern and check every received "
+     "byte; reports errors, times nothing (never use it for performance figures)"},
     {NB_OPT_REPETITIONS, "--repetitions", 0, VALUE_COUNT, "N", "11",
      "repetitions of every measurement (min/median/max are over these)"},
     {NB_OPT_ITERATIONS, "--iterations", 0, VALUE_COUNT, "N", "10000",
@@ -279,6 +310,38 @@ static nb_cli_outcome parse_queue_depths(const option_spec *spec, const char *va
     return NB_CLI_RUN;
 }
 
+/* --algorithms / --collectives: names into a bit mask. */
+static nb_cli_outcome parse_name_list(const option_spec *spec, const char *value,
+                                      unsigned *mask)
+{
+    int dense = spec->id == NB_OPT_ALGORITHMS;
+    int count = dense ? NB_DENSE_ALGORITHM_COUNT : NB_COLL_COUNT;
+    char names[256] = "";
+    for (int i = 0; i < count; i++) {
+        strncat(names, dense ? nb_dense_algorithm_name((nb_dense_algorithm)i)
+                             : nb_collective_name((nb_collective)i),
+                sizeof names - strlen(names) - 1);
+        if (i + 1 < count)
+            strncat(names, ",", sizeof names - strlen(names) - 1);
+    }
+    *mask = 0;
+    for (const char *cursor = value; cursor != NULL;) {
+        char text[64];
+        if (next_list_item(&cursor, text, sizeof text) != 0)
+            return list_item_error(spec, value);
+        int found = -1;
+        for (int i = 0; i < count; i++)
+            if (strcmp(text, dense ? nb_dense_algorithm_name((nb_dense_algorithm)i)
+                                   : nb_collective_name((nb_collective)i)) == 0)
+                found = i;
+        if (found < 0)
+            return usage_error("%s %s: unknown name '%s'; choose from %s", spec->long_name, value,
+                               text, names);
+        *mask |= 1u << found;
+    }
+    return NB_CLI_RUN;
+}
+
 /* The JSON file is written at the end of a run; a path that cannot be written should fail now,
  * before any MPI traffic, not after minutes of measuring. */
 static nb_cli_outcome check_json_file(const option_spec *spec, const char *path)
@@ -413,6 +476,43 @@ static void format_default(unsigned id, const nb_options *d, char *text, size_t 
     case NB_OPT_TIME_CAP:
         snprintf(text, length, "default %g", d->time_cap_ms);
         break;
+    case NB_OPT_PHASES:
+        snprintf(text, length, "default %d", d->phases);
+        break;
+    case NB_OPT_RANDOM_PATTERNS:
+        snprintf(text, length, "default %d", d->random_patterns);
+        break;
+    case NB_OPT_CALLS:
+        snprintf(text, length, "default %d", d->calls);
+        break;
+    case NB_OPT_SEED:
+        snprintf(text, length, "default %llu", d->seed);
+        break;
+    case NB_OPT_LMAX:
+        if (d->lmax == 0) {
+            snprintf(text, length, "default: memory per process / 128");
+        } else {
+            format_size(d->lmax, a, sizeof a);
+            snprintf(text, length, "default %s", a);
+        }
+        break;
+    case NB_OPT_ALGORITHMS:
+    case NB_OPT_COLLECTIVES: {
+        unsigned mask = id == NB_OPT_ALGORITHMS ? d->algorithms : d->collectives;
+        int count = id == NB_OPT_ALGORITHMS ? NB_DENSE_ALGORITHM_COUNT : NB_COLL_COUNT;
+        size_t used = (size_t)snprintf(text, length, "default ");
+        int first = 1;
+        for (int i = 0; i < count && used < length; i++)
+            if (mask & (1u << i)) {
+                const char *name = id == NB_OPT_ALGORITHMS
+                                       ? nb_dense_algorithm_name((nb_dense_algorithm)i)
+                                       : nb_collective_name((nb_collective)i);
+                used += (size_t)snprintf(text + used, length - used, "%s%s", first ? "" : ",",
+                                         name);
+                first = 0;
+            }
+        break;
+    }
     default:
         break;
     }
@@ -445,13 +545,14 @@ static void print_wrapped(const char *name, const char *text)
 
 static void print_command_help(const nb_command *command)
 {
-    printf("usage: mpirun -np 2 --bind-to core netbench %s [OPTIONS]\n\n", command->name);
+    printf("usage: mpirun -np %s --bind-to core netbench %s [OPTIONS]\n\n",
+           command->all_ranks ? "P" : "2", command->name);
     printf("%s\n\noptions:\n", command->description);
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         const option_spec *spec = &option_specs[i];
         if (!(command->accepted_options & spec->id))
             continue;
-        char name[64], defaults[128];
+        char name[64], defaults[256];
         if (spec->short_name)
             snprintf(name, sizeof name, "-%c, %s%s%s", spec->short_name, spec->long_name,
                      spec->value_name ? " " : "", spec->value_name ? spec->value_name : "");
@@ -459,7 +560,7 @@ static void print_command_help(const nb_command *command)
             snprintf(name, sizeof name, "%s%s%s", spec->long_name, spec->value_name ? " " : "",
                      spec->value_name ? spec->value_name : "");
         format_default(spec->id, &command->defaults, defaults, sizeof defaults);
-        char text[512];
+        char text[768];
         snprintf(text, sizeof text, "%s%s%s%s", spec->help, defaults[0] ? " (" : "", defaults,
                  defaults[0] ? ")" : "");
         print_wrapped(name, text);
@@ -471,16 +572,17 @@ static void print_command_help(const nb_command *command)
 
 static void print_top_help(const nb_command *const *commands, size_t count)
 {
-    printf("netbench %s - MPI point-to-point benchmarks: latency, bandwidth, LogP/LogGP\n\n",
-           NETBENCH_VERSION);
+    printf("netbench %s - MPI interconnect benchmarks: latency, bandwidth, LogP/LogGP, dense\n"
+           "patterns, b_eff and collectives\n\n", NETBENCH_VERSION);
     printf("usage: mpirun -np 2 --bind-to core netbench SUBCOMMAND [OPTIONS]\n"
            "       netbench SUBCOMMAND --help\n"
            "       netbench --help | --version\n\nsubcommands:\n");
     for (size_t i = 0; i < count; i++)
         printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
-    printf("\nRanks 0 and 1 are measured; further ranks wait at a barrier. The two ranks poll\n"
-           "busily, so they must be bound to different cores (Open MPI: --bind-to core,\n"
-           "MPICH: -bind-to core); a warning says when they are not.\n"
+    printf("\nPoint-to-point methods measure ranks 0 and 1; further ranks wait at a barrier.\n"
+           "dense, beff and collectives use every rank. Ranks poll busily, so they must be\n"
+           "bound to different cores (Open MPI: --bind-to core, MPICH: -bind-to core); a\n"
+           "warning says when they are not.\n"
            "Only rank 0 prints: the human format by default, JSON with --json, and\n"
            "--json-file PATH writes JSON as well (format: docs/output-format.md).\n"
            "Exit status: 0 done (check 'status'), 1 runtime failure, 2 wrong usage.\n");
@@ -620,6 +722,44 @@ static nb_cli_outcome apply_option(const option_spec *spec, const char *value,
                                "use 2.0)", spec->long_name, value);
         options->pfact = real;
         return NB_CLI_RUN;
+    case NB_OPT_VALIDATE:
+        options->validate = 1;
+        return NB_CLI_RUN;
+    case NB_OPT_SEED:
+        if (parse_count(value, 0, 2147483647L, &count) != 0)
+            return usage_error("%s %s: not a seed; use a whole number from 0 to 2147483647",
+                               spec->long_name, value);
+        options->seed = (unsigned long long)count;
+        return NB_CLI_RUN;
+    case NB_OPT_PHASES:
+        if (parse_count(value, 1, 100000, &count) != 0)
+            return usage_error("%s %s: not a phase count; use a whole number from 1 to 100000",
+                               spec->long_name, value);
+        options->phases = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_RANDOM_PATTERNS:
+        if (parse_count(value, 1, 1000, &count) != 0)
+            return usage_error("%s %s: not a pattern count; use a whole number from 1 to 1000",
+                               spec->long_name, value);
+        options->random_patterns = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_CALLS:
+        if (parse_count(value, 3, 100000, &count) != 0)
+            return usage_error("%s %s: not a call count; use a whole number from 3 to 100000",
+                               spec->long_name, value);
+        options->calls = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_LMAX: {
+        nb_cli_outcome outcome = parse_size_option(spec, value, &options->lmax);
+        if (outcome == NB_CLI_RUN && options->lmax < 8192)
+            return usage_error("%s %s: too small; b_eff needs L_max >= 8K (8 geometric steps "
+                               "above 4K)", spec->long_name, value);
+        return outcome;
+    }
+    case NB_OPT_ALGORITHMS:
+        return parse_name_list(spec, value, &options->algorithms);
+    case NB_OPT_COLLECTIVES:
+        return parse_name_list(spec, value, &options->collectives);
     default:
         return usage_error("%s: internal error: option without a handler", spec->long_name);
     }

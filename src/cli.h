@@ -39,7 +39,32 @@ enum nb_option_id {
     NB_OPT_LOOKAHEAD = 1u << 14,
     NB_OPT_PFACT = 1u << 15,
     NB_OPT_SIZES_PER_DOUBLING = 1u << 16,
+    NB_OPT_VALIDATE = 1u << 18,
+    NB_OPT_SEED = 1u << 19,
+    NB_OPT_PHASES = 1u << 20,
+    NB_OPT_ALGORITHMS = 1u << 21,
+    NB_OPT_LMAX = 1u << 22,
+    NB_OPT_RANDOM_PATTERNS = 1u << 23,
+    NB_OPT_COLLECTIVES = 1u << 24,
+    NB_OPT_CALLS = 1u << 25,
 };
+
+/* The collectives of the `collectives` method (names as in --collectives). */
+typedef enum {
+    NB_COLL_BARRIER,
+    NB_COLL_BCAST,
+    NB_COLL_REDUCE,
+    NB_COLL_ALLREDUCE,
+    NB_COLL_ALLTOALL,
+    NB_COLL_ALLTOALLV,
+    NB_COLL_GATHER,
+    NB_COLL_SCATTER,
+    NB_COLL_ALLGATHER,
+    NB_COLL_COUNT,
+} nb_collective;
+
+/* "barrier", "bcast", ..., "allgather" */
+const char *nb_collective_name(nb_collective collective);
 
 /* How the default size list is generated from min_size and max_size. */
 typedef enum {
@@ -75,6 +100,15 @@ typedef struct {
     int messages;                 /* -n / --messages */
     int lookahead;                /* --lookahead */
     double pfact;                 /* --pfact */
+    /* multi-rank methods */
+    int validate;                 /* --validate: check received data, time nothing */
+    unsigned long long seed;      /* --seed: random patterns */
+    int phases;                   /* --phases: phases of the random pairwise algorithm */
+    unsigned algorithms;          /* --algorithms: bit (1 << nb_dense_algorithm) per algorithm */
+    size_t lmax;                  /* --lmax: b_eff's largest message; 0 = memory per process/128 */
+    int random_patterns;          /* --random-patterns: b_eff random ring patterns */
+    unsigned collectives;         /* --collectives: bit (1 << nb_collective) per collective */
+    int calls;                    /* --calls: individually timed calls per collective and size */
     /* the command line as given, for the result header */
     int argc;
     char **argv;
@@ -85,6 +119,8 @@ typedef struct {
     const char *summary;          /* one line for `netbench --help` */
     const char *description;      /* method and paper section, for `netbench NAME --help` */
     unsigned accepted_options;    /* NB_OPT_* bits */
+    int all_ranks;                /* 1: every rank communicates (dense, beff, collectives);
+                                     0: ranks 0 and 1 measure, the others wait */
     nb_size_progression progression;
     nb_options defaults;          /* sizes/argv fields unused here */
 } nb_command;

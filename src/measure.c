@@ -178,3 +178,37 @@ void nb_param_common(const nb_context *ctx)
     nb_param_real(ctx->result, "time_cap_ms", o->time_cap_ms);
     nb_param_real(ctx->result, "timer_tick_us", ctx->timer_tick_s * 1e6);
 }
+
+static unsigned char pattern_byte(size_t i, int sender, unsigned tag)
+{
+    /* Position, sender and tag all change the value, so a message from the wrong sender, of
+     * the wrong phase, or shifted by any offset is caught. */
+    return (unsigned char)((i * 131u + (size_t)sender * 31u + (size_t)tag * 7u + 1u) & 0xffu);
+}
+
+void nb_fill_message(unsigned char *buffer, size_t bytes, int sender, unsigned tag)
+{
+    for (size_t i = 0; i < bytes; i++)
+        buffer[i] = pattern_byte(i, sender, tag);
+}
+
+size_t nb_check_message(const unsigned char *buffer, size_t bytes, int sender, unsigned tag)
+{
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes; i++)
+        wrong += buffer[i] != pattern_byte(i, sender, tag);
+    return wrong;
+}
+
+size_t nb_memory_per_process(MPI_Comm comm)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int ranks_on_node = 1;
+    MPI_Comm_size(node, &ranks_on_node);
+    MPI_Comm_free(&node);
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page_size <= 0 || ranks_on_node < 1)
+        return 0;
+    return (size_t)pages * (size_t)page_size / (size_t)ranks_on_node;
+}

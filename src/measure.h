@@ -23,8 +23,11 @@
 #define NB_FIT_MAX_RMS_RELATIVE 0.20
 
 typedef struct {
-    MPI_Comm pair;              /* ranks 0 and 1 of MPI_COMM_WORLD; rank 0 is the timer */
-    int rank;                   /* 0 or 1 */
+    MPI_Comm pair;              /* point-to-point methods: ranks 0 and 1 of MPI_COMM_WORLD;
+                                   multi-rank methods (all_ranks): a duplicate of
+                                   MPI_COMM_WORLD. Rank 0 is the timer and writes the result. */
+    int rank;                   /* rank in `pair` (0 or 1 for point-to-point methods) */
+    int size;                   /* ranks in `pair` */
     const nb_options *options;
     nb_result *result;          /* rank 0: the result being built; rank 1: NULL */
     double timer_tick_s;        /* MPI_Wtick() */
@@ -76,6 +79,17 @@ unsigned long nb_compute_units_for(double microseconds, double ns_per_unit);
 /* Page-aligned, zero-filled (touched) buffer of at least `bytes`; aborts with status 1 when
  * there is no memory. */
 void *nb_buffer_new(size_t bytes);
+
+/* Validation mode of the multi-rank methods: nb_fill_message writes a byte pattern that depends
+ * on the sender, a tag (phase, pattern, call) and the byte's position; nb_check_message returns
+ * how many bytes of a received message differ from what that sender wrote with that tag. Never
+ * called inside a timed loop. */
+void nb_fill_message(unsigned char *buffer, size_t bytes, int sender, unsigned tag);
+size_t nb_check_message(const unsigned char *buffer, size_t bytes, int sender, unsigned tag);
+
+/* Physical memory of this host divided by the ranks on it (MPI_Comm_split_type shared), in
+ * bytes; collective over `comm`. */
+size_t nb_memory_per_process(MPI_Comm comm);
 
 /* Rank 0: min, median, max and MAD of m->per_iteration_us[0..repetitions-1]. */
 void nb_fill_statistics(nb_measurement *m);

@@ -31,4 +31,17 @@ void nb_run_overlap(const nb_context *ctx);
 extern const nb_command nb_command_loggp;
 void nb_run_loggp(const nb_context *ctx);
 
+/* Multi-rank methods (nb_command.all_ranks = 1): called on every rank; ctx->pair holds all ranks.
+ * methods_dense.c: Altix study §3.3 */
+extern const nb_command nb_command_dense;
+void nb_run_dense(const nb_context *ctx);
+
+/* methods_beff.c: b_eff, Rabenseifner's definition (Altix study §3.1) */
+extern const nb_command nb_command_beff;
+void nb_run_beff(const nb_context *ctx);
+
+/* methods_collectives.c: individually timed collectives (Altix study §3.2, Hoefler §4) */
+extern const nb_command nb_command_collectives;
+void nb_run_collectives(const nb_context *ctx);
+
 #endif

@@ -1,6 +1,7 @@
 /* netbench.c - entry point: options (before MPI_Init), dispatch to a method, result output.
  *
- * Ranks 0 and 1 measure; rank 0 times and prints; further ranks wait at a barrier (sleeping).
+ * Point-to-point methods: ranks 0 and 1 measure, further ranks wait at a barrier (sleeping).
+ * Multi-rank methods (dense, beff, collectives): every rank communicates. Rank 0 prints.
  * Output contract: docs/output-format.md.
  */
 #include <mpi.h>
@@ -26,6 +27,9 @@ static const subcommand subcommands[] = {
     {&nb_command_flood, nb_run_flood},
     {&nb_command_overlap, nb_run_overlap},
     {&nb_command_loggp, nb_run_loggp},
+    {&nb_command_dense, nb_run_dense},
+    {&nb_command_beff, nb_run_beff},
+    {&nb_command_collectives, nb_run_collectives},
 };
 #define SUBCOMMAND_COUNT (sizeof subcommands / sizeof subcommands[0])
 
@@ -48,7 +52,7 @@ static void wait_for_all_ranks(int world_rank)
 
 /* Rank 0: header, output on stdout, and the JSON file. Returns the exit status. */
 static int write_result(nb_result *result, const nb_options *options, time_t start,
-                        const nb_placement *placements, int rank_count)
+                        const nb_placement *placements, int rank_count, int measured_ranks)
 {
     char library[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
     int length = 0, version = 0, subversion = 0;
@@ -57,7 +61,7 @@ static int write_result(nb_result *result, const nb_options *options, time_t sta
     nb_result_set_mpi(result, library, version, subversion);
     nb_result_set_command_line(result, options->argc, options->argv);
     nb_result_set_start_time(result, start);
-    nb_placement_report(placements, rank_count, result);
+    nb_placement_report(placements, rank_count, measured_ranks, result);
 
     int status = 0;
     if (options->json_to_stdout)
@@ -101,16 +105,22 @@ int main(int argc, char **argv)
         return NB_EXIT_USAGE;
     }
 
+    /* Point-to-point methods run on ranks 0 and 1; multi-rank methods on every rank. */
+    int all_ranks = subcommands[chosen].command->all_ranks;
     MPI_Comm pair = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, world_rank < 2 ? 0 : MPI_UNDEFINED, world_rank, &pair);
+    if (all_ranks)
+        MPI_Comm_dup(MPI_COMM_WORLD, &pair);
+    else
+        MPI_Comm_split(MPI_COMM_WORLD, world_rank < 2 ? 0 : MPI_UNDEFINED, world_rank, &pair);
     nb_result *result = world_rank == 0 ? nb_result_new(method) : NULL;
 
     nb_placement self;
     nb_placement_record_start(&self, world_rank);
-    if (world_rank < 2) {
+    if (pair != MPI_COMM_NULL) {
         nb_context ctx = {
             .pair = pair,
             .rank = world_rank,
+            .size = all_ranks ? world_size : 2,
             .options = &options,
             .result = result,
             .timer_tick_s = MPI_Wtick(),
@@ -124,7 +134,8 @@ int main(int argc, char **argv)
     nb_placement *placements = nb_placement_gather(&self, MPI_COMM_WORLD);
     int exit_status = 0;
     if (world_rank == 0)
-        exit_status = write_result(result, &options, start, placements, world_size);
+        exit_status = write_result(result, &options, start, placements, world_size,
+                                   all_ranks ? world_size : 2);
     free(placements);
     nb_result_free(result);
 

@@ -280,6 +280,16 @@ void nb_param_int_list(nb_result *result, const char *key, const long long *valu
     slot->list_count = count;
 }
 
+void nb_param_text(nb_result *result, const char *key, const char *v)
+{
+    value *slot = add_keyed(&result->parameters, key);
+    slot->kind = VALUE_TEXT;
+    slot->text = copy_text(v);
+    for (char *p = slot->text; *p; p++)
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            *p = '_';
+}
+
 void nb_summary_int(nb_result *result, const char *key, long long v)
 {
     value *slot = add_keyed(&result->summary, key);

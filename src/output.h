@@ -31,6 +31,7 @@ void nb_result_add_rank(nb_result *result, int rank, const char *host, const int
 void nb_param_int(nb_result *result, const char *key, long long value);
 void nb_param_real(nb_result *result, const char *key, double value);
 void nb_param_int_list(nb_result *result, const char *key, const long long *values, size_t count);
+void nb_param_text(nb_result *result, const char *key, const char *value); /* no whitespace */
 void nb_summary_int(nb_result *result, const char *key, long long value);
 void nb_summary_real(nb_result *result, const char *key, double value); /* NaN -> null */
 void nb_summary_null(nb_result *result, const char *key);

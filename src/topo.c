@@ -82,7 +82,53 @@ static void format_cpu_list(const int *cpus, int count, char *text, size_t lengt
     }
 }
 
-void nb_placement_report(const nb_placement *all, int count, nb_result *result)
+/* Warnings per pair of ranks beyond which only a count is reported. */
+#define MAX_PAIR_WARNINGS 4
+
+static const char advice[] = "busy-polling ranks must sit on different cores, otherwise they "
+                             "take turns and every timing is distorted; bind them (Open MPI: "
+                             "mpirun --bind-to core, MPICH: mpirun -bind-to core)";
+
+static int is_unbound(const nb_placement *p)
+{
+    return p->online_cpus > 1 && mask_count(p) >= p->online_cpus;
+}
+
+/* 1 when two ranks on one host may run on the same CPU. */
+static int pair_conflict(const nb_placement *a, const nb_placement *b)
+{
+    for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS; cpu++)
+        if (mask_has(a, cpu) && mask_has(b, cpu))
+            return 1;
+    return 0;
+}
+
+/* Adds the warning for ranks a and b on one host, if any; returns 1 when it did. */
+static int pair_warning(const nb_placement *a, const nb_placement *b, nb_result *result)
+{
+    int a_unbound = is_unbound(a), b_unbound = is_unbound(b);
+    int shared[NB_TOPO_MAX_CPUS], shared_count = 0;
+    for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS; cpu++)
+        if (mask_has(a, cpu) && mask_has(b, cpu))
+            shared[shared_count++] = cpu;
+    if (shared_count == 0)
+        return 0;
+    char list[256];
+    format_cpu_list(shared, shared_count, list, sizeof list);
+    if (a_unbound && b_unbound)
+        nb_warning(result, "ranks %d and %d are not bound to cores (both may run on any of CPUs "
+                   "%s of host %s): %s", a->rank, b->rank, list, a->host, advice);
+    else if (a_unbound || b_unbound)
+        nb_warning(result, "rank %d is not bound to a core and may run on CPUs %s of host %s, "
+                   "which rank %d uses too: %s", a_unbound ? a->rank : b->rank, list, a->host,
+                   a_unbound ? b->rank : a->rank, advice);
+    else
+        nb_warning(result, "ranks %d and %d share CPU %s on host %s: %s", a->rank, b->rank, list,
+                   a->host, advice);
+    return 1;
+}
+
+void nb_placement_report(const nb_placement *all, int count, int measured, nb_result *result)
 {
     int cpus[NB_TOPO_MAX_CPUS];
     for (int r = 0; r < count; r++) {
@@ -96,31 +142,25 @@ void nb_placement_report(const nb_placement *all, int count, nb_result *result)
     if (count < 2)
         return;
 
-    const nb_placement *a = &all[0], *b = &all[1];
-    static const char advice[] = "busy-polling ranks must sit on different cores, otherwise they "
-                                 "take turns and every timing is distorted; bind them (Open MPI: "
-                                 "mpirun --bind-to core, MPICH: mpirun -bind-to core)";
-    if (strcmp(a->host, b->host) == 0) {
-        int a_count = mask_count(a), b_count = mask_count(b);
-        int a_unbound = a->online_cpus > 1 && a_count >= a->online_cpus;
-        int b_unbound = b->online_cpus > 1 && b_count >= b->online_cpus;
-        int shared[NB_TOPO_MAX_CPUS], shared_count = 0;
-        for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS; cpu++)
-            if (mask_has(a, cpu) && mask_has(b, cpu))
-                shared[shared_count++] = cpu;
-        char list[256];
-        format_cpu_list(shared, shared_count, list, sizeof list);
-        if (a_unbound && b_unbound)
-            nb_warning(result, "ranks 0 and 1 are not bound to cores (both may run on any of CPUs "
-                       "%s of host %s): %s", list, a->host, advice);
-        else if (a_unbound || b_unbound)
-            nb_warning(result, "rank %d is not bound to a core and may run on CPUs %s of host %s, "
-                       "which rank %d uses too: %s", a_unbound ? 0 : 1, list, a->host,
-                       a_unbound ? 1 : 0, advice);
-        else if (shared_count > 0)
-            nb_warning(result, "ranks 0 and 1 share CPU %s on host %s: %s", list, a->host, advice);
-    }
-    for (int r = 0; r < 2; r++)
+    /* Every pair of measuring ranks on one host must sit on different CPUs. */
+    if (measured > count)
+        measured = count;
+    int reported = 0, unreported = 0;
+    for (int i = 0; i < measured; i++)
+        for (int j = i + 1; j < measured; j++) {
+            if (strcmp(all[i].host, all[j].host) != 0)
+                continue;
+            if (reported < MAX_PAIR_WARNINGS) {
+                if (pair_warning(&all[i], &all[j], result))
+                    reported++;
+            } else if (pair_conflict(&all[i], &all[j])) {
+                unreported++;
+            }
+        }
+    if (unreported > 0)
+        nb_warning(result, "%d more pairs of ranks share CPUs (only the first %d are listed)",
+                   unreported, MAX_PAIR_WARNINGS);
+    for (int r = 0; r < measured; r++)
         if (all[r].cpu_at_start != all[r].cpu_at_end)
             nb_warning(result, "rank %d moved from CPU %d to CPU %d during the measurement", r,
                        all[r].cpu_at_start, all[r].cpu_at_end);

@@ -29,8 +29,9 @@ void nb_placement_record_end(nb_placement *self);
  * comm size, to free), the others get NULL. */
 nb_placement *nb_placement_gather(const nb_placement *self, MPI_Comm comm);
 
-/* Adds the ranks to the result header, and warnings when ranks 0 and 1 share CPUs on one host
- * or are not bound at all. */
-void nb_placement_report(const nb_placement *all, int count, nb_result *result);
+/* Adds the ranks to the result header, and warnings when two of the first `measured` ranks (2
+ * for point-to-point methods, all for multi-rank methods) share CPUs on one host or are not
+ * bound at all, or moved during the measurement. */
+void nb_placement_report(const nb_placement *all, int count, int measured, nb_result *result);
 
 #endif
