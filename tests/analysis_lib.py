@@ -86,6 +86,22 @@ class Analysis:
         lib.nb_overlap_knee.restype = _D
         lib.nb_despike.argtypes = [_PD, _SZ, _SZ, _D, _D, _PD]
         lib.nb_despike.restype = _SZ
+        # patterns.h
+        _I, _PI = ctypes.c_int, ctypes.POINTER(ctypes.c_int)
+        lib.nb_dense_phase_count.argtypes = [_I, _I, _I]
+        lib.nb_dense_phase_count.restype = _I
+        lib.nb_dense_partners.argtypes = [_I, _I, _I, _I, ctypes.c_uint64, _PI, _PI]
+        lib.nb_dense_partners.restype = None
+        lib.nb_dense_algorithm_from_name.argtypes = [ctypes.c_char_p]
+        lib.nb_dense_algorithm_from_name.restype = _I
+        lib.nb_beff_message_lengths.argtypes = [_SZ, ctypes.POINTER(_SZ)]
+        lib.nb_beff_message_lengths.restype = _I
+        lib.nb_beff_ring.argtypes = [_I, _I, _I, _PI, _PI]
+        lib.nb_beff_ring.restype = _I
+        lib.nb_beff_random_ring.argtypes = [_I, ctypes.c_uint64, _I, _I, _PI, _PI]
+        lib.nb_beff_random_ring.restype = None
+        lib.nb_logavg.argtypes = [_PD, _SZ]
+        lib.nb_logavg.restype = _D
 
     def stat(self, name: str, values: Sequence[float]) -> float:
         return getattr(self.lib, name)(_array(values), len(values))
@@ -170,6 +186,56 @@ class Analysis:
         out = (ctypes.c_double * max(len(y), 1))()
         count = self.lib.nb_despike(_array(y), len(y), half_window, z, floor_relative, out)
         return count, list(out)[: len(y)]
+
+    # ---- patterns.h -------------------------------------------------------------------------
+
+    DENSE = ("aapc", "pairwise", "cumulative", "random")
+
+    def dense_phase_count(self, algorithm: str, ranks: int, random_phases: int = 16) -> int:
+        return self.lib.nb_dense_phase_count(self.DENSE.index(algorithm), ranks, random_phases)
+
+    def dense_phase(
+        self, algorithm: str, ranks: int, phase: int, seed: int = 1
+    ) -> list[tuple[int, int]]:
+        """(send_to, recv_from) of every rank in one phase; (-1, -1) = idle."""
+        out = []
+        for rank in range(ranks):
+            send, recv = ctypes.c_int(), ctypes.c_int()
+            self.lib.nb_dense_partners(
+                self.DENSE.index(algorithm), ranks, phase, rank, seed,
+                ctypes.byref(send), ctypes.byref(recv),
+            )
+            out.append((send.value, recv.value))
+        return out
+
+    def dense_algorithm_from_name(self, name: str) -> int:
+        return self.lib.nb_dense_algorithm_from_name(name.encode())
+
+    def beff_lengths(self, lmax: int) -> list[int] | None:
+        out = (ctypes.c_size_t * 21)()
+        rc = self.lib.nb_beff_message_lengths(lmax, out)
+        return list(out) if rc == 0 else None
+
+    def beff_ring(self, ranks: int, pattern: int) -> list[tuple[int, int, int]]:
+        """(next, prev, ring size) of every rank."""
+        out = []
+        for rank in range(ranks):
+            nxt, prev = ctypes.c_int(), ctypes.c_int()
+            size = self.lib.nb_beff_ring(ranks, pattern, rank, ctypes.byref(nxt), ctypes.byref(prev))
+            out.append((nxt.value, prev.value, size))
+        return out
+
+    def beff_random_ring(self, ranks: int, seed: int, pattern: int) -> list[tuple[int, int]]:
+        out = []
+        for rank in range(ranks):
+            nxt, prev = ctypes.c_int(), ctypes.c_int()
+            self.lib.nb_beff_random_ring(ranks, seed, pattern, rank, ctypes.byref(nxt),
+                                         ctypes.byref(prev))
+            out.append((nxt.value, prev.value))
+        return out
+
+    def logavg(self, values: Sequence[float]) -> float:
+        return self.lib.nb_logavg(_array(values), len(values))
 
 
 def load(path: Path | None = None) -> Analysis:

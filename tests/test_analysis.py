@@ -19,19 +19,6 @@ import analysis_lib
 import pytest
 
 
-@pytest.fixture(scope="module")
-def nb() -> analysis_lib.Analysis:
-    # NB_ANALYSIS_LIB=/path/to/lib.so tests a library built elsewhere (e.g. a mutant).
-    prebuilt = os.environ.get("NB_ANALYSIS_LIB")
-    if prebuilt:
-        return analysis_lib.load(Path(prebuilt))
-    try:
-        path = analysis_lib.build()
-    except subprocess.CalledProcessError as err:
-        pytest.fail(f"make -C src libnbanalysis.so failed:\n{err.stdout}\n{err.stderr}")
-    return analysis_lib.load(path)
-
-
 # --------------------------------------------------------------------------------------------
 # Order statistics
 # --------------------------------------------------------------------------------------------
