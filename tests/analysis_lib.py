@@ -221,7 +221,9 @@ class Analysis:
         out = []
         for rank in range(ranks):
             nxt, prev = ctypes.c_int(), ctypes.c_int()
-            size = self.lib.nb_beff_ring(ranks, pattern, rank, ctypes.byref(nxt), ctypes.byref(prev))
+            size = self.lib.nb_beff_ring(
+                ranks, pattern, rank, ctypes.byref(nxt), ctypes.byref(prev)
+            )
             out.append((nxt.value, prev.value, size))
         return out
 

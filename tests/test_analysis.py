@@ -9,15 +9,12 @@ from __future__ import annotations
 import ctypes
 import json
 import math
-import os
 import random
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import analysis_lib
 import pytest
-
 
 # --------------------------------------------------------------------------------------------
 # Order statistics
