@@ -33,7 +33,7 @@ import yaml
 MARGIN = 2.0
 LATENCY_FLOOR, LATENCY_CAP = 0.70, 0.70  # upper bounds for lower-is-better variables
 BANDWIDTH_FLOOR, BANDWIDTH_CAP = 0.45, 0.45  # lower bounds (as -x) for MB/s variables
-HIGHER_IS_BETTER_UNITS = {"MB/s"}
+HIGHER_IS_BETTER_UNITS = {"MB/s", "ratio"}
 COUNT_UNITS = {"ranges"}
 NOISY_MARGIN = 1.25
 
@@ -46,11 +46,13 @@ class Samples:
     variable: str
     unit: str
     values: list[float]
+    #: "<nodes>x<ranks per node>" of the multi-rank checks (a third index level), else "".
+    scale: str = ""
 
 
 def read_reports(paths: list[Path]) -> list[Samples]:
     """Collect passed and failed-performance samples per variable from run report files."""
-    table: dict[tuple[str, str, str, str], Samples] = {}
+    table: dict[tuple[str, str, str, str, str], Samples] = {}
     for path in paths:
         try:
             report = json.loads(path.read_text())
@@ -66,13 +68,16 @@ def read_reports(paths: list[Path]) -> list[Samples]:
                 check = case.get("name", "").split(" ")[0].split("%")[0]
                 partition = f"{case.get('system')}:{case.get('partition')}"
                 environ = case.get("environ")
+                scale = case.get("scale") or ""
                 for key, perf in (case.get("perfvalues") or {}).items():
                     variable = key.split(":")[-1]
                     value, unit = perf[0], perf[4]
                     if value is None or not math.isfinite(value):
                         continue
-                    k = (check, partition, environ, variable)
-                    table.setdefault(k, Samples(check, partition, environ, variable, unit, []))
+                    k = (check, partition, environ, scale, variable)
+                    table.setdefault(
+                        k, Samples(check, partition, environ, variable, unit, [], scale)
+                    )
                     table[k].values.append(float(value))
     return list(table.values())
 
@@ -126,13 +131,19 @@ def build_reference(samples: list[Samples], sources: list[Path],
     old_noisy = set(old_provenance.get("too_noisy_to_catch_2x") or [])
     reports = sorted(set(old_provenance.get("reports") or []) | {p.name for p in sources})
     runs_per_var = []
-    for s in sorted(samples, key=lambda s: (s.check, s.partition, s.environ, s.variable)):
+    order = sorted(samples, key=lambda s: (s.check, s.partition, s.environ, s.scale, s.variable))
+    for s in order:
         entry = data.setdefault(s.check, {})
-        entry["$index"] = ["$partition", "$environ"]
+        # Multi-rank checks have one level more: the scale (nodes x ranks per node).
+        entry["$index"] = ["$partition", "$environ"] + (["scale"] if s.scale else [])
         ref, note = propose(s)
-        entry.setdefault(s.partition, {}).setdefault(s.environ, {})[s.variable] = ref
+        scope = entry.setdefault(s.partition, {}).setdefault(s.environ, {})
+        if s.scale:
+            scope = scope.setdefault(s.scale, {})
+        scope[s.variable] = ref
         runs_per_var.append(len(s.values))
-        key = f"{s.check} {s.partition} {s.environ} {s.variable}"
+        where = f"{s.environ} {s.scale}" if s.scale else s.environ
+        key = f"{s.check} {s.partition} {where} {s.variable}"
         old_noisy.discard(key)
         if note:
             notes.append(f"{key}: {note}")

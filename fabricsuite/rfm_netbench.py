@@ -17,6 +17,7 @@ import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import (
     fixture,
+    parameter,
     run_after,
     run_before,
     sanity_function,
@@ -133,12 +134,18 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
         # reference. ReFrame gets the absolute path, which os.path.join keeps as is.
         # Bootstrapping a new system (`-S require_reference=false`): run without references,
         # then derive them from the stored runs with `fabricsuite baseline`.
+        if not self.metrics:
+            return  # nothing to compare (validation checks)
         try:
             self.reference = external_reference(self.current_system.name, type(self).__name__)
         except ReferenceFileError as err:
             if self.require_reference:
                 raise
             getlogger().warning(f"{type(self).__name__}: running without references: {err}")
+
+    def extra_problems(self, result: NetbenchResult) -> list[str]:
+        """Check-specific sanity conditions; each problem is one sentence."""
+        return []
 
     def result(self) -> NetbenchResult:
         cached = getattr(self, "_netbench_result", None)
@@ -167,6 +174,10 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
                         f"({entry.get('reason')}); not used by this check"
                     )
         problems = result.problems(self.required_sizes, self.size_table, tolerated)
+        try:
+            problems.extend(self.extra_problems(result))
+        except ResultError as err:
+            problems.append(str(err))
         for name, metric in self.metrics.items():
             try:
                 metric.extract(result)
@@ -184,6 +195,84 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
             name: sn.make_performance_function(_metric_value(self, metric), metric.unit)
             for name, metric in self.metrics.items()
         }
+
+
+#: Node counts of the multi-rank checks. A partition with fewer nodes (its `extras: {"nodes": N}`,
+#: 1 when not given) skips the larger counts, saying so.
+NODE_COUNTS = [1, 2, 4]
+
+
+def cores_per_node(partition) -> int | None:
+    """Cores of one node of `partition` from its processor information (None when unknown)."""
+    processor = partition.processor
+    cores = getattr(processor, "num_cores", None)
+    if cores:
+        return int(cores)
+    cpus = getattr(processor, "num_cpus", None)
+    per_core = getattr(processor, "num_cpus_per_core", None) or 1
+    return int(cpus) // int(per_core) if cpus else None
+
+
+class NetbenchMultiRankCheck(NetbenchCheck):
+    """A method where every rank communicates (dense, beff, collectives), at a node count.
+
+    `node_count` is a parameter, so every count is its own test case with its own references
+    (index [$partition, $environ, scale], scale = "<nodes>x<ranks per node>"). Ranks per node
+    default to the cores of a node (the partition's processor information), one busy-polling
+    rank per core.
+    """
+
+    node_count = parameter(NODE_COUNTS, loggable=True)
+    #: Ranks per node; None = one per core of a node.
+    ranks_per_node = variable(int, type(None), value=None, loggable=True)
+    #: "<nodes>x<ranks per node>": the reference index level below the environment.
+    scale = variable(str, value="", loggable=True)
+    tags = {"multirank", "netbench"}
+
+    @run_after("setup")
+    def set_scale(self):
+        partition = self.current_partition
+        nodes = int(partition.extras.get("nodes", 1))
+        self.skip_if(
+            self.node_count > nodes,
+            f"{partition.fullname} has {nodes} node(s), this case needs {self.node_count}",
+        )
+        per_node = self.ranks_per_node or cores_per_node(partition)
+        self.skip_if(
+            per_node is None,
+            f"{partition.fullname}: no processor information (cores per node); add "
+            f"'processor' to its configuration or set -S ranks_per_node=N",
+        )
+        self.skip_if(per_node * self.node_count < 2, "needs at least 2 ranks")
+        self.num_tasks = per_node * self.node_count
+        self.num_tasks_per_node = per_node
+        self.scale = f"{self.node_count}x{per_node}"
+
+    def extra_problems(self, result: NetbenchResult) -> list[str]:
+        ranks = result.parameters.get("ranks")
+        if ranks != self.num_tasks:
+            return [f"netbench ran with {ranks} ranks, the check asked for {self.num_tasks}"]
+        return []
+
+
+class NetbenchValidationCheck(NetbenchMultiRankCheck):
+    """The method's `--validate` mode: every received byte checked, nothing timed."""
+
+    tags = {"multirank", "netbench", "validation"}
+
+    @run_after("init")
+    def add_validate_option(self):
+        self.netbench_options = [*self.netbench_options, "--validate"]
+
+    def extra_problems(self, result: NetbenchResult) -> list[str]:
+        problems = super().extra_problems(result)
+        checked = result.summary.get("validated_messages", result.summary.get("validated_calls"))
+        errors = result.summary.get("validation_errors")
+        if not checked:
+            problems.append("validation checked nothing")
+        if errors != 0:
+            problems.append(f"validation found {errors} wrong bytes or values")
+        return problems
 
 
 @sn.deferrable

@@ -8,6 +8,7 @@ whatever the machine's `mpirun` alternative points to, with ranks bound to cores
 A center's cluster is another file next to this one (see README, "Adding your system").
 """
 
+import os
 import shutil
 from pathlib import Path
 
@@ -53,6 +54,22 @@ def _installed_environments():
     return found
 
 
+def _processor():
+    """CPUs this process may use and SMT siblings per core: the multi-rank checks run one
+    rank per core. (Topology distances from hwloc are a separate matter; see README.)"""
+    cpus = len(os.sched_getaffinity(0))
+    siblings = Path("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list")
+    try:
+        per_core = 0
+        for part in siblings.read_text().strip().split(","):  # e.g. "0,32" or "0-1"
+            first, _, last = part.partition("-")
+            per_core += int(last or first) - int(first) + 1
+    except (OSError, ValueError):
+        per_core = 1
+    per_core = max(1, min(per_core, cpus))
+    return {"num_cpus": cpus, "num_cpus_per_core": per_core}
+
+
 _environments = _installed_environments()
 
 site_configuration = {
@@ -70,6 +87,9 @@ site_configuration = {
                     "launcher": "mpirun",
                     "environs": [env["name"] for env in _environments],
                     "features": ["mpi"],
+                    "processor": _processor(),
+                    # One node: the multi-rank checks skip their 2- and 4-node cases here.
+                    "extras": {"nodes": 1},
                     # Timing checks must not overlap: concurrent benchmarks distort each other.
                     "max_jobs": 1,
                 }

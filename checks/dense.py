@@ -1,0 +1,75 @@
+"""Dense communication checks: every rank exchanges, in phases (Altix study §3.3).
+
+Test plan. `netbench dense` runs the four algorithms of the study on every rank of the job:
+congestion-controlled all-to-all personalized exchange (aapc), simple pairwise, cumulative
+pairwise and random pairwise (seed 1, 16 phases), at sizes 8 B to 1 MiB. Partitions and
+environments with the `mpi` feature; node counts 1, 2, 4 (larger than the partition skip), one
+rank per core. References per partition, environment and scale (reference/<system>.yaml).
+
+- NetbenchDense, per algorithm at 1 MiB: the mean bandwidth per rank over the phases, and the
+  ratio of the worst phase to the first (the study's "drop in the middle phases"; 1.0 when the
+  first phase is the worst). Sanity: every phase of every algorithm at every size ran, every
+  bandwidth positive, the job had the ranks asked for.
+- NetbenchDenseValidation: the same patterns once each with patterned data; every received byte
+  checked (no timing, no references).
+"""
+
+import reframe as rfm
+
+from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, NetbenchValidationCheck, cell
+
+MiB = 1024 * 1024
+ALGORITHMS = ["aapc", "pairwise", "cumulative", "random"]
+RANDOM_PHASES = 16
+
+
+def _expected_phases(algorithm: str, ranks: int) -> int:
+    if algorithm in ("aapc", "pairwise"):
+        return ranks - 1
+    return ranks // 2 if algorithm == "cumulative" else RANDOM_PHASES
+
+
+@rfm.simple_test
+class NetbenchDense(NetbenchMultiRankCheck):
+    descr = "Dense communication: aapc, simple/cumulative/random pairwise (Altix study 3.3)"
+    method = "dense"
+    netbench_options = ["--phases", str(RANDOM_PHASES), "--seed", "1"]
+    metrics = {
+        **{
+            f"{a}_bandwidth_1MiB_MBps": cell(
+                "algorithms", "bandwidth_mean_MBps", "MB/s", algorithm=a, size_bytes=MiB
+            )
+            for a in ALGORITHMS
+        },
+        **{
+            f"{a}_worst_to_first_1MiB": cell(
+                "algorithms", "worst_to_first", "ratio", algorithm=a, size_bytes=MiB
+            )
+            for a in ALGORITHMS
+        },
+    }
+
+    def extra_problems(self, result):
+        problems = super().extra_problems(result)
+        sizes = result.parameters.get("sizes_bytes") or []
+        rows = result.table("phases")
+        for algorithm in ALGORITHMS:
+            expected = _expected_phases(algorithm, self.num_tasks) * len(sizes)
+            ran = [r for r in rows if r.get("algorithm") == algorithm]
+            if len(ran) != expected:
+                problems.append(f"{algorithm}: {len(ran)} phase results, expected {expected}")
+        bad = [r for r in rows if not (r.get("bandwidth_min_MBps") or 0) > 0]
+        if bad:
+            first = bad[0]
+            problems.append(
+                f"{len(bad)} phases without a positive bandwidth, e.g. {first.get('algorithm')} "
+                f"phase {first.get('phase')} at {first.get('size_bytes')} B"
+            )
+        return problems
+
+
+@rfm.simple_test
+class NetbenchDenseValidation(NetbenchValidationCheck):
+    descr = "Dense communication patterns with every received byte checked (no timing)"
+    method = "dense"
+    netbench_options = ["--phases", str(RANDOM_PHASES), "--seed", "1", "--max-size", "64K"]
