@@ -76,7 +76,7 @@ site_configuration = {
                     "level": "info",
                     "format": (
                         "%(check_job_completion_time)s|%(check_result)s|%(check_display_name)s|"
-                        "%(check_system)s|%(check_partition)s|%(check_environ)s|"
+                        "%(check_system)s|%(check_partition)s|%(check_environ)s|%(check_num_tasks)s|"
                         "%(check_mpi_library)s|%(check_netbench_version)s|%(check_perfvalues)s"
                     ),
                     "format_perfvars": (

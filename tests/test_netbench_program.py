@@ -43,10 +43,14 @@ def test_help_lists_every_subcommand(netbench):
     program, _ = netbench
     proc = run([program, "--help"])
     assert proc.returncode == 0
-    for method in ("pingpong", "bibw", "bothway", "flood", "overlap", "loggp"):
+    for method in ("pingpong", "bibw", "bothway", "flood", "overlap", "loggp", "dense", "beff",
+                   "collectives"):
         assert method in proc.stdout
         sub = run([program, method, "--help"])
         assert sub.returncode == 0 and "--repetitions" in sub.stdout, (method, sub.stdout)
+    for method in ("dense", "beff", "collectives"):
+        sub = run([program, method, "--help"])
+        assert "--validate" in sub.stdout and "mpirun -np P" in sub.stdout, sub.stdout
 
 
 @pytest.mark.parametrize("args, words", [
@@ -56,6 +60,11 @@ def test_help_lists_every_subcommand(netbench):
     (["loggp", "--pfact", "-1"], "--pfact"),
     (["warp"], "warp"),
     (["pingpong", "--no-such-option"], "--no-such-option"),
+    (["dense", "--algorithms", "aapc,ring"], "ring"),
+    (["dense", "--phases", "0"], "--phases"),
+    (["beff", "--lmax", "4K"], "--lmax"),
+    (["collectives", "--collectives", "allreduce,scan"], "scan"),
+    (["pingpong", "--validate"], "--validate"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(netbench, args, words):
     program, _ = netbench
@@ -109,3 +118,61 @@ def test_loggp_on_shared_memory_finds_positive_g_and_G(netbench):
         assert (r["g_us"] is None or r["g_us"] >= 0) and (
             r["G_ns_per_byte"] is None or r["G_ns_per_byte"] >= 0), r
     assert json.loads(proc.stdout)["format"] == "netbench-result"
+
+
+# ------------------------------------------------------------------------------------------------
+# Multi-rank methods: every rank communicates. Three ranks on two cores are oversubscribed, which
+# is fine for correctness (validation, phase counts), never for timing.
+# ------------------------------------------------------------------------------------------------
+
+
+def oversubscribed(launcher, ranks):
+    if launcher[0].startswith("mpirun.openmpi"):
+        return [launcher[0], "-np", str(ranks), "--oversubscribe", "--bind-to", "none"]
+    return [launcher[0], "-np", str(ranks)]
+
+
+@pytest.mark.parametrize("method, options", [
+    ("dense", ["--max-size", "64K", "--phases", "5"]),
+    ("beff", ["--lmax", "64K", "--random-patterns", "3"]),
+    ("collectives", ["--sizes", "1,8,1K,64K"]),
+])
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_validation_mode_finds_every_byte_right(netbench, tmp_path, method, options, ranks):
+    program, launcher = netbench
+    out = tmp_path / "result.json"
+    cmd = launcher if ranks == 2 else oversubscribed(launcher, ranks)
+    proc = run([*cmd, program, method, *options, "--validate", "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = parse_json(out.read_text())
+    assert result.parameters["ranks"] == ranks
+    checked = result.summary.get("validated_messages", result.summary.get("validated_calls"))
+    assert checked > 0
+    assert result.summary["validation_errors"] == 0, result.table("validation")
+    assert result.status == "ok"
+    # Validation never reports timings.
+    assert not {"phases", "patterns", "collectives"} & set(result.tables)
+
+
+def test_dense_runs_every_phase_of_every_algorithm(netbench, tmp_path):
+    program, launcher = netbench
+    out = tmp_path / "dense.json"
+    proc = run([*oversubscribed(launcher, 4), program, "dense", "--sizes", "8,4K",
+                "--phases", "3", "--repetitions", "1", "--time-cap-ms", "0.2",
+                "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = parse_json(out.read_text())
+    phases = result.table("phases")
+    expected = {"aapc": 3, "pairwise": 3, "cumulative": 2, "random": 3}
+    for algorithm, count in expected.items():
+        rows = [r for r in phases if r["algorithm"] == algorithm]
+        assert len(rows) == 2 * count, algorithm
+        assert sorted({r["phase"] for r in rows}) == list(range(1, count + 1))
+    cumulative = [r for r in phases if r["algorithm"] == "cumulative"]
+    assert [r["active_ranks"] for r in cumulative if r["size_bytes"] == 8] == [2, 4]
+    assert all(r["bandwidth_mean_MBps"] > 0 for r in phases)
+    summary_rows = result.table("algorithms")
+    assert len(summary_rows) == 8
+    for row in summary_rows:
+        assert 0 < row["worst_to_first"] <= 1.0
+        assert 1 <= row["worst_phase"] <= row["phases"]
