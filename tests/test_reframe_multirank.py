@@ -1,0 +1,119 @@
+"""Integration: a real ReFrame session of the multi-rank checks (dense, b_eff, collectives).
+
+On the local system (one node, one rank per core) the 1-node cases run and pass against
+reference/local.yaml, the 2- and 4-node cases are skipped with the reason, the perflog holds the
+variables, `fabricsuite baseline` files the figures under the scale, and a tightened reference at
+that scale fails naming the variable.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricsuite import REPO_ROOT
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
+                       reason="needs Debian's Open MPI (ci/setup.sh installs it)"),
+]
+
+BIN = Path(sys.executable).parent
+CHECKS = ["checks/dense.py", "checks/beff.py", "checks/collectives.py"]
+SCALE = f"1x{len(os.sched_getaffinity(0))}"
+
+
+def run_reframe(results: Path, *args: str, reference_dir: Path | None = None):
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+    if reference_dir is not None:
+        env["RFM_REFERENCE_PREFIX"] = str(reference_dir)
+    checks = [arg for path in CHECKS for arg in ("-c", path)]
+    cmd = [str(BIN / "reframe"), "-C", "config/settings.py", *checks, "--system", "local",
+           "--exec-policy=serial", "-r", *args]
+    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.fixture(scope="module")
+def passing_session(tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    # Retries: this VM has phases in which shared memory is 2x slower (see test_reframe_local).
+    proc = run_reframe(results, "-p", "openmpi", "--max-retries=3")
+    return results, proc
+
+
+def test_multirank_checks_pass_and_skip_missing_nodes(passing_session):
+    _results, proc = passing_session
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    # 6 checks x node counts 1, 2, 4, plus the build: 19 cases, 12 skipped (2 and 4 nodes).
+    summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure.*?(\d+) skipped",
+                         proc.stdout)
+    assert summary, proc.stdout[-3000:]
+    ran, total, _failures, skipped = summary[0]
+    assert (ran, total, skipped) == ("7", "19", "12"), summary
+    assert summary[-1][2] == "0", proc.stdout[-3000:]
+    assert "local:default has 1 node(s), this case needs 2" in proc.stdout
+    assert "local:default has 1 node(s), this case needs 4" in proc.stdout
+
+
+@pytest.mark.parametrize("check, variables", [
+    ("NetbenchDense", ["aapc_bandwidth_1MiB_MBps", "random_worst_to_first_1MiB"]),
+    ("NetbenchBeff", ["b_eff_MBps", "b_eff_at_lmax_rings_MBps", "pingpong_latency_us"]),
+    ("NetbenchCollectives", ["barrier_median_us", "allreduce_8B_median_us",
+                             "alltoall_1MiB_median_us"]),
+])
+def test_perflog_holds_the_variables_and_rank_count(passing_session, check, variables):
+    results, _proc = passing_session
+    perflog = results / "perflogs" / "local" / "default" / f"{check}.log"
+    assert perflog.is_file(), sorted(str(p) for p in (results / "perflogs").rglob("*"))
+    header, *records = perflog.read_text().splitlines()
+    for variable in variables:
+        assert f"{variable}_value" in header, header
+    last = records[-1].split("|")
+    assert "pass" in last and "openmpi" in last, records[-1]
+    assert str(len(os.sched_getaffinity(0))) in last, "num_tasks is logged"
+    assert "%node_count=1" in records[-1]
+
+
+def test_baseline_files_figures_under_the_scale(passing_session, tmp_path):
+    results, _proc = passing_session
+    reports = sorted((results / "reports").glob("*.json"))
+    assert reports
+    out = tmp_path / "local.yaml"
+    proc = subprocess.run(
+        [str(BIN / "fabricsuite"), "baseline", "--system", "local", "--output", str(out),
+         *map(str, reports)],
+        capture_output=True, text=True, cwd=REPO_ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = yaml.safe_load(out.read_text())
+    entry = data["NetbenchBeff"]
+    assert entry["$index"] == ["$partition", "$environ", "scale"]
+    beff = entry["local:default"]["openmpi"][SCALE]["b_eff_MBps"]
+    assert beff[0] > 0 and beff[1] < 0 and beff[3] == "MB/s", beff
+    # the point-to-point layout is untouched: no scale level there
+    report = json.loads(reports[0].read_text())
+    assert all(c.get("scale") for run in report["runs"] for c in run["testcases"]
+               if c["name"].startswith("NetbenchBeff "))
+
+
+def test_tightened_reference_at_the_scale_fails_naming_the_variable(tmp_path):
+    refs = tmp_path / "reference"
+    refs.mkdir()
+    data = yaml.safe_load((REPO_ROOT / "reference" / "local.yaml").read_text())
+    scope = data["NetbenchBeff"]["local:default"]["openmpi"][SCALE]
+    # A reference a thousand times above anything this machine reaches, -10 % lower bound.
+    scope["b_eff_MBps"] = [scope["b_eff_MBps"][0] * 1000, -0.1, None, "MB/s"]
+    (refs / "local.yaml").write_text(yaml.safe_dump(data))
+    proc = run_reframe(tmp_path / "results", "-p", "openmpi", "-n", "NetbenchBeff%node_count=1",
+                       reference_dir=refs)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    failure = proc.stdout[proc.stdout.find("SUMMARY OF FAILURES"):]
+    assert "performance" in failure and "b_eff_MBps" in failure, failure
