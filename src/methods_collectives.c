@@ -1,15 +1,614 @@
-/* methods_collectives.c - placeholder while the method is written (not yet in a release). */
+/* methods_collectives.c - MPI collectives, each call timed alone in a synchronised time window
+ * (Hoefler et al. section 4; Altix study section 3.2), beside the naive loop/n figure.
+ *
+ * Rank 0 estimates every rank's clock offset with ping-pongs, then schedules call i of a block
+ * at T0 + i * window on its own clock. Every rank spins until that moment (on its own clock,
+ * through its offset), calls the collective and records its end. A call's time is the latest
+ * end over all ranks (in rank 0's time) minus its scheduled start, so no call can overlap or
+ * pipeline with the one before, which is what makes loop/n underestimate a collective.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
 #include "methods.h"
+
+/* window = max(COLL_WINDOW_FACTOR * estimated call time + 2 * clock error bound, minimum) */
+#define COLL_WINDOW_FACTOR 2.0
+#define COLL_WINDOW_MIN_S 5e-6
+/* Ping-pongs per rank of one clock synchronisation; the one with the shortest round trip
+ * gives the offset, half of that round trip bounds its error. */
+#define COLL_SYNC_EXCHANGES 30
+/* Untimed calls before a block, and the calls (each after a barrier) that estimate the window. */
+#define COLL_WARMUP_CALLS 5
+#define COLL_ESTIMATE_CALLS 5
+/* T0 lies this far in the future when rank 0 broadcasts it. */
+#define COLL_START_DELAY_S 1e-3
+/* More late calls than this share: the window is doubled and the block redone, at most
+ * COLL_MAX_RETRIES times. */
+#define COLL_MAX_LATE_SHARE 0.10
+#define COLL_MAX_RETRIES 3
+/* Tag of the clock synchronisation ping-pongs (ctx->pair is a private duplicate). */
+#define COLL_TAG_CLOCK 7
+/* Validation: bytes behind the received data that must stay untouched. */
+#define COLL_GUARD_BYTES 64
+
+#define COLL_ALL_MASK ((1u << NB_COLL_COUNT) - 1u)
 
 const nb_command nb_command_collectives = {
     .name = "collectives",
-    .summary = "(being written)",
-    .description = "(being written)",
-    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE,
+    .summary = "collectives, each call timed alone in a synchronised time window (Hoefler 4; "
+               "Altix 3.2)",
+    .description =
+        "MPI collectives on all ranks (Altix study section 3.2: barrier, reduce, alltoall and\n"
+        "more), each call timed alone (Hoefler et al. section 4). Timing n back-to-back calls\n"
+        "and dividing by n underestimates a collective: consecutive calls overlap (a rank that\n"
+        "is done early starts the next call while others still work), and rotating the root\n"
+        "does not cure it. Here rank 0 first estimates every rank's clock offset with 30\n"
+        "ping-pongs (the shortest round trip gives the offset; half of it bounds the error),\n"
+        "again before every (collective, size) block. Call i then starts at T0 + i * window on\n"
+        "rank 0's clock: every rank spins until that moment on its own clock, calls the\n"
+        "collective and records its end. A call's time is the latest end over the ranks minus\n"
+        "the scheduled start (output parameter synchronisation = window). window = max(2 x\n"
+        "estimated call time (max over ranks) + 2 x clock error bound, 5 us). A rank that\n"
+        "reaches a start already past is late: that call is left out (late_calls); with more\n"
+        "than 10% late the window is doubled and the block redone (at most 3 times; the\n"
+        "attempt with the fewest late calls is kept), then the row is reported unreliable.\n"
+        "Beside min/quartiles/median/max over the valid calls, the table gives the naive\n"
+        "figure most suites report: --calls back-to-back calls / calls (max over ranks,\n"
+        "median of --repetitions loops) and loop_to_individual = that / individual median.\n"
+        "Each block is warmed up by a few untimed calls.\n"
+        "Sizes: bcast s bytes; reduce and allreduce s bytes of MPI_FLOAT summed (s/4 values,\n"
+        "at least 1); alltoall and alltoallv s bytes per peer; gather, scatter and allgather\n"
+        "s bytes per rank; root 0; barrier has no size (one row, size_bytes 0).\n"
+        "--validate times nothing: each collective and size runs once on known data (small\n"
+        "integer floats for the sums, which add exactly) and every rank checks every value.",
+    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_SIZES | NB_OPT_MIN_SIZE |
+                        NB_OPT_MAX_SIZE | NB_OPT_COLLECTIVES | NB_OPT_CALLS |
+                        NB_OPT_REPETITIONS | NB_OPT_VALIDATE,
     .all_ranks = 1,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .defaults =
+        {
+            .repetitions = 1,
+            .min_size = 8,
+            .max_size = 1024 * 1024,
+            .collectives = COLL_ALL_MASK,
+            .calls = 100,
+        },
 };
+
+/* One collective at one size, with everything a call needs prepared beforehand. */
+typedef struct {
+    MPI_Comm comm;
+    int rank;
+    int ranks;
+    nb_collective collective;
+    int bytes;                 /* s: per peer / per rank / whole message, as the collective */
+    int floats;                /* reduce, allreduce: max(s / 4, 1) */
+    unsigned char *send;
+    unsigned char *recv;
+    size_t buffer_bytes;       /* capacity of send and recv */
+    int *counts;               /* alltoallv: s for every peer */
+    int *displacements;        /* alltoallv: peers in reverse order, so displacements matter */
+} coll_state;
+
+static void coll_call(const coll_state *s)
+{
+    MPI_Comm comm = s->comm;
+    switch (s->collective) {
+    case NB_COLL_BARRIER:
+        MPI_Barrier(comm);
+        break;
+    case NB_COLL_BCAST:
+        MPI_Bcast(s->send, s->bytes, MPI_BYTE, 0, comm);
+        break;
+    case NB_COLL_REDUCE:
+        MPI_Reduce(s->send, s->recv, s->floats, MPI_FLOAT, MPI_SUM, 0, comm);
+        break;
+    case NB_COLL_ALLREDUCE:
+        MPI_Allreduce(s->send, s->recv, s->floats, MPI_FLOAT, MPI_SUM, comm);
+        break;
+    case NB_COLL_ALLTOALL:
+        MPI_Alltoall(s->send, s->bytes, MPI_BYTE, s->recv, s->bytes, MPI_BYTE, comm);
+        break;
+    case NB_COLL_ALLTOALLV:
+        MPI_Alltoallv(s->send, s->counts, s->displacements, MPI_BYTE, s->recv, s->counts,
+                      s->displacements, MPI_BYTE, comm);
+        break;
+    case NB_COLL_GATHER:
+        MPI_Gather(s->send, s->bytes, MPI_BYTE, s->recv, s->bytes, MPI_BYTE, 0, comm);
+        break;
+    case NB_COLL_SCATTER:
+        MPI_Scatter(s->send, s->bytes, MPI_BYTE, s->recv, s->bytes, MPI_BYTE, 0, comm);
+        break;
+    case NB_COLL_ALLGATHER:
+        MPI_Allgather(s->send, s->bytes, MPI_BYTE, s->recv, s->bytes, MPI_BYTE, comm);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Bytes that the send and the receive buffer must hold for one collective at one size. */
+static size_t coll_buffer_bytes(nb_collective collective, size_t size, int ranks)
+{
+    switch (collective) {
+    case NB_COLL_BARRIER:
+        return 0;
+    case NB_COLL_BCAST:
+        return size;
+    case NB_COLL_REDUCE:
+    case NB_COLL_ALLREDUCE:
+        return size >= sizeof(float) ? size : sizeof(float);
+    default:
+        return size * (size_t)ranks;
+    }
+}
+
+/* 0 when alltoallv's int displacements cannot reach the last peer's block. */
+static int coll_size_fits(nb_collective collective, size_t size, int ranks)
+{
+    return collective != NB_COLL_ALLTOALLV || size <= (size_t)INT_MAX / (size_t)ranks;
+}
+
+static void coll_prepare(coll_state *s, nb_collective collective, size_t size)
+{
+    s->collective = collective;
+    s->bytes = collective == NB_COLL_BARRIER ? 0 : (int)size;
+    s->floats = (int)(size / sizeof(float));
+    if (s->floats < 1)
+        s->floats = 1;
+    for (int p = 0; p < s->ranks; p++) {
+        s->counts[p] = s->bytes;
+        s->displacements[p] = (s->ranks - 1 - p) * s->bytes;
+    }
+}
+
+/* ---- clock synchronisation ---------------------------------------------------------------- */
+
+/* Collective over s->comm: rank 0 ping-pongs with every other rank in turn. Returns this rank's
+ * offset (local MPI_Wtime - rank 0's MPI_Wtime, 0 on rank 0); on rank 0 *error_max is the
+ * largest error bound (half the shortest round trip) over the ranks. */
+static double coll_sync_clocks(const coll_state *s, double *error_max)
+{
+    double *offsets = NULL;
+    double local_offset = 0.0;
+    *error_max = 0.0;
+    if (s->rank == 0) {
+        offsets = calloc((size_t)s->ranks, sizeof *offsets);
+        if (offsets == NULL) {
+            fprintf(stderr, "netbench: out of memory\n");
+            MPI_Abort(s->comm, 1);
+        }
+        for (int r = 1; r < s->ranks; r++) {
+            double best_rtt = INFINITY, best_offset = 0.0;
+            for (int k = 0; k < COLL_SYNC_EXCHANGES; k++) {
+                double remote = 0.0, t0 = MPI_Wtime();
+                MPI_Send(&t0, 1, MPI_DOUBLE, r, COLL_TAG_CLOCK, s->comm);
+                MPI_Recv(&remote, 1, MPI_DOUBLE, r, COLL_TAG_CLOCK, s->comm, MPI_STATUS_IGNORE);
+                double t1 = MPI_Wtime();
+                if (t1 - t0 < best_rtt) {
+                    best_rtt = t1 - t0;
+                    best_offset = remote - (t0 + t1) / 2.0;
+                }
+            }
+            offsets[r] = best_offset;
+            if (best_rtt / 2.0 > *error_max)
+                *error_max = best_rtt / 2.0;
+        }
+    } else {
+        for (int k = 0; k < COLL_SYNC_EXCHANGES; k++) {
+            double ping = 0.0;
+            MPI_Recv(&ping, 1, MPI_DOUBLE, 0, COLL_TAG_CLOCK, s->comm, MPI_STATUS_IGNORE);
+            double now = MPI_Wtime();
+            MPI_Send(&now, 1, MPI_DOUBLE, 0, COLL_TAG_CLOCK, s->comm);
+        }
+    }
+    MPI_Scatter(offsets, 1, MPI_DOUBLE, &local_offset, 1, MPI_DOUBLE, 0, s->comm);
+    free(offsets);
+    return local_offset;
+}
+
+/* ---- timed mode --------------------------------------------------------------------------- */
+
+typedef struct {
+    int calls_valid;
+    int late_calls;
+    int attempts;              /* 1 + retries with a doubled window */
+    double window_s;
+    double sync_error_s;       /* largest error bound of the block's synchronisations */
+    double time_us[5];         /* min, q25, median, q75, max over the valid calls */
+    double loop_average_us;
+} coll_timing;
+
+static double coll_estimate_call(const coll_state *s)
+{
+    double durations[COLL_ESTIMATE_CALLS];
+    for (int k = 0; k < COLL_ESTIMATE_CALLS; k++) {
+        MPI_Barrier(s->comm);
+        double start = MPI_Wtime();
+        coll_call(s);
+        durations[k] = MPI_Wtime() - start;
+    }
+    double local = nb_median(durations, COLL_ESTIMATE_CALLS), longest = 0.0;
+    MPI_Allreduce(&local, &longest, 1, MPI_DOUBLE, MPI_MAX, s->comm);
+    return longest;
+}
+
+/* One (collective, size) block, collective over s->comm; figures valid on rank 0. */
+static void coll_time_block(const coll_state *s, int calls, int repetitions, coll_timing *t)
+{
+    double *ends = malloc((size_t)calls * sizeof *ends);
+    double *latest = malloc((size_t)calls * sizeof *latest);
+    double *times = malloc((size_t)calls * sizeof *times);
+    int *late = malloc((size_t)calls * sizeof *late);
+    int *late_any = malloc((size_t)calls * sizeof *late_any);
+    if (ends == NULL || latest == NULL || times == NULL || late == NULL || late_any == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        MPI_Abort(s->comm, 1);
+        return;
+    }
+    memset(t, 0, sizeof *t);
+
+    for (int k = 0; k < COLL_WARMUP_CALLS; k++)
+        coll_call(s);
+    double estimate = coll_estimate_call(s);
+
+    double window = 0.0;
+    for (int attempt = 0; attempt <= COLL_MAX_RETRIES; attempt++) {
+        double error = 0.0;
+        double offset = coll_sync_clocks(s, &error);
+        if (error > t->sync_error_s)
+            t->sync_error_s = error;
+        double schedule[2] = {0.0, 0.0}; /* T0 and window, rank 0's clock */
+        if (s->rank == 0) {
+            if (attempt == 0) {
+                window = COLL_WINDOW_FACTOR * estimate + 2.0 * error;
+                if (window < COLL_WINDOW_MIN_S)
+                    window = COLL_WINDOW_MIN_S;
+            } else {
+                window *= 2.0;
+            }
+            schedule[0] = MPI_Wtime() + COLL_START_DELAY_S + 2.0 * error;
+            schedule[1] = window;
+        }
+        MPI_Bcast(schedule, 2, MPI_DOUBLE, 0, s->comm);
+        window = schedule[1];
+
+        /* The timed block: nothing but spinning, the call and one clock read per call. */
+        double first_local = schedule[0] + offset;
+        for (int i = 0; i < calls; i++) {
+            double start = first_local + (double)i * window;
+            double now = MPI_Wtime();
+            late[i] = now > start;
+            while (now < start)
+                now = MPI_Wtime();
+            coll_call(s);
+            ends[i] = MPI_Wtime();
+        }
+        for (int i = 0; i < calls; i++)
+            ends[i] -= offset; /* into rank 0's time */
+
+        MPI_Allreduce(late, late_any, calls, MPI_INT, MPI_MAX, s->comm);
+        MPI_Reduce(ends, latest, calls, MPI_DOUBLE, MPI_MAX, 0, s->comm);
+        int late_count = 0;
+        for (int i = 0; i < calls; i++)
+            late_count += late_any[i] != 0;
+        t->attempts = attempt + 1;
+        /* Keep the attempt with the fewest late calls (the last one of equals). */
+        int better = attempt == 0 || late_count <= t->late_calls;
+        if (better) {
+            t->late_calls = late_count;
+            t->window_s = window;
+        }
+        if (better && s->rank == 0) {
+            int valid = 0;
+            for (int i = 0; i < calls; i++)
+                if (!late_any[i])
+                    times[valid++] = (latest[i] - (schedule[0] + (double)i * window)) * 1e6;
+            t->calls_valid = valid;
+            t->time_us[0] = nb_min(times, (size_t)valid);
+            t->time_us[1] = nb_quantile(times, (size_t)valid, 0.25);
+            t->time_us[2] = nb_median(times, (size_t)valid);
+            t->time_us[3] = nb_quantile(times, (size_t)valid, 0.75);
+            t->time_us[4] = nb_max(times, (size_t)valid);
+        }
+        if ((double)late_count <= COLL_MAX_LATE_SHARE * (double)calls)
+            break;
+    }
+
+    /* The naive loop: calls back-to-back after a barrier, divided by calls, max over ranks. */
+    double loops[NB_MAX_REPETITIONS];
+    for (int r = 0; r < repetitions; r++) {
+        MPI_Barrier(s->comm);
+        double start = MPI_Wtime();
+        for (int i = 0; i < calls; i++)
+            coll_call(s);
+        double local = (MPI_Wtime() - start) / (double)calls, longest = 0.0;
+        MPI_Reduce(&local, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
+        loops[r] = longest * 1e6;
+    }
+    t->loop_average_us = s->rank == 0 ? nb_median(loops, (size_t)repetitions) : NAN;
+
+    free(ends);
+    free(latest);
+    free(times);
+    free(late);
+    free(late_any);
+}
+
+/* ---- validation mode ---------------------------------------------------------------------- */
+
+/* Exact small integers: every partial sum over up to a few hundred thousand ranks is exact. */
+static float coll_value(int rank, int index)
+{
+    return (float)((rank * 31 + index) % 97 - 48);
+}
+
+static unsigned coll_tag(nb_collective collective, size_t size_index)
+{
+    return (unsigned)collective * 41u + (unsigned)size_index * 13u;
+}
+
+/* Runs the collective once on known data and checks what this rank received. Returns the
+ * number of wrong values; *checked gets the number of values checked here. */
+static long long coll_validate_once(const coll_state *s, size_t size_index, long long *checked)
+{
+    unsigned tag = coll_tag(s->collective, size_index);
+    size_t bytes = (size_t)s->bytes, ranks = (size_t)s->ranks;
+    size_t span = bytes * ranks;
+    int rank = s->rank;
+    long long wrong = 0;
+    *checked = 0;
+    memset(s->recv, 0, s->buffer_bytes);
+
+    switch (s->collective) {
+    case NB_COLL_BARRIER:
+        coll_call(s);
+        break;
+    case NB_COLL_BCAST:
+        if (rank == 0)
+            nb_fill_message(s->send, bytes, 0, tag);
+        else
+            memset(s->send, 0, bytes);
+        coll_call(s);
+        wrong = (long long)nb_check_message(s->send, bytes, 0, tag);
+        *checked = (long long)bytes;
+        break;
+    case NB_COLL_REDUCE:
+    case NB_COLL_ALLREDUCE: {
+        float *in = (float *)(void *)s->send, *out = (float *)(void *)s->recv;
+        for (int i = 0; i < s->floats; i++)
+            in[i] = coll_value(rank, i);
+        coll_call(s);
+        if (s->collective == NB_COLL_REDUCE && rank != 0)
+            break;
+        for (int i = 0; i < s->floats; i++) {
+            double expected = 0.0;
+            for (int r = 0; r < s->ranks; r++)
+                expected += coll_value(r, i);
+            wrong += out[i] != (float)expected;
+        }
+        *checked = s->floats;
+        break;
+    }
+    case NB_COLL_ALLTOALL:
+    case NB_COLL_ALLTOALLV:
+        /* The block for peer p goes where this collective takes it from. */
+        for (int p = 0; p < s->ranks; p++) {
+            size_t at = s->collective == NB_COLL_ALLTOALL ? (size_t)p * bytes
+                                                           : (size_t)s->displacements[p];
+            nb_fill_message(s->send + at, bytes, rank, tag + (unsigned)p);
+        }
+        coll_call(s);
+        for (int q = 0; q < s->ranks; q++) {
+            size_t at = s->collective == NB_COLL_ALLTOALL ? (size_t)q * bytes
+                                                           : (size_t)s->displacements[q];
+            wrong += (long long)nb_check_message(s->recv + at, bytes, q, tag + (unsigned)rank);
+        }
+        *checked = (long long)span;
+        break;
+    case NB_COLL_GATHER:
+    case NB_COLL_ALLGATHER:
+        nb_fill_message(s->send, bytes, rank, tag);
+        coll_call(s);
+        if (s->collective == NB_COLL_GATHER && rank != 0)
+            break;
+        for (int q = 0; q < s->ranks; q++)
+            wrong += (long long)nb_check_message(s->recv + (size_t)q * bytes, bytes, q, tag);
+        *checked = (long long)span;
+        break;
+    case NB_COLL_SCATTER:
+        if (rank == 0)
+            for (int p = 0; p < s->ranks; p++)
+                nb_fill_message(s->send + (size_t)p * bytes, bytes, 0, tag + (unsigned)p);
+        coll_call(s);
+        wrong = (long long)nb_check_message(s->recv, bytes, 0, tag + (unsigned)rank);
+        *checked = (long long)bytes;
+        break;
+    default:
+        break;
+    }
+    /* Nothing may be written past what this rank receives (a guard of zeros behind it). */
+    size_t received = s->collective == NB_COLL_REDUCE || s->collective == NB_COLL_ALLREDUCE
+                          ? (size_t)s->floats * sizeof(float)
+                      : s->collective == NB_COLL_BCAST || s->collective == NB_COLL_BARRIER ? 0
+                      : s->collective == NB_COLL_SCATTER ? bytes
+                                                          : span;
+    for (size_t i = received; i < received + COLL_GUARD_BYTES && i < s->buffer_bytes; i++)
+        wrong += s->recv[i] != 0;
+    return wrong;
+}
+
+/* ---- driver ------------------------------------------------------------------------------- */
+
+static void coll_names(unsigned mask, char *text, size_t length)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int c = 0; c < NB_COLL_COUNT && used < length; c++)
+        if (mask & (1u << c))
+            used += (size_t)snprintf(text + used, length - used, "%s%s", used ? "," : "",
+                                     nb_collective_name((nb_collective)c));
+}
 
 void nb_run_collectives(const nb_context *ctx)
 {
-    (void)ctx;
+    const nb_options *o = ctx->options;
+    nb_result *result = ctx->result;
+    int ranks = ctx->size, validate = o->validate;
+    unsigned mask = o->collectives & COLL_ALL_MASK;
+
+    size_t buffer_bytes = sizeof(float);
+    for (int c = 0; c < NB_COLL_COUNT; c++)
+        for (size_t i = 0; (mask & (1u << c)) && i < o->size_count; i++) {
+            size_t need = coll_buffer_bytes((nb_collective)c, o->sizes[i], ranks);
+            if (coll_size_fits((nb_collective)c, o->sizes[i], ranks) && need > buffer_bytes)
+                buffer_bytes = need;
+        }
+
+    coll_state s = {.comm = ctx->pair, .rank = ctx->rank, .ranks = ranks};
+    s.send = nb_buffer_new(buffer_bytes);
+    s.recv = nb_buffer_new(buffer_bytes);
+    s.buffer_bytes = buffer_bytes;
+    s.counts = calloc((size_t)ranks, sizeof *s.counts);
+    s.displacements = calloc((size_t)ranks, sizeof *s.displacements);
+    if (s.counts == NULL || s.displacements == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        MPI_Abort(ctx->pair, 1);
+        return;
+    }
+
+    char names[256];
+    coll_names(mask, names, sizeof names);
+    nb_table *table = NULL;
+    if (result != NULL) {
+        nb_param_int(result, "ranks", ranks);
+        nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
+        nb_param_text(result, "collectives", names);
+        if (validate) {
+            nb_param_int(result, "validate", 1);
+            static const char *const columns[] = {"collective", "size_bytes", "values_checked",
+                                                  "errors"};
+            table = nb_result_add_table(result, "validation", columns, 4);
+        } else {
+            nb_param_int(result, "calls", o->calls);
+            nb_param_text(result, "synchronisation", "window");
+            nb_param_real(result, "window_factor", COLL_WINDOW_FACTOR);
+            nb_param_int(result, "repetitions", o->repetitions);
+            static const char *const columns[] = {
+                "collective",     "size_bytes",    "calls_valid",    "late_calls",
+                "window_us",      "time_min_us",   "time_q25_us",    "time_median_us",
+                "time_q75_us",    "time_max_us",   "loop_average_us", "loop_to_individual"};
+            table = nb_result_add_table(result, "collectives", columns, 12);
+        }
+    }
+
+    size_t row_capacity = (size_t)NB_COLL_COUNT * o->size_count;
+    double *ratios = calloc(row_capacity > 0 ? row_capacity : 1, sizeof *ratios);
+    if (ratios == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        MPI_Abort(ctx->pair, 1);
+        return;
+    }
+    size_t rows = 0, ratio_count = 0;
+    long long validated = 0, errors_total = 0;
+    double sync_error_max = 0.0;
+
+    for (int c = 0; c < NB_COLL_COUNT; c++) {
+        if (!(mask & (1u << c)))
+            continue;
+        nb_collective collective = (nb_collective)c;
+        const char *name = nb_collective_name(collective);
+        size_t size_count = collective == NB_COLL_BARRIER ? 1 : o->size_count;
+        if (ctx->rank == 0)
+            fprintf(stderr, "netbench collectives: %s (%zu size%s)%s\n", name, size_count,
+                    size_count == 1 ? "" : "s", validate ? ", validating" : "");
+        for (size_t si = 0; si < size_count; si++) {
+            size_t size = collective == NB_COLL_BARRIER ? 0 : o->sizes[si];
+            if (!coll_size_fits(collective, size, ranks)) {
+                if (result != NULL)
+                    nb_warning(result, "%s at %zu bytes skipped: the displacement of the last "
+                               "of %d ranks exceeds an MPI int", name, size, ranks);
+                continue;
+            }
+            coll_prepare(&s, collective, size);
+            rows++;
+            if (validate) {
+                long long checked = 0, sums[2] = {0, 0}, totals[2] = {0, 0};
+                sums[1] = coll_validate_once(&s, si, &checked);
+                sums[0] = checked;
+                MPI_Reduce(sums, totals, 2, MPI_LONG_LONG, MPI_SUM, 0, ctx->pair);
+                validated++;
+                if (result == NULL)
+                    continue;
+                errors_total += totals[1];
+                nb_table_add_row(table);
+                nb_cell_text(table, "collective", name);
+                nb_cell_int(table, "size_bytes", (long long)size);
+                nb_cell_int(table, "values_checked", totals[0]);
+                nb_cell_int(table, "errors", totals[1]);
+                continue;
+            }
+            coll_timing t;
+            coll_time_block(&s, o->calls, o->repetitions, &t);
+            if (result == NULL)
+                continue;
+            if (t.sync_error_s > sync_error_max)
+                sync_error_max = t.sync_error_s;
+            double median = t.time_us[2];
+            double ratio = median > 0.0 ? t.loop_average_us / median : NAN;
+            if (!isnan(ratio))
+                ratios[ratio_count++] = ratio;
+            nb_table_add_row(table);
+            nb_cell_text(table, "collective", name);
+            nb_cell_int(table, "size_bytes", (long long)size);
+            nb_cell_int(table, "calls_valid", t.calls_valid);
+            nb_cell_int(table, "late_calls", t.late_calls);
+            nb_cell_real(table, "window_us", t.window_s * 1e6);
+            nb_cell_real(table, "time_min_us", t.time_us[0]);
+            nb_cell_real(table, "time_q25_us", t.time_us[1]);
+            nb_cell_real(table, "time_median_us", median);
+            nb_cell_real(table, "time_q75_us", t.time_us[3]);
+            nb_cell_real(table, "time_max_us", t.time_us[4]);
+            nb_cell_real(table, "loop_average_us", t.loop_average_us);
+            nb_cell_real(table, "loop_to_individual", ratio);
+            char quantity[96];
+            snprintf(quantity, sizeof quantity, "%s[%zu]", name, size);
+            if (median < 10.0 * ctx->timer_tick_s * 1e6)
+                nb_unreliable(result, quantity, "median time %.3g us is below 10 x MPI_Wtick",
+                              median);
+            if ((double)t.late_calls > COLL_MAX_LATE_SHARE * (double)o->calls) {
+                nb_unreliable(result, quantity,
+                              "%d of %d calls late (a rank reached the start after it) with "
+                              "a window of %.1f us, the best of %d attempts (the window doubled "
+                              "each time)", t.late_calls, o->calls, t.window_s * 1e6, t.attempts);
+            }
+        }
+    }
+
+    if (result != NULL) {
+        if (validate) {
+            nb_summary_int(result, "validated_calls", validated);
+            nb_summary_int(result, "validation_errors", errors_total);
+            if (errors_total != 0)
+                nb_unreliable(result, "validation_errors",
+                              "%lld received values differ from what was sent (or were written "
+                              "past the received data); see table validation", errors_total);
+        } else {
+            nb_summary_real(result, "clock_sync_error_max_us", sync_error_max * 1e6);
+            nb_summary_int(result, "collectives_measured", (long long)rows);
+            nb_summary_real(result, "loop_to_individual_median",
+                            nb_median(ratios, ratio_count));
+        }
+    }
+    free(ratios);
+    free(s.counts);
+    free(s.displacements);
+    free(s.send);
+    free(s.recv);
 }
