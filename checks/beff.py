@@ -29,7 +29,7 @@ BEFF_LENGTHS = 21
 RING_PATTERNS = 6
 
 
-class _BeffOptions:
+class _BeffOptions(rfm.RegressionMixin):
     """The nightly settings, shared by the timed and the validation check."""
 
     beff_lmax = variable(str, value="1M", loggable=True)
