@@ -38,9 +38,10 @@ class _BeffOptions(rfm.RegressionMixin):
 
     @run_after("init")
     def set_beff_options(self):
+        # Added to what is there (the validation check's --validate), whatever the hook order.
         self.netbench_options = [
             "--lmax", self.beff_lmax, "--random-patterns", str(self.random_patterns),
-            *self.beff_extra_options,
+            *self.beff_extra_options, *self.netbench_options,
         ]
 
 
