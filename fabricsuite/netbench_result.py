@@ -227,9 +227,11 @@ def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
                 ranks.append(rank)
             elif body.startswith("parameter "):
                 key, _, val = body[len("parameter "):].partition("=")
-                parameters[key] = (
-                    [_scalar(v) for v in val.split(",")] if "," in val else _scalar(val)
-                )
+                items = [_scalar(v) for v in val.split(",")]
+                # A comma list of numbers is an integer-list parameter; text (e.g. the
+                # `algorithms` names) stays the string it is in JSON.
+                numeric = all(isinstance(v, (int, float)) for v in items)
+                parameters[key] = items if "," in val and numeric else _scalar(val)
             elif body.startswith("table "):
                 current_table = body[len("table "):].strip()
                 tables[current_table] = []
