@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -41,11 +42,24 @@ def run_reframe(results: Path, *args: str, reference_dir: Path | None = None):
                           timeout=900)
 
 
+#: Sessions tried before the test gives up, and the pause between them.
+ATTEMPTS, PAUSE_S = 4, 20
+
+
 @pytest.fixture(scope="module")
 def passing_session(tmp_path_factory):
-    results = tmp_path_factory.mktemp("results")
-    # Retries: this VM has phases in which shared memory is 2x slower (see test_reframe_local).
-    proc = run_reframe(results, "-p", "openmpi", "--max-retries=3")
+    # This VM has phases, tens of seconds long, in which shared memory is 2x (collectives up to
+    # 5x) slower; the references must catch 2x, so a session in such a phase fails on
+    # performance. ReFrame's --max-retries reruns at once, still inside the phase, so a whole
+    # session is tried again after a pause. Every check must pass in one session.
+    for attempt in range(ATTEMPTS):
+        results = tmp_path_factory.mktemp("results")
+        proc = run_reframe(results, "-p", "openmpi", "--max-retries=2")
+        failures = proc.stdout.split("SUMMARY OF FAILURES")[-1]
+        if proc.returncode == 0 or "performance" not in failures:
+            break
+        print(f"attempt {attempt + 1}: a performance failure, trying again in {PAUSE_S} s")
+        time.sleep(PAUSE_S)
     return results, proc
 
 
@@ -100,8 +114,9 @@ def test_baseline_files_figures_under_the_scale(passing_session, tmp_path):
     assert beff[0] > 0 and beff[1] < 0 and beff[3] == "MB/s", beff
     # the point-to-point layout is untouched: no scale level there
     report = json.loads(reports[0].read_text())
-    assert all(c.get("scale") for run in report["runs"] for c in run["testcases"]
-               if c["name"].startswith("NetbenchBeff "))
+    ran = [c for run in report["runs"] for c in run["testcases"]
+           if c["name"].startswith("NetbenchBeff ") and c["result"] != "skip"]
+    assert ran and all(c.get("scale") == SCALE for c in ran)
 
 
 def test_tightened_reference_at_the_scale_fails_naming_the_variable(tmp_path):
