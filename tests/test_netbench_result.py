@@ -14,7 +14,8 @@ import pytest
 from fabricsuite.netbench_result import ResultError, load, parse_human, parse_json
 
 DATA = Path(__file__).parent / "data" / "netbench"
-METHODS = ["pingpong", "bibw", "bothway", "flood", "overlap", "loggp"]
+METHODS = ["pingpong", "bibw", "bothway", "flood", "overlap", "loggp", "dense", "beff",
+           "collectives"]
 MPIS = ["openmpi", "mpich"]
 CAPTURES = [(m, mpi) for m in METHODS for mpi in MPIS]
 
@@ -101,6 +102,60 @@ def test_flood_capture_fits_non_negative_gaps(mpi):
         rows = [r for r in result.table("flood") if r["size_bytes"] == best["size_bytes"]]
         fastest = min(rows, key=lambda r: r["time_per_message_median_us"])
         assert best["best_queue_depth"] == fastest["queue_depth"]
+
+
+def _logavg(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+@pytest.mark.parametrize("mpi", MPIS)
+def test_beff_capture_follows_the_definition(mpi):
+    """b_eff = logavg(logavg over rings, logavg over random) of the length-averaged pattern
+    bandwidths, per process; accumulated = per process x ranks; 21 lengths up to L_max."""
+    result = load(captured("beff", mpi, "json"))
+    ranks = result.parameters["ranks"]
+    patterns = result.table("patterns")
+    assert [p["pattern"] for p in patterns] == [f"ring{i}" for i in range(6)] + [
+        f"random{i}" for i in range(result.parameters["random_patterns"])]
+    rings = [p["bandwidth_avg_L_per_process_MBps"] for p in patterns if p["kind"] == "ring"]
+    randoms = [p["bandwidth_avg_L_per_process_MBps"] for p in patterns if p["kind"] == "random"]
+    per_process = _logavg([_logavg(rings), _logavg(randoms)])
+    assert per_process == pytest.approx(result.summary["b_eff_per_process_MBps"], rel=2e-3)
+    assert result.summary["b_eff_MBps"] == pytest.approx(per_process * ranks, rel=2e-3)
+    lengths = [row["length_bytes"] for row in result.table("lengths")]
+    assert len(lengths) == 21 and lengths[-1] == result.summary["lmax_bytes"] == 1024 * 1024
+    at_lmax = [p["bandwidth_lmax_per_process_MBps"] for p in patterns]
+    assert min(at_lmax) > 0
+    assert result.summary["pingpong_latency_us"] > 0
+
+
+@pytest.mark.parametrize("mpi", MPIS)
+def test_dense_capture_is_complete(mpi):
+    result = load(captured("dense", mpi, "json"))
+    assert result.parameters["algorithms"] == "aapc,pairwise,cumulative,random"
+    sizes = result.parameters["sizes_bytes"]
+    assert sizes == [8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288, 1048576]
+    phases = result.table("phases")
+    assert len(phases) == len(sizes) * (1 + 1 + 1 + result.parameters["random_phases"])
+    for row in result.table("algorithms"):
+        rows = [p for p in phases
+                if p["algorithm"] == row["algorithm"] and p["size_bytes"] == row["size_bytes"]]
+        means = [p["bandwidth_mean_MBps"] for p in rows]
+        assert row["bandwidth_worst_MBps"] == pytest.approx(min(means), rel=1e-3)
+        assert row["worst_to_first"] == pytest.approx(min(means) / means[0], rel=2e-3)
+
+
+@pytest.mark.parametrize("mpi", MPIS)
+def test_collectives_capture_puts_the_loop_beside_each_call(mpi):
+    result = load(captured("collectives", mpi, "json"))
+    assert result.parameters["synchronisation"] == "window"
+    rows = result.table("collectives")
+    assert len(rows) == 1 + 8 * 18
+    for row in rows:
+        assert row["time_min_us"] <= row["time_median_us"] <= row["time_max_us"]
+        assert row["calls_valid"] + row["late_calls"] == result.parameters["calls"]
+        ratio = row["loop_average_us"] / row["time_median_us"]
+        assert row["loop_to_individual"] == pytest.approx(ratio, rel=5e-3)
 
 
 def test_value_lookup_errors_name_the_cell():
