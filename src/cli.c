@@ -754,6 +754,10 @@ static nb_cli_outcome apply_option(const option_spec *spec, const char *value,
         if (outcome == NB_CLI_RUN && options->lmax < 8192)
             return usage_error("%s %s: too small; b_eff needs L_max >= 8K (8 geometric steps "
                                "above 4K)", spec->long_name, value);
+        if (outcome == NB_CLI_RUN && options->lmax > ((size_t)256 << 20))
+            return usage_error("%s %s: too large; use at most 256M (MPI_Alltoallv "
+                               "displacements into 6 x L_max buffers are int)", spec->long_name,
+                               value);
         return outcome;
     }
     case NB_OPT_ALGORITHMS:

@@ -46,7 +46,9 @@ const nb_command nb_command_beff = {
         "L_max = memory per process / 128 (at most 128 MiB; --lmax sets it).\n"
         "Methods: MPI_Sendrecv (to next / from previous, then to previous / from next),\n"
         "MPI_Alltoallv over all ranks (count L for the neighbours, 0 elsewhere), and\n"
-        "MPI_Irecv + MPI_Isend + MPI_Waitall.\n"
+        "MPI_Irecv + MPI_Isend + MPI_Waitall. As in the original, consecutive messages move\n"
+        "through send and receive buffers of 6 x (L_max + 16) bytes (8-byte aligned, wrapping\n"
+        "around), so large messages are not timed from the same cached memory.\n"
         "Per pattern, length and method, every rank times a loop of the same length; its\n"
         "bandwidth is L x loop length x messages per rank / its loop time, and the pattern's\n"
         "value is that of the slowest rank (per process; accumulated = x P). The maximum over\n"
@@ -81,6 +83,10 @@ const nb_command nb_command_beff = {
         },
 };
 
+/* Timed runs move through buffers of this many (L_max + 16)-byte slots, as the original b_eff
+ * (its MAXSR): displacements stay below INT_MAX for L_max <= 256 MiB. */
+#define BEFF_BUFFER_SLOTS 6
+
 /* One exchange of a pattern: this rank's neighbours, the length and the method. */
 typedef struct {
     MPI_Comm comm;
@@ -89,7 +95,10 @@ typedef struct {
     int messages;              /* sr: 1 when next == prev, else 2 */
     int method;
     int length;                /* L in bytes */
-    size_t slot;               /* offset of the second message in both buffers (= L_max) */
+    size_t slot;               /* validation: offset of the second message (= L_max) */
+    int cycle;                 /* timed runs: 1 = messages move through the buffers */
+    size_t buffer_bytes;       /* bytes of each buffer */
+    size_t base;               /* next free offset when cycling */
     unsigned char *send, *recv;
     int *send_counts, *send_displs, *recv_counts, *recv_displs; /* alltoallv, P each */
     int ranks;
@@ -110,31 +119,60 @@ static void set_alltoallv(beff_state *s)
     }
 }
 
+/* Where the next message sits in the send and receive buffers. Timed runs move through
+ * buffers of BEFF_BUFFER_SLOTS x (L_max + 16) bytes, each message at the next 8-byte aligned
+ * offset, wrapping around, as the original b_eff program does: consecutive messages do not
+ * reuse the same (cached) memory, so large messages are not measured cache-hot. Validation uses
+ * fixed slots (0 and L_max) so that it can check the bytes around each message. */
+static size_t next_offset(beff_state *s, int which)
+{
+    if (!s->cycle)
+        return which == 0 ? 0 : s->slot;
+    size_t step = ((size_t)s->length + 7) / 8 * 8;
+    if (step == 0)
+        step = 8;
+    if (s->base + step > s->buffer_bytes)
+        s->base = 0;
+    size_t offset = s->base;
+    s->base += step;
+    return offset;
+}
+
 /* The message to next is in send slot 0, the one to prev in send slot 1; the message from prev
  * arrives in receive slot 0, the one from next in receive slot 1. */
-static void exchange(const beff_state *s)
+static void exchange(beff_state *s)
 {
     int L = s->length;
-    unsigned char *send2 = s->send + s->slot, *recv2 = s->recv + s->slot;
+    size_t first = next_offset(s, 0);
+    size_t second = s->messages == 2 ? next_offset(s, 1) : first;
+    unsigned char *send1 = s->send + first, *recv1 = s->recv + first;
+    unsigned char *send2 = s->send + second, *recv2 = s->recv + second;
     switch (s->method) {
     case METHOD_SENDRECV:
-        MPI_Sendrecv(s->send, L, MPI_BYTE, s->next, BEFF_TAG_TO_NEXT, s->recv, L, MPI_BYTE,
+        MPI_Sendrecv(send1, L, MPI_BYTE, s->next, BEFF_TAG_TO_NEXT, recv1, L, MPI_BYTE,
                      s->prev, BEFF_TAG_TO_NEXT, s->comm, MPI_STATUS_IGNORE);
         if (s->messages == 2)
             MPI_Sendrecv(send2, L, MPI_BYTE, s->prev, BEFF_TAG_TO_PREV, recv2, L, MPI_BYTE,
                          s->next, BEFF_TAG_TO_PREV, s->comm, MPI_STATUS_IGNORE);
         break;
     case METHOD_ALLTOALLV:
+        /* counts are set per pattern and length (set_alltoallv), displacements per call */
+        s->send_displs[s->next] = (int)first;
+        s->recv_displs[s->prev] = (int)first;
+        if (s->messages == 2) {
+            s->send_displs[s->prev] = (int)second;
+            s->recv_displs[s->next] = (int)second;
+        }
         MPI_Alltoallv(s->send, s->send_counts, s->send_displs, MPI_BYTE, s->recv,
                       s->recv_counts, s->recv_displs, MPI_BYTE, s->comm);
         break;
     default: {
         MPI_Request requests[4];
         int n = 0;
-        MPI_Irecv(s->recv, L, MPI_BYTE, s->prev, BEFF_TAG_TO_NEXT, s->comm, &requests[n++]);
+        MPI_Irecv(recv1, L, MPI_BYTE, s->prev, BEFF_TAG_TO_NEXT, s->comm, &requests[n++]);
         if (s->messages == 2)
             MPI_Irecv(recv2, L, MPI_BYTE, s->next, BEFF_TAG_TO_PREV, s->comm, &requests[n++]);
-        MPI_Isend(s->send, L, MPI_BYTE, s->next, BEFF_TAG_TO_NEXT, s->comm, &requests[n++]);
+        MPI_Isend(send1, L, MPI_BYTE, s->next, BEFF_TAG_TO_NEXT, s->comm, &requests[n++]);
         if (s->messages == 2)
             MPI_Isend(send2, L, MPI_BYTE, s->prev, BEFF_TAG_TO_PREV, s->comm, &requests[n++]);
         nb_waitall(n, requests);
@@ -146,7 +184,7 @@ static void exchange(const beff_state *s)
 /* The timed loop: looplength exchanges, timed by every rank for itself. */
 static double beff_loop(void *state, long iterations)
 {
-    const beff_state *s = state;
+    beff_state *s = state;
     double start = MPI_Wtime();
     for (long i = 0; i < iterations; i++)
         exchange(s);
@@ -157,24 +195,27 @@ static double beff_loop(void *state, long iterations)
  * barrier). One iteration is one round trip. */
 static double pingpong_loop(void *state, long iterations)
 {
-    const beff_state *s = state;
+    beff_state *s = state;
     int L = s->length;
     double start = MPI_Wtime();
     if (s->rank == 0) {
         for (long i = 0; i < iterations; i++) {
-            MPI_Send(s->send, L, MPI_BYTE, 1, BEFF_TAG_PINGPONG, s->comm);
-            MPI_Recv(s->recv, L, MPI_BYTE, 1, BEFF_TAG_PINGPONG, s->comm, MPI_STATUS_IGNORE);
+            size_t offset = next_offset(s, 0);
+            MPI_Send(s->send + offset, L, MPI_BYTE, 1, BEFF_TAG_PINGPONG, s->comm);
+            MPI_Recv(s->recv + offset, L, MPI_BYTE, 1, BEFF_TAG_PINGPONG, s->comm,
+                     MPI_STATUS_IGNORE);
         }
     } else if (s->rank == 1) {
         for (long i = 0; i < iterations; i++) {
-            MPI_Recv(s->recv, L, MPI_BYTE, 0, BEFF_TAG_PINGPONG, s->comm, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, L, MPI_BYTE, 0, BEFF_TAG_PINGPONG, s->comm);
+            size_t offset = next_offset(s, 0);
+            MPI_Recv(s->recv + offset, L, MPI_BYTE, 0, BEFF_TAG_PINGPONG, s->comm,
+                     MPI_STATUS_IGNORE);
+            MPI_Send(s->send + offset, L, MPI_BYTE, 0, BEFF_TAG_PINGPONG, s->comm);
         }
     }
     return MPI_Wtime() - start;
 }
 
-/* Neighbours of `rank` in pattern p (0..5 rings, then the random rings). */
 static void pattern_neighbours(const nb_context *ctx, int p, int rank, int *next, int *prev)
 {
     if (p < NB_BEFF_RING_PATTERNS)
@@ -605,9 +646,13 @@ void nb_run_beff(const nb_context *ctx)
     }
 
     beff_state s = {.comm = ctx->pair, .rank = ctx->rank, .ranks = ctx->size, .slot = lmax};
-    /* Two messages of L_max each way, allocated and touched once. */
-    s.send = nb_buffer_new(2 * lmax);
-    s.recv = nb_buffer_new(2 * lmax);
+    /* Validation: two messages of L_max each way in fixed slots. Timed runs: the original's
+     * BEFF_BUFFER_SLOTS x (L_max + 16) bytes to move through (see next_offset). Allocated and
+     * touched once. */
+    s.cycle = !o->validate;
+    s.buffer_bytes = s.cycle ? BEFF_BUFFER_SLOTS * (lmax + 16) : 2 * lmax;
+    s.send = nb_buffer_new(s.buffer_bytes);
+    s.recv = nb_buffer_new(s.buffer_bytes);
     s.send_counts = checked_calloc((size_t)ctx->size, sizeof(int));
     s.send_displs = checked_calloc((size_t)ctx->size, sizeof(int));
     s.recv_counts = checked_calloc((size_t)ctx->size, sizeof(int));
