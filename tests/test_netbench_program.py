@@ -176,3 +176,45 @@ def test_dense_runs_every_phase_of_every_algorithm(netbench, tmp_path):
     for row in summary_rows:
         assert 0 < row["worst_to_first"] <= 1.0
         assert 1 <= row["worst_phase"] <= row["phases"]
+
+
+# A validation mode that cannot fail proves nothing: each of these mutants breaks the data path
+# the way a faulty MPI or fabric would (wrong content, wrong reduction, a shifted receive), and
+# the validation run of the mutant must report it.
+MUTANTS = {
+    "dense": ("methods_dense.c", "nb_fill_message(state->send, size, ctx->rank, tag);",
+              "nb_fill_message(state->send, size, ctx->rank, tag + 2);",
+              ["--max-size", "1K", "--phases", "2"]),
+    "collectives": ("methods_collectives.c",
+                    "MPI_Allreduce(s->send, s->recv, s->floats, MPI_FLOAT, MPI_SUM, comm);",
+                    "MPI_Allreduce(s->send, s->recv, s->floats, MPI_FLOAT, MPI_MAX, comm);",
+                    ["--collectives", "allreduce", "--sizes", "8,1K"]),
+    "beff": ("methods_beff.c",
+             "MPI_Sendrecv(send1, L, MPI_BYTE, s->next, BEFF_TAG_TO_NEXT, recv1, L,",
+             "MPI_Sendrecv(send1, L, MPI_BYTE, s->next, BEFF_TAG_TO_NEXT, recv1 + 1, L,",
+             ["--lmax", "8K", "--random-patterns", "1"]),
+}
+
+
+@pytest.mark.parametrize("method", sorted(MUTANTS))
+def test_validation_catches_a_broken_data_path(method, tmp_path):
+    if shutil.which("mpicc.openmpi") is None:
+        pytest.skip("mpicc.openmpi not installed (ci/setup.sh installs it)")
+    source, original, mutated, options = MUTANTS[method]
+    build = tmp_path / "src"
+    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    text = (build / source).read_text()
+    assert original in text, f"{source} changed: update the mutant"
+    (build / source).write_text(text.replace(original, mutated, 1))
+    proc = subprocess.run(["make", "-C", str(build), "netbench", "MPICC=mpicc.openmpi"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "result.json"
+    _, launcher = MPIS["openmpi"]
+    proc = run([*launcher, str(build / "netbench"), method, *options, "--validate",
+                "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = parse_json(out.read_text())
+    assert result.summary["validation_errors"] > 0
+    assert result.status == "unreliable"
+    assert any(u["quantity"] == "validation_errors" for u in result.unreliable)
