@@ -2,10 +2,13 @@
 
 Test plan. Every check runs one `netbench` method (src/, built by `make` with the programming
 environment's MPI compiler wrapper) with 2 ranks on every partition with the `mpi` feature, in
-every programming environment with the `mpi` feature, and compares its performance variables with
-reference/<system>.yaml, indexed by partition and programming environment. A variable without a
-reference fails the check. Sanity: every requested size present, no NaN, netbench's own
-"unreliable" flags absent, the two ranks on different CPUs.
+every programming environment with the `mpi` feature, at every topology distance the partition's
+nodes have (parameter `distance`: same-core, same-l2, same-l3, same-package, other-package from the
+node's hwloc topology, other-node; the others are skipped with the reason), and compares its
+performance variables with reference/<system>.yaml, indexed by partition, programming environment
+and distance. A variable without a reference fails the check. Sanity: every requested size
+present, no NaN, netbench's own "unreliable" flags absent, each rank bound to exactly the CPU of
+the distance's pair (or on another node for other-node).
 
 - NetbenchPingPong: end-to-end latency (Bell 4.1); latency at 8 B (median, min).
 - NetbenchPingPongBandwidth: ping-pong bandwidth (Zamani 4.1); bandwidth at 1 MiB, peak.
@@ -18,7 +21,7 @@ reference fails the check. Sanity: every requested size present, no NaN, netbenc
 
 import reframe as rfm
 
-from fabricsuite.rfm_netbench import NetbenchCheck, cell, powers_of_two, summary
+from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, powers_of_two, summary
 
 #: The default sweep of the latency and bandwidth methods: 8 B to 4 MiB in powers of two.
 PT2PT_SIZES = powers_of_two(8, 4 * 1024 * 1024)
@@ -26,7 +29,7 @@ MiB = 1024 * 1024
 
 
 @rfm.simple_test
-class NetbenchPingPong(NetbenchCheck):
+class NetbenchPingPong(NetbenchPairCheck):
     descr = "End-to-end latency EEL = round trip / 2, blocking ping-pong (Bell et al. 4.1)"
     method = "pingpong"
     required_sizes = PT2PT_SIZES
@@ -38,7 +41,7 @@ class NetbenchPingPong(NetbenchCheck):
 
 
 @rfm.simple_test
-class NetbenchPingPongBandwidth(NetbenchCheck):
+class NetbenchPingPongBandwidth(NetbenchPairCheck):
     descr = "Ping-pong bandwidth, size / (round trip / 2) (Zamani et al. 4.1)"
     method = "bibw"
     required_sizes = PT2PT_SIZES
@@ -50,7 +53,7 @@ class NetbenchPingPongBandwidth(NetbenchCheck):
 
 
 @rfm.simple_test
-class NetbenchBothway(NetbenchCheck):
+class NetbenchBothway(NetbenchPairCheck):
     descr = "Both ranks send at once, per-direction bandwidth (Zamani et al. 4.1, IMB PingPing)"
     method = "bothway"
     required_sizes = PT2PT_SIZES
@@ -64,7 +67,7 @@ class NetbenchBothway(NetbenchCheck):
 
 
 @rfm.simple_test
-class NetbenchFlood(NetbenchCheck):
+class NetbenchFlood(NetbenchPairCheck):
     descr = "Flood test: gap g at 8 B and per-byte gap G at queue depths 1..64 (Bell et al. 4.2)"
     method = "flood"
     required_sizes = PT2PT_SIZES
@@ -78,7 +81,7 @@ class NetbenchFlood(NetbenchCheck):
 
 
 @rfm.simple_test
-class NetbenchOverlap(NetbenchCheck):
+class NetbenchOverlap(NetbenchPairCheck):
     descr = "Send and receive overhead by CPU overlap at 8 B (Bell et al. 4.3, Zamani 5.6)"
     method = "overlap"
     metrics = {
@@ -88,7 +91,7 @@ class NetbenchOverlap(NetbenchCheck):
 
 
 @rfm.simple_test
-class NetbenchLogGP(NetbenchCheck):
+class NetbenchLogGP(NetbenchPairCheck):
     descr = "LogGP by parametrized round trips, per protocol range (Hoefler et al. 2.2-2.6)"
     method = "loggp"
     # The check reports the first protocol range only; an unreliable fit of a later range (large

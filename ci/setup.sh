@@ -1,6 +1,7 @@
 #!/bin/bash
 # Installs what the suite needs on a Debian-like machine; quick (seconds) when all is present.
 #   - Debian's Open MPI, MPICH and hwloc (apt-get, only the missing packages)
+#   - Slurm and munge for the emulated cluster (ci/emucluster.sh), iproute2 for its namespaces
 #   - a virtual environment .venv with the pinned ReFrame and this package (pip install -e .)
 # Used by ci/run-local.sh and ci/test.sh; safe to run again.
 set -euo pipefail
@@ -20,6 +21,10 @@ need mpicc.mpich mpich libmpich-dev
 need mpiexec.hydra mpich
 need lstopo-no-graphics hwloc
 [ -e /usr/include/hwloc.h ] || missing+=(libhwloc-dev)
+# the emulated cluster (ci/emucluster.sh); no daemon starts by itself (the script starts them)
+need ip iproute2
+need slurmctld slurm-wlm
+need munged munge
 if [ ${#missing[@]} -gt 0 ]; then
     packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
     say "installing Debian packages: $packages"

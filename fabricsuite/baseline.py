@@ -36,6 +36,8 @@ BANDWIDTH_FLOOR, BANDWIDTH_CAP = 0.45, 0.45  # lower bounds (as -x) for MB/s var
 HIGHER_IS_BETTER_UNITS = {"MB/s", "ratio"}
 COUNT_UNITS = {"ranges"}
 NOISY_MARGIN = 1.25
+#: Check variables that are reference index levels below the environment, outermost first.
+INDEX_FIELDS = ("distance", "scale")
 
 
 @dataclass
@@ -46,13 +48,14 @@ class Samples:
     variable: str
     unit: str
     values: list[float]
-    #: "<nodes>x<ranks per node>" of the multi-rank checks (a third index level), else "".
-    scale: str = ""
+    #: Index levels below the environment: ("distance", "same-l3") for the point-to-point
+    #: checks, ("scale", "1x2") for the multi-rank ones; empty for a check without them.
+    levels: tuple[tuple[str, str], ...] = ()
 
 
 def read_reports(paths: list[Path]) -> list[Samples]:
     """Collect passed and failed-performance samples per variable from run report files."""
-    table: dict[tuple[str, str, str, str, str], Samples] = {}
+    table: dict[tuple[str, str, str, tuple, str], Samples] = {}
     for path in paths:
         try:
             report = json.loads(path.read_text())
@@ -68,15 +71,15 @@ def read_reports(paths: list[Path]) -> list[Samples]:
                 check = case.get("name", "").split(" ")[0].split("%")[0]
                 partition = f"{case.get('system')}:{case.get('partition')}"
                 environ = case.get("environ")
-                scale = case.get("scale") or ""
+                levels = tuple((f, str(case[f])) for f in INDEX_FIELDS if case.get(f))
                 for key, perf in (case.get("perfvalues") or {}).items():
                     variable = key.split(":")[-1]
                     value, unit = perf[0], perf[4]
                     if value is None or not math.isfinite(value):
                         continue
-                    k = (check, partition, environ, scale, variable)
+                    k = (check, partition, environ, levels, variable)
                     table.setdefault(
-                        k, Samples(check, partition, environ, variable, unit, [], scale)
+                        k, Samples(check, partition, environ, variable, unit, [], levels)
                     )
                     table[k].values.append(float(value))
     return list(table.values())
@@ -131,18 +134,18 @@ def build_reference(samples: list[Samples], sources: list[Path],
     old_noisy = set(old_provenance.get("too_noisy_to_catch_2x") or [])
     reports = sorted(set(old_provenance.get("reports") or []) | {p.name for p in sources})
     runs_per_var = []
-    order = sorted(samples, key=lambda s: (s.check, s.partition, s.environ, s.scale, s.variable))
+    order = sorted(samples, key=lambda s: (s.check, s.partition, s.environ, s.levels, s.variable))
     for s in order:
         entry = data.setdefault(s.check, {})
-        # Multi-rank checks have one level more: the scale (nodes x ranks per node).
-        entry["$index"] = ["$partition", "$environ"] + (["scale"] if s.scale else [])
+        # One level per index field the check has (distance, scale) below the environment.
+        entry["$index"] = ["$partition", "$environ"] + [field for field, _ in s.levels]
         ref, note = propose(s)
         scope = entry.setdefault(s.partition, {}).setdefault(s.environ, {})
-        if s.scale:
-            scope = scope.setdefault(s.scale, {})
+        for _field, value in s.levels:
+            scope = scope.setdefault(value, {})
         scope[s.variable] = ref
         runs_per_var.append(len(s.values))
-        where = f"{s.environ} {s.scale}" if s.scale else s.environ
+        where = " ".join([s.environ] + [value for _, value in s.levels])
         key = f"{s.check} {s.partition} {where} {s.variable}"
         old_noisy.discard(key)
         if note:

@@ -16,7 +16,8 @@ from .baseline import build_reference, read_reports, write_atomically
 from .references import ReferenceFileError, load_file
 
 HEADER = """\
-# Reference values per partition and programming environment, read by ReFrame 4.10 as external
+# Reference values per partition, programming environment and topology distance (point-to-point
+# checks) or scale, nodes x ranks per node (multi-rank checks), read by ReFrame 4.10 as external
 # references ($ref). Each entry: [value, lower, upper, unit]; bounds are fractions, null = none.
 # Produced by `fabricsuite baseline` from stored runs (see _provenance); edit with care.
 """

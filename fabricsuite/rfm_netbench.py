@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import reframe as rfm
@@ -26,9 +27,12 @@ from reframe.core.builtins import (
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
 
-from . import SOURCE_DIR
+from . import REPO_ROOT, SOURCE_DIR, topology
 from .netbench_result import NetbenchResult, ResultError, load
 from .references import ReferenceFileError, external_reference
+
+#: Binds each rank to its CPU of the pair (config/launchers/bind-rank: taskset after the launcher).
+BIND_RANK = REPO_ROOT / "config" / "launchers" / "bind-rank"
 
 #: The JSON result netbench writes in the stage directory (`--json-file`).
 RESULT_FILE = "netbench.json"
@@ -197,6 +201,87 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
         }
 
 
+class NetbenchPairCheck(NetbenchCheck):
+    """A point-to-point method between two ranks at a topology distance.
+
+    `distance` is a parameter: same-core, same-l2, same-l3, same-package, other-package (two PUs
+    of one node, chosen from the node's hwloc topology) or other-node (one rank on each of two
+    nodes). Classes the partition's nodes lack are skipped with the reason. The ranks are bound
+    by config/launchers/bind-rank, and the check fails when netbench reports that a rank ran
+    anywhere else. References are indexed [$partition, $environ, distance].
+
+    Topology: the partition's `extras: {"hwloc_xml": "FILE"}` (recorded once per node type with
+    `lstopo --of xml FILE`; relative to config/), or, for a partition with the local scheduler,
+    this machine's topology from lstopo.
+    """
+
+    distance = parameter(topology.DISTANCES, loggable=True)
+    #: The OS CPU indexes ranks 0 and 1 are bound to (empty for other-node).
+    bound_cpus = variable(typ.List[int], value=[], loggable=True)
+
+    @run_after("setup")
+    def place_the_pair(self):
+        partition = self.current_partition
+        if self.distance == "other-node":
+            nodes = int(partition.extras.get("nodes", 1))
+            self.skip_if(nodes < 2, f"{partition.fullname} has {nodes} node(s); other-node needs 2")
+            self.num_tasks_per_node = 1
+            return
+        cpus = getattr(partition.processor, "num_cpus", None)
+        self.skip_if(cpus is not None and cpus < 2,
+                     f"a node of {partition.fullname} has {cpus} CPU: no intra-node pair")
+        xml, source = self._topology_xml(partition)
+        pairs = topology.pairs(xml, source)
+        if self.distance not in pairs:
+            why = topology.missing_reason(self.distance, xml, source)
+            self.skip(f"no {self.distance} pair: {why}")
+        self.bound_cpus = list(pairs[self.distance])
+        self.num_tasks_per_node = 2
+
+    def _topology_xml(self, partition) -> tuple[str, str]:
+        recorded = partition.extras.get("hwloc_xml")
+        try:
+            if recorded:
+                path = REPO_ROOT / "config" / recorded
+                return path.read_text(), str(path)
+            if partition.scheduler.registered_name == "local":
+                lstopo = os.environ.get("FABRICSUITE_RESULTS", str(REPO_ROOT / "results"))
+                cache = Path(lstopo) / "topology" / f"{partition.fullname.replace(':', '-')}.xml"
+                return topology.local_topology_xml(cache), f"lstopo on {partition.fullname}"
+        except (OSError, topology.TopologyError) as err:
+            raise SanityError(
+                f"{partition.fullname}: cannot read the node topology: {err}"
+            ) from None
+        self.skip(f"{partition.fullname}: no node topology; record one with `lstopo --of xml "
+                  f"FILE` on a compute node and set the partition's extras.hwloc_xml")
+
+    @run_after("setup")
+    def bind_the_pair(self):
+        # After set_command_line: the binding wrapper goes in front of netbench.
+        if self.bound_cpus:
+            cpus = ",".join(str(c) for c in self.bound_cpus)
+            self.executable_opts = [cpus, self.executable, *self.executable_opts]
+            self.executable = str(BIND_RANK)
+
+    def extra_problems(self, result: NetbenchResult) -> list[str]:
+        problems = []
+        ranks = sorted(result.ranks, key=lambda r: r.get("rank", 0))[:2]
+        hosts = {r.get("host") for r in ranks}
+        if self.distance == "other-node" and len(hosts) != 2:
+            problems.append(f"other-node: both ranks ran on {hosts.pop()}; the launcher did not "
+                            f"place one rank per node")
+        if self.distance != "other-node" and len(hosts) != 1:
+            problems.append(f"{self.distance}: the ranks ran on {sorted(hosts)}, not one node")
+        for rank, cpu in zip(ranks, self.bound_cpus, strict=False):
+            if rank.get("cpus_bound") != [cpu]:
+                problems.append(
+                    f"{self.distance}: rank {rank.get('rank')} was bound to CPUs "
+                    f"{rank.get('cpus_bound')}, not to CPU {cpu} as intended; the binding was "
+                    f"not honoured, so this is not a {self.distance} measurement"
+                )
+        return problems
+
+
 #: Node counts of the multi-rank checks. A partition with fewer nodes (its `extras: {"nodes": N}`,
 #: 1 when not given) skips the larger counts, saying so.
 NODE_COUNTS = [1, 2, 4]
@@ -228,6 +313,8 @@ class NetbenchMultiRankCheck(NetbenchCheck):
     #: "<nodes>x<ranks per node>": the reference index level below the environment.
     scale = variable(str, value="", loggable=True)
     tags = {"multirank", "netbench"}
+    #: False for the validation checks, which time nothing.
+    timed = True
 
     @run_after("setup")
     def set_scale(self):
@@ -244,6 +331,14 @@ class NetbenchMultiRankCheck(NetbenchCheck):
             f"'processor' to its configuration or set -S ranks_per_node=N",
         )
         self.skip_if(per_node * self.node_count < 2, "needs at least 2 ranks")
+        # Emulated nodes share the machine's cores: beyond `timing_max_nodes` a timing is
+        # meaningless (the validation checks still run there: launch, placement, data).
+        timing_max = partition.extras.get("timing_max_nodes")
+        self.skip_if(
+            self.timed and timing_max is not None and self.node_count > int(timing_max),
+            f"{partition.fullname}: above {timing_max} nodes the nodes share cores, so timings "
+            f"are meaningless there (the validation check covers this scale)",
+        )
         self.num_tasks = per_node * self.node_count
         self.num_tasks_per_node = per_node
         self.scale = f"{self.node_count}x{per_node}"
@@ -259,6 +354,7 @@ class NetbenchValidationCheck(NetbenchMultiRankCheck):
     """The method's `--validate` mode: every received byte checked, nothing timed."""
 
     tags = {"multirank", "netbench", "validation"}
+    timed = False
 
     @run_after("init")
     def add_validate_option(self):

@@ -42,22 +42,27 @@ def test_local_reference_covers_every_pt2pt_check_and_environment():
     data = load_file(REFERENCE_DIR / "local.yaml")
     for check in ("NetbenchPingPong", "NetbenchPingPongBandwidth", "NetbenchBothway",
                   "NetbenchFlood", "NetbenchOverlap", "NetbenchLogGP"):
-        assert data[check]["$index"] == ["$partition", "$environ"]
+        assert data[check]["$index"] == ["$partition", "$environ", "distance"]
         for environ in ("openmpi", "mpich"):
-            variables = lookup(data, check, ["local:default", environ])
+            # the only intra-node distance class of the 2-core development VM
+            variables = lookup(data, check, ["local:default", environ, "same-l3"])
             assert variables, f"{check} has no references for {environ}"
 
 
 def _local_variables(entry):
-    """(environment[ scale], variable, reference) of one check, with or without a scale level."""
+    """(environment and index levels, variable, reference) of one check on local:default."""
+    depth = len(entry["$index"]) - 2  # levels below the environment (distance, scale)
+
+    def walk(node, where, levels):
+        if levels == 0:
+            for name, ref in node.items():
+                yield " ".join(where), name, ref
+            return
+        for key, child in node.items():
+            yield from walk(child, [*where, str(key)], levels - 1)
+
     for environ, scope in entry["local:default"].items():
-        if "scale" in entry["$index"]:
-            for scale, variables in scope.items():
-                for name, ref in variables.items():
-                    yield f"{environ} {scale}", name, ref
-        else:
-            for name, ref in scope.items():
-                yield environ, name, ref
+        yield from walk(scope, [environ], depth)
 
 
 def test_local_reference_catches_a_2x_slowdown():

@@ -48,10 +48,15 @@ def passing_session(tmp_path_factory):
 def test_all_pt2pt_checks_pass_on_local(passing_session):
     _results, proc = passing_session
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    # 6 checks and the build of netbench they share, none failed.
-    summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure", proc.stdout)
-    assert summary and summary[0][0] == summary[0][1] == "7", proc.stdout[-3000:]
-    assert summary[-1][2] == "0", proc.stdout[-3000:]
+    # 6 checks x 6 distances and the build of netbench they share. This 2-core VM has only the
+    # same-l3 class (two cores under one L3, each with its own L2): 7 ran, 30 were skipped.
+    summary = re.findall(
+        r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure.*?(\d+) skipped", proc.stdout)
+    assert summary and summary[0][:2] == ("7", "37"), proc.stdout[-3000:]
+    assert summary[0][3] == "30" and summary[-1][2] == "0", proc.stdout[-3000:]
+    for reason in ("no same-core pair", "no same-l2 pair", "no same-package pair",
+                   "no other-package pair", "other-node needs 2"):
+        assert reason in proc.stdout, reason
 
 
 @pytest.mark.parametrize("check, variables", [
@@ -72,18 +77,20 @@ def test_perflog_holds_the_variables(passing_session, check, variables):
     for variable in variables:
         assert f"{variable}_value" in header, header
     assert "|pass|" in records[-1] and "|openmpi|" in records[-1], records[-1]
+    assert "%distance=same-l3" in records[-1], records[-1]
 
 
 def test_tightened_reference_fails_naming_the_variable(tmp_path):
     refs = tmp_path / "reference"
     refs.mkdir()
     data = yaml.safe_load((REPO_ROOT / "reference" / "local.yaml").read_text())
-    entry = data["NetbenchPingPong"]["local:default"]["openmpi"]
+    entry = data["NetbenchPingPong"]["local:default"]["openmpi"]["same-l3"]
     measured_ref = entry["latency_8B_median_us"][0]
     # A reference a thousand times below anything measurable, 10 % upper bound.
     entry["latency_8B_median_us"] = [measured_ref / 1000, None, 0.1, "us"]
     (refs / "local.yaml").write_text(yaml.safe_dump(data))
-    proc = run_reframe(tmp_path / "results", "-p", "openmpi", "-n", "^NetbenchPingPong$",
+    proc = run_reframe(tmp_path / "results", "-p", "openmpi",
+                       "-n", "NetbenchPingPong%distance=same-l3",
                        reference_dir=refs)
     assert proc.returncode != 0, proc.stdout[-3000:]
     failure = proc.stdout[proc.stdout.find("SUMMARY OF FAILURES"):]
@@ -97,9 +104,10 @@ def test_missing_reference_entry_fails_loudly(tmp_path):
     refs = tmp_path / "reference"
     refs.mkdir()
     data = yaml.safe_load((REPO_ROOT / "reference" / "local.yaml").read_text())
-    del data["NetbenchPingPong"]["local:default"]["openmpi"]["latency_8B_min_us"]
+    del data["NetbenchPingPong"]["local:default"]["openmpi"]["same-l3"]["latency_8B_min_us"]
     (refs / "local.yaml").write_text(yaml.safe_dump(data))
-    proc = run_reframe(tmp_path / "results", "-p", "openmpi", "-n", "^NetbenchPingPong$",
+    proc = run_reframe(tmp_path / "results", "-p", "openmpi",
+                       "-n", "NetbenchPingPong%distance=same-l3",
                        reference_dir=refs)
     assert proc.returncode != 0
     assert "no reference value found for performance variable 'latency_8B_min_us'" in proc.stdout

@@ -1,0 +1,85 @@
+"""The emulated cluster of ci/emucluster.sh: Slurm nodes in network namespaces on one machine.
+
+Run ReFrame inside the cluster's head namespace, where the Slurm clients work, and name the
+system explicitly (it never matches a host by name):
+
+    ci/emucluster.sh up --nodes 4 --rate 1gbit
+    ci/emucluster.sh exec .venv/bin/reframe -C config/settings.py -c checks --system emucluster \
+        --exec-policy=serial -r
+    ci/emucluster.sh down
+
+Jobs go through sbatch (ReFrame's `squeue` scheduler: Slurm without accounting) and ranks start
+with srun, as on a center's cluster. Every emulated node has one CPU (its slurmd is pinned to one
+core), so the point-to-point checks run at the distance other-node only, and the traffic crosses
+the shaped links: TCP only, forced for both MPIs (UCX would otherwise use shared memory across the
+namespaces, which are on one host).
+"""
+
+import os
+from pathlib import Path
+
+_state = Path(os.environ.get("FABRICSUITE_EMU_DIR",
+                             Path(__file__).resolve().parents[2] / "results" / "emucluster"))
+try:
+    _nodes = int((_state / "nodes").read_text())
+except (OSError, ValueError):
+    _nodes = 4  # the default of `ci/emucluster.sh up`; the checks skip what is not there
+
+site_configuration = {
+    "systems": [
+        {
+            "name": "emucluster",
+            "descr": "Emulated Slurm cluster: nodes are network namespaces on one machine "
+                     "(ci/emucluster.sh)",
+            # Only with --system emucluster: never picked by host name.
+            "hostnames": ["^emucluster-is-chosen-with---system$"],
+            "modules_system": "nomod",
+            "partitions": [
+                {
+                    "name": "nodes",
+                    "descr": f"{_nodes} emulated nodes of one core, links shaped with tc tbf",
+                    "scheduler": "squeue",
+                    "launcher": "srun",
+                    "access": ["--partition=emu"],
+                    "environs": ["openmpi", "mpich"],
+                    "features": ["mpi"],
+                    "processor": {"num_cpus": 1, "num_cpus_per_core": 1},
+                    "extras": {
+                        "nodes": _nodes,
+                        # The nodes share the machine's cores (2 here): timed multi-rank checks
+                        # run at most at this many nodes; validation checks at every count.
+                        "timing_max_nodes": min(os.cpu_count() or 1, _nodes),
+                    },
+                    "max_jobs": 1,
+                }
+            ],
+        }
+    ],
+    "environments": [
+        {
+            "name": "openmpi",
+            "cc": "mpicc.openmpi",
+            "features": ["mpi"],
+            "target_systems": ["emucluster"],
+            "env_vars": [
+                ["SLURM_MPI_TYPE", "pmix"],
+                ["OMPI_ALLOW_RUN_AS_ROOT", "1"],
+                ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"],
+                # TCP between the namespaces, never shared memory.
+                ["OMPI_MCA_btl", "tcp,self"],
+            ],
+        },
+        {
+            "name": "mpich",
+            "cc": "mpicc.mpich",
+            "features": ["mpi"],
+            "target_systems": ["emucluster"],
+            "env_vars": [
+                ["SLURM_MPI_TYPE", "pmi2"],
+                # Without this UCX sees one host and silently uses shared memory.
+                ["UCX_TLS", "tcp,self"],
+                ["UCX_NET_DEVICES", "eth0"],
+            ],
+        },
+    ],
+}

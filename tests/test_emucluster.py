@@ -1,0 +1,190 @@
+"""Integration: the emulated Slurm cluster (ci/emucluster.sh) with a known link rate.
+
+Brings up 4 nodes (network namespaces on a bridge, Slurm with one slurmd per node) and:
+- ground truth: with `tc tbf` at 1 Gbit, 500 Mbit and 100 Mbit on the node links, netbench's
+  ping-pong bandwidth at 1 MiB and its flood G between two nodes recover the imposed rate within
+  10 %, through srun, with both MPIs, and the transport is the network (not shared memory);
+- the after-upgrade story, end to end: the point-to-point checks pass through sbatch/srun at 2
+  nodes against reference/emucluster.yaml (taken at 1 Gbit), and after the rate is lowered the
+  same check fails, naming the variable;
+- the multi-rank checks' mechanics at 1, 2 and 4 nodes through Slurm (validation mode: launch,
+  placement on the requested nodes, every byte checked; 4 nodes share 2 cores, so no timing).
+The cluster is torn down afterwards, also when a test fails.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import REPO_ROOT
+
+EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
+BIN = Path(sys.executable).parent
+PREFIX = f"fst{os.getpid() % 10000}"  # unique per test run: never touches another cluster
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root for network namespaces"
+    for tool in ("ip", "tc", "slurmctld", "slurmd", "munged", "srun", "mpicc.openmpi",
+                 "mpicc.mpich"):
+        if shutil.which(tool) is None:
+            return f"{tool} not installed (ci/setup.sh installs it)"
+    probe = subprocess.run(["ip", "netns", "add", f"{PREFIX}probe"], capture_output=True)
+    subprocess.run(["ip", "netns", "del", f"{PREFIX}probe"], capture_output=True)
+    if probe.returncode != 0:
+        return f"network namespaces unavailable: {probe.stderr.decode().strip()}"
+    return None
+
+
+pytestmark = [pytest.mark.integration, pytest.mark.emucluster]
+_REASON = _why_not()
+if _REASON:
+    pytestmark.append(pytest.mark.skip(reason=_REASON))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    state = tmp_path_factory.mktemp("emucluster")
+    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=PREFIX, FABRICSUITE_EMU_DIR=str(state),
+               FABRICSUITE_EMU_PORT=str(20000 + os.getpid() % 5000 * 2))
+
+    def emu(*args, check=True, timeout=600, extra_env=None):
+        proc = subprocess.run([EMU, *args], env={**env, **(extra_env or {})}, cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=timeout)
+        if check:
+            assert proc.returncode == 0, f"emucluster {args[0]}: {proc.stderr[-3000:]}"
+        return proc
+
+    emu("up", "--nodes", "4", "--rate", "1gbit")
+    try:
+        yield emu, state
+    finally:
+        emu("down", check=False)
+        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert PREFIX not in leftover, leftover
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    """netbench built with each MPI (a shared file system: every namespace sees it)."""
+    built = {}
+    for mpi, compiler in (("openmpi", "mpicc.openmpi"), ("mpich", "mpicc.mpich")):
+        build = tmp_path_factory.mktemp(f"nb-{mpi}") / "src"
+        shutil.copytree(REPO_ROOT / "src", build,
+                        ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+        proc = subprocess.run(["make", "-C", str(build), "netbench", f"MPICC={compiler}"],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        built[mpi] = build / "netbench"
+    return built
+
+
+MPI_ENV = {
+    "openmpi": {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self",
+                "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
+    "mpich": {"SLURM_MPI_TYPE": "pmi2", "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "eth0"},
+}
+
+
+def srun_netbench(emu, program, mpi, tmp_path, *args):
+    out = tmp_path / f"{mpi}-{args[0]}.json"
+    proc = emu("exec", "srun", "-N2", "-n2", "--ntasks-per-node=1", str(program), *args,
+               "--json-file", str(out), extra_env=MPI_ENV[mpi])
+    result = json.loads(out.read_text())
+    hosts = [r["host"] for r in result["ranks"]]
+    assert len(set(hosts)) == 2, f"both ranks on one node: {hosts}\n{proc.stdout}"
+    return result
+
+
+# Imposed rate -> bytes per second (tc: 1gbit = 10^9 bit/s).
+RATES = {"1gbit": 125e6, "500mbit": 62.5e6, "100mbit": 12.5e6}
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_bandwidth_and_G_recover_the_imposed_rate(cluster, programs, mpi, tmp_path):
+    emu, _state = cluster
+    recovered = {}
+    try:
+        for rate, bytes_per_s in RATES.items():
+            emu("rate", rate)
+            bibw = srun_netbench(emu, programs[mpi], mpi, tmp_path, "bibw", "--sizes", "8,1M",
+                                 "--repetitions", "5")
+            rows = {r["size_bytes"]: r for r in bibw["tables"]["bibw"]}
+            # The transport is the network: shared memory would answer in well under 2 us.
+            assert rows[8]["latency_median_us"] > 2.0, rows[8]
+            bandwidth = rows[1024 * 1024]["bandwidth_median_MBps"] * 1e6
+            flood = srun_netbench(emu, programs[mpi], mpi, tmp_path, "flood", "--sizes",
+                                  "64K,128K,256K,512K,1M", "--queue-depths", "4",
+                                  "--repetitions", "3", "--time-cap-ms", "50")
+            G = flood["summary"]["G_ns_per_byte"]
+            recovered[rate] = (bandwidth / bytes_per_s, 1e9 / G / bytes_per_s)
+    finally:
+        emu("rate", "1gbit", check=False)
+    print(f"{mpi}: measured / imposed rate (ping-pong 1 MiB, 1/G): {recovered}")
+    for rate, (by_bandwidth, by_G) in recovered.items():
+        assert by_bandwidth == pytest.approx(1.0, abs=0.10), (rate, recovered)
+        assert by_G == pytest.approx(1.0, abs=0.10), (rate, recovered)
+
+
+def run_reframe(emu, results, *args):
+    return emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
+               "emucluster", "--exec-policy=serial", "-r", *args, check=False,
+               extra_env={"FABRICSUITE_RESULTS": str(results)})
+
+
+def test_pt2pt_checks_pass_at_2_nodes_then_fail_when_the_rate_drops(cluster, tmp_path):
+    emu, _state = cluster
+    checks = ["-c", "checks/pt2pt.py", "-n", "NetbenchPingPong%distance=other-node",
+              "-n", "NetbenchPingPongBandwidth%distance=other-node"]
+    proc = run_reframe(emu, tmp_path / "good", *checks)
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert re.search(r"Ran 6/6 test case", proc.stdout), proc.stdout[-3000:]
+    # the ranks really ran on two nodes, through srun
+    outs = list((tmp_path / "good" / "output").rglob("NetbenchPingPongBandwidth/netbench.json"))
+    assert outs
+    for out in outs:
+        ranks = json.loads(out.read_text())["ranks"]
+        assert len({r["host"] for r in ranks}) == 2, ranks
+        script = (out.parent / "rfm_job.sh").read_text()
+        assert "#SBATCH --ntasks-per-node=1" in script and "\nsrun " in script, script
+
+    # The after-upgrade regression: the link is now half as fast.
+    try:
+        emu("rate", "500mbit")
+        proc = run_reframe(emu, tmp_path / "slow", *checks, "-p", "openmpi")
+    finally:
+        emu("rate", "1gbit", check=False)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    failures = proc.stdout[proc.stdout.find("SUMMARY OF FAILURES"):]
+    assert "NetbenchPingPongBandwidth" in failures and "bandwidth_1MiB_MBps" in failures, failures
+    assert "NetbenchPingPong " not in failures.replace("NetbenchPingPongBandwidth", ""), (
+        "latency does not depend on the rate: only the bandwidth check may fail")
+
+
+def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
+    emu, _state = cluster
+    proc = run_reframe(emu, tmp_path / "mech", "-c", "checks/dense.py", "-c",
+                       "checks/collectives.py", "-n", "Validation", "-p", "openmpi")
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    # 1 node has 1 core: a multi-rank check needs 2 ranks, so that case is skipped with the reason
+    assert "needs at least 2 ranks" in proc.stdout
+    for check in ("NetbenchDenseValidation", "NetbenchCollectivesValidation"):
+        for nodes in (2, 4):
+            line = [ln for ln in proc.stdout.splitlines()
+                    if f"{check} %node_count={nodes}" in ln and " OK " in ln]
+            assert line, (check, nodes, proc.stdout[-3000:])
+    outs = list((tmp_path / "mech" / "output").rglob("netbench.json"))
+    hosts_seen = set()
+    for out in outs:
+        result = json.loads(out.read_text())
+        hosts = {r["host"] for r in result["ranks"]}
+        assert len(hosts) == result["parameters"]["ranks"], "one rank per emulated node"
+        hosts_seen |= hosts
+    assert hosts_seen == {f"{PREFIX}{i}" for i in range(1, 5)}
