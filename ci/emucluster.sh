@@ -5,7 +5,8 @@
 # (system `emucluster`, config/systems/emucluster.py).
 #
 #   ci/emucluster.sh up [--nodes N] [--rate RATE]   bring it up (default 4 nodes, 1gbit links)
-#   ci/emucluster.sh rate RATE                      re-shape every node link (e.g. 500mbit; none)
+#   ci/emucluster.sh rate RATE [NODE]               re-shape every node link, or node NODE's only
+#                                                   (e.g. 500mbit; none removes the shaping)
 #   ci/emucluster.sh exec CMD ...                   run CMD where the Slurm clients work (the head
 #                                                   namespace, SLURM_CONF set)
 #   ci/emucluster.sh status                         namespaces, daemons, sinfo
@@ -73,11 +74,17 @@ network_up() {
     done
 }
 
-set_rate() { # RATE or "none"
-    local rate=$1 nodes
+set_rate() { # RATE or "none", [NODE number]
+    local rate=$1 only=${2:-} nodes targets
     nodes=$(node_count)
     [ "$nodes" -gt 0 ] || die "not up; run: ci/emucluster.sh up"
-    for i in $(seq 1 "$nodes"); do
+    targets=$(seq 1 "$nodes")
+    if [ -n "$only" ]; then
+        [[ "$only" =~ ^[0-9]+$ ]] && [ "$only" -ge 1 ] && [ "$only" -le "$nodes" ] ||
+            die "rate: node '$only' is not one of 1..$nodes"
+        targets=$only
+    fi
+    for i in $targets; do
         if [ "$rate" = none ]; then
             ip netns exec "$PREFIX$i" tc qdisc del dev eth0 root 2>/dev/null || true
         else
@@ -86,8 +93,12 @@ set_rate() { # RATE or "none"
                 die "tc tbf rate $rate failed; give a tc rate such as 1gbit, 500mbit, 100mbit"
         fi
     done
-    echo "$rate" > "$STATE/rate"
-    log "node links shaped to $rate (tbf, egress of every node)"
+    if [ -n "$only" ]; then
+        log "the link of ${PREFIX}$only shaped to $rate (tbf, egress)"
+    else
+        echo "$rate" > "$STATE/rate"
+        log "node links shaped to $rate (tbf, egress of every node)"
+    fi
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -237,14 +248,14 @@ main() {
     case "$command" in
         up) need_root; up "$@" ;;
         down) need_root; down; log "down" ;;
-        rate) need_root; set_rate "${1:?rate needs a tc rate such as 500mbit, or none}" ;;
+        rate) need_root; set_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${2:-}" ;;
         exec)
             [ $# -gt 0 ] || die "exec needs a command"
             [ "$(node_count)" -gt 0 ] || die "not up; run: ci/emucluster.sh up"
             export FABRICSUITE_EMU_DIR="$STATE" FABRICSUITE_EMU_PREFIX="$PREFIX"
             in_head "$@" ;;
         status) status ;;
-        *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$command" ] || exit 2 ;;
+        *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$command" ] || exit 2 ;;
     esac
 }
 

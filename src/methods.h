@@ -44,4 +44,10 @@ void nb_run_beff(const nb_context *ctx);
 extern const nb_command nb_command_collectives;
 void nb_run_collectives(const nb_context *ctx);
 
+/* methods_pairs.c: all-pairs map and the distance sweep in rank space (Altix study §3.2) */
+extern const nb_command nb_command_matrix;
+extern const nb_command nb_command_rankdist;
+void nb_run_matrix(const nb_context *ctx);
+void nb_run_rankdist(const nb_context *ctx);
+
 #endif

@@ -30,6 +30,8 @@ static const subcommand subcommands[] = {
     {&nb_command_dense, nb_run_dense},
     {&nb_command_beff, nb_run_beff},
     {&nb_command_collectives, nb_run_collectives},
+    {&nb_command_matrix, nb_run_matrix},
+    {&nb_command_rankdist, nb_run_rankdist},
 };
 #define SUBCOMMAND_COUNT (sizeof subcommands / sizeof subcommands[0])
 

@@ -188,3 +188,26 @@ def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
         assert len(hosts) == result["parameters"]["ranks"], "one rank per emulated node"
         hosts_seen |= hosts
     assert hosts_seen == {f"{PREFIX}{i}" for i in range(1, 5)}
+
+
+def test_matrix_points_at_the_slow_node(cluster, programs, tmp_path):
+    """One node's link at 100 Mbit among 1 Gbit links: the all-pairs map flags exactly the pairs
+    with that node (one pair measures at a time; bandwidth is bound by the links, not the CPUs,
+    so 4 nodes on 2 cores are fine here)."""
+    emu, _state = cluster
+    out = tmp_path / "matrix.json"
+    try:
+        emu("rate", "100mbit", "3")
+        emu("exec", "srun", "-N4", "-n4", "--ntasks-per-node=1", str(programs["openmpi"]),
+            "matrix", "--min-size", "8", "--max-size", "256K", "--repetitions", "3",
+            "--time-cap-ms", "20", "--json-file", str(out), extra_env=MPI_ENV["openmpi"])
+    finally:
+        emu("rate", "1gbit", check=False)
+    result = json.loads(out.read_text())
+    pairs = result["tables"]["pairs"]
+    assert len(pairs) == 6
+    slow = f"{PREFIX}3"
+    flagged = {(p["host_a"], p["host_b"]) for p in pairs if p["flagged"]}
+    expected = {(p["host_a"], p["host_b"]) for p in pairs if slow in (p["host_a"], p["host_b"])}
+    assert flagged == expected, pairs
+    assert result["summary"]["flagged_pairs"] == 3

@@ -44,7 +44,7 @@ def test_help_lists_every_subcommand(netbench):
     proc = run([program, "--help"])
     assert proc.returncode == 0
     for method in ("pingpong", "bibw", "bothway", "flood", "overlap", "loggp", "dense", "beff",
-                   "collectives"):
+                   "collectives", "matrix", "rankdist"):
         assert method in proc.stdout
         sub = run([program, method, "--help"])
         assert sub.returncode == 0 and "--repetitions" in sub.stdout, (method, sub.stdout)
@@ -218,3 +218,24 @@ def test_validation_catches_a_broken_data_path(method, tmp_path):
     assert result.summary["validation_errors"] > 0
     assert result.status == "unreliable"
     assert any(u["quantity"] == "validation_errors" for u in result.unreliable)
+
+
+@pytest.mark.parametrize("method, table, rows", [
+    ("matrix", "pairs", 3),         # 3 ranks: pairs 0-1, 0-2, 1-2
+    ("rankdist", "distances", 2),   # 3 ranks: d = 1, 2
+])
+def test_pair_maps_cover_the_allocation(netbench, tmp_path, method, table, rows):
+    program, launcher = netbench
+    out = tmp_path / f"{method}.json"
+    proc = run([*oversubscribed(launcher, 3), program, method, "--max-size", "64K",
+                "--repetitions", "1", "--time-cap-ms", "0.5", "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = parse_json(out.read_text())
+    measured = result.table(table)
+    assert len(measured) == rows
+    assert all(r["latency_us"] > 0 and r["bandwidth_MBps"] > 0 for r in measured)
+    if method == "matrix":
+        assert [(r["rank_a"], r["rank_b"]) for r in measured] == [(0, 1), (0, 2), (1, 2)]
+        assert result.summary["pairs"] == 3
+    else:
+        assert [r["distance"] for r in measured] == [1, 2]
