@@ -117,6 +117,8 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
 
     valid_systems = ["+mpi"]
     valid_prog_environs = ["+mpi"]
+    # netbench's JSON result survives in the output directory beside ReFrame's own files.
+    keep_files = [RESULT_FILE]
     num_tasks = 2
     num_tasks_per_node = 2
     time_limit = "10m"

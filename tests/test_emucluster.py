@@ -147,7 +147,8 @@ def test_pt2pt_checks_pass_at_2_nodes_then_fail_when_the_rate_drops(cluster, tmp
     assert proc.returncode == 0, proc.stdout[-5000:]
     assert re.search(r"Ran 6/6 test case", proc.stdout), proc.stdout[-3000:]
     # the ranks really ran on two nodes, through srun
-    outs = list((tmp_path / "good" / "output").rglob("NetbenchPingPongBandwidth/netbench.json"))
+    outs = [p for p in (tmp_path / "good" / "output").rglob("netbench.json")
+            if p.parent.name.startswith("NetbenchPingPongBandwidth")]
     assert outs
     for out in outs:
         ranks = json.loads(out.read_text())["ranks"]
@@ -175,11 +176,13 @@ def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
     assert proc.returncode == 0, proc.stdout[-5000:]
     # 1 node has 1 core: a multi-rank check needs 2 ranks, so that case is skipped with the reason
     assert "needs at least 2 ranks" in proc.stdout
+    report = json.loads(next((tmp_path / "mech" / "reports").glob("*.json")).read_text())
+    passed = {(c["name"].split(" ")[0], c["name"].split("%node_count=")[1].split(" ")[0])
+              for run in report["runs"] for c in run["testcases"]
+              if c["result"] == "pass" and "%node_count=" in c["name"]}
     for check in ("NetbenchDenseValidation", "NetbenchCollectivesValidation"):
-        for nodes in (2, 4):
-            line = [ln for ln in proc.stdout.splitlines()
-                    if f"{check} %node_count={nodes}" in ln and " OK " in ln]
-            assert line, (check, nodes, proc.stdout[-3000:])
+        for nodes in ("2", "4"):
+            assert (check, nodes) in passed, (check, nodes, sorted(passed))
     outs = list((tmp_path / "mech" / "output").rglob("netbench.json"))
     hosts_seen = set()
     for out in outs:
@@ -192,15 +195,17 @@ def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
 
 def test_matrix_points_at_the_slow_node(cluster, programs, tmp_path):
     """One node's link at 100 Mbit among 1 Gbit links: the all-pairs map flags exactly the pairs
-    with that node (one pair measures at a time; bandwidth is bound by the links, not the CPUs,
-    so 4 nodes on 2 cores are fine here)."""
+    with that node. One pair measures at a time and the bandwidth is bound by the links, so 4
+    nodes on 2 cores do here, provided that the two ranks of a pair that share a core yield
+    instead of spinning each other out (mpi_yield_when_idle; 2 emulated nodes share each core)."""
     emu, _state = cluster
     out = tmp_path / "matrix.json"
     try:
         emu("rate", "100mbit", "3")
         emu("exec", "srun", "-N4", "-n4", "--ntasks-per-node=1", str(programs["openmpi"]),
             "matrix", "--min-size", "8", "--max-size", "256K", "--repetitions", "3",
-            "--time-cap-ms", "20", "--json-file", str(out), extra_env=MPI_ENV["openmpi"])
+            "--time-cap-ms", "20", "--json-file", str(out),
+            extra_env={**MPI_ENV["openmpi"], "OMPI_MCA_mpi_yield_when_idle": "1"})
     finally:
         emu("rate", "1gbit", check=False)
     result = json.loads(out.read_text())
