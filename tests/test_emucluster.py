@@ -7,8 +7,10 @@ Brings up 4 nodes (network namespaces on a bridge, Slurm with one slurmd per nod
 - the after-upgrade story, end to end: the point-to-point checks pass through sbatch/srun at 2
   nodes against reference/emucluster.yaml (taken at 1 Gbit), and after the rate is lowered the
   same check fails, naming the variable;
-- the multi-rank checks' mechanics at 1, 2 and 4 nodes through Slurm (validation mode: launch,
-  placement on the requested nodes, every byte checked; 4 nodes share 2 cores, so no timing).
+- the multi-rank checks at 1, 2 and 4 nodes through Slurm: the timed dense check at 2 nodes
+  against its references (scale 2x1), and the mechanics in validation mode at 2 and 4 nodes
+  (launch, placement on the requested nodes, every byte checked; 4 nodes share 2 cores, so the
+  timed case is skipped there, and 1 node of 1 core has no second rank).
 The cluster is torn down afterwards, also when a test fails.
 """
 
@@ -184,10 +186,14 @@ def test_pt2pt_checks_pass_at_2_nodes_then_fail_when_the_rate_drops(cluster, tmp
 def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
     emu, _state = cluster
     proc = run_reframe(emu, tmp_path / "mech", "-c", "checks/dense.py", "-c",
-                       "checks/collectives.py", "-n", "Validation", "-p", "openmpi")
+                       "checks/collectives.py", "-n", "Validation",
+                       "-n", "NetbenchDense%node_count=2", "-n", "NetbenchDense%node_count=4",
+                       "-p", "openmpi")
     assert proc.returncode == 0, proc.stdout[-5000:]
     # 1 node has 1 core: a multi-rank check needs 2 ranks, so that case is skipped with the reason
     assert "needs at least 2 ranks" in proc.stdout
+    # 4 nodes share 2 cores: the timed case is skipped, saying why
+    assert "above 2 nodes the nodes share cores" in proc.stdout
     report = json.loads(next((tmp_path / "mech" / "reports").glob("*.json")).read_text())
     passed = {(c["name"].split(" ")[0], c["name"].split("%node_count=")[1].split(" ")[0])
               for run in report["runs"] for c in run["testcases"]
@@ -195,7 +201,10 @@ def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
     for check in ("NetbenchDenseValidation", "NetbenchCollectivesValidation"):
         for nodes in ("2", "4"):
             assert (check, nodes) in passed, (check, nodes, sorted(passed))
-    outs = list((tmp_path / "mech" / "output").rglob("netbench.json"))
+    # the timed dense check at 2 nodes passed against reference/emucluster.yaml (scale 2x1)
+    assert ("NetbenchDense", "2") in passed, sorted(passed)
+    outs = [p for p in (tmp_path / "mech" / "output").rglob("netbench.json")
+            if "Validation" in p.parent.name]
     hosts_seen = set()
     for out in outs:
         result = json.loads(out.read_text())
