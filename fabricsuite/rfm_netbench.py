@@ -266,22 +266,28 @@ class NetbenchPairCheck(NetbenchCheck):
             self.executable = str(BIND_RANK)
 
     def extra_problems(self, result: NetbenchResult) -> list[str]:
-        problems = []
-        ranks = sorted(result.ranks, key=lambda r: r.get("rank", 0))[:2]
-        hosts = {r.get("host") for r in ranks}
-        if self.distance == "other-node" and len(hosts) != 2:
-            problems.append(f"other-node: both ranks ran on {hosts.pop()}; the launcher did not "
-                            f"place one rank per node")
-        if self.distance != "other-node" and len(hosts) != 1:
-            problems.append(f"{self.distance}: the ranks ran on {sorted(hosts)}, not one node")
-        for rank, cpu in zip(ranks, self.bound_cpus, strict=False):
-            if rank.get("cpus_bound") != [cpu]:
-                problems.append(
-                    f"{self.distance}: rank {rank.get('rank')} was bound to CPUs "
-                    f"{rank.get('cpus_bound')}, not to CPU {cpu} as intended; the binding was "
-                    f"not honoured, so this is not a {self.distance} measurement"
-                )
-        return problems
+        return placement_problems(result, self.distance, self.bound_cpus)
+
+
+def placement_problems(result: NetbenchResult, distance: str, bound_cpus: list[int]) -> list[str]:
+    """Where ranks 0 and 1 really ran (netbench's report) against the distance's placement:
+    one node (bound to `bound_cpus`) or two nodes for other-node."""
+    problems = []
+    ranks = sorted(result.ranks, key=lambda r: r.get("rank", 0))[:2]
+    hosts = {r.get("host") for r in ranks}
+    if distance == "other-node" and len(hosts) != 2:
+        problems.append(f"other-node: both ranks ran on {hosts.pop()}; the launcher did not "
+                        f"place one rank per node")
+    if distance != "other-node" and len(hosts) != 1:
+        problems.append(f"{distance}: the ranks ran on {sorted(hosts)}, not one node")
+    for rank, cpu in zip(ranks, bound_cpus, strict=False):
+        if rank.get("cpus_bound") != [cpu]:
+            problems.append(
+                f"{distance}: rank {rank.get('rank')} was bound to CPUs "
+                f"{rank.get('cpus_bound')}, not to CPU {cpu} as intended; the binding was "
+                f"not honoured, so this is not a {distance} measurement"
+            )
+    return problems
 
 
 #: Node counts of the multi-rank checks. A partition with fewer nodes (its `extras: {"nodes": N}`,

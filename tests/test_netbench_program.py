@@ -239,3 +239,34 @@ def test_pair_maps_cover_the_allocation(netbench, tmp_path, method, table, rows)
         assert result.summary["pairs"] == 3
     else:
         assert [r["distance"] for r in measured] == [1, 2]
+
+
+def test_bind_rank_places_each_rank_and_the_check_verifies_it(netbench, tmp_path):
+    """config/launchers/bind-rank binds rank r to the r-th CPU of its list whatever the launcher
+    did; the point-to-point checks' sanity compares netbench's report with the intended pair."""
+    from fabricsuite import REPO_ROOT
+    from fabricsuite.rfm_netbench import placement_problems
+
+    program, launcher = netbench
+    out = tmp_path / "pingpong.json"
+    bind = str(REPO_ROOT / "config" / "launchers" / "bind-rank")
+    proc = run([*launcher, bind, "1,0", program, "pingpong", "--sizes", "8",
+                "--repetitions", "2", "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = parse_json(out.read_text())
+    assert [r["cpus_bound"] for r in sorted(result.ranks, key=lambda r: r["rank"])] == [[1], [0]]
+    assert placement_problems(result, "same-l3", [1, 0]) == []
+    # the same run judged against another intended pair: named as a wrong binding
+    problems = placement_problems(result, "same-l3", [0, 1])
+    assert len(problems) == 2 and "not honoured" in problems[0]
+    # and as an other-node measurement it ran on one host
+    assert "both ranks ran on" in placement_problems(result, "other-node", [])[0]
+    # a list too short for the rank, or no rank at all: one clear line, exit 2 (checked without a
+    # launcher: under MPICH's hydra the other rank would wait for the missing one)
+    short = subprocess.run([bind, "0", "true"], env=dict(ENV, PMI_RANK="1"),
+                           capture_output=True, text=True)
+    assert short.returncode == 2 and "no CPU for rank 1" in short.stderr
+    bare = {k: v for k, v in ENV.items()
+            if k not in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")}
+    alone = subprocess.run([bind, "0", "true"], env=bare, capture_output=True, text=True)
+    assert alone.returncode == 2 and "no MPI rank" in alone.stderr
