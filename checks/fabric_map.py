@@ -19,6 +19,7 @@ import csv
 import os
 
 import reframe as rfm
+from reframe.core.builtins import parameter
 
 from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, summary
 
@@ -27,7 +28,7 @@ from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, summary
 class NetbenchMatrix(NetbenchMultiRankCheck):
     descr = "All-pairs node-to-node latency and bandwidth map (find a bad link or node)"
     method = "matrix"
-    ranks_per_node = 1
+    placement = parameter(["per-node"], loggable=True)  # a node-to-node map
     keep_files = ["netbench.json", "matrix_bandwidth_MBps.csv", "matrix_latency_us.csv"]
     metrics = {
         "matrix_bandwidth_median_MBps": summary("bandwidth_median_MBps", "MB/s"),

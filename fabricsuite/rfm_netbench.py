@@ -310,13 +310,15 @@ class NetbenchMultiRankCheck(NetbenchCheck):
     """A method where every rank communicates (dense, beff, collectives), at a node count.
 
     `node_count` is a parameter, so every count is its own test case with its own references
-    (index [$partition, $environ, scale], scale = "<nodes>x<ranks per node>"). Ranks per node
-    default to the cores of a node (the partition's processor information), one busy-polling
-    rank per core.
+    (index [$partition, $environ, scale], scale = "<nodes>x<ranks per node>"). `placement` is
+    one too: per-core fills the nodes, one busy-polling rank per core (the partition's processor
+    information); per-node puts one rank on each node.
     """
 
     node_count = parameter(NODE_COUNTS, loggable=True)
-    #: Ranks per node; None = one per core of a node.
+    #: per-core: full nodes, one rank per core; per-node: one rank per node (the network alone).
+    placement = parameter(["per-core", "per-node"], loggable=True)
+    #: Ranks per node; None = as `placement` says.
     ranks_per_node = variable(int, type(None), value=None, loggable=True)
     #: "<nodes>x<ranks per node>": the reference index level below the environment.
     scale = variable(str, value="", loggable=True)
@@ -332,7 +334,12 @@ class NetbenchMultiRankCheck(NetbenchCheck):
             self.node_count > nodes,
             f"{partition.fullname} has {nodes} node(s), this case needs {self.node_count}",
         )
-        per_node = self.ranks_per_node or cores_per_node(partition)
+        cores = cores_per_node(partition)
+        self.skip_if(
+            self.placement == "per-node" and cores == 1 and not self.ranks_per_node,
+            f"a node of {partition.fullname} has 1 core: per-node is the per-core case",
+        )
+        per_node = self.ranks_per_node or (1 if self.placement == "per-node" else cores)
         self.skip_if(
             per_node is None,
             f"{partition.fullname}: no processor information (cores per node); add "

@@ -66,15 +66,17 @@ def passing_session(tmp_path_factory):
 def test_multirank_checks_pass_and_skip_missing_nodes(passing_session):
     _results, proc = passing_session
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    # 6 checks x node counts 1, 2, 4, plus the build: 19 cases, 12 skipped (2 and 4 nodes).
+    # 6 checks x node counts 1, 2, 4 x placement per-core, per-node, plus the build: 37 cases.
+    # Here only 1 node, per-core runs: 30 skipped (2 and 4 nodes; 1 rank per node is 1 rank).
     summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure.*?(\d+) skipped",
                          proc.stdout)
     assert summary, proc.stdout[-3000:]
     ran, total, _failures, skipped = summary[0]
-    assert (ran, total, skipped) == ("7", "19", "12"), summary
+    assert (ran, total, skipped) == ("7", "37", "30"), summary
     assert summary[-1][2] == "0", proc.stdout[-3000:]
     assert "local:default has 1 node(s), this case needs 2" in proc.stdout
     assert "local:default has 1 node(s), this case needs 4" in proc.stdout
+    assert "needs at least 2 ranks" in proc.stdout  # per-node on a single node
 
 
 @pytest.mark.parametrize("check, variables", [
