@@ -18,7 +18,8 @@
 # `up` first cleans up what a failed earlier run left.
 #
 # Nodes: ${PREFIX}1..N at 10.213.0.1..N/24, head ${PREFIX}h at 10.213.0.254, bridge in namespace
-# ${PREFIX}fab. Node i's slurmd (and so its job steps) is pinned to CPU (i-1) mod CPUs: with
+# ${PREFIX}fab. Without Slurm, mpirun reaches the nodes through $STATE/nsagent (an rsh
+# stand-in) and $STATE/hostfile (partition emucluster:mpirun). Node i's slurmd (and so its job steps) is pinned to CPU (i-1) mod CPUs: with
 # 2 nodes on a 2-core machine each rank has its own core (timing is meaningful); with more nodes
 # than cores, ranks share cores (launch and placement mechanics only).
 set -euo pipefail
@@ -150,6 +151,33 @@ EOF
     echo "$cpus" > "$STATE/cpus"
 }
 
+# Without Slurm: mpirun in the head namespace starts its daemons (Open MPI orted, MPICH
+# hydra_pmi_proxy) through this agent in place of rsh, and a hostfile names the nodes.
+write_rsh_agent() {
+    local nodes=$1 cpus
+    cpus=$(cat "$STATE/cpus")
+    {
+        echo '#!/bin/bash'
+        echo '# nsagent HOST COMMAND...: run COMMAND on an emulated node (its network and UTS'
+        echo '# namespace, pinned to its core), as rsh would on a real cluster. By ci/emucluster.sh.'
+        echo 'host=$1; shift'
+        echo 'case "$host" in'
+        echo "    ${PREFIX}[0-9]*) n=\${host#${PREFIX}} ;;"
+        echo "    ${SUBNET}.*) n=\${host##*.} ;;"
+        echo "    *) echo \"nsagent: \$host is not an emulated node (${PREFIX}1..$nodes)\" >&2; exit 255 ;;"
+        echo 'esac'
+        echo "exec taskset -c \$(( (n - 1) % $cpus )) nsenter --net=/run/netns/${PREFIX}\$n \\"
+        echo "    unshare --uts /bin/sh -c \"hostname ${PREFIX}\$n; exec \$*\""
+    } > "$STATE/nsagent"
+    chmod +x "$STATE/nsagent"
+    : > "$STATE/hostfile"
+    for i in $(seq 1 "$nodes"); do echo "$PREFIX$i slots=1" >> "$STATE/hostfile"; done
+    # MPICH's hydra reads host:processes
+    : > "$STATE/hostfile.hydra"
+    for i in $(seq 1 "$nodes"); do echo "$PREFIX$i:1" >> "$STATE/hostfile.hydra"; done
+}
+
+
 start_daemons() {
     local nodes=$1 cpus i
     cpus=$(cat "$STATE/cpus")
@@ -229,6 +257,7 @@ up() {
     network_up "$nodes"
     echo "$nodes" > "$STATE/nodes"
     write_slurm_conf "$nodes"
+    write_rsh_agent "$nodes"
     start_daemons "$nodes"
     set_rate "$rate"
     trap - ERR

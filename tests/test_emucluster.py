@@ -147,9 +147,9 @@ def test_bandwidth_and_G_recover_the_imposed_rate(cluster, programs, mpi, tmp_pa
         assert by_G == pytest.approx(1.0, abs=0.10), (rate, recovered)
 
 
-def run_reframe(emu, results, *args):
+def run_reframe(emu, results, *args, system="emucluster:nodes"):
     return emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
-               "emucluster", "--exec-policy=serial", "-r", *args, check=False,
+               system, "--exec-policy=serial", "-r", *args, check=False,
                extra_env={"FABRICSUITE_RESULTS": str(results)})
 
 
@@ -237,3 +237,21 @@ def test_matrix_points_at_the_slow_node(cluster, programs, tmp_path):
     expected = {(p["host_a"], p["host_b"]) for p in pairs if slow in (p["host_a"], p["host_b"])}
     assert flagged == expected, pairs
     assert result["summary"]["flagged_pairs"] == 3
+
+
+def test_pt2pt_check_through_mpirun_and_the_rsh_agent(cluster, tmp_path):
+    """Without Slurm: the partition emucluster:mpirun starts Open MPI's orted and MPICH's hydra
+    proxies through the cluster's rsh stand-in (nsagent), one rank on each of two nodes, over
+    TCP; the bandwidth check passes against the same 1 Gbit references."""
+    emu, _state = cluster
+    proc = run_reframe(emu, tmp_path / "rsh", "-c", "checks/pt2pt.py", "-p", "openmpi",
+                       "-p", "mpich", "-n", "NetbenchPingPongBandwidth%distance=other-node",
+                       system="emucluster:mpirun")
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    outs = list((tmp_path / "rsh" / "output").rglob("netbench.json"))
+    assert len(outs) == 2, outs
+    for out in outs:
+        result = json.loads(out.read_text())
+        assert [r["host"] for r in result["ranks"]] == [f"{PREFIX}1", f"{PREFIX}2"]
+        script = (out.parent / "rfm_job.sh").read_text()
+        assert "mpirun -np 2" in script and "srun" not in script, script

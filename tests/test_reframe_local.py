@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,13 +36,24 @@ def run_reframe(results: Path, *args: str, reference_dir: Path | None = None):
                           timeout=900)
 
 
+#: Sessions tried before the test gives up, and the pause between them.
+ATTEMPTS, PAUSE_S = 4, 20
+
+
 @pytest.fixture(scope="module")
 def passing_session(tmp_path_factory):
-    results = tmp_path_factory.mktemp("results")
     # This VM has phases in which shared-memory latency and bandwidth are 2x worse for tens of
-    # seconds; the references (which must catch a 2x slowdown) cannot absorb them. A case that
-    # fails is run again later in the session; every case must pass in the end.
-    proc = run_reframe(results, "-p", "openmpi", "--max-retries=3")
+    # seconds; the references (which must catch a 2x slowdown) cannot absorb them. ReFrame's
+    # --max-retries reruns a failed case at once, often still inside the phase, so a session
+    # that fails on performance is tried again after a pause. Every case must pass in one.
+    for attempt in range(ATTEMPTS):
+        results = tmp_path_factory.mktemp("results")
+        proc = run_reframe(results, "-p", "openmpi", "--max-retries=2")
+        failures = proc.stdout.split("SUMMARY OF FAILURES")[-1]
+        if proc.returncode == 0 or "performance" not in failures:
+            break
+        print(f"attempt {attempt + 1}: a performance failure, trying again in {PAUSE_S} s")
+        time.sleep(PAUSE_S)
     return results, proc
 
 

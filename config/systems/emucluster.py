@@ -18,6 +18,7 @@ namespaces, which are on one host).
 import os
 from pathlib import Path
 
+_launchers = Path(__file__).resolve().parents[1] / "launchers"
 _state = Path(os.environ.get("FABRICSUITE_EMU_DIR",
                              Path(__file__).resolve().parents[2] / "results" / "emucluster"))
 try:
@@ -51,7 +52,34 @@ site_configuration = {
                         "timing_max_nodes": min(os.cpu_count() or 1, _nodes),
                     },
                     "max_jobs": 1,
-                }
+                },
+                {
+                    # The same nodes without Slurm: mpirun in the head namespace starts its
+                    # daemons through an rsh stand-in that enters a node's namespaces.
+                    "name": "mpirun",
+                    "descr": f"{_nodes} emulated nodes reached by mpirun through an rsh agent",
+                    "scheduler": "local",
+                    "launcher": "mpirun",
+                    "environs": ["openmpi", "mpich"],
+                    "features": ["mpi"],
+                    "processor": {"num_cpus": 1, "num_cpus_per_core": 1},
+                    "extras": {"nodes": _nodes, "timing_max_nodes": min(os.cpu_count() or 1,
+                                                                         _nodes)},
+                    "env_vars": [
+                        # Open MPI: orted through the agent, the nodes from the hostfile; the
+                        # agent pins each node's processes to its core.
+                        ["OMPI_MCA_plm_rsh_agent", str(_state / "nsagent")],
+                        ["OMPI_MCA_orte_default_hostfile", str(_state / "hostfile")],
+                        ["OMPI_MCA_hwloc_base_binding_policy", "none"],
+                        # MPICH (hydra): the same agent, the nodes, and the interface the
+                        # proxies connect back on (the head's own name is 127.0.0.1 here).
+                        ["HYDRA_LAUNCHER", "rsh"],
+                        ["HYDRA_LAUNCHER_EXEC", str(_state / "nsagent")],
+                        ["HYDRA_HOST_FILE", str(_state / "hostfile.hydra")],
+                        ["HYDRA_IFACE", "eth0"],
+                    ],
+                    "max_jobs": 1,
+                },
             ],
         }
     ],
@@ -63,6 +91,8 @@ site_configuration = {
             "target_systems": ["emucluster"],
             "env_vars": [
                 ["SLURM_MPI_TYPE", "pmix"],
+                # mpirun (partition mpirun): Debian's Open MPI whatever the alternative says
+                ["PATH", f"{_launchers / 'openmpi'}:$PATH"],
                 ["OMPI_ALLOW_RUN_AS_ROOT", "1"],
                 ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"],
                 # TCP between the namespaces, never shared memory.
@@ -76,6 +106,7 @@ site_configuration = {
             "target_systems": ["emucluster"],
             "env_vars": [
                 ["SLURM_MPI_TYPE", "pmi2"],
+                ["PATH", f"{_launchers / 'mpich'}:$PATH"],
                 # Without this UCX sees one host and silently uses shared memory.
                 ["UCX_TLS", "tcp,self"],
                 ["UCX_NET_DEVICES", "eth0"],
