@@ -77,6 +77,7 @@ site_configuration = {
                         ["HYDRA_LAUNCHER_EXEC", str(_state / "nsagent")],
                         ["HYDRA_HOST_FILE", str(_state / "hostfile.hydra")],
                         ["HYDRA_IFACE", "eth0"],
+                        ["FABRICSUITE_MPICH_BINDING", "none"],
                     ],
                     "max_jobs": 1,
                 },
