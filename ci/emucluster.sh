@@ -144,7 +144,10 @@ SchedulerType=sched/backfill
 KillWait=5
 MinJobAge=60
 SlurmdTimeout=60
-NodeName=${PREFIX}[1-$nodes] NodeAddr=$SUBNET.[1-$nodes] NodeHostname=${PREFIX}[1-$nodes] CPUs=1 RealMemory=1000
+# CPUs: what slurmd detects (the machine's), so a 1-node job may hold 2 ranks (validation only:
+# they share the node's pinned core). ReFrame's partition says 1 CPU, so checks place 1 rank per
+# node unless told otherwise (-S ranks_per_node=N).
+NodeName=${PREFIX}[1-$nodes] NodeAddr=$SUBNET.[1-$nodes] NodeHostname=${PREFIX}[1-$nodes] CPUs=$cpus RealMemory=1000
 PartitionName=emu Nodes=${PREFIX}[1-$nodes] Default=YES MaxTime=60 State=UP
 EOF
     # a 2-core machine has $cpus CPUs to pin $nodes slurmds to

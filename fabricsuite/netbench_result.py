@@ -82,10 +82,12 @@ class NetbenchResult:
     # -- soundness -----------------------------------------------------------------------------
     def problems(self, required_sizes: list[int] | None = None,
                  size_table: str | None = None,
-                 tolerated: Callable[[str], bool] | None = None) -> list[str]:
+                 tolerated: Callable[[str], bool] | None = None,
+                 timed: bool = True) -> list[str]:
         """Everything that makes this result unusable for a verdict (empty when sound).
 
         `tolerated(quantity)` exempts unreliable flags on figures the verdict does not use.
+        `timed=False` (a validation run) accepts ranks that share a CPU: nothing is timed.
         """
         problems = []
         flagged = [u for u in self.unreliable
@@ -108,7 +110,7 @@ class NetbenchResult:
                 problems.append(f"table {size_table}: sizes missing: {missing}")
         cpus = [tuple(r.get("cpus_bound") or ()) for r in self.ranks[:2]]
         hosts = [r.get("host") for r in self.ranks[:2]]
-        if len(cpus) == 2 and hosts[0] == hosts[1] and set(cpus[0]) & set(cpus[1]):
+        if timed and len(cpus) == 2 and hosts[0] == hosts[1] and set(cpus[0]) & set(cpus[1]):
             problems.append(
                 f"ranks 0 and 1 on {hosts[0]} share CPUs {sorted(set(cpus[0]) & set(cpus[1]))}: "
                 "bind them to different cores (busy-polling ranks on one core distort timings)"

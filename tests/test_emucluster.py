@@ -10,7 +10,8 @@ Brings up 4 nodes (network namespaces on a bridge, Slurm with one slurmd per nod
 - the multi-rank checks at 1, 2 and 4 nodes through Slurm: the timed dense check at 2 nodes
   against its references (scale 2x1), and the mechanics in validation mode at 2 and 4 nodes
   (launch, placement on the requested nodes, every byte checked; 4 nodes share 2 cores, so the
-  timed case is skipped there, and 1 node of 1 core has no second rank).
+  timed case is skipped there unless asked for, and then its 4x1 references have wide bounds;
+  1 node of 1 core runs its 2 ranks in validation mode only).
 The cluster is torn down afterwards, also when a test fails.
 """
 
@@ -212,6 +213,35 @@ def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
         assert len(hosts) == result["parameters"]["ranks"], "one rank per emulated node"
         hosts_seen |= hosts
     assert hosts_seen == {f"{PREFIX}{i}" for i in range(1, 5)}
+
+
+def test_multirank_at_1_node_and_reference_lookup_at_4_nodes(cluster, tmp_path):
+    emu, _state = cluster
+    # 1 node: an emulated node has 1 core, so 2 ranks share it; validation times nothing and
+    # accepts that (a timed check would fail its placement sanity).
+    proc = run_reframe(emu, tmp_path / "one", "-c", "checks/dense.py", "-c",
+                       "checks/collectives.py", "-n", "Validation%node_count=1%placement=per-core",
+                       "-S", "ranks_per_node=2", "-p", "openmpi")
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert re.search(r"Ran 3/3 test case", proc.stdout), proc.stdout[-3000:]
+    outs = list((tmp_path / "one" / "output").rglob("netbench.json"))
+    assert len(outs) == 2
+    for out in outs:
+        ranks = json.loads(out.read_text())["ranks"]
+        assert len(ranks) == 2 and len({r["host"] for r in ranks}) == 1, ranks
+
+    # 4 nodes, timed anyway: the verdict uses the 4x1 references (wide bounds: mechanics only)
+    proc = run_reframe(emu, tmp_path / "four", "-c", "checks/dense.py",
+                       "-n", "NetbenchDense%node_count=4%placement=per-core",
+                       "-S", "timing_on_shared_cores=true", "-p", "openmpi")
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    perflog = next((tmp_path / "four" / "perflogs").rglob("NetbenchDense.log")).read_text()
+    header, row = perflog.splitlines()[0].split("|"), perflog.splitlines()[-1].split("|")
+    logged = dict(zip(header, row, strict=True))
+    assert logged["num_tasks"] == "4"
+    assert "%node_count=4" in logged["display_name"]
+    assert float(logged["aapc_bandwidth_1MiB_MBps_ref"]) == pytest.approx(52.855)
+    assert float(logged["aapc_bandwidth_1MiB_MBps_lower_thres"]) == pytest.approx(-0.9)
 
 
 def test_matrix_points_at_the_slow_node(cluster, programs, tmp_path):

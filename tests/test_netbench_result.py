@@ -186,6 +186,9 @@ def test_missing_sizes_and_shared_cpus_are_problems():
     problems = parse_json(json.dumps(doc)).problems([2**k for k in range(3, 23)], "pingpong")
     assert any("sizes missing: [2097152, 4194304]" in p for p in problems)
     assert any("share CPUs" in p for p in problems)
+    # a validation run times nothing: shared CPUs are no problem there
+    untimed = parse_json(json.dumps(doc)).problems(timed=False)
+    assert not any("share CPUs" in p for p in untimed)
 
 
 def test_truncated_json_is_rejected():
