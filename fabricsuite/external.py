@@ -1,0 +1,321 @@
+"""Parsers for the output of the external suites: OSU Micro-Benchmarks, Intel MPI Benchmarks,
+NAS Parallel Benchmarks (NPB and NPB-MZ) and the original b_eff.
+
+Each parser keys on content, not on line numbers or exact column positions, because the formats
+drift between versions (OSU 5.x/7.0/7.2/7.4 headers, IMB tables per benchmark family, NPB's
+"Active processes" / "Active procs" / no such line in NPB-MZ). A truncated or failed output is
+rejected with a `SuiteOutputError` that says what is missing, never returned as partial numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+
+class SuiteOutputError(ValueError):
+    """The output of an external benchmark is unusable (failed, truncated or not recognised)."""
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+# -- OSU Micro-Benchmarks --
+#: OSU column titles (every version seen) -> our column names.
+_OSU_COLUMNS = {
+    "size": "size_bytes",
+    "latency (us)": "latency_us",
+    "avg latency(us)": "latency_us",
+    "min latency(us)": "min_latency_us",
+    "max latency(us)": "max_latency_us",
+    "iterations": "iterations",
+    "bandwidth (mb/s)": "bandwidth_MBps",
+    "mb/s": "bandwidth_MBps",
+    "messages/s": "messages_per_s",
+    "overall(us)": "overall_us",
+    "compute(us)": "compute_us",
+    "pure comm.(us)": "pure_comm_us",
+    "overlap(%)": "overlap_percent",
+    "p50 tail lat(us)": "p50_latency_us",
+    "p90 tail lat(us)": "p90_latency_us",
+    "p99 tail lat(us)": "p99_latency_us",
+}
+
+
+@dataclass
+class OsuResult:
+    benchmark: str  # the banner, e.g. "OSU MPI Latency Test"
+    version: str  # e.g. "7.2"
+    columns: list[str]
+    rows: list[dict[str, float]]
+
+    def value(self, column: str, size_bytes: int) -> float:
+        for row in self.rows:
+            if row.get("size_bytes") == size_bytes:
+                if column not in row:
+                    raise SuiteOutputError(
+                        f"{self.benchmark}: no column {column!r} (columns: {self.columns})"
+                    )
+                return row[column]
+        sizes = [int(r["size_bytes"]) for r in self.rows]
+        raise SuiteOutputError(f"{self.benchmark}: no row for size {size_bytes} (sizes: {sizes})")
+
+
+def parse_osu(text: str, source: str = "<osu>") -> OsuResult:
+    """Parse one OSU benchmark's stdout (one table: size and one or more figures)."""
+    banner = re.search(r"^# (OSU MPI.*?)\s+v(\d+(?:\.\d+)*)\s*$", text, re.M)
+    if not banner:
+        first = next((ln for ln in text.splitlines() if ln.strip()), "")
+        why = f"it printed {first.strip()!r}" if first else "the output is empty"
+        raise SuiteOutputError(
+            f"{source}: not the output of an OSU benchmark (no '# OSU MPI ... vX.Y' banner); "
+            f"{why}: see the job's stderr"
+        )
+    columns: list[str] | None = None
+    rows: list[dict[str, float]] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            titles = re.split(r"\s{2,}", stripped.lstrip("#").strip())
+            if titles and titles[0].lower() == "size":
+                unknown = [t for t in titles if t.lower() not in _OSU_COLUMNS]
+                if unknown:
+                    raise SuiteOutputError(f"{source}: unknown OSU column(s) {unknown}")
+                columns = [_OSU_COLUMNS[t.lower()] for t in titles]
+            continue
+        if columns is None:
+            raise SuiteOutputError(f"{source}: data before the column header: {stripped!r}")
+        fields = stripped.split()
+        if len(fields) != len(columns):
+            raise SuiteOutputError(
+                f"{source}: truncated or malformed row {stripped!r} (expected {len(columns)} "
+                f"columns: {columns})"
+            )
+        try:
+            rows.append({c: _number(f) for c, f in zip(columns, fields, strict=True)})
+        except ValueError:
+            raise SuiteOutputError(f"{source}: not a number in row {stripped!r}") from None
+    if not rows:
+        raise SuiteOutputError(f"{source}: {banner.group(1)} printed no results (failed run?)")
+    return OsuResult(banner.group(1), banner.group(2), columns or [], rows)
+
+
+# -- Intel MPI Benchmarks --
+_IMB_COLUMNS = {
+    "#bytes": "bytes",
+    "#repetitions": "repetitions",
+    "t[usec]": "t_usec",
+    "t_min[usec]": "t_min_usec",
+    "t_max[usec]": "t_max_usec",
+    "t_avg[usec]": "t_avg_usec",
+    "mbytes/sec": "MBps",
+    "msg/sec": "msg_per_s",
+    "t_ovrl[usec]": "t_ovrl_usec",
+    "t_pure[usec]": "t_pure_usec",
+    "t_cpu[usec]": "t_cpu_usec",
+    "overlap[%]": "overlap_percent",
+    "defects": "defects",
+}
+
+
+@dataclass
+class ImbResult:
+    version: str
+    #: (benchmark, processes) -> rows
+    tables: dict[tuple[str, int], list[dict[str, float]]] = field(default_factory=dict)
+
+    def table(self, benchmark: str, processes: int | None = None) -> list[dict[str, float]]:
+        keys = [k for k in self.tables if k[0] == benchmark
+                and (processes is None or k[1] == processes)]
+        if not keys:
+            have = sorted({f"{b} ({p} processes)" for b, p in self.tables})
+            raise SuiteOutputError(f"IMB: no {benchmark} table"
+                                   f"{'' if processes is None else f' at {processes} processes'}"
+                                   f" (tables: {have})")
+        return self.tables[max(keys, key=lambda k: k[1])]
+
+    def value(self, benchmark: str, column: str, size_bytes: int | None = None,
+              processes: int | None = None) -> float:
+        rows = self.table(benchmark, processes)
+        for row in rows:
+            if size_bytes is None or row.get("bytes") == size_bytes:
+                if column not in row:
+                    raise SuiteOutputError(f"IMB {benchmark}: no column {column!r}")
+                return row[column]
+        raise SuiteOutputError(f"IMB {benchmark}: no row for {size_bytes} bytes")
+
+
+def parse_imb(text: str, source: str = "<imb>") -> ImbResult:
+    """Parse an IMB-MPI1 / IMB-NBC run: every benchmark table, per process count."""
+    banner = re.search(r"Intel\(R\) MPI Benchmarks (\S+)", text)
+    # The banner may be absent from an excerpt (or a run whose header went elsewhere): the
+    # "# Benchmarking" tables are what identifies IMB.
+    if not banner and "# Benchmarking " not in text:
+        raise SuiteOutputError(
+            f"{source}: not the output of Intel MPI Benchmarks (neither its banner nor a "
+            f"'# Benchmarking' table): see the job's stderr"
+        )
+    result = ImbResult(version=banner.group(1).rstrip(",") if banner else "")
+    benchmark, processes, columns = None, 0, None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        head = re.match(r"# Benchmarking (\S+)", stripped)
+        if head:
+            benchmark, columns = head.group(1), None
+            continue
+        procs = re.match(r"# #processes = (\d+)", stripped)
+        if procs:
+            processes = int(procs.group(1))
+            continue
+        if benchmark and re.match(r"#(bytes|repetitions)\b", stripped):
+            titles = stripped.split()
+            unknown = [t for t in titles if t.lower() not in _IMB_COLUMNS]
+            if unknown:
+                raise SuiteOutputError(f"{source}: unknown IMB column(s) {unknown}")
+            columns = [_IMB_COLUMNS[t.lower()] for t in titles]
+            result.tables[(benchmark, processes)] = []
+            continue
+        if stripped.startswith("#") or columns is None or benchmark is None:
+            continue
+        fields = stripped.split()
+        if not re.fullmatch(r"[\d.eE+-]+", fields[0]):
+            continue  # IMB notes such as "( 2 additional processes waiting in MPI_Barrier)"
+        if len(fields) != len(columns):
+            raise SuiteOutputError(
+                f"{source}: {benchmark}: truncated or malformed row {stripped!r} "
+                f"(expected columns {columns})"
+            )
+        try:
+            row = {c: _number(f) for c, f in zip(columns, fields, strict=True)}
+        except ValueError:
+            raise SuiteOutputError(f"{source}: {benchmark}: not a number in {stripped!r}") from None
+        result.tables[(benchmark, processes)].append(row)
+    if "All processes entering MPI_Finalize" not in text:
+        raise SuiteOutputError(
+            f"{source}: IMB did not finish (no 'All processes entering MPI_Finalize'): the run "
+            f"failed or was cut off; see the job's stderr"
+        )
+    empty = [f"{b} ({p})" for (b, p), rows in result.tables.items() if not rows]
+    if empty:
+        raise SuiteOutputError(f"{source}: IMB tables without results: {empty}")
+    if not result.tables:
+        raise SuiteOutputError(f"{source}: IMB ran no benchmark (check the benchmark names)")
+    return result
+
+
+# -- NAS Parallel Benchmarks (NPB 3.x MPI and NPB-MZ) --
+@dataclass
+class NpbResult:
+    benchmark: str  # "CG", "BT-MZ", ...
+    npb_class: str
+    time_s: float
+    mops_total: float
+    total_processes: int
+    active_processes: int  # NPB-MZ prints no such line: equal to the total there
+    verification: str  # "SUCCESSFUL" or what the program printed
+    version: str
+    total_threads: int | None = None
+    size: str = ""
+
+
+def _npb_field(text: str, name: str) -> str | None:
+    match = re.search(rf"^\s*{name}\s*=\s*(.*?)\s*$", text, re.M)
+    return match.group(1) if match else None
+
+
+def parse_npb(text: str, source: str = "<npb>") -> NpbResult:
+    """Parse the final report of an NPB or NPB-MZ benchmark."""
+    done = re.search(r"^\s*([A-Z]{2}(?:-MZ)?) Benchmark Completed", text, re.M)
+    if not done:
+        raise SuiteOutputError(
+            f"{source}: no 'Benchmark Completed' report: the NPB run failed or was cut off "
+            f"(a process count the benchmark does not accept stops it early; see the job's stderr)"
+        )
+    fields = {
+        "class": _npb_field(text, "Class"),
+        "time": _npb_field(text, "Time in seconds"),
+        "mops": _npb_field(text, r"Mop/s total"),
+        "total": _npb_field(text, "Total processes"),
+        "verification": _npb_field(text, "Verification"),
+        "version": _npb_field(text, "Version"),
+    }
+    missing = [k for k, v in fields.items() if v is None]
+    if missing:
+        raise SuiteOutputError(f"{source}: NPB report without {missing} (truncated output?)")
+    active = _npb_field(text, r"Active proc(?:esse)?s")
+    threads = _npb_field(text, "Total threads")
+    try:
+        total = int(fields["total"])
+        return NpbResult(
+            benchmark=done.group(1),
+            npb_class=fields["class"],
+            time_s=_number(fields["time"]),
+            mops_total=_number(fields["mops"]),
+            total_processes=total,
+            active_processes=int(active) if active is not None else total,
+            verification=fields["verification"],
+            version=fields["version"],
+            total_threads=int(threads) if threads is not None else None,
+            size=_npb_field(text, "Size") or "",
+        )
+    except ValueError as err:
+        raise SuiteOutputError(f"{source}: NPB report with a non-number: {err}") from None
+
+
+# -- the original b_eff (HLRS, Rabenseifner) --
+@dataclass
+class BeffResult:
+    b_eff_MBps: float
+    b_eff_per_process_MBps: float
+    processes: int
+    lmax: str  # as printed, e.g. "1 MB"
+    b_eff_at_lmax_MBps: float
+    b_eff_at_lmax_rings_MBps: float
+    latency_rings_random_us: float
+    latency_rings_us: float
+    pingpong_latency_us: float
+    pingpong_bandwidth_MBps: float
+    revision: str = ""
+
+
+def parse_beff(summary: str, source: str = "<b_eff.sum>") -> BeffResult:
+    """Parse b_eff's `.sum` file (its summary table and final `b_eff = ...` line).
+
+    b_eff writes nothing useful to stdout: the table is in `<prefix>.sum`, the line on stderr.
+    """
+    line = re.search(
+        r"^b_eff\w* =\s*([\d.]+) MB/s =\s*([\d.]+) \*\s*(\d+) PEs", summary, re.M
+    )
+    table = re.search(
+        r"^accumulated \|\s+(\d+)\s+([\d.]+)\s+(\d+ [kMG]?B)\s+([\d.]+)\s+([\d.]+)\s+"
+        r"([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", summary, re.M
+    )
+    if not line or not table:
+        what = "the 'b_eff = ... MB/s' line" if not line else "the 'accumulated' table row"
+        raise SuiteOutputError(
+            f"{source}: no {what}: b_eff failed or was cut off (it writes its results to the "
+            f".sum file at the end of the run)"
+        )
+    revision = re.search(r"b_eff\.c, Revision (\S+)", summary)
+    return BeffResult(
+        b_eff_MBps=float(line.group(1)),
+        b_eff_per_process_MBps=float(line.group(2)),
+        processes=int(line.group(3)),
+        lmax=table.group(3),
+        b_eff_at_lmax_MBps=float(table.group(4)),
+        b_eff_at_lmax_rings_MBps=float(table.group(5)),
+        latency_rings_random_us=float(table.group(6)),
+        latency_rings_us=float(table.group(7)),
+        pingpong_latency_us=float(table.group(8)),
+        pingpong_bandwidth_MBps=float(table.group(9)),
+        revision=revision.group(1) if revision else "",
+    )

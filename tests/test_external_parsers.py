@@ -1,0 +1,170 @@
+"""Parsers of the external suites, on real captured output (tests/data/external, see its README)."""
+
+from pathlib import Path
+
+import pytest
+
+from fabricsuite.external import (
+    SuiteOutputError,
+    parse_beff,
+    parse_imb,
+    parse_npb,
+    parse_osu,
+)
+
+DATA = Path(__file__).parent / "data" / "external"
+BEFF = Path(__file__).parent / "data" / "beff-3.6"
+
+
+def text(path: str) -> str:
+    return (DATA / path).read_text()
+
+
+# -- OSU --
+@pytest.mark.parametrize("name,column,size,value", [
+    ("osu-7.2/osu_latency.txt", "latency_us", 8, 0.28),
+    ("osu-7.2/osu_latency.txt", "latency_us", 65536, 13.12),
+    ("osu-7.4/osu_latency.txt", "latency_us", 1, 0.32),
+    ("osu-7.2/osu_bw.txt", "bandwidth_MBps", 1048576, None),
+    ("osu-7.2/osu_bibw.txt", "bandwidth_MBps", 1, 18.26),
+    ("osu-7.2/osu_mbw_mr.txt", "messages_per_s", 1, 13186740.73),
+    ("osu-7.2/osu_allreduce.txt", "latency_us", 1, 0.53),
+    ("osu-7.2/osu_iallreduce.txt", "overlap_percent", 2, 12.63),
+])
+def test_osu_tables_of_both_versions(name, column, size, value):
+    result = parse_osu(text(name), name)
+    got = result.value(column, size)
+    if value is not None:
+        assert got == pytest.approx(value)
+    assert got > 0
+    sizes = [r["size_bytes"] for r in result.rows]
+    assert sizes == sorted(sizes) and len(sizes) >= 2
+
+
+def test_osu_header_drift_gives_the_same_columns():
+    old = parse_osu(text("osu-7.2/osu_latency.txt"))  # "# Size          Latency (us)"
+    new = parse_osu(text("osu-7.4/osu_latency.txt"))  # "# Size       Avg Latency(us)"
+    assert old.columns == new.columns == ["size_bytes", "latency_us"]
+    assert (old.version, new.version) == ("7.2", "7.4")
+    # osu_mbw_mr prints its banner twice and a pairs/window line: still one table
+    mbw = parse_osu(text("osu-7.2/osu_mbw_mr.txt"))
+    assert mbw.columns == ["size_bytes", "bandwidth_MBps", "messages_per_s"]
+    iall = parse_osu(text("osu-7.2/osu_iallreduce.txt"))
+    assert iall.columns[-1] == "overlap_percent"
+
+
+def test_osu_failed_run_is_rejected_with_what_it_printed():
+    with pytest.raises(SuiteOutputError, match="Invalid option"):
+        parse_osu(text("osu-7.4/osu_latency_f.txt"), "osu_latency_f")
+
+
+def test_osu_truncated_output_is_rejected():
+    full = text("osu-7.2/osu_bw.txt")
+    cut = full[: full.rindex("\n", 0, len(full) - 2)] + "\n4194304"  # a row cut mid-way
+    with pytest.raises(SuiteOutputError, match="truncated"):
+        parse_osu(cut)
+    banner_only = "\n".join(full.splitlines()[:3])
+    with pytest.raises(SuiteOutputError, match="no results"):
+        parse_osu(banner_only)
+    with pytest.raises(SuiteOutputError, match="no row for size"):
+        parse_osu(full).value("bandwidth_MBps", 3)
+
+
+# -- IMB --
+def test_imb_point_to_point_and_collectives():
+    p2p = parse_imb(text("imb-2021.11/imb_p2p.txt"))
+    assert p2p.version == "2021.11"
+    assert p2p.value("PingPong", "t_usec", 0) == pytest.approx(0.23)
+    assert p2p.value("PingPong", "MBps", 1048576) == pytest.approx(10180.81)
+    assert p2p.value("PingPing", "t_usec", 8) == pytest.approx(4.33)
+    assert p2p.value("Sendrecv", "t_avg_usec", 0) == pytest.approx(0.33)
+    coll = parse_imb(text("imb-2021.11/imb_coll.txt"))
+    assert coll.value("Allreduce", "t_max_usec", 4194304) == pytest.approx(7241.88)
+    assert coll.value("Barrier", "t_avg_usec") == pytest.approx(0.35)  # no #bytes column
+    assert len(coll.table("Allreduce")) == 22  # 0, then 4 B .. 4 MiB
+
+
+def test_imb_default_run_has_every_family():
+    full = parse_imb(text("imb-2021.11/imb_mpi1.txt"))
+    names = {b for b, _ in full.tables}
+    assert {"PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Barrier", "Uniband",
+            "Biband", "PingPongAnySource"} <= names
+    assert full.value("Uniband", "msg_per_s", 16) > 0
+
+
+def test_imb_nbc_overlap():
+    nbc = parse_imb(text("imb-2021.11/imb_nbc.txt"))
+    assert nbc.value("Iallreduce", "overlap_percent", 8) == pytest.approx(31.00)
+    assert nbc.value("Ibarrier", "overlap_percent") == pytest.approx(1.20)
+    assert nbc.value("Iallreduce_pure", "t_avg_usec", 16) == pytest.approx(0.81)
+
+
+def test_imb_truncated_or_foreign_output_is_rejected():
+    full = text("imb-2021.11/imb_p2p.txt")
+    with pytest.raises(SuiteOutputError, match="did not finish"):
+        parse_imb(full[: full.index("# Benchmarking Sendrecv")])
+    with pytest.raises(SuiteOutputError, match="not the output of Intel MPI Benchmarks"):
+        parse_imb(text("osu-7.2/osu_bw.txt"))
+    with pytest.raises(SuiteOutputError, match="no Exchange table"):
+        parse_imb(full).table("Exchange")
+
+
+# -- NPB --
+@pytest.mark.parametrize("name,bench,klass,procs,mops", [
+    ("npb-3.4.3/npb_cg.S.txt", "CG", "S", 2, 890.90),
+    ("npb-3.4.3/npb_ep.A.txt", "EP", "A", 2, 166.41),
+    ("npb-3.4.3/npb_is.S.txt", "IS", "S", 2, 811.42),
+    ("npb-3.4.3/npb_bt_S_4.txt", "BT", "S", 4, 10500.95),  # "Active procs" (3.4 drift)
+    ("npb-3.4.3/npb_ft.S.txt", "FT", "S", 2, None),
+    ("npb-3.4.3/npb_mg.S.txt", "MG", "S", 2, None),
+    ("npb-mz-3.3.1/npbmz_bt_S_2.txt", "BT-MZ", "S", 2, 3721.29),  # no active line; threads
+])
+def test_npb_reports(name, bench, klass, procs, mops):
+    result = parse_npb(text(name), name)
+    assert (result.benchmark, result.npb_class) == (bench, klass)
+    assert result.total_processes == result.active_processes == procs
+    assert result.verification == "SUCCESSFUL"
+    assert result.time_s >= 0 and result.mops_total > 0
+    if mops is not None:
+        assert result.mops_total == pytest.approx(mops)
+
+
+def test_npb_mz_threads():
+    result = parse_npb(text("npb-mz-3.3.1/npbmz_bt_S_2.txt"))
+    assert result.total_threads == 2 and result.version == "3.3.1"
+    sp = parse_npb(text("npb-mz-3.3.1/npbmz_sp-mz.S.2.txt"))
+    assert sp.benchmark == "SP-MZ"
+
+
+def test_npb_truncated_output_is_rejected():
+    full = text("npb-3.4.3/npb_cg.S.txt")
+    with pytest.raises(SuiteOutputError, match="Benchmark Completed"):
+        parse_npb(full[: full.index("CG Benchmark Completed")])
+    with pytest.raises(SuiteOutputError, match="without"):
+        parse_npb(full[: full.index(" Mop/s total")])
+
+
+def test_npb_failed_verification_is_reported_as_printed():
+    failed = text("npb-3.4.3/npb_cg.S.txt").replace("=               SUCCESSFUL",
+                                                     "=             UNSUCCESSFUL")
+    assert parse_npb(failed).verification == "UNSUCCESSFUL"
+
+
+# -- the original b_eff --
+def test_beff_summary_table():
+    result = parse_beff((BEFF / "run2.sum").read_text())
+    assert result.b_eff_MBps == pytest.approx(6489.176)
+    assert result.b_eff_per_process_MBps == pytest.approx(3244.588)
+    assert result.processes == 2 and result.lmax == "1 MB"
+    assert result.b_eff_at_lmax_MBps == 22844 and result.b_eff_at_lmax_rings_MBps == 22820
+    assert result.pingpong_latency_us == pytest.approx(0.264)
+    assert result.pingpong_bandwidth_MBps == 12011
+    assert result.revision == "3.6.0.1"
+
+
+def test_beff_cut_off_summary_is_rejected():
+    summary = (BEFF / "run2.sum").read_text()
+    with pytest.raises(SuiteOutputError, match="accumulated"):
+        parse_beff(summary[: summary.index("accumulated")] + summary[-200:])
+    with pytest.raises(SuiteOutputError, match="b_eff = "):
+        parse_beff(summary[: summary.index("SECTION-BEFF-END")])
