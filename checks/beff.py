@@ -29,7 +29,7 @@ BEFF_LENGTHS = 21
 RING_PATTERNS = 6
 
 
-class _BeffOptions(rfm.RegressionMixin):
+class _BeffOptions(rfm.RegressionTestPlugin):
     """The nightly settings, shared by the timed and the validation check."""
 
     beff_lmax = variable(str, value="1M", loggable=True)

@@ -41,6 +41,31 @@ for _system in _systems:
     # Stage and output directories under the results directory unless the system says otherwise.
     _system.setdefault("prefix", str(RESULTS))
 
+_CHECKS = str(REPO_ROOT / "checks")
+_TIMING = ["--exec-policy=serial", "--performance-report"]  # concurrent checks distort timings
+_MODES = [
+    {
+        # Every night: is the fabric as fast as yesterday? Timed checks once, smoke classes,
+        # the external suites' quick programs; no validation runs (they time nothing).
+        "name": "nightly",
+        "options": ["-c", _CHECKS, *_TIMING, "-x", ".*Validation", "-S", "npb_class=S",
+                    "-x", "BeffOriginal"],
+    },
+    {
+        # Accepting a new interconnect: everything, validation included, acceptance classes,
+        # three repeats so that the figures come with their spread.
+        "name": "acceptance",
+        "options": ["-c", _CHECKS, *_TIMING, "-S", "npb_class=C", "--repeat", "3"],
+    },
+    {
+        # After an MPI, firmware, kernel or OS upgrade: first correctness (validation checks),
+        # then the timed point-to-point and collective figures, repeated against the references.
+        "name": "after-upgrade",
+        "options": ["-c", _CHECKS, *_TIMING, "-S", "npb_class=S", "--repeat", "2",
+                    "-x", "BeffOriginal"],
+    },
+]
+
 site_configuration = {
     "systems": _systems,
     "environments": _environments,
@@ -53,6 +78,8 @@ site_configuration = {
             "clean_stagedir": False,
         }
     ],
+    # Named run modes: `reframe -C config/settings.py --mode nightly -r` (add --system ...).
+    "modes": _MODES,
     "storage": [{"enable": True, "sqlite_db_file": str(RESULTS / "results.db")}],
     "logging": [
         {

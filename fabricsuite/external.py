@@ -41,6 +41,7 @@ _OSU_COLUMNS = {
     "compute(us)": "compute_us",
     "pure comm.(us)": "pure_comm_us",
     "overlap(%)": "overlap_percent",
+    "validation": "validation",
     "p50 tail lat(us)": "p50_latency_us",
     "p90 tail lat(us)": "p90_latency_us",
     "p99 tail lat(us)": "p99_latency_us",
@@ -52,17 +53,17 @@ class OsuResult:
     benchmark: str  # the banner, e.g. "OSU MPI Latency Test"
     version: str  # e.g. "7.2"
     columns: list[str]
-    rows: list[dict[str, float]]
+    rows: list[dict]  # column -> number ("validation": "Pass"/"Fail")
 
-    def value(self, column: str, size_bytes: int) -> float:
+    def value(self, column: str, size_bytes: int | None = None) -> float:
         for row in self.rows:
-            if row.get("size_bytes") == size_bytes:
+            if size_bytes is None or row.get("size_bytes") == size_bytes:
                 if column not in row:
                     raise SuiteOutputError(
                         f"{self.benchmark}: no column {column!r} (columns: {self.columns})"
                     )
                 return row[column]
-        sizes = [int(r["size_bytes"]) for r in self.rows]
+        sizes = [int(r["size_bytes"]) for r in self.rows if "size_bytes" in r]
         raise SuiteOutputError(f"{self.benchmark}: no row for size {size_bytes} (sizes: {sizes})")
 
 
@@ -89,6 +90,8 @@ def parse_osu(text: str, source: str = "<osu>") -> OsuResult:
                 if unknown:
                     raise SuiteOutputError(f"{source}: unknown OSU column(s) {unknown}")
                 columns = [_OSU_COLUMNS[t.lower()] for t in titles]
+            elif titles and all(t.lower() in _OSU_COLUMNS for t in titles):
+                columns = [_OSU_COLUMNS[t.lower()] for t in titles]  # osu_barrier: no size
             continue
         if columns is None:
             raise SuiteOutputError(f"{source}: data before the column header: {stripped!r}")
@@ -99,7 +102,8 @@ def parse_osu(text: str, source: str = "<osu>") -> OsuResult:
                 f"columns: {columns})"
             )
         try:
-            rows.append({c: _number(f) for c, f in zip(columns, fields, strict=True)})
+            rows.append({c: (f if c == "validation" else _number(f))
+                         for c, f in zip(columns, fields, strict=True)})
         except ValueError:
             raise SuiteOutputError(f"{source}: not a number in row {stripped!r}") from None
     if not rows:

@@ -53,6 +53,21 @@ def test_osu_header_drift_gives_the_same_columns():
     assert iall.columns[-1] == "overlap_percent"
 
 
+def test_osu_barrier_and_validation_columns():
+    # osu_barrier has no size column; a -c run adds a "Validation" column (Pass/Fail). Derived
+    # from the captured 7.2 allreduce output: the layout OSU 7.2's print functions write.
+    allreduce = text("osu-7.2/osu_allreduce.txt")
+    barrier = allreduce.replace("Allreduce", "Barrier").split("# Size")[0]
+    barrier += "# Avg Latency(us)\n                   1.25\n"
+    assert parse_osu(barrier).value("latency_us") == pytest.approx(1.25)
+    lines = allreduce.splitlines()
+    checked = [ln + "              Pass" if ln[:1].isdigit() else ln for ln in lines]
+    checked = [ln.replace("Avg Latency(us)", "Avg Latency(us)        Validation")
+               for ln in checked]
+    result = parse_osu("\n".join(checked))
+    assert {r["validation"] for r in result.rows} == {"Pass"}
+
+
 def test_osu_failed_run_is_rejected_with_what_it_printed():
     with pytest.raises(SuiteOutputError, match="Invalid option"):
         parse_osu(text("osu-7.4/osu_latency_f.txt"), "osu_latency_f")

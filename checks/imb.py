@@ -1,0 +1,88 @@
+"""Intel MPI Benchmarks: IMB-MPI1 point-to-point and collectives, IMB-NBC overlap.
+
+Test plan. Programs from Spack (partitions with extras.spack) or from the path,
+$FABRICSUITE_IMB_DIR or -S binary=...; otherwise skipped with the reason. Every size runs the
+same number of repetitions (`-iter N -iter_policy off`): IMB's default policy cuts large messages
+down to 10 repetitions, too few for a verdict. `-S imb_off_cache=true` adds `-off_cache -1`
+(cache-cold buffers) for sites that want those figures. Collectives run with `-npmin` equal to the
+job's ranks, so one process count is timed: the whole allocation of 1, 2 or 4 nodes.
+References per partition, environment and scale.
+
+- ImbPointToPoint: PingPong, PingPing, Sendrecv, Exchange on 2 ranks (two nodes when the
+  partition has them): 0 B latency and 1 MiB / 4 MiB bandwidth.
+- ImbCollectives: Barrier, Bcast, Reduce, Allreduce, Alltoall: t_max (the slowest rank) at 8 B and
+  1 MiB.
+- ImbNonBlocking: IMB-NBC Iallreduce and Ibcast: overlap (%) at 1 MiB.
+"""
+
+import reframe as rfm
+from reframe.core.builtins import run_after, variable
+
+from fabricsuite.external import parse_imb
+from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
+
+
+def imb(benchmark, column, size=None):
+    return lambda result: result.value(benchmark, column, size)
+
+
+class _Imb(rfm.RegressionTestPlugin):
+    suite = "imb"
+    imb_benchmarks = variable(list, value=[])
+    imb_iterations = variable(int, value=200, loggable=True)
+    imb_off_cache = variable(bool, value=False, loggable=True)
+    imb_max_log2_size = variable(int, value=22)
+
+    @run_after("setup")
+    def set_imb_options(self):
+        options = [*self.imb_benchmarks, "-iter", str(self.imb_iterations),
+                   "-iter_policy", "off", "-msglog", f"0:{self.imb_max_log2_size}"]
+        if self.imb_off_cache:
+            options += ["-off_cache", "-1"]
+        if getattr(self, "node_count", None) is not None:
+            options += ["-npmin", str(self.num_tasks)]
+        self.executable_opts = options
+
+    def parse(self):
+        return parse_imb(self.stdout_text(), self.program_names[0])
+
+
+@rfm.simple_test
+class ImbPointToPoint(_Imb, TwoRankCheck):
+    descr = "IMB-MPI1 PingPong, PingPing, Sendrecv, Exchange"
+    program_names = ["IMB-MPI1"]
+    imb_benchmarks = ["PingPong", "PingPing", "Sendrecv", "Exchange"]
+    metrics = {
+        "pingpong_latency_0B_us": (imb("PingPong", "t_usec", 0), "us"),
+        "pingpong_bandwidth_1MiB_MBps": (imb("PingPong", "MBps", 1048576), "MB/s"),
+        "pingpong_bandwidth_4MiB_MBps": (imb("PingPong", "MBps", 4194304), "MB/s"),
+        "pingping_bandwidth_1MiB_MBps": (imb("PingPing", "MBps", 1048576), "MB/s"),
+        "sendrecv_bandwidth_1MiB_MBps": (imb("Sendrecv", "MBps", 1048576), "MB/s"),
+        "exchange_bandwidth_1MiB_MBps": (imb("Exchange", "MBps", 1048576), "MB/s"),
+    }
+
+
+@rfm.simple_test
+class ImbCollectives(_Imb, MultiRankExternalCheck):
+    descr = "IMB-MPI1 Barrier, Bcast, Reduce, Allreduce, Alltoall"
+    program_names = ["IMB-MPI1"]
+    imb_benchmarks = ["Barrier", "Bcast", "Reduce", "Allreduce", "Alltoall"]
+    imb_max_log2_size = 20
+    metrics = {
+        "barrier_us": (imb("Barrier", "t_max_usec"), "us"),
+        **{f"{name.lower()}_{label}_us": (imb(name, "t_max_usec", size), "us")
+           for name in ("Bcast", "Reduce", "Allreduce", "Alltoall")
+           for label, size in (("8B", 8), ("1MiB", 1048576))},
+    }
+
+
+@rfm.simple_test
+class ImbNonBlocking(_Imb, MultiRankExternalCheck):
+    descr = "IMB-NBC Iallreduce, Ibcast: overlap of communication and computation"
+    program_names = ["IMB-NBC"]
+    imb_benchmarks = ["Iallreduce", "Ibcast"]
+    imb_max_log2_size = 20
+    metrics = {
+        "iallreduce_overlap_1MiB_percent": (imb("Iallreduce", "overlap_percent", 1048576), "%"),
+        "ibcast_overlap_1MiB_percent": (imb("Ibcast", "overlap_percent", 1048576), "%"),
+    }

@@ -1,0 +1,104 @@
+"""NAS Parallel Benchmarks: the MPI kernels (NPB 3.x) and the multi-zone hybrids (NPB-MZ).
+
+Test plan. Programs from Spack (partitions with extras.spack) or from the path,
+$FABRICSUITE_NPB_DIR / $FABRICSUITE_NPB_MZ_DIR or -S binary=...; otherwise skipped with the
+reason. The class is a variable: `-S npb_class=S` for a smoke run (the default), C or D for
+acceptance. Every core of 1, 2, 4 nodes, but only the process counts a kernel accepts (BT and SP
+a square, CG, FT, IS and MG a power of two, LU and EP any): other counts are skipped, saying why.
+Sanity: `Verification = SUCCESSFUL` and the active processes equal the total (NPB silently idles
+ranks it cannot use). Performance: `Mop/s total` and `Time in seconds`, per partition,
+environment and scale, where the scale carries the class ("2x16-C"; NPB-MZ adds the split,
+"2x16-C:16x2").
+
+- Npb: bt, cg, ep, ft, is, lu, mg, sp.
+- NpbMz: bt-mz, sp-mz, lu-mz with two splits of the same cores: all ranks (C x 1 thread) and
+  hybrid (C/2 ranks x 2 threads); at most as many ranks as the class has zones.
+"""
+
+import reframe as rfm
+from reframe.core.builtins import parameter, run_after, variable
+
+from fabricsuite.external import parse_npb
+from fabricsuite.npb import mz_zones, npb_rejects
+from fabricsuite.rfm_external import MultiRankExternalCheck
+
+
+class _NpbCommon(rfm.RegressionTestPlugin):
+    npb_class = variable(str, value="S", loggable=True)
+    metrics = {
+        "mops_total": (lambda result: result.mops_total, "Mop/s"),
+        "time_s": (lambda result: result.time_s, "s"),
+    }
+
+    @run_after("setup")
+    def class_in_scale(self):
+        self.scale = f"{self.scale}-{self.npb_class}"
+
+    def parse(self):
+        return parse_npb(self.stdout_text(), self.program_names[0])
+
+    def problems(self, result):
+        problems = []
+        if result.verification != "SUCCESSFUL":
+            problems.append(f"{result.benchmark}: Verification = {result.verification}")
+        if result.active_processes != result.total_processes:
+            problems.append(f"{result.benchmark}: {result.active_processes} active processes of "
+                            f"{result.total_processes}: the rest idled")
+        if result.total_processes != self.num_tasks:
+            problems.append(f"{result.benchmark} ran {result.total_processes} processes, the "
+                            f"job had {self.num_tasks}")
+        if result.npb_class != self.npb_class:
+            problems.append(f"class {result.npb_class} ran, {self.npb_class} was asked for")
+        return problems
+
+
+@rfm.simple_test
+class Npb(_NpbCommon, MultiRankExternalCheck):
+    descr = "NAS Parallel Benchmarks (MPI): one kernel at one class"
+    suite = "npb"
+    kernel = parameter(["bt", "cg", "ep", "ft", "is", "lu", "mg", "sp"], loggable=True)
+
+    @run_after("init")
+    def name_programs(self):
+        # NPB 3.4 names binaries <kernel>.<class>.x; 3.3 and earlier <kernel>.<class>.<nprocs>
+        self.program_names = [f"{self.kernel}.{self.npb_class}.x"]
+
+    @run_after("setup")
+    def only_accepted_counts(self):
+        why = npb_rejects(self.kernel, self.num_tasks)
+        self.skip_if(why is not None, f"{self.kernel.upper()}: {why}")
+        self.program_names = [*self.program_names,
+                              f"{self.kernel}.{self.npb_class}.{self.num_tasks}"]
+
+
+@rfm.simple_test
+class NpbMz(_NpbCommon, MultiRankExternalCheck):
+    descr = "NPB Multi-Zone (MPI x OpenMP): one benchmark, one split of the cores"
+    suite = "npb-mz"
+    benchmark = parameter(["bt-mz", "sp-mz", "lu-mz"], loggable=True)
+    #: ranks: one rank per core; hybrid: half the ranks, two OpenMP threads each
+    split = parameter(["ranks", "hybrid"], loggable=True)
+
+    @run_after("init")
+    def name_programs(self):
+        self.program_names = [f"{self.benchmark}.{self.npb_class}.x"]
+
+    @run_after("setup")
+    def set_split(self):
+        cores = self.num_tasks
+        threads = 2 if self.split == "hybrid" else 1
+        self.skip_if(cores % threads or cores // threads < 1,
+                     f"{cores} cores cannot be split into ranks of {threads} threads")
+        ranks = cores // threads
+        zones = mz_zones(self.benchmark, self.npb_class)
+        self.skip_if(zones is not None and ranks > zones,
+                     f"{self.benchmark.upper()} class {self.npb_class} has {zones} zones, "
+                     f"fewer than {ranks} ranks")
+        self.num_tasks = ranks
+        self.num_tasks_per_node = max(1, self.num_tasks_per_node // threads)
+        self.num_cpus_per_task = threads
+        self.env_vars = {**self.env_vars, "OMP_NUM_THREADS": str(threads)}
+        self.scale = f"{self.scale}:{ranks}x{threads}"
+        self.program_names = [*self.program_names,
+                              f"{self.benchmark}.{self.npb_class}.{ranks}",
+                              f"{self.benchmark}_{self.npb_class}.{ranks}"]

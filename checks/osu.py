@@ -1,0 +1,128 @@
+"""OSU Micro-Benchmarks: point-to-point, multi-pair and collectives, the center's usual yardstick.
+
+Test plan. The programs come from Spack on partitions with Spack (extras.spack), else from the
+path, $FABRICSUITE_OSU_DIR or -S binary=...; otherwise each check is skipped, saying so.
+Point-to-point checks run 2 ranks, on two nodes where the partition has them; collectives run on
+every core of 1, 2, 4 nodes. References per partition, environment and scale
+(reference/<system>.yaml). Figures are never taken from a `-c` (validation) run: validation is
+its own check, with MPI_FLOAT data because MPI_CHAR sums overflow in osu_allreduce -c.
+
+- OsuLatency: osu_latency, 8 B and 64 KiB latency (us).
+- OsuBandwidth: osu_bw, 1 MiB bandwidth and the peak over sizes (MB/s).
+- OsuBiBandwidth: osu_bibw, 1 MiB bidirectional bandwidth (MB/s).
+- OsuMultiBandwidth: osu_mbw_mr, 8 B message rate and 1 MiB bandwidth.
+- OsuMultiLatency: osu_multi_lat, 8 B latency.
+- OsuAllreduce, OsuAlltoall: 8 B and 1 MiB latency; OsuBarrier: latency.
+- OsuIallreduce: overlap (%) and overall time at 1 MiB.
+- OsuAllreduceValidation: osu_allreduce -c, every size must say Pass.
+"""
+
+import reframe as rfm
+
+from fabricsuite.external import parse_osu
+from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
+
+
+def at(column, size=None):
+    return lambda result: result.value(column, size)
+
+
+def peak(column):
+    return lambda result: max(row[column] for row in result.rows)
+
+
+class _Osu(rfm.RegressionTestPlugin):
+    suite = "osu"
+
+    def parse(self):
+        return parse_osu(self.stdout_text(), self.program_names[0])
+
+
+@rfm.simple_test
+class OsuLatency(_Osu, TwoRankCheck):
+    descr = "OSU osu_latency: ping-pong latency"
+    program_names = ["osu_latency"]
+    program_opts = ["-m", "1:4194304"]
+    metrics = {"latency_8B_us": (at("latency_us", 8), "us"),
+               "latency_64KiB_us": (at("latency_us", 65536), "us")}
+
+
+@rfm.simple_test
+class OsuBandwidth(_Osu, TwoRankCheck):
+    descr = "OSU osu_bw: windowed streaming bandwidth"
+    program_names = ["osu_bw"]
+    program_opts = ["-m", "1:4194304"]
+    metrics = {"bandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), "MB/s"),
+               "bandwidth_peak_MBps": (peak("bandwidth_MBps"), "MB/s")}
+
+
+@rfm.simple_test
+class OsuBiBandwidth(_Osu, TwoRankCheck):
+    descr = "OSU osu_bibw: bidirectional bandwidth"
+    program_names = ["osu_bibw"]
+    program_opts = ["-m", "1:4194304"]
+    metrics = {"bibandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), "MB/s")}
+
+
+@rfm.simple_test
+class OsuMultiBandwidth(_Osu, TwoRankCheck):
+    descr = "OSU osu_mbw_mr: bandwidth and message rate of the rank pairs"
+    program_names = ["osu_mbw_mr"]
+    program_opts = ["-m", "1:4194304"]
+    metrics = {"message_rate_8B_per_s": (at("messages_per_s", 8), "msg/s"),
+               "bandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), "MB/s")}
+
+
+@rfm.simple_test
+class OsuMultiLatency(_Osu, TwoRankCheck):
+    descr = "OSU osu_multi_lat: latency of the rank pairs"
+    program_names = ["osu_multi_lat"]
+    metrics = {"latency_8B_us": (at("latency_us", 8), "us")}
+
+
+@rfm.simple_test
+class OsuAllreduce(_Osu, MultiRankExternalCheck):
+    descr = "OSU osu_allreduce: average latency"
+    program_names = ["osu_allreduce"]
+    program_opts = ["-m", "8:1048576"]
+    metrics = {"latency_8B_us": (at("latency_us", 8), "us"),
+               "latency_1MiB_us": (at("latency_us", 1048576), "us")}
+
+
+@rfm.simple_test
+class OsuAlltoall(_Osu, MultiRankExternalCheck):
+    descr = "OSU osu_alltoall: average latency"
+    program_names = ["osu_alltoall"]
+    program_opts = ["-m", "8:1048576"]
+    metrics = {"latency_8B_us": (at("latency_us", 8), "us"),
+               "latency_1MiB_us": (at("latency_us", 1048576), "us")}
+
+
+@rfm.simple_test
+class OsuBarrier(_Osu, MultiRankExternalCheck):
+    descr = "OSU osu_barrier: average latency"
+    program_names = ["osu_barrier"]
+    metrics = {"latency_us": (at("latency_us"), "us")}
+
+
+@rfm.simple_test
+class OsuIallreduce(_Osu, MultiRankExternalCheck):
+    descr = "OSU osu_iallreduce: communication/computation overlap"
+    program_names = ["osu_iallreduce"]
+    program_opts = ["-m", "8:1048576"]
+    metrics = {"overlap_1MiB_percent": (at("overlap_percent", 1048576), "%"),
+               "overall_1MiB_us": (at("overall_us", 1048576), "us")}
+
+
+@rfm.simple_test
+class OsuAllreduceValidation(_Osu, MultiRankExternalCheck):
+    descr = "OSU osu_allreduce -c: results validated, nothing timed"
+    program_names = ["osu_allreduce"]
+    program_opts = ["-c", "-T", "mpi_float", "-m", "8:1048576"]
+    require_reference = False
+
+    def problems(self, result):
+        failed = [int(r["size_bytes"]) for r in result.rows if r.get("validation") != "Pass"]
+        if "validation" not in result.columns:
+            return ["osu_allreduce printed no Validation column (was -c honoured?)"]
+        return [f"validation failed at sizes {failed}"] if failed else []

@@ -1,0 +1,282 @@
+"""ReFrame building blocks for the external suites: OSU, IMB, NPB, NPB-MZ and the original b_eff.
+
+Where a program comes from depends on the partition:
+
+- A partition whose configuration says Spack is available (`extras: {"spack": {...}}`) builds the
+  suite through ReFrame's Spack build system, in a Spack environment made from the project's
+  `spack.yaml`, the site file named there (`"site": "config/spack/<system>.yaml"`: the MPI and
+  compilers as externals) and the project's package repository. `"install_tree"` keeps the builds
+  between runs (a nightly run reuses them). The concretized environment (`spack.lock`) and the
+  specs used are kept with the run's results.
+- Any other partition (the embedded `local` system) uses a program found on the path, in the
+  suite's directory variable (for example `FABRICSUITE_OSU_DIR`) or named with
+  `-S binary=/path/to/program`; without one the check is skipped, saying how to provide it.
+
+Parsing lives in `fabricsuite.external`; references in reference/<system>.yaml, indexed
+[$partition, $environ, scale] with scale "<nodes>x<ranks per node>".
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+from reframe.core.logging import getlogger
+
+from . import REPO_ROOT
+from .references import ReferenceFileError, external_reference
+from .rfm_netbench import NODE_COUNTS, cores_per_node
+
+#: The Spack environment directory inside a check's stage.
+SPACK_ENV = "spackenv"
+#: What the run records about the Spack build (kept in the output directory).
+SPACK_PROVENANCE = ["spackenv/spack.lock", "spack-specs.txt"]
+
+
+@dataclass(frozen=True)
+class Suite:
+    title: str
+    spack_spec: str  # the root spec in spack.yaml
+    dir_variable: str  # environment variable naming the directory of its programs
+    #: directories under the Spack install prefix that hold the programs
+    prefix_dirs: tuple[str, ...] = ("bin",)
+
+
+SUITES = {
+    "osu": Suite("OSU Micro-Benchmarks", "osu-micro-benchmarks", "FABRICSUITE_OSU_DIR",
+                 ("libexec/osu-micro-benchmarks/mpi/pt2pt",
+                  "libexec/osu-micro-benchmarks/mpi/collective",
+                  "libexec/osu-micro-benchmarks/mpi/pt2pt/standard",
+                  "libexec/osu-micro-benchmarks/mpi/collective/blocking",
+                  "libexec/osu-micro-benchmarks/mpi/collective/non_blocking", "bin")),
+    "imb": Suite("Intel MPI Benchmarks", "intel-mpi-benchmarks", "FABRICSUITE_IMB_DIR"),
+    "npb": Suite("NAS Parallel Benchmarks", "npb", "FABRICSUITE_NPB_DIR"),
+    "npb-mz": Suite("NAS Parallel Benchmarks Multi-Zone", "npb-mz", "FABRICSUITE_NPB_MZ_DIR"),
+    "beff": Suite("b_eff (HLRS)", "beff", "FABRICSUITE_BEFF_DIR"),
+}
+
+
+def spack_settings(partition) -> dict | None:
+    """The partition's Spack settings (`extras.spack`), or None when it has no Spack."""
+    spack = partition.extras.get("spack")
+    if not spack:
+        return None
+    return spack if isinstance(spack, dict) else {}
+
+
+def find_program(names: list[str], suite: Suite, explicit: str | None = None) -> str | None:
+    """The first of `names` in the suite's directory variable, then on PATH (None if absent)."""
+    if explicit:
+        return explicit
+    directory = os.environ.get(suite.dir_variable)
+    for name in names:
+        if directory and os.access(os.path.join(directory, name), os.X_OK):
+            return os.path.join(directory, name)
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def spack_build_commands(settings: dict, system: str) -> list[str]:
+    """Shell commands that assemble the check's Spack environment in its stage directory."""
+    site = settings.get("site", f"config/spack/{system}.yaml")
+    return [
+        f"mkdir -p {SPACK_ENV}/config/spack",
+        f"cp {REPO_ROOT / 'spack.yaml'} {SPACK_ENV}/spack.yaml",
+        f"cp -r {REPO_ROOT / 'config' / 'spack' / 'repo'} {SPACK_ENV}/config/spack/",
+        f"cp {REPO_ROOT / site} {SPACK_ENV}/site.yaml",
+    ]
+
+
+class ExternalSuiteCheck(rfm.RegressionTest):
+    """One program of an external suite, run and parsed; see the module docstring."""
+
+    #: key of SUITES (a class attribute, set by each check family)
+    suite: str = ""
+    #: the program's file names, first found wins (names differ between versions/builds)
+    program_names = variable(typ.List[str])
+    program_opts = variable(typ.List[str], value=[], loggable=True)
+    #: -S binary=/path/to/program: use this one (partitions without Spack)
+    binary = variable(str, type(None), value=None)
+    #: -S spack_spec=...: the spec to build instead of the suite's default (Spack partitions)
+    spack_spec = variable(str, type(None), value=None, loggable=True)
+    #: what ran: the program's path, and with Spack the concretized spec (provenance)
+    program_used = variable(str, value="", loggable=True)
+    scale = variable(str, value="", loggable=True)
+    require_reference = True
+
+    valid_systems = ["+mpi"]
+    valid_prog_environs = ["+mpi"]
+    sourcesdir = None
+    time_limit = "20m"
+    tags = {"external"}
+
+    # Before compile, after every setup hook: the program names may depend on the scale.
+    @run_before("compile")
+    def choose_program(self):
+        suite = SUITES[self.suite]
+        partition = self.current_partition
+        settings = spack_settings(partition)
+        if settings is not None and not self.binary:
+            self.build_system = "Spack"
+            spec = self.spack_spec or suite.spack_spec
+            self.build_system.environment = SPACK_ENV
+            self.build_system.specs = [spec]
+            if settings.get("install_tree"):
+                self.build_system.config_opts = [
+                    f"config:install_tree:root:{settings['install_tree']}"
+                ]
+            self.build_system.install_opts = list(settings.get("install_opts", []))
+            self.prebuild_cmds = spack_build_commands(settings, self.current_system.name)
+            prefix = f'"$(spack -e {SPACK_ENV} location -i {spec})"'
+            self.prerun_cmds = [
+                f"spack -e {SPACK_ENV} find --long --variants {spec} > spack-specs.txt",
+                f"rfm_prefix={prefix}",
+                "rfm_program=$(for d in " + " ".join(suite.prefix_dirs) + "; do for p in "
+                + " ".join(self.program_names)
+                + '; do [ -x "$rfm_prefix/$d/$p" ] && echo "$rfm_prefix/$d/$p" && break 2; '
+                "done; done || true)",
+                f'[ -n "$rfm_program" ] || {{ echo "no {" or ".join(self.program_names)} under '
+                f'$rfm_prefix ({spec})" >&2; exit 1; }}',
+                'echo "program: $rfm_program"',
+            ]
+            self.executable = '"$rfm_program"'
+            self.keep_files = [*self.keep_files, *SPACK_PROVENANCE]
+            return
+        program = find_program(self.program_names, suite, self.binary)
+        self.skip_if(
+            program is None,
+            f"{suite.title}: {' or '.join(self.program_names)} not found on PATH or in "
+            f"${suite.dir_variable}, and {partition.fullname} has no Spack (extras.spack); "
+            f"install the suite and put it on PATH, set {suite.dir_variable}, or "
+            f"-S binary=/path/to/{self.program_names[0]}",
+        )
+        self.build_system = "CustomBuild"
+        # Nothing to build: fail early and clearly when the program cannot run.
+        self.build_system.commands = [f'test -x "{program}"']
+        self.executable = program
+        self.program_used = program
+
+    @run_after("setup")
+    def set_options(self):
+        self.executable_opts = list(self.program_opts)
+
+    # After every skip decision (program, node count, process count), before any build.
+    @run_before("compile")
+    def use_reference_file(self):
+        try:
+            self.reference = external_reference(self.current_system.name, type(self).__name__)
+        except ReferenceFileError as err:
+            if self.require_reference:
+                raise
+            getlogger().warning(f"{type(self).__name__}: running without references: {err}")
+
+    def parse(self):
+        """The parsed output (fabricsuite.external result); raises SuiteOutputError."""
+        raise NotImplementedError
+
+    def parsed(self):
+        cached = getattr(self, "_parsed", None)
+        if cached is None:
+            cached = self.parse()
+            self._parsed = cached
+        return cached
+
+    def problems(self, result) -> list[str]:
+        """Check-specific sanity conditions on the parsed output; each one sentence."""
+        return []
+
+    #: name -> (function of the parsed result, unit)
+    metrics: dict = {}
+
+    @sanity_function
+    def output_is_sound(self):
+        from .external import SuiteOutputError
+
+        try:
+            result = self.parsed()
+            problems = self.problems(result)
+            values = {name: fn(result) for name, (fn, _unit) in self.metrics.items()}
+        except (SuiteOutputError, OSError) as err:
+            raise SanityError(str(err)) from None
+        bad = [f"{n}={v}" for n, v in values.items() if not (math.isfinite(v) and v >= 0)]
+        if bad:
+            problems.append(f"values out of range: {bad}")
+        if problems:
+            raise SanityError("; ".join(problems))
+        if not self.program_used:
+            # Spack partitions: the program the run script found (its first line of output)
+            self.program_used = self._program_from_stdout()
+        return True
+
+    def stdout_text(self) -> str:
+        return Path(self.stagedir, self.job.stdout).read_text()
+
+    def _program_from_stdout(self) -> str:
+        try:
+            for line in self.stdout_text().splitlines():
+                if line.startswith("program: "):
+                    return line.split(": ", 1)[1]
+        except OSError:
+            pass
+        return ""
+
+    @run_before("performance")
+    def set_performance_variables(self):
+        self.perf_variables = {
+            name: sn.make_performance_function(_metric_value(self, fn), unit)
+            for name, (fn, unit) in self.metrics.items()
+        }
+
+
+@sn.deferrable
+def _metric_value(check: ExternalSuiteCheck, fn) -> float:
+    return fn(check.parsed())
+
+
+class TwoRankCheck(ExternalSuiteCheck):
+    """A point-to-point program on two ranks: on two nodes where the partition has them (the
+    network), else on two cores of one node."""
+
+    num_tasks = 2
+
+    @run_after("setup")
+    def place_ranks(self):
+        nodes = int(self.current_partition.extras.get("nodes", 1))
+        self.num_tasks_per_node = 1 if nodes >= 2 else 2
+        self.scale = f"{2 // self.num_tasks_per_node}x{self.num_tasks_per_node}"
+
+
+class MultiRankExternalCheck(ExternalSuiteCheck):
+    """A program on every core of `node_count` nodes (skipped beyond the partition's size)."""
+
+    node_count = parameter(NODE_COUNTS, loggable=True)
+    ranks_per_node = variable(int, type(None), value=None, loggable=True)
+
+    @run_after("setup")
+    def set_scale(self):
+        partition = self.current_partition
+        nodes = int(partition.extras.get("nodes", 1))
+        self.skip_if(self.node_count > nodes,
+                     f"{partition.fullname} has {nodes} node(s), this case needs "
+                     f"{self.node_count}")
+        per_node = self.ranks_per_node or cores_per_node(partition)
+        self.skip_if(per_node is None,
+                     f"{partition.fullname}: no processor information (cores per node); add "
+                     f"'processor' to its configuration or set -S ranks_per_node=N")
+        self.skip_if(per_node * self.node_count < 2, "needs at least 2 ranks")
+        timing_max = partition.extras.get("timing_max_nodes")
+        self.skip_if(timing_max is not None and self.node_count > int(timing_max),
+                     f"{partition.fullname}: above {timing_max} nodes the nodes share cores")
+        self.num_tasks = per_node * self.node_count
+        self.num_tasks_per_node = per_node
+        self.scale = f"{self.node_count}x{per_node}"

@@ -1,0 +1,269 @@
+"""The external suites' checks, Spack environment and recipes, tested offline.
+
+- ReFrame's --dry-run against the Slurm template (config/systems/examplecluster.py): the build
+  script of every suite holds the Spack commands, the job script the sbatch resources and the
+  srun line, and counts a benchmark cannot take are skipped with the reason.
+- The embedded local system: without the programs every external check is skipped, naming how
+  to provide them; with OSU on the path (or $FABRICSUITE_OSU_DIR) its checks really run.
+- spack.yaml and the recipes in config/spack/repo load without Spack: valid YAML, Python that
+  parses, the versions and variants the checks rely on.
+"""
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricsuite import REPO_ROOT
+from fabricsuite.npb import mz_zones, npb_rejects
+from fabricsuite.rfm_external import SUITES
+
+REFRAME = str(Path(sys.executable).parent / "reframe")
+EXTERNAL = ["checks/osu.py", "checks/imb.py", "checks/npb.py", "checks/beff_original.py"]
+
+
+def reframe(results, *args):
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+    return subprocess.run([REFRAME, "-C", "config/settings.py", *args], cwd=REPO_ROOT,
+                          env=env, capture_output=True, text=True, timeout=600)
+
+
+# -- NPB process counts --
+@pytest.mark.parametrize("kernel,ok,bad", [
+    ("bt", [1, 4, 9, 16, 64], [2, 8, 128]),
+    ("sp", [4, 256], [2, 32]),
+    ("cg", [1, 2, 4, 128], [3, 6, 12]),
+    ("is", [2, 64], [3, 96]),
+    ("ft", [8], [24]),
+    ("mg", [16], [48]),
+    ("lu", [1, 2, 3, 6, 128], []),
+    ("ep", [5, 7], []),
+])
+def test_npb_process_counts(kernel, ok, bad):
+    assert all(npb_rejects(kernel, n) is None for n in ok)
+    for n in bad:
+        assert str(n) in npb_rejects(kernel, n)
+
+
+def test_npb_mz_zones():
+    assert mz_zones("bt-mz", "S") == 4 and mz_zones("sp-mz", "C") == 256
+    assert mz_zones("lu-mz", "D") == 16 and mz_zones("bt-mz", "Q") is None
+    assert "unknown" in npb_rejects("xx", 2)
+
+
+# -- dry run against the Slurm template --
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory):
+    results = tmp_path_factory.mktemp("dryrun")
+    # NpbMz: 2 ranks per node, so that class S (4 zones) fits at 1 and 2 nodes
+    args = ["--system", "examplecluster", "--dry-run", "-S", "require_reference=false",
+            "-S", "NpbMz.ranks_per_node=2"]
+    for check in EXTERNAL:
+        args += ["-c", check]
+    proc = reframe(results, *args)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return results / "stage" / "examplecluster", proc.stdout
+
+
+def _stage(root, partition, check):
+    dirs = sorted(d for d in (root / partition / "site-openmpi").glob(f"{check}*")
+                  if d.name.split("_")[0] == check and (d / "rfm_job.sh").exists())  # skipped cases leave an empty stage
+    assert dirs, f"no stage for {check}"
+    return dirs[0]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("check,spec", [
+    ("OsuLatency", "osu-micro-benchmarks"),
+    ("OsuAllreduce", "osu-micro-benchmarks"),
+    ("ImbPointToPoint", "intel-mpi-benchmarks"),
+    ("ImbNonBlocking", "intel-mpi-benchmarks"),
+    ("Npb", "npb"),
+    ("NpbMz", "npb-mz"),
+    ("BeffOriginal", "beff"),
+])
+def test_dry_run_build_scripts_hold_the_spack_commands(dry_run, check, spec):
+    root, _ = dry_run
+    build = (_stage(root, "cpu", check) / "rfm_build.sh").read_text()
+    assert ". /opt/spack/share/spack/setup-env.sh" in build  # the partition's prepare_cmds
+    assert "cp /" in build and "spackenv/spack.yaml" in build
+    assert "config/spack/examplecluster.yaml spackenv/site.yaml" in build
+    assert ('spack -e spackenv config add "config:install_tree:root:'
+            '/scratch/fabricsuite/spack-opt"') in build
+    assert f"spack -e spackenv add {spec}\n" in build
+    assert "spack -e spackenv install --fail-fast" in build
+    job = (_stage(root, "cpu", check) / "rfm_job.sh").read_text()
+    assert f"eval `spack -e spackenv load --sh {spec}`" in job
+    assert f"spack -e spackenv find --long --variants {spec} > spack-specs.txt" in job
+    assert "#SBATCH --partition=cpu" in job and "#SBATCH --exclusive" in job
+    assert re.search(r'^srun (--cpus-per-task=2 )?"\$rfm_program"', job, re.M), job
+
+
+@pytest.mark.integration
+def test_dry_run_job_resources(dry_run):
+    root, out = dry_run
+    job = (_stage(root, "cpu", "OsuLatency") / "rfm_job.sh").read_text()
+    # point to point: two ranks on two nodes (the network)
+    assert "#SBATCH --ntasks=2\n" in job and "#SBATCH --ntasks-per-node=1\n" in job
+    assert 'srun "$rfm_program" -m 1:4194304' in job
+    imb = (_stage(root, "cpu", "ImbPointToPoint") / "rfm_job.sh").read_text()
+    assert "PingPong PingPing Sendrecv Exchange -iter 200 -iter_policy off -msglog 0:22" in imb
+    # collectives at 2 nodes of 128 cores: 256 ranks, one IMB process count (-npmin)
+    coll = [p for p in (root / "cpu" / "site-openmpi").glob("ImbCollectives*")
+            if "--ntasks=256" in (p / "rfm_job.sh").read_text()]
+    assert len(coll) == 1
+    assert "-npmin 256" in (coll[0] / "rfm_job.sh").read_text()
+    # NPB: CG at 128 ranks runs; BT and SP need a square and are skipped, saying so
+    assert "BT: needs a square number of processes, not 128" in out
+    npb_jobs = [(p / "rfm_job.sh").read_text()
+                for p in (root / "cpu" / "site-openmpi").glob("Npb_*")
+                if (p / "rfm_job.sh").exists()]
+    assert any("#SBATCH --ntasks=128\n" in j for j in npb_jobs)
+    # NPB-MZ at 2 ranks per node (-S NpbMz.ranks_per_node=2): 4 nodes exceed class S's 4 zones
+    assert "BT-MZ class S has 4 zones, fewer than 8 ranks" in out
+    # the GPU partition is a separate set of cases (its own references)
+    assert _stage(root, "gpu", "OsuLatency").is_dir()
+
+
+@pytest.mark.integration
+def test_dry_run_npb_mz_hybrid_split_at_acceptance_class(tmp_path):
+    proc = reframe(tmp_path, "--system", "examplecluster:cpu", "--dry-run", "-S",
+                   "require_reference=false", "-S", "npb_class=C", "-c", "checks/npb.py",
+                   "-n", "NpbMz%node_count=1%benchmark=bt-mz")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    stage = tmp_path / "stage" / "examplecluster" / "cpu" / "site-openmpi"
+    jobs = {p.name: (p / "rfm_job.sh").read_text() for p in stage.glob("NpbMz*")
+            if (p / "rfm_job.sh").exists()}
+    hybrid = [j for j in jobs.values() if "#SBATCH --cpus-per-task=2" in j]
+    assert len(hybrid) == 1 and "#SBATCH --ntasks=64\n" in hybrid[0]
+    assert "export OMP_NUM_THREADS=2" in hybrid[0]
+    plain = [j for j in jobs.values() if "#SBATCH --ntasks=128\n" in j]
+    assert len(plain) == 1 and "export OMP_NUM_THREADS=1" in plain[0]
+
+
+@pytest.mark.integration
+def test_run_modes_are_defined(tmp_path):
+    for mode in ("nightly", "acceptance", "after-upgrade"):
+        proc = reframe(tmp_path, "--system", "local", "--mode", mode, "-l")
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    nightly = reframe(tmp_path, "--system", "local", "--mode", "nightly", "-l").stdout
+    assert "NetbenchPingPong" in nightly and "Validation" not in nightly
+
+
+# -- the local system --
+def _have(program, variable):
+    directory = os.environ.get(variable)
+    return bool(shutil.which(program) or (directory and (Path(directory) / program).exists()))
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(_have("osu_latency", "FABRICSUITE_OSU_DIR"),
+                    reason="OSU is installed here: the run-when-present test covers it")
+def test_local_run_skips_the_absent_suites_with_the_reason(tmp_path):
+    args = ["--system", "local", "-r"]
+    for check in EXTERNAL:
+        args += ["-c", check]
+    proc = reframe(tmp_path, *args)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert re.search(r"0 failure\(s\)", proc.stdout)
+    assert "osu_latency not found on PATH or in $FABRICSUITE_OSU_DIR" in proc.stdout
+    assert "local:default has no Spack (extras.spack)" in proc.stdout
+    assert "-S binary=/path/to/IMB-MPI1" in proc.stdout
+    report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
+    results = {c["result"] for run in report["runs"] for c in run["testcases"]}
+    assert results == {"skip"}
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not _have("osu_latency", "FABRICSUITE_OSU_DIR"),
+                    reason="OSU Micro-Benchmarks not installed: put osu_latency, osu_bw ... on "
+                           "PATH or set FABRICSUITE_OSU_DIR to run the OSU checks for real")
+def test_local_run_uses_osu_from_the_path(tmp_path):
+    proc = reframe(tmp_path, "--system", "local", "-r", "-c", "checks/osu.py",
+                   "-n", "OsuLatency|OsuBandwidth|OsuAllreduceValidation",
+                   "-p", "openmpi", "-S", "require_reference=false", "--exec-policy=serial")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert re.search(r"Ran 3/3 test case", proc.stdout), proc.stdout[-3000:]
+    perflog = next((tmp_path / "perflogs").rglob("OsuLatency.log")).read_text().splitlines()
+    row = dict(zip(perflog[0].split("|"), perflog[-1].split("|"), strict=True))
+    assert 0 < float(row["latency_8B_us_value"]) < 1000
+
+
+# -- Spack environment and recipes, without Spack --
+def test_spack_environment_lists_every_suite():
+    env = yaml.safe_load((REPO_ROOT / "spack.yaml").read_text())["spack"]
+    specs = [s.split()[0].split("@")[0] for s in env["specs"]]
+    for suite in SUITES.values():
+        assert suite.spack_spec in specs
+    assert "netbench" in specs and "hwloc" in specs
+    assert env["include"] == ["site.yaml"]
+    for repo in env["repos"]:
+        assert (REPO_ROOT / repo / "repo.yaml").is_file()
+
+
+def test_every_spack_partition_names_an_existing_site_file():
+    sys.path.insert(0, str(REPO_ROOT / "config"))
+    try:
+        import settings  # noqa: PLC0415 - the project's ReFrame configuration
+    finally:
+        sys.path.pop(0)
+    seen = 0
+    for system in settings.site_configuration["systems"]:
+        for partition in system["partitions"]:
+            spack = partition.get("extras", {}).get("spack")
+            if spack:
+                site = REPO_ROOT / spack.get("site", f"config/spack/{system['name']}.yaml")
+                assert site.is_file(), site
+                assert "packages" in yaml.safe_load(site.read_text())
+                seen += 1
+    assert seen >= 2  # the template's two partitions
+
+
+def _recipe(name):
+    path = REPO_ROOT / "config" / "spack" / "repo" / "packages" / name / "package.py"
+    tree = ast.parse(path.read_text(), str(path))
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    assert len(classes) == 1
+    calls = {}
+    for node in ast.walk(classes[0]):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            calls.setdefault(node.func.id, []).append(node)
+    imports = [n for n in tree.body if isinstance(n, ast.ImportFrom)]
+    assert any(n.module == "spack.package" for n in imports)  # 0.23 and 1.x both provide it
+    return classes[0], calls
+
+
+def _first_args(calls, func):
+    return [ast.literal_eval(c.args[0]) for c in calls.get(func, []) if c.args]
+
+
+@pytest.mark.parametrize("name,cls,versions,variants,deps", [
+    ("netbench", "Netbench", {"main", "0.1.0"}, set(), {"mpi", "c"}),
+    ("beff", "Beff", {"3.6.0.1"}, {"memory"}, {"mpi", "c"}),
+    ("npb-mz", "NpbMz", {"3.4.3", "3.4.2", "3.3.1"}, {"names", "classes", "nprocs"},
+     {"mpi", "fortran"}),
+])
+def test_recipes_declare_versions_variants_and_dependencies(name, cls, versions, variants, deps):
+    klass, calls = _recipe(name)
+    assert klass.name == cls
+    assert set(_first_args(calls, "version")) == versions
+    assert set(_first_args(calls, "variant")) == variants
+    assert deps <= set(_first_args(calls, "depends_on"))
+
+
+def test_beff_recipe_pins_the_original_commit_and_npb_mz_the_gfortran_flag():
+    _, calls = _recipe("beff")
+    (beff_version,) = calls["version"]
+    commit = {k.arg: ast.literal_eval(k.value) for k in beff_version.keywords}["commit"]
+    assert re.fullmatch(r"[0-9a-f]{40}", commit)
+    text = (REPO_ROOT / "config/spack/repo/packages/npb-mz/package.py").read_text()
+    assert "-fallow-argument-mismatch" in text and 'mkdirp("bin")' in text
+    npb_mz_classes = (REPO_ROOT / "spack.yaml").read_text()
+    assert "npb-mz names=bt-mz,sp-mz,lu-mz classes=S,C" in npb_mz_classes
