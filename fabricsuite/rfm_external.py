@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,13 +77,48 @@ def find_program(names: list[str], suite: Suite, explicit: str | None = None) ->
     """The first of `names` in the suite's directory variable, then on PATH (None if absent)."""
     if explicit:
         return explicit
-    directory = os.environ.get(suite.dir_variable)
+    # The variable holds directories (colon-separated) or install prefixes: a prefix is searched
+    # where the suite installs its programs (OSU: libexec/osu-micro-benchmarks/mpi/...).
+    directories = []
+    for entry in filter(None, os.environ.get(suite.dir_variable, "").split(":")):
+        directories += [entry, *(os.path.join(entry, d) for d in suite.prefix_dirs)]
     for name in names:
-        if directory and os.access(os.path.join(directory, name), os.X_OK):
-            return os.path.join(directory, name)
+        for directory in directories:
+            if os.access(os.path.join(directory, name), os.X_OK):
+                return os.path.join(directory, name)
         found = shutil.which(name)
         if found:
             return found
+    return None
+
+
+#: shared-library name fragments -> MPI family
+_MPI_LIBRARIES = {"libmpi.so.40": "openmpi", "libmpi.so.12": "mpich", "libmpich": "mpich"}
+
+
+def linked_mpi(program: str) -> str | None:
+    """The MPI family a dynamically linked program uses (from ldd), None when unknown."""
+    try:
+        out = subprocess.run(["ldd", program], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for fragment, family in _MPI_LIBRARIES.items():
+        if fragment in out:
+            path = next((ln for ln in out.splitlines() if fragment in ln), "")
+            # Debian's MPICH also ships libmpi.so.12; Open MPI's libmpi lives under openmpi/
+            if family == "mpich" and "openmpi" in path:
+                return "openmpi"
+            return family
+    return None
+
+
+def environment_mpi(environ) -> str | None:
+    """The MPI family of a programming environment, from its compiler wrapper or name."""
+    text = f"{environ.name} {environ.cc}".lower()
+    if "openmpi" in text or "ompi" in text:
+        return "openmpi"
+    if "mpich" in text:
+        return "mpich"
     return None
 
 
@@ -159,6 +195,14 @@ class ExternalSuiteCheck(rfm.RegressionTest):
             f"${suite.dir_variable}, and {partition.fullname} has no Spack (extras.spack); "
             f"install the suite and put it on PATH, set {suite.dir_variable}, or "
             f"-S binary=/path/to/{self.program_names[0]}",
+        )
+        linked = linked_mpi(program)
+        expected = environment_mpi(self.current_environ)
+        self.skip_if(
+            linked is not None and expected is not None and linked != expected,
+            f"{program} is built with {linked}, environment {self.current_environ.name} "
+            f"launches {expected} (a program with the other MPI's launcher runs as singletons "
+            f"that wait forever); run -p with the matching environment",
         )
         self.build_system = "CustomBuild"
         # Nothing to build: fail early and clearly when the program cannot run.

@@ -159,8 +159,10 @@ def test_run_modes_are_defined(tmp_path):
 
 # -- the local system --
 def _have(program, variable):
-    directory = os.environ.get(variable)
-    return bool(shutil.which(program) or (directory and (Path(directory) / program).exists()))
+    from fabricsuite.rfm_external import find_program
+
+    suite = next(s for s in SUITES.values() if s.dir_variable == variable)
+    return find_program([program], suite) is not None
 
 
 @pytest.mark.integration
@@ -187,10 +189,10 @@ def test_local_run_skips_the_absent_suites_with_the_reason(tmp_path):
                            "PATH or set FABRICSUITE_OSU_DIR to run the OSU checks for real")
 def test_local_run_uses_osu_from_the_path(tmp_path):
     proc = reframe(tmp_path, "--system", "local", "-r", "-c", "checks/osu.py",
-                   "-n", "OsuLatency|OsuBandwidth|OsuAllreduceValidation",
+                   "-n", "OsuLatency|OsuBandwidth|OsuAllreduce", "-x", "node_count=[24]",
                    "-p", "openmpi", "-S", "require_reference=false", "--exec-policy=serial")
     assert proc.returncode == 0, proc.stdout[-4000:]
-    assert re.search(r"Ran 3/3 test case", proc.stdout), proc.stdout[-3000:]
+    assert re.search(r"Ran 4/4 test case", proc.stdout), proc.stdout[-3000:]
     perflog = next((tmp_path / "perflogs").rglob("OsuLatency.log")).read_text().splitlines()
     row = dict(zip(perflog[0].split("|"), perflog[-1].split("|"), strict=True))
     assert 0 < float(row["latency_8B_us_value"]) < 1000
