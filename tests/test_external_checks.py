@@ -13,7 +13,6 @@ import ast
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,8 +72,9 @@ def dry_run(tmp_path_factory):
 
 
 def _stage(root, partition, check):
+    # skipped cases leave an empty stage
     dirs = sorted(d for d in (root / partition / "site-openmpi").glob(f"{check}*")
-                  if d.name.split("_")[0] == check and (d / "rfm_job.sh").exists())  # skipped cases leave an empty stage
+                  if d.name.split("_")[0] == check and (d / "rfm_job.sh").exists())
     assert dirs, f"no stage for {check}"
     return dirs[0]
 
