@@ -119,10 +119,9 @@ class OsuAllreduceValidation(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_allreduce -c: results validated, nothing timed"
     program_names = ["osu_allreduce"]
     program_opts = ["-c", "-T", "mpi_float", "-m", "8:1048576"]
-    require_reference = False
 
     def problems(self, result):
-        failed = [int(r["size_bytes"]) for r in result.rows if r.get("validation") != "Pass"]
         if "validation" not in result.columns:
             return ["osu_allreduce printed no Validation column (was -c honoured?)"]
+        failed = [int(r["size_bytes"]) for r in result.rows if r["validation"] != "Pass"]
         return [f"validation failed at sizes {failed}"] if failed else []

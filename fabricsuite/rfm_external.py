@@ -30,11 +30,9 @@ import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
-from reframe.core.logging import getlogger
 
 from . import REPO_ROOT
-from .references import ReferenceFileError, external_reference
-from .rfm_netbench import NODE_COUNTS, cores_per_node
+from .rfm_netbench import NODE_COUNTS, load_references, place_on_nodes
 
 #: The Spack environment directory inside a check's stage.
 SPACK_ENV = "spackenv"
@@ -217,12 +215,7 @@ class ExternalSuiteCheck(rfm.RegressionTest):
     # After every skip decision (program, node count, process count), before any build.
     @run_before("compile")
     def use_reference_file(self):
-        try:
-            self.reference = external_reference(self.current_system.name, type(self).__name__)
-        except ReferenceFileError as err:
-            if self.require_reference:
-                raise
-            getlogger().warning(f"{type(self).__name__}: running without references: {err}")
+        load_references(self)
 
     def parse(self):
         """The parsed output (fabricsuite.external result); raises SuiteOutputError."""
@@ -305,22 +298,10 @@ class MultiRankExternalCheck(ExternalSuiteCheck):
 
     node_count = parameter(NODE_COUNTS, loggable=True)
     ranks_per_node = variable(int, type(None), value=None, loggable=True)
+    #: see NetbenchMultiRankCheck: time even where emulated nodes share cores (mechanics only)
+    timing_on_shared_cores = variable(bool, value=False, loggable=True)
 
     @run_after("setup")
     def set_scale(self):
-        partition = self.current_partition
-        nodes = int(partition.extras.get("nodes", 1))
-        self.skip_if(self.node_count > nodes,
-                     f"{partition.fullname} has {nodes} node(s), this case needs "
-                     f"{self.node_count}")
-        per_node = self.ranks_per_node or cores_per_node(partition)
-        self.skip_if(per_node is None,
-                     f"{partition.fullname}: no processor information (cores per node); add "
-                     f"'processor' to its configuration or set -S ranks_per_node=N")
-        self.skip_if(per_node * self.node_count < 2, "needs at least 2 ranks")
-        timing_max = partition.extras.get("timing_max_nodes")
-        self.skip_if(timing_max is not None and self.node_count > int(timing_max),
-                     f"{partition.fullname}: above {timing_max} nodes the nodes share cores")
-        self.num_tasks = per_node * self.node_count
-        self.num_tasks_per_node = per_node
-        self.scale = f"{self.node_count}x{per_node}"
+        # validation runs (no performance variables) time nothing
+        place_on_nodes(self, timed=bool(self.metrics))

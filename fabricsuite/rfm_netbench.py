@@ -133,21 +133,8 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def use_reference_file(self):
-        # reference/<system>.yaml, or $RFM_REFERENCE_PREFIX/<system>.yaml. (ReFrame 4.10.4's
-        # configuration schema rejects general/reference_prefix, so the environment variable is
-        # the one way to point elsewhere.) The file is validated first: a missing or broken file
-        # stops here with a message that names it, instead of ReFrame silently using no
-        # reference. ReFrame gets the absolute path, which os.path.join keeps as is.
-        # Bootstrapping a new system (`-S require_reference=false`): run without references,
-        # then derive them from the stored runs with `fabricsuite baseline`.
-        if not self.metrics:
-            return  # nothing to compare (validation checks)
-        try:
-            self.reference = external_reference(self.current_system.name, type(self).__name__)
-        except ReferenceFileError as err:
-            if self.require_reference:
-                raise
-            getlogger().warning(f"{type(self).__name__}: running without references: {err}")
+        # reference/<system>.yaml, validated first (see load_references)
+        load_references(self)
 
     def extra_problems(self, result: NetbenchResult) -> list[str]:
         """Check-specific sanity conditions; each problem is one sentence."""
@@ -307,6 +294,67 @@ def cores_per_node(partition) -> int | None:
     return int(cpus) // int(per_core) if cpus else None
 
 
+def load_references(test) -> None:
+    """Point `test.reference` at reference/<system>.yaml (or $RFM_REFERENCE_PREFIX/<system>.yaml).
+
+    The file is validated first: a missing or broken one stops the test with a message that
+    names it, instead of ReFrame silently using no reference. (ReFrame 4.10.4's configuration
+    schema rejects general/reference_prefix, so the environment variable is the one way to point
+    elsewhere.) Bootstrapping a new system (`-S require_reference=false`): run without
+    references, then derive them from the stored runs with `fabricsuite baseline`. A test without
+    performance variables (validation) needs none.
+    """
+    if not test.metrics:
+        return
+    name = type(test).__name__
+    try:
+        test.reference = external_reference(test.current_system.name, name)
+    except ReferenceFileError as err:
+        if test.require_reference:
+            raise
+        getlogger().warning(f"{name}: running without references: {err}")
+
+
+def place_on_nodes(test, one_per_node: bool = False, timed: bool = True) -> None:
+    """Give a multi-rank test `test.node_count` nodes of its partition, or skip with the reason.
+
+    Ranks per node: `test.ranks_per_node` when set, else one (`one_per_node`) or one per core
+    (the partition's processor information). Sets num_tasks, num_tasks_per_node and `scale`
+    ("<nodes>x<ranks per node>", the reference index level).
+    """
+    partition = test.current_partition
+    nodes = int(partition.extras.get("nodes", 1))
+    test.skip_if(
+        test.node_count > nodes,
+        f"{partition.fullname} has {nodes} node(s), this case needs {test.node_count}",
+    )
+    cores = cores_per_node(partition)
+    test.skip_if(
+        one_per_node and cores == 1 and not test.ranks_per_node,
+        f"a node of {partition.fullname} has 1 core: per-node is the per-core case",
+    )
+    per_node = test.ranks_per_node or (1 if one_per_node else cores)
+    test.skip_if(
+        per_node is None,
+        f"{partition.fullname}: no processor information (cores per node); add "
+        f"'processor' to its configuration or set -S ranks_per_node=N",
+    )
+    test.skip_if(per_node * test.node_count < 2, "needs at least 2 ranks")
+    # Emulated nodes share the machine's cores: beyond `timing_max_nodes` a timing is
+    # meaningless (validation runs still go there: launch, placement, data).
+    timing_max = partition.extras.get("timing_max_nodes")
+    test.skip_if(
+        timed and not test.timing_on_shared_cores and timing_max is not None
+        and test.node_count > int(timing_max),
+        f"{partition.fullname}: above {timing_max} nodes the nodes share cores, so timings "
+        f"are meaningless there (validation runs cover this scale; "
+        f"-S timing_on_shared_cores=true times it anyway, for the mechanics)",
+    )
+    test.num_tasks = per_node * test.node_count
+    test.num_tasks_per_node = per_node
+    test.scale = f"{test.node_count}x{per_node}"
+
+
 class NetbenchMultiRankCheck(NetbenchCheck):
     """A method where every rank communicates (dense, beff, collectives), at a node count.
 
@@ -333,37 +381,7 @@ class NetbenchMultiRankCheck(NetbenchCheck):
 
     @run_after("setup")
     def set_scale(self):
-        partition = self.current_partition
-        nodes = int(partition.extras.get("nodes", 1))
-        self.skip_if(
-            self.node_count > nodes,
-            f"{partition.fullname} has {nodes} node(s), this case needs {self.node_count}",
-        )
-        cores = cores_per_node(partition)
-        self.skip_if(
-            self.placement == "per-node" and cores == 1 and not self.ranks_per_node,
-            f"a node of {partition.fullname} has 1 core: per-node is the per-core case",
-        )
-        per_node = self.ranks_per_node or (1 if self.placement == "per-node" else cores)
-        self.skip_if(
-            per_node is None,
-            f"{partition.fullname}: no processor information (cores per node); add "
-            f"'processor' to its configuration or set -S ranks_per_node=N",
-        )
-        self.skip_if(per_node * self.node_count < 2, "needs at least 2 ranks")
-        # Emulated nodes share the machine's cores: beyond `timing_max_nodes` a timing is
-        # meaningless (the validation checks still run there: launch, placement, data).
-        timing_max = partition.extras.get("timing_max_nodes")
-        self.skip_if(
-            self.timed and not self.timing_on_shared_cores and timing_max is not None
-            and self.node_count > int(timing_max),
-            f"{partition.fullname}: above {timing_max} nodes the nodes share cores, so timings "
-            f"are meaningless there (the validation check covers this scale; "
-            f"-S timing_on_shared_cores=true times it anyway, for the mechanics)",
-        )
-        self.num_tasks = per_node * self.node_count
-        self.num_tasks_per_node = per_node
-        self.scale = f"{self.node_count}x{per_node}"
+        place_on_nodes(self, one_per_node=self.placement == "per-node", timed=self.timed)
 
     def extra_problems(self, result: NetbenchResult) -> list[str]:
         ranks = result.parameters.get("ranks")
