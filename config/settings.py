@@ -104,7 +104,9 @@ site_configuration = {
                     "format": (
                         "%(check_job_completion_time)s|%(check_result)s|%(check_display_name)s|"
                         "%(check_system)s|%(check_partition)s|%(check_environ)s|%(check_num_tasks)s|"
-                        "%(check_mpi_library)s|%(check_netbench_version)s|%(check_perfvalues)s"
+                        "%(check_mpi_library)s|%(check_netbench_version)s|"
+                        # external suites: the program run and, built by Spack, its spec
+                        "%(check_program_used)s|%(check_spack_spec_used)s|%(check_perfvalues)s"
                     ),
                     "format_perfvars": (
                         "%(check_perf_value)s|%(check_perf_unit)s|%(check_perf_ref)s|"

@@ -120,14 +120,34 @@ def environment_mpi(environ) -> str | None:
     return None
 
 
+def stage_spack_yaml() -> str:
+    """The check's Spack environment: the project's spack.yaml without its specs.
+
+    ReFrame's Spack build system adds the check's one spec and installs the whole environment,
+    so the stage environment must hold that spec only (a suite that cannot build must not break
+    the others). Everything else (include, repos, concretizer, a site's mirrors) is kept.
+    """
+    import yaml
+
+    project = yaml.safe_load((REPO_ROOT / "spack.yaml").read_text())
+    project["spack"]["specs"] = []
+    header = (f"# Generated from {REPO_ROOT / 'spack.yaml'} without its specs: "
+              "the check adds its own.\n")
+    return header + yaml.safe_dump(project, sort_keys=False)
+
+
 def spack_build_commands(settings: dict, system: str) -> list[str]:
     """Shell commands that assemble the check's Spack environment in its stage directory."""
     site = settings.get("site", f"config/spack/{system}.yaml")
     return [
         f"mkdir -p {SPACK_ENV}/config/spack",
-        f"cp {REPO_ROOT / 'spack.yaml'} {SPACK_ENV}/spack.yaml",
+        f"cat > {SPACK_ENV}/spack.yaml <<'FABRICSUITE_SPACK_YAML'\n"
+        f"{stage_spack_yaml()}FABRICSUITE_SPACK_YAML",
         f"cp -r {REPO_ROOT / 'config' / 'spack' / 'repo'} {SPACK_ENV}/config/spack/",
         f"cp {REPO_ROOT / site} {SPACK_ENV}/site.yaml",
+        # the netbench recipe builds this checkout's committed main (a site may point
+        # FABRICSUITE_GIT_URL at its own mirror of the project)
+        f'export FABRICSUITE_GIT_URL="${{FABRICSUITE_GIT_URL:-{REPO_ROOT}}}"',
     ]
 
 
@@ -143,8 +163,10 @@ class ExternalSuiteCheck(rfm.RegressionTest):
     binary = variable(str, type(None), value=None)
     #: -S spack_spec=...: the spec to build instead of the suite's default (Spack partitions)
     spack_spec = variable(str, type(None), value=None, loggable=True)
-    #: what ran: the program's path, and with Spack the concretized spec (provenance)
+    #: what ran (provenance, in the perflog): the program's path ...
     program_used = variable(str, value="", loggable=True)
+    #: ... and on Spack partitions the installed spec, `name@version variants /hash`
+    spack_spec_used = variable(str, value="", loggable=True)
     scale = variable(str, value="", loggable=True)
     require_reference = True
 
@@ -161,6 +183,15 @@ class ExternalSuiteCheck(rfm.RegressionTest):
         partition = self.current_partition
         settings = spack_settings(partition)
         if settings is not None and not self.binary:
+            site_mpi = settings.get("mpi")
+            launches = environment_mpi(self.current_environ)
+            self.skip_if(
+                site_mpi is not None and launches is not None and site_mpi != launches,
+                f"{partition.fullname}'s Spack site file builds with {site_mpi}, environment "
+                f"{self.current_environ.name} launches {launches} (a program with the other "
+                f"MPI's launcher runs as singletons that wait forever); run -p with "
+                f"an environment of {site_mpi}",
+            )
             self.build_system = "Spack"
             spec = self.spack_spec or suite.spack_spec
             self.build_system.environment = SPACK_ENV
@@ -174,6 +205,8 @@ class ExternalSuiteCheck(rfm.RegressionTest):
             prefix = f'"$(spack -e {SPACK_ENV} location -i {spec})"'
             self.prerun_cmds = [
                 f"spack -e {SPACK_ENV} find --long --variants {spec} > spack-specs.txt",
+                f"echo \"spack spec: $(spack -e {SPACK_ENV} find "
+                f"--format '{{name}}@{{version}}{{variants}} /{{hash:7}}' {spec})\"",
                 f"rfm_prefix={prefix}",
                 "rfm_program=$(for d in " + " ".join(suite.prefix_dirs) + "; do for p in "
                 + " ".join(self.program_names)
@@ -251,18 +284,19 @@ class ExternalSuiteCheck(rfm.RegressionTest):
         if problems:
             raise SanityError("; ".join(problems))
         if not self.program_used:
-            # Spack partitions: the program the run script found (its first line of output)
-            self.program_used = self._program_from_stdout()
+            # Spack partitions: what the run script found and installed (its first lines)
+            self.program_used = self._line_from_stdout("program: ")
+            self.spack_spec_used = self._line_from_stdout("spack spec: ")
         return True
 
     def stdout_text(self) -> str:
         return Path(self.stagedir, self.job.stdout).read_text()
 
-    def _program_from_stdout(self) -> str:
+    def _line_from_stdout(self, prefix: str) -> str:
         try:
             for line in self.stdout_text().splitlines():
-                if line.startswith("program: "):
-                    return line.split(": ", 1)[1]
+                if line.startswith(prefix):
+                    return line[len(prefix):].strip()
         except OSError:
             pass
         return ""

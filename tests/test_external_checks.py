@@ -13,6 +13,7 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,7 +94,14 @@ def test_dry_run_build_scripts_hold_the_spack_commands(dry_run, check, spec):
     root, _ = dry_run
     build = (_stage(root, "cpu", check) / "rfm_build.sh").read_text()
     assert ". /opt/spack/share/spack/setup-env.sh" in build  # the partition's prepare_cmds
-    assert "cp /" in build and "spackenv/spack.yaml" in build
+    # the stage environment: the project's spack.yaml with the check's spec only
+    stage_env = re.search(r"cat > spackenv/spack.yaml <<'FABRICSUITE_SPACK_YAML'\n(.*?)"
+                          r"^FABRICSUITE_SPACK_YAML$", build, re.S | re.M)
+    assert stage_env, build
+    env = yaml.safe_load(stage_env.group(1))["spack"]
+    assert env["specs"] == [] and env["include"] == ["site.yaml"]
+    assert env["repos"] == ["config/spack/repo"] and env["concretizer"]["unify"] is False
+    assert f'export FABRICSUITE_GIT_URL="${{FABRICSUITE_GIT_URL:-{REPO_ROOT}}}"' in build
     assert "config/spack/examplecluster.yaml spackenv/site.yaml" in build
     assert ('spack -e spackenv config add "config:install_tree:root:'
             '/scratch/fabricsuite/spack-opt"') in build
@@ -102,6 +110,9 @@ def test_dry_run_build_scripts_hold_the_spack_commands(dry_run, check, spec):
     job = (_stage(root, "cpu", check) / "rfm_job.sh").read_text()
     assert f"eval `spack -e spackenv load --sh {spec}`" in job
     assert f"spack -e spackenv find --long --variants {spec} > spack-specs.txt" in job
+    # provenance: the installed spec goes to the perflog (spack_spec_used)
+    assert ("echo \"spack spec: $(spack -e spackenv find --format "
+            f"'{{name}}@{{version}}{{variants}} /{{hash:7}}' {spec})\"") in job
     assert "#SBATCH --partition=cpu" in job and "#SBATCH --exclusive" in job
     assert re.search(r'^srun (--cpus-per-task=2 )?"\$rfm_program"', job, re.M), job
 
@@ -158,6 +169,53 @@ def test_run_modes_are_defined(tmp_path):
 
 
 # -- the local system --
+def _local_spack_env(tmp_path, with_spack: bool):
+    """Environment for FABRICSUITE_LOCAL_SPACK; `spack` on PATH is an inert placeholder that
+    only the configuration's lookup sees (--dry-run runs no build script)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    path = os.environ["PATH"]
+    if with_spack:
+        (bindir / "spack").write_text("#!/bin/sh\necho 'placeholder: not Spack' >&2\nexit 1\n")
+        (bindir / "spack").chmod(0o755)
+        path = f"{bindir}:{path}"
+    else:
+        path = ":".join(d for d in path.split(":")
+                        if not (Path(d) / "spack").exists())
+    return dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path), PATH=path,
+                FABRICSUITE_LOCAL_SPACK=str(tmp_path / "opt"))
+
+
+def test_local_spack_opt_in_without_spack_says_what_to_do(tmp_path):
+    proc = subprocess.run([REFRAME, "-C", "config/settings.py", "--system", "local", "-l"],
+                          cwd=REPO_ROOT, env=_local_spack_env(tmp_path, with_spack=False),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "FABRICSUITE_LOCAL_SPACK is set but `spack` is not on PATH" in (
+        proc.stdout + proc.stderr)
+
+
+@pytest.mark.integration
+def test_local_spack_opt_in_builds_through_spack(tmp_path):
+    proc = subprocess.run(
+        [REFRAME, "-C", "config/settings.py", "--system", "local", "--dry-run",
+         "-c", "checks/imb.py", "-n", "ImbPointToPoint", "-S", "require_reference=false"],
+        cwd=REPO_ROOT, env=_local_spack_env(tmp_path, with_spack=True),
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    if shutil.which("mpicc.mpich"):
+        # the environment whose MPI the site file does not build with is skipped, saying why
+        assert ("local:default's Spack site file builds with openmpi, environment mpich "
+                "launches mpich") in proc.stdout
+    stage = tmp_path / "stage" / "local" / "default" / "openmpi" / "ImbPointToPoint"
+    build = (stage / "rfm_build.sh").read_text()
+    assert "config/spack/local.yaml spackenv/site.yaml" in build
+    assert f'config add "config:install_tree:root:{tmp_path / "opt"}"' in build
+    assert "spack -e spackenv add intel-mpi-benchmarks\n" in build
+    job = (stage / "rfm_job.sh").read_text()
+    assert re.search(r'^mpirun -np 2 "\$rfm_program"', job, re.M), job
+
+
 def _have(program, variable):
     from fabricsuite.rfm_external import find_program
 

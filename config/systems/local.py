@@ -70,6 +70,26 @@ def _processor():
     return {"num_cpus": cpus, "num_cpus_per_core": per_core}
 
 
+def _extras():
+    extras = {"nodes": 1}  # one node: the multi-rank checks skip their 2- and 4-node cases
+    # Opt-in: FABRICSUITE_LOCAL_SPACK=<install tree> builds the external suites with the
+    # `spack` on PATH (site file config/spack/local.yaml: Debian's Open MPI as external), as a
+    # center's Spack partition does; unset, they use programs on the path or are skipped.
+    install_tree = os.environ.get("FABRICSUITE_LOCAL_SPACK")
+    if install_tree:
+        if not shutil.which("spack"):
+            raise RuntimeError(
+                "config/systems/local.py: FABRICSUITE_LOCAL_SPACK is set but `spack` is not on "
+                "PATH; source Spack's setup-env.sh first, or unset FABRICSUITE_LOCAL_SPACK"
+            )
+        extras["spack"] = {
+            "site": "config/spack/local.yaml",
+            "install_tree": os.path.abspath(install_tree),
+            "mpi": "openmpi",  # what local.yaml builds with: other environments skip
+        }
+    return extras
+
+
 _environments = _installed_environments()
 
 site_configuration = {
@@ -88,8 +108,7 @@ site_configuration = {
                     "environs": [env["name"] for env in _environments],
                     "features": ["mpi"],
                     "processor": _processor(),
-                    # One node: the multi-rank checks skip their 2- and 4-node cases here.
-                    "extras": {"nodes": 1},
+                    "extras": _extras(),
                     # Timing checks must not overlap: concurrent benchmarks distort each other.
                     "max_jobs": 1,
                 }

@@ -5,11 +5,19 @@ from spack.package import *
 
 
 def _default_git():
-    # The repository this recipe lives in (config/spack/repo/packages/netbench/ is 5 levels
-    # below its root), unless the site points at its own mirror of the project.
+    # FABRICSUITE_GIT_URL (the checks set it to their project; a site may name its own mirror),
+    # else the git checkout this recipe lives in (config/spack/repo/packages/netbench/).
+    if os.environ.get("FABRICSUITE_GIT_URL"):
+        return os.environ["FABRICSUITE_GIT_URL"]
     here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.abspath(os.path.join(here, *[os.pardir] * 5))
-    return os.environ.get("FABRICSUITE_GIT_URL", root)
+    while here != os.path.dirname(here):
+        if os.path.isdir(os.path.join(here, ".git")) and os.path.isfile(
+            os.path.join(here, "src", "netbench.c")
+        ):
+            return here
+        here = os.path.dirname(here)
+    # A copy of the repository outside any checkout: the fetch fails naming this URL.
+    return "https://github.com/fabricsuite/fabricsuite.git"
 
 
 class Netbench(MakefilePackage):

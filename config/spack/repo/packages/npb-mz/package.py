@@ -32,10 +32,16 @@ class NpbMz(MakefilePackage):
     )
     variant(
         "nprocs",
-        default="2",
-        values=lambda v: v.isdigit(),
-        description="NPB-MZ 3.3 only: the process count compiled in (3.4 takes it at run time)",
+        default="1,2,4,8,16,32,64,128",
+        values=lambda v: v.isdigit() and int(v) > 0,
+        multi=True,
+        description="NPB-MZ 3.3 only: the process counts compiled in, one binary each "
+        "(<name>.<class>.<nprocs>); 3.4 takes the count at run time",
     )
+
+    # The NPB makefiles build sys/setparams and common/ objects from every target: not
+    # parallel-safe (the builtin npb recipe says the same)
+    parallel = False
 
     depends_on("fortran", type="build")
     depends_on("c", type="build")
@@ -51,25 +57,38 @@ class NpbMz(MakefilePackage):
         if spec.satisfies("%gcc@10:"):
             # gfortran 10+ rejects the MPI calls' mixed argument types otherwise
             fflags += " -fallow-argument-mismatch"
+        mpifc = spec["mpi"].mpifc
+        # The whole make.def is written, as the builtin npb recipe does: the templates differ
+        # between releases (3.3 compiles with F77/MPIF77, 3.4 with FC/MPIFC) and copies in the
+        # wild move them; a name one release does not use is harmless.
+        definitions = {
+            "FC": mpifc, "MPIFC": mpifc, "F77": mpifc, "MPIF77": mpifc,
+            "FLINK": mpifc, "F_LIB": "", "F_INC": "", "FMPI_LIB": "", "FMPI_INC": "",
+            "FFLAGS": fflags, "FLINKFLAGS": fflags,
+            "CC": spec["mpi"].mpicc, "MPICC": spec["mpi"].mpicc, "CLINK": spec["mpi"].mpicc,
+            "C_LIB": "", "C_INC": "", "CMPI_LIB": "", "CMPI_INC": "",
+            "CFLAGS": f"-O3 {openmp}", "CLINKFLAGS": f"-O3 {openmp}",
+            "UCC": spack_cc,  # builds the setparams utility
+            "BINDIR": "../bin",
+            "RAND": "randi8",
+        }
         with working_dir(self.mpi_dir):
-            copy("config/make.def.template", "config/make.def")
-            make_def = FileFilter("config/make.def")
-            make_def.filter(r"^MPIFC\s*=.*", f"MPIFC = {spec['mpi'].mpifc}")
-            make_def.filter(r"^MPIF77\s*=.*", f"MPIF77 = {spec['mpi'].mpif77}")
-            make_def.filter(r"^MPICC\s*=.*", f"MPICC = {spec['mpi'].mpicc}")
-            make_def.filter(r"^FFLAGS\s*=.*", f"FFLAGS = {fflags}")
-            make_def.filter(r"^FLINKFLAGS\s*=.*", f"FLINKFLAGS = {fflags}")
-            mkdirp("bin")  # git keeps no empty bin/; the link step needs it
+            with open("config/make.def", "w") as make_def:
+                for key, value in definitions.items():
+                    make_def.write(f"{key} = {value}\n")
+            mkdirp("bin")  # tarballs and git copies may lack the empty bin/; linking needs it
 
     def build(self, spec, prefix):
-        nprocs = spec.variants["nprocs"].value
+        # 3.3 compiles the process count in; 3.4 builds one binary per benchmark and class
+        nprocs = spec.variants["nprocs"].value if spec.satisfies("@:3.3") else [None]
         with working_dir(self.mpi_dir):
             for name in spec.variants["names"].value:
                 for npb_class in spec.variants["classes"].value:
-                    args = [name, f"CLASS={npb_class}"]
-                    if spec.satisfies("@:3.3"):
-                        args.append(f"NPROCS={nprocs}")
-                    make(*args)
+                    for count in nprocs:
+                        args = [name, f"CLASS={npb_class}"]
+                        if count is not None:
+                            args.append(f"NPROCS={count}")
+                        make(*args)
 
     def install(self, spec, prefix):
         install_tree(join_path(self.mpi_dir, "bin"), prefix.bin)
