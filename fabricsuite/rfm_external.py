@@ -31,13 +31,15 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from . import REPO_ROOT
 from .rfm_netbench import NODE_COUNTS, load_references, place_on_nodes
-
-#: The Spack environment directory inside a check's stage.
-SPACK_ENV = "spackenv"
-#: What the run records about the Spack build (kept in the output directory).
-SPACK_PROVENANCE = ["spackenv/spack.lock", "spack-specs.txt"]
+from .spackenv import (
+    SPACK_ENV,
+    SPACK_PROVENANCE,
+    build_with_spack,
+    environment_mpi,
+    skip_other_mpi,
+    spack_settings,
+)
 
 
 @dataclass(frozen=True)
@@ -61,14 +63,6 @@ SUITES = {
     "npb-mz": Suite("NAS Parallel Benchmarks Multi-Zone", "npb-mz", "FABRICSUITE_NPB_MZ_DIR"),
     "beff": Suite("b_eff (HLRS)", "beff", "FABRICSUITE_BEFF_DIR"),
 }
-
-
-def spack_settings(partition) -> dict | None:
-    """The partition's Spack settings (`extras.spack`), or None when it has no Spack."""
-    spack = partition.extras.get("spack")
-    if not spack:
-        return None
-    return spack if isinstance(spack, dict) else {}
 
 
 def find_program(names: list[str], suite: Suite, explicit: str | None = None) -> str | None:
@@ -110,47 +104,6 @@ def linked_mpi(program: str) -> str | None:
     return None
 
 
-def environment_mpi(environ) -> str | None:
-    """The MPI family of a programming environment, from its compiler wrapper or name."""
-    text = f"{environ.name} {environ.cc}".lower()
-    if "openmpi" in text or "ompi" in text:
-        return "openmpi"
-    if "mpich" in text:
-        return "mpich"
-    return None
-
-
-def stage_spack_yaml() -> str:
-    """The check's Spack environment: the project's spack.yaml without its specs.
-
-    ReFrame's Spack build system adds the check's one spec and installs the whole environment,
-    so the stage environment must hold that spec only (a suite that cannot build must not break
-    the others). Everything else (include, repos, concretizer, a site's mirrors) is kept.
-    """
-    import yaml
-
-    project = yaml.safe_load((REPO_ROOT / "spack.yaml").read_text())
-    project["spack"]["specs"] = []
-    header = (f"# Generated from {REPO_ROOT / 'spack.yaml'} without its specs: "
-              "the check adds its own.\n")
-    return header + yaml.safe_dump(project, sort_keys=False)
-
-
-def spack_build_commands(settings: dict, system: str) -> list[str]:
-    """Shell commands that assemble the check's Spack environment in its stage directory."""
-    site = settings.get("site", f"config/spack/{system}.yaml")
-    return [
-        f"mkdir -p {SPACK_ENV}/config/spack",
-        f"cat > {SPACK_ENV}/spack.yaml <<'FABRICSUITE_SPACK_YAML'\n"
-        f"{stage_spack_yaml()}FABRICSUITE_SPACK_YAML",
-        f"cp -r {REPO_ROOT / 'config' / 'spack' / 'repo'} {SPACK_ENV}/config/spack/",
-        f"cp {REPO_ROOT / site} {SPACK_ENV}/site.yaml",
-        # the netbench recipe builds this checkout's committed main (a site may point
-        # FABRICSUITE_GIT_URL at its own mirror of the project)
-        f'export FABRICSUITE_GIT_URL="${{FABRICSUITE_GIT_URL:-{REPO_ROOT}}}"',
-    ]
-
-
 class ExternalSuiteCheck(rfm.RegressionTest):
     """One program of an external suite, run and parsed; see the module docstring."""
 
@@ -183,25 +136,9 @@ class ExternalSuiteCheck(rfm.RegressionTest):
         partition = self.current_partition
         settings = spack_settings(partition)
         if settings is not None and not self.binary:
-            site_mpi = settings.get("mpi")
-            launches = environment_mpi(self.current_environ)
-            self.skip_if(
-                site_mpi is not None and launches is not None and site_mpi != launches,
-                f"{partition.fullname}'s Spack site file builds with {site_mpi}, environment "
-                f"{self.current_environ.name} launches {launches} (a program with the other "
-                f"MPI's launcher runs as singletons that wait forever); run -p with "
-                f"an environment of {site_mpi}",
-            )
-            self.build_system = "Spack"
+            skip_other_mpi(self, settings)
             spec = self.spack_spec or suite.spack_spec
-            self.build_system.environment = SPACK_ENV
-            self.build_system.specs = [spec]
-            if settings.get("install_tree"):
-                self.build_system.config_opts = [
-                    f"config:install_tree:root:{settings['install_tree']}"
-                ]
-            self.build_system.install_opts = list(settings.get("install_opts", []))
-            self.prebuild_cmds = spack_build_commands(settings, self.current_system.name)
+            build_with_spack(self, settings, spec)
             prefix = f'"$(spack -e {SPACK_ENV} location -i {spec})"'
             self.prerun_cmds = [
                 f"spack -e {SPACK_ENV} find --long --variants {spec} > spack-specs.txt",

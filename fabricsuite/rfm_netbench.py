@@ -30,6 +30,14 @@ from reframe.core.logging import getlogger
 from . import REPO_ROOT, SOURCE_DIR, topology
 from .netbench_result import NetbenchResult, ResultError, load
 from .references import ReferenceFileError, external_reference
+from .spackenv import (
+    SPACK_ENV,
+    SPACK_PROVENANCE,
+    build_with_spack,
+    netbench_spec,
+    skip_other_mpi,
+    spack_settings,
+)
 
 #: Binds each rank to its CPU of the pair (config/launchers/bind-rank: taskset after the launcher).
 BIND_RANK = REPO_ROOT / "config" / "launchers" / "bind-rank"
@@ -72,7 +80,8 @@ def powers_of_two(first: int, last: int) -> list[int]:
 
 
 class NetbenchBuild(rfm.CompileOnlyRegressionTest):
-    """Builds src/ with the programming environment's MPI compiler wrapper (`make netbench`)."""
+    """Builds src/ with the programming environment's MPI compiler wrapper (`make netbench`);
+    on a partition with Spack, installs this checkout's commit with Spack instead."""
 
     descr = "Build the netbench MPI microbenchmark program from src/"
     build_system = "Make"
@@ -81,6 +90,19 @@ class NetbenchBuild(rfm.CompileOnlyRegressionTest):
 
     @run_before("compile")
     def set_make_target(self):
+        settings = spack_settings(self.current_partition)
+        if settings is not None:
+            skip_other_mpi(self, settings)
+            spec = netbench_spec()
+            build_with_spack(self, settings, spec)
+            # the checks run <stage>/netbench, whichever way it was built
+            self.postbuild_cmds = [
+                f'ln -sf "$(spack -e {SPACK_ENV} location -i {spec})/bin/netbench" netbench',
+                f"spack -e {SPACK_ENV} find --format "
+                f"'{{name}}@{{version}}{{variants}} /{{hash:7}}' {spec} > spack-spec.txt",
+            ]
+            self.keep_files = [*SPACK_PROVENANCE[:1], "spack-spec.txt"]
+            return
         # The stage holds a copy of src/, possibly with a netbench built by another MPI.
         self.prebuild_cmds = ["make clean"]
         self.build_system.flags_from_environ = False
