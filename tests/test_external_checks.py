@@ -327,3 +327,29 @@ def test_beff_recipe_pins_the_original_commit_and_npb_mz_the_gfortran_flag():
     assert "-fallow-argument-mismatch" in text and 'mkdirp("bin")' in text
     npb_mz_classes = (REPO_ROOT / "spack.yaml").read_text()
     assert "npb-mz names=bt-mz,sp-mz,lu-mz classes=S,C" in npb_mz_classes
+
+
+# -- netbench itself on a Spack partition --
+def test_netbench_spec_names_this_checkout_commit():
+    from fabricsuite.spackenv import netbench_spec
+
+    head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    assert netbench_spec() == f"netbench@git.{head}=main"
+
+
+@pytest.mark.integration
+def test_dry_run_netbench_builds_with_spack_on_the_template(tmp_path):
+    from fabricsuite.spackenv import netbench_spec
+
+    proc = reframe(tmp_path, "--system", "examplecluster", "--dry-run", "-c", "checks/pt2pt.py",
+                   "-n", "NetbenchPingPong", "-S", "require_reference=false")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    builds = sorted((tmp_path / "stage" / "examplecluster").glob("*/site-openmpi/NetbenchBuild*"))
+    assert builds, proc.stdout[-2000:]
+    build = (builds[0] / "rfm_build.sh").read_text()
+    spec = netbench_spec()
+    assert f"spack -e spackenv add {spec}\n" in build
+    assert "spack -e spackenv install --fail-fast" in build
+    assert f'ln -sf "$(spack -e spackenv location -i {spec})/bin/netbench" netbench' in build
+    assert "make" not in build.split("install --fail-fast", 1)[1]  # no second, local build
