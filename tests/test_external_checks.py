@@ -256,6 +256,31 @@ def test_local_run_uses_osu_from_the_path(tmp_path):
     assert 0 < float(row["latency_8B_us_value"]) < 1000
 
 
+@pytest.mark.integration
+@pytest.mark.parametrize("program,variable,check_file,selection,metric", [
+    ("IMB-MPI1", "FABRICSUITE_IMB_DIR", "checks/imb.py", "ImbPointToPoint",
+     "pingpong_latency_0B_us"),
+    ("cg.S.x", "FABRICSUITE_NPB_DIR", "checks/npb.py", "Npb %node_count=1 %kernel=cg",
+     "mops_total"),
+    ("b_eff", "FABRICSUITE_BEFF_DIR", "checks/beff_original.py", "BeffOriginal %node_count=1",
+     "b_eff_MBps"),
+])
+def test_local_run_uses_the_suite_from_its_directory(tmp_path, program, variable, check_file,
+                                                      selection, metric):
+    if not _have(program, variable):
+        pytest.skip(f"{program} not installed: put it on PATH or set {variable} (a directory or "
+                    f"an install prefix) to run {selection} for real")
+    proc = reframe(tmp_path, "--system", "local", "-r", "-c", check_file, "-n", selection,
+                   "-p", "openmpi", "-S", "require_reference=false", "--exec-policy=serial")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert re.search(r"Ran 1/1 test case", proc.stdout), proc.stdout[-3000:]
+    name = selection.split()[0]
+    perflog = next((tmp_path / "perflogs").rglob(f"{name}.log")).read_text().splitlines()
+    row = dict(zip(perflog[0].split("|"), perflog[-1].split("|"), strict=True))
+    assert float(row[f"{metric}_value"]) > 0
+    assert row["program_used"].endswith(f"/{program}")  # provenance: the program that ran
+
+
 # -- Spack environment and recipes, without Spack --
 def test_spack_environment_lists_every_suite():
     env = yaml.safe_load((REPO_ROOT / "spack.yaml").read_text())["spack"]
