@@ -260,9 +260,9 @@ def test_local_run_uses_osu_from_the_path(tmp_path):
 @pytest.mark.parametrize("program,variable,check_file,selection,metric", [
     ("IMB-MPI1", "FABRICSUITE_IMB_DIR", "checks/imb.py", "ImbPointToPoint",
      "pingpong_latency_0B_us"),
-    ("cg.S.x", "FABRICSUITE_NPB_DIR", "checks/npb.py", "Npb %node_count=1 %kernel=cg",
+    ("cg.S.x", "FABRICSUITE_NPB_DIR", "checks/npb.py", "Npb kernel=cg",
      "mops_total"),
-    ("b_eff", "FABRICSUITE_BEFF_DIR", "checks/beff_original.py", "BeffOriginal %node_count=1",
+    ("b_eff", "FABRICSUITE_BEFF_DIR", "checks/beff_original.py", "BeffOriginal",
      "b_eff_MBps"),
 ])
 def test_local_run_uses_the_suite_from_its_directory(tmp_path, program, variable, check_file,
@@ -270,11 +270,13 @@ def test_local_run_uses_the_suite_from_its_directory(tmp_path, program, variable
     if not _have(program, variable):
         pytest.skip(f"{program} not installed: put it on PATH or set {variable} (a directory or "
                     f"an install prefix) to run {selection} for real")
-    proc = reframe(tmp_path, "--system", "local", "-r", "-c", check_file, "-n", selection,
-                   "-p", "openmpi", "-S", "require_reference=false", "--exec-policy=serial")
+    # "Check" or "Check parameter=value" (-n matches the display name, one pattern per -n)
+    name, _, parameter = selection.partition(" ")
+    proc = reframe(tmp_path, "--system", "local", "-r", "-c", check_file, "-n", parameter or name,
+                   "-x", "node_count=[24]", "-p", "openmpi", "-S", "require_reference=false",
+                   "--exec-policy=serial")
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert re.search(r"Ran 1/1 test case", proc.stdout), proc.stdout[-3000:]
-    name = selection.split()[0]
     perflog = next((tmp_path / "perflogs").rglob(f"{name}.log")).read_text().splitlines()
     row = dict(zip(perflog[0].split("|"), perflog[-1].split("|"), strict=True))
     assert float(row[f"{metric}_value"]) > 0
