@@ -148,7 +148,9 @@ SlurmdTimeout=60
 # they share the node's pinned core). ReFrame's partition says 1 CPU, so checks place 1 rank per
 # node unless told otherwise (-S ranks_per_node=N).
 NodeName=${PREFIX}[1-$nodes] NodeAddr=$SUBNET.[1-$nodes] NodeHostname=${PREFIX}[1-$nodes] CPUs=$cpus RealMemory=1000
-PartitionName=emu Nodes=${PREFIX}[1-$nodes] Default=YES MaxTime=60 State=UP
+# DefaultTime: a job step that hangs (MPICH 4.0 over UCX's TCP transport can hang in
+# MPI_Finalize, openucx/ucx#8738) ends after 10 minutes instead of holding a core forever.
+PartitionName=emu Nodes=${PREFIX}[1-$nodes] Default=YES DefaultTime=10 MaxTime=60 State=UP
 EOF
     # a 2-core machine has $cpus CPUs to pin $nodes slurmds to
     echo "$cpus" > "$STATE/cpus"

@@ -98,8 +98,19 @@ MPI_ENV = {
 
 def srun_netbench(emu, program, mpi, tmp_path, *args):
     out = tmp_path / f"{mpi}-{args[0]}.json"
-    proc = emu("exec", "srun", "-N2", "-n2", "--ntasks-per-node=1", str(program), *args,
-               "--json-file", str(out), extra_env=MPI_ENV[mpi])
+    out.unlink(missing_ok=True)
+    # A 1-minute limit: these runs take seconds, and a run that hangs in MPI_Finalize (MPICH over
+    # UCX's TCP transport, openucx/ucx#8738) is ended by Slurm instead of by the test's timeout.
+    proc = emu("exec", "srun", "-N2", "-n2", "--ntasks-per-node=1", "--time=1", str(program),
+               *args, "--json-file", str(out), extra_env=MPI_ENV[mpi], check=False)
+    if proc.returncode != 0:
+        # Only that hang is forgiven: the measurement finished ("# status:" is printed after
+        # the last table, before MPI_Finalize) and Slurm ended the step at its time limit.
+        finished = "\n# status: " in proc.stdout and out.exists()
+        assert finished and "DUE TO TIME LIMIT" in proc.stderr, (
+            f"srun {args[0]} failed ({proc.returncode}): {proc.stderr[-3000:]}")
+        print(f"{mpi} {args[0]}: finished its measurement, then hung in MPI_Finalize until the "
+              "time limit (openucx/ucx#8738); the results stand")
     result = json.loads(out.read_text())
     hosts = [r["host"] for r in result["ranks"]]
     assert len(set(hosts)) == 2, f"both ranks on one node: {hosts}\n{proc.stdout}"
@@ -153,8 +164,10 @@ def test_bandwidth_and_G_recover_the_imposed_rate(cluster, programs, mpi, tmp_pa
 
 
 def run_reframe(emu, results, *args, system="emucluster:nodes"):
+    # time_limit: these jobs take seconds; a job that hangs in MPI_Finalize (see srun_netbench)
+    # ends after 2 minutes, judged on its complete output, within the test's timeout.
     return emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
-               system, "--exec-policy=serial", "-r", *args, check=False,
+               system, "--exec-policy=serial", "-r", "-S", "time_limit=2m", *args, check=False,
                extra_env={"FABRICSUITE_RESULTS": str(results)})
 
 
