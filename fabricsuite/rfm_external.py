@@ -35,6 +35,7 @@ from .rfm_netbench import NODE_COUNTS, load_references, place_on_nodes
 from .spackenv import (
     SPACK_ENV,
     SPACK_PROVENANCE,
+    SPEC_FORMAT,
     build_with_spack,
     environment_mpi,
     skip_other_mpi,
@@ -143,7 +144,7 @@ class ExternalSuiteCheck(rfm.RegressionTest):
             self.prerun_cmds = [
                 f"spack -e {SPACK_ENV} find --long --variants {spec} > spack-specs.txt",
                 f"echo \"spack spec: $(spack -e {SPACK_ENV} find "
-                f"--format '{{name}}@{{version}}{{variants}} /{{hash:7}}' {spec})\"",
+                f"--format '{SPEC_FORMAT}' {spec})\"",
                 f"rfm_prefix={prefix}",
                 "rfm_program=$(for d in " + " ".join(suite.prefix_dirs) + "; do for p in "
                 + " ".join(self.program_names)

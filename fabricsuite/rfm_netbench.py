@@ -33,6 +33,7 @@ from .references import ReferenceFileError, external_reference
 from .spackenv import (
     SPACK_ENV,
     SPACK_PROVENANCE,
+    SPEC_FORMAT,
     build_with_spack,
     netbench_spec,
     skip_other_mpi,
@@ -99,7 +100,7 @@ class NetbenchBuild(rfm.CompileOnlyRegressionTest):
             self.postbuild_cmds = [
                 f'ln -sf "$(spack -e {SPACK_ENV} location -i {spec})/bin/netbench" netbench',
                 f"spack -e {SPACK_ENV} find --format "
-                f"'{{name}}@{{version}}{{variants}} /{{hash:7}}' {spec} > spack-spec.txt",
+                f"'{SPEC_FORMAT}' {spec} > spack-spec.txt",
             ]
             self.keep_files = [*SPACK_PROVENANCE[:1], "spack-spec.txt"]
             return

@@ -21,6 +21,10 @@ from . import REPO_ROOT
 SPACK_ENV = "spackenv"
 #: What the run records about the Spack build (kept in the output directory).
 SPACK_PROVENANCE = ["spackenv/spack.lock", "spack-specs.txt"]
+#: How an installed spec is recorded (perflog column spack_spec_used): compiler flags are
+#: outside {variants} (IMB's cppflags=-DOMPI_SKIP_MPICXX would be lost); the same fields
+#: exist in Spack 0.23 and 1.x.
+SPEC_FORMAT = "{name}@{version}{compiler_flags}{variants} /{hash:7}"
 
 
 def spack_settings(partition) -> dict | None:

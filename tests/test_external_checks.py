@@ -24,6 +24,7 @@ import yaml
 from fabricsuite import REPO_ROOT
 from fabricsuite.npb import mz_zones, npb_rejects
 from fabricsuite.rfm_external import SUITES
+from fabricsuite.spackenv import SPEC_FORMAT
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
 EXTERNAL = ["checks/osu.py", "checks/imb.py", "checks/npb.py", "checks/beff_original.py"]
@@ -112,7 +113,7 @@ def test_dry_run_build_scripts_hold_the_spack_commands(dry_run, check, spec):
     assert f"spack -e spackenv find --long --variants {spec} > spack-specs.txt" in job
     # provenance: the installed spec goes to the perflog (spack_spec_used)
     assert ("echo \"spack spec: $(spack -e spackenv find --format "
-            f"'{{name}}@{{version}}{{variants}} /{{hash:7}}' {spec})\"") in job
+            f"'{SPEC_FORMAT}' {spec})\"") in job
     assert "#SBATCH --partition=cpu" in job and "#SBATCH --exclusive" in job
     assert re.search(r'^srun (--cpus-per-task=2 )?"\$rfm_program"', job, re.M), job
 
