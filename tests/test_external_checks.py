@@ -156,6 +156,8 @@ def test_dry_run_npb_mz_hybrid_split_at_acceptance_class(tmp_path):
     hybrid = [j for j in jobs.values() if "#SBATCH --cpus-per-task=2" in j]
     assert len(hybrid) == 1 and "#SBATCH --ntasks=64\n" in hybrid[0]
     assert "export OMP_NUM_THREADS=2" in hybrid[0]
+    # each rank gets its two cores: srun by --cpus-per-task, the local mpirun wrappers by this
+    assert "export FABRICSUITE_CORES_PER_RANK=2" in hybrid[0]
     plain = [j for j in jobs.values() if "#SBATCH --ntasks=128\n" in j]
     assert len(plain) == 1 and "export OMP_NUM_THREADS=1" in plain[0]
 
@@ -381,3 +383,28 @@ def test_dry_run_netbench_builds_with_spack_on_the_template(tmp_path):
     assert "spack -e spackenv install --fail-fast" in build
     assert f'ln -sf "$(spack -e spackenv location -i {spec})/bin/netbench" netbench' in build
     assert "make" not in build.split("install --fail-fast", 1)[1]  # no second, local build
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_local_launchers_give_a_hybrid_rank_its_cores(mpi):
+    """The local mpirun wrappers bind a rank to one core, or to FABRICSUITE_CORES_PER_RANK cores
+    (NpbMz's hybrid split): two OpenMP threads bound to one core made LU-MZ 1000x slower."""
+    launcher = REPO_ROOT / "config" / "launchers" / mpi / "mpirun"
+    if shutil.which("mpirun.openmpi" if mpi == "openmpi" else "mpiexec.hydra") is None:
+        pytest.skip(f"{mpi} is not installed (ci/setup.sh installs it)")
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs 2 CPUs to tell 1 bound core from 2")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_hwloc_base_binding_policy="core")
+    env.pop("FABRICSUITE_MPICH_BINDING", None)
+
+    def allowed_cpus(cores_per_rank):
+        run_env = dict(env, FABRICSUITE_CORES_PER_RANK=str(cores_per_rank))
+        proc = subprocess.run([str(launcher), "-np", "1", "python3", "-c",
+                               "import os; print(len(os.sched_getaffinity(0)))"],
+                              env=run_env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return int(proc.stdout.split()[-1])
+
+    assert allowed_cpus(1) == 1
+    assert allowed_cpus(2) == 2
