@@ -408,3 +408,16 @@ def test_local_launchers_give_a_hybrid_rank_its_cores(mpi):
 
     assert allowed_cpus(1) == 1
     assert allowed_cpus(2) == 2
+
+
+def test_site_template_declares_the_compiler_and_mpi_as_externals():
+    """A center copies config/spack/examplecluster.yaml: Spack builds only the benchmarks, never
+    the site's compiler or MPI (Spack 1.x finds compilers only as externals in packages.yaml)."""
+    packages = yaml.safe_load((REPO_ROOT / "config" / "spack" / "examplecluster.yaml")
+                              .read_text())["packages"]
+    for name in ("gcc", "openmpi"):
+        assert packages[name]["buildable"] is False, name
+        assert packages[name]["externals"][0]["prefix"], name
+    compilers = packages["gcc"]["externals"][0]["extra_attributes"]["compilers"]
+    assert set(compilers) == {"c", "cxx", "fortran"}
+    assert packages["mpi"]["require"] == "openmpi"
