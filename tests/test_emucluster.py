@@ -165,10 +165,12 @@ def test_bandwidth_and_G_recover_the_imposed_rate(cluster, programs, mpi, tmp_pa
 
 def run_reframe(emu, results, *args, system="emucluster:nodes"):
     # time_limit: these jobs take seconds; a job that hangs in MPI_Finalize (see srun_netbench)
-    # ends after 2 minutes, judged on its complete output, within the test's timeout.
+    # ends after 2 minutes, judged on its complete output, within the test's timeout. Without
+    # Slurm (emucluster:mpirun) ReFrame's own time limit would fail the job, so hydra ends such
+    # an MPICH run first (MPIEXEC_TIMEOUT; exit 255, the output judged as with Slurm).
     return emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
                system, "--exec-policy=serial", "-r", "-S", "time_limit=2m", *args, check=False,
-               extra_env={"FABRICSUITE_RESULTS": str(results)})
+               extra_env={"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90"})
 
 
 def test_pt2pt_checks_pass_at_2_nodes_then_fail_when_the_rate_drops(cluster, tmp_path):

@@ -17,8 +17,10 @@ namespaces, which are on one host).
 Known upstream bug: MPICH 4.0.2 over UCX 1.13's TCP transport sometimes hangs in MPI_Finalize
 after the results are written (one rank waits in the PMI barrier, the other in UCX progress
 closing its endpoint; openucx/ucx#8738). Measured here: 0 of 40 2-node runs on an idle
-machine, 9 of about 90 with a CPU-bound process beside them. The job's time limit ends such a
-run; its output is complete, so the check is judged on it.
+machine, 9 of about 90 with a CPU-bound process beside them. Under Slurm the job's time limit
+ends such a run; on emucluster:mpirun set MPIEXEC_TIMEOUT (seconds) below the check's
+time_limit, as the tests do, since ReFrame fails a job that reaches its own limit there.
+The output is complete, so the check is judged on it.
 """
 
 import os
