@@ -99,7 +99,7 @@ class NpbMz(_NpbCommon, MultiRankExternalCheck):
         self.num_cpus_per_task = threads
         # srun gets --cpus-per-task from num_cpus_per_task; the local mpirun wrappers
         # (config/launchers) read FABRICSUITE_CORES_PER_RANK, else a rank bound to one core
-        # runs its threads on that core (LU-MZ S hybrid then took 39 s instead of 0.02 s).
+        # runs its threads on that core (LU-MZ S hybrid then took 39 s instead of 0.03 s).
         self.env_vars = {**self.env_vars, "OMP_NUM_THREADS": str(threads),
                          "FABRICSUITE_CORES_PER_RANK": str(threads)}
         self.scale = f"{self.scale}:{ranks}x{threads}"

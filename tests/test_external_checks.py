@@ -289,8 +289,7 @@ def test_local_run_uses_the_suite_from_its_directory(tmp_path, program, variable
     row = dict(zip(perflog[0].split("|"), perflog[-1].split("|"), strict=True))
     assert float(row[f"{metric}_value"]) > 0
     # provenance: the program that ran
-    assert any(row["program_used"].endswith(f"/{name}") for name in present), row
-
+    assert any(row["program_used"].endswith(f"/{program}") for program in present), row
 
 
 # -- Spack environment and recipes, without Spack --
@@ -415,6 +414,12 @@ def test_local_launchers_give_a_hybrid_rank_its_cores(mpi):
 
     assert allowed_cpus(1) == 1
     assert allowed_cpus(2) == 2
+    # a value that is not a core count: one line naming the variable, nothing started
+    proc = subprocess.run([str(launcher), "-np", "1", "true"],
+                          env=dict(env, FABRICSUITE_CORES_PER_RANK="two"),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "FABRICSUITE_CORES_PER_RANK" in proc.stderr
 
 
 def test_site_template_declares_the_compiler_and_mpi_as_externals():
