@@ -1,0 +1,54 @@
+"""What every performance variable is: its unit and which way is better, declared once.
+
+A check declares each performance variable with a `PerfSpec` (netbench checks through
+`rfm_netbench.Metric`, external suites through `rfm_external`); everything that judges a figure
+takes the direction from there, never from the unit string:
+
+- the reference loader (`references.check_tuple`) requires the reference's unit to be the
+  variable's unit and a bound on the variable's bad side;
+- `fabricsuite baseline` sizes the bound on the bad side (the direction travels with every stored
+  run as the loggable variable `perf_directions` of the test case).
+
+Directions:
+
+- ``lower``: lower is better (latency, time, gap, overhead); the bad side is above, the
+  reference needs an upper bound.
+- ``higher``: higher is better (bandwidth, Mop/s, messages/s, overlap %); the bad side is below,
+  the reference needs a lower bound.
+- ``equal``: a count that must not move either way (the number of protocol ranges); both bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LOWER = "lower"
+HIGHER = "higher"
+EQUAL = "equal"
+DIRECTIONS = (LOWER, HIGHER, EQUAL)
+
+
+@dataclass(frozen=True)
+class PerfSpec:
+    """A performance variable's unit and direction."""
+
+    unit: str
+    #: "lower", "higher" or "equal" (see the module docstring).
+    better: str
+
+    def __post_init__(self):
+        if self.better not in DIRECTIONS:
+            raise ValueError(f"direction {self.better!r} is not one of {', '.join(DIRECTIONS)}")
+        if not self.unit:
+            raise ValueError("a performance variable needs a unit")
+
+
+def bad_sides(better: str) -> tuple[str, ...]:
+    """Which bounds of a reference tuple guard the bad side: ("upper",), ("lower",) or both."""
+    if better == LOWER:
+        return ("upper",)
+    if better == HIGHER:
+        return ("lower",)
+    if better == EQUAL:
+        return ("lower", "upper")
+    raise ValueError(f"direction {better!r} is not one of {', '.join(DIRECTIONS)}")
