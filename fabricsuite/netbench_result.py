@@ -153,6 +153,20 @@ def parse_json(text: str, source: str = "<json>") -> NetbenchResult:
     for key in ("method", "tables", "summary", "status", "ranks"):
         if key not in doc:
             raise ResultError(f"{source}: result has no {key!r} (truncated?)")
+    for key, kind, example in (("tables", dict, '{"pingpong": [...]}'),
+                               ("summary", dict, '{"g_us": 0.3}'),
+                               ("ranks", list, '[{"rank": 0, ...}]')):
+        if not isinstance(doc[key], kind):
+            raise ResultError(
+                f"{source}: {key!r} is a {type(doc[key]).__name__}, not a JSON "
+                f"{'object' if kind is dict else 'array'} such as {example}; not netbench output"
+            )
+    for name, rows in doc["tables"].items():
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise ResultError(
+                f"{source}: table {name!r} is not a list of row objects; not netbench output"
+            )
+    _check_figures(doc["tables"], doc["summary"], source)
     return NetbenchResult(
         method=doc["method"],
         version=str(doc.get("version", "")),
@@ -166,6 +180,38 @@ def parse_json(text: str, source: str = "<json>") -> NetbenchResult:
         status=doc["status"],
         source=source,
     )
+
+
+def _check_figures(tables: dict[str, list[dict[str, Any]]], summary: dict[str, Any],
+                   source: str) -> None:
+    """Every figure of format version 1 (times, bandwidths, sizes, counts, ratios, indices) is
+    non-negative: netbench reports a quantity it measured below zero as null with an
+    `unreliable` entry (docs/output-format.md). A negative number is a corrupt or forged file."""
+    for name, rows in tables.items():
+        for index, row in enumerate(rows):
+            for key, val in row.items():
+                if _negative(val):
+                    raise ResultError(
+                        f"{source}: table {name} row {index} ({_row_label(row)}): {key}={val} "
+                        "is negative; netbench never reports a negative figure (a quantity "
+                        "measured below zero is null and unreliable): the file is corrupt"
+                    )
+    for key, val in summary.items():
+        if _negative(val):
+            raise ResultError(
+                f"{source}: summary {key}={val} is negative; netbench never reports a negative "
+                "figure (a quantity measured below zero is null and unreliable): the file is "
+                "corrupt"
+            )
+
+
+def _negative(val: Any) -> bool:
+    return isinstance(val, (int, float)) and not isinstance(val, bool) and val < 0
+
+
+def _row_label(row: dict[str, Any]) -> str:
+    keys = [k for k in ("algorithm", "collective", "pattern", "side", "size_bytes") if k in row]
+    return ", ".join(f"{k}={row[k]}" for k in keys) or "first column " + next(iter(row), "?")
 
 
 def _scalar(text: str) -> Any:
@@ -263,6 +309,7 @@ def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
         tables[current_table].append(dict(zip(columns, map(_scalar, fields), strict=True)))
     if status is None:
         raise ResultError(f"{source}: no '# status:' line; the output is truncated")
+    _check_figures(tables, summary, source)
     return NetbenchResult(
         method=method, version=version, mpi_library=mpi_library, ranks=ranks,
         parameters=parameters, tables=tables, summary=summary, warnings=warnings,

@@ -218,3 +218,46 @@ def test_foreign_input_is_rejected(tmp_path):
         parse_human("# OSU MPI Latency Test v7.2\n8 0.25\n")
     with pytest.raises(ResultError, match="no netbench result file"):
         load(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize("tables", [[], "pingpong", 3, None])
+def test_tables_that_are_not_an_object_are_rejected(tables):
+    doc = json.loads(captured("pingpong", "openmpi", "json").read_text())
+    doc["tables"] = tables
+    with pytest.raises(ResultError, match="'tables' is a .*not a JSON object"):
+        parse_json(json.dumps(doc))
+    doc["tables"] = {"pingpong": [1, 2]}
+    with pytest.raises(ResultError, match="table 'pingpong' is not a list of row objects"):
+        parse_json(json.dumps(doc))
+
+
+@pytest.mark.parametrize("method, table, column", [
+    ("pingpong", "pingpong", "latency_median_us"),
+    ("flood", "flood", "bandwidth_median_MBps"),
+    ("dense", "phases", "iterations"),
+])
+def test_negative_figures_are_rejected_in_both_renderings(method, table, column):
+    doc = json.loads(captured(method, "openmpi", "json").read_text())
+    doc["tables"][table][1][column] = -doc["tables"][table][1][column]
+    with pytest.raises(ResultError, match=f"table {table} row 1 .*{column}=-.* is negative"):
+        parse_json(json.dumps(doc))
+    # the same cell in the human format
+    lines = captured(method, "openmpi", "txt").read_text().splitlines()
+    start = lines.index(f"# table {table}")
+    columns = lines[start + 1].split()[2:]
+    fields = lines[start + 3].split()
+    fields[columns.index(column)] = "-" + fields[columns.index(column)]
+    lines[start + 3] = " ".join(fields)
+    with pytest.raises(ResultError, match=f"{column}=-.* is negative"):
+        parse_human("\n".join(lines))
+
+
+def test_negative_summary_value_is_rejected():
+    doc = json.loads(captured("flood", "openmpi", "json").read_text())
+    doc["summary"]["G_ns_per_byte"] = -0.01
+    with pytest.raises(ResultError, match="summary G_ns_per_byte=-0.01 is negative"):
+        parse_json(json.dumps(doc))
+    # every captured result, of every method, passes the check (no signed quantity exists)
+    for method, mpi in CAPTURES:
+        load(captured(method, mpi, "json"))
+        load(captured(method, mpi, "txt"))
