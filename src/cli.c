@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "patterns.h"
@@ -362,7 +364,114 @@ static nb_cli_outcome check_json_file(const option_spec *spec, const char *path)
     if (access(directory, W_OK | X_OK) != 0)
         return usage_error("%s %s: cannot write into directory %s (%s); choose a writable path",
                            spec->long_name, path, directory, strerror(errno));
+    /* An existing PATH is replaced by rename() at the end, which neither a directory nor a
+     * read-only file would stop in time. access() says "writable" to root whatever the mode,
+     * so the mode bits are checked as well, and an open for appending (which neither creates
+     * nor truncates) proves that this process may write it. */
+    struct stat existing;
+    if (stat(path, &existing) != 0) {
+        if (errno == ENOENT)
+            return NB_CLI_RUN;
+        return usage_error("%s %s: cannot check the path (%s); choose a writable path",
+                           spec->long_name, path, strerror(errno));
+    }
+    if (S_ISDIR(existing.st_mode))
+        return usage_error("%s %s: names an existing directory; give a file name, e.g. %s/%s",
+                           spec->long_name, path, path, spec->example);
+    if (!S_ISREG(existing.st_mode))
+        return usage_error("%s %s: exists and is not a regular file (it would be replaced); "
+                           "give a file name", spec->long_name, path);
+    if ((existing.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0)
+        return usage_error("%s %s: the existing file is read-only (mode %04o) and would be "
+                           "replaced; make it writable (chmod u+w) or choose another path",
+                           spec->long_name, path, (unsigned)(existing.st_mode & 07777));
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return usage_error("%s %s: the existing file cannot be written (%s); make it writable "
+                           "or choose another path", spec->long_name, path, strerror(errno));
+    close(fd);
     return NB_CLI_RUN;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Memory                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A launcher variable holding a positive count, or 0. */
+static unsigned long long launcher_count(const char *name)
+{
+    const char *value = getenv(name);
+    long count = 0;
+    if (value == NULL || parse_count(value, 1, 1L << 30, &count) != 0)
+        return 0;
+    return (unsigned long long)count;
+}
+
+/* The message buffers each rank allocates (as the methods do), described in `how`; 0 when the
+ * need depends on the rank count (collectives: checked by the method). */
+static unsigned long long buffer_need(const nb_command *command, const nb_options *o, char *how,
+                                      size_t length)
+{
+    unsigned long long largest = o->size_count > 0 ? o->sizes[o->size_count - 1] : o->max_size;
+    char text[32];
+    if (command->accepted_options & NB_OPT_QUEUE_DEPTHS) {
+        /* flood: one slot per message in flight, each rounded up to 64 bytes */
+        unsigned long long deepest = 1, stride = (largest + 63) / 64 * 64;
+        for (size_t k = 0; k < o->queue_depth_count; k++)
+            if ((unsigned long long)o->queue_depths[k] > deepest)
+                deepest = (unsigned long long)o->queue_depths[k];
+        format_size((size_t)largest, text, sizeof text);
+        snprintf(how, length, "message size %s x queue depth %llu = %llu bytes", text, deepest,
+                 (stride > 0 ? stride : 64) * deepest);
+        return (stride > 0 ? stride : 64) * deepest;
+    }
+    if (command->accepted_options & NB_OPT_LMAX) {
+        if (o->lmax == 0)
+            return 0; /* from the memory per process: fits by construction */
+        unsigned long long slots = o->validate ? 2 : 6, slot = o->validate ? o->lmax
+                                                                            : o->lmax + 16;
+        format_size(o->lmax, text, sizeof text);
+        snprintf(how, length, "2 buffers x %llu slots x L_max %s = %llu bytes", slots, text,
+                 2 * slots * slot);
+        return 2 * slots * slot;
+    }
+    if (command->accepted_options & NB_OPT_COLLECTIVES)
+        return 0;
+    if ((command->accepted_options & NB_OPT_OVERHEAD_SIZE) && o->overhead_size > largest)
+        largest = o->overhead_size;
+    format_size((size_t)largest, text, sizeof text);
+    snprintf(how, length, "send and receive buffers of %s = %llu bytes", text, 2 * largest);
+    return 2 * largest;
+}
+
+/* The buffers must fit in this host's memory before MPI_Init, not fail after it in MPI_Abort.
+ * With the launcher's count of ranks on this host (Open MPI, MPICH's hydra), every
+ * communicating rank there needs its buffers at once. */
+static nb_cli_outcome check_buffer_memory(const nb_command *command, const nb_options *options)
+{
+    char how[256] = "";
+    unsigned long long need = buffer_need(command, options, how, sizeof how);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (need == 0 || pages <= 0 || page <= 0)
+        return NB_CLI_RUN;
+    unsigned long long memory = (unsigned long long)pages * (unsigned long long)page;
+    unsigned long long local = launcher_count("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (local == 0)
+        local = launcher_count("MPI_LOCALNRANKS");
+    if (local == 0)
+        local = 1;
+    if (!command->all_ranks && local > 2)
+        local = 2; /* only ranks 0 and 1 allocate */
+    if (need <= memory / local)
+        return NB_CLI_RUN;
+    char ranks[64] = "";
+    if (local > 1)
+        snprintf(ranks, sizeof ranks, " x %llu ranks on this host", local);
+    return usage_error("%s: the message buffers need %s per rank%s, more than the %llu bytes of "
+                       "memory of this host; use smaller --sizes/--max-size%s", command->name, how,
+                       ranks, memory,
+                       (command->accepted_options & NB_OPT_QUEUE_DEPTHS) ? " or --queue-depths"
+                       : (command->accepted_options & NB_OPT_LMAX) ? " (--lmax)" : "");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -854,5 +963,5 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_command *command,
         options->max_size = options->sizes[options->size_count - 1];
     if (options->size_count > 0 && (command->accepted_options & NB_OPT_SIZES))
         options->min_size = options->sizes[0];
-    return NB_CLI_RUN;
+    return check_buffer_memory(command, options);
 }

@@ -270,3 +270,50 @@ def test_bind_rank_places_each_rank_and_the_check_verifies_it(netbench, tmp_path
             if k not in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")}
     alone = subprocess.run([bind, "0", "true"], env=bare, capture_output=True, text=True)
     assert alone.returncode == 2 and "no MPI rank" in alone.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# netbench under faults (issue 11, section 7)
+# ------------------------------------------------------------------------------------------------
+
+
+def test_json_file_that_cannot_be_written_is_refused_before_mpi(netbench, tmp_path):
+    """An existing directory, a read-only file (root may write it, rename() would replace it)
+    or a device: one line and status 2 at once, under the launcher too, never after the run."""
+    program, launcher = netbench
+    read_only = tmp_path / "read-only.json"
+    read_only.write_text("keep me\n")
+    read_only.chmod(0o444)
+    cases = [(tmp_path, "existing directory"), (read_only, "read-only"),
+             ("/dev/null", "not a regular file")]
+    for path, words in cases:
+        proc = run([program, "pingpong", "--sizes", "8", "--json-file", str(path)], timeout=30)
+        assert proc.returncode == 2, (path, proc)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0] and "--json-file" in lines[0], proc.stderr
+        assert proc.stdout == ""
+    proc = run([*launcher, program, "pingpong", "--sizes", "8", "--json-file", str(read_only)],
+               timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("netbench: ") == 1, proc.stderr
+    assert "# netbench" not in proc.stdout
+    assert read_only.read_text() == "keep me\n"
+
+
+def test_buffers_beyond_the_memory_are_refused_before_mpi(netbench):
+    """flood --sizes 1024M at queue depth 64 needs 64 GiB per rank: refused with the product
+    before MPI_Init, not aborted in MPI after it (this test assumes a host below 64 GiB)."""
+    program, launcher = netbench
+    with open("/proc/meminfo") as meminfo:
+        total_kib = int(meminfo.readline().split()[1])
+    if total_kib * 1024 >= 64 << 30:
+        pytest.skip("this host has 64 GiB or more: the buffers would fit")
+    for cmd in ([program], [*launcher, program]):
+        proc = run([*cmd, "flood", "--sizes", "1024M"], timeout=60)
+        assert proc.returncode == 2, proc
+        lines = [line for line in proc.stderr.splitlines() if line.startswith("netbench: ")]
+        assert len(lines) == 1, proc.stderr
+        assert "1024M x queue depth 64 = 68719476736 bytes" in lines[0], lines
+        assert "--queue-depths" in lines[0] and "cannot allocate" not in proc.stderr
+    # a depth that fits is accepted (the 1-rank refusal comes after MPI_Init)
+    proc = run([program, "flood", "--sizes", "1M", "--queue-depths", "64"], timeout=60)
+    assert "needs 2 MPI ranks" in proc.stderr, proc.stderr
