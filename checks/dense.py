@@ -16,6 +16,7 @@ rank per core. References per partition, environment and scale (reference/<syste
 
 import reframe as rfm
 
+from fabricsuite.metrics import HIGHER
 from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, NetbenchValidationCheck, cell
 
 MiB = 1024 * 1024
@@ -37,13 +38,13 @@ class NetbenchDense(NetbenchMultiRankCheck):
     metrics = {
         **{
             f"{a}_bandwidth_1MiB_MBps": cell(
-                "algorithms", "bandwidth_mean_MBps", "MB/s", algorithm=a, size_bytes=MiB
+                "algorithms", "bandwidth_mean_MBps", "MB/s", HIGHER, algorithm=a, size_bytes=MiB
             )
             for a in ALGORITHMS
         },
         **{
             f"{a}_worst_to_first_1MiB": cell(
-                "algorithms", "worst_to_first", "ratio", algorithm=a, size_bytes=MiB
+                "algorithms", "worst_to_first", "ratio", HIGHER, algorithm=a, size_bytes=MiB
             )
             for a in ALGORITHMS
         },

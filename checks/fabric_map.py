@@ -21,6 +21,7 @@ import os
 import reframe as rfm
 from reframe.core.builtins import parameter
 
+from fabricsuite.metrics import HIGHER, LOWER
 from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, summary
 
 
@@ -31,9 +32,9 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     placement = parameter(["per-node"], loggable=True)  # a node-to-node map
     keep_files = ["netbench.json", "matrix_bandwidth_MBps.csv", "matrix_latency_us.csv"]
     metrics = {
-        "matrix_bandwidth_median_MBps": summary("bandwidth_median_MBps", "MB/s"),
-        "matrix_bandwidth_min_MBps": summary("bandwidth_min_MBps", "MB/s"),
-        "matrix_latency_median_us": summary("latency_median_us", "us"),
+        "matrix_bandwidth_median_MBps": summary("bandwidth_median_MBps", "MB/s", HIGHER),
+        "matrix_bandwidth_min_MBps": summary("bandwidth_min_MBps", "MB/s", HIGHER),
+        "matrix_latency_median_us": summary("latency_median_us", "us", LOWER),
     }
 
     def extra_problems(self, result):
@@ -76,10 +77,10 @@ class NetbenchRankDistance(NetbenchMultiRankCheck):
     descr = "Ping-pong from rank 0 to rank d = 1, 2, 4, ... over the allocation (Altix 3.2)"
     method = "rankdist"
     metrics = {
-        "rankdist_latency_nearest_us": summary("latency_nearest_us", "us"),
-        "rankdist_latency_farthest_us": summary("latency_farthest_us", "us"),
-        "rankdist_bandwidth_nearest_MBps": summary("bandwidth_nearest_MBps", "MB/s"),
-        "rankdist_bandwidth_farthest_MBps": summary("bandwidth_farthest_MBps", "MB/s"),
+        "rankdist_latency_nearest_us": summary("latency_nearest_us", "us", LOWER),
+        "rankdist_latency_farthest_us": summary("latency_farthest_us", "us", LOWER),
+        "rankdist_bandwidth_nearest_MBps": summary("bandwidth_nearest_MBps", "MB/s", HIGHER),
+        "rankdist_bandwidth_farthest_MBps": summary("bandwidth_farthest_MBps", "MB/s", HIGHER),
     }
 
     def extra_problems(self, result):

@@ -21,6 +21,7 @@ the distance's pair (or on another node for other-node).
 
 import reframe as rfm
 
+from fabricsuite.metrics import EQUAL, HIGHER, LOWER
 from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, powers_of_two, summary
 
 #: The default sweep of the latency and bandwidth methods: 8 B to 4 MiB in powers of two.
@@ -35,8 +36,8 @@ class NetbenchPingPong(NetbenchPairCheck):
     required_sizes = PT2PT_SIZES
     size_table = "pingpong"
     metrics = {
-        "latency_8B_median_us": cell("pingpong", "latency_median_us", "us", size_bytes=8),
-        "latency_8B_min_us": cell("pingpong", "latency_min_us", "us", size_bytes=8),
+        "latency_8B_median_us": cell("pingpong", "latency_median_us", "us", LOWER, size_bytes=8),
+        "latency_8B_min_us": cell("pingpong", "latency_min_us", "us", LOWER, size_bytes=8),
     }
 
 
@@ -47,8 +48,9 @@ class NetbenchPingPongBandwidth(NetbenchPairCheck):
     required_sizes = PT2PT_SIZES
     size_table = "bibw"
     metrics = {
-        "bandwidth_1MiB_MBps": cell("bibw", "bandwidth_median_MBps", "MB/s", size_bytes=MiB),
-        "bandwidth_peak_MBps": summary("bandwidth_peak_MBps", "MB/s"),
+        "bandwidth_1MiB_MBps": cell("bibw", "bandwidth_median_MBps", "MB/s", HIGHER,
+                                    size_bytes=MiB),
+        "bandwidth_peak_MBps": summary("bandwidth_peak_MBps", "MB/s", HIGHER),
     }
 
 
@@ -60,9 +62,9 @@ class NetbenchBothway(NetbenchPairCheck):
     size_table = "bothway"
     metrics = {
         "bothway_bandwidth_1MiB_MBps": cell(
-            "bothway", "bandwidth_per_direction_median_MBps", "MB/s", size_bytes=MiB
+            "bothway", "bandwidth_per_direction_median_MBps", "MB/s", HIGHER, size_bytes=MiB
         ),
-        "bothway_bandwidth_peak_MBps": summary("bandwidth_per_direction_peak_MBps", "MB/s"),
+        "bothway_bandwidth_peak_MBps": summary("bandwidth_per_direction_peak_MBps", "MB/s", HIGHER),
     }
 
 
@@ -73,10 +75,12 @@ class NetbenchFlood(NetbenchPairCheck):
     required_sizes = PT2PT_SIZES
     size_table = "flood_best"
     metrics = {
-        "flood_g_8B_us": summary("g_us", "us"),
-        "flood_G_ns_per_byte": summary("G_ns_per_byte", "ns/B"),
-        "flood_bandwidth_1MiB_MBps": cell("flood_best", "bandwidth_MBps", "MB/s", size_bytes=MiB),
-        "flood_bandwidth_peak_MBps": summary("bandwidth_unidirectional_peak_MBps", "MB/s"),
+        "flood_g_8B_us": summary("g_us", "us", LOWER),
+        "flood_G_ns_per_byte": summary("G_ns_per_byte", "ns/B", LOWER),
+        "flood_bandwidth_1MiB_MBps": cell("flood_best", "bandwidth_MBps", "MB/s", HIGHER,
+                                          size_bytes=MiB),
+        "flood_bandwidth_peak_MBps": summary("bandwidth_unidirectional_peak_MBps", "MB/s",
+                                             HIGHER),
     }
 
 
@@ -85,8 +89,8 @@ class NetbenchOverlap(NetbenchPairCheck):
     descr = "Send and receive overhead by CPU overlap at 8 B (Bell et al. 4.3, Zamani 5.6)"
     method = "overlap"
     metrics = {
-        "overhead_send_us": summary("o_s_us", "us"),
-        "overhead_recv_us": summary("o_r_us", "us"),
+        "overhead_send_us": summary("o_s_us", "us", LOWER),
+        "overhead_recv_us": summary("o_r_us", "us", LOWER),
     }
 
 
@@ -98,10 +102,10 @@ class NetbenchLogGP(NetbenchPairCheck):
     # messages, where shared memory leaves the caches) is logged, not failed.
     tolerated_unreliable = r"ranges\[[1-9][0-9]*\]"
     metrics = {
-        "loggp_L_us": summary("L_us", "us"),
-        "loggp_protocol_ranges": summary("protocol_ranges", "ranges"),
-        "loggp_g_us": cell("ranges", "g_us", "us", range=0),
-        "loggp_G_ns_per_byte": cell("ranges", "G_ns_per_byte", "ns/B", range=0),
-        "loggp_o_s_us": cell("ranges", "o_s_us", "us", range=0),
-        "loggp_o_r_us": cell("ranges", "o_r_us", "us", range=0),
+        "loggp_L_us": summary("L_us", "us", LOWER),
+        "loggp_protocol_ranges": summary("protocol_ranges", "ranges", EQUAL),
+        "loggp_g_us": cell("ranges", "g_us", "us", LOWER, range=0),
+        "loggp_G_ns_per_byte": cell("ranges", "G_ns_per_byte", "ns/B", LOWER, range=0),
+        "loggp_o_s_us": cell("ranges", "o_s_us", "us", LOWER, range=0),
+        "loggp_o_r_us": cell("ranges", "o_r_us", "us", LOWER, range=0),
     }

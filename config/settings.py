@@ -11,12 +11,16 @@ reports, ReFrame's results database, stage and output directories.
 
 import importlib.util
 import os
+import time
 from pathlib import Path
 
 CONFIG_DIR = Path(__file__).resolve().parent
 REPO_ROOT = CONFIG_DIR.parent
 RESULTS = Path(os.environ.get("FABRICSUITE_RESULTS", REPO_ROOT / "results"))
 RESULTS.mkdir(parents=True, exist_ok=True)
+#: One directory per session under output/ and stage/: a session never judges, nor overwrites,
+#: another session's files (ReFrame reads this file once per session).
+SESSION = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
 
 
 def _system_files():
@@ -38,8 +42,13 @@ for _file in _system_files():
     _environments += _fragment.get("environments", [])
 
 for _system in _systems:
-    # Stage and output directories under the results directory unless the system says otherwise.
+    # Stage and output directories under the results directory unless the system says otherwise,
+    # one per session: results/output/<session>/<system>/<partition>/<environ>/<test> keeps
+    # every run's netbench.json and job output; a stage is fresh (its stage of a passed test is
+    # removed, a failed one kept for inspection).
     _system.setdefault("prefix", str(RESULTS))
+    _system.setdefault("outputdir", str(Path(_system["prefix"], "output", SESSION)))
+    _system.setdefault("stagedir", str(Path(_system["prefix"], "stage", SESSION)))
 
 _CHECKS = str(REPO_ROOT / "checks")
 _TIMING = ["--exec-policy=serial", "--performance-report"]  # concurrent checks distort timings
@@ -74,8 +83,9 @@ site_configuration = {
             "check_search_path": [str(REPO_ROOT / "checks")],
             "check_search_recursive": True,
             "report_file": str(RESULTS / "reports" / "run-report-{sessionid}.json"),
-            # Keep the stage of passed tests: the netbench JSON of every run stays inspectable.
-            "clean_stagedir": False,
+            # Never reuse a stage (ReFrame's default, restated): a check judges only what its
+            # own job wrote. Each session's outputs stay in output/<session>/ (see above).
+            "clean_stagedir": True,
         }
     ],
     # Named run modes: `reframe -C config/settings.py --mode nightly -r` (add --system ...).

@@ -28,12 +28,34 @@ from typing import Any
 import yaml
 
 from . import REFERENCE_DIR
+from .metrics import PerfSpec, bad_sides
 
 _CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ReferenceFileError(ValueError):
     """A reference file is missing or malformed."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping (PyYAML keeps the last one
+    silently, so a pasted duplicate would override a reference without a word)."""
+
+
+def _construct_unique_mapping(loader, node, deep=False):
+    seen = {}
+    for key_node, _value in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark,
+                f"duplicate key {key!r} (first at line {seen[key] + 1})", key_node.start_mark)
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                                 _construct_unique_mapping)
 
 
 def reference_dir() -> Path:
@@ -54,11 +76,16 @@ def load_file(path: Path) -> dict[str, Any]:
             f"(README, 'Reference values') or copy reference/local.yaml and adapt it"
         )
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        if isinstance(err, yaml.constructor.ConstructorError) and "duplicate key" in problem:
+            raise ReferenceFileError(
+                f"{path}: {problem}, line {mark.line + 1 if mark else '?'}: a key given twice "
+                f"silently overrides the first; keep one"
+            ) from None
         raise ReferenceFileError(
             f"{path}: not valid YAML{where}: {problem}; fix the file or restore it from its "
             f"backup ({path.name}.bak) or from git"
@@ -135,6 +162,73 @@ def _validate_tuple(path: Path, where: str, ref: Any) -> None:
         )
     if len(ref) == 4 and ref[3] is not None and not isinstance(ref[3], str):
         raise ReferenceFileError(f"{path}: {where}: unit {ref[3]!r} must be a string")
+    if lower is None and upper is None:
+        raise ReferenceFileError(
+            f"{path}: {where}: no bound on either side, so any value passes; give the bound on "
+            f"the variable's bad side (upper for lower-is-better, lower for higher-is-better)"
+        )
+
+
+def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec) -> None:
+    """A reference tuple against its variable's declared unit and direction: the unit must be
+    the variable's, and the bad side (metrics.bad_sides) must be bounded. Raises
+    ReferenceFileError naming the entry and the fix."""
+    if isinstance(ref, list) and ref and ref[0] == "$xfail":
+        ref = ref[2]
+    _validate_tuple(path, where, ref)
+    unit = ref[3] if len(ref) == 4 else None
+    if unit != spec.unit:
+        raise ReferenceFileError(
+            f"{path}: {where}: unit {unit!r}, but the variable is measured in {spec.unit!r}; "
+            f"write the reference in {spec.unit}"
+        )
+    for side in bad_sides(spec.better):
+        bound = ref[1] if side == "lower" else ref[2]
+        if bound is None:
+            better = {"lower": "lower is better", "higher": "higher is better",
+                      "equal": "it must not move either way"}[spec.better]
+            raise ReferenceFileError(
+                f"{path}: {where}: no {side} bound, but {better}: a regression would pass; "
+                f"give a {side} bound (a fraction {'<= 0' if side == 'lower' else '>= 0'})"
+            )
+
+
+def check_test_references(path: Path, data: dict[str, Any], check: str,
+                          scope: dict[str, str], specs: dict[str, PerfSpec]) -> None:
+    """Validate the references one test case will use: `scope` maps each index name of the
+    check's entry ($partition, $environ, distance, scale, ...) to the case's value. A variable
+    without an entry is left to ReFrame (`require_reference` fails it); an entry for a variable
+    the check does not have is an error (a typo would otherwise go unnoticed)."""
+    entry = data[check]
+    index = entry.get("$index") or ["$partition"]
+    node: Any = {k: v for k, v in entry.items() if k != "$index"}
+    keys = []
+    for name in index:
+        if name not in scope:
+            raise ReferenceFileError(
+                f"{path}: {check}.$index names {name!r}, which the check does not have; the "
+                f"check's index levels are {', '.join(scope)}"
+            )
+        value = scope[name]
+        if not isinstance(node, dict):
+            return
+        if value in node:
+            node, key = node[value], value
+        elif "*" in node:
+            node, key = node["*"], "*"
+        else:
+            return  # no references at this scope: ReFrame's require_reference decides
+        keys.append(str(key))
+    if not isinstance(node, dict):
+        return
+    where = ".".join([check, *keys])
+    for variable, ref in node.items():
+        if variable not in specs:
+            raise ReferenceFileError(
+                f"{path}: {where}.{variable}: {check} has no performance variable {variable!r}; "
+                f"it has {', '.join(sorted(specs))}"
+            )
+        check_tuple(path, f"{where}.{variable}", ref, specs[variable])
 
 
 def _is_number(value: Any) -> bool:
@@ -142,8 +236,11 @@ def _is_number(value: Any) -> bool:
             and math.isfinite(value))
 
 
-def external_reference(system: str, check: str, directory: Path | None = None) -> dict[str, str]:
-    """The `reference` value for a check on `system`, after validating the file.
+def external_reference(system: str, check: str, directory: Path | None = None,
+                       scope: dict[str, str] | None = None,
+                       specs: dict[str, PerfSpec] | None = None) -> dict[str, str]:
+    """The `reference` value for a check on `system`, after validating the file and, given the
+    test case's `scope` and its variables' `specs`, the entries that case will use.
 
     Raises ReferenceFileError when the file is missing or broken, or has no entry for the check.
     """
@@ -153,6 +250,8 @@ def external_reference(system: str, check: str, directory: Path | None = None) -
         raise ReferenceFileError(
             f"{path}: no references for {check}; add them (README, 'Reference values')"
         )
+    if scope is not None and specs is not None:
+        check_test_references(path, data, check, scope, specs)
     return {"$ref": str(path.resolve())}
 
 

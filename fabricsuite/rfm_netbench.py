@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +26,11 @@ from reframe.core.builtins import (
     sanity_function,
     variable,
 )
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import EnvironError, SanityError
 from reframe.core.logging import getlogger
 
 from . import REPO_ROOT, SOURCE_DIR, topology
+from .metrics import PerfSpec
 from .netbench_result import NetbenchResult, ResultError, load
 from .references import ReferenceFileError, external_reference
 from .spackenv import (
@@ -46,10 +49,43 @@ BIND_RANK = REPO_ROOT / "config" / "launchers" / "bind-rank"
 #: The JSON result netbench writes in the stage directory (`--json-file`).
 RESULT_FILE = "netbench.json"
 
+#: Written by the job script right after the launcher returns: its exit status and the run id
+#: of the job that wrote it, so that sanity judges only a complete run of this very job.
+EXIT_STATUS_FILE = "launcher-exit-status"
+
+
+def record_exit_status(test) -> None:
+    """Make `test`'s job script remove stale outputs before the program runs and record the
+    launcher's exit status with a fresh run id after it (see `exit_status_problem`)."""
+    test.run_id = uuid.uuid4().hex
+    stale = [EXIT_STATUS_FILE, *getattr(test, "fresh_outputs", [])]
+    test.prerun_cmds = [*test.prerun_cmds, "rm -f " + " ".join(shlex.quote(f) for f in stale)]
+    # Directly after the launcher line: $? is the launcher's exit status.
+    test.postrun_cmds = [f'echo "$? {test.run_id}" > {EXIT_STATUS_FILE}', *test.postrun_cmds]
+
+
+def exit_status_problem(test) -> str | None:
+    """None when this job's launcher ran to the end and exited 0; else why the figures of the
+    job must not be judged."""
+    path = os.path.join(test.stagedir, EXIT_STATUS_FILE)
+    try:
+        fields = Path(path).read_text().split()
+    except OSError:
+        return ("the job did not run to its end (no exit status recorded: killed, timed out or "
+                "the job script failed before the program); its output is not judged")
+    if len(fields) != 2 or fields[1] != getattr(test, "run_id", None):
+        return (f"{EXIT_STATUS_FILE} was not written by this job (run id mismatch): a stale "
+                f"stage; its output is not judged")
+    if fields[0] != "0":
+        return (f"the launcher exited with status {fields[0]}; a failed job is never judged on "
+                f"its figures (see the job's stderr)")
+    return None
+
 
 @dataclass(frozen=True)
 class Metric:
-    """Where a performance variable comes from in a netbench result.
+    """A performance variable: where it comes from in a netbench result, its unit and which way
+    is better (`fabricsuite.metrics`: "lower", "higher" or "equal").
 
     `table=None` reads `column` from the summary; otherwise the one row of `table` whose
     columns match `where` (for example ``{"size_bytes": 8}``).
@@ -57,19 +93,29 @@ class Metric:
 
     column: str
     unit: str
+    better: str
     table: str | None = None
     where: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        PerfSpec(self.unit, self.better)  # validates the direction once, where it is declared
+
+    @property
+    def spec(self) -> PerfSpec:
+        return PerfSpec(self.unit, self.better)
 
     def extract(self, result: NetbenchResult) -> float:
         return result.value(self.table, self.column, **self.where)
 
 
-def summary(column: str, unit: str) -> Metric:
-    return Metric(column=column, unit=unit)
+def summary(column: str, unit: str, better: str) -> Metric:
+    """A summary value of the result, e.g. ``summary("g_us", "us", LOWER)``."""
+    return Metric(column=column, unit=unit, better=better)
 
 
-def cell(table: str, column: str, unit: str, **where: Any) -> Metric:
-    return Metric(column=column, unit=unit, table=table, where=where)
+def cell(table: str, column: str, unit: str, better: str, **where: Any) -> Metric:
+    """A table cell, e.g. ``cell("pingpong", "latency_median_us", "us", LOWER, size_bytes=8)``."""
+    return Metric(column=column, unit=unit, better=better, table=table, where=where)
 
 
 def powers_of_two(first: int, last: int) -> list[int]:
@@ -91,6 +137,11 @@ class NetbenchBuild(rfm.CompileOnlyRegressionTest):
 
     @run_before("compile")
     def set_make_target(self):
+        # A declared MPI that is not installed fails here, saying so, instead of vanishing from
+        # the run (config/systems/local.py keeps its environment for that reason).
+        missing = self.current_environ.extras.get("missing")
+        if missing:
+            raise EnvironError(f"environment {self.current_environ.name}: {missing}")
         settings = spack_settings(self.current_partition)
         if settings is not None:
             skip_other_mpi(self, settings)
@@ -132,6 +183,13 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
     netbench_version = variable(str, value="", loggable=True)
     #: Performance variables: name -> Metric. Set by each check class.
     metrics: dict[str, Metric] = {}
+    #: Which way is better for each performance variable ("lower", "higher", "equal"), from
+    #: `metrics`; stored with every run so that `fabricsuite baseline` never guesses it.
+    perf_directions = variable(typ.Dict[str, str], value={}, loggable=True)
+    #: Run id of this job (see `record_exit_status`).
+    run_id = variable(str, value="")
+    #: Files the job writes that must not survive from an earlier run in the stage.
+    fresh_outputs = variable(typ.List[str], value=[RESULT_FILE])
     #: Regular expression of netbench `unreliable` quantities that do not fail the check because
     #: no performance variable uses them (they are logged as warnings instead).
     tolerated_unreliable = variable(str, type(None), value=None)
@@ -149,14 +207,27 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
     require_reference = True
     tags = {"pt2pt", "netbench"}
 
-    @run_after("setup")
-    def set_command_line(self):
-        self.executable = os.path.join(self.netbench.stagedir, "netbench")
-        self.executable_opts = [self.method, *self.netbench_options, "--json-file", RESULT_FILE]
+    @run_after("init")
+    def declare_directions(self):
+        self.perf_directions = {name: m.better for name, m in self.metrics.items()}
+
+    def perf_specs(self) -> dict[str, PerfSpec]:
+        """Unit and direction of every performance variable (for the reference loader)."""
+        return {name: m.spec for name, m in self.metrics.items()}
 
     @run_after("setup")
+    def set_command_line(self):
+        # Every word is quoted: ReFrame joins them into the job script unquoted, and
+        # `-S netbench_options=...` comes from the command line.
+        self.executable = shlex.quote(os.path.join(self.netbench.stagedir, "netbench"))
+        self.executable_opts = [shlex.quote(word) for word in
+                                [self.method, *self.netbench_options, "--json-file", RESULT_FILE]]
+        record_exit_status(self)
+
+    @run_before("run")
     def use_reference_file(self):
-        # reference/<system>.yaml, validated first (see load_references)
+        # After every setup hook, so that a case the partition cannot run is skipped for that
+        # reason first. reference/<system>.yaml, validated first (see load_references).
         load_references(self)
 
     def extra_problems(self, result: NetbenchResult) -> list[str]:
@@ -172,6 +243,9 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def result_is_sound(self):
+        not_judged = exit_status_problem(self)
+        if not_judged:
+            raise SanityError(not_judged)
         try:
             result = self.result()
         except ResultError as err:
@@ -274,7 +348,7 @@ class NetbenchPairCheck(NetbenchCheck):
         if self.bound_cpus:
             cpus = ",".join(str(c) for c in self.bound_cpus)
             self.executable_opts = [cpus, self.executable, *self.executable_opts]
-            self.executable = str(BIND_RANK)
+            self.executable = shlex.quote(str(BIND_RANK))
 
     def extra_problems(self, result: NetbenchResult) -> list[str]:
         return placement_problems(result, self.distance, self.bound_cpus)
@@ -330,8 +404,13 @@ def load_references(test) -> None:
     if not test.metrics:
         return
     name = type(test).__name__
+    scope = {"$partition": test.current_partition.fullname, "$environ": test.current_environ.name}
+    for level in ("distance", "scale"):
+        if getattr(test, level, None):
+            scope[level] = str(getattr(test, level))
     try:
-        test.reference = external_reference(test.current_system.name, name)
+        test.reference = external_reference(test.current_system.name, name, scope=scope,
+                                            specs=test.perf_specs())
     except ReferenceFileError as err:
         if test.require_reference:
             raise

@@ -1,7 +1,9 @@
 """The embedded default system `local`: whatever machine ReFrame runs on.
 
-Local scheduler, `mpirun` launcher, one programming environment per MPI whose compiler wrapper is
-installed (Debian's Open MPI and MPICH: `mpicc.openmpi`, `mpicc.mpich`). The `mpirun` each
+Local scheduler, `mpirun` launcher, one programming environment per MPI (Debian's Open MPI and
+MPICH: `mpicc.openmpi`, `mpicc.mpich`), both by default; `FABRICSUITE_LOCAL_MPIS=openmpi` declares
+a machine with one. A declared MPI that is not installed is never dropped silently: its checks fail
+naming what is missing; with no MPI at all, one line names the fix. The `mpirun` each
 environment sees is a small wrapper in config/launchers/<mpi>/ so that it is that MPI's launcher,
 whatever the machine's `mpirun` alternative points to, with ranks bound to cores.
 
@@ -10,6 +12,7 @@ A center's cluster is another file next to this one (see README, "Adding your sy
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 LAUNCHERS = Path(__file__).resolve().parent.parent / "launchers"
@@ -20,6 +23,7 @@ _CANDIDATES = [
         "descr": "Debian's Open MPI through mpicc.openmpi / mpirun.openmpi",
         "cc": "mpicc.openmpi",
         "launcher_binary": "mpirun.openmpi",
+        "packages": "apt-get install openmpi-bin libopenmpi-dev",
         "env_vars": [
             ["PATH", f"{LAUNCHERS / 'openmpi'}:$PATH"],
             # Allowed as root (CI and containers); harmless otherwise.
@@ -34,23 +38,62 @@ _CANDIDATES = [
         "descr": "Debian's MPICH through mpicc.mpich / mpiexec.hydra",
         "cc": "mpicc.mpich",
         "launcher_binary": "mpiexec.hydra",
+        "packages": "apt-get install mpich libmpich-dev",
         "env_vars": [["PATH", f"{LAUNCHERS / 'mpich'}:$PATH"]],
     },
 ]
 
 
-def _installed_environments():
+def _fail(message: str):
+    # One line, no traceback: ReFrame would show a traceback for an exception raised here.
+    print(f"config/systems/local.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _declared_mpis() -> list[str]:
+    """The MPIs this machine is declared to have: $FABRICSUITE_LOCAL_MPIS (comma-separated),
+    by default every candidate. A declared MPI that is not installed is not dropped: its
+    environment stays, and its checks fail saying what is missing (a silent drop would report
+    a run that tested one MPI, or none, as passed)."""
+    names = [c["name"] for c in _CANDIDATES]
+    declared = os.environ.get("FABRICSUITE_LOCAL_MPIS")
+    if declared is None:
+        return names
+    chosen = [n.strip() for n in declared.split(",") if n.strip()]
+    unknown = [n for n in chosen if n not in names]
+    if unknown or not chosen:
+        _fail(f"FABRICSUITE_LOCAL_MPIS={declared!r}: expected a comma-separated list of "
+              f"{', '.join(names)}")
+    return chosen
+
+
+def missing_programs(env: dict) -> list[str]:
+    """The compiler wrapper and launcher of a candidate environment that are not on PATH."""
+    return [p for p in (env["cc"], env["launcher_binary"]) if not shutil.which(p)]
+
+
+def _environments():
+    declared = _declared_mpis()
+    candidates = [env for env in _CANDIDATES if env["name"] in declared]
+    if all(missing_programs(env) for env in candidates):
+        _fail("no MPI found (" + "; ".join(
+            f"{env['name']}: {' and '.join(missing_programs(env))} not on PATH"
+            for env in candidates) + "); run ci/setup.sh, or apt-get install openmpi-bin "
+            "libopenmpi-dev mpich libmpich-dev")
     found = []
-    for env in _CANDIDATES:
-        if shutil.which(env["cc"]) and shutil.which(env["launcher_binary"]):
-            entry = {k: v for k, v in env.items() if k not in ("launcher_binary", "descr")}
-            entry.update({"features": ["mpi"], "target_systems": ["local"]})
-            found.append(entry)
-    if not found:
-        raise RuntimeError(
-            "config/systems/local.py: no MPI found (neither mpicc.openmpi nor mpicc.mpich); "
-            "run ci/setup.sh or: apt-get install openmpi-bin libopenmpi-dev"
-        )
+    for env in candidates:
+        entry = {k: v for k, v in env.items()
+                 if k not in ("launcher_binary", "descr", "packages")}
+        entry.update({"features": ["mpi"], "target_systems": ["local"]})
+        missing = missing_programs(env)
+        if missing:
+            # Kept, so that its checks fail naming the fix (fabricsuite.rfm_netbench).
+            entry["extras"] = {"missing": (
+                f"{' and '.join(missing)} not on PATH: install {env['name']} "
+                f"({env['packages']}) or leave it out with "
+                f"FABRICSUITE_LOCAL_MPIS={','.join(n for n in declared if n != env['name'])}"
+            )}
+        found.append(entry)
     return found
 
 
@@ -90,7 +133,7 @@ def _extras():
     return extras
 
 
-_environments = _installed_environments()
+_environments = _environments()
 
 site_configuration = {
     "systems": [
