@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cli.h"
@@ -50,6 +51,58 @@ static void wait_for_all_ranks(int world_rank)
     const struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000000};
     while (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
         nanosleep(&pause, NULL);
+}
+
+/* The launcher's idea of the job size from its environment variable, or 0. */
+static long launcher_size(const char *name)
+{
+    const char *value = getenv(name);
+    if (value == NULL || value[0] == '\0')
+        return 0;
+    char *end = NULL;
+    long size = strtol(value, &end, 10);
+    return *end == '\0' && size > 0 ? size : 0;
+}
+
+/* Fewer than 2 ranks. When the environment shows that the other MPI's launcher started this
+ * process for a larger job (Open MPI's mpirun for an MPICH build, MPICH's hydra for an Open MPI
+ * build), every process initialised alone as a singleton: say so, and which launcher fits. */
+static void report_too_few_ranks(const char *method, int world_size)
+{
+#if defined(OPEN_MPI)
+    const char *library = "Open MPI", *own = "mpirun.openmpi", *make = "mpicc.mpich";
+    const char *foreign = "MPICH's launcher mpiexec.hydra or srun --mpi=pmi2";
+    const char *variable = "PMI_SIZE";
+    long size = launcher_size(variable);
+#elif defined(MPICH)
+    const char *library = "MPICH", *own = "mpiexec.hydra", *make = "mpicc.openmpi";
+    const char *foreign = "Open MPI's launcher mpirun.openmpi";
+    const char *variable = "OMPI_COMM_WORLD_SIZE";
+    long size = launcher_size(variable);
+    if (size == 0 && getenv("PMIX_RANK") != NULL) {
+        foreign = "a PMIx launcher such as mpirun.openmpi or srun --mpi=pmix";
+        variable = "PMIX_RANK";
+        size = 2;
+    }
+#else
+    const char *library = "", *own = "", *make = "", *foreign = "", *variable = "";
+    long size = 0;
+#endif
+    if (size > world_size) {
+        char seen[64];
+        if (strcmp(variable, "PMIX_RANK") == 0)
+            snprintf(seen, sizeof seen, "PMIX_RANK in the environment");
+        else
+            snprintf(seen, sizeof seen, "%s=%ld in the environment", variable, size);
+        fprintf(stderr, "netbench: %s needs 2 MPI ranks, got %d: the launcher and the MPI "
+                "library differ - this netbench is built with %s but was started by %s (%s), "
+                "so every process ran alone; run it as %s -np 2 netbench %s, or rebuild it "
+                "for that launcher (make -C src MPICC=%s)\n", method, world_size, library,
+                foreign, seen, own, method, make);
+        return;
+    }
+    fprintf(stderr, "netbench: %s needs 2 MPI ranks, got %d; run it as mpirun -np 2 netbench "
+            "%s\n", method, world_size, method);
 }
 
 /* Rank 0: header, output on stdout, and the JSON file. Returns the exit status. */
@@ -100,9 +153,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     if (world_size < 2) {
-        if (world_rank == 0)
-            fprintf(stderr, "netbench: %s needs 2 MPI ranks, got %d; run it as "
-                    "mpirun -np 2 netbench %s\n", method, world_size, method);
+        /* Under the other MPI's launcher every process is a singleton: each prints unless
+         * the launcher's rank variable names another rank. */
+        if (world_rank == 0 && nb_cli_is_printing_process())
+            report_too_few_ranks(method, world_size);
         MPI_Finalize();
         return NB_EXIT_USAGE;
     }

@@ -317,3 +317,20 @@ def test_buffers_beyond_the_memory_are_refused_before_mpi(netbench):
     # a depth that fits is accepted (the 1-rank refusal comes after MPI_Init)
     proc = run([program, "flood", "--sizes", "1M", "--queue-depths", "64"], timeout=60)
     assert "needs 2 MPI ranks" in proc.stderr, proc.stderr
+
+
+def test_the_other_mpis_launcher_is_named(netbench):
+    """Built for one MPI, started by the other's launcher: every process is a singleton. The
+    refusal names the mismatch and the launcher that fits, once."""
+    program, own_launcher = netbench
+    other = next(launcher for _, launcher in MPIS.values() if launcher != own_launcher)
+    proc = run([*other, program, "pingpong", "--sizes", "8"], timeout=60)
+    assert proc.returncode == 2, proc
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("netbench: ")]
+    assert len(lines) == 1, proc.stderr
+    assert "needs 2 MPI ranks, got 1" in lines[0]
+    assert "the launcher and the MPI library differ" in lines[0], lines[0]
+    assert f"run it as {own_launcher[0]} -np 2" in lines[0], lines[0]
+    # the own launcher with one rank: the plain message, no talk of a mismatch
+    proc = run([own_launcher[0], "-np", "1", program, "pingpong", "--sizes", "8"], timeout=60)
+    assert proc.returncode == 2 and "differ" not in proc.stderr, proc.stderr
