@@ -1,43 +1,77 @@
 """Derive reference values from stored ReFrame run reports.
 
-For every (check, partition, environment, variable) seen in the given reports, the reference is
-the median over the runs, and the bound on the bad side is sized from the spread seen:
+Only healthy test cases count: those that passed, and those that failed only because they had no
+reference yet (ReFrame's performance-phase "no reference value found for ..."). A case that failed
+its reference, its sanity check or anything else is left out and counted, so that a regression
+never becomes the reference.
+
+For every (check, partition, environment, index levels, variable) seen in those cases, the
+reference is the median over the runs, and the bound on the bad side is sized from the spread seen:
 
     bound = clamp(margin x worst relative deviation on the bad side, floor, cap)
 
-Latency-like variables (lower is better) get an upper bound, bandwidth-like ones (unit MB/s) a
-lower bound. The caps (+70 %, -45 %) keep every bound tight enough to catch a 2x slowdown; the
-floors equal the caps because five runs on a shared VM under-sample its noise (shared-memory
-bandwidth moves by a third between sessions). A
-variable whose noise alone exceeds the cap gets a bound that covers it (NOISY_MARGIN x the worst
-deviation) and is listed in `_provenance.too_noisy_to_catch_2x`: a reference that fails healthy
-runs is worse than one that says openly what it cannot catch.
+The bad side comes from the variable's declared direction (`fabricsuite.metrics`), stored with
+every run as the test case's loggable variable `perf_directions`; it is never guessed from the
+unit. A variable whose direction the reports do not give (reports from checks older than
+`perf_directions`) is left out. Lower-is-better variables get an upper bound, higher-is-better
+ones a lower bound, "equal" ones (counts) both. The caps (+70 %, -45 %) keep every bound tight
+enough to catch a 2x slowdown; the floors equal the caps because five runs on a shared VM
+under-sample its noise (shared-memory bandwidth moves by a third between sessions). A variable
+whose noise alone exceeds the cap gets a bound that covers it (NOISY_MARGIN x the worst deviation)
+and is listed in `_provenance.too_noisy_to_catch_2x`: a reference that fails healthy runs is worse
+than one that says openly what it cannot catch.
+
+The reference file is updated in place under an exclusive lock (a read-modify-write by two
+baselines at once loses neither), with a round-trip YAML library so that hand-written comments
+stay, after a dated backup of the previous version; every file is written atomically.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
+import io
 import json
 import math
 import os
-import shutil
+import re
 import statistics
 import tempfile
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER
 
 #: How much wider than the worst deviation seen the bound is.
 MARGIN = 2.0
 LATENCY_FLOOR, LATENCY_CAP = 0.70, 0.70  # upper bounds for lower-is-better variables
-BANDWIDTH_FLOOR, BANDWIDTH_CAP = 0.45, 0.45  # lower bounds (as -x) for MB/s variables
-HIGHER_IS_BETTER_UNITS = {"MB/s", "ratio"}
-COUNT_UNITS = {"ranges"}
+BANDWIDTH_FLOOR, BANDWIDTH_CAP = 0.45, 0.45  # lower bounds (as -x) for higher-is-better ones
 NOISY_MARGIN = 1.25
 #: Check variables that are reference index levels below the environment, outermost first.
 INDEX_FIELDS = ("distance", "scale")
+#: Fewest healthy samples a variable needs before it gets a reference (--min-runs).
+MIN_RUNS = 3
+#: Mode of a new reference file (a replaced one keeps its own).
+NEW_FILE_MODE = 0o644
+
+#: ReFrame 4.10's performance-phase failure of a test case that has no reference for a variable
+#: (reframe/core/pipeline.py, formatted by reframe.core.exceptions.what): the figures are sound.
+NO_REFERENCE = re.compile(
+    r"performance error: no reference value found for performance variable '[^'\n]*' "
+    r"on system '[^'\n]*'"
+)
+
+
+class BaselineError(ValueError):
+    """Bad input (a report, an option, the reference file): one line that names the fix."""
 
 
 @dataclass
@@ -51,38 +85,178 @@ class Samples:
     #: Index levels below the environment: ("distance", "same-l3") for the point-to-point
     #: checks, ("scale", "1x2") for the multi-rank ones; empty for a check without them.
     levels: tuple[tuple[str, str], ...] = ()
+    #: Directions ("lower", "higher", "equal") stated by the test cases' `perf_directions`.
+    directions: set[str] = field(default_factory=set)
+
+    @property
+    def key(self) -> str:
+        where = " ".join([self.environ] + [value for _, value in self.levels])
+        return f"{self.check} {self.partition} {where} {self.variable}"
+
+    @property
+    def better(self) -> str | None:
+        """The variable's direction, or None when the reports do not give exactly one."""
+        return next(iter(self.directions)) if len(self.directions) == 1 else None
 
 
-def read_reports(paths: list[Path]) -> list[Samples]:
-    """Collect passed and failed-performance samples per variable from run report files."""
+@dataclass
+class Collected:
+    """What the reports hold for one system."""
+
+    samples: list[Samples]
+    #: Test cases with performance figures that were used.
+    used: int = 0
+    #: Why test cases were left out -> how many.
+    left_out: Counter = field(default_factory=Counter)
+
+    def summary(self, system: str) -> str:
+        line = f"used {self.used} healthy test case(s) of system {system!r}"
+        if self.left_out:
+            reasons = ", ".join(f"{n} {why}" for why, n in self.left_out.most_common())
+            line += f"; left out {sum(self.left_out.values())}: {reasons}"
+        return line
+
+
+def _health(case: dict[str, Any]) -> str | None:
+    """None for a healthy test case, else why it is left out."""
+    result = case.get("result")
+    if result == "pass":
+        return None
+    phase = case.get("fail_phase")
+    if result == "fail" and phase == "performance":
+        reason = case.get("fail_reason") or ""
+        if NO_REFERENCE.fullmatch(reason.strip()):
+            return None
+        return "failed their performance reference"
+    if result == "fail":
+        return f"failed in {phase or 'an unknown phase'}"
+    if result == "xfail":
+        return "failed an expected-failure ($xfail) reference"
+    if result == "xpass":
+        return "passed an expected-failure ($xfail) reference"
+    if result == "abort":
+        return "were aborted"
+    return f"had result {result!r}"
+
+
+def _not_a_report(path: Path, where: str, what: Any) -> BaselineError:
+    return BaselineError(
+        f"{path}: {where} is {what!r}, not what a ReFrame 4.10 run report holds; pass run "
+        f"reports written by ReFrame (RESULTS/reports/run-report-*.json)"
+    )
+
+
+def _load_report(path: Path) -> dict[str, Any]:
+    try:
+        report = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: no such run report; check the path") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BaselineError(
+            f"{path}: not a readable ReFrame run report ({err}); pass run reports written by "
+            f"ReFrame (RESULTS/reports/run-report-*.json)"
+        ) from None
+    if not isinstance(report, dict) or not isinstance(report.get("runs"), list):
+        raise _not_a_report(path, "the top level", type(report).__name__ if not isinstance(
+            report, dict) else "a mapping without a list of runs")
+    return report
+
+
+def read_reports(paths: list[Path], system: str | None = None) -> Collected:
+    """Collect the healthy samples per variable (of `system`, if given) from run report files."""
     table: dict[tuple[str, str, str, tuple, str], Samples] = {}
+    collected = Collected([])
     for path in paths:
-        try:
-            report = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as err:
-            raise ValueError(f"{path}: not a readable ReFrame run report ({err})") from None
-        for run in report.get("runs", []):
-            for case in run.get("testcases", []):
-                # A sanity failure gives no sound figure; a performance failure still does.
-                if case.get("result") not in ("pass", "fail") or case.get("fail_phase") not in (
-                    None, "performance"
-                ):
+        report = _load_report(path)
+        for r, run in enumerate(report["runs"]):
+            cases = run.get("testcases") if isinstance(run, dict) else None
+            if not isinstance(cases, list):
+                raise _not_a_report(path, f"runs[{r}]", run)
+            for c, case in enumerate(cases):
+                where = f"runs[{r}].testcases[{c}]"
+                if not isinstance(case, dict):
+                    raise _not_a_report(path, where, case)
+                if system is not None and case.get("system") != system:
                     continue
-                check = case.get("name", "").split(" ")[0].split("%")[0]
-                partition = f"{case.get('system')}:{case.get('partition')}"
-                environ = case.get("environ")
-                levels = tuple((f, str(case[f])) for f in INDEX_FIELDS if case.get(f))
-                for key, perf in (case.get("perfvalues") or {}).items():
-                    variable = key.split(":")[-1]
-                    value, unit = perf[0], perf[4]
-                    if value is None or not math.isfinite(value):
-                        continue
-                    k = (check, partition, environ, levels, variable)
-                    table.setdefault(
-                        k, Samples(check, partition, environ, variable, unit, [], levels)
-                    )
-                    table[k].values.append(float(value))
-    return list(table.values())
+                if case.get("result") in ("skip", "fail_deps"):
+                    continue  # ran nothing
+                perfvalues = case.get("perfvalues") or {}
+                if not isinstance(perfvalues, dict):
+                    raise _not_a_report(path, f"{where}.perfvalues", perfvalues)
+                why = _health(case)
+                if why is not None:
+                    collected.left_out[why] += 1
+                    continue
+                if not perfvalues:
+                    continue  # a build or another case without figures
+                collected.used += 1
+                _add_case(table, path, where, case, perfvalues)
+    collected.samples = list(table.values())
+    return collected
+
+
+def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
+              perfvalues: dict[str, Any]) -> None:
+    check = str(case.get("name", "")).split(" ")[0].split("%")[0]
+    partition = f"{case.get('system')}:{case.get('partition')}"
+    environ = str(case.get("environ"))
+    levels = tuple((f, str(case[f])) for f in INDEX_FIELDS if case.get(f))
+    directions = case.get("perf_directions")
+    if not isinstance(directions, dict):
+        directions = {}  # a report from checks that predate perf_directions, or '<undefined>'
+    for key, perf in perfvalues.items():
+        if (not isinstance(perf, list) or len(perf) < 5 or not isinstance(perf[4], str)
+                or not (perf[0] is None or _is_number(perf[0]))):
+            raise _not_a_report(path, f"{where}.perfvalues[{key!r}]", perf)
+        if len(perf) > 5 and perf[5] in ("fail", "xfail"):
+            continue  # a variable that missed its reference; never the case in a healthy case
+        variable = str(key).split(":")[-1]
+        value, unit = perf[0], perf[4]
+        if value is None or not math.isfinite(value):
+            continue
+        k = (check, partition, environ, levels, variable)
+        samples = table.setdefault(
+            k, Samples(check, partition, environ, variable, unit, [], levels)
+        )
+        samples.values.append(float(value))
+        better = directions.get(variable)
+        if better is not None:
+            samples.directions.add(str(better))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def usable(samples: list[Samples], min_runs: int = MIN_RUNS) -> tuple[list[Samples], list[str]]:
+    """The samples that may become references, and one note per reason the others may not."""
+    unknown, conflicting, too_few, keep = [], [], [], []
+    for s in samples:
+        if not s.directions:
+            unknown.append(s.key)
+        elif s.better is None or s.better not in DIRECTIONS:
+            conflicting.append(f"{s.key} ({'/'.join(sorted(s.directions))})")
+        elif len(s.values) < min_runs:
+            too_few.append(f"{s.key} ({len(s.values)})")
+        else:
+            keep.append(s)
+    notes = []
+    if unknown:
+        notes.append(
+            f"left out {len(unknown)} variable(s) whose direction the reports do not give (run "
+            f"by checks older than perf_directions); re-run with the current checks: "
+            + ", ".join(sorted(unknown)))
+    if conflicting:
+        notes.append(
+            f"left out {len(conflicting)} variable(s) whose direction differs between the "
+            f"reports; baseline from runs of one version of the checks: "
+            + ", ".join(sorted(conflicting)))
+    if too_few:
+        notes.append(
+            f"left out {len(too_few)} variable(s) with fewer than {min_runs} healthy runs (the "
+            f"reference there is unchanged); run the suite again or lower --min-runs: "
+            + ", ".join(sorted(too_few)))
+    return keep, notes
 
 
 def propose(samples: Samples) -> tuple[list[Any], str | None]:
@@ -90,14 +264,18 @@ def propose(samples: Samples) -> tuple[list[Any], str | None]:
     values = samples.values
     median = statistics.median(values)
     unit = samples.unit
-    if unit in COUNT_UNITS:
+    better = samples.better
+    if better == EQUAL:
+        # A count that must not move: allow one more or one fewer than seen.
         low, high = min(values), max(values)
-        # Allow one more or one fewer than seen.
-        lower = (low - 1 - median) / median if median else None
-        upper = (high + 1 - median) / median if median else None
-        return [median, round(lower, 3), round(upper, 3), unit], None
+        if median:
+            lower = round((low - 1 - median) / abs(median), 3)
+            upper = round((high + 1 - median) / abs(median), 3)
+        else:
+            lower, upper = -1.0, 1.0  # ReFrame: a zero reference with bounds means exactly 0
+        return [_round(median), lower, upper, unit], None
     note = None
-    if unit in HIGHER_IS_BETTER_UNITS:
+    if better == HIGHER:
         worst = max((median - v) / median for v in values) if median > 0 else 0.0
         bound = max(BANDWIDTH_FLOOR, MARGIN * worst)
         if bound > BANDWIDTH_CAP:
@@ -107,6 +285,9 @@ def propose(samples: Samples) -> tuple[list[Any], str | None]:
                 note = (f"too noisy to catch 2x: runs fell {worst:.0%} below the median; "
                         f"bound -{bound:.0%}")
         return [_round(median), -round(bound, 3), None, unit], note
+    if better != LOWER:
+        raise ValueError(f"{samples.key}: direction {better!r} is not one of "
+                         f"{', '.join(DIRECTIONS)}")
     worst = max((v - median) / median for v in values) if median > 0 else 0.0
     bound = max(LATENCY_FLOOR, MARGIN * worst)
     if bound > LATENCY_CAP:
@@ -125,58 +306,195 @@ def _round(value: float) -> float:
     return round(value, max(digits, 0))
 
 
+def _flow(items: list[Any]) -> CommentedSeq:
+    seq = CommentedSeq(items)
+    seq.fa.set_flow_style()
+    return seq
+
+
+def _set_list(mapping: CommentedMap, key: str, items: list[Any]) -> None:
+    """Set mapping[key] to a flow list, in place when one is there (its comments stay)."""
+    old = mapping.get(key)
+    if isinstance(old, list) and list(old) == items:
+        return
+    if isinstance(old, CommentedSeq):
+        old[:] = items
+    else:
+        mapping[key] = _flow(items)
+
+
+def _child(mapping: CommentedMap, key: str) -> CommentedMap:
+    node = mapping.get(key)
+    if not isinstance(node, dict):
+        node = mapping[key] = CommentedMap()
+    return node
+
+
 def build_reference(samples: list[Samples], sources: list[Path],
-                    existing: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
-    """Merge proposals into `existing` (other checks/partitions kept); returns (data, notes)."""
-    data: dict[str, Any] = dict(existing or {})
+                    existing: CommentedMap | None = None) -> tuple[CommentedMap, list[str]]:
+    """Merge proposals into `existing` in place (other checks, partitions and comments kept).
+
+    Every sample must have a direction (see `usable`). Returns (data, notes).
+    """
+    data = existing if existing is not None else CommentedMap()
     notes = []
-    old_provenance = data.get("_provenance") or {}
+    old_provenance = data.get("_provenance")
+    if not isinstance(old_provenance, dict):
+        old_provenance = {}
     old_noisy = set(old_provenance.get("too_noisy_to_catch_2x") or [])
     reports = sorted(set(old_provenance.get("reports") or []) | {p.name for p in sources})
     runs_per_var = []
     order = sorted(samples, key=lambda s: (s.check, s.partition, s.environ, s.levels, s.variable))
     for s in order:
-        entry = data.setdefault(s.check, {})
+        entry = _child(data, s.check)
         # One level per index field the check has (distance, scale) below the environment.
-        entry["$index"] = ["$partition", "$environ"] + [field for field, _ in s.levels]
+        _set_list(entry, "$index", ["$partition", "$environ"] + [f for f, _ in s.levels])
         ref, note = propose(s)
-        scope = entry.setdefault(s.partition, {}).setdefault(s.environ, {})
+        scope = _child(_child(entry, s.partition), s.environ)
         for _field, value in s.levels:
-            scope = scope.setdefault(value, {})
-        scope[s.variable] = ref
+            scope = _child(scope, value)
+        _set_list(scope, s.variable, ref)
         runs_per_var.append(len(s.values))
-        where = " ".join([s.environ] + [value for _, value in s.levels])
-        key = f"{s.check} {s.partition} {where} {s.variable}"
-        old_noisy.discard(key)
+        old_noisy.discard(s.key)
         if note:
-            notes.append(f"{key}: {note}")
-            old_noisy.add(key)
-    data["_provenance"] = {
+            notes.append(f"{s.key}: {note}")
+            old_noisy.add(s.key)
+    provenance = data.get("_provenance")
+    if not isinstance(provenance, CommentedMap):
+        provenance = data["_provenance"] = CommentedMap()
+    provenance.update({
         "produced_by": "fabricsuite baseline",
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "runs_per_variable": f"{min(runs_per_var, default=0)}..{max(runs_per_var, default=0)}",
         "reports": reports,
-        "rule": f"median; bound = clamp({MARGIN} x worst deviation, floor, cap): latency-like "
-                f"+{LATENCY_FLOOR}..+{LATENCY_CAP}, MB/s -{BANDWIDTH_FLOOR}..-{BANDWIDTH_CAP}; "
-                f"noisier than the cap: {NOISY_MARGIN} x worst deviation",
+        "rule": f"healthy runs only; median; bound on the bad side of the variable's direction "
+                f"(perf_directions) = clamp({MARGIN} x worst deviation, floor, cap): lower is "
+                f"better +{LATENCY_FLOOR}..+{LATENCY_CAP}, higher is better "
+                f"-{BANDWIDTH_FLOOR}..-{BANDWIDTH_CAP}, equal: seen range +-1; noisier than "
+                f"the cap: {NOISY_MARGIN} x worst deviation",
         "too_noisy_to_catch_2x": sorted(old_noisy),
-    }
+    })
     return data, notes
 
 
-def write_atomically(path: Path, data: dict[str, Any], header: str = "") -> Path | None:
-    """Write YAML via a temporary file and rename; an existing file is kept as <name>.bak."""
-    backup = None
-    text = header + yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+# --- the reference file ------------------------------------------------------------------------
+
+def _yaml() -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 100
+    y.indent(mapping=2, sequence=4, offset=2)
+    y.representer.add_representer(
+        type(None), lambda r, _d: r.represent_scalar("tag:yaml.org,2002:null", "null"))
+    return y
+
+
+def load_roundtrip(path: Path) -> CommentedMap:
+    """The reference file as a round-trip mapping (comments kept); validate it first."""
+    data = _yaml().load(path.read_text())
+    return data if data is not None else CommentedMap()
+
+
+def dump(data: CommentedMap, header: str = "") -> str:
+    out = io.StringIO()
+    _yaml().dump(data, out)
+    return header + out.getvalue()
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for a read-modify-write of `path` (lock file `.<name>.lock`).
+
+    The lock file is removed on the way out; one that another process removed before we locked
+    it is opened anew, so that two processes never hold locks on different files.
+    """
+    lock = path.with_name(f".{path.name}.lock")
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(lock))
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def _write_temp(directory: Path, name: str, text: str, mode: int) -> str:
+    """A fsync'ed temporary file with `text` and `mode` in `directory`; returns its path."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as out:
             out.write(text)
-        if path.exists():
-            backup = path.with_name(path.name + ".bak")
-            shutil.copy2(path, backup)
+            out.flush()
+            os.fchmod(out.fileno(), mode)
+            os.fsync(out.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def backup(path: Path, now: datetime | None = None) -> Path:
+    """Copy `path` to `<name>.<UTC time>.bak` atomically, never replacing an existing backup."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H%M%SZ")
+    mode = os_mode(path)
+    tmp = _write_temp(path.parent, path.name, path.read_text(), mode)
+    try:
+        for n in range(1, 1000):
+            target = path.with_name(f"{path.name}.{stamp}{'' if n == 1 else f'-{n}'}.bak")
+            try:
+                os.link(tmp, target)  # fails if the name exists: never overwrites
+            except FileExistsError:
+                continue
+            except OSError as err:
+                if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                    raise
+                if target.exists():  # a file system without hard links
+                    continue
+                os.replace(tmp, target)
+            _fsync_dir(path.parent)
+            return target
+        raise FileExistsError(errno.EEXIST, "too many backups with this time stamp", str(path))
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def os_mode(path: Path) -> int:
+    return path.stat().st_mode & 0o7777
+
+
+def write_atomically(path: Path, text: str) -> Path | None:
+    """Replace `path` by `text` (temporary file, fsync, rename), after a dated backup of it.
+
+    The file keeps its mode; a new one gets NEW_FILE_MODE. Returns the backup, if any.
+    """
+    saved = backup(path) if path.exists() else None
+    mode = os_mode(path) if path.exists() else NEW_FILE_MODE
+    tmp = _write_temp(path.parent, path.name, text, mode)
+    try:
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return backup
+    _fsync_dir(path.parent)
+    return saved

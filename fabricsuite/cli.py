@@ -6,14 +6,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import re
 import sys
 from pathlib import Path
 
-import yaml
-
-from . import REFERENCE_DIR, REPO_ROOT
-from .baseline import build_reference, read_reports, write_atomically
-from .references import ReferenceFileError, load_file
+from . import REPO_ROOT
+from .baseline import (
+    MIN_RUNS,
+    BaselineError,
+    build_reference,
+    dump,
+    load_roundtrip,
+    locked,
+    read_reports,
+    usable,
+    write_atomically,
+)
+from .references import ReferenceFileError, load_file, reference_file
 
 HEADER = """\
 # Reference values per partition, programming environment and topology distance (point-to-point
@@ -23,42 +34,96 @@ HEADER = """\
 """
 
 
+SYSTEM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class _Usage(Exception):
+    """A bad option or input: printed as one line, exit 2."""
+
+
+def _results_dir(args: argparse.Namespace) -> Path:
+    return Path(args.results or os.environ.get("FABRICSUITE_RESULTS") or REPO_ROOT / "results")
+
+
+def _select_reports(args: argparse.Namespace) -> list[Path]:
+    if args.reports:
+        if args.last is not None:
+            raise _Usage("give either report files or --last, not both")
+        return [Path(p) for p in args.reports]
+    last = 5 if args.last is None else args.last
+    if last < 1:
+        raise _Usage(f"--last {last}: give the number of newest run reports to use, 1 or more")
+    if last < args.min_runs:
+        raise _Usage(f"--last {last} is fewer than --min-runs {args.min_runs}: a reference "
+                     f"needs at least {args.min_runs} runs; use --last {args.min_runs} or more")
+    directory = _results_dir(args) / "reports"
+    found = sorted(directory.glob("run-report-*.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise _Usage(f"no run reports in {directory}; run the suite first (ci/run-local.sh), "
+                     f"set FABRICSUITE_RESULTS or --results, or name report files")
+    if last > len(found):
+        raise _Usage(f"--last {last}: only {len(found)} run report(s) in {directory}; run the "
+                     f"suite {last - len(found)} more time(s) or pass --last {len(found)}")
+    return found[-last:]
+
+
 def _baseline(args: argparse.Namespace) -> int:
-    reports = [Path(p) for p in args.reports]
-    if not reports:
-        found = sorted(Path(args.results, "reports").glob("run-report-*.json"),
-                       key=lambda p: p.stat().st_mtime)
-        reports = found[-args.last:]
-    if not reports:
-        print(f"fabricsuite baseline: no run reports in {args.results}/reports; run the suite "
-              f"first (ci/run-local.sh) or name report files", file=sys.stderr)
-        return 2
-    try:
-        samples = [s for s in read_reports(reports) if s.partition.split(":")[0] == args.system]
-    except ValueError as err:
-        print(f"fabricsuite baseline: {err}", file=sys.stderr)
-        return 2
-    if not samples:
-        print(f"fabricsuite baseline: the reports hold no performance values for system "
-              f"{args.system!r}", file=sys.stderr)
-        return 2
-    output = Path(args.output or REFERENCE_DIR / f"{args.system}.yaml")
-    existing = None
-    if output.exists():
-        try:
-            existing = load_file(output)
-        except ReferenceFileError as err:
-            print(f"fabricsuite baseline: {err}", file=sys.stderr)
-            return 2
-    data, notes = build_reference(samples, reports, existing)
-    if args.dry_run:
-        sys.stdout.write(HEADER + yaml.safe_dump(data, sort_keys=False, width=100))
-    else:
-        backup = write_atomically(output, data, HEADER)
-        print(f"wrote {output}" + (f" (previous version kept as {backup})" if backup else ""))
+    if not SYSTEM_NAME.match(args.system):
+        raise _Usage(f"--system {args.system!r} is not a ReFrame system name (letters, digits, "
+                     f"'_', '-', '.'), e.g. --system local")
+    if args.min_runs < 1:
+        raise _Usage(f"--min-runs {args.min_runs}: give 1 or more (default {MIN_RUNS})")
+    reports = _select_reports(args)
+    collected = read_reports(reports, system=args.system)
+    print(f"fabricsuite baseline: {collected.summary(args.system)}", file=sys.stderr)
+    if not collected.samples:
+        raise _Usage(f"the reports hold no healthy performance values for system "
+                     f"{args.system!r}; check --system and the runs' results")
+    samples, notes = usable(collected.samples, args.min_runs)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
+    if not samples:
+        raise _Usage("no variable is left to baseline (see the notes above); nothing written")
+    output = Path(args.output) if args.output else reference_file(args.system)
+    if not output.parent.is_dir():
+        raise _Usage(f"cannot write {output}: directory {output.parent} does not exist; create "
+                     f"it or pass --output")
+    with contextlib.ExitStack() as stack:
+        if not args.dry_run:
+            stack.enter_context(locked(output))
+        existing = None
+        if output.exists():
+            try:
+                load_file(output)  # validate: one message naming the entry and the fix
+            except ReferenceFileError as err:
+                raise _Usage(str(err)) from None
+            existing = load_roundtrip(output)
+        data, noisy = build_reference(samples, reports, existing)
+        text = dump(data, "" if existing is not None else HEADER)
+        if args.dry_run:
+            sys.stdout.write(text)
+        else:
+            saved = write_atomically(output, text)
+            print(f"wrote {output}" + (f" (previous version kept as {saved})" if saved else ""))
+    for note in noisy:
+        print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _run_baseline(args: argparse.Namespace) -> int:
+    try:
+        return _baseline(args)
+    except (_Usage, BaselineError) as err:
+        print(f"fabricsuite baseline: {err}", file=sys.stderr)
+    except PermissionError as err:
+        where = err.filename or args.output or "the reference directory"
+        print(f"fabricsuite baseline: cannot write {where}: permission denied; make its "
+              f"directory writable or pass --output", file=sys.stderr)
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"fabricsuite baseline: {where}{err.strerror or err}; check the path and the "
+              f"disk, or pass --output", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,19 +132,37 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     base = sub.add_parser(
         "baseline", help="derive reference values from stored ReFrame run reports",
-        description="Write reference/<system>.yaml from the median of stored runs, with bounds "
-                    "sized from their spread (capped so that a 2x slowdown still fails). The "
-                    "previous file is kept as <file>.bak; other systems' entries are untouched.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="""\
+Update reference/<system>.yaml from the median of stored runs, with the bound on each
+variable's bad side sized from their spread (capped so that a 2x slowdown still fails).
+
+Only healthy test cases count: passed ones, and ones that failed only for lack of a
+reference ("no reference value found"); the others are left out and counted. The bad side
+comes from each test case's perf_directions (lower, higher or equal); a variable whose
+direction the reports do not give (older checks) is left out: re-run with the current checks.
+A variable with fewer than --min-runs healthy runs keeps its old reference.
+
+The file is locked while it is read and rewritten (concurrent baselines lose nothing), its
+comments, other checks and other systems stay, the previous version is kept as
+<file>.<UTC time>.bak, and every file is written atomically with the old file's mode.
+Bad input stops with one line and exit status 2.""")
     base.add_argument("--system", required=True, help="ReFrame system name, e.g. local")
-    base.add_argument("--last", type=int, default=5,
-                      help="use the newest N run reports in RESULTS/reports (default 5)")
-    base.add_argument("--results", default=str(REPO_ROOT / "results"),
-                      help="results directory (default: results/)")
-    base.add_argument("--output", help="reference file (default reference/<system>.yaml)")
+    base.add_argument("--last", type=int, default=None, metavar="N",
+                      help="use the newest N run reports in RESULTS/reports (default 5); an "
+                           "error if there are fewer")
+    base.add_argument("--min-runs", type=int, default=MIN_RUNS, metavar="N",
+                      help=f"fewest healthy runs a variable needs to get a reference "
+                           f"(default {MIN_RUNS}); --last below it is an error")
+    base.add_argument("--results", default=None,
+                      help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
+    base.add_argument("--output",
+                      help="reference file (default: <system>.yaml in $RFM_REFERENCE_PREFIX, "
+                           "else in reference/)")
     base.add_argument("--dry-run", action="store_true", help="print instead of writing")
     base.add_argument("reports", nargs="*", help="run report files (default: the newest --last)")
     args = parser.parse_args(argv)
-    return _baseline(args)
+    return _run_baseline(args)
 
 
 if __name__ == "__main__":
