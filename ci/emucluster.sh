@@ -13,15 +13,19 @@
 #   ci/emucluster.sh down                           stop what `up` started, delete the namespaces
 #
 # Needs root (network namespaces), iproute2, Slurm 22.05+ and munge (ci/setup.sh
-# installs them). Names start with $FABRICSUITE_EMU_PREFIX (default "fsemu") so that other users
-# of the machine are not touched; `down` ends only the processes whose PIDs `up` recorded, and
-# `up` first cleans up what a failed earlier run left.
+# installs them). Names start with $FABRICSUITE_EMU_PREFIX (default "fsemu"; 1 to 12 of A-Z a-z
+# 0-9 _ -). The script touches only what it started itself, as recorded in its state directory
+# ($FABRICSUITE_EMU_DIR): the namespaces it created (name and namespace inode) and the daemons it
+# started (PID and start time, checked before any signal). `down` ends those; `up` first ends what
+# an earlier run with the same state directory left, and a failed `up` ends what it started.
+# Another cluster (another state directory) is never touched, whatever its names.
 #
 # Nodes: ${PREFIX}1..N at 10.213.0.1..N/24, head ${PREFIX}h at 10.213.0.254, bridge in namespace
 # ${PREFIX}fab. Without Slurm, mpirun reaches the nodes through $STATE/nsagent (an rsh
-# stand-in) and $STATE/hostfile (partition emucluster:mpirun). Node i's slurmd (and so its job steps) is pinned to CPU (i-1) mod CPUs: with
-# 2 nodes on a 2-core machine each rank has its own core (timing is meaningful); with more nodes
-# than cores, ranks share cores (launch and placement mechanics only).
+# stand-in) and $STATE/hostfile (partition emucluster:mpirun). Node i's slurmd (and so its job
+# steps) is pinned to CPU (i-1) mod CPUs: with 2 nodes on a 2-core machine each rank has its own
+# core (timing is meaningful); with more nodes than cores, ranks share cores (launch and
+# placement mechanics only).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,14 +43,114 @@ TBF_LATENCY=50ms
 die() { echo "emucluster: $*" >&2; exit 1; }
 log() { echo "emucluster: $*" >&2; }
 
+# What comes from the environment is checked before it reaches a name, a file or a shell: a
+# prefix is matched literally, never as a pattern, and only these characters may form one.
+check_settings() {
+    [[ "$PREFIX" =~ ^[A-Za-z0-9][A-Za-z0-9_-]{0,11}$ ]] ||
+        die "FABRICSUITE_EMU_PREFIX $(printf %q "$PREFIX") refused: use 1 to 12 of A-Z a-z 0-9 _ - (a letter or digit first)"
+    [[ "$SUBNET" =~ ^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){2}$ ]] ||
+        die "FABRICSUITE_EMU_SUBNET $(printf %q "$SUBNET") refused: use the first three numbers of an IPv4 /24 (e.g. 10.213.0)"
+    [[ "$CTLD_PORT" =~ ^[1-9][0-9]{3,4}$ ]] && [ "$CTLD_PORT" -ge 1024 ] && [ "$CTLD_PORT" -le 65534 ] ||
+        die "FABRICSUITE_EMU_PORT $(printf %q "$CTLD_PORT") refused: use a port number from 1024 to 65534 (it and the next one are used)"
+    # The state directory is written into slurm.conf and the rsh agent: a plain absolute path.
+    [[ "$STATE" = /* ]] || STATE="$PWD/$STATE"
+    [[ "$STATE" =~ ^/[A-Za-z0-9_./+,:=@~-]*$ ]] ||
+        die "FABRICSUITE_EMU_DIR $(printf %q "$STATE") refused: use a path of A-Z a-z 0-9 _ . / + , : = @ ~ -"
+}
+
 need_root() {
     [ "$(id -u)" = 0 ] || die "needs root (network namespaces); run as root or with sudo"
-    for tool in ip tc nsenter unshare munged slurmctld slurmd sinfo; do
+    for tool in ip tc nsenter unshare munged munge slurmctld slurmd sinfo; do
         command -v "$tool" >/dev/null || die "$tool not found; run: ci/setup.sh"
     done
 }
 
-node_count() { cat "$STATE/nodes" 2>/dev/null || echo 0; }
+node_count() {
+    local n
+    n=$(cat "$STATE/nodes" 2>/dev/null || true)
+    [[ "$n" =~ ^[1-9][0-9]*$ ]] && echo "$n" || echo 0
+}
+
+# ---------------------------------------------------------------------------------------------
+# what this script started, and only that
+# ---------------------------------------------------------------------------------------------
+# $STATE/run/namespaces: "NAME INODE" of each namespace `up` created (INODE: the namespace's own,
+# so a namespace of the same name made by someone else later is not taken for it).
+# $STATE/run/daemons: "NAME PID START" of each daemon `up` started (START: the process's start
+# time, field 22 of /proc/PID/stat, so a PID the kernel gave to another process is not signalled).
+
+ns_inode() { stat -L -c %i "/run/netns/$1" 2>/dev/null || true; }
+
+proc_start() { # PID: its start time in clock ticks after boot; nothing if there is no such process
+    local stat fields
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    # the command name (field 2) may hold spaces and parentheses: split after its last ')'
+    read -r -a fields <<< "${stat##*) }"
+    echo "${fields[19]:-}"
+}
+
+is_started() { # PID START: the process is the one recorded
+    [[ "$1" =~ ^[1-9][0-9]*$ && "$2" =~ ^[0-9]+$ ]] && [ "$(proc_start "$1")" = "$2" ]
+}
+
+add_netns() { # NAME: create it and record it; an existing one (anyone's) fails, untouched
+    ip netns add "$1"
+    echo "$1 $(ns_inode "$1")" >> "$STATE/run/namespaces"
+}
+
+start_daemon() { # NAME COMMAND...: start COMMAND (a daemon kept in the foreground) and record it
+    local name=$1 pid
+    shift
+    "$@" < /dev/null >> "$STATE/log/$name.out" 2>&1 &
+    pid=$!
+    echo "$name $pid $(proc_start "$pid")" >> "$STATE/run/daemons"
+}
+
+stop_daemons() {
+    local record="$STATE/run/daemons" name pid start alive=() i
+    [ -f "$record" ] || return 0
+    while read -r name pid start; do
+        [[ "$pid" =~ ^[1-9][0-9]*$ ]] || continue
+        if is_started "$pid" "$start"; then
+            kill -TERM "$pid" 2>/dev/null || true
+            alive+=("$pid $start")
+        elif [ -n "$(proc_start "$pid")" ]; then
+            log "PID $pid is no longer the $name that up started: left alone"
+        fi
+    done < "$record"
+    for _ in $(seq 50); do
+        local still=()
+        for i in "${alive[@]}"; do is_started $i && still+=("$i"); done
+        alive=("${still[@]}")
+        [ ${#alive[@]} -gt 0 ] || break
+        sleep 0.1
+    done
+    for i in "${alive[@]}"; do
+        # shellcheck disable=SC2086
+        is_started $i && kill -KILL "${i%% *}" 2>/dev/null || true
+    done
+    rm -f "$record"
+}
+
+delete_namespaces() {
+    local record="$STATE/run/namespaces" ns inode pid
+    [ -f "$record" ] || return 0
+    while read -r ns inode; do
+        [[ "$ns" =~ ^[A-Za-z0-9][A-Za-z0-9_-]*$ && "$inode" =~ ^[0-9]+$ ]] || continue
+        if [ "$(ns_inode "$ns")" != "$inode" ]; then
+            [ -e "/run/netns/$ns" ] && log "namespace $ns is not the one up created: left alone"
+            continue
+        fi
+        # Job steps left in a node namespace (a killed test) would keep it alive: end them,
+        # each checked to be in this namespace right before the signal.
+        for pid in $(ip netns pids "$ns" 2>/dev/null || true); do
+            [ "$(stat -L -c %i "/proc/$pid/ns/net" 2>/dev/null)" = "$inode" ] &&
+                kill -KILL "$pid" 2>/dev/null || true
+        done
+        ip netns del "$ns" 2>/dev/null || true
+    done < "$record"
+    rm -f "$record"
+}
 
 # ---------------------------------------------------------------------------------------------
 # network
@@ -54,7 +158,7 @@ node_count() { cat "$STATE/nodes" 2>/dev/null || echo 0; }
 
 add_namespace() { # NAME ADDRESS VETH
     local ns=$1 address=$2 veth=$3
-    ip netns add "$ns"
+    add_netns "$ns"
     ip link add "$veth" type veth peer name eth0 netns "$ns"
     ip link set "$veth" netns "$FABRIC"
     ip -n "$FABRIC" link set "$veth" master br0 up
@@ -64,8 +168,8 @@ add_namespace() { # NAME ADDRESS VETH
 }
 
 network_up() {
-    local nodes=$1
-    ip netns add "$FABRIC"
+    local nodes=$1 i
+    add_netns "$FABRIC"
     ip -n "$FABRIC" link add br0 type bridge
     ip -n "$FABRIC" link set br0 up
     ip -n "$FABRIC" link set lo up
@@ -76,13 +180,13 @@ network_up() {
 }
 
 set_rate() { # RATE or "none", [NODE number]
-    local rate=$1 only=${2:-} nodes targets
+    local rate=$1 only=${2:-} nodes targets i
     nodes=$(node_count)
     [ "$nodes" -gt 0 ] || die "not up; run: ci/emucluster.sh up"
     targets=$(seq 1 "$nodes")
     if [ -n "$only" ]; then
-        [[ "$only" =~ ^[0-9]+$ ]] && [ "$only" -ge 1 ] && [ "$only" -le "$nodes" ] ||
-            die "rate: node '$only' is not one of 1..$nodes"
+        [[ "$only" =~ ^[1-9][0-9]*$ ]] && [ "$only" -le "$nodes" ] ||
+            die "rate: node $(printf %q "$only") is not one of 1..$nodes"
         targets=$only
     fi
     for i in $targets; do
@@ -91,13 +195,13 @@ set_rate() { # RATE or "none", [NODE number]
         else
             ip netns exec "$PREFIX$i" tc qdisc replace dev eth0 root tbf rate "$rate" \
                 burst "$TBF_BURST" latency "$TBF_LATENCY" ||
-                die "tc tbf rate $rate failed; give a tc rate such as 1gbit, 500mbit, 100mbit"
+                die "tc tbf rate $(printf %q "$rate") failed; give a tc rate such as 1gbit, 500mbit, 100mbit"
         fi
     done
     if [ -n "$only" ]; then
         log "the link of ${PREFIX}$only shaped to $rate (tbf, egress)"
     else
-        echo "$rate" > "$STATE/rate"
+        printf '%s\n' "$rate" > "$STATE/rate"
         log "node links shaped to $rate (tbf, egress of every node)"
     fi
 }
@@ -159,20 +263,36 @@ EOF
 # Without Slurm: mpirun in the head namespace starts its daemons (Open MPI orted, MPICH
 # hydra_pmi_proxy) through this agent in place of rsh, and a hostfile names the nodes.
 write_rsh_agent() {
-    local nodes=$1 cpus
+    local nodes=$1 cpus i
     cpus=$(cat "$STATE/cpus")
     {
         echo '#!/bin/bash'
         echo '# nsagent HOST COMMAND...: run COMMAND on an emulated node (its network and UTS'
         echo '# namespace, pinned to its core), as rsh would on a real cluster. By ci/emucluster.sh.'
-        echo 'host=$1; shift'
-        echo 'case "$host" in'
-        echo "    ${PREFIX}[0-9]*) n=\${host#${PREFIX}} ;;"
-        echo "    ${SUBNET}.*) n=\${host##*.} ;;"
-        echo "    *) echo \"nsagent: \$host is not an emulated node (${PREFIX}1..$nodes)\" >&2; exit 255 ;;"
-        echo 'esac'
-        echo "exec taskset -c \$(( (n - 1) % $cpus )) nsenter --net=/run/netns/${PREFIX}\$n \\"
-        echo "    unshare --uts /bin/sh -c \"hostname ${PREFIX}\$n; exec \$*\""
+        printf 'prefix=%q subnet=%q nodes=%q cpus=%q\n' "$PREFIX" "$SUBNET" "$nodes" "$cpus"
+        cat <<'EOF'
+host=${1-}
+[ $# -gt 0 ] && shift
+# HOST is a node's name (PREFIX1..N) or address (SUBNET.1..N) and nothing else: it is compared
+# as a string, never evaluated, and only the node number checked here goes further.
+case $host in
+    "$prefix"*) n=${host#"$prefix"} ;;
+    "$subnet".*) n=${host#"$subnet".} ;;
+    *) n= ;;
+esac
+case $n in
+    [1-9] | [1-9][0-9]) ;;
+    *) n= ;;
+esac
+if [ -z "$n" ] || [ "$n" -gt "$nodes" ]; then
+    printf 'nsagent: %q is not an emulated node (%s1..%s%s)\n' "$host" "$prefix" "$prefix" "$nodes" >&2
+    exit 255
+fi
+# COMMAND is one command line for the node's shell, as rsh hands it over (mpirun quotes its
+# arguments for that); the node's name reaches that shell as an argument, not as code.
+exec taskset -c "$(( (n - 1) % cpus ))" nsenter --net="/run/netns/$prefix$n" \
+    unshare --uts /bin/sh -c 'hostname "$1" && shift && exec /bin/sh -c "$*"' nsagent "$prefix$n" "$@"
+EOF
     } > "$STATE/nsagent"
     chmod +x "$STATE/nsagent"
     : > "$STATE/hostfile"
@@ -182,27 +302,40 @@ write_rsh_agent() {
     for i in $(seq 1 "$nodes"); do echo "$PREFIX$i:1" >> "$STATE/hostfile.hydra"; done
 }
 
-
+# The daemons stay in the foreground (munged -F, slurmctld -D, slurmd -D), in the background of
+# this script: the PID it records is the daemon's own from the start, never read back from a file.
 start_daemons() {
-    local nodes=$1 cpus i
+    local nodes=$1 cpus i deadline
     cpus=$(cat "$STATE/cpus")
     mkdir -p "$STATE"/{munge,run,log,state,tmp}
+    rm -f "$STATE/munge/munge.key"
     head -c 1024 /dev/urandom > "$STATE/munge/munge.key"
     chmod 400 "$STATE/munge/munge.key"
     # --force: the state directory may sit below a world-writable one (/tmp)
-    munged --force --socket="$STATE/munge/munge.socket" --key-file="$STATE/munge/munge.key" \
-        --log-file="$STATE/log/munged.log" --pid-file="$STATE/run/munged.pid" \
-        --seed-file="$STATE/munge/munged.seed"
+    start_daemon munged munged --foreground --force --socket="$STATE/munge/munge.socket" \
+        --key-file="$STATE/munge/munge.key" --log-file="$STATE/log/munged.log" \
+        --pid-file="$STATE/run/munged.pid" --seed-file="$STATE/munge/munged.seed"
+    deadline=$((SECONDS + 10))
+    until munge --socket="$STATE/munge/munge.socket" --no-input > /dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || {
+            log "munged did not answer in 10 s; logs in $STATE/log"
+            return 1
+        }
+        sleep 0.1
+    done
     export SLURM_CONF="$STATE/slurm.conf"
-    # slurmctld checks that its hostname is the configured one: own UTS namespace.
-    ip netns exec "$HEAD" unshare --uts sh -c "hostname $HEAD && exec slurmctld"
+    # slurmctld checks that its hostname is the configured one: own UTS namespace. The names
+    # reach sh as arguments, not as code.
+    start_daemon slurmctld ip netns exec "$HEAD" unshare --uts \
+        sh -c 'hostname "$1" && exec slurmctld -D -f "$2"' sh "$HEAD" "$SLURM_CONF"
     for i in $(seq 1 "$nodes"); do
         mkdir -p "$STATE/spool/$PREFIX$i" "$STATE/tmp/$PREFIX$i"
         # nsenter, not `ip netns exec`: slurmd needs the real /sys (cgroup file systems).
-        taskset -c $(((i - 1) % cpus)) nsenter --net="/run/netns/$PREFIX$i" \
-            unshare --uts sh -c "hostname $PREFIX$i && exec slurmd -N $PREFIX$i"
+        start_daemon "slurmd-$PREFIX$i" taskset -c $(((i - 1) % cpus)) \
+            nsenter --net="/run/netns/$PREFIX$i" unshare --uts \
+            sh -c 'hostname "$1" && exec slurmd -D -f "$2" -N "$1"' sh "$PREFIX$i" "$SLURM_CONF"
     done
-    local deadline=$((SECONDS + 30))
+    deadline=$((SECONDS + 30))
     until [ "$(in_head sinfo -h -t idle -o %D 2>/dev/null || echo 0)" = "$nodes" ]; do
         [ $SECONDS -lt $deadline ] || {
             log "Slurm nodes did not become idle in 30 s; logs in $STATE/log"
@@ -216,32 +349,22 @@ start_daemons() {
 
 in_head() { SLURM_CONF="$STATE/slurm.conf" ip netns exec "$HEAD" "$@"; }
 
-stop_pidfile() { # FILE
-    local pid
-    [ -f "$1" ] || return 0
-    pid=$(cat "$1" 2>/dev/null || true)
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-        kill "$pid" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "$pid" 2>/dev/null || true
-    fi
-    rm -f "$1"
+recorded_namespaces() {
+    local ns inode
+    [ -f "$STATE/run/namespaces" ] || return 0
+    while read -r ns inode; do
+        [ -n "$ns" ] && [ "$(ns_inode "$ns")" = "$inode" ] && echo "$ns"
+    done < "$STATE/run/namespaces"
+    return 0
 }
 
 down() {
-    # Daemons by the PIDs they recorded: nothing else on the machine is touched.
-    for f in "$STATE"/run/slurmd-*.pid "$STATE/run/slurmctld.pid"; do
-        [ -e "$f" ] && stop_pidfile "$f"
-    done
-    if [ -f "$STATE/run/munged.pid" ]; then
-        munged -s --socket="$STATE/munge/munge.socket" 2>/dev/null || true
-        stop_pidfile "$STATE/run/munged.pid"
+    # Only what the records of this state directory name: nothing else on the machine.
+    if [ -f "$STATE/nodes" ] && [ ! -f "$STATE/run/namespaces" ] && [ ! -f "$STATE/run/daemons" ]; then
+        log "no record in $STATE/run of what was started (brought up by an older ci/emucluster.sh?): nothing stopped; end its daemons and ip netns del its namespaces by hand"
     fi
-    # Job steps left in a node namespace (a killed test) would keep it alive: end them.
-    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${PREFIX}([0-9]+|h|fab)$" || true); do
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-        ip netns del "$ns" 2>/dev/null || true
-    done
+    stop_daemons
+    delete_namespaces
     rm -f "$STATE/nodes" "$STATE/rate"
     rm -rf "$STATE/spool" "$STATE/tmp" "$STATE/state"
 }
@@ -252,33 +375,43 @@ up() {
         case "$1" in
             --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
             --rate) rate=${2:?--rate needs a tc rate such as 1gbit}; shift 2 ;;
-            *) die "up: unknown argument '$1'; use --nodes N and --rate RATE" ;;
+            *) die "up: unknown argument $(printf %q "$1"); use --nodes N and --rate RATE" ;;
         esac
     done
-    [[ "$nodes" =~ ^[1-9][0-9]*$ ]] && [ "$nodes" -le 64 ] || die "--nodes $nodes: use 1 to 64"
-    mkdir -p "$STATE"
-    down 2>/dev/null || true   # whatever an earlier, failed run left
-    trap 'log "bring-up failed; cleaning up"; down' ERR
+    [[ "$nodes" =~ ^[1-9][0-9]*$ ]] && [ "$nodes" -le 64 ] ||
+        die "--nodes $(printf %q "$nodes"): use 1 to 64"
+    mkdir -p "$STATE/run" "$STATE/log"
+    down   # whatever an earlier, failed run with this state directory left
+    # A failure anywhere from here on (a command inside a function under set -e, die, a signal)
+    # ends the script through this trap, which ends what this run started and nothing else.
+    trap 'rc=$?; set +e; if [ "$rc" -ne 0 ]; then log "bring-up failed; ending what it started"; down; fi' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     network_up "$nodes"
     echo "$nodes" > "$STATE/nodes"
     write_slurm_conf "$nodes"
     write_rsh_agent "$nodes"
     start_daemons "$nodes"
     set_rate "$rate"
-    trap - ERR
+    trap - EXIT INT TERM
     log "up: $nodes nodes ${PREFIX}1..$nodes, links $rate; state in $STATE"
     log "run checks with: ci/emucluster.sh exec .venv/bin/reframe -C config/settings.py -c checks --system emucluster -r"
 }
 
 status() {
+    local namespaces
     echo "prefix $PREFIX, state $STATE, nodes $(node_count), rate $(cat "$STATE/rate" 2>/dev/null || echo -)"
-    ip netns list | grep -E "^${PREFIX}" || echo "no namespaces"
+    namespaces=$(recorded_namespaces)
+    echo "${namespaces:-no namespaces}"
     [ "$(node_count)" -gt 0 ] && in_head sinfo || true
 }
+
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
 main() {
     local command=${1:-}
     [ $# -gt 0 ] && shift
+    check_settings
     case "$command" in
         up) need_root; up "$@" ;;
         down) need_root; down; log "down" ;;
@@ -289,7 +422,7 @@ main() {
             export FABRICSUITE_EMU_DIR="$STATE" FABRICSUITE_EMU_PREFIX="$PREFIX"
             in_head "$@" ;;
         status) status ;;
-        *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$command" ] || exit 2 ;;
+        *) usage; [ -z "$command" ] || exit 2 ;;
     esac
 }
 
