@@ -24,6 +24,7 @@ The output is complete, so the check is judged on it.
 """
 
 import os
+import shlex
 from pathlib import Path
 
 _launchers = Path(__file__).resolve().parents[1] / "launchers"
@@ -33,6 +34,13 @@ try:
     _nodes = int((_state / "nodes").read_text())
 except (OSError, ValueError):
     _nodes = 4  # the default of `ci/emucluster.sh up`; the checks skip what is not there
+
+
+def _sh(path: Path) -> str:
+    """A path as one shell word: ReFrame writes env_vars into the job script as `export K=V`
+    verbatim, so a state directory such as FABRICSUITE_EMU_DIR='/tmp/x $(cmd)' is never run."""
+    return shlex.quote(str(path))
+
 
 site_configuration = {
     "systems": [
@@ -76,14 +84,14 @@ site_configuration = {
                     "env_vars": [
                         # Open MPI: orted through the agent, the nodes from the hostfile; the
                         # agent pins each node's processes to its core.
-                        ["OMPI_MCA_plm_rsh_agent", str(_state / "nsagent")],
-                        ["OMPI_MCA_orte_default_hostfile", str(_state / "hostfile")],
+                        ["OMPI_MCA_plm_rsh_agent", _sh(_state / "nsagent")],
+                        ["OMPI_MCA_orte_default_hostfile", _sh(_state / "hostfile")],
                         ["OMPI_MCA_hwloc_base_binding_policy", "none"],
                         # MPICH (hydra): the same agent, the nodes, and the interface the
                         # proxies connect back on (the head's own name is 127.0.0.1 here).
                         ["HYDRA_LAUNCHER", "rsh"],
-                        ["HYDRA_LAUNCHER_EXEC", str(_state / "nsagent")],
-                        ["HYDRA_HOST_FILE", str(_state / "hostfile.hydra")],
+                        ["HYDRA_LAUNCHER_EXEC", _sh(_state / "nsagent")],
+                        ["HYDRA_HOST_FILE", _sh(_state / "hostfile.hydra")],
                         ["HYDRA_IFACE", "eth0"],
                         ["FABRICSUITE_MPICH_BINDING", "none"],
                     ],
@@ -101,7 +109,7 @@ site_configuration = {
             "env_vars": [
                 ["SLURM_MPI_TYPE", "pmix"],
                 # mpirun (partition mpirun): Debian's Open MPI whatever the alternative says
-                ["PATH", f"{_launchers / 'openmpi'}:$PATH"],
+                ["PATH", f"{_sh(_launchers / 'openmpi')}:$PATH"],
                 ["OMPI_ALLOW_RUN_AS_ROOT", "1"],
                 ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"],
                 # TCP between the namespaces, never shared memory.
@@ -115,7 +123,7 @@ site_configuration = {
             "target_systems": ["emucluster"],
             "env_vars": [
                 ["SLURM_MPI_TYPE", "pmi2"],
-                ["PATH", f"{_launchers / 'mpich'}:$PATH"],
+                ["PATH", f"{_sh(_launchers / 'mpich')}:$PATH"],
                 # Without this UCX sees one host and silently uses shared memory.
                 ["UCX_TLS", "tcp,self"],
                 ["UCX_NET_DEVICES", "eth0"],
