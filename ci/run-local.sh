@@ -2,11 +2,20 @@
 # Runs the suite on the embedded default system `local` (this machine) and prints the
 # performance report. Sets up what is missing first (ci/setup.sh). Extra arguments go to
 # reframe, e.g. `ci/run-local.sh -n NetbenchPingPong` or `ci/run-local.sh -p openmpi`.
-# Results stay in results/ (perflogs, run reports, results database, stage directories).
+# Results stay in results/ (perflogs, run reports, results database, per-session output).
+# Exit status: ReFrame's, and 1 when the session tested nothing or not what it was asked to
+# (python -m fabricsuite.session): "Ran 0/0" is not a pass.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$REPO/ci/setup.sh"
 cd "$REPO"
+VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
+RESULTS="${FABRICSUITE_RESULTS:-$REPO/results}"
+report="$RESULTS/reports/run-report-$(date -u +%Y%m%dT%H%M%SZ)-$$.json"
 # Serial execution: concurrent timing checks on the same cores distort each other.
-exec "${FABRICSUITE_VENV:-$REPO/.venv}/bin/reframe" -C config/settings.py -c checks -R \
-    --system local --exec-policy=serial -r --performance-report "$@"
+status=0
+"$VENV/bin/reframe" -C config/settings.py -c checks -R \
+    --system local --exec-policy=serial -r --performance-report --report-file "$report" \
+    "$@" || status=$?
+"$VENV/bin/python" -m fabricsuite.session "$report" -- "$@" || { [ "$status" -ne 0 ] || status=1; }
+exit "$status"
