@@ -52,3 +52,19 @@ def bad_sides(better: str) -> tuple[str, ...]:
     if better == EQUAL:
         return ("lower", "upper")
     raise ValueError(f"direction {better!r} is not one of {', '.join(DIRECTIONS)}")
+
+
+def declared_specs(check_class) -> dict[str, PerfSpec]:
+    """{variable: PerfSpec} of a check class from its `metrics` declaration (netbench checks:
+    name -> Metric with `.spec`; external suites: name -> an object with `.spec`, or a tuple
+    whose last item is the PerfSpec)."""
+    specs = {}
+    for name, metric in getattr(check_class, "metrics", {}).items():
+        spec = getattr(metric, "spec", None)
+        if spec is None and isinstance(metric, tuple):
+            spec = next((item for item in reversed(metric) if isinstance(item, PerfSpec)), None)
+        if not isinstance(spec, PerfSpec):
+            raise TypeError(f"{check_class.__name__}.{name}: no PerfSpec (unit and direction) "
+                            f"declared")
+        specs[name] = spec
+    return specs

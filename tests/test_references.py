@@ -1,12 +1,16 @@
 """The reference loader: the shipped files are valid, broken or missing ones give clear errors."""
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
 
-from fabricsuite import REFERENCE_DIR
+from fabricsuite import REFERENCE_DIR, REPO_ROOT
+from fabricsuite.metrics import HIGHER, LOWER, PerfSpec, declared_specs
 from fabricsuite.references import (
     ReferenceFileError,
+    check_test_references,
     external_reference,
     load_file,
     lookup,
@@ -147,3 +151,95 @@ def test_index_must_be_a_list(tmp_path):
 def test_not_a_mapping(tmp_path):
     with pytest.raises(ReferenceFileError, match="expected a mapping"):
         load_file(write(tmp_path, "- just\n- a list\n"))
+
+
+# --- references against each variable's declared unit and direction (fabricsuite.metrics) -----
+
+SPECS = {"latency_8B_median_us": PerfSpec("us", LOWER),
+         "bandwidth_1MiB_MBps": PerfSpec("MB/s", HIGHER)}
+SCOPE = {"$partition": "local:default", "$environ": "openmpi"}
+
+
+def check_good_with(tmp_path, old, new):
+    write(tmp_path, GOOD.replace(old, new))
+    return external_reference("site", "NetbenchPingPong", tmp_path, scope=SCOPE, specs=SPECS)
+
+
+def test_declared_units_and_directions_accept_the_good_file(tmp_path):
+    write(tmp_path, GOOD)
+    external_reference("site", "NetbenchPingPong", tmp_path, scope=SCOPE, specs=SPECS)
+
+
+@pytest.mark.parametrize("old, new, pattern", [
+    # A reference in ns on a variable in us: a latency ~1000x the real one would pass.
+    ("[0.27, null, 0.7, us]", "[313.2, null, 0.7, ns]", "measured in 'us'"),
+    ("[0.27, null, 0.7, us]", "[0.27, null, 0.7]", "unit None, but the variable is measured"),
+    # A bound on the harmless side only: a latency 12.8x its reference would pass.
+    ("[0.27, null, 0.7, us]", "[0.27, -0.5, null, us]", "no upper bound, but lower is better"),
+    ("[5000, -0.4, null, MB/s]", "[5000, null, 0.4, MB/s]", "no lower bound, but higher is"),
+    ("latency_8B_median_us:", "latency_8B_mean_us:", "has no performance variable"),
+])
+def test_reference_must_match_the_declaration(tmp_path, old, new, pattern):
+    with pytest.raises(ReferenceFileError, match=pattern) as err:
+        check_good_with(tmp_path, old, new)
+    assert "NetbenchPingPong.local:default.openmpi." in str(err.value)
+
+
+def test_a_reference_without_any_bound_is_refused(tmp_path):
+    path = write(tmp_path, GOOD.replace("[0.27, null, 0.7, us]", "[0.27, null, null, us]"))
+    with pytest.raises(ReferenceFileError, match="no bound on either side"):
+        load_file(path)
+
+
+def test_a_duplicate_key_is_refused_not_silently_overridden(tmp_path):
+    text = GOOD.replace("      latency_8B_median_us: [0.27, null, 0.7, us]\n",
+                        "      latency_8B_median_us: [0.27, null, 0.7, us]\n"
+                        "      latency_8B_median_us: [90.0, null, 0.7, us]\n")
+    with pytest.raises(ReferenceFileError, match=r"duplicate key 'latency_8B_median_us'.*line 7"):
+        load_file(write(tmp_path, text))
+
+
+def _declared_checks():
+    """Check class name -> {variable: PerfSpec}, from the check files themselves."""
+    declared = {}
+    for path in sorted((REPO_ROOT / "checks").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"_declared_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        for name, obj in vars(module).items():
+            if isinstance(obj, type) and obj.__module__ == spec.name and obj.__dict__.get(
+                    "metrics"):
+                declared[name] = declared_specs(obj)
+    return declared
+
+
+def _scopes(entry):
+    """Every index scope ({$partition: ..., $environ: ..., distance: ...}) of a check entry."""
+    index = entry["$index"]
+
+    def walk(node, scope, depth):
+        if depth == len(index):
+            yield scope
+            return
+        for key, child in node.items():
+            if key != "$index":
+                yield from walk(child, {**scope, index[depth]: key}, depth + 1)
+
+    yield from walk(entry, {}, 0)
+
+
+def test_every_shipped_reference_matches_its_checks_declarations():
+    declared = _declared_checks()
+    assert {"NetbenchPingPong", "NetbenchLogGP", "NetbenchDense"} <= set(declared)
+    checked = 0
+    for path in sorted(REFERENCE_DIR.glob("*.yaml")):
+        data = load_file(path)
+        for check, entry in data.items():
+            if check.startswith("_"):
+                continue
+            assert check in declared, f"{path}: {check} is no check with performance variables"
+            for scope in _scopes(entry):
+                check_test_references(path, data, check, scope, declared[check])
+                checked += 1
+    assert checked > 20
