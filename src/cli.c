@@ -133,6 +133,10 @@ static const option_spec option_specs[] = {
      "most iterations (messages, rounds) in one repetition"},
     {NB_OPT_TIME_CAP, "--time-cap-ms", 0, VALUE_REAL, "MS", "30",
      "time one repetition aims at; caps the iterations of slow sizes"},
+    {NB_OPT_TIMEOUT, "--timeout", 0, VALUE_COUNT, "SECONDS", "600",
+     "watchdog: a run not finished after SECONDS (from MPI_Init to MPI_Finalize; a stopped, "
+     "hung or dead rank leaves the others waiting forever) ends with one line on stderr and "
+     "exit status 1; 0 turns it off"},
     {NB_OPT_JSON, "--json", 0, VALUE_NONE, NULL, NULL,
      "print the result as JSON instead of the human format"},
     {NB_OPT_JSON_FILE, "--json-file", 0, VALUE_PATH, "PATH", "result.json",
@@ -594,6 +598,9 @@ static void format_default(unsigned id, const nb_options *d, char *text, size_t 
     case NB_OPT_CALLS:
         snprintf(text, length, "default %d", d->calls);
         break;
+    case NB_OPT_TIMEOUT:
+        snprintf(text, length, "default %d", NB_DEFAULT_TIMEOUT_S);
+        break;
     case NB_OPT_SEED:
         snprintf(text, length, "default %llu", d->seed);
         break;
@@ -659,7 +666,7 @@ static void print_command_help(const nb_command *command)
     printf("%s\n\noptions:\n", command->description);
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         const option_spec *spec = &option_specs[i];
-        if (!(command->accepted_options & spec->id))
+        if (!((command->accepted_options | NB_OPT_ALWAYS) & spec->id))
             continue;
         char name[64], defaults[256];
         if (spec->short_name)
@@ -676,7 +683,8 @@ static void print_command_help(const nb_command *command)
     }
     print_wrapped("-h, --help", "this text");
     printf("\nSizes take a K or M suffix (binary: 1K = 1024). Output: docs/output-format.md.\n"
-           "Exit status: 0 done (check 'status'), 1 runtime failure, 2 wrong usage.\n");
+           "Exit status: 0 done (check 'status'), 1 runtime failure or --timeout, 2 wrong "
+           "usage.\n");
 }
 
 static void print_top_help(const nb_command *const *commands, size_t count)
@@ -694,7 +702,10 @@ static void print_top_help(const nb_command *const *commands, size_t count)
            "warning says when they are not.\n"
            "Only rank 0 prints: the human format by default, JSON with --json, and\n"
            "--json-file PATH writes JSON as well (format: docs/output-format.md).\n"
-           "Exit status: 0 done (check 'status'), 1 runtime failure, 2 wrong usage.\n");
+           "Every run ends after --timeout SECONDS (default %d, 0 = never) with one line\n"
+           "on stderr and status 1, so that a stopped or hung rank cannot stall it forever.\n"
+           "Exit status: 0 done (check 'status'), 1 runtime failure or timeout, 2 wrong usage.\n",
+           NB_DEFAULT_TIMEOUT_S);
 }
 
 int nb_cli_pick_command(int argc, char **argv, const nb_command *const *commands,
@@ -858,6 +869,12 @@ static nb_cli_outcome apply_option(const option_spec *spec, const char *value,
                                spec->long_name, value);
         options->calls = (int)count;
         return NB_CLI_RUN;
+    case NB_OPT_TIMEOUT:
+        if (parse_count(value, 0, NB_MAX_TIMEOUT_S, &count) != 0)
+            return usage_error("%s %s: not a time in seconds; use a whole number from 0 (no "
+                               "watchdog) to %d", spec->long_name, value, NB_MAX_TIMEOUT_S);
+        options->timeout_s = count;
+        return NB_CLI_RUN;
     case NB_OPT_LMAX: {
         nb_cli_outcome outcome = parse_size_option(spec, value, &options->lmax);
         if (outcome == NB_CLI_RUN && options->lmax < 8192)
@@ -882,6 +899,7 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_command *command,
                             nb_options *options)
 {
     *options = command->defaults;
+    options->timeout_s = NB_DEFAULT_TIMEOUT_S;
     options->argc = argc;
     options->argv = argv;
     options->size_count = 0;
@@ -907,7 +925,7 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_command *command,
         if (spec == NULL)
             return usage_error("%s: unknown option '%.*s'; see netbench %s --help",
                                command->name, (int)name_length, argument, command->name);
-        if (!(command->accepted_options & spec->id))
+        if (!((command->accepted_options | NB_OPT_ALWAYS) & spec->id))
             return usage_error("%s: option %s does not apply to %s; see netbench %s --help",
                                command->name, spec->long_name, command->name, command->name);
         const char *value = NULL;

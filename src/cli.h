@@ -47,7 +47,16 @@ enum nb_option_id {
     NB_OPT_RANDOM_PATTERNS = 1u << 23,
     NB_OPT_COLLECTIVES = 1u << 24,
     NB_OPT_CALLS = 1u << 25,
+    NB_OPT_TIMEOUT = 1u << 26,
 };
+
+/* Options every subcommand accepts without listing them. */
+#define NB_OPT_ALWAYS NB_OPT_TIMEOUT
+
+/* The watchdog: a run that has not ended after this many seconds (a stopped, hung or dead
+ * rank leaves its peer waiting forever) ends with one line on stderr and status 1. */
+#define NB_DEFAULT_TIMEOUT_S 600
+#define NB_MAX_TIMEOUT_S 604800
 
 /* The collectives of the `collectives` method (names as in --collectives). */
 typedef enum {
@@ -109,6 +118,8 @@ typedef struct {
     int random_patterns;          /* --random-patterns: b_eff random ring patterns */
     unsigned collectives;         /* --collectives: bit (1 << nb_collective) per collective */
     int calls;                    /* --calls: individually timed calls per collective and size */
+    /* watchdog */
+    long timeout_s;               /* --timeout: seconds the whole run may take; 0 = no limit */
     /* the command line as given, for the result header */
     int argc;
     char **argv;

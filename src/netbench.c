@@ -5,10 +5,12 @@
  * Output contract: docs/output-format.md.
  */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "measure.h"
@@ -51,6 +53,79 @@ static void wait_for_all_ranks(int world_rank)
     const struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000000};
     while (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
         nanosleep(&pause, NULL);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Watchdog (--timeout): SIGALRM from alarm(), armed before MPI_Init, cancelled after          */
+/* MPI_Finalize. The handler only write()s a prepared line and calls _exit() (async-signal     */
+/* safe); the launcher then ends the other ranks.                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum { STAGE_INIT, STAGE_MEASURING, STAGE_RESULT, STAGE_FINALIZE } run_stage;
+
+static volatile sig_atomic_t watchdog_stage = STAGE_INIT;
+static volatile sig_atomic_t watchdog_rank = -1;
+static char watchdog_head[128];  /* "netbench: pingpong did not end within --timeout 600 s" */
+
+/* Appends text to line[*used..capacity-1] (async-signal safe, unlike the str* functions). */
+static void append_text(char *line, size_t capacity, size_t *used, const char *text)
+{
+    while (*text != '\0' && *used + 1 < capacity)
+        line[(*used)++] = *text++;
+    line[*used] = '\0';
+}
+
+static void watchdog_fired(int signal_number)
+{
+    (void)signal_number;
+    static const char *const stages[] = {
+        [STAGE_INIT] = "starting MPI (MPI_Init)",
+        [STAGE_MEASURING] = "measuring (waiting for another rank)",
+        [STAGE_RESULT] = "collecting the result",
+        [STAGE_FINALIZE] = "ending MPI (MPI_Finalize)",
+    };
+    char rank[16] = "?";
+    int value = watchdog_rank, digits = 0;
+    if (value >= 0) {
+        char reversed[16];
+        do {
+            reversed[digits++] = (char)('0' + value % 10);
+            value /= 10;
+        } while (value > 0 && digits < 15);
+        for (int i = 0; i < digits; i++)
+            rank[i] = reversed[digits - 1 - i];
+        rank[digits] = '\0';
+    }
+    /* One write() of the whole line: a rank killed by the launcher meanwhile leaves either the
+     * line or nothing, never half of it. */
+    char line[1024];
+    size_t used = 0;
+    append_text(line, sizeof line, &used, watchdog_head);
+    append_text(line, sizeof line, &used, " (rank ");
+    append_text(line, sizeof line, &used, rank);
+    append_text(line, sizeof line, &used, ", ");
+    append_text(line, sizeof line, &used, stages[watchdog_stage]);
+    append_text(line, sizeof line, &used,
+                "): a rank was stopped, hangs or died, or the run needs longer; ending with "
+                "status 1. Raise the limit with --timeout SECONDS, or turn the watchdog off "
+                "with --timeout 0\n");
+    ssize_t written = write(STDERR_FILENO, line, used);
+    (void)written;
+    _exit(1);
+}
+
+static void watchdog_arm(const char *method, long seconds)
+{
+    if (seconds <= 0)
+        return;
+    snprintf(watchdog_head, sizeof watchdog_head,
+             "netbench: %s did not end within --timeout %ld s", method, seconds);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = watchdog_fired;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGALRM, &action, NULL);
+    alarm((unsigned)seconds);
 }
 
 /* The launcher's idea of the job size from its environment variable, or 0. */
@@ -148,16 +223,21 @@ int main(int argc, char **argv)
     const char *method = subcommands[chosen].command->name;
 
     time_t start = time(NULL);
+    watchdog_arm(method, options.timeout_s);
     MPI_Init(&argc, &argv);
     int world_rank = 0, world_size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    watchdog_rank = world_rank;
+    watchdog_stage = STAGE_MEASURING;
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     if (world_size < 2) {
         /* Under the other MPI's launcher every process is a singleton: each prints unless
          * the launcher's rank variable names another rank. */
         if (world_rank == 0 && nb_cli_is_printing_process())
             report_too_few_ranks(method, world_size);
+        watchdog_stage = STAGE_FINALIZE;
         MPI_Finalize();
+        alarm(0);
         return NB_EXIT_USAGE;
     }
 
@@ -186,6 +266,7 @@ int main(int argc, char **argv)
     }
     nb_placement_record_end(&self);
     wait_for_all_ranks(world_rank);
+    watchdog_stage = STAGE_RESULT;
 
     nb_placement *placements = nb_placement_gather(&self, MPI_COMM_WORLD);
     int exit_status = 0;
@@ -196,6 +277,8 @@ int main(int argc, char **argv)
     nb_result_free(result);
 
     MPI_Barrier(MPI_COMM_WORLD);
+    watchdog_stage = STAGE_FINALIZE;
     MPI_Finalize();
+    alarm(0);
     return exit_status;
 }

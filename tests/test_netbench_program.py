@@ -3,7 +3,9 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -334,3 +336,68 @@ def test_the_other_mpis_launcher_is_named(netbench):
     # the own launcher with one rank: the plain message, no talk of a mismatch
     proc = run([own_launcher[0], "-np", "1", program, "pingpong", "--sizes", "8"], timeout=60)
     assert proc.returncode == 2 and "differ" not in proc.stderr, proc.stderr
+
+
+def _rank_processes(program):
+    """{rank: pid} of the running processes of `program`, from the launchers' rank variable."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[0].decode() != program:
+                    continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+        except OSError:
+            continue
+        rank = env.get(b"OMPI_COMM_WORLD_RANK", env.get(b"PMI_RANK"))
+        if rank is not None:
+            found[int(rank)] = int(pid)
+    return found
+
+
+def test_a_stopped_rank_ends_the_run_at_the_timeout(netbench):
+    """SIGSTOP on rank 1 leaves rank 0 waiting forever; --timeout ends the run with one line
+    naming what happened and the option, and a non-zero status."""
+    program, launcher = netbench
+    started = time.monotonic()
+    proc = subprocess.Popen([*launcher, program, "pingpong", "--sizes", "8", "--repetitions",
+                             "1000", "--timeout", "4"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV)
+    ranks = {}
+    try:
+        while len(ranks) < 2 and time.monotonic() - started < 3:
+            time.sleep(0.05)
+            ranks = _rank_processes(program)
+        assert len(ranks) == 2, ranks
+        time.sleep(0.5)  # past MPI_Init, into the measurement
+        os.kill(ranks[1], signal.SIGSTOP)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        for pid in ranks.values():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    elapsed = time.monotonic() - started
+    assert proc.returncode != 0
+    assert elapsed < 30, elapsed
+    lines = [line for line in stderr.splitlines() if line.startswith("netbench: ")]
+    assert lines and all("did not end within --timeout 4 s" in line for line in lines), stderr
+    assert "(rank 0, measuring" in lines[0] and "--timeout 0" in lines[0], lines[0]
+
+
+def test_timeout_option_is_checked_and_documented(netbench):
+    program, launcher = netbench
+    for method in ("pingpong", "dense", "collectives"):
+        assert "--timeout SECONDS" in run([program, method, "--help"]).stdout
+    proc = run([program, "pingpong", "--timeout", "-1"])
+    assert proc.returncode == 2 and "--timeout -1" in proc.stderr, proc.stderr
+    # 0 turns the watchdog off; a run well within the limit ends normally
+    for limit in ("0", "60"):
+        proc = run([*launcher, program, "pingpong", "--sizes", "8", "--repetitions", "2",
+                    "--timeout", limit], timeout=120)
+        assert proc.returncode == 0 and "# status:" in proc.stdout, proc.stderr
