@@ -191,7 +191,7 @@ static int write_result(nb_result *result, const nb_options *options, time_t sta
     nb_result_set_mpi(result, library, version, subversion);
     nb_result_set_command_line(result, options->argc, options->argv);
     nb_result_set_start_time(result, start);
-    nb_placement_report(placements, rank_count, measured_ranks, result);
+    nb_placement_report(placements, rank_count, measured_ranks, !options->validate, result);
 
     int status = 0;
     if (options->json_to_stdout)

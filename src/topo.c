@@ -128,7 +128,43 @@ static int pair_warning(const nb_placement *a, const nb_placement *b, nb_result 
     return 1;
 }
 
-void nb_placement_report(const nb_placement *all, int count, int measured, nb_result *result)
+/* Every timing of the run is unreliable when a measuring rank shares a CPU with another rank
+ * of its host: with ranks 0 and 1 on one CPU (oversubscribed, or not bound) the latency came out
+ * 10x too high, and even a waiting rank that sleeps between tests of a barrier on a measuring
+ * rank's CPU made it 2-3x too high on the development VM. One entry, naming the first pair. */
+static void flag_shared_cpus(const nb_placement *all, int count, int measured, nb_result *result)
+{
+    int pairs = 0, first_a = -1, first_b = -1;
+    for (int i = 0; i < measured; i++)
+        for (int j = i + 1; j < count; j++)
+            if (strcmp(all[i].host, all[j].host) == 0 && pair_conflict(&all[i], &all[j])) {
+                if (pairs++ == 0) {
+                    first_a = i;
+                    first_b = j;
+                }
+            }
+    if (pairs == 0)
+        return;
+    int shared[NB_TOPO_MAX_CPUS], shared_count = 0;
+    for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS; cpu++)
+        if (mask_has(&all[first_a], cpu) && mask_has(&all[first_b], cpu))
+            shared[shared_count++] = cpu;
+    char list[256], more[96] = "";
+    format_cpu_list(shared, shared_count, list, sizeof list);
+    if (pairs > 1)
+        snprintf(more, sizeof more, " (and %d more pairs of ranks)", pairs - 1);
+    nb_unreliable(result, "timings", "%s rank %d and %s rank %d can both run on %s %s of "
+                  "host %s%s (oversubscribed or not bound): ranks that share a CPU take turns "
+                  "and every timing is distorted; run one rank per core, bound (Open MPI: "
+                  "--bind-to core, MPICH: -bind-to core)",
+                  first_a < measured ? "measuring" : "waiting", all[first_a].rank,
+                  first_b < measured ? "measuring" : "waiting", all[first_b].rank,
+                  shared_count > 1 ? "CPUs" : "CPU", list,
+                  all[first_a].host, more);
+}
+
+void nb_placement_report(const nb_placement *all, int count, int measured, int timed,
+                         nb_result *result)
 {
     int cpus[NB_TOPO_MAX_CPUS];
     for (int r = 0; r < count; r++) {
@@ -141,6 +177,10 @@ void nb_placement_report(const nb_placement *all, int count, int measured, nb_re
     }
     if (count < 2)
         return;
+    if (measured > count)
+        measured = count;
+    if (timed)
+        flag_shared_cpus(all, count, measured, result);
 
     /* Every pair of measuring ranks on one host must sit on different CPUs. */
     if (measured > count)

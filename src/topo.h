@@ -31,7 +31,10 @@ nb_placement *nb_placement_gather(const nb_placement *self, MPI_Comm comm);
 
 /* Adds the ranks to the result header, and warnings when two of the first `measured` ranks (2
  * for point-to-point methods, all for multi-rank methods) share CPUs on one host or are not
- * bound at all, or moved during the measurement. */
-void nb_placement_report(const nb_placement *all, int count, int measured, nb_result *result);
+ * bound at all, or moved during the measurement. When `timed` (not a validation run) and one of
+ * the measuring ranks may share a CPU with any other rank on its host, an `unreliable` entry
+ * "timings" marks every figure of the run. */
+void nb_placement_report(const nb_placement *all, int count, int measured, int timed,
+                         nb_result *result);
 
 #endif

@@ -401,3 +401,23 @@ def test_timeout_option_is_checked_and_documented(netbench):
         proc = run([*launcher, program, "pingpong", "--sizes", "8", "--repetitions", "2",
                     "--timeout", limit], timeout=120)
         assert proc.returncode == 0 and "# status:" in proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("method, options", [
+    ("pingpong", ["--sizes", "8"]),
+    ("flood", ["--sizes", "8", "--queue-depths", "1,4"]),
+])
+def test_oversubscribed_pair_method_is_unreliable_not_ok(netbench, tmp_path, method, options):
+    """3 ranks on 2 cores: ranks that share a CPU take turns (the latency came out 10x too high
+    with status ok and only a warning). Every timing is flagged, the status is unreliable."""
+    program, launcher = netbench
+    out = tmp_path / "result.json"
+    proc = run([*oversubscribed(launcher, 3), program, method, *options, "--repetitions", "2",
+                "--time-cap-ms", "2", "--json-file", str(out)], timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = parse_json(out.read_text())
+    assert result.status == "unreliable", result.unreliable
+    timings = [u for u in result.unreliable if u["quantity"] == "timings"]
+    assert len(timings) == 1 and "take turns" in timings[0]["reason"], result.unreliable
+    assert "# unreliable: timings: " in proc.stdout and "# status: unreliable" in proc.stdout
+    assert any("netbench flagged timings" in p for p in result.problems())
