@@ -40,6 +40,12 @@ _OSU_COLUMNS = {
     "overall(us)": "overall_us",
     "compute(us)": "compute_us",
     "pure comm.(us)": "pure_comm_us",
+    # the non-blocking collectives' -f (full) columns (OSU 7.4 osu_iallreduce -f)
+    "coll. init(us)": "init_us",
+    "mpi_test(us)": "test_us",
+    "mpi_wait(us)": "wait_us",
+    "min comm.(us)": "min_comm_us",
+    "max comm.(us)": "max_comm_us",
     "overlap(%)": "overlap_percent",
     "validation": "validation",
     "p50 tail lat(us)": "p50_latency_us",
@@ -67,8 +73,15 @@ class OsuResult:
         raise SuiteOutputError(f"{self.benchmark}: no row for size {size_bytes} (sizes: {sizes})")
 
 
-def parse_osu(text: str, source: str = "<osu>") -> OsuResult:
-    """Parse one OSU benchmark's stdout (one table: size and one or more figures)."""
+def parse_osu(text: str, source: str = "<osu>", sizes: list[int] | None = None) -> OsuResult:
+    """Parse one OSU benchmark's stdout: one banner and one table (size and figures).
+
+    `sizes`: the message sizes the run must have measured (from its `-m`): a run that stopped
+    early is rejected, never taken for its first rows. The output must hold exactly one run:
+    two banners or two tables are several jobs (a program of another MPI than the launcher's
+    starts as singletons, each printing its own 1-process table). A last line without its
+    newline was cut off in the middle (its number may be cut too) and is rejected.
+    """
     banner = re.search(r"^# (OSU MPI.*?)\s+v(\d+(?:\.\d+)*)\s*$", text, re.M)
     if not banner:
         first = next((ln for ln in text.splitlines() if ln.strip()), "")
@@ -77,22 +90,54 @@ def parse_osu(text: str, source: str = "<osu>") -> OsuResult:
             f"{source}: not the output of an OSU benchmark (no '# OSU MPI ... vX.Y' banner); "
             f"{why}: see the job's stderr"
         )
+    if text and not text.endswith("\n"):
+        last = text.splitlines()[-1].strip()
+        raise SuiteOutputError(
+            f"{source}: the output was cut off in its last line {last!r} (truncated: no newline "
+            f"after it); the run did not finish"
+        )
     columns: list[str] | None = None
-    rows: list[dict[str, float]] = []
+    headers = 0
+    rows: list[dict] = []
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
             continue
+        if re.match(r"# OSU MPI", stripped):
+            if headers:  # osu_mbw_mr prints its banner twice, but both before its table
+                raise SuiteOutputError(
+                    f"{source}: a second OSU banner after a table: the output holds several "
+                    f"runs, not one job of the requested size (a program of another MPI than "
+                    f"the launcher's starts as separate singletons)"
+                )
+            continue
         if stripped.startswith("#"):
             titles = re.split(r"\s{2,}", stripped.lstrip("#").strip())
+            is_header = False
             if titles and titles[0].lower() == "size":
                 unknown = [t for t in titles if t.lower() not in _OSU_COLUMNS]
                 if unknown:
                     raise SuiteOutputError(f"{source}: unknown OSU column(s) {unknown}")
-                columns = [_OSU_COLUMNS[t.lower()] for t in titles]
+                is_header = True
             elif titles and all(t.lower() in _OSU_COLUMNS for t in titles):
-                columns = [_OSU_COLUMNS[t.lower()] for t in titles]  # osu_barrier: no size
+                is_header = True  # osu_barrier: no size
+            if is_header:
+                headers += 1
+                if headers > 1:
+                    raise SuiteOutputError(
+                        f"{source}: {headers} OSU tables: the output holds several runs, not "
+                        f"one job of the requested size (a program of another MPI than the "
+                        f"launcher's starts as separate singletons)"
+                    )
+                columns = [_OSU_COLUMNS[t.lower()] for t in titles]
             continue
+        if stripped.startswith("DATA VALIDATION ERROR"):
+            failed = [int(r["size_bytes"]) for r in rows
+                      if r.get("validation") == "Fail" and "size_bytes" in r]
+            raise SuiteOutputError(
+                f"{source}: OSU's validation failed"
+                f"{f' at message size(s) {failed}' if failed else ''}: it printed {stripped!r}"
+            )
         if columns is None:
             raise SuiteOutputError(f"{source}: data before the column header: {stripped!r}")
         fields = stripped.split()
@@ -108,7 +153,30 @@ def parse_osu(text: str, source: str = "<osu>") -> OsuResult:
             raise SuiteOutputError(f"{source}: not a number in row {stripped!r}") from None
     if not rows:
         raise SuiteOutputError(f"{source}: {banner.group(1)} printed no results (failed run?)")
+    if sizes is not None:
+        have = {int(r["size_bytes"]) for r in rows if "size_bytes" in r}
+        missing = [s for s in sizes if s not in have]
+        if missing:
+            raise SuiteOutputError(
+                f"{source}: {banner.group(1)} has no row for size(s) {missing}: the run stopped "
+                f"early (its figures are not judged)"
+            )
     return OsuResult(banner.group(1), banner.group(2), columns or [], rows)
+
+
+def osu_sizes(options: list[str]) -> list[int] | None:
+    """The message sizes an OSU run measures with these options (`-m MIN:MAX`, doubling from
+    MIN, 0 then 1), or None when the options name no range (osu_barrier)."""
+    for flag, value in zip(options, options[1:], strict=False):
+        if flag in ("-m", "--message-size"):
+            low, _, high = value.partition(":")
+            size, top = int(low or 1), int(high)
+            sizes = []
+            while size <= top:
+                sizes.append(size)
+                size = size * 2 if size else 1
+            return sizes
+    return None
 
 
 # -- Intel MPI Benchmarks --
@@ -156,8 +224,20 @@ class ImbResult:
         raise SuiteOutputError(f"IMB {benchmark}: no row for {size_bytes} bytes")
 
 
-def parse_imb(text: str, source: str = "<imb>") -> ImbResult:
-    """Parse an IMB-MPI1 / IMB-NBC run: every benchmark table, per process count."""
+def parse_imb(text: str, source: str = "<imb>", processes: int | None = None) -> ImbResult:
+    """Parse an IMB-MPI1 / IMB-NBC run: every benchmark table, per process count.
+
+    `processes`: the job's process count; every table must be at that count ("# #processes =
+    N"), and the output must hold one run (one banner): a program of another MPI than the
+    launcher's starts as singletons, each timing 1 process.
+    """
+    banners = re.findall(r"Intel\(R\) MPI Benchmarks (\S+)", text)
+    if len(banners) > 1:
+        raise SuiteOutputError(
+            f"{source}: {len(banners)} IMB banners: the output holds several runs, not one job "
+            f"of the requested size (a program of another MPI than the launcher's starts as "
+            f"separate singletons)"
+        )
     banner = re.search(r"Intel\(R\) MPI Benchmarks (\S+)", text)
     # The banner may be absent from an excerpt (or a run whose header went elsewhere): the
     # "# Benchmarking" tables are what identifies IMB.
@@ -167,7 +247,7 @@ def parse_imb(text: str, source: str = "<imb>") -> ImbResult:
             f"'# Benchmarking' table): see the job's stderr"
         )
     result = ImbResult(version=banner.group(1).rstrip(",") if banner else "")
-    benchmark, processes, columns = None, 0, None
+    benchmark, nprocs, columns = None, 0, None
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
@@ -178,7 +258,7 @@ def parse_imb(text: str, source: str = "<imb>") -> ImbResult:
             continue
         procs = re.match(r"# #processes = (\d+)", stripped)
         if procs:
-            processes = int(procs.group(1))
+            nprocs = int(procs.group(1))
             continue
         if benchmark and re.match(r"#(bytes|repetitions)\b", stripped):
             titles = stripped.split()
@@ -186,13 +266,13 @@ def parse_imb(text: str, source: str = "<imb>") -> ImbResult:
             if unknown:
                 raise SuiteOutputError(f"{source}: unknown IMB column(s) {unknown}")
             columns = [_IMB_COLUMNS[t.lower()] for t in titles]
-            result.tables[(benchmark, processes)] = []
+            result.tables[(benchmark, nprocs)] = []
             continue
         if stripped.startswith("#") or columns is None or benchmark is None:
             continue
-        fields = stripped.split()
-        if not re.fullmatch(r"[\d.eE+-]+", fields[0]):
+        if stripped.startswith("("):
             continue  # IMB notes such as "( 2 additional processes waiting in MPI_Barrier)"
+        fields = stripped.split()
         if len(fields) != len(columns):
             raise SuiteOutputError(
                 f"{source}: {benchmark}: truncated or malformed row {stripped!r} "
@@ -202,7 +282,7 @@ def parse_imb(text: str, source: str = "<imb>") -> ImbResult:
             row = {c: _number(f) for c, f in zip(columns, fields, strict=True)}
         except ValueError:
             raise SuiteOutputError(f"{source}: {benchmark}: not a number in {stripped!r}") from None
-        result.tables[(benchmark, processes)].append(row)
+        result.tables[(benchmark, nprocs)].append(row)
     if "All processes entering MPI_Finalize" not in text:
         raise SuiteOutputError(
             f"{source}: IMB did not finish (no 'All processes entering MPI_Finalize'): the run "
@@ -213,6 +293,13 @@ def parse_imb(text: str, source: str = "<imb>") -> ImbResult:
         raise SuiteOutputError(f"{source}: IMB tables without results: {empty}")
     if not result.tables:
         raise SuiteOutputError(f"{source}: IMB ran no benchmark (check the benchmark names)")
+    if processes is not None:
+        other = sorted({f"{b} ({p})" for b, p in result.tables if p != processes})
+        if other:
+            raise SuiteOutputError(
+                f"{source}: IMB tables at another process count than the job's {processes}: "
+                f"{other} (the program did not run as one job of the requested size)"
+            )
     return result
 
 
@@ -238,6 +325,13 @@ def _npb_field(text: str, name: str) -> str | None:
 
 def parse_npb(text: str, source: str = "<npb>") -> NpbResult:
     """Parse the final report of an NPB or NPB-MZ benchmark."""
+    reports = re.findall(r"^\s*([A-Z]{2}(?:-MZ)?) Benchmark Completed", text, re.M)
+    if len(reports) > 1:
+        raise SuiteOutputError(
+            f"{source}: {len(reports)} NPB reports: the output holds several runs, not one job "
+            f"of the requested size (a program of another MPI than the launcher's starts as "
+            f"separate singletons)"
+        )
     done = re.search(r"^\s*([A-Z]{2}(?:-MZ)?) Benchmark Completed", text, re.M)
     if not done:
         raise SuiteOutputError(
@@ -306,8 +400,8 @@ def parse_beff(summary: str, source: str = "<b_eff.sum>") -> BeffResult:
     if not line or not table:
         what = "the 'b_eff = ... MB/s' line" if not line else "the 'accumulated' table row"
         raise SuiteOutputError(
-            f"{source}: no {what}: b_eff failed or was cut off (it writes its results to the "
-            f".sum file at the end of the run)"
+            f"{source}: {what} is missing: b_eff failed or was cut off (it writes its results to "
+            f"the .sum file at the end of the run)"
         )
     revision = re.search(r"b_eff\.c, Revision (\S+)", summary)
     return BeffResult(

@@ -6,6 +6,7 @@ import pytest
 
 from fabricsuite.external import (
     SuiteOutputError,
+    osu_sizes,
     parse_beff,
     parse_imb,
     parse_npb,
@@ -64,7 +65,7 @@ def test_osu_barrier_and_validation_columns():
     checked = [ln + "              Pass" if ln[:1].isdigit() else ln for ln in lines]
     checked = [ln.replace("Avg Latency(us)", "Avg Latency(us)        Validation")
                for ln in checked]
-    result = parse_osu("\n".join(checked))
+    result = parse_osu("\n".join(checked) + "\n")
     assert {r["validation"] for r in result.rows} == {"Pass"}
 
 
@@ -78,11 +79,74 @@ def test_osu_truncated_output_is_rejected():
     cut = full[: full.rindex("\n", 0, len(full) - 2)] + "\n4194304"  # a row cut mid-way
     with pytest.raises(SuiteOutputError, match="truncated"):
         parse_osu(cut)
-    banner_only = "\n".join(full.splitlines()[:3])
+    banner_only = "\n".join(full.splitlines()[:3]) + "\n"
     with pytest.raises(SuiteOutputError, match="no results"):
         parse_osu(banner_only)
     with pytest.raises(SuiteOutputError, match="no row for size"):
         parse_osu(full).value("bandwidth_MBps", 3)
+
+
+def test_osu_full_columns_of_f_are_accepted():
+    # osu_iallreduce -f (OSU 7.4): init, test, wait, min/max communication beside the overlap
+    iall = parse_osu(text("osu-7.4/osu_iallreduce_f.txt"), "osu_iallreduce -f",
+                     sizes=osu_sizes(["-m", "1:1048576"]))
+    assert iall.columns == ["size_bytes", "overall_us", "compute_us", "init_us", "test_us",
+                            "wait_us", "pure_comm_us", "min_comm_us", "max_comm_us",
+                            "overlap_percent"]
+    assert iall.value("overlap_percent", 1048576) == pytest.approx(0.00)
+    assert iall.value("overall_us", 1048576) == pytest.approx(1466.36)
+    assert iall.value("max_comm_us", 4) == pytest.approx(1.48)
+    # osu_allreduce -f: min, max latency and iterations
+    full = parse_osu(text("osu-7.4/osu_allreduce_f.txt"), "osu_allreduce -f",
+                     sizes=osu_sizes(["-m", "8:1048576"]))
+    assert full.columns == ["size_bytes", "latency_us", "min_latency_us", "max_latency_us",
+                            "iterations"]
+    assert full.value("latency_us", 1048576) == pytest.approx(137.51)
+    assert full.value("iterations", 8) == 1000
+    # a column no OSU version prints is still refused
+    with pytest.raises(SuiteOutputError, match="unknown OSU column"):
+        parse_osu(text("osu-7.4/osu_allreduce_f.txt").replace("Iterations", "Gremlins"))
+
+
+def test_osu_own_validation_failure_is_reported_as_such():
+    # osu_allreduce -c with MPI_CHAR: "16 ... Fail" then OSU's "DATA VALIDATION ERROR" line
+    with pytest.raises(SuiteOutputError, match=r"validation failed at message size\(s\) \[16\]"
+                       ) as err:
+        parse_osu(text("osu-7.4/osu_allreduce_c_fail.txt"), "osu_allreduce -c")
+    assert "truncated" not in str(err.value) and "DATA VALIDATION ERROR" in str(err.value)
+
+
+def test_osu_figure_only_from_a_complete_table():
+    full = text("osu-7.2/osu_bw.txt")
+    sizes = osu_sizes(["-m", "1:4194304"])
+    assert sizes[0] == 1 and sizes[-1] == 4194304 and len(sizes) == 23
+    assert parse_osu(full, sizes=sizes).value("bandwidth_MBps", 4194304) > 0
+    # cut in the middle of the last number: "4194304   10364.62" -> "4194304   103"
+    last = full.rstrip("\n").splitlines()[-1]
+    cut = full[: full.rindex(last)] + last[: len(last) - 5]
+    with pytest.raises(SuiteOutputError, match="cut off"):
+        parse_osu(cut, sizes=sizes)
+    # stopped after a complete row: the sizes it never reached are missing
+    stopped = full[: full.rindex(last)]
+    with pytest.raises(SuiteOutputError, match=r"no row for size\(s\) \[4194304\]"):
+        parse_osu(stopped, sizes=sizes)
+    assert osu_sizes(["-x", "10"]) is None and osu_sizes(["-m", "0:4"]) == [0, 1, 2, 4]
+
+
+def test_osu_several_runs_in_one_output_are_rejected():
+    # MPICH-built osu_multi_lat behind a wrapper script, started by Open MPI's mpirun: two
+    # singletons, each with its banner and table header
+    with pytest.raises(SuiteOutputError, match="several runs"):
+        parse_osu(text("osu-7.4/osu_multi_lat_singletons.txt"), "osu_multi_lat")
+    # two complete 1-process tables one after the other (what the singletons of a collective
+    # that accepts one process print): derived from the real 7.2 output
+    one = text("osu-7.2/osu_allreduce.txt")
+    with pytest.raises(SuiteOutputError, match="several runs"):
+        parse_osu(one + one)
+    # stdout interleaved: both banners first, then both tables
+    banner, rest = one.lstrip("\n").split("\n", 1)
+    with pytest.raises(SuiteOutputError, match="2 OSU tables"):
+        parse_osu(f"{banner}\n{banner}\n{rest}{rest}")
 
 
 # -- IMB --
@@ -112,6 +176,29 @@ def test_imb_nbc_overlap():
     assert nbc.value("Iallreduce", "overlap_percent", 8) == pytest.approx(31.00)
     assert nbc.value("Ibarrier", "overlap_percent") == pytest.approx(1.20)
     assert nbc.value("Iallreduce_pure", "t_avg_usec", 16) == pytest.approx(0.81)
+
+
+def test_imb_corrupt_first_field_is_rejected_not_dropped():
+    full = text("imb-2021.11/imb_p2p.txt")
+    row = "      1048576           40"
+    assert row in full
+    corrupt = full.replace(row, "      1O48576           40", 1)  # letter O in the size
+    with pytest.raises(SuiteOutputError, match="1O48576"):
+        parse_imb(corrupt)
+    # IMB's own notes between the rows stay skipped
+    noted = full.replace("# #processes = 2 \n", "# #processes = 2 \n"
+                         "# ( 2 additional processes waiting in MPI_Barrier)\n", 1)
+    assert parse_imb(noted).value("PingPong", "MBps", 1048576) == pytest.approx(10180.81)
+
+
+def test_imb_runs_as_one_job_of_the_requested_size():
+    full = text("imb-2021.11/imb_p2p.txt")
+    assert parse_imb(full, processes=2).value("PingPong", "t_usec", 0) == pytest.approx(0.23)
+    with pytest.raises(SuiteOutputError, match="another process count than the job's 4"):
+        parse_imb(full, processes=4)
+    # two runs in one output (singletons of another MPI): derived from the real output
+    with pytest.raises(SuiteOutputError, match="2 IMB banners"):
+        parse_imb(full + full, processes=2)
 
 
 def test_imb_truncated_or_foreign_output_is_rejected():
@@ -159,6 +246,12 @@ def test_npb_truncated_output_is_rejected():
         parse_npb(full[: full.index(" Mop/s total")])
 
 
+def test_npb_several_runs_in_one_output_are_rejected():
+    one = text("npb-3.4.3/npb_cg.S.txt")
+    with pytest.raises(SuiteOutputError, match="2 NPB reports"):
+        parse_npb(one + one)
+
+
 def test_npb_failed_verification_is_reported_as_printed():
     failed = text("npb-3.4.3/npb_cg.S.txt").replace("=               SUCCESSFUL",
                                                      "=             UNSUCCESSFUL")
@@ -179,7 +272,8 @@ def test_beff_summary_table():
 
 def test_beff_cut_off_summary_is_rejected():
     summary = (BEFF / "run2.sum").read_text()
-    with pytest.raises(SuiteOutputError, match="accumulated"):
+    with pytest.raises(SuiteOutputError, match="the 'accumulated' table row is missing") as err:
         parse_beff(summary[: summary.index("accumulated")] + summary[-200:])
+    assert "no the" not in str(err.value)
     with pytest.raises(SuiteOutputError, match="b_eff = "):
         parse_beff(summary[: summary.index("SECTION-BEFF-END")])
