@@ -47,6 +47,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
 
 from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER
 
@@ -230,11 +231,13 @@ def _is_number(value: Any) -> bool:
 
 def usable(samples: list[Samples], min_runs: int = MIN_RUNS) -> tuple[list[Samples], list[str]]:
     """The samples that may become references, and one note per reason the others may not."""
-    unknown, conflicting, too_few, keep = [], [], [], []
+    unknown, invalid, conflicting, too_few, keep = [], [], [], [], []
     for s in samples:
         if not s.directions:
             unknown.append(s.key)
-        elif s.better is None or s.better not in DIRECTIONS:
+        elif not s.directions <= set(DIRECTIONS):
+            invalid.append(f"{s.key} ({'/'.join(sorted(s.directions))})")
+        elif s.better is None:
             conflicting.append(f"{s.key} ({'/'.join(sorted(s.directions))})")
         elif len(s.values) < min_runs:
             too_few.append(f"{s.key} ({len(s.values)})")
@@ -246,6 +249,11 @@ def usable(samples: list[Samples], min_runs: int = MIN_RUNS) -> tuple[list[Sampl
             f"left out {len(unknown)} variable(s) whose direction the reports do not give (run "
             f"by checks older than perf_directions); re-run with the current checks: "
             + ", ".join(sorted(unknown)))
+    if invalid:
+        notes.append(
+            f"left out {len(invalid)} variable(s) whose perf_directions is none of "
+            f"{', '.join(DIRECTIONS)}; fix the check's declaration (fabricsuite/metrics.py) and "
+            f"re-run: " + ", ".join(sorted(invalid)))
     if conflicting:
         notes.append(
             f"left out {len(conflicting)} variable(s) whose direction differs between the "
@@ -391,8 +399,17 @@ def _yaml() -> YAML:
 
 def load_roundtrip(path: Path) -> CommentedMap:
     """The reference file as a round-trip mapping (comments kept); validate it first."""
-    data = _yaml().load(path.read_text())
-    return data if data is not None else CommentedMap()
+    try:
+        data = _yaml().load(path.read_text())
+    except YAMLError as err:
+        problem = getattr(err, "problem", None) or str(err).strip().split("\n")[0]
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise BaselineError(f"{path}: {problem}{where}; fix the file or restore it from a backup "
+                            f"or from git") from None
+    if not isinstance(data, CommentedMap):
+        raise BaselineError(f"{path}: expected a mapping of check class names to references")
+    return data
 
 
 def dump(data: CommentedMap, header: str = "") -> str:

@@ -235,6 +235,20 @@ def test_a_variable_without_a_direction_is_left_out_never_guessed(tmp_path, ref_
     assert "re-run with the current checks" in err and LAT_MIN in err
 
 
+def test_a_direction_that_is_no_direction_is_left_out(tmp_path, ref_file, capsys):
+    def typo(report):
+        pingpong(report)["perf_directions"] = {LAT: "up", LAT_MIN: "lower"}
+
+    reports = latency_reports(tmp_path / "r", [0.4, 0.41, 0.42], edit=typo)
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), *map(str, reports),
+                        capsys=capsys)
+    assert rc == 0, err
+    refs = reference_at(ref_file)
+    assert refs[LAT] == [0.3, None, 0.7, "us"] and refs[LAT_MIN][0] == pytest.approx(0.369)
+    assert "is none of lower, higher, equal; fix the check's declaration" in err
+    assert f"{LAT} (up)" in err
+
+
 def test_reports_without_perf_directions_write_nothing(tmp_path, ref_file, capsys):
     def before_perf_directions(report):
         for run_ in report["runs"]:
