@@ -104,7 +104,8 @@ def test_baseline_files_figures_under_the_scale(passing_session, tmp_path):
     assert reports
     out = tmp_path / "local.yaml"
     proc = subprocess.run(
-        [str(BIN / "fabricsuite"), "baseline", "--system", "local", "--output", str(out),
+        [str(BIN / "fabricsuite"), "baseline", "--system", "local", "--min-runs", "1",
+         "--output", str(out),
          *map(str, reports)],
         capture_output=True, text=True, cwd=REPO_ROOT,
     )
