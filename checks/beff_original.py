@@ -14,7 +14,10 @@ from pathlib import Path
 import reframe as rfm
 
 from fabricsuite.external import parse_beff
+from fabricsuite.metrics import PerfSpec
 from fabricsuite.rfm_external import MultiRankExternalCheck
+
+MBPS = PerfSpec("MB/s", "higher")
 
 
 def field(name):
@@ -27,14 +30,15 @@ class BeffOriginal(MultiRankExternalCheck):
     suite = "beff"
     program_names = ["b_eff"]
     keep_files = ["b_eff.sum"]
+    fresh_outputs = ["b_eff.sum"]  # an earlier run's summary is never judged
     time_limit = "60m"
     metrics = {
-        "b_eff_MBps": (field("b_eff_MBps"), "MB/s"),
-        "b_eff_per_process_MBps": (field("b_eff_per_process_MBps"), "MB/s"),
-        "b_eff_at_lmax_MBps": (field("b_eff_at_lmax_MBps"), "MB/s"),
-        "b_eff_at_lmax_rings_MBps": (field("b_eff_at_lmax_rings_MBps"), "MB/s"),
-        "pingpong_bandwidth_lmax_MBps": (field("pingpong_bandwidth_MBps"), "MB/s"),
-        "pingpong_latency_us": (field("pingpong_latency_us"), "us"),
+        "b_eff_MBps": (field("b_eff_MBps"), MBPS),
+        "b_eff_per_process_MBps": (field("b_eff_per_process_MBps"), MBPS),
+        "b_eff_at_lmax_MBps": (field("b_eff_at_lmax_MBps"), MBPS),
+        "b_eff_at_lmax_rings_MBps": (field("b_eff_at_lmax_rings_MBps"), MBPS),
+        "pingpong_bandwidth_lmax_MBps": (field("pingpong_bandwidth_MBps"), MBPS),
+        "pingpong_latency_us": (field("pingpong_latency_us"), PerfSpec("us", "lower")),
     }
 
     def parse(self):

@@ -15,11 +15,19 @@ References per partition, environment and scale.
 - ImbNonBlocking: IMB-NBC Iallreduce and Ibcast: overlap (%) at 1 MiB.
 """
 
+import shlex
+
 import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
 from fabricsuite.external import parse_imb
+from fabricsuite.metrics import PerfSpec
 from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
+
+#: times: lower is better; bandwidths and overlap: higher
+US = PerfSpec("us", "lower")
+MBPS = PerfSpec("MB/s", "higher")
+PERCENT = PerfSpec("%", "higher")
 
 
 def imb(benchmark, column, size=None):
@@ -41,10 +49,11 @@ class _Imb(rfm.RegressionTestPlugin):
             options += ["-off_cache", "-1"]
         if getattr(self, "node_count", None) is not None:
             options += ["-npmin", str(self.num_tasks)]
-        self.executable_opts = options
+        self.executable_opts = [shlex.quote(o) for o in options]  # -S imb_benchmarks=...
 
     def parse(self):
-        return parse_imb(self.stdout_text(), self.program_names[0])
+        # every table at the job's process count: one job of the requested size
+        return parse_imb(self.stdout_text(), self.program_names[0], processes=self.num_tasks)
 
 
 @rfm.simple_test
@@ -53,12 +62,12 @@ class ImbPointToPoint(_Imb, TwoRankCheck):
     program_names = ["IMB-MPI1"]
     imb_benchmarks = ["PingPong", "PingPing", "Sendrecv", "Exchange"]
     metrics = {
-        "pingpong_latency_0B_us": (imb("PingPong", "t_usec", 0), "us"),
-        "pingpong_bandwidth_1MiB_MBps": (imb("PingPong", "MBps", 1048576), "MB/s"),
-        "pingpong_bandwidth_4MiB_MBps": (imb("PingPong", "MBps", 4194304), "MB/s"),
-        "pingping_bandwidth_1MiB_MBps": (imb("PingPing", "MBps", 1048576), "MB/s"),
-        "sendrecv_bandwidth_1MiB_MBps": (imb("Sendrecv", "MBps", 1048576), "MB/s"),
-        "exchange_bandwidth_1MiB_MBps": (imb("Exchange", "MBps", 1048576), "MB/s"),
+        "pingpong_latency_0B_us": (imb("PingPong", "t_usec", 0), US),
+        "pingpong_bandwidth_1MiB_MBps": (imb("PingPong", "MBps", 1048576), MBPS),
+        "pingpong_bandwidth_4MiB_MBps": (imb("PingPong", "MBps", 4194304), MBPS),
+        "pingping_bandwidth_1MiB_MBps": (imb("PingPing", "MBps", 1048576), MBPS),
+        "sendrecv_bandwidth_1MiB_MBps": (imb("Sendrecv", "MBps", 1048576), MBPS),
+        "exchange_bandwidth_1MiB_MBps": (imb("Exchange", "MBps", 1048576), MBPS),
     }
 
 
@@ -69,8 +78,8 @@ class ImbCollectives(_Imb, MultiRankExternalCheck):
     imb_benchmarks = ["Barrier", "Bcast", "Reduce", "Allreduce", "Alltoall"]
     imb_max_log2_size = 20
     metrics = {
-        "barrier_us": (imb("Barrier", "t_max_usec"), "us"),
-        **{f"{name.lower()}_{label}_us": (imb(name, "t_max_usec", size), "us")
+        "barrier_us": (imb("Barrier", "t_max_usec"), US),
+        **{f"{name.lower()}_{label}_us": (imb(name, "t_max_usec", size), US)
            for name in ("Bcast", "Reduce", "Allreduce", "Alltoall")
            for label, size in (("8B", 8), ("1MiB", 1048576))},
     }
@@ -83,6 +92,6 @@ class ImbNonBlocking(_Imb, MultiRankExternalCheck):
     imb_benchmarks = ["Iallreduce", "Ibcast"]
     imb_max_log2_size = 20
     metrics = {
-        "iallreduce_overlap_1MiB_percent": (imb("Iallreduce", "overlap_percent", 1048576), "%"),
-        "ibcast_overlap_1MiB_percent": (imb("Ibcast", "overlap_percent", 1048576), "%"),
+        "iallreduce_overlap_1MiB_percent": (imb("Iallreduce", "overlap_percent", 1048576), PERCENT),
+        "ibcast_overlap_1MiB_percent": (imb("Ibcast", "overlap_percent", 1048576), PERCENT),
     }

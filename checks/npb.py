@@ -19,6 +19,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter, run_after, variable
 
 from fabricsuite.external import parse_npb
+from fabricsuite.metrics import PerfSpec
 from fabricsuite.npb import mz_zones, npb_rejects
 from fabricsuite.rfm_external import MultiRankExternalCheck
 
@@ -26,8 +27,8 @@ from fabricsuite.rfm_external import MultiRankExternalCheck
 class _NpbCommon(rfm.RegressionTestPlugin):
     npb_class = variable(str, value="S", loggable=True)
     metrics = {
-        "mops_total": (lambda result: result.mops_total, "Mop/s"),
-        "time_s": (lambda result: result.time_s, "s"),
+        "mops_total": (lambda result: result.mops_total, PerfSpec("Mop/s", "higher")),
+        "time_s": (lambda result: result.time_s, PerfSpec("s", "lower")),
     }
 
     @run_after("setup")

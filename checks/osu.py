@@ -19,8 +19,13 @@ its own check, with MPI_FLOAT data because MPI_CHAR sums overflow in osu_allredu
 
 import reframe as rfm
 
-from fabricsuite.external import parse_osu
+from fabricsuite.external import osu_sizes, parse_osu
+from fabricsuite.metrics import PerfSpec
 from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
+
+#: times: lower is better; bandwidths, message rates and overlap: higher
+US = PerfSpec("us", "lower")
+MBPS = PerfSpec("MB/s", "higher")
 
 
 def at(column, size=None):
@@ -35,7 +40,9 @@ class _Osu(rfm.RegressionTestPlugin):
     suite = "osu"
 
     def parse(self):
-        return parse_osu(self.stdout_text(), self.program_names[0])
+        # every size of the run's -m must be there: a run that stopped early is not judged
+        return parse_osu(self.stdout_text(), self.program_names[0],
+                         sizes=osu_sizes(self.program_opts))
 
 
 @rfm.simple_test
@@ -43,8 +50,8 @@ class OsuLatency(_Osu, TwoRankCheck):
     descr = "OSU osu_latency: ping-pong latency"
     program_names = ["osu_latency"]
     program_opts = ["-m", "1:4194304"]
-    metrics = {"latency_8B_us": (at("latency_us", 8), "us"),
-               "latency_64KiB_us": (at("latency_us", 65536), "us")}
+    metrics = {"latency_8B_us": (at("latency_us", 8), US),
+               "latency_64KiB_us": (at("latency_us", 65536), US)}
 
 
 @rfm.simple_test
@@ -52,8 +59,8 @@ class OsuBandwidth(_Osu, TwoRankCheck):
     descr = "OSU osu_bw: windowed streaming bandwidth"
     program_names = ["osu_bw"]
     program_opts = ["-m", "1:4194304"]
-    metrics = {"bandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), "MB/s"),
-               "bandwidth_peak_MBps": (peak("bandwidth_MBps"), "MB/s")}
+    metrics = {"bandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), MBPS),
+               "bandwidth_peak_MBps": (peak("bandwidth_MBps"), MBPS)}
 
 
 @rfm.simple_test
@@ -61,7 +68,7 @@ class OsuBiBandwidth(_Osu, TwoRankCheck):
     descr = "OSU osu_bibw: bidirectional bandwidth"
     program_names = ["osu_bibw"]
     program_opts = ["-m", "1:4194304"]
-    metrics = {"bibandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), "MB/s")}
+    metrics = {"bibandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), MBPS)}
 
 
 @rfm.simple_test
@@ -69,15 +76,16 @@ class OsuMultiBandwidth(_Osu, TwoRankCheck):
     descr = "OSU osu_mbw_mr: bandwidth and message rate of the rank pairs"
     program_names = ["osu_mbw_mr"]
     program_opts = ["-m", "1:4194304"]
-    metrics = {"message_rate_8B_per_s": (at("messages_per_s", 8), "msg/s"),
-               "bandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), "MB/s")}
+    metrics = {"message_rate_8B_per_s": (at("messages_per_s", 8), PerfSpec("msg/s", "higher")),
+               "bandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), MBPS)}
 
 
 @rfm.simple_test
 class OsuMultiLatency(_Osu, TwoRankCheck):
     descr = "OSU osu_multi_lat: latency of the rank pairs"
     program_names = ["osu_multi_lat"]
-    metrics = {"latency_8B_us": (at("latency_us", 8), "us")}
+    program_opts = ["-m", "1:4194304"]  # OSU's default range, explicit: every size expected
+    metrics = {"latency_8B_us": (at("latency_us", 8), US)}
 
 
 @rfm.simple_test
@@ -85,8 +93,8 @@ class OsuAllreduce(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_allreduce: average latency"
     program_names = ["osu_allreduce"]
     program_opts = ["-m", "8:1048576"]
-    metrics = {"latency_8B_us": (at("latency_us", 8), "us"),
-               "latency_1MiB_us": (at("latency_us", 1048576), "us")}
+    metrics = {"latency_8B_us": (at("latency_us", 8), US),
+               "latency_1MiB_us": (at("latency_us", 1048576), US)}
 
 
 @rfm.simple_test
@@ -94,15 +102,15 @@ class OsuAlltoall(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_alltoall: average latency"
     program_names = ["osu_alltoall"]
     program_opts = ["-m", "8:1048576"]
-    metrics = {"latency_8B_us": (at("latency_us", 8), "us"),
-               "latency_1MiB_us": (at("latency_us", 1048576), "us")}
+    metrics = {"latency_8B_us": (at("latency_us", 8), US),
+               "latency_1MiB_us": (at("latency_us", 1048576), US)}
 
 
 @rfm.simple_test
 class OsuBarrier(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_barrier: average latency"
     program_names = ["osu_barrier"]
-    metrics = {"latency_us": (at("latency_us"), "us")}
+    metrics = {"latency_us": (at("latency_us"), US)}
 
 
 @rfm.simple_test
@@ -110,8 +118,8 @@ class OsuIallreduce(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_iallreduce: communication/computation overlap"
     program_names = ["osu_iallreduce"]
     program_opts = ["-m", "8:1048576"]
-    metrics = {"overlap_1MiB_percent": (at("overlap_percent", 1048576), "%"),
-               "overall_1MiB_us": (at("overall_us", 1048576), "us")}
+    metrics = {"overlap_1MiB_percent": (at("overlap_percent", 1048576), PerfSpec("%", "higher")),
+               "overall_1MiB_us": (at("overall_us", 1048576), US)}
 
 
 @rfm.simple_test

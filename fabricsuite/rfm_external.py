@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -31,7 +32,14 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from .rfm_netbench import NODE_COUNTS, load_references, place_on_nodes
+from .metrics import PerfSpec
+from .rfm_netbench import (
+    NODE_COUNTS,
+    exit_status_problem,
+    load_references,
+    place_on_nodes,
+    record_exit_status,
+)
 from .spackenv import (
     SPACK_ENV,
     SPACK_PROVENANCE,
@@ -41,6 +49,11 @@ from .spackenv import (
     skip_other_mpi,
     spack_settings,
 )
+
+#: Provenance the job script writes in the stage (never on stdout, which is the program's):
+#: the program that ran and, on Spack partitions, the installed spec (SPEC_FORMAT).
+PROGRAM_USED_FILE = "program-used.txt"
+SPACK_SPEC_USED_FILE = "spack-spec-used.txt"
 
 
 @dataclass(frozen=True)
@@ -122,6 +135,13 @@ class ExternalSuiteCheck(rfm.RegressionTest):
     #: ... and on Spack partitions the installed spec, `name@version variants /hash`
     spack_spec_used = variable(str, value="", loggable=True)
     scale = variable(str, value="", loggable=True)
+    #: Which way is better for each performance variable ("lower", "higher", "equal"), from
+    #: `metrics`; stored with every run so that `fabricsuite baseline` never guesses it.
+    perf_directions = variable(typ.Dict[str, str], value={}, loggable=True)
+    #: Run id of this job (rfm_netbench.record_exit_status).
+    run_id = variable(str, value="")
+    #: Files the program writes that must not survive from an earlier run in the stage.
+    fresh_outputs = variable(typ.List[str], value=[])
     require_reference = True
 
     valid_systems = ["+mpi"]
@@ -130,32 +150,45 @@ class ExternalSuiteCheck(rfm.RegressionTest):
     time_limit = "20m"
     tags = {"external"}
 
+    @run_after("init")
+    def declare_directions(self):
+        self.perf_directions = {name: spec.better for name, spec in self.perf_specs().items()}
+
+    def perf_specs(self) -> dict[str, PerfSpec]:
+        """Unit and direction of every performance variable (for the reference loader)."""
+        return {name: spec for name, (_fn, spec) in self.metrics.items()}
+
     # Before compile, after every setup hook: the program names may depend on the scale.
     @run_before("compile")
     def choose_program(self):
         suite = SUITES[self.suite]
         partition = self.current_partition
         settings = spack_settings(partition)
+        q = shlex.quote
         if settings is not None and not self.binary:
             skip_other_mpi(self, settings)
             spec = self.spack_spec or suite.spack_spec
             build_with_spack(self, settings, spec)
-            prefix = f'"$(spack -e {SPACK_ENV} location -i {spec})"'
+            # Every word from the suite, the check or -S is quoted; provenance goes to files in
+            # the stage: stdout is the program's own output, parsed as a whole.
             self.prerun_cmds = [
-                f"spack -e {SPACK_ENV} find --long --variants {spec} > spack-specs.txt",
-                f"echo \"spack spec: $(spack -e {SPACK_ENV} find "
-                f"--format '{SPEC_FORMAT}' {spec})\"",
-                f"rfm_prefix={prefix}",
-                "rfm_program=$(for d in " + " ".join(suite.prefix_dirs) + "; do for p in "
-                + " ".join(self.program_names)
+                f"spack -e {SPACK_ENV} find --long --variants {q(spec)} > spack-specs.txt",
+                f"spack -e {SPACK_ENV} find --format {q(SPEC_FORMAT)} {q(spec)} "
+                f"> {SPACK_SPEC_USED_FILE}",
+                f'rfm_prefix="$(spack -e {SPACK_ENV} location -i {q(spec)})"',
+                "rfm_program=$(for d in " + " ".join(q(d) for d in suite.prefix_dirs)
+                + "; do for p in " + " ".join(q(n) for n in self.program_names)
                 + '; do [ -x "$rfm_prefix/$d/$p" ] && echo "$rfm_prefix/$d/$p" && break 2; '
                 "done; done || true)",
-                f'[ -n "$rfm_program" ] || {{ echo "no {" or ".join(self.program_names)} under '
-                f'$rfm_prefix ({spec})" >&2; exit 1; }}',
-                'echo "program: $rfm_program"',
+                f'[ -n "$rfm_program" ] || {{ echo '
+                f'{q("no " + " or ".join(self.program_names) + " under")} "$rfm_prefix" '
+                f'{q(f"({spec})")} >&2; exit 1; }}',
+                f"printf '%s\\n' \"$rfm_program\" > {PROGRAM_USED_FILE}",
             ]
             self.executable = '"$rfm_program"'
-            self.keep_files = [*self.keep_files, *SPACK_PROVENANCE]
+            self.keep_files = [*self.keep_files, *SPACK_PROVENANCE, SPACK_SPEC_USED_FILE,
+                               PROGRAM_USED_FILE]
+            record_exit_status(self)
             return
         program = find_program(self.program_names, suite, self.binary)
         self.skip_if(
@@ -174,14 +207,17 @@ class ExternalSuiteCheck(rfm.RegressionTest):
             f"that wait forever); run -p with the matching environment",
         )
         self.build_system = "CustomBuild"
-        # Nothing to build: fail early and clearly when the program cannot run.
-        self.build_system.commands = [f'test -x "{program}"']
-        self.executable = program
+        # Nothing to build: fail early and clearly when the program cannot run. The path may
+        # come from -S binary=...: quoted wherever it reaches a shell.
+        self.build_system.commands = [f"test -x {q(program)}"]
+        self.executable = q(program)
         self.program_used = program
+        record_exit_status(self)
 
     @run_after("setup")
     def set_options(self):
-        self.executable_opts = list(self.program_opts)
+        # ReFrame joins the options into the job script unquoted; -S program_opts=... is input
+        self.executable_opts = [shlex.quote(o) for o in self.program_opts]
 
     # After every skip decision (program, node count, process count), before any build.
     @run_before("compile")
@@ -203,17 +239,27 @@ class ExternalSuiteCheck(rfm.RegressionTest):
         """Check-specific sanity conditions on the parsed output; each one sentence."""
         return []
 
-    #: name -> (function of the parsed result, unit)
+    #: name -> (function of the parsed result, PerfSpec(unit, better)); see fabricsuite.metrics
     metrics: dict = {}
 
     @sanity_function
     def output_is_sound(self):
         from .external import SuiteOutputError
 
+        # A job that did not run to its end with status 0 is never judged on its figures (an
+        # output cut in the middle of a number parses to a wrong figure); what the output says
+        # is added when it says why (OSU's own validation failure, a second table ...).
+        not_judged = exit_status_problem(self)
+        if not_judged:
+            try:
+                self.parsed()
+            except (SuiteOutputError, OSError) as err:
+                not_judged += f"; {err}"
+            raise SanityError(not_judged)
         try:
             result = self.parsed()
             problems = self.problems(result)
-            values = {name: fn(result) for name, (fn, _unit) in self.metrics.items()}
+            values = {name: fn(result) for name, (fn, _spec) in self.metrics.items()}
         except (SuiteOutputError, OSError) as err:
             raise SanityError(str(err)) from None
         bad = [f"{n}={v}" for n, v in values.items() if not (math.isfinite(v) and v >= 0)]
@@ -222,28 +268,25 @@ class ExternalSuiteCheck(rfm.RegressionTest):
         if problems:
             raise SanityError("; ".join(problems))
         if not self.program_used:
-            # Spack partitions: what the run script found and installed (its first lines)
-            self.program_used = self._line_from_stdout("program: ")
-            self.spack_spec_used = self._line_from_stdout("spack spec: ")
+            # Spack partitions: what the job script found and installed (files in the stage)
+            self.program_used = self._stage_line(PROGRAM_USED_FILE)
+            self.spack_spec_used = self._stage_line(SPACK_SPEC_USED_FILE)
         return True
 
     def stdout_text(self) -> str:
         return Path(self.stagedir, self.job.stdout).read_text()
 
-    def _line_from_stdout(self, prefix: str) -> str:
+    def _stage_line(self, name: str) -> str:
         try:
-            for line in self.stdout_text().splitlines():
-                if line.startswith(prefix):
-                    return line[len(prefix):].strip()
+            return Path(self.stagedir, name).read_text().strip()
         except OSError:
-            pass
-        return ""
+            return ""
 
     @run_before("performance")
     def set_performance_variables(self):
         self.perf_variables = {
-            name: sn.make_performance_function(_metric_value(self, fn), unit)
-            for name, (fn, unit) in self.metrics.items()
+            name: sn.make_performance_function(_metric_value(self, fn), spec.unit)
+            for name, (fn, spec) in self.metrics.items()
         }
 
 

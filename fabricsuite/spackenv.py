@@ -13,6 +13,8 @@ Shared by the netbench build fixture (fabricsuite.rfm_netbench) and the external
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 
 from . import REPO_ROOT
@@ -97,20 +99,29 @@ def spack_build_commands(settings: dict, system: str) -> list[str]:
         f"mkdir -p {SPACK_ENV}/config/spack",
         f"cat > {SPACK_ENV}/spack.yaml <<'FABRICSUITE_SPACK_YAML'\n"
         f"{stage_spack_yaml()}FABRICSUITE_SPACK_YAML",
-        f"cp -r {REPO_ROOT / 'config' / 'spack' / 'repo'} {SPACK_ENV}/config/spack/",
-        f"cp {REPO_ROOT / site} {SPACK_ENV}/site.yaml",
+        f"cp -r {shlex.quote(str(REPO_ROOT / 'config' / 'spack' / 'repo'))} "
+        f"{SPACK_ENV}/config/spack/",
+        f"cp {shlex.quote(str(REPO_ROOT / site))} {SPACK_ENV}/site.yaml",
         # the netbench recipe builds this checkout's committed main (a site may point
         # FABRICSUITE_GIT_URL at its own mirror of the project)
         f'export FABRICSUITE_GIT_URL="${{FABRICSUITE_GIT_URL:-{REPO_ROOT}}}"',
     ]
 
 
+def _in_double_quotes(text: str) -> str:
+    """`text` escaped for a shell's double quotes (where ReFrame puts `spack config add`)."""
+    return re.sub(r'([\\"$`])', r"\\\1", text)
+
+
 def build_with_spack(test, settings: dict, spec: str) -> None:
     """Make `test` install `spec` through ReFrame's Spack build system in its own environment."""
     test.build_system = "Spack"
     test.build_system.environment = SPACK_ENV
-    test.build_system.specs = [spec]
+    # ReFrame writes specs and install options into the scripts as they are (a spec may come
+    # from -S spack_spec=...): each is quoted; a config option goes inside double quotes.
+    test.build_system.specs = [shlex.quote(spec)]
     if settings.get("install_tree"):
-        test.build_system.config_opts = [f"config:install_tree:root:{settings['install_tree']}"]
-    test.build_system.install_opts = list(settings.get("install_opts", []))
+        test.build_system.config_opts = [
+            _in_double_quotes(f"config:install_tree:root:{settings['install_tree']}")]
+    test.build_system.install_opts = [shlex.quote(o) for o in settings.get("install_opts", [])]
     test.prebuild_cmds = spack_build_commands(settings, test.current_system.name)

@@ -13,6 +13,7 @@ import ast
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -70,7 +71,14 @@ def dry_run(tmp_path_factory):
         args += ["-c", check]
     proc = reframe(results, *args)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    return results / "stage" / "examplecluster", proc.stdout
+    return _system_stage(results, "examplecluster"), proc.stdout
+
+
+def _system_stage(results, system):
+    """The stage directory of `system` (under the session's own stage directory, if any)."""
+    found = [p for p in (results / "stage").rglob(system) if p.is_dir()]
+    assert found, f"no stage for {system} under {results}"
+    return found[0]
 
 
 def _stage(root, partition, check):
@@ -111,9 +119,11 @@ def test_dry_run_build_scripts_hold_the_spack_commands(dry_run, check, spec):
     job = (_stage(root, "cpu", check) / "rfm_job.sh").read_text()
     assert f"eval `spack -e spackenv load --sh {spec}`" in job
     assert f"spack -e spackenv find --long --variants {spec} > spack-specs.txt" in job
-    # provenance: the installed spec goes to the perflog (spack_spec_used)
-    assert ("echo \"spack spec: $(spack -e spackenv find --format "
-            f"'{SPEC_FORMAT}' {spec})\"") in job
+    # provenance: the installed spec goes to the perflog (spack_spec_used), through a file in
+    # the stage: stdout is the program's own
+    assert (f"spack -e spackenv find --format '{SPEC_FORMAT}' {spec} > spack-spec-used.txt"
+            ) in job
+    assert "echo \"spack spec:" not in job and "echo \"program:" not in job
     assert "#SBATCH --partition=cpu" in job and "#SBATCH --exclusive" in job
     assert re.search(r'^srun (--cpus-per-task=2 )?"\$rfm_program"', job, re.M), job
 
@@ -150,7 +160,7 @@ def test_dry_run_npb_mz_hybrid_split_at_acceptance_class(tmp_path):
                    "require_reference=false", "-S", "npb_class=C", "-c", "checks/npb.py",
                    "-n", "NpbMz%node_count=1%benchmark=bt-mz")
     assert proc.returncode == 0, proc.stdout[-3000:]
-    stage = tmp_path / "stage" / "examplecluster" / "cpu" / "site-openmpi"
+    stage = _system_stage(tmp_path, "examplecluster") / "cpu" / "site-openmpi"
     jobs = {p.name: (p / "rfm_job.sh").read_text() for p in stage.glob("NpbMz*")
             if (p / "rfm_job.sh").exists()}
     hybrid = [j for j in jobs.values() if "#SBATCH --cpus-per-task=2" in j]
@@ -210,7 +220,7 @@ def test_local_spack_opt_in_builds_through_spack(tmp_path):
         # the environment whose MPI the site file does not build with is skipped, saying why
         assert ("local:default's Spack site file builds with openmpi, environment mpich "
                 "launches mpich") in proc.stdout
-    stage = tmp_path / "stage" / "local" / "default" / "openmpi" / "ImbPointToPoint"
+    stage = _system_stage(tmp_path, "local") / "default" / "openmpi" / "ImbPointToPoint"
     build = (stage / "rfm_build.sh").read_text()
     assert "config/spack/local.yaml spackenv/site.yaml" in build
     assert f'config add "config:install_tree:root:{tmp_path / "opt"}"' in build
@@ -381,7 +391,8 @@ def test_dry_run_netbench_builds_with_spack_on_the_template(tmp_path):
     proc = reframe(tmp_path, "--system", "examplecluster", "--dry-run", "-c", "checks/pt2pt.py",
                    "-n", "NetbenchPingPong", "-S", "require_reference=false")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    builds = sorted((tmp_path / "stage" / "examplecluster").glob("*/site-openmpi/NetbenchBuild*"))
+    builds = sorted(_system_stage(tmp_path, "examplecluster").glob(
+        "*/site-openmpi/NetbenchBuild*"))
     assert builds, proc.stdout[-2000:]
     build = (builds[0] / "rfm_build.sh").read_text()
     spec = netbench_spec()
@@ -433,3 +444,211 @@ def test_site_template_declares_the_compiler_and_mpi_as_externals():
     compilers = packages["gcc"]["externals"][0]["extra_attributes"]["compilers"]
     assert set(compilers) == {"c", "cxx", "fortran"}
     assert packages["mpi"]["require"] == "openmpi"
+
+
+# -- the job output as the job writes it (issue 11) --
+DATA = REPO_ROOT / "tests" / "data" / "external"
+
+
+def _fake(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+def _osu_stand_in(path: Path, output: str, every_rank=False, status=0) -> Path:
+    """An executable that prints a real captured OSU output as rank 0 (or as every rank, like
+    singletons of another MPI) and exits with `status`."""
+    rank0 = "" if every_rank else '[ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 0 ] && '
+    return _fake(path, f"{rank0}cat {shlex.quote(str(DATA / output))}\nexit {status}\n")
+
+
+def _run_job_script(stage: Path, workdir: Path, path_dirs=()) -> str:
+    """Run a generated job script as the job does (in a copy of its stage, stdout to
+    rfm_job.out); returns that stdout, the whole of it."""
+    shutil.copytree(stage, workdir)
+    env = dict(os.environ, PATH=":".join([*map(str, path_dirs), os.environ["PATH"]]),
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    with open(workdir / "rfm_job.out", "w") as out:
+        subprocess.run(["bash", "rfm_job.sh"], cwd=workdir, env=env, stdout=out,
+                       stderr=subprocess.DEVNULL, timeout=120, check=False)
+    return (workdir / "rfm_job.out").read_text()
+
+
+@pytest.mark.integration
+def test_spack_job_output_is_the_programs_own(dry_run, tmp_path):
+    """On a Spack partition the job script records what ran in files of the stage, so the
+    job's stdout, whole, is the OSU output and parses (issue 11: `spack spec: ...` and
+    `program: ...` lines before the table made every OSU check fail there)."""
+    from fabricsuite.external import osu_sizes, parse_osu
+
+    root, _ = dry_run
+    prefix = tmp_path / "opt" / "osu-micro-benchmarks-7.2"
+    _osu_stand_in(prefix / "libexec/osu-micro-benchmarks/mpi/pt2pt/standard/osu_latency",
+                  "osu-7.2/osu_latency.txt")
+    bindir = tmp_path / "bin"
+    _fake(bindir / "srun", 'exec "$@"\n')  # one rank's view: rank 0 prints the table
+    _fake(bindir / "spack", f"""case "$*" in
+  *"location -i"*) echo {shlex.quote(str(prefix))} ;;
+  *"find --format"*) echo "osu-micro-benchmarks@7.2+cuda~rocm /abcdefg" ;;
+  *"find --long"*) echo "abcdefg osu-micro-benchmarks@7.2" ;;
+esac
+""")
+    work = tmp_path / "stage"
+    stdout = _run_job_script(_stage(root, "cpu", "OsuLatency"), work, [bindir])
+    result = parse_osu(stdout, "job stdout", sizes=osu_sizes(["-m", "1:4194304"]))
+    assert result.value("latency_us", 8) == pytest.approx(0.28)
+    program = prefix / "libexec/osu-micro-benchmarks/mpi/pt2pt/standard/osu_latency"
+    assert (work / "program-used.txt").read_text().strip() == str(program)
+    assert (work / "spack-spec-used.txt").read_text().strip() == (
+        "osu-micro-benchmarks@7.2+cuda~rocm /abcdefg")
+    assert (work / "launcher-exit-status").read_text().split()[0] == "0"
+
+
+def _local_dry_run(results, *args, env=None):
+    proc = subprocess.run(
+        [REFRAME, "-C", "config/settings.py", "--system", "local", "--dry-run", "-p", "openmpi",
+         "-S", "require_reference=false", "-c", "checks/osu.py", *args],
+        cwd=REPO_ROOT, env=dict(os.environ, FABRICSUITE_RESULTS=str(results), **(env or {})),
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    stages = list((results / "stage").rglob("OsuLatency"))
+    assert stages and (stages[0] / "rfm_job.sh").exists(), proc.stdout[-3000:]
+    return stages[0]
+
+
+needs_openmpi = pytest.mark.skipif(shutil.which("mpirun.openmpi") is None,
+                                   reason="Open MPI is not installed (ci/setup.sh installs it)")
+
+
+@pytest.mark.integration
+@needs_openmpi
+@pytest.mark.parametrize("how", ["directory", "binary"])
+def test_local_job_output_is_the_programs_own(tmp_path, how):
+    """A program from $FABRICSUITE_OSU_DIR or -S binary: the job script, run as the job runs
+    it (the local mpirun, 2 ranks), writes the OSU output alone and the launcher's status."""
+    from fabricsuite.external import osu_sizes, parse_osu
+
+    program = _osu_stand_in(tmp_path / "osu dir" / "osu_latency", "osu-7.2/osu_latency.txt")
+    if how == "directory":
+        stage = _local_dry_run(tmp_path / "results", "-n", "OsuLatency",
+                               env={"FABRICSUITE_OSU_DIR": str(program.parent)})
+    else:
+        stage = _local_dry_run(tmp_path / "results", "-n", "OsuLatency",
+                               "-S", f"OsuLatency.binary={program}")
+    stdout = _run_job_script(stage, tmp_path / "run")
+    result = parse_osu(stdout, "job stdout", sizes=osu_sizes(["-m", "1:4194304"]))
+    assert result.value("latency_us", 65536) == pytest.approx(13.12)
+    assert (tmp_path / "run" / "launcher-exit-status").read_text().split()[0] == "0"
+
+
+@pytest.mark.integration
+def test_binary_path_reaches_no_shell_unquoted(tmp_path):
+    """-S binary='/bin/true"; touch MARKER; echo "' ran the command in the build script
+    (`test -x "{program}"`); every word is quoted now: no injected command runs."""
+    marker = tmp_path / "injected"
+    evil = f'/bin/true"; touch {marker}; echo "'
+    stage = _local_dry_run(tmp_path / "results", "-n", "OsuLatency", "-S",
+                           f"OsuLatency.binary={evil}", "-S",
+                           f"OsuLatency.program_opts=-m,1:8;touch {marker}")
+    build = (stage / "rfm_build.sh").read_text()
+    assert f"test -x {shlex.quote(evil)}" in build
+    subprocess.run(["bash", "rfm_build.sh"], cwd=stage, capture_output=True, timeout=60)
+    subprocess.run(["bash", "rfm_job.sh"], cwd=stage, capture_output=True, timeout=120,
+                   env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+    assert not marker.exists()
+
+
+def test_spack_specs_and_program_names_are_quoted():
+    """The spec (-S spack_spec=...) and the program names reach the job script quoted."""
+    from fabricsuite.spackenv import build_with_spack
+
+    class Test:  # ReFrame turns `build_system = "Spack"` into the build system object
+        prebuild_cmds: list = []
+        current_system = type("S", (), {"name": "examplecluster"})()
+
+        def __setattr__(self, name, value):
+            if name == "build_system":
+                value = type("Spack", (), {})()
+            object.__setattr__(self, name, value)
+
+    test = Test()
+    build_with_spack(test, {"install_tree": '/opt/$(touch x)"', "install_opts": ["-j 4"]},
+                     "osu-micro-benchmarks; touch x")
+    assert test.build_system.specs == ["'osu-micro-benchmarks; touch x'"]
+    assert test.build_system.install_opts == ["'-j 4'"]
+    assert test.build_system.config_opts == [
+        'config:install_tree:root:/opt/\\$(touch x)\\"']
+
+
+@pytest.mark.integration
+@needs_openmpi
+def test_a_job_is_judged_only_as_one_complete_run(tmp_path):
+    """Real runs on the local system, programs given with -S binary: a good one passes (its
+    provenance in the perflog); singletons of another MPI (a table per rank, behind a wrapper
+    script that ldd cannot see through) and a job that exits non-zero after a complete table
+    fail, never judged on their figures."""
+    good = _osu_stand_in(tmp_path / "good" / "osu_latency", "osu-7.2/osu_latency.txt")
+    singletons = _osu_stand_in(tmp_path / "singletons" / "osu_bw", "osu-7.2/osu_bw.txt",
+                               every_rank=True)
+    failed = _osu_stand_in(tmp_path / "failed" / "osu_bibw", "osu-7.2/osu_bibw.txt", status=3)
+    proc = reframe(tmp_path, "--system", "local", "-r", "-c", "checks/osu.py", "-p", "openmpi",
+                   "-n", "OsuLatency|OsuBandwidth|OsuBiBandwidth", "-S",
+                   "require_reference=false", "--exec-policy=serial",
+                   "-S", f"OsuLatency.binary={good}", "-S", f"OsuBandwidth.binary={singletons}",
+                   "-S", f"OsuBiBandwidth.binary={failed}")
+    out = proc.stdout
+    report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
+    cases = {c["name"]: c for run in report["runs"] for c in run["testcases"]}
+    by_check = {name.split()[0].split("%")[0]: c for name, c in cases.items()}
+    assert by_check["OsuLatency"]["result"] == "pass", out[-4000:]
+    assert by_check["OsuBandwidth"]["result"] == "fail", out[-4000:]
+    assert "several runs" in by_check["OsuBandwidth"]["fail_reason"]
+    assert by_check["OsuBiBandwidth"]["result"] == "fail", out[-4000:]
+    assert "exited with status 3" in by_check["OsuBiBandwidth"]["fail_reason"]
+    perflog = next((tmp_path / "perflogs").rglob("OsuLatency.log")).read_text().splitlines()
+    row = dict(zip(perflog[0].split("|"), perflog[-1].split("|"), strict=True))
+    assert row["program_used"] == str(good)
+    # each metric's direction travels with the stored run (the report's loggable variables)
+    assert by_check["OsuLatency"]["perf_directions"] == {"latency_8B_us": "lower",
+                                                         "latency_64KiB_us": "lower"}
+
+
+def _check_classes():
+    import importlib.util
+
+    classes = {}
+    for path in EXTERNAL:
+        spec = importlib.util.spec_from_file_location(f"_ext11_{Path(path).stem}",
+                                                      REPO_ROOT / path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        classes.update({name: obj for name, obj in vars(module).items()
+                        if isinstance(obj, type) and obj.__module__ == module.__name__
+                        and getattr(obj, "metrics", None)})
+    return classes
+
+
+def test_every_external_metric_declares_its_unit_and_direction():
+    """Each metric is (function, PerfSpec(unit, better)) where it is declared; names and units
+    as before (the reference files key on them)."""
+    from fabricsuite.metrics import PerfSpec
+
+    expected = {"us": "lower", "s": "lower", "MB/s": "higher", "Mop/s": "higher",
+                "msg/s": "higher", "%": "higher"}
+    classes = _check_classes()
+    assert {"OsuLatency", "OsuIallreduce", "ImbPointToPoint", "ImbNonBlocking", "BeffOriginal",
+            "_NpbCommon"} <= set(classes)
+    for name, cls in classes.items():
+        for metric, (fn, spec) in cls.metrics.items():
+            assert callable(fn) and isinstance(spec, PerfSpec), (name, metric)
+            assert spec.better == expected[spec.unit], (name, metric, spec)
+            suffix = metric.rsplit("_", 1)[-1]
+            unit = {"us": "us", "MBps": "MB/s", "s": "s", "percent": "%", "total": "Mop/s"}
+            assert unit.get(suffix, spec.unit) == spec.unit, (name, metric, spec)
+    assert classes["OsuMultiBandwidth"].metrics["message_rate_8B_per_s"][1] == PerfSpec(
+        "msg/s", "higher")
+    assert classes["OsuIallreduce"].metrics["overlap_1MiB_percent"][1] == PerfSpec("%", "higher")
+    assert classes["_NpbCommon"].metrics["mops_total"][1] == PerfSpec("Mop/s", "higher")
