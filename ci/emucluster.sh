@@ -81,12 +81,14 @@ node_count() {
 
 ns_inode() { stat -L -c %i "/run/netns/$1" 2>/dev/null || true; }
 
-proc_start() { # PID: its start time in clock ticks after boot; nothing if there is no such process
+# proc_start PID: its start time in clock ticks after boot; nothing if there is no such process,
+# or only its exit status is left (a zombie).
+proc_start() {
     local stat fields
     stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
     # the command name (field 2) may hold spaces and parentheses: split after its last ')'
     read -r -a fields <<< "${stat##*) }"
-    echo "${fields[19]:-}"
+    [ "${fields[0]:-}" = Z ] || echo "${fields[19]:-}"
 }
 
 is_started() { # PID START: the process is the one recorded
