@@ -165,11 +165,13 @@ def test_bandwidth_and_G_recover_the_imposed_rate(cluster, programs, mpi, tmp_pa
 
 def run_reframe(emu, results, *args, system="emucluster:nodes"):
     # time_limit: these jobs take seconds; a job that hangs in MPI_Finalize (see srun_netbench)
-    # ends after 2 minutes, judged on its complete output, within the test's timeout. Without
-    # Slurm (emucluster:mpirun) ReFrame's own time limit would fail the job, so hydra ends such
-    # an MPICH run first (MPIEXEC_TIMEOUT; exit 255, the output judged as with Slurm).
+    # ends after 2 minutes, within the test's timeout (without Slurm, emucluster:mpirun, hydra
+    # ends such an MPICH run first: MPIEXEC_TIMEOUT). Such a job did not exit 0, so its check
+    # fails however complete its output (a failed job is never judged on its figures); the
+    # known upstream hang (config/systems/emucluster.py) gets one retry.
     return emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
-               system, "--exec-policy=serial", "-r", "-S", "time_limit=2m", *args, check=False,
+               system, "--exec-policy=serial", "-r", "-S", "time_limit=2m", "--max-retries=1",
+               *args, check=False,
                extra_env={"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90"})
 
 

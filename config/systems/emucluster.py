@@ -20,7 +20,8 @@ closing its endpoint; openucx/ucx#8738). Measured here: 0 of 40 2-node runs on a
 machine, 9 of about 90 with a CPU-bound process beside them. Under Slurm the job's time limit
 ends such a run; on emucluster:mpirun set MPIEXEC_TIMEOUT (seconds) below the check's
 time_limit, as the tests do, since ReFrame fails a job that reaches its own limit there.
-The output is complete, so the check is judged on it.
+Either way the job did not exit 0, so the check fails however complete the output: a failed job
+is never judged on its figures (rerun it, e.g. with ReFrame's --max-retries).
 """
 
 import os
