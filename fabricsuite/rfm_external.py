@@ -49,6 +49,7 @@ from .spackenv import (
     skip_other_mpi,
     spack_settings,
 )
+from .verdict import Judged
 
 #: Provenance the job script writes in the stage (never on stdout, which is the program's):
 #: the program that ran and, on Spack partitions, the installed spec (SPEC_FORMAT).
@@ -118,7 +119,7 @@ def linked_mpi(program: str) -> str | None:
     return None
 
 
-class ExternalSuiteCheck(rfm.RegressionTest):
+class ExternalSuiteCheck(Judged, rfm.RegressionTest):
     """One program of an external suite, run and parsed; see the module docstring."""
 
     #: key of SUITES (a class attribute, set by each check family)
@@ -135,13 +136,6 @@ class ExternalSuiteCheck(rfm.RegressionTest):
     #: ... and on Spack partitions the installed spec, `name@version variants /hash`
     spack_spec_used = variable(str, value="", loggable=True)
     scale = variable(str, value="", loggable=True)
-    #: Which way is better for each performance variable ("lower", "higher", "equal"), from
-    #: `metrics`; stored with every run so that `fabricsuite baseline` never guesses it.
-    perf_directions = variable(typ.Dict[str, str], value={}, loggable=True)
-    #: Run id of this job (rfm_netbench.record_exit_status).
-    run_id = variable(str, value="")
-    #: Files the program writes that must not survive from an earlier run in the stage.
-    fresh_outputs = variable(typ.List[str], value=[])
     require_reference = True
 
     valid_systems = ["+mpi"]
@@ -149,10 +143,6 @@ class ExternalSuiteCheck(rfm.RegressionTest):
     sourcesdir = None
     time_limit = "20m"
     tags = {"external"}
-
-    @run_after("init")
-    def declare_directions(self):
-        self.perf_directions = {name: spec.better for name, spec in self.perf_specs().items()}
 
     def perf_specs(self) -> dict[str, PerfSpec]:
         """Unit and direction of every performance variable (for the reference loader)."""

@@ -42,6 +42,7 @@ from .spackenv import (
     skip_other_mpi,
     spack_settings,
 )
+from .verdict import Judged
 
 #: Binds each rank to its CPU of the pair (config/launchers/bind-rank: taskset after the launcher).
 BIND_RANK = REPO_ROOT / "config" / "launchers" / "bind-rank"
@@ -168,7 +169,7 @@ class NetbenchBuild(rfm.CompileOnlyRegressionTest):
         )
 
 
-class NetbenchCheck(rfm.RunOnlyRegressionTest):
+class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     """Runs one netbench method on two ranks and checks its figures against reference/."""
 
     #: netbench subcommand (a method from the papers; see docs/output-format.md).
@@ -183,13 +184,8 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
     netbench_version = variable(str, value="", loggable=True)
     #: Performance variables: name -> Metric. Set by each check class.
     metrics: dict[str, Metric] = {}
-    #: Which way is better for each performance variable ("lower", "higher", "equal"), from
-    #: `metrics`; stored with every run so that `fabricsuite baseline` never guesses it.
-    perf_directions = variable(typ.Dict[str, str], value={}, loggable=True)
-    #: Run id of this job (see `record_exit_status`).
-    run_id = variable(str, value="")
     #: Files the job writes that must not survive from an earlier run in the stage.
-    fresh_outputs = variable(typ.List[str], value=[RESULT_FILE])
+    fresh_outputs = [RESULT_FILE]
     #: Regular expression of netbench `unreliable` quantities that do not fail the check because
     #: no performance variable uses them (they are logged as warnings instead).
     tolerated_unreliable = variable(str, type(None), value=None)
@@ -206,10 +202,6 @@ class NetbenchCheck(rfm.RunOnlyRegressionTest):
     # A performance variable without a reference is a failure, not a silent pass.
     require_reference = True
     tags = {"pt2pt", "netbench"}
-
-    @run_after("init")
-    def declare_directions(self):
-        self.perf_directions = {name: m.better for name, m in self.metrics.items()}
 
     def perf_specs(self) -> dict[str, PerfSpec]:
         """Unit and direction of every performance variable (for the reference loader)."""

@@ -9,6 +9,11 @@ session's JSON run report and fails (exit 1, one line per problem) when
 - an environment named with `-p/--prgenv` ran no case;
 - a partition named with `--system SYSTEM:PARTITION` ran no case.
 
+It also prints each performance verdict that a confirmation round (`--max-retries`, see
+fabricsuite/verdict.py) changed or upheld, with both figures, and for each variable that failed
+its reference the value, the reference, the bound, the change and how many noise widths (the
+spread `fabricsuite baseline` recorded in the reference file's `_statistics`) it lies away.
+
 `ci/run-local.sh` calls it after every run.
 """
 
@@ -19,6 +24,11 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
+
+from .references import ReferenceFileError, load_file, reference_file
+
+INDEX_FIELDS = ("distance", "scale")
 
 
 def _requested(reframe_args: list[str]) -> tuple[list[str], list[str]]:
@@ -63,6 +73,82 @@ def problems(report: dict, reframe_args: list[str]) -> list[str]:
     return found
 
 
+def _case_key(case: dict) -> tuple:
+    return (case.get("name"), case.get("system"), case.get("partition"), case.get("environ"))
+
+
+def _where(case: dict) -> str:
+    check = str(case.get("name", "")).split(" ")[0]
+    levels = " ".join(str(case[f]) for f in INDEX_FIELDS if case.get(f))
+    return " ".join(filter(None, [check, f"{case.get('system')}:{case.get('partition')}",
+                                  str(case.get("environ")), levels]))
+
+
+def _statistics(system: str, cache: dict) -> dict[str, Any]:
+    if system not in cache:
+        try:
+            stats = load_file(reference_file(system)).get("_statistics") or {}
+        except ReferenceFileError:
+            stats = {}
+        cache[system] = stats if isinstance(stats, dict) else {}
+    return cache[system]
+
+
+def _figure(perf: list) -> str:
+    value, ref, lower, upper, unit = perf[:5]
+    text = f"{value:g} {unit}" if isinstance(value, (int, float)) else f"{value} {unit}"
+    if isinstance(ref, (int, float)) and ref:
+        change = (value - ref) / abs(ref)
+        bound = f"{lower:+.1%}" if lower is not None else f"{upper:+.1%}"
+        text += f" (reference {ref:g}, {change:+.1%}, bound {bound})"
+    return text
+
+
+def verdict_lines(report: dict) -> list[str]:
+    """Confirmed regressions and transients dispelled by confirmation, one line each."""
+    runs = report.get("runs", [])
+    if not runs:
+        return []
+    first: dict[tuple, dict] = {}
+    for run in runs[:-1]:
+        for case in run.get("testcases", []):
+            if case.get("result") == "fail":
+                first.setdefault(_case_key(case), case)
+    lines, cache = [], {}
+    for case in runs[-1].get("testcases", []):
+        earlier = first.get(_case_key(case)) if len(runs) > 1 else None
+        if case.get("result") == "pass" and earlier is not None:
+            failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
+                      if len(v) > 5 and v[5] == "fail"}
+            then = "; ".join(f"{k.split(':')[-1]} {_figure(v)}" for k, v in failed.items())
+            lines.append(f"confirmation passed: {_where(case)}: first "
+                         f"{then or earlier.get('fail_phase', 'failed')}, then within reference")
+            continue
+        if case.get("result") != "fail" or case.get("fail_phase") != "performance":
+            continue
+        stats = _statistics(str(case.get("system")), cache)
+        for key, perf in (case.get("perfvalues") or {}).items():
+            if len(perf) < 6 or perf[5] != "fail":
+                continue
+            variable = key.split(":")[-1]
+            line = f"REGRESSION {_where(case)} {variable} = {_figure(perf)}"
+            stat_key = " ".join([str(case.get("name", "")).split(" ")[0],
+                                 f"{case.get('system')}:{case.get('partition')}",
+                                 str(case.get("environ")),
+                                 *[str(case[f]) for f in INDEX_FIELDS if case.get(f)], variable])
+            spread = (stats.get(stat_key) or {}).get("spread")
+            value, ref = perf[0], perf[1]
+            if spread and isinstance(ref, (int, float)) and ref:
+                widths = abs(value - ref) / abs(ref) / spread
+                line += f", {widths:.1f} noise widths (spread {spread:.2%})"
+            if earlier is not None:
+                before = (earlier.get("perfvalues") or {}).get(key)
+                if before:
+                    line += f"; confirmed: first run {before[0]:g} {perf[4]}"
+            lines.append(line)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m fabricsuite.session",
@@ -80,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
               f"ReFrame selected no test case (Ran 0/0) or did not finish, so nothing was "
               f"tested; check the -n/-p/--system filters and the output above", file=sys.stderr)
         return 1
+    for line in verdict_lines(report):
+        print(f"fabricsuite: {line}")
     found = problems(report, reframe_args)
     for line in found:
         print(f"fabricsuite: FAILED: {line}", file=sys.stderr)

@@ -113,8 +113,22 @@ def _processor():
     return {"num_cpus": cpus, "num_cpus_per_core": per_core}
 
 
+#: This shared 2-core development VM: shared-memory figures move by up to a third between
+#: sessions, so no reference here is narrower than 35 % (baseline.py; a dedicated node keeps the
+#: default 3 %). Override with FABRICSUITE_LOCAL_TOLERANCE_FLOOR on a quiet, dedicated machine.
+LOCAL_TOLERANCE_FLOOR = 0.35
+
+
 def _extras():
     extras = {"nodes": 1}  # one node: the multi-rank checks skip their 2- and 4-node cases
+    floor = os.environ.get("FABRICSUITE_LOCAL_TOLERANCE_FLOOR", str(LOCAL_TOLERANCE_FLOOR))
+    try:
+        extras["tolerance_floor"] = float(floor)
+        if not 0 <= extras["tolerance_floor"] < 1:
+            raise ValueError
+    except ValueError:
+        _fail(f"FABRICSUITE_LOCAL_TOLERANCE_FLOOR={floor!r}: expected a fraction in [0, 1), "
+              f"e.g. 0.03 for 3 %")
     # Opt-in: FABRICSUITE_LOCAL_SPACK=<install tree> builds the external suites with the
     # `spack` on PATH (site file config/spack/local.yaml: Debian's Open MPI as external), as a
     # center's Spack partition does; unset, they use programs on the path or are skipped.

@@ -1,0 +1,70 @@
+"""What every judged check shares, netbench and external suites alike: the noise floor of its
+partition, confirmation before alarm, and the records that let a later tool judge its figures.
+
+Confirm before alarm: a session run with ReFrame's `--max-retries=N` (ci/run-local.sh and the
+run modes do) measures every failed case again; this mixin makes the retry round wait
+`confirm_pause_s` seconds first (once per round, not per case), so that a transient slow phase
+(this VM's shared-memory latency triples for tens of seconds) is over before the figure is taken
+again. A case fails only when the confirmation fails too; both figures stay in the perflog and in
+the run report (runs[0] and runs[1]), and `fabricsuite.session` prints both.
+"""
+
+from __future__ import annotations
+
+import time
+
+import reframe as rfm
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.logging import getlogger
+from reframe.core.runtime import runtime
+
+#: Partition default for the pause before a confirmation round (extras.confirm_pause_s).
+DEFAULT_CONFIRM_PAUSE_S = 20.0
+#: Partition default for the tolerance floor (extras.tolerance_floor), see baseline.py.
+DEFAULT_TOLERANCE_FLOOR = 0.03
+
+_paused_before_round = 0
+
+
+class Judged(rfm.RegressionTestPlugin):
+    """Variables and hooks shared by every check whose figures are judged."""
+
+    #: Which way is better for each performance variable ("lower", "higher", "equal"), from the
+    #: check's declaration; stored with every run so that `fabricsuite baseline` never guesses.
+    perf_directions = variable(typ.Dict[str, str], value={}, loggable=True)
+    #: The partition's tolerance floor (extras.tolerance_floor): the narrowest bound a baseline
+    #: may give this partition's references, as a fraction. Stored with every run.
+    tolerance_floor = variable(float, value=DEFAULT_TOLERANCE_FLOOR, loggable=True)
+    #: Seconds to wait before the confirmation round (extras.confirm_pause_s).
+    confirm_pause_s = variable(float, value=DEFAULT_CONFIRM_PAUSE_S)
+    #: Run id of this job (rfm_netbench.record_exit_status).
+    run_id = variable(str, value="")
+    #: Files the job writes that must not survive from an earlier run in the stage.
+    fresh_outputs = variable(typ.List[str], value=[])
+
+    @run_after("init")
+    def declare_directions(self):
+        self.perf_directions = {name: spec.better for name, spec in self.perf_specs().items()}
+
+    def perf_specs(self):
+        """{variable: fabricsuite.metrics.PerfSpec}; each check family implements it."""
+        raise NotImplementedError
+
+    @run_after("setup")
+    def take_partition_tolerances(self):
+        extras = self.current_partition.extras
+        self.tolerance_floor = float(extras.get("tolerance_floor", self.tolerance_floor))
+        self.confirm_pause_s = float(extras.get("confirm_pause_s", self.confirm_pause_s))
+
+    @run_before("run")
+    def pause_before_confirming(self):
+        global _paused_before_round
+        current = runtime().current_run
+        if current > _paused_before_round:
+            _paused_before_round = current
+            getlogger().info(
+                f"confirmation round {current}: measuring the failed cases again after a "
+                f"{self.confirm_pause_s:g} s pause (a transient slow phase must not fail a check)"
+            )
+            time.sleep(self.confirm_pause_s)

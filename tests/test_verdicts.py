@@ -1,0 +1,123 @@
+"""Verdicts from measured noise (issue 12, items 1 and 2): the bound on the bad side comes from
+the spread of the baseline runs with the partition's floor, the file records the statistics, and
+the session summary reports a confirmed regression with both figures and its distance in noise
+widths, and a transient that confirmation dispelled.
+
+The run reports are variants of a real ReFrame 4.10 report (tests/data/baseline/)."""
+
+from __future__ import annotations
+
+import copy
+
+import yaml
+from test_baseline import real, write_report
+
+from fabricsuite.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
+from fabricsuite.cli import main
+from fabricsuite.session import verdict_lines
+
+
+def bandwidth_case(report: dict) -> dict:
+    return next(c for run in report["runs"] for c in run["testcases"]
+                if c["name"].startswith("NetbenchPingPongBandwidth ")
+                and c.get("distance") == "same-l3")
+
+
+def reports_with(tmp_path, values: list[float], floor: float | None):
+    """One passing report per bandwidth figure (1 MiB), the partition floor as given."""
+    paths = []
+    for i, value in enumerate(values):
+        report = real()
+        case = bandwidth_case(report)
+        case["result"], case["fail_phase"], case["fail_reason"] = "pass", None, None
+        for key, perf in case["perfvalues"].items():
+            perf[0] = value if key.endswith(":bandwidth_1MiB_MBps") else value * 1.1
+            perf[5] = "pass"
+        if floor is not None:
+            case["tolerance_floor"] = floor
+        else:
+            case.pop("tolerance_floor", None)
+        paths.append(write_report(tmp_path / "reports", f"run-report-{i}.json", report,
+                                  1_000_000 + i))
+    return paths
+
+
+def baseline(tmp_path, paths) -> dict:
+    out = tmp_path / "ref.yaml"
+    rc = main(["baseline", "--system", "local", "--output", str(out), *map(str, paths)])
+    assert rc == 0
+    return yaml.safe_load(out.read_text())
+
+
+def bandwidth_ref(data: dict) -> list:
+    return data["NetbenchPingPongBandwidth"]["local:default"]["openmpi"]["same-l3"][
+        "bandwidth_1MiB_MBps"]
+
+
+def test_a_quiet_variable_gets_the_partitions_floor_and_catches_10_percent(tmp_path):
+    # The emulated 1 Gbit link: five runs within 0.4 %.
+    data = baseline(tmp_path, reports_with(tmp_path, [123.1, 123.4, 123.5, 123.3, 123.2], None))
+    value, lower, upper, unit = bandwidth_ref(data)
+    assert (value, upper, unit) == (123.3, None, "MB/s")
+    assert lower == -DEFAULT_FLOOR  # the noise is far below the floor
+    assert 123.3 * 0.9 < value * (1 + lower)  # -10 % fails
+    stats = data["_statistics"]["NetbenchPingPongBandwidth local:default openmpi same-l3 "
+                                "bandwidth_1MiB_MBps"]
+    assert stats["n"] == 5 and stats["median"] == 123.3 and 0 < stats["spread"] < 0.004
+    assert stats["floor"] == DEFAULT_FLOOR and stats["bound"] == DEFAULT_FLOOR
+
+
+def test_the_floor_is_the_partitions_own(tmp_path):
+    data = baseline(tmp_path, reports_with(tmp_path, [123.1, 123.4, 123.5], 0.35))
+    assert bandwidth_ref(data)[1] == -0.35
+
+
+def test_a_noisy_variable_gets_a_bound_from_its_spread(tmp_path):
+    values = [100.0, 90.0, 110.0, 95.0, 105.0]
+    data = baseline(tmp_path, reports_with(tmp_path, values, 0.03))
+    lower = bandwidth_ref(data)[1]
+    stats = data["_statistics"]["NetbenchPingPongBandwidth local:default openmpi same-l3 "
+                                "bandwidth_1MiB_MBps"]
+    # spread = 1.4826 x MAD / median = 1.4826 x 5 / 100
+    assert abs(stats["spread"] - 0.0741) < 1e-3
+    assert lower == -round(NOISE_WIDTHS * stats["spread"], 3)
+    assert all(v >= 100 * (1 + lower) for v in values)  # no healthy run would have failed
+
+
+def session_report(first: float, second: float | None) -> dict:
+    """A session whose bandwidth case failed (runs[0]) and was confirmed (runs[1])."""
+    report = real()
+    case = bandwidth_case(report)
+    case["result"], case["fail_phase"] = "fail", "performance"
+    for perf in case["perfvalues"].values():
+        perf[:6] = [first, 123.3, -0.03, None, perf[4], "fail"]
+    report["runs"] = [{"testcases": [case]}]
+    if second is not None:
+        retry = copy.deepcopy(case)
+        for perf in retry["perfvalues"].values():
+            perf[0] = second
+            perf[5] = "fail" if second < 123.3 * 0.97 else "pass"
+        if second >= 123.3 * 0.97:
+            retry["result"], retry["fail_phase"] = "pass", None
+        report["runs"].append({"testcases": [retry]})
+    return report
+
+
+def test_a_confirmed_regression_names_both_figures_and_the_noise_widths(tmp_path,
+                                                                         monkeypatch):
+    ref = tmp_path / "refs"
+    ref.mkdir()
+    data = baseline(tmp_path, reports_with(tmp_path, [123.1, 123.4, 123.5, 123.3, 123.2], None))
+    (ref / "local.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(ref))
+    lines = verdict_lines(session_report(107.0, 106.7))
+    line = next(ln for ln in lines if "bandwidth_1MiB_MBps" in ln)
+    assert line.startswith("REGRESSION NetbenchPingPongBandwidth local:default openmpi same-l3")
+    assert "106.7 MB/s (reference 123.3, -13.5%, bound -3.0%)" in line, line
+    assert "noise widths" in line and "confirmed: first run 107 MB/s" in line, line
+
+
+def test_a_transient_dispelled_by_confirmation_is_reported_not_failed():
+    lines = verdict_lines(session_report(60.0, 123.0))
+    assert len(lines) == 1 and lines[0].startswith("confirmation passed:"), lines
+    assert "first bandwidth_1MiB_MBps 60 MB/s" in lines[0]
