@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fabricsuite import REPO_ROOT
 
@@ -163,7 +164,7 @@ def test_bandwidth_and_G_recover_the_imposed_rate(cluster, programs, mpi, tmp_pa
         assert by_G == pytest.approx(1.0, abs=0.10), (rate, recovered)
 
 
-def run_reframe(emu, results, *args, system="emucluster:nodes"):
+def run_reframe(emu, results, *args, system="emucluster:nodes", extra_env=None):
     # time_limit: these jobs take seconds; a job that hangs in MPI_Finalize (see srun_netbench)
     # ends after 2 minutes, within the test's timeout (without Slurm, emucluster:mpirun, hydra
     # ends such an MPICH run first: MPIEXEC_TIMEOUT). Such a job did not exit 0, so its check
@@ -172,7 +173,8 @@ def run_reframe(emu, results, *args, system="emucluster:nodes"):
     return emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
                system, "--exec-policy=serial", "-r", "-S", "time_limit=2m", "--max-retries=1",
                *args, check=False,
-               extra_env={"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90"})
+               extra_env={"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90",
+                          **(extra_env or {})})
 
 
 def test_pt2pt_checks_pass_at_2_nodes_then_fail_when_the_rate_drops(cluster, tmp_path):
@@ -306,3 +308,50 @@ def test_pt2pt_check_through_mpirun_and_the_rsh_agent(cluster, tmp_path):
         assert [r["host"] for r in result["ranks"]] == [f"{PREFIX}1", f"{PREFIX}2"]
         script = (out.parent / "rfm_job.sh").read_text()
         assert "mpirun -np 2" in script and "srun" not in script, script
+
+
+def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
+    """Issue 12's ground truth: references from 5 runs at 1 Gbit through `fabricsuite baseline`
+    (the partition's 3 % floor, the measured spread); 10 identical runs pass; at 900 and 800
+    Mbit every run fails, naming the variable, both figures and the noise widths."""
+    emu, _state = cluster
+    checks = ["-c", "checks/pt2pt.py", "-n", "NetbenchPingPongBandwidth%distance=other-node",
+              "-p", "openmpi"]
+    base = run_reframe(emu, tmp_path / "base", *checks, "--repeat", "5",
+                       "-S", "require_reference=false")
+    assert base.returncode == 0, base.stdout[-4000:]
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    reports = sorted((tmp_path / "base" / "reports").glob("*.json"))
+    proc = subprocess.run([str(BIN / "fabricsuite"), "baseline", "--system", "emucluster",
+                           "--min-runs", "5", "--output", str(refs / "emucluster.yaml"),
+                           *map(str, reports)], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    data = yaml.safe_load((refs / "emucluster.yaml").read_text())
+    ref = data["NetbenchPingPongBandwidth"]["emucluster:nodes"]["openmpi"]["other-node"]
+    assert ref["bandwidth_1MiB_MBps"][1] >= -0.05, ref  # noise-aware, not the old -45 %
+    with_refs = {"RFM_REFERENCE_PREFIX": str(refs)}
+
+    same = run_reframe(emu, tmp_path / "same", *checks, "--repeat", "10", extra_env=with_refs)
+    assert same.returncode == 0, same.stdout[-4000:]
+    assert len(re.findall(r"\bOK \]", same.stdout)) >= 10, same.stdout[-3000:]
+
+    for rate in ("900mbit", "800mbit"):
+        try:
+            emu("rate", rate)
+            slow = run_reframe(emu, tmp_path / rate, *checks, "--repeat", "3",
+                               extra_env=with_refs)
+        finally:
+            emu("rate", "1gbit", check=False)
+        assert slow.returncode != 0, (rate, slow.stdout[-3000:])
+        # every repeat failed, after its confirmation, on bandwidth
+        failed = re.findall(r"FAILURE INFO for NetbenchPingPongBandwidth", slow.stdout)
+        assert len(failed) == 3, (rate, slow.stdout[-4000:])
+        report = sorted((tmp_path / rate / "reports").glob("*.json"))[-1]
+        summary = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session", str(report)],
+                                 capture_output=True, text=True, cwd=REPO_ROOT,
+                                 env={**os.environ, **with_refs})
+        lines = [ln for ln in summary.stdout.splitlines() if "REGRESSION" in ln
+                 and "bandwidth_1MiB_MBps" in ln]
+        assert len(lines) == 3, (rate, summary.stdout)
+        assert all("noise widths" in ln and "confirmed: first run" in ln for ln in lines), lines
