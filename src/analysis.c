@@ -351,6 +351,8 @@ int nb_fit_robust_nonneg(const double *x, const double *y, size_t first, size_t 
     fill_residual_stats(x, y, idx, 0, m, fit);
     fit->outliers = total - m;
     fit->constrained = constrained;
+    fit->intercept_clamped = constrained && a == 0.0;
+    fit->slope_clamped = constrained && b == 0.0;
     fit->reliable = 1;
     if (m < MIN_POINTS || degenerate || 3 * fit->outliers > total ||
         fit->rms_relative > max_rms_relative || isnan(fit->rms_relative))
@@ -458,6 +460,245 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
         ranges[found].last = n - 1;
     }
     return found + 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Model selection over the piecewise fit: merging ranges (BIC)                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Residuals below this many noise widths are taken as exact (avoids log/division by 0). */
+#define SIGMA_ABSOLUTE_FLOOR 1e-12
+
+/* Weighted least squares over [first, last] with weights 1 / sigma_i^2 (see nb_merge_ranges);
+ * returns the weighted residual sum of squares, NAN with fewer than 2 points or all x equal. */
+static double weighted_rss(const double *x, const double *y, const double *noise_var,
+                           size_t first, size_t last, double rel_floor, double scale)
+{
+    if (last < first + 1)
+        return NAN;
+    double sw = 0.0, swx = 0.0, swy = 0.0;
+    size_t m = last - first + 1;
+    double *w = malloc(m * sizeof *w);
+    if (w == NULL)
+        return NAN;
+    for (size_t i = first; i <= last; i++) {
+        double level = fabs(y[i]) > 0.1 * scale ? fabs(y[i]) : 0.1 * scale;
+        double var = rel_floor * level * rel_floor * level;
+        if (noise_var != NULL && isfinite(noise_var[i]) && noise_var[i] > var)
+            var = noise_var[i];
+        if (!(var > SIGMA_ABSOLUTE_FLOOR))
+            var = SIGMA_ABSOLUTE_FLOOR;
+        w[i - first] = 1.0 / var;
+        sw += w[i - first];
+        swx += w[i - first] * x[i];
+        swy += w[i - first] * y[i];
+    }
+    double mx = swx / sw, my = swy / sw, sxx = 0.0, sxy = 0.0;
+    for (size_t i = first; i <= last; i++) {
+        double dx = x[i] - mx;
+        sxx += w[i - first] * dx * dx;
+        sxy += w[i - first] * dx * (y[i] - my);
+    }
+    if (!(sxx > 0.0)) {
+        free(w);
+        return NAN;
+    }
+    double b = sxy / sxx, a = my - b * mx, rss = 0.0;
+    for (size_t i = first; i <= last; i++) {
+        double r = y[i] - (a + b * x[i]);
+        rss += w[i - first] * r * r;
+    }
+    free(w);
+    return rss;
+}
+
+static double mean_abs(const double *y, size_t first, size_t last)
+{
+    double sum = 0.0;
+    for (size_t i = first; i <= last; i++)
+        sum += fabs(y[i]);
+    return sum / (double)(last - first + 1);
+}
+
+double nb_split_gain(const double *x, const double *y, const double *noise_var, size_t first,
+                     size_t split, size_t last, double rel_floor)
+{
+    if (x == NULL || y == NULL || split < first + 1 || last < split + 2)
+        return NAN;
+    double scale = mean_abs(y, first, last);
+    double w_a = weighted_rss(x, y, noise_var, first, split, rel_floor, scale);
+    double w_b = weighted_rss(x, y, noise_var, split + 1, last, rel_floor, scale);
+    double w_ab = weighted_rss(x, y, noise_var, first, last, rel_floor, scale);
+    if (isnan(w_a) || isnan(w_b) || isnan(w_ab))
+        return NAN;
+    double m = (double)(last - first + 1);
+    double s2 = m > 4.0 ? (w_a + w_b) / (m - 4.0) : 1.0;
+    if (!(s2 > 1.0))
+        s2 = 1.0;
+    return (w_ab - w_a - w_b) / s2 - 3.0 * log(m);
+}
+
+size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var, size_t n,
+                       nb_range *ranges, size_t count, double rel_floor, double margin,
+                       size_t min_points, size_t refine_window)
+{
+    if (x == NULL || y == NULL || ranges == NULL || count == 0 || n == 0)
+        return count;
+    size_t mp = min_points < 3 ? 3 : min_points;
+    /* Merge the least significant split while its gain is below the margin. A NaN gain (a side
+     * too short to fit) is no evidence for the split. */
+    while (count > 1) {
+        size_t worst = 0;
+        double worst_gain = INFINITY;
+        for (size_t k = 0; k + 1 < count; k++) {
+            double gain = nb_split_gain(x, y, noise_var, ranges[k].first, ranges[k].last,
+                                        ranges[k + 1].last, rel_floor);
+            if (isnan(gain))
+                gain = -INFINITY;
+            if (gain < worst_gain) {
+                worst_gain = gain;
+                worst = k;
+            }
+        }
+        if (!(worst_gain < margin))
+            break;
+        ranges[worst].last = ranges[worst + 1].last;
+        for (size_t k = worst + 1; k + 1 < count; k++)
+            ranges[k] = ranges[k + 1];
+        count--;
+    }
+    /* Refine each break within the window: the position with the smallest residual sum of the
+     * two lines (the look-ahead test declares a change only once it is visible a few points on). */
+    for (size_t k = 0; refine_window > 0 && k + 1 < count; k++) {
+        size_t first = ranges[k].first, last = ranges[k + 1].last, split = ranges[k].last;
+        size_t low = first + mp - 1, high = last >= mp ? last - mp : 0;
+        if (split >= refine_window && split - refine_window > low)
+            low = split - refine_window;
+        if (split + refine_window < high)
+            high = split + refine_window;
+        double scale = mean_abs(y, first, last), best = INFINITY;
+        size_t best_split = split;
+        for (size_t s = low; s <= high && s < last; s++) {
+            double w = weighted_rss(x, y, noise_var, first, s, rel_floor, scale) +
+                       weighted_rss(x, y, noise_var, s + 1, last, rel_floor, scale);
+            if (w < best) {
+                best = w;
+                best_split = s;
+            }
+        }
+        ranges[k].last = best_split;
+        ranges[k + 1].first = best_split + 1;
+    }
+    return count;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bootstrap confidence intervals                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+#define BOOTSTRAP_MIN_USABLE 20
+
+static unsigned long long xorshift64star(unsigned long long *state)
+{
+    unsigned long long s = *state;
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    *state = s;
+    return s * 0x2545F4914F6CDD1DULL;
+}
+
+static size_t draw(unsigned long long *state, size_t n)
+{
+    return (size_t)((xorshift64star(state) >> 11) % n);
+}
+
+size_t nb_bootstrap_fit_ci(const double *x, const double *y, size_t first, size_t last,
+                           double max_rms_relative, size_t resamples, unsigned long long seed,
+                           double level, nb_bootstrap_ci *ci)
+{
+    if (ci == NULL)
+        return 0;
+    ci->intercept_low = ci->intercept_high = ci->slope_low = ci->slope_high = NAN;
+    ci->resamples_used = 0;
+    if (x == NULL || y == NULL || last < first + 1 || resamples == 0)
+        return 0;
+    size_t m = last - first + 1;
+    double *bx = malloc(m * sizeof *bx), *by = malloc(m * sizeof *by);
+    double *a = malloc(resamples * sizeof *a), *b = malloc(resamples * sizeof *b);
+    if (bx == NULL || by == NULL || a == NULL || b == NULL) {
+        free(bx);
+        free(by);
+        free(a);
+        free(b);
+        return 0;
+    }
+    unsigned long long state = seed ? seed : 0x9E3779B97F4A7C15ULL;
+    size_t used = 0;
+    for (size_t r = 0; r < resamples; r++) {
+        int distinct = 0;
+        for (size_t k = 0; k < m; k++) {
+            size_t i = first + draw(&state, m);
+            bx[k] = x[i];
+            by[k] = y[i];
+            if (bx[k] != bx[0])
+                distinct = 1;
+        }
+        nb_linfit fit;
+        if (!distinct || nb_fit_robust_nonneg(bx, by, 0, m - 1, max_rms_relative, &fit) != 0)
+            continue;
+        a[used] = fit.intercept;
+        b[used] = fit.slope;
+        used++;
+    }
+    if (used >= BOOTSTRAP_MIN_USABLE) {
+        double tail = (1.0 - level) / 2.0;
+        ci->intercept_low = nb_quantile(a, used, tail);
+        ci->intercept_high = nb_quantile(a, used, 1.0 - tail);
+        ci->slope_low = nb_quantile(b, used, tail);
+        ci->slope_high = nb_quantile(b, used, 1.0 - tail);
+    }
+    ci->resamples_used = used;
+    free(bx);
+    free(by);
+    free(a);
+    free(b);
+    return used;
+}
+
+void nb_bootstrap_median_ci(const double *v, size_t first, size_t last, size_t resamples,
+                            unsigned long long seed, double level, double *low, double *high)
+{
+    *low = *high = NAN;
+    if (v == NULL || last < first || resamples == 0)
+        return;
+    size_t m = 0;
+    double *kept = malloc((last - first + 1) * sizeof *kept);
+    double *sample = malloc((last - first + 1) * sizeof *sample);
+    double *medians = malloc(resamples * sizeof *medians);
+    if (kept == NULL || sample == NULL || medians == NULL) {
+        free(kept);
+        free(sample);
+        free(medians);
+        return;
+    }
+    for (size_t i = first; i <= last; i++)
+        if (isfinite(v[i]))
+            kept[m++] = v[i];
+    if (m >= 2) {
+        unsigned long long state = seed ? seed : 0x9E3779B97F4A7C15ULL;
+        for (size_t r = 0; r < resamples; r++) {
+            for (size_t k = 0; k < m; k++)
+                sample[k] = kept[draw(&state, m)];
+            medians[r] = nb_median(sample, m);
+        }
+        double tail = (1.0 - level) / 2.0;
+        *low = nb_quantile(medians, resamples, tail);
+        *high = nb_quantile(medians, resamples, 1.0 - tail);
+    }
+    free(kept);
+    free(sample);
+    free(medians);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -27,6 +27,8 @@ typedef struct {
     size_t outliers;           /* points rejected as outliers */
     int constrained;           /* 1 if a non-negativity bound was active */
     int reliable;              /* 0 if the fit should not be trusted (see nb_fit_robust_nonneg) */
+    int intercept_clamped;     /* 1 if the intercept is 0 because its bound was active */
+    int slope_clamped;         /* 1 if the slope is 0 because its bound was active */
 } nb_linfit;
 
 /* Ordinary least squares over points [first, last] (inclusive). Returns 0, or -1 when fewer than
@@ -41,7 +43,8 @@ double nb_lsq_deviation(const double *x, const double *y, size_t first, size_t l
 /* Robust, non-negative fit over [first, last]: least squares, then points whose residual exceeds
  * 3.5 robust standard deviations (1.4826 * MAD of the residuals, floored at 1 % of mean |y|) are
  * rejected and the fit repeated (at most 3 rounds, never below 3 points). If the slope or intercept comes out negative, the fit is
- * redone with that parameter fixed at 0 (constrained = 1). reliable = 0 when rms_relative exceeds
+ * redone with that parameter fixed at 0 (constrained = 1; intercept_clamped or slope_clamped
+ * names the parameter held at 0: a figure below the noise, not a measured 0). reliable = 0 when rms_relative exceeds
  * max_rms_relative, when fewer than 3 points remain, or when more than a third were rejected.
  * Returns 0, or -1 when fewer than 2 points. */
 int nb_fit_robust_nonneg(const double *x, const double *y, size_t first, size_t last,
@@ -67,6 +70,47 @@ typedef struct {
 size_t nb_detect_ranges(const double *x, const double *y, const double *noise_var, size_t n,
                         int lookahead, double pfact, size_t min_points,
                         nb_range *ranges, size_t max_ranges);
+
+/* Model selection over a piecewise fit: merges adjacent ranges whose lines are not
+ * significantly different. Per point the noise is sigma_i^2 = max(noise_var[i] (may be NULL),
+ * (rel_floor * max(|y_i|, 0.1 * mean |y| of the pair))^2). For two adjacent ranges A, B (m points
+ * together) with weighted residual sums W_AB of one line over both and W_A + W_B of a line each,
+ * the split lowers the Bayesian information criterion by
+ *   gain = (W_AB - W_A - W_B) / s^2 - 3 ln m,   s^2 = max((W_A + W_B) / (m - 4), 1)
+ * (3 more parameters: a second line and the break; the residual variance of the split model in
+ * noise units, never below the noise model). While the smallest gain over all adjacent pairs is
+ * below `margin`, that pair is merged. Then every remaining break is refined: it moves by at most
+ * `refine_window` points to where W_A + W_B is smallest, each range keeping at least min_points
+ * (at least 3) points. ranges[0..count-1] must tile [0, n-1] in order; they are rewritten in
+ * place. Returns the new count. */
+size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var, size_t n,
+                       nb_range *ranges, size_t count, double rel_floor, double margin,
+                       size_t min_points, size_t refine_window);
+
+/* The BIC gain of keeping ranges [first, split] and [split + 1, last] apart rather than one
+ * range (see nb_merge_ranges); NAN when either side has fewer than 2 points. */
+double nb_split_gain(const double *x, const double *y, const double *noise_var, size_t first,
+                     size_t split, size_t last, double rel_floor);
+
+/* Percentile bootstrap confidence intervals for the robust non-negative fit over [first, last]
+ * (pairs bootstrap: `resamples` resamples of the points with replacement, each fitted by
+ * nb_fit_robust_nonneg; resamples with fewer than 2 distinct x are skipped). level e.g. 0.95.
+ * The generator is a fixed-seed xorshift64*, so a given input always gives the same interval. Bounds are NAN when
+ * fewer than 20 resamples were usable. Returns the number of usable fit resamples. */
+typedef struct {
+    double intercept_low, intercept_high;
+    double slope_low, slope_high;
+    size_t resamples_used;
+} nb_bootstrap_ci;
+
+size_t nb_bootstrap_fit_ci(const double *x, const double *y, size_t first, size_t last,
+                           double max_rms_relative, size_t resamples, unsigned long long seed,
+                           double level, nb_bootstrap_ci *ci);
+
+/* Percentile bootstrap interval of the median of the finite values of v[first..last] (same
+ * generator); NAN bounds when fewer than 2 finite values. */
+void nb_bootstrap_median_ci(const double *v, size_t first, size_t last, size_t resamples,
+                            unsigned long long seed, double level, double *low, double *high);
 
 /* Spike filter applied before protocol-change detection. y[i] is a spike when it deviates from
  * the median of its left neighbours y[i-h..i-1] AND from the median of its right neighbours

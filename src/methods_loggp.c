@@ -18,6 +18,16 @@
 #define DESPIKE_HALF_WINDOW 2
 #define DESPIKE_Z 3.5
 #define DESPIKE_FLOOR_RELATIVE 0.01
+/* Model selection after the look-ahead detection (nb_merge_ranges): a split is kept only when it
+ * lowers the BIC by more than RANGE_MERGE_MARGIN ("very strong" evidence on Kass and Raftery's
+ * scale), with the noise of a point at least RANGE_REL_FLOOR of its value; the remaining breaks
+ * are refined within --lookahead points. */
+#define RANGE_MERGE_MARGIN 10.0
+#define RANGE_REL_FLOOR 0.01
+/* Confidence intervals: percentile bootstrap over the sizes of a range. */
+#define CI_LEVEL 0.95
+#define CI_RESAMPLES 1000
+#define CI_SEED 0x6c6f676770ULL
 
 const nb_command nb_command_loggp = {
     .name = "loggp",
@@ -39,12 +49,18 @@ const nb_command nb_command_loggp = {
         "Protocol ranges (section 2.6): x-point look-ahead (--lookahead) with factor --pfact on\n"
         "the mean least-squares deviation of G_all against s - 1, the deviation floored by the\n"
         "noise of the repetitions ((1.4826 MAD)^2 / repetitions of both PRTTs, propagated to\n"
-        "G_all); at least 5 sizes per range. Before the detection, isolated spikes of G_all\n"
+        "G_all); at least 5 sizes per range. Adjacent ranges whose lines do not differ\n"
+        "significantly are then merged (BIC: a split must lower it by 10, with each point's\n"
+        "noise at least 1% of its value) and the remaining breaks refined within --lookahead\n"
+        "sizes. Before the detection, isolated spikes of G_all\n"
         "(a disturbed timing, off both neighbour medians) are replaced by their neighbours;\n"
         "the prtt table marks them (G_all_spike) and keeps the measured values. Per range a\n"
         "robust non-negative least-squares fit of the despiked G_all(s) = g + G (s - 1) gives\n"
         "g (us) and G\n"
-        "(ns/byte); o_s and o_r are the medians over the range.\n"
+        "(ns/byte); o_s and o_r are the medians over the range. Each comes with a 95%\n"
+        "bootstrap interval over the sizes of the range; a parameter the fit clamped at 0\n"
+        "is null and unresolved. Summary: small-message g, o_s, o_r (first range), large-\n"
+        "message G (last range), M = g / G (Bell et al. 5.5) and the protocol thresholds.\n"
         "Sizes: 1 byte, then --sizes-per-doubling geometric steps per doubling (rounded,\n"
         "unique) up to --max-size; --sizes gives a list instead (1 is added). The default\n"
         "--max-size is 64K (the interval of Hoefler et al.'s TCP results): on shared memory\n"
@@ -242,6 +258,10 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
                                           RANGE_MIN_POINTS, ranges, NB_MAX_SIZES);
     if (range_count > NB_MAX_SIZES)
         range_count = NB_MAX_SIZES;
+    size_t detected_count = range_count;
+    range_count = nb_merge_ranges(x, G_all_despiked, noise, count, ranges, range_count,
+                                  RANGE_REL_FLOOR, RANGE_MERGE_MARGIN, RANGE_MIN_POINTS,
+                                  o->lookahead > 0 ? (size_t)o->lookahead : 0);
     int range_of[NB_MAX_SIZES];
     for (size_t i = 0; i < count; i++)
         range_of[i] = -1;
@@ -289,25 +309,70 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
                    f->prtt_1_0_us);
     }
 
-    /* table ranges: fit per protocol range (§2.4, §2.6) */
+    /* table ranges: fit per protocol range (§2.4, §2.6), with bootstrap intervals */
     static const char *const range_columns[] = {
         "range", "first_size_bytes", "last_size_bytes", "points", "g_us", "G_ns_per_byte",
-        "o_s_us", "o_r_us", "fit_rms_relative", "fit_reliable"};
-    nb_table *table = nb_result_add_table(r, "ranges", range_columns, 10);
+        "o_s_us", "o_r_us", "fit_rms_relative", "fit_reliable", "g_ci95_low_us",
+        "g_ci95_high_us", "G_ci95_low_ns_per_byte", "G_ci95_high_ns_per_byte",
+        "o_s_ci95_low_us", "o_s_ci95_high_us", "o_r_ci95_low_us", "o_r_ci95_high_us",
+        "fit_clamped", "split_bic_gain"};
+    nb_table *table = nb_result_add_table(r, "ranges", range_columns, 20);
+    /* Per range, for the summary: value and interval of g, G, o_s, o_r, and whether the
+     * figure is sound (fit present, reliable, not clamped, not negative). */
+    enum { P_g, P_G, P_o_s, P_o_r, P_count };
+    typedef struct {
+        double value, low, high;
+        int sound;
+    } param;
+    param first_range[P_count], last_range[P_count];
     for (size_t k = 0; k < range_count; k++) {
         size_t first = ranges[k].first, last = ranges[k].last;
+        param p[P_count];
+        for (int j = 0; j < P_count; j++)
+            p[j] = (param){NAN, NAN, NAN, 0};
         nb_table_add_row(table);
         nb_cell_int(table, "range", (long long)k);
         nb_cell_int(table, "first_size_bytes", (long long)o->sizes[first]);
         nb_cell_int(table, "last_size_bytes", (long long)o->sizes[last]);
         nb_cell_int(table, "points", (long long)(last - first + 1));
+        if (k > 0)
+            nb_cell_real(table, "split_bic_gain",
+                         nb_split_gain(x, G_all_despiked, noise, ranges[k - 1].first,
+                                       ranges[k - 1].last, last, RANGE_REL_FLOOR));
+        else
+            nb_cell_real(table, "split_bic_gain", NAN);
         char quantity[64];
         nb_linfit fit;
         if (nb_fit_robust_nonneg(x, G_all_despiked, first, last, NB_FIT_MAX_RMS_RELATIVE, &fit) == 0) {
-            nb_cell_real(table, "g_us", fit.intercept);
-            nb_cell_real(table, "G_ns_per_byte", fit.slope * 1000.0); /* us/byte -> ns/byte */
+            nb_bootstrap_ci ci;
+            nb_bootstrap_fit_ci(x, G_all_despiked, first, last, NB_FIT_MAX_RMS_RELATIVE,
+                                CI_RESAMPLES, CI_SEED + k, CI_LEVEL, &ci);
+            /* A parameter held at its bound 0 by the non-negative fit is no measurement: the
+             * unconstrained fit wanted it negative, i.e. it is below the noise of the range. */
+            int g_clamped = fit.intercept_clamped, G_clamped = fit.slope_clamped;
+            p[P_g] = (param){g_clamped ? NAN : fit.intercept, ci.intercept_low,
+                             ci.intercept_high, fit.reliable && !g_clamped};
+            p[P_G] = (param){G_clamped ? NAN : fit.slope * 1000.0, ci.slope_low * 1000.0,
+                             ci.slope_high * 1000.0, fit.reliable && !G_clamped};
+            nb_cell_real(table, "g_us", p[P_g].value);
+            nb_cell_real(table, "G_ns_per_byte", p[P_G].value); /* us/byte -> ns/byte */
             nb_cell_real(table, "fit_rms_relative", fit.rms_relative);
             nb_cell_bool(table, "fit_reliable", fit.reliable);
+            nb_cell_bool(table, "fit_clamped", g_clamped || G_clamped);
+            if (g_clamped) {
+                snprintf(quantity, sizeof quantity, "g_us[range=%zu]", k);
+                nb_unreliable(r, quantity, "unresolved: the non-negative fit of G_all over "
+                              "%zu-%zu B clamped g at 0 (below the noise of the range; 95%% "
+                              "interval up to %.4g us)", o->sizes[first], o->sizes[last],
+                              ci.intercept_high);
+            }
+            if (G_clamped) {
+                snprintf(quantity, sizeof quantity, "G_ns_per_byte[range=%zu]", k);
+                nb_unreliable(r, quantity, "unresolved: the non-negative fit of G_all over "
+                              "%zu-%zu B clamped G at 0 (below the noise of the range; 95%% "
+                              "interval up to %.4g ns/B)", o->sizes[first], o->sizes[last],
+                              1000.0 * ci.slope_high);
+            }
             if (!fit.reliable) {
                 snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
                 nb_unreliable(r, quantity, "fit of G_all over %zu-%zu B: rms residual %.1f%% of "
@@ -316,7 +381,11 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
                               100.0 * NB_FIT_MAX_RMS_RELATIVE, fit.outliers, last - first + 1);
             }
         } else {
+            nb_cell_real(table, "g_us", NAN);
+            nb_cell_real(table, "G_ns_per_byte", NAN);
+            nb_cell_real(table, "fit_rms_relative", NAN);
             nb_cell_bool(table, "fit_reliable", 0);
+            nb_cell_bool(table, "fit_clamped", 0);
             snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
             nb_unreliable(r, quantity, "no fit over %zu-%zu B: fewer than 2 distinct sizes",
                           o->sizes[first], o->sizes[last]);
@@ -328,12 +397,84 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
             nb_unreliable(r, quantity, "median o_s over the range is negative (%.3g us): below "
                           "the noise", median_o_s);
         }
-        nb_cell_real(table, "o_s_us", non_negative_or_nan(median_o_s));
-        nb_cell_real(table, "o_r_us", non_negative_or_nan(median_o_r));
+        p[P_o_s].value = non_negative_or_nan(median_o_s);
+        p[P_o_r].value = non_negative_or_nan(median_o_r);
+        p[P_o_s].sound = isfinite(p[P_o_s].value);
+        p[P_o_r].sound = isfinite(p[P_o_r].value);
+        nb_bootstrap_median_ci(o_s, first, last, CI_RESAMPLES, CI_SEED + k, CI_LEVEL,
+                               &p[P_o_s].low, &p[P_o_s].high);
+        nb_bootstrap_median_ci(o_r, first, last, CI_RESAMPLES, CI_SEED + k, CI_LEVEL,
+                               &p[P_o_r].low, &p[P_o_r].high);
+        nb_cell_real(table, "o_s_us", p[P_o_s].value);
+        nb_cell_real(table, "o_r_us", p[P_o_r].value);
+        /* An interval bound below 0 (o_s: noise) is shown as null, as the figures are. */
+        nb_cell_real(table, "g_ci95_low_us", non_negative_or_nan(p[P_g].low));
+        nb_cell_real(table, "g_ci95_high_us", non_negative_or_nan(p[P_g].high));
+        nb_cell_real(table, "G_ci95_low_ns_per_byte", non_negative_or_nan(p[P_G].low));
+        nb_cell_real(table, "G_ci95_high_ns_per_byte", non_negative_or_nan(p[P_G].high));
+        nb_cell_real(table, "o_s_ci95_low_us", non_negative_or_nan(p[P_o_s].low));
+        nb_cell_real(table, "o_s_ci95_high_us", non_negative_or_nan(p[P_o_s].high));
+        nb_cell_real(table, "o_r_ci95_low_us", non_negative_or_nan(p[P_o_r].low));
+        nb_cell_real(table, "o_r_ci95_high_us", non_negative_or_nan(p[P_o_r].high));
+        if (k == 0)
+            memcpy(first_range, p, sizeof p);
+        if (k + 1 == range_count)
+            memcpy(last_range, p, sizeof p);
     }
 
     nb_summary_real(r, "L_us", figures[0].prtt_1_0_us / 2.0); /* sizes[0] == 1 */
     nb_summary_int(r, "protocol_ranges", (long long)range_count);
+    nb_summary_int(r, "protocol_ranges_detected", (long long)detected_count);
+
+    /* What the check asserts: small-message g, o_s, o_r (first range), large-message G (last
+     * range), M = g / G (Bell et al. 5.5) and the thresholds, each with its interval. */
+    static const struct {
+        const char *name, *unit;
+        int param, last;
+    } headline[] = {{"g_small", "us", P_g, 0},
+                    {"o_s_small", "us", P_o_s, 0},
+                    {"o_r_small", "us", P_o_r, 0},
+                    {"G_large", "ns_per_byte", P_G, 1}};
+    for (size_t h = 0; h < sizeof headline / sizeof headline[0]; h++) {
+        const param *p = &(headline[h].last ? last_range : first_range)[headline[h].param];
+        char key[64];
+        snprintf(key, sizeof key, "%s_%s", headline[h].name, headline[h].unit);
+        nb_summary_real(r, key, p->value);
+        if (!p->sound)
+            nb_unreliable(r, key, "taken from ranges[%zu], whose figure is unresolved, "
+                          "unreliable or below the noise (see that range)",
+                          headline[h].last ? range_count - 1 : (size_t)0);
+        snprintf(key, sizeof key, "%s_ci95_low_%s", headline[h].name, headline[h].unit);
+        nb_summary_real(r, key, non_negative_or_nan(p->low));
+        snprintf(key, sizeof key, "%s_ci95_high_%s", headline[h].name, headline[h].unit);
+        nb_summary_real(r, key, non_negative_or_nan(p->high));
+    }
+    /* M = g / G in bytes (g in us, G in ns/B); its interval from the ends of both intervals. */
+    const param *g_small = &first_range[P_g], *G_large = &last_range[P_G];
+    double M = g_small->value * 1000.0 / G_large->value;
+    int M_sound = g_small->sound && G_large->sound && isfinite(M) && M > 0.0;
+    nb_summary_real(r, "M_bytes", M_sound ? M : NAN);
+    if (!M_sound)
+        nb_unreliable(r, "M_bytes", "g_small_us or G_large_ns_per_byte is unresolved or "
+                      "unreliable");
+    double M_low = g_small->low * 1000.0 / G_large->high;
+    double M_high = g_small->high * 1000.0 / G_large->low;
+    nb_summary_real(r, "M_ci95_low_bytes", M_sound && isfinite(M_low) ? M_low : NAN);
+    nb_summary_real(r, "M_ci95_high_bytes", M_sound && isfinite(M_high) ? M_high : NAN);
+    /* Thresholds: the first size of the range after the small-message range and of the last
+     * range (the same when there are two ranges). */
+    if (range_count >= 2) {
+        nb_summary_int(r, "threshold_small_bytes", (long long)o->sizes[ranges[1].first]);
+        nb_summary_int(r, "threshold_large_bytes",
+                       (long long)o->sizes[ranges[range_count - 1].first]);
+    } else {
+        nb_summary_null(r, "threshold_small_bytes");
+        nb_summary_null(r, "threshold_large_bytes");
+        nb_unreliable(r, "threshold_small_bytes", "unresolved: one protocol range, no "
+                      "threshold between %zu and %zu B", o->sizes[0], o->sizes[count - 1]);
+        nb_unreliable(r, "threshold_large_bytes", "unresolved: one protocol range, no "
+                      "threshold between %zu and %zu B", o->sizes[0], o->sizes[count - 1]);
+    }
     nb_summary_int(r, "G_all_spikes", (long long)spikes);
     nb_summary_int(r, "n", o->messages);
     nb_summary_int(r, "lookahead", o->lookahead);
@@ -358,6 +499,10 @@ void nb_run_loggp(const nb_context *ctx)
         nb_param_real(ctx->result, "despike_z", DESPIKE_Z);
         nb_param_real(ctx->result, "despike_floor_relative", DESPIKE_FLOOR_RELATIVE);
         nb_param_real(ctx->result, "fit_max_rms_relative", NB_FIT_MAX_RMS_RELATIVE);
+        nb_param_real(ctx->result, "range_merge_bic_margin", RANGE_MERGE_MARGIN);
+        nb_param_real(ctx->result, "range_noise_floor_relative", RANGE_REL_FLOOR);
+        nb_param_real(ctx->result, "ci_level", CI_LEVEL);
+        nb_param_int(ctx->result, "ci_resamples", CI_RESAMPLES);
     }
     size_figures *figures = calloc(o->size_count, sizeof *figures);
     if (figures == NULL) {

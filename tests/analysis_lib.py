@@ -23,11 +23,23 @@ class LinFit(ctypes.Structure):
         ("outliers", ctypes.c_size_t),
         ("constrained", ctypes.c_int),
         ("reliable", ctypes.c_int),
+        ("intercept_clamped", ctypes.c_int),
+        ("slope_clamped", ctypes.c_int),
     ]
 
 
 class Range(ctypes.Structure):
     _fields_ = [("first", ctypes.c_size_t), ("last", ctypes.c_size_t)]
+
+
+class BootstrapCI(ctypes.Structure):
+    _fields_ = [
+        ("intercept_low", ctypes.c_double),
+        ("intercept_high", ctypes.c_double),
+        ("slope_low", ctypes.c_double),
+        ("slope_high", ctypes.c_double),
+        ("resamples_used", ctypes.c_size_t),
+    ]
 
 
 _D = ctypes.c_double
@@ -82,6 +94,20 @@ class Analysis:
             _SZ,
         ]
         lib.nb_detect_ranges.restype = _SZ
+        lib.nb_merge_ranges.argtypes = [
+            _PD, _PD, _PD, _SZ, ctypes.POINTER(Range), _SZ, _D, _D, _SZ, _SZ,
+        ]
+        lib.nb_merge_ranges.restype = _SZ
+        lib.nb_split_gain.argtypes = [_PD, _PD, _PD, _SZ, _SZ, _SZ, _D]
+        lib.nb_split_gain.restype = _D
+        lib.nb_bootstrap_fit_ci.argtypes = [
+            _PD, _PD, _SZ, _SZ, _D, _SZ, ctypes.c_ulonglong, _D, ctypes.POINTER(BootstrapCI),
+        ]
+        lib.nb_bootstrap_fit_ci.restype = _SZ
+        lib.nb_bootstrap_median_ci.argtypes = [
+            _PD, _SZ, _SZ, _SZ, ctypes.c_ulonglong, _D, _PD, _PD,
+        ]
+        lib.nb_bootstrap_median_ci.restype = None
         lib.nb_overlap_knee.argtypes = [_PD, _PD, _SZ, _D, _D]
         lib.nb_overlap_knee.restype = _D
         lib.nb_despike.argtypes = [_PD, _SZ, _SZ, _D, _D, _PD]
@@ -171,6 +197,74 @@ class Analysis:
             _array(x), _array(y), nv, len(x), lookahead, pfact, min_points, out, max_ranges
         )
         return count, [(out[i].first, out[i].last) for i in range(min(count, max_ranges))]
+
+    def merge_ranges(
+        self,
+        x: Sequence[float],
+        y: Sequence[float],
+        ranges: Sequence[tuple[int, int]],
+        noise_var: Sequence[float] | None = None,
+        rel_floor: float = 0.01,
+        margin: float = 10.0,
+        min_points: int = 5,
+        refine_window: int = 4,
+    ) -> list[tuple[int, int]]:
+        """nb_merge_ranges on (first, last) pairs; the merged and refined ranges."""
+        out = (Range * max(len(ranges), 1))(*[Range(a, b) for a, b in ranges])
+        nv = _array(noise_var) if noise_var is not None else None
+        count = self.lib.nb_merge_ranges(
+            _array(x), _array(y), nv, len(x), out, len(ranges), rel_floor, margin, min_points,
+            refine_window,
+        )
+        return [(out[i].first, out[i].last) for i in range(count)]
+
+    def split_gain(
+        self,
+        x: Sequence[float],
+        y: Sequence[float],
+        first: int,
+        split: int,
+        last: int,
+        noise_var: Sequence[float] | None = None,
+        rel_floor: float = 0.01,
+    ) -> float:
+        nv = _array(noise_var) if noise_var is not None else None
+        return self.lib.nb_split_gain(_array(x), _array(y), nv, first, split, last, rel_floor)
+
+    def bootstrap_fit_ci(
+        self,
+        x: Sequence[float],
+        y: Sequence[float],
+        first: int = 0,
+        last: int | None = None,
+        max_rms_relative: float = 0.2,
+        resamples: int = 1000,
+        seed: int = 1,
+        level: float = 0.95,
+    ) -> BootstrapCI:
+        last = len(x) - 1 if last is None else last
+        ci = BootstrapCI()
+        self.lib.nb_bootstrap_fit_ci(
+            _array(x), _array(y), first, last, max_rms_relative, resamples, seed, level,
+            ctypes.byref(ci),
+        )
+        return ci
+
+    def bootstrap_median_ci(
+        self,
+        v: Sequence[float],
+        first: int = 0,
+        last: int | None = None,
+        resamples: int = 1000,
+        seed: int = 1,
+        level: float = 0.95,
+    ) -> tuple[float, float]:
+        last = len(v) - 1 if last is None else last
+        low, high = ctypes.c_double(), ctypes.c_double()
+        self.lib.nb_bootstrap_median_ci(
+            _array(v), first, last, resamples, seed, level, ctypes.byref(low), ctypes.byref(high)
+        )
+        return low.value, high.value
 
     def overlap_knee(
         self, compute: Sequence[float], time: Sequence[float], time0: float, tolerance: float

@@ -561,3 +561,137 @@ def test_detector_finds_real_steps_in_disturbed_runs(nb, capture, steps):
         fit = nb.fit_robust(x, cleaned, 0.1, first, last)
         assert fit.intercept >= 0 and fit.slope >= 0
         assert fit.reliable == 1, (sizes[first], sizes[last], fit.rms_relative)
+
+
+# --------------------------------------------------------------------------------------------
+# Model selection over the piecewise fit (nb_merge_ranges), confidence intervals, clamped fits
+# --------------------------------------------------------------------------------------------
+
+# The program's settings (methods_loggp.c): 5 points per range, look-ahead 4, margin 10.
+MERGE = {"rel_floor": 0.01, "margin": 10.0, "min_points": 5, "refine_window": 4}
+
+
+def detect_and_merge(nb, y, noise_var, lookahead=4, pfact=2.0):
+    x = [s - 1.0 for s in SIZES]
+    raw = nb.detect_ranges(x, y, noise_var, lookahead=lookahead, pfact=pfact, min_points=5)
+    return raw, nb.merge_ranges(x, y, raw, noise_var, **MERGE)
+
+
+@pytest.mark.parametrize("rel", [0.01, 0.03])
+def test_merged_ranges_are_stable_with_one_true_break(nb, rel):
+    """Noisy data with one true break (eager -> rendezvous at 4 KiB): a trigger-happy detector
+    (look-ahead 1, pfact 1.5) finds a varying number of ranges; after the model selection the
+    count is 2 in every run and the break within one size step of the truth."""
+    raw_counts, merged_counts = set(), set()
+    for seed in range(30):
+        y, noise_var = measure(TWO, seed, rel=rel)
+        raw, merged = detect_and_merge(nb, y, noise_var, lookahead=1, pfact=1.5)
+        raw_counts.add(len(raw))
+        merged_counts.add(len(merged))
+        check_partition(merged, len(SIZES), 5)
+        assert len(merged) == 2, (seed, merged)
+        assert abs(merged[1][0] - I_EAGER) <= 1, (seed, merged)
+    assert len(raw_counts) > 1 and max(raw_counts) > 2  # the raw detector did vary
+    assert merged_counts == {2}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_merge_leaves_one_line_as_one_range(nb, seed):
+    y, noise_var = measure(ONE, seed, rel=0.02)
+    _raw, merged = detect_and_merge(nb, y, noise_var, lookahead=1, pfact=1.2)
+    assert merged == [(0, len(SIZES) - 1)]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_merge_keeps_every_true_break_of_three_protocols(nb, seed):
+    y, noise_var = measure(THREE, seed, rel=0.01)
+    raw, merged = detect_and_merge(nb, y, noise_var, lookahead=1, pfact=1.5)
+    assert [first for first, _ in merged[1:]] == pytest.approx([I_EAGER, I_SLOPE], abs=1), raw
+
+
+def test_merge_keeps_a_small_real_step_and_drops_a_spurious_split(nb):
+    """A 15 % step in g among 1 % noise is significant; a split in the middle of a line is not."""
+    x = [s - 1.0 for s in SIZES]
+    rng = random.Random(5)
+    y = [(0.25 if s < 128 else 0.2875) * (1 + rng.gauss(0, 0.01)) for s in SIZES]
+    step = SIZES.index(128)
+    assert nb.split_gain(x, y, 0, step - 1, 40) > MERGE["margin"]
+    assert nb.merge_ranges(x, y, [(0, step - 1), (step, len(x) - 1)], **MERGE) == [
+        (0, step - 1), (step, len(x) - 1)]
+    flat = [0.25 * (1 + rng.gauss(0, 0.01)) for _ in SIZES]
+    assert nb.split_gain(x, flat, 0, 20, 40) < MERGE["margin"]
+    assert nb.merge_ranges(x, flat, [(0, 20), (21, 40), (41, len(x) - 1)], **MERGE) == [
+        (0, len(x) - 1)]
+
+
+def test_refinement_moves_a_late_break_onto_the_step(nb):
+    x = [s - 1.0 for s in SIZES]
+    y = [g_all(TWO)(s) for s in SIZES]
+    late = I_EAGER + 2  # the look-ahead declared the change two sizes late
+    merged = nb.merge_ranges(x, y, [(0, late), (late + 1, len(x) - 1)], **MERGE)
+    assert merged == [(0, I_EAGER - 1), (I_EAGER, len(x) - 1)]
+
+
+def test_merge_of_real_clean_runs_keeps_the_visible_steps(nb):
+    """Quiet real runs (tests/data/netbench): the steps visible by eye remain, the MPICH run's
+    slope-only splits (304 B, 861 B) are merged."""
+    data = Path(__file__).parent / "data" / "netbench"
+    expected = {"loggp-openmpi": [128, 304, 4096], "loggp-mpich": [108, 9742]}
+    for name, steps in expected.items():
+        rows = json.loads((data / f"{name}.json").read_text())["tables"]["prtt"]
+        sizes = [r["size_bytes"] for r in rows]
+        x = [s - 1.0 for s in sizes]
+        _count, y = nb.despike([r["G_all_us"] for r in rows])
+        raw = nb.detect_ranges(x, y, None, lookahead=4, pfact=2.0, min_points=5)
+        merged = nb.merge_ranges(x, y, raw, **MERGE)
+        assert [sizes[first] for first, _ in merged[1:]] == steps, (name, raw, merged)
+
+
+def test_fit_ci_covers_the_truth_and_shrinks_with_noise(nb):
+    x = [s - 1.0 for s in SIZES[:I_EAGER]]
+    g, big_g = 2.0, 0.0005
+    covered_g = covered_big_g = 0
+    widths = {}
+    for rel in (0.005, 0.02):
+        for seed in range(40):
+            rng = random.Random(seed)
+            y = [(g + big_g * u) * (1 + rng.gauss(0, rel)) for u in x]
+            ci = nb.bootstrap_fit_ci(x, y, resamples=400, seed=seed + 1)
+            assert ci.resamples_used >= 390
+            assert ci.intercept_low <= ci.intercept_high and ci.slope_low <= ci.slope_high
+            if rel == 0.02:
+                covered_g += ci.intercept_low <= g <= ci.intercept_high
+                covered_big_g += ci.slope_low <= big_g <= ci.slope_high
+            widths.setdefault(rel, []).append(ci.slope_high - ci.slope_low)
+    # A 95 % percentile interval of a pairs bootstrap: coverage near 95 %, at least 85 %.
+    assert covered_g >= 34 and covered_big_g >= 34, (covered_g, covered_big_g)
+    assert sum(widths[0.005]) < 0.5 * sum(widths[0.02])
+
+
+def test_ci_is_reproducible_and_nan_when_too_short(nb):
+    x, y = [0.0, 1.0, 2.0, 3.0, 4.0], [1.0, 1.1, 1.2, 1.29, 1.41]
+    a, b = nb.bootstrap_fit_ci(x, y, seed=7), nb.bootstrap_fit_ci(x, y, seed=7)
+    assert (a.slope_low, a.slope_high) == (b.slope_low, b.slope_high)
+    short = nb.bootstrap_fit_ci([0.0, 1.0], [1.0, 2.0], first=0, last=0)
+    assert math.isnan(short.slope_low) and short.resamples_used == 0
+    low, high = nb.bootstrap_median_ci([0.3, 0.31, 0.29, 0.3, float("nan"), 0.32])
+    assert 0.29 <= low <= 0.3 <= high <= 0.32
+    assert all(math.isnan(v) for v in nb.bootstrap_median_ci([1.0]))
+
+
+def test_clamped_parameters_are_named(nb):
+    """A fit held at its bound says which parameter is 0 because of the bound (the program
+    prints such a parameter as null, unresolved), never a measured 0."""
+    x = [float(i) for i in range(10)]
+    falling = nb.fit_robust(x, [2.0 - 0.05 * u for u in x], 0.2)
+    assert falling.slope == 0.0 and falling.slope_clamped == 1 and falling.intercept_clamped == 0
+    through_origin = nb.fit_robust(x, [-0.5 + 1.0 * u for u in x], 0.2)
+    assert through_origin.intercept == 0.0 and through_origin.intercept_clamped == 1
+    free = nb.fit_robust(x, [1.0 + 0.5 * u for u in x], 0.2)
+    assert free.constrained == 0 and free.slope_clamped == 0 and free.intercept_clamped == 0
+    # Real: the loaded MPICH run's 32-91 B range has a G below the noise.
+    rows = json.loads((REAL / "loggp-mpich-loaded.json").read_text())["tables"]["prtt"]
+    sizes = [r["size_bytes"] for r in rows]
+    fit = nb.fit_robust([s - 1.0 for s in sizes], [r["G_all_us"] for r in rows], 0.2,
+                        sizes.index(32), sizes.index(91))
+    assert fit.slope == 0.0 and fit.slope_clamped == 1

@@ -108,18 +108,49 @@ def test_pingpong_run_is_sound_and_both_renderings_agree(netbench, tmp_path):
 
 
 def test_loggp_on_shared_memory_finds_positive_g_and_G(netbench):
-    """Acceptance: at least one protocol range with g > 0 and G > 0, never a negative one."""
+    """Acceptance: at least one protocol range with g > 0 and G > 0, never a negative one; a
+    clamped parameter is null with an 'unresolved' entry, never a printed 0; every figure of a
+    range has its 95 % interval; M = g / G in the summary."""
     program, launcher = netbench
     proc = run([*launcher, program, "loggp", "--json"], timeout=600)
     assert proc.returncode == 0, proc.stderr
     result = parse_json(proc.stdout)
+    raw = json.loads(proc.stdout)
+    assert raw["format"] == "netbench-result"
     ranges = result.table("ranges")
     assert len(ranges) >= 1
-    assert any(r["g_us"] > 0 and r["G_ns_per_byte"] > 0 for r in ranges), ranges
+    assert any((r["g_us"] or 0) > 0 and (r["G_ns_per_byte"] or 0) > 0 for r in ranges), ranges
+    unreliable = {e["quantity"]: e["reason"] for e in raw["unreliable"]}
     for r in ranges:
-        assert (r["g_us"] is None or r["g_us"] >= 0) and (
-            r["G_ns_per_byte"] is None or r["G_ns_per_byte"] >= 0), r
-    assert json.loads(proc.stdout)["format"] == "netbench-result"
+        k = r["range"]
+        for column, low, high in (("g_us", "g_ci95_low_us", "g_ci95_high_us"),
+                                  ("G_ns_per_byte", "G_ci95_low_ns_per_byte",
+                                   "G_ci95_high_ns_per_byte")):
+            value = r[column]
+            # Never a fit clamped at zero printed as a figure.
+            assert value is None or value > 0, r
+            if value is None and r["fit_clamped"]:
+                assert unreliable[f"{column}[range={k}]"].startswith("unresolved"), unreliable
+            if value is not None:  # a figure always comes with its interval
+                assert r[low] is not None and r[high] is not None and r[low] <= r[high], r
+    summary = raw["summary"]
+    assert summary["protocol_ranges"] == len(ranges) <= summary["protocol_ranges_detected"]
+    first, last = ranges[0], ranges[-1]
+    assert summary["g_small_us"] == first["g_us"]
+    assert summary["G_large_ns_per_byte"] == last["G_ns_per_byte"]
+    if summary["g_small_us"] and summary["G_large_ns_per_byte"]:
+        assert summary["M_bytes"] == pytest.approx(
+            summary["g_small_us"] * 1000 / summary["G_large_ns_per_byte"], rel=1e-3)
+    else:
+        assert summary["M_bytes"] is None and "M_bytes" in unreliable
+    if len(ranges) >= 2:
+        assert summary["threshold_small_bytes"] == ranges[1]["first_size_bytes"]
+        assert summary["threshold_large_bytes"] == last["first_size_bytes"]
+    # The human rendering carries the new columns and summary keys too.
+    human = run([*launcher, program, "loggp", "--sizes", "1,64,1024,4096,16384",
+                 "--repetitions", "3"], timeout=300)
+    assert human.returncode == 0, human.stderr
+    assert "G_ci95_high_ns_per_byte" in human.stdout and "# summary M_bytes=" in human.stdout
 
 
 # ------------------------------------------------------------------------------------------------
