@@ -1,6 +1,7 @@
 """`fabricsuite`: helper commands around the ReFrame suite.
 
     fabricsuite baseline --system local --last 5     # reference/local.yaml from the last 5 runs
+    fabricsuite history --system local               # where each variable's level shifted
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import REPO_ROOT
+from . import REPO_ROOT, history
 from .baseline import (
     MIN_RUNS,
     BaselineError,
@@ -161,7 +162,10 @@ Bad input stops with one line and exit status 2.""")
                            "else in reference/)")
     base.add_argument("--dry-run", action="store_true", help="print instead of writing")
     base.add_argument("reports", nargs="*", help="run report files (default: the newest --last)")
+    history.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "history":
+        return history.run(args)
     return _run_baseline(args)
 
 

@@ -1,0 +1,734 @@
+"""Change points in the history of every performance variable (`fabricsuite history`).
+
+Data. Every session is stored in ReFrame's results database (`storage` in config/settings.py,
+`RESULTS/results.db`); it is read through ReFrame's own storage backend
+(`reframe.frontend.reporting.storage`, the code behind `reframe --list-stored-sessions` and
+`--performance-compare`), so that ReFrame's database lock, schema check and time query are used
+as they are, and a later ReFrame that changes the schema fails with ReFrame's own message instead
+of a wrong reading. Each stored session is the session's run report (the same JSON as
+RESULTS/reports/run-report-*.json), so run report files can be given instead (`--reports`), e.g.
+from a machine with the database disabled. The database is preferred because it is the one
+record of every run: report files are per session and are rotated or deleted by hand.
+
+Series. One per (check, partition, environment, distance or scale, variable), ordered by the job's
+completion time, one point per test case (a session with `--repeat 3` gives three). A case counts
+if it produced trustworthy figures: passed, or failed only in the performance phase (a regression
+is exactly a figure that fails its reference; it must stay in the history). Cases that failed in
+sanity, run or build, were aborted or skipped are left out: their figures are not the check's
+complete job. The direction of each variable (lower, higher or equal is better) comes from the
+case's loggable `perf_directions` (`fabricsuite.metrics`).
+
+Method: E-Divisive means (Matteson and James 2014, "A nonparametric approach for multiple change
+point analysis of multivariate data", JASA 109:505), in the form MongoDB's signal processing
+(Daly et al. 2020, ICPE) and Apache Otava use it, with alpha = 1 on one variable:
+
+- For a segment of length L split at tau (left m = tau, right k = L - tau points), the energy
+  statistic Q(tau) = m k / L * (2 mean|x_i - y_j| - mean_{i<i'}|x_i - x_i'| - mean_{j<j'}|y_j -
+  y_j'|) measures how different the two sides' distributions are (location and spread, no
+  normality assumed). The right end of a segment is its end (Otava's kappa = L; Matteson and
+  James also maximise over kappa).
+- Hierarchical bisection: the best split of every current segment is found (at least
+  MIN_SIZE points on each side); the largest is the candidate. Its significance is a permutation
+  test as in Matteson and James: the points are permuted within each current segment and the
+  largest Q over all segments is computed again; p = the share of permutations whose Q reaches the
+  observed one. Permutations stop early once SEQUENTIAL_HITS of them reached it (Besag and Clifford
+  1991: p = hits / permutations, a valid p-value that saves time on series without change);
+  otherwise p = (hits + 1) / (permutations + 1). A candidate with p <= the screening level (the
+  FDR level q) is accepted and the bisection goes on in its two halves; the first one above it
+  ends that series.
+- Deterministic: each series' permutations come from numpy's generator seeded by (seed,
+  CRC-32 of the series key), so a series' result does not depend on which others are read.
+
+False alarms across variables: Benjamini-Hochberg over every permutation test made (all series'
+candidates, the one that ended each series included), at false discovery rate q (default 0.05):
+the tests sorted by p, the candidates up to the largest rank r with p_(r) <= r q / m are change
+points. Why BH and not Bonferroni: a suite run stores hundreds of variables, and Bonferroni at
+0.05 / m would need more permutations and longer histories than a center has before a real 10 %
+shift counts; BH keeps the expected share of false change points among those reported at q,
+and when no variable moved at all (every null true) the chance of any false change point at q
+(the family-wise rate). Variables of one run are positively correlated (a slow phase of a shared
+machine moves many at once), a dependence under which BH remains valid (Benjamini and Yekutieli
+2001, PRDS). The number of permutations is raised to at least 2 x series / q so that a single
+real change among all series can reach BH's smallest threshold.
+
+Minimum shift: a change point whose relative shift (median of the segment after it against the
+median of the segment before it, between the neighbouring change points) is below
+`min_shift` (default 5 %) is reported but is no alarm: a very quiet series makes a 0.5 % move
+significant, and that is no fabric regression. A shift is a regression when it goes the bad way
+of the variable's direction (up for lower-is-better, down for higher-is-better, any move for an
+"equal" count), an improvement otherwise; a variable without a direction is a "shift".
+
+Limits: a permutation test cannot be more significant than the number of distinct splits allows
+(five points before and two after: 21 splits, p >= ~0.05), so a change needs a few runs on each
+side before it can be named; the newest run alone is judged by the references, not here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import statistics
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER
+
+#: Fewest points on each side of a change point (the within-side means need two).
+MIN_SIZE = 2
+#: Default false discovery rate (Benjamini-Hochberg) over all tests of one history call.
+FDR = 0.05
+#: Default smallest relative shift that is an alarm (5 %).
+MIN_SHIFT = 0.05
+#: Default (and least) number of permutations per test; raised to 2 x series / FDR.
+PERMUTATIONS = 1999
+#: Besag-Clifford sequential stop: this many permutations reaching the observed Q end a test.
+SEQUENTIAL_HITS = 10
+#: At most this many change points per series.
+MAX_CHANGE_POINTS = 10
+SEED = 20140101
+#: Check variables that are index levels below the environment (as in fabricsuite.baseline).
+INDEX_FIELDS = ("distance", "scale")
+#: Results of a test case whose figures are the check's complete job (see the module docstring).
+_COUNTED = ("pass", "fail", "xfail", "xpass")
+#: Largest batch x L x L of one vectorised step (doubles; 4e6 = 32 MB).
+_CELLS = 4_000_000
+
+
+class HistoryError(ValueError):
+    """Bad input (no stored runs, a bad date, a bad pattern): one line that names the fix."""
+
+
+# --- the statistic -----------------------------------------------------------------------------
+
+def q_curve(x: np.ndarray, min_size: int = MIN_SIZE) -> np.ndarray:
+    """Q(tau) for tau = min_size .. L - min_size of every row of `x` (shape (B, L) or (L,)).
+
+    Returns shape (B, T) (or (T,)): the E-Divisive energy statistic of splitting the row before
+    index tau, from 2-D prefix sums of the distance matrix |x_i - x_j| (O(L^2) per row).
+    """
+    one = x.ndim == 1
+    rows = np.atleast_2d(np.asarray(x, dtype=float))
+    b, n = rows.shape
+    if n < 2 * min_size:
+        out = np.zeros((b, 0))
+        return out[0] if one else out
+    dist = np.abs(rows[:, :, None] - rows[:, None, :])
+    prefix = np.zeros((b, n + 1, n + 1))
+    prefix[:, 1:, 1:] = dist.cumsum(axis=1).cumsum(axis=2)
+    taus = np.arange(min_size, n - min_size + 1)
+    total = prefix[:, n, n][:, None]
+    left = prefix[:, taus, taus]                 # sum over [0,tau)^2: 2 x within-left pairs
+    cross = prefix[:, taus, n] - left            # [0,tau) x [tau,n)
+    right = total - left - 2 * cross             # [tau,n)^2: 2 x within-right pairs
+    m = taus.astype(float)
+    k = n - m
+    energy = 2 * cross / (m * k) - left / (m * (m - 1)) - right / (k * (k - 1))
+    q = m * k / n * energy
+    return q[0] if one else q
+
+
+def _best_split(x: np.ndarray, bounds: list[int], min_size: int) -> tuple[float, int | None]:
+    """Largest Q over the segments between `bounds` and the index where it splits."""
+    best, where = -math.inf, None
+    for a, c in zip(bounds[:-1], bounds[1:], strict=True):
+        if c - a < 2 * min_size:
+            continue
+        q = q_curve(x[a:c], min_size)
+        i = int(np.argmax(q))
+        if q[i] > best:
+            best, where = float(q[i]), a + min_size + i
+    return best, where
+
+
+def _permutation_p(x: np.ndarray, bounds: list[int], observed: float, rng: np.random.Generator,
+                   permutations: int, min_size: int, hits_to_stop: int) -> tuple[float, int]:
+    """Permutation p-value of `observed` (points permuted within each segment); returns
+    (p, permutations made)."""
+    segments = [(a, c) for a, c in zip(bounds[:-1], bounds[1:], strict=True)
+                if c - a >= 2 * min_size]
+    longest = max(c - a for a, c in segments)
+    cap = max(1, _CELLS // (longest * longest))
+    tolerance = 1e-9 * abs(observed)
+    hits = done = 0
+    batch = 16
+    while done < permutations:
+        size = min(batch, cap, permutations - done)
+        stat = np.full(size, -math.inf)
+        for a, c in segments:
+            copies = rng.permuted(np.tile(x[a:c], (size, 1)), axis=1)
+            stat = np.maximum(stat, q_curve(copies, min_size).max(axis=1))
+        reached = np.flatnonzero(stat >= observed - tolerance)
+        if hits + len(reached) >= hits_to_stop:
+            # Besag-Clifford: stop at the permutation that made the hits_to_stop-th hit.
+            made = done + int(reached[hits_to_stop - hits - 1]) + 1
+            return hits_to_stop / made, made
+        hits += len(reached)
+        done += size
+        batch *= 2
+    return (hits + 1) / (done + 1), done
+
+
+@dataclass
+class Test:
+    """One permutation test of one candidate split."""
+
+    index: int  # the first point of the new level
+    q: float
+    p: float
+    permutations: int
+    #: Accepted at the screening level (the bisection went on).
+    screened: bool
+    #: Benjamini-Hochberg: a change point after the correction over all tests.
+    significant: bool = False
+    bh_threshold: float | None = None
+
+
+def e_divisive(values: Iterable[float], *, screen: float = FDR, permutations: int = PERMUTATIONS,
+               seed: int | list[int] = SEED, min_size: int = MIN_SIZE,
+               max_change_points: int = MAX_CHANGE_POINTS,
+               hits_to_stop: int = SEQUENTIAL_HITS) -> list[Test]:
+    """E-Divisive means on one series: every permutation test made, in the order made.
+
+    The accepted ones (`screened`, p <= `screen`) are the series' change points before any
+    correction across series; the last test is the one that ended the bisection (unless
+    `max_change_points` or the series' length ended it first).
+    """
+    x = np.asarray(list(values), dtype=float)
+    rng = np.random.default_rng(seed)
+    bounds = [0, len(x)]
+    tests: list[Test] = []
+    while len(tests) < max_change_points + 1:
+        observed, where = _best_split(x, bounds, min_size)
+        if where is None:
+            break  # no segment long enough to split
+        p, made = _permutation_p(x, bounds, observed, rng, permutations, min_size, hits_to_stop)
+        accepted = p <= screen and len([t for t in tests if t.screened]) < max_change_points
+        tests.append(Test(where, observed, p, made, accepted))
+        if not accepted:
+            break
+        bounds = sorted([*bounds, where])
+    return tests
+
+
+def benjamini_hochberg(pvalues: list[float], q: float) -> tuple[list[bool], list[float]]:
+    """Which hypotheses BH rejects at FDR q, and each one's threshold rank x q / m."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    thresholds = [0.0] * m
+    last = 0
+    for rank, i in enumerate(order, start=1):
+        thresholds[i] = rank * q / m
+        if pvalues[i] <= thresholds[i]:
+            last = rank
+    rejected = [False] * m
+    for i in order[:last]:
+        rejected[i] = True
+    return rejected, thresholds
+
+
+# --- the series --------------------------------------------------------------------------------
+
+@dataclass
+class Point:
+    time: float  # the job's completion (Unix seconds), else the session's start
+    session: str
+    value: float
+
+
+@dataclass
+class Series:
+    check: str
+    partition: str  # system:partition
+    environ: str
+    variable: str
+    unit: str
+    levels: tuple[tuple[str, str], ...] = ()
+    points: list[Point] = field(default_factory=list)
+    directions: set[str] = field(default_factory=set)
+
+    @property
+    def key(self) -> str:
+        where = " ".join([self.environ] + [value for _, value in self.levels])
+        return f"{self.check} {self.partition} {where} {self.variable}"
+
+    @property
+    def better(self) -> str | None:
+        """lower/higher/equal, or None when the runs do not state exactly one valid direction."""
+        if len(self.directions) == 1 and next(iter(self.directions)) in DIRECTIONS:
+            return next(iter(self.directions))
+        return None
+
+
+def _counts(case: dict[str, Any]) -> bool:
+    if case.get("result") not in _COUNTED:
+        return False
+    return case.get("fail_phase") in (None, "performance")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None = None,
+            variable: re.Pattern | None = None) -> tuple[list[Series], int]:
+    """The series of `system` in the stored sessions (run reports); returns (series, sessions
+    that had a test case of the system)."""
+    table: dict[tuple, Series] = {}
+    seen_sessions = set()
+    for report in sessions:
+        info = report.get("session_info") if isinstance(report, dict) else None
+        runs = report.get("runs") if isinstance(report, dict) else None
+        if not isinstance(info, dict) or not isinstance(runs, list):
+            raise HistoryError("a stored session is not a ReFrame run report (no session_info "
+                               "or runs); pass run reports written by ReFrame 4.10")
+        uuid = str(info.get("uuid", "?"))
+        start = info.get("time_start_unix")
+        for run in runs:
+            for case in (run.get("testcases") or []) if isinstance(run, dict) else []:
+                if not isinstance(case, dict) or case.get("system") != system:
+                    continue
+                seen_sessions.add(uuid)
+                if not _counts(case):
+                    continue
+                when = case.get("job_completion_time_unix")
+                when = when if _is_number(when) else start
+                if not _is_number(when) or (since is not None and when < since):
+                    continue
+                _add(table, case, uuid, float(when), variable)
+    for s in table.values():
+        s.points.sort(key=lambda p: p.time)
+    return sorted(table.values(), key=lambda s: s.key), len(seen_sessions)
+
+
+def _add(table: dict, case: dict[str, Any], session: str, when: float,
+         variable: re.Pattern | None) -> None:
+    perfvalues = case.get("perfvalues")
+    if not isinstance(perfvalues, dict):
+        return
+    check = str(case.get("name", "")).split(" ")[0].split("%")[0]
+    partition = f"{case.get('system')}:{case.get('partition')}"
+    environ = str(case.get("environ"))
+    levels = tuple((f, str(case[f])) for f in INDEX_FIELDS if case.get(f))
+    directions = case.get("perf_directions")
+    if not isinstance(directions, dict):
+        directions = {}  # runs of checks older than perf_directions ('<undefined>')
+    for key, perf in perfvalues.items():
+        name = str(key).split(":")[-1]
+        if variable is not None and not variable.search(name):
+            continue
+        if not isinstance(perf, list) or len(perf) < 5 or not _is_number(perf[0]):
+            continue
+        value = float(perf[0])
+        if not math.isfinite(value):
+            continue
+        k = (check, partition, environ, levels, name)
+        series = table.setdefault(k, Series(check, partition, environ, name, str(perf[4]),
+                                            levels))
+        series.points.append(Point(when, session, value))
+        if name in directions:
+            series.directions.add(str(directions[name]))
+
+
+# --- reading the stored sessions ---------------------------------------------------------------
+
+def parse_since(text: str) -> float:
+    """A start time: ISO 8601 (2026-11-23, 2026-11-23T20:00, UTC unless an offset is given),
+    or ReFrame's query syntax (20261123, 20261123T2000, now-7d, now-12h)."""
+    with contextlib.suppress(ValueError):
+        when = datetime.fromisoformat(text)
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    from reframe.frontend.reporting.utility import parse_time_period
+    try:
+        start, _ = parse_time_period(f"{text}:now")
+    except ValueError:
+        raise HistoryError(f"--since {text!r} is no date; give e.g. 2026-11-23, "
+                           f"2026-11-23T20:00, 20261123T2000 or now-7d") from None
+    return float(start)
+
+
+@contextlib.contextmanager
+def _reframe_storage(db_file: Path) -> Iterator[Any]:
+    """ReFrame's sqlite storage backend on `db_file`, with a runtime from ReFrame's builtin
+    configuration if none is running (the database path is set as a sticky option, removed on
+    the way out)."""
+    from reframe.core import config, runtime
+    from reframe.core.exceptions import ReframeFatalError
+    from reframe.frontend.reporting.storage import StorageBackend
+
+    try:
+        ctx = runtime.runtime()
+    except ReframeFatalError:
+        site = config.load_config()
+        site.select_subconfig("generic")
+        runtime.init_runtime(site)
+        ctx = runtime.runtime()
+    site = ctx.site_config
+    option = "storage/sqlite_db_file"
+    old = site.get(option) if site.is_sticky_option(option) else None
+    site.add_sticky_option(option, str(db_file))
+    try:
+        yield StorageBackend.create("sqlite")
+    finally:
+        if old is None:
+            site.remove_sticky_option(option)
+        else:
+            site.add_sticky_option(option, old)
+
+
+def stored_sessions(db_file: Path, since: float | None = None) -> list[dict[str, Any]]:
+    """Every session stored in ReFrame's results database `db_file` (from `since` on)."""
+    from reframe.core.exceptions import ReframeError
+    from reframe.frontend.reporting.utility import QuerySelectorTestcase
+
+    if not db_file.is_file():
+        raise HistoryError(f"no results database {db_file}: no stored runs; run the suite "
+                           f"first (ci/run-local.sh), or set FABRICSUITE_RESULTS or --results")
+    end = datetime.now(UTC).timestamp() + 10 * 365 * 86400
+    selector = QuerySelectorTestcase(time_period=(since if since is not None else 0.0, end))
+    try:
+        with _reframe_storage(db_file) as backend:
+            return backend.fetch_sessions(selector)
+    except (ReframeError, OSError) as err:
+        raise HistoryError(f"{db_file}: cannot read ReFrame's results database ({err})") from None
+    except Exception as err:  # sqlite3.DatabaseError and the like
+        raise HistoryError(f"{db_file}: not a ReFrame results database ({err})") from None
+
+
+def report_sessions(paths: list[Path]) -> list[dict[str, Any]]:
+    """Sessions from JSON run report files (the same content as the stored sessions)."""
+    import json
+
+    sessions = []
+    for path in paths:
+        try:
+            sessions.append(json.loads(path.read_text()))
+        except FileNotFoundError:
+            raise HistoryError(f"{path}: no such run report; check the path") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise HistoryError(f"{path}: not a readable ReFrame run report ({err})") from None
+    return sessions
+
+
+# --- detection over all series -----------------------------------------------------------------
+
+@dataclass
+class ChangePoint:
+    series: Series
+    index: int
+    p: float
+    bh_threshold: float
+    significant: bool
+    before: float  # median of the segment before (from the previous change point)
+    after: float  # median of the segment after (to the next change point)
+    min_shift: float
+
+    @property
+    def shift(self) -> float | None:
+        """Relative shift (after - before) / |before|; None from a level of 0."""
+        if self.before == 0:
+            return None
+        return (self.after - self.before) / abs(self.before)
+
+    @property
+    def kind(self) -> str:
+        """regression, improvement, or shift (the variable's direction is unknown)."""
+        better = self.series.better
+        up = self.after > self.before
+        if better == EQUAL:
+            return "regression"
+        if better == LOWER:
+            return "regression" if up else "improvement"
+        if better == HIGHER:
+            return "improvement" if up else "regression"
+        return "shift"
+
+    @property
+    def alarm(self) -> bool:
+        """Significant after BH and at least min_shift (a shift from 0 always is)."""
+        shift = self.shift
+        return self.significant and (shift is None or abs(shift) >= self.min_shift)
+
+    @property
+    def point(self) -> Point:
+        return self.series.points[self.index]
+
+    def as_dict(self) -> dict[str, Any]:
+        shift = self.shift
+        return {
+            "kind": self.kind,
+            "alarm": self.alarm,
+            "index": self.index,
+            "session_uuid": self.point.session,
+            "time": _iso(self.point.time),
+            "before": self.before,
+            "after": self.after,
+            "shift_pct": None if shift is None else round(100 * shift, 3),
+            "p_value": self.p,
+            "bh_threshold": self.bh_threshold,
+        }
+
+
+@dataclass
+class History:
+    series: list[Series]
+    #: Per series key: every test made.
+    tests: dict[str, list[Test]]
+    change_points: list[ChangePoint]
+    fdr: float
+    min_shift: float
+    permutations: int
+    seed: int
+    too_short: int
+
+    @property
+    def alarms(self) -> list[ChangePoint]:
+        return sorted((c for c in self.change_points if c.alarm), key=_rank)
+
+    @property
+    def regressions(self) -> list[ChangePoint]:
+        return [c for c in self.alarms if c.kind == "regression"]
+
+    @property
+    def n_tests(self) -> int:
+        return sum(len(t) for t in self.tests.values())
+
+
+def _rank(c: ChangePoint) -> tuple:
+    order = {"regression": 0, "shift": 1, "improvement": 2}[c.kind]
+    shift = c.shift
+    return (order, -(math.inf if shift is None else abs(shift)), c.series.key, c.index)
+
+
+def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHIFT,
+           permutations: int = PERMUTATIONS, seed: int = SEED,
+           min_size: int = MIN_SIZE) -> History:
+    """E-Divisive means on every series, Benjamini-Hochberg at `fdr` over all tests made."""
+    if not 0 < fdr < 1:
+        raise HistoryError(f"--fdr {fdr}: give a false discovery rate between 0 and 1, e.g. 0.05")
+    if min_shift < 0:
+        raise HistoryError(f"--min-shift {min_shift}: give a relative shift of 0 or more")
+    testable = [s for s in series if len(s.points) >= 2 * min_size]
+    # Enough permutations that one real change among all series can pass BH's first threshold.
+    permutations = max(permutations, math.ceil(2 * max(1, len(testable)) / fdr))
+    tests: dict[str, list[Test]] = {}
+    for s in testable:
+        tests[s.key] = e_divisive(
+            [p.value for p in s.points], screen=fdr, permutations=permutations,
+            seed=[seed, zlib.crc32(s.key.encode())], min_size=min_size)
+    flat = [t for key in tests for t in tests[key]]
+    rejected, thresholds = benjamini_hochberg([t.p for t in flat], fdr)
+    for t, r, th in zip(flat, rejected, thresholds, strict=True):
+        t.significant, t.bh_threshold = r, th
+    change_points = []
+    for s in testable:
+        found = sorted((t for t in tests[s.key] if t.significant), key=lambda t: t.index)
+        cuts = [0, *[t.index for t in found], len(s.points)]
+        values = [p.value for p in s.points]
+        for i, t in enumerate(found, start=1):
+            before = statistics.median(values[cuts[i - 1]:cuts[i]])
+            after = statistics.median(values[cuts[i]:cuts[i + 1]])
+            change_points.append(ChangePoint(s, t.index, t.p, t.bh_threshold or 0.0, True,
+                                             before, after, min_shift))
+    return History(series, tests, change_points, fdr, min_shift, permutations, seed,
+                   len(series) - len(testable))
+
+
+# --- output ------------------------------------------------------------------------------------
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _where(s: Series) -> str:
+    return " ".join([s.environ] + [v for _, v in s.levels])
+
+
+def to_json(history: History, system: str, since: float | None) -> dict[str, Any]:
+    """Everything, for machines (issue 13's report and compare): the method, each series with
+    its points and its change points, and the alarms, regressions first."""
+    by_key: dict[str, list[ChangePoint]] = {}
+    for c in history.change_points:
+        by_key.setdefault(c.series.key, []).append(c)
+    return {
+        "system": system,
+        "since": None if since is None else _iso(since),
+        "method": {
+            "name": "e-divisive means (Matteson & James 2014), permutation test",
+            "correction": "benjamini-hochberg",
+            "fdr": history.fdr,
+            "min_shift": history.min_shift,
+            "permutations": history.permutations,
+            "sequential_hits": SEQUENTIAL_HITS,
+            "min_size": MIN_SIZE,
+            "seed": history.seed,
+            "tests": history.n_tests,
+        },
+        "alarms": [
+            {**_series_id(c.series), **c.as_dict()} for c in history.alarms
+        ],
+        "series": [
+            {
+                **_series_id(s),
+                "points": [{"time": _iso(p.time), "session_uuid": p.session, "value": p.value}
+                           for p in s.points],
+                "tested": s.key in history.tests,
+                "change_points": [c.as_dict() for c in by_key.get(s.key, [])],
+            }
+            for s in history.series
+        ],
+        "series_too_short": history.too_short,
+    }
+
+
+def _series_id(s: Series) -> dict[str, Any]:
+    return {"check": s.check, "partition": s.partition, "environ": s.environ,
+            **{f: v for f, v in s.levels}, "variable": s.variable, "unit": s.unit,
+            "better": s.better}
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def table(history: History, rows: int = 20) -> str:
+    """The one-screen table: alarms (regressions first), then a summary line."""
+    alarms = history.alarms
+    below = [c for c in history.change_points if not c.alarm]
+    lines = []
+    if alarms:
+        head = ("kind", "check", "partition", "where", "variable", "before -> after", "shift",
+                "p", "run (session, date)")
+        body = []
+        for c in alarms[:rows]:
+            s = c.series
+            shift = c.shift
+            body.append((
+                c.kind.upper() if c.kind == "regression" else c.kind, s.check, s.partition,
+                _where(s), s.variable, f"{_fmt(c.before)} -> {_fmt(c.after)} {s.unit}",
+                "from 0" if shift is None else f"{100 * shift:+.1f}%", f"{c.p:.2g}",
+                f"{c.point.session[:8]} {_iso(c.point.time)[:16]}Z"
+                f" ({c.index + 1}/{len(s.points)})"))
+        widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+        for r in [head, *body]:
+            lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+        if len(alarms) > rows:
+            lines.append(f"... and {len(alarms) - rows} more (--json for all)")
+    n_reg = len(history.regressions)
+    summary = (f"{len(history.series)} series, {history.n_tests} test(s): {n_reg} regression "
+               f"shift(s), {len(alarms) - n_reg} other shift(s) at FDR {history.fdr:g} "
+               f"(Benjamini-Hochberg) and at least {100 * history.min_shift:g}% shift")
+    if below:
+        summary += f"; {len(below)} significant shift(s) below {100 * history.min_shift:g}%"
+    if history.too_short:
+        summary += f"; {history.too_short} series with fewer than {2 * MIN_SIZE} runs not tested"
+    lines.append(summary)
+    return "\n".join(lines)
+
+
+# --- the command -------------------------------------------------------------------------------
+
+DESCRIPTION = f"""\
+Find the runs where a performance variable's level shifted, in every series (check, partition,
+environment, distance or scale, variable) of the runs stored in ReFrame's results database
+(RESULTS/results.db), ordered by run time.
+
+Method: E-Divisive means (Matteson & James 2014, as in MongoDB's signal processing and Apache
+Otava): hierarchical bisection, each split tested by permutations ({PERMUTATIONS} at least,
+seeded: the same input gives the same answer). False alarms across the many variables: the
+Benjamini-Hochberg procedure over all the tests made, at false discovery rate --fdr (default
+{FDR}); a significant shift smaller than --min-shift (default {100 * MIN_SHIFT:g} %) is noted but
+no alarm. Each shift is a regression or an improvement by the variable's declared direction
+(perf_directions). Cases that failed only their reference count (a regression does that);
+those that failed in sanity or earlier do not.
+
+Prints one screen (regressions first) or, with --json, every series with its points and change
+points. Exit status: 0 no regression shift, 1 a regression shift found, 2 bad input (no stored
+runs, a bad date or pattern), with one line naming the fix."""
+
+
+def add_parser(sub: Any) -> None:
+    """Register `fabricsuite history` on the CLI's subparsers."""
+    import argparse
+
+    p = sub.add_parser("history", help="change points in each variable's stored history",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=DESCRIPTION)
+    p.add_argument("--system", required=True, help="ReFrame system name, e.g. local")
+    p.add_argument("--since", metavar="DATE",
+                   help="only runs from DATE on: 2026-11-23, 2026-11-23T20:00 (UTC), "
+                        "20261123T2000 or now-7d")
+    p.add_argument("--variable", metavar="REGEX",
+                   help="only variables whose name matches REGEX (re.search), e.g. bandwidth")
+    p.add_argument("--json", action="store_true", help="print JSON for machines")
+    p.add_argument("--fdr", type=float, default=FDR, metavar="Q",
+                   help=f"false discovery rate over all tests (default {FDR})")
+    p.add_argument("--min-shift", type=float, default=100 * MIN_SHIFT, metavar="PCT",
+                   help=f"smallest shift in %% that is an alarm (default {100 * MIN_SHIFT:g})")
+    p.add_argument("--permutations", type=int, default=PERMUTATIONS, metavar="N",
+                   help=f"least permutations per test (default {PERMUTATIONS}; raised to "
+                        f"2 x series / fdr)")
+    p.add_argument("--seed", type=int, default=SEED, help="seed of the permutations")
+    p.add_argument("--results", default=None,
+                   help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
+    p.add_argument("--reports", nargs="+", metavar="FILE",
+                   help="read these JSON run reports instead of the results database")
+
+
+def run(args: Any) -> int:
+    """`fabricsuite history`: 0 no regression shift, 1 a regression shift, 2 bad input."""
+    import json
+    import os
+    import sys
+
+    from . import REPO_ROOT
+
+    try:
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", args.system):
+            raise HistoryError(f"--system {args.system!r} is not a ReFrame system name, e.g. "
+                               f"--system local")
+        try:
+            pattern = re.compile(args.variable) if args.variable else None
+        except re.error as err:
+            raise HistoryError(f"--variable {args.variable!r} is no regular expression "
+                               f"({err})") from None
+        if args.permutations < 1:
+            raise HistoryError(f"--permutations {args.permutations}: give 1 or more")
+        since = parse_since(args.since) if args.since else None
+        if args.reports:
+            sessions = report_sessions([Path(p) for p in args.reports])
+            where = f"{len(args.reports)} run report(s)"
+        else:
+            results = Path(args.results or os.environ.get("FABRICSUITE_RESULTS")
+                           or REPO_ROOT / "results")
+            db = results / "results.db"
+            sessions = stored_sessions(db, since)
+            where = str(db)
+        series, n_sessions = collect(sessions, args.system, since, pattern)
+        if not n_sessions:
+            raise HistoryError(f"no stored runs of system {args.system!r} in {where}"
+                               + (f" since {_iso(since)}" if since is not None else "")
+                               + "; check --system and --since, or run the suite first")
+        if not series:
+            raise HistoryError(f"{n_sessions} stored session(s) of system {args.system!r} hold "
+                               f"no performance figures"
+                               + (f" of a variable matching {args.variable!r}"
+                                  if pattern else ""))
+        history = detect(series, fdr=args.fdr, min_shift=args.min_shift / 100,
+                         permutations=args.permutations, seed=args.seed)
+    except HistoryError as err:
+        print(f"fabricsuite history: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump(to_json(history, args.system, since), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(f"fabricsuite history: system {args.system}, {n_sessions} session(s) in {where}")
+        print(table(history))
+    return 1 if history.regressions else 0
