@@ -68,6 +68,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import sqlite3
 import statistics
 import zlib
 from collections.abc import Iterable, Iterator
@@ -395,9 +396,10 @@ def stored_sessions(db_file: Path, since: float | None = None) -> list[dict[str,
     try:
         with _reframe_storage(db_file) as backend:
             return backend.fetch_sessions(selector)
-    except (ReframeError, OSError) as err:
-        raise HistoryError(f"{db_file}: cannot read ReFrame's results database ({err})") from None
-    except Exception as err:  # sqlite3.DatabaseError and the like
+    except (ReframeError, OSError, sqlite3.OperationalError) as err:
+        raise HistoryError(f"{db_file}: cannot read ReFrame's results database ({err}); check "
+                           f"the file and that it is writable (ReFrame adds its indexes)") from None
+    except (sqlite3.DatabaseError, ValueError, KeyError) as err:
         raise HistoryError(f"{db_file}: not a ReFrame results database ({err})") from None
 
 

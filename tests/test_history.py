@@ -348,3 +348,10 @@ def test_real_stored_sessions(tmp_path, capsys):
     assert all(len(s["points"]) == len(reports) for s in data["series"]
                if s["variable"].startswith("overhead_"))
     assert all(s["better"] for s in data["series"])
+
+
+def test_cli_not_a_database(tmp_path, capsys):
+    (tmp_path / "results.db").write_text("not sqlite\n" * 100)
+    assert cli.main(["history", "--system", "local", "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "results.db" in err and len(err.strip().splitlines()) == 1, err
