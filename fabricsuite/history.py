@@ -90,7 +90,7 @@ MIN_SHIFT = 0.05
 #: Default (and least) number of permutations per test; raised to 2 x series / FDR.
 PERMUTATIONS = 1999
 #: Besag-Clifford sequential stop: this many permutations reaching the observed Q end a test.
-SEQUENTIAL_HITS = 10
+SEQUENTIAL_HITS = 30
 #: At most this many change points per series.
 MAX_CHANGE_POINTS = 10
 SEED = 20140101

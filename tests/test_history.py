@@ -333,21 +333,36 @@ def test_cli_no_stored_runs_since(tmp_path, capsys):
     assert "no stored runs of system 'local'" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not (REAL / "results.db").exists(), reason="no real sessions captured")
 def test_real_stored_sessions(tmp_path, capsys):
-    """Real sessions of NetbenchOverlap (tests/data/history/README.md): the database ReFrame
-    wrote is read, every session and both overhead variables become series."""
-    db = tmp_path / "results.db"
-    db.write_bytes((REAL / "results.db").read_bytes())
-    rc = cli.main(["history", "--system", "local", "--results", str(tmp_path), "--json"])
-    assert rc in (0, 1)
-    data = json.loads(capsys.readouterr().out)
-    variables = {s["variable"] for s in data["series"]}
-    assert {"overhead_send_us", "overhead_recv_us"} <= variables
+    """Twelve real sessions of NetbenchOverlap (tests/data/history/README.md), the last seven
+    with Open MPI over TCP instead of shared memory, stored with ReFrame's storage backend as
+    `reframe` stores them at the end of a session: the send overhead's regression is named at
+    the first TCP session; both overhead variables are series with their direction."""
     reports = sorted(REAL.glob("run-report-*.json"))
-    assert all(len(s["points"]) == len(reports) for s in data["series"]
-               if s["variable"].startswith("overhead_"))
-    assert all(s["better"] for s in data["series"])
+    assert len(reports) == 12
+    sessions = h.report_sessions(reports)
+    _store(tmp_path, sessions)
+    args = ["history", "--system", "local", "--results", str(tmp_path)]
+    assert cli.main([*args, "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    overhead = [s for s in data["series"] if s["variable"].startswith("overhead_")]
+    assert {s["variable"] for s in overhead} == {"overhead_send_us", "overhead_recv_us"}
+    for s in overhead:
+        assert s["better"] == "lower" and s["distance"] == "same-l3" and s["unit"] == "us"
+        assert len(s["points"]) == 12
+        assert [p["time"] for p in s["points"]] == sorted(p["time"] for p in s["points"])
+    sixth = sessions[5]["session_info"]["uuid"]
+    send = [a for a in data["alarms"] if a["variable"] == "overhead_send_us"]
+    assert len(send) == 1 and send[0]["kind"] == "regression"
+    assert send[0]["session_uuid"] == sixth and send[0]["index"] == 5
+    assert send[0]["shift_pct"] > 1000 and send[0]["p_value"] < 0.05
+    # The same through the report files.
+    assert cli.main(["history", "--system", "local", "--reports", *map(str, reports)]) == 1
+    assert sixth[:8] in capsys.readouterr().out
+    # From the first TCP session on there is no shift to name.
+    since = sessions[5]["session_info"]["time_start"]  # ReFrame's 20261123T210133+0000
+    assert cli.main([*args, "--since", since]) == 0
+    assert "7 session(s)" in capsys.readouterr().out
 
 
 def test_cli_not_a_database(tmp_path, capsys):
