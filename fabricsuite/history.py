@@ -734,3 +734,41 @@ def run(args: Any) -> int:
         print(f"fabricsuite history: system {args.system}, {n_sessions} session(s) in {where}")
         print(table(history))
     return 1 if history.regressions else 0
+
+
+# --- measured false-alarm rates ----------------------------------------------------------------
+
+def measure_false_alarms(families: int = 50, per_family: int = 100, points: int = 30,
+                         noise: float = 0.01, fdr: float = FDR, seed: int = 70_000) -> dict:
+    """False alarms on pure noise (normal, `noise` relative sd, no change), seeded:
+
+    - per series: the share of single series whose first test rejects at `fdr` (no correction);
+    - per family: the share of families of `per_family` series with any change point after
+      Benjamini-Hochberg at `fdr` (every null true: BH bounds it by `fdr`).
+
+    `python -m fabricsuite.history` prints them for the defaults.
+    """
+    single = 0
+    with_alarm = 0
+    change_points = 0
+    for f in range(families):
+        rng = np.random.default_rng([seed, f])
+        family = []
+        for i in range(per_family):
+            s = Series(f"Noise{i}", "sim:sim", "sim", "figure", "s")
+            s.points = [Point(float(j), f"f{f}", float(v))
+                        for j, v in enumerate(100 * (1 + noise * rng.normal(size=points)))]
+            s.directions = {LOWER}
+            family.append(s)
+        hist = detect(family, fdr=fdr, min_shift=0, seed=seed + f)
+        single += sum(tests[0].p <= fdr for tests in hist.tests.values())
+        with_alarm += bool(hist.change_points)
+        change_points += len(hist.change_points)
+    return {"series": families * per_family, "points": points,
+            "per_series_rate": single / (families * per_family),
+            "families": families, "per_family_rate": with_alarm / families,
+            "change_points": change_points}
+
+
+if __name__ == "__main__":
+    print(measure_false_alarms())

@@ -370,3 +370,10 @@ def test_cli_not_a_database(tmp_path, capsys):
     assert cli.main(["history", "--system", "local", "--results", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "results.db" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_measure_false_alarms_command():
+    """`python -m fabricsuite.history` (README): the measurement runs and is seeded."""
+    one = h.measure_false_alarms(families=2, per_family=20, points=12)
+    assert one == h.measure_false_alarms(families=2, per_family=20, points=12)
+    assert one["series"] == 40 and 0 <= one["per_series_rate"] <= 0.25
