@@ -637,22 +637,22 @@ def table(history: History, rows: int = 20) -> str:
 # --- the command -------------------------------------------------------------------------------
 
 DESCRIPTION = f"""\
-Find the runs where a performance variable's level shifted, in every series (check, partition,
-environment, distance or scale, variable) of the runs stored in ReFrame's results database
-(RESULTS/results.db), ordered by run time.
+Find the runs where a performance variable's level shifted, in every series (check,
+partition, environment, distance or scale, variable) of the runs stored in ReFrame's results
+database (RESULTS/results.db), ordered by run time.
 
-Method: E-Divisive means (Matteson & James 2014, as in MongoDB's signal processing and Apache
-Otava): hierarchical bisection, each split tested by permutations ({PERMUTATIONS} at least,
-seeded: the same input gives the same answer). False alarms across the many variables: the
-Benjamini-Hochberg procedure over all the tests made, at false discovery rate --fdr (default
-{FDR}); a significant shift smaller than --min-shift (default {100 * MIN_SHIFT:g} %) is noted but
-no alarm. Each shift is a regression or an improvement by the variable's declared direction
+Method: E-Divisive means (Matteson & James 2014, as in MongoDB's signal processing and
+Apache Otava): hierarchical bisection, each split tested by seeded permutations (at least
+{PERMUTATIONS}; the same runs give the same answer). False alarms across the many variables:
+Benjamini-Hochberg over all the tests made, at false discovery rate --fdr (default {FDR}).
+A significant shift below --min-shift (default {100 * MIN_SHIFT:g} %) is counted, no alarm.
+Each shift is a regression or an improvement by the variable's declared direction
 (perf_directions). Cases that failed only their reference count (a regression does that);
 those that failed in sanity or earlier do not.
 
-Prints one screen (regressions first) or, with --json, every series with its points and change
-points. Exit status: 0 no regression shift, 1 a regression shift found, 2 bad input (no stored
-runs, a bad date or pattern), with one line naming the fix."""
+Prints one screen (regressions first) or, with --json, every series with its points and
+change points. Exit status: 0 no regression shift, 1 a regression shift found, 2 bad input
+(no stored runs, a bad date or pattern), with one line naming the fix."""
 
 
 def add_parser(sub: Any) -> None:
