@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""False-alarm and detection rates of the suite's verdicts on the emulated cluster (issue 12).
+
+    bench/verdicts_emucluster.py [--repeats 30] [--detect-repeats 10] [--baseline-runs 5]
+                                 [--mpi openmpi] [--families pingpong,bandwidth,dense]
+
+Brings up a 2-node emulated cluster (ci/emucluster.sh, its own prefix and state directory) at
+1 Gbit, takes references from --baseline-runs runs through `fabricsuite baseline` (the
+partition's 3 % floor and the measured spread), then runs every check family --repeats times
+at 1 Gbit (any failure is a false alarm) and --detect-repeats times at 900 Mbit (-10 %) and
+800 Mbit (-20 %) (a run that passes is a missed detection). Every run is a real ReFrame session
+through sbatch/srun with confirmation (--max-retries=1, the partition's pause). Prints a table
+per family and writes it as JSON beside the results (--out). Root, Slurm and munge needed
+(ci/setup.sh). Takes long: about (baseline + repeats + 2 x detect) x the family's run time.
+
+Families (checks at other-node / scale 2x1):
+- pingpong: NetbenchPingPong (latency)
+- bandwidth: NetbenchPingPongBandwidth
+- dense: NetbenchDense at 2 nodes
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+EMU = str(REPO / "ci" / "emucluster.sh")
+FAMILIES = {
+    "pingpong": ["-c", "checks/pt2pt.py", "-n", "NetbenchPingPong%distance=other-node"],
+    "bandwidth": ["-c", "checks/pt2pt.py", "-n",
+                  "NetbenchPingPongBandwidth%distance=other-node"],
+    "dense": ["-c", "checks/dense.py", "-n", "NetbenchDense%node_count=2"],
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=30, help="identical runs at 1 Gbit")
+    parser.add_argument("--detect-repeats", type=int, default=10,
+                        help="runs at each slower rate")
+    parser.add_argument("--baseline-runs", type=int, default=5)
+    parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help=f"comma-separated, of {', '.join(FAMILIES)}")
+    parser.add_argument("--out", help="JSON result file (default: print only)")
+    args = parser.parse_args()
+    families = [f for f in args.families.split(",") if f]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown or min(args.repeats, args.detect_repeats, args.baseline_runs) < 1:
+        print(f"verdicts_emucluster.py: unknown families {unknown} or a count below 1",
+              file=sys.stderr)
+        return 2
+    if os.geteuid() != 0 or not shutil.which("slurmctld"):
+        print("verdicts_emucluster.py: needs root and Slurm (ci/setup.sh)", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="fs-verdicts-"))
+    prefix = f"fsb{os.getpid() % 10000}"
+    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=prefix, FABRICSUITE_EMU_DIR=str(work / "emu"),
+               FABRICSUITE_EMU_PORT=str(24000 + os.getpid() % 3000 * 2))
+
+    def emu(*emu_args: str, extra: dict | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([EMU, *emu_args], env={**env, **(extra or {})}, cwd=REPO,
+                              capture_output=True, text=True, timeout=3600)
+
+    def session(results: Path, family: str, repeats: int, refs: Path | None,
+                *extra: str) -> tuple[int, int]:
+        """(runs, failed runs) of one ReFrame session of `repeats` repetitions."""
+        extra_env = {"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90"}
+        if refs is not None:
+            extra_env["RFM_REFERENCE_PREFIX"] = str(refs)
+        proc = emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
+                   "emucluster:nodes", "--exec-policy=serial", "-r", "--max-retries=1",
+                   "-S", "time_limit=3m", "-p", args.mpi, "--repeat", str(repeats),
+                   *FAMILIES[family], *extra, extra=extra_env)
+        summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\).*?\((\d+) failure", proc.stdout)
+        if not summary:
+            raise RuntimeError(f"{family}: no ReFrame summary:\n{proc.stdout[-3000:]}"
+                               f"{proc.stderr[-2000:]}")
+        ran, _total, failures = map(int, summary[-1])
+        return ran - 1, failures  # the build fixture is one of the cases
+
+    up = emu("up", "--nodes", "2", "--rate", "1gbit")
+    if up.returncode != 0:
+        print(f"verdicts_emucluster.py: emucluster up failed: {up.stderr[-2000:]}",
+              file=sys.stderr)
+        return 1
+    table = {}
+    try:
+        for family in families:
+            base = work / family / "base"
+            runs, failed = session(base, family, args.baseline_runs, None,
+                                   "-S", "require_reference=false")
+            refs = work / family / "refs"
+            refs.mkdir(parents=True)
+            reports = sorted((base / "reports").glob("*.json"))
+            made = subprocess.run(
+                [str(BIN / "fabricsuite"), "baseline", "--system", "emucluster", "--min-runs",
+                 str(args.baseline_runs), "--output", str(refs / "emucluster.yaml"),
+                 *map(str, reports)], capture_output=True, text=True, cwd=REPO)
+            if made.returncode != 0:
+                raise RuntimeError(f"{family}: baseline failed: {made.stderr}")
+            row = {"baseline_runs": runs}
+            row["same_runs"], row["false_alarms"] = session(
+                work / family / "same", family, args.repeats, refs)
+            for rate, label in (("900mbit", "minus10"), ("800mbit", "minus20")):
+                emu("rate", rate)
+                try:
+                    row[f"{label}_runs"], row[f"{label}_detected"] = session(
+                        work / family / rate, family, args.detect_repeats, refs)
+                finally:
+                    emu("rate", "1gbit")
+            table[family] = row
+            print(f"{family}: {row}", flush=True)
+    finally:
+        emu("down")
+    print(f"\n{'family':<10} {'false alarms':>16} {'-10 % detected':>16} {'-20 % detected':>16}")
+    for family, row in table.items():
+        print(f"{family:<10} {row['false_alarms']:>8} of {row['same_runs']:<5} "
+              f"{row['minus10_detected']:>8} of {row['minus10_runs']:<5} "
+              f"{row['minus20_detected']:>8} of {row['minus20_runs']:<5}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(table, indent=2))
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
