@@ -329,7 +329,8 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = yaml.safe_load((refs / "emucluster.yaml").read_text())
     ref = data["NetbenchPingPongBandwidth"]["emucluster:nodes"]["openmpi"]["other-node"]
-    assert ref["bandwidth_1MiB_MBps"][1] >= -0.05, ref  # noise-aware, not the old -45 %
+    # noise-aware, not the old -45 %: narrower than the 10 % to be caught
+    assert ref["bandwidth_1MiB_MBps"][1] > -0.10, (ref, data["_statistics"])
     with_refs = {"RFM_REFERENCE_PREFIX": str(refs)}
 
     same = run_reframe(emu, tmp_path / "same", *checks, "--repeat", "10", extra_env=with_refs)
