@@ -469,47 +469,99 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
 /* Residuals below this many noise widths are taken as exact (avoids log/division by 0). */
 #define SIGMA_ABSOLUTE_FLOOR 1e-12
 
-/* Weighted least squares over [first, last] with weights 1 / sigma_i^2 (see nb_merge_ranges);
- * returns the weighted residual sum of squares, NAN with fewer than 2 points or all x equal. */
-static double weighted_rss(const double *x, const double *y, const double *noise_var,
-                           size_t first, size_t last, double rel_floor, double scale)
+static double point_variance(const double *y, const double *noise_var, size_t i,
+                             double rel_floor, double scale)
 {
-    if (last < first + 1)
-        return NAN;
+    double level = fabs(y[i]) > 0.1 * scale ? fabs(y[i]) : 0.1 * scale;
+    double var = rel_floor * level * rel_floor * level;
+    if (noise_var != NULL && isfinite(noise_var[i]) && noise_var[i] > var)
+        var = noise_var[i];
+    return var > SIGMA_ABSOLUTE_FLOOR ? var : SIGMA_ABSOLUTE_FLOOR;
+}
+
+/* Weighted least squares over the points of [first, last] with keep[i] != 0 (keep may be NULL:
+ * all), weights 1 / sigma_i^2 (see nb_merge_ranges). Returns the weighted residual sum of
+ * squares, NAN with fewer than 2 points or all x equal; *a, *b (may be NULL) get the line. */
+static double weighted_fit(const double *x, const double *y, const double *noise_var,
+                           const unsigned char *keep, size_t first, size_t last, double rel_floor,
+                           double scale, double *a_out, double *b_out)
+{
     double sw = 0.0, swx = 0.0, swy = 0.0;
-    size_t m = last - first + 1;
-    double *w = malloc(m * sizeof *w);
-    if (w == NULL)
-        return NAN;
+    size_t m = 0;
     for (size_t i = first; i <= last; i++) {
-        double level = fabs(y[i]) > 0.1 * scale ? fabs(y[i]) : 0.1 * scale;
-        double var = rel_floor * level * rel_floor * level;
-        if (noise_var != NULL && isfinite(noise_var[i]) && noise_var[i] > var)
-            var = noise_var[i];
-        if (!(var > SIGMA_ABSOLUTE_FLOOR))
-            var = SIGMA_ABSOLUTE_FLOOR;
-        w[i - first] = 1.0 / var;
-        sw += w[i - first];
-        swx += w[i - first] * x[i];
-        swy += w[i - first] * y[i];
+        if (keep != NULL && !keep[i])
+            continue;
+        double w = 1.0 / point_variance(y, noise_var, i, rel_floor, scale);
+        sw += w;
+        swx += w * x[i];
+        swy += w * y[i];
+        m++;
     }
+    if (m < 2)
+        return NAN;
     double mx = swx / sw, my = swy / sw, sxx = 0.0, sxy = 0.0;
     for (size_t i = first; i <= last; i++) {
-        double dx = x[i] - mx;
-        sxx += w[i - first] * dx * dx;
-        sxy += w[i - first] * dx * (y[i] - my);
+        if (keep != NULL && !keep[i])
+            continue;
+        double w = 1.0 / point_variance(y, noise_var, i, rel_floor, scale), dx = x[i] - mx;
+        sxx += w * dx * dx;
+        sxy += w * dx * (y[i] - my);
     }
-    if (!(sxx > 0.0)) {
-        free(w);
+    if (!(sxx > 0.0))
         return NAN;
-    }
     double b = sxy / sxx, a = my - b * mx, rss = 0.0;
     for (size_t i = first; i <= last; i++) {
+        if (keep != NULL && !keep[i])
+            continue;
         double r = y[i] - (a + b * x[i]);
-        rss += w[i - first] * r * r;
+        rss += r * r / point_variance(y, noise_var, i, rel_floor, scale);
     }
-    free(w);
+    if (a_out != NULL)
+        *a_out = a;
+    if (b_out != NULL)
+        *b_out = b;
     return rss;
+}
+
+/* Marks in keep[first..last] the points a robust weighted line keeps: standardized residuals
+ * more than ROBUST_Z robust standard deviations (1.4826 MAD, at least 1) from their median are
+ * dropped, at most MAX_ROUNDS rounds, never below MIN_POINTS points (a disturbed timing, or a
+ * run of them in a slow phase, is not evidence for or against a protocol change). */
+static void robust_keep(const double *x, const double *y, const double *noise_var,
+                        unsigned char *keep, size_t first, size_t last, double rel_floor,
+                        double scale)
+{
+    size_t total = last - first + 1;
+    for (size_t i = first; i <= last; i++)
+        keep[i] = 1;
+    double *z = malloc(total * sizeof *z);
+    if (z == NULL)
+        return;
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        double a, b;
+        if (isnan(weighted_fit(x, y, noise_var, keep, first, last, rel_floor, scale, &a, &b)))
+            break;
+        size_t m = 0;
+        for (size_t i = first; i <= last; i++)
+            if (keep[i])
+                z[m++] = (y[i] - (a + b * x[i])) /
+                         sqrt(point_variance(y, noise_var, i, rel_floor, scale));
+        double med = nb_median(z, m), sigma = MAD_SCALE * nb_mad(z, m);
+        if (!(sigma > 1.0))
+            sigma = 1.0;
+        size_t dropped = 0, k = 0;
+        for (size_t i = first; i <= last; i++) {
+            if (!keep[i])
+                continue;
+            if (fabs(z[k++] - med) > ROBUST_Z * sigma && m - dropped > MIN_POINTS) {
+                keep[i] = 0;
+                dropped++;
+            }
+        }
+        if (dropped == 0)
+            break;
+    }
+    free(z);
 }
 
 static double mean_abs(const double *y, size_t first, size_t last)
@@ -520,22 +572,44 @@ static double mean_abs(const double *y, size_t first, size_t last)
     return sum / (double)(last - first + 1);
 }
 
+/* Residual sums of the split model over the points its robust fits keep, and of one line over
+ * the same points; *m gets their number. Returns 0, or -1 when a fit is impossible. */
+static int split_sums(const double *x, const double *y, const double *noise_var, size_t first,
+                      size_t split, size_t last, double rel_floor, double *w_two, double *w_one,
+                      size_t *m)
+{
+    double scale = mean_abs(y, first, last);
+    unsigned char *keep = malloc(last + 1);
+    if (keep == NULL)
+        return -1;
+    robust_keep(x, y, noise_var, keep, first, split, rel_floor, scale);
+    robust_keep(x, y, noise_var, keep, split + 1, last, rel_floor, scale);
+    double w_a = weighted_fit(x, y, noise_var, keep, first, split, rel_floor, scale, NULL, NULL);
+    double w_b = weighted_fit(x, y, noise_var, keep, split + 1, last, rel_floor, scale, NULL,
+                              NULL);
+    *w_one = weighted_fit(x, y, noise_var, keep, first, last, rel_floor, scale, NULL, NULL);
+    *w_two = w_a + w_b;
+    *m = 0;
+    for (size_t i = first; i <= last; i++)
+        *m += keep[i];
+    free(keep);
+    return isnan(*w_two) || isnan(*w_one) ? -1 : 0;
+}
+
 double nb_split_gain(const double *x, const double *y, const double *noise_var, size_t first,
                      size_t split, size_t last, double rel_floor)
 {
     if (x == NULL || y == NULL || split < first + 1 || last < split + 2)
         return NAN;
-    double scale = mean_abs(y, first, last);
-    double w_a = weighted_rss(x, y, noise_var, first, split, rel_floor, scale);
-    double w_b = weighted_rss(x, y, noise_var, split + 1, last, rel_floor, scale);
-    double w_ab = weighted_rss(x, y, noise_var, first, last, rel_floor, scale);
-    if (isnan(w_a) || isnan(w_b) || isnan(w_ab))
+    double w_two, w_one;
+    size_t kept;
+    if (split_sums(x, y, noise_var, first, split, last, rel_floor, &w_two, &w_one, &kept) != 0)
         return NAN;
-    double m = (double)(last - first + 1);
-    double s2 = m > 4.0 ? (w_a + w_b) / (m - 4.0) : 1.0;
+    double m = (double)kept;
+    double s2 = m > 4.0 ? w_two / (m - 4.0) : 1.0;
     if (!(s2 > 1.0))
         s2 = 1.0;
-    return (w_ab - w_a - w_b) / s2 - 3.0 * log(m);
+    return (w_one - w_two) / s2 - 3.0 * log(m);
 }
 
 size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var, size_t n,
@@ -579,8 +653,12 @@ size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var
         double scale = mean_abs(y, first, last), best = INFINITY;
         size_t best_split = split;
         for (size_t s = low; s <= high && s < last; s++) {
-            double w = weighted_rss(x, y, noise_var, first, s, rel_floor, scale) +
-                       weighted_rss(x, y, noise_var, s + 1, last, rel_floor, scale);
+            /* All points: with outliers dropped per candidate, the candidates would be
+             * compared over different points. */
+            double w = weighted_fit(x, y, noise_var, NULL, first, s, rel_floor, scale, NULL,
+                                    NULL) +
+                       weighted_fit(x, y, noise_var, NULL, s + 1, last, rel_floor, scale, NULL,
+                                    NULL);
             if (w < best) {
                 best = w;
                 best_split = s;

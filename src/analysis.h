@@ -78,7 +78,10 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
  * the split lowers the Bayesian information criterion by
  *   gain = (W_AB - W_A - W_B) / s^2 - 3 ln m,   s^2 = max((W_A + W_B) / (m - 4), 1)
  * (3 more parameters: a second line and the break; the residual variance of the split model in
- * noise units, never below the noise model). While the smallest gain over all adjacent pairs is
+ * noise units, never below the noise model). The sums are taken over the points that robust
+ * weighted lines of A and of B keep (standardized residuals beyond 3.5 robust standard deviations
+ * dropped, as in nb_fit_robust_nonneg): a run of disturbed timings is no evidence for a split,
+ * nor does it hide one. While the smallest gain over all adjacent pairs is
  * below `margin`, that pair is merged. Then every remaining break is refined: it moves by at most
  * `refine_window` points to where W_A + W_B is smallest, each range keeping at least min_points
  * (at least 3) points. ranges[0..count-1] must tile [0, n-1] in order; they are rewritten in
