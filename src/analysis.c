@@ -612,37 +612,12 @@ double nb_split_gain(const double *x, const double *y, const double *noise_var, 
     return (w_one - w_two) / s2 - 3.0 * log(m);
 }
 
-size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var, size_t n,
-                       nb_range *ranges, size_t count, double rel_floor, double margin,
-                       size_t min_points, size_t refine_window)
+/* Moves each break between ranges by at most `window` points to where the two lines' residual
+ * sum is smallest (each range keeping at least mp points). */
+static void refine_breaks(const double *x, const double *y, const double *noise_var,
+                          nb_range *ranges, size_t count, double rel_floor, size_t mp,
+                          size_t refine_window)
 {
-    if (x == NULL || y == NULL || ranges == NULL || count == 0 || n == 0)
-        return count;
-    size_t mp = min_points < 3 ? 3 : min_points;
-    /* Merge the least significant split while its gain is below the margin. A NaN gain (a side
-     * too short to fit) is no evidence for the split. */
-    while (count > 1) {
-        size_t worst = 0;
-        double worst_gain = INFINITY;
-        for (size_t k = 0; k + 1 < count; k++) {
-            double gain = nb_split_gain(x, y, noise_var, ranges[k].first, ranges[k].last,
-                                        ranges[k + 1].last, rel_floor);
-            if (isnan(gain))
-                gain = -INFINITY;
-            if (gain < worst_gain) {
-                worst_gain = gain;
-                worst = k;
-            }
-        }
-        if (!(worst_gain < margin))
-            break;
-        ranges[worst].last = ranges[worst + 1].last;
-        for (size_t k = worst + 1; k + 1 < count; k++)
-            ranges[k] = ranges[k + 1];
-        count--;
-    }
-    /* Refine each break within the window: the position with the smallest residual sum of the
-     * two lines (the look-ahead test declares a change only once it is visible a few points on). */
     for (size_t k = 0; refine_window > 0 && k + 1 < count; k++) {
         size_t first = ranges[k].first, last = ranges[k + 1].last, split = ranges[k].last;
         size_t low = first + mp - 1, high = last >= mp ? last - mp : 0;
@@ -667,6 +642,43 @@ size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var
         ranges[k].last = best_split;
         ranges[k + 1].first = best_split + 1;
     }
+}
+
+size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var, size_t n,
+                       nb_range *ranges, size_t count, double rel_floor, double margin,
+                       size_t min_points, size_t refine_window)
+{
+    if (x == NULL || y == NULL || ranges == NULL || count == 0 || n == 0)
+        return count;
+    size_t mp = min_points < 3 ? 3 : min_points;
+    /* The look-ahead test may declare a change a few points early or late; a break off its step
+     * leaves points of one level in the other range, which inflates the residual variance and
+     * can make a real step look insignificant. So the breaks are refined before the merging
+     * (and again after it, where merged ranges changed the neighbours). */
+    refine_breaks(x, y, noise_var, ranges, count, rel_floor, mp, refine_window);
+    /* Merge the least significant split while its gain is below the margin. A NaN gain (a side
+     * too short to fit) is no evidence for the split. */
+    while (count > 1) {
+        size_t worst = 0;
+        double worst_gain = INFINITY;
+        for (size_t k = 0; k + 1 < count; k++) {
+            double gain = nb_split_gain(x, y, noise_var, ranges[k].first, ranges[k].last,
+                                        ranges[k + 1].last, rel_floor);
+            if (isnan(gain))
+                gain = -INFINITY;
+            if (gain < worst_gain) {
+                worst_gain = gain;
+                worst = k;
+            }
+        }
+        if (!(worst_gain < margin))
+            break;
+        ranges[worst].last = ranges[worst + 1].last;
+        for (size_t k = worst + 1; k + 1 < count; k++)
+            ranges[k] = ranges[k + 1];
+        count--;
+    }
+    refine_breaks(x, y, noise_var, ranges, count, rel_floor, mp, refine_window);
     return count;
 }
 

@@ -23,7 +23,7 @@
  * scale), with the noise of a point at least RANGE_REL_FLOOR of its value; the remaining breaks
  * are refined within --lookahead points. */
 #define RANGE_MERGE_MARGIN 10.0
-#define RANGE_REL_FLOOR 0.01
+#define RANGE_REL_FLOOR 0.03
 /* Confidence intervals: percentile bootstrap over the sizes of a range. */
 #define CI_LEVEL 0.95
 #define CI_RESAMPLES 1000
@@ -51,7 +51,7 @@ const nb_command nb_command_loggp = {
         "noise of the repetitions ((1.4826 MAD)^2 / repetitions of both PRTTs, propagated to\n"
         "G_all); at least 5 sizes per range. Adjacent ranges whose lines do not differ\n"
         "significantly are then merged (BIC: a split must lower it by 10, with each point's\n"
-        "noise at least 1% of its value) and the remaining breaks refined within --lookahead\n"
+        "noise at least 3% of its value) and the remaining breaks refined within --lookahead\n"
         "sizes. Before the detection, isolated spikes of G_all\n"
         "(a disturbed timing, off both neighbour medians) are replaced by their neighbours;\n"
         "the prtt table marks them (G_all_spike) and keeps the measured values. Per range a\n"
