@@ -52,7 +52,9 @@ const nb_command nb_command_loggp = {
         "G_all); at least 5 sizes per range. Adjacent ranges whose lines do not differ\n"
         "significantly are then merged (BIC: a split must lower it by 10, with each point's\n"
         "noise at least 3% of its value) and the remaining breaks refined within --lookahead\n"
-        "sizes. Before the detection, isolated spikes of G_all\n"
+        "sizes. The sizes are measured in a scattered order (j * stride mod count), so that\n"
+        "a slow phase of the machine disturbs isolated sizes, not a block that looks like a\n"
+        "protocol range. Before the detection, isolated spikes of G_all\n"
         "(a disturbed timing, off both neighbour medians) are replaced by their neighbours;\n"
         "the prtt table marks them (G_all_spike) and keeps the measured values. Per range a\n"
         "robust non-negative least-squares fit of the despiked G_all(s) = g + G (s - 1) gives\n"
@@ -481,6 +483,16 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
     nb_summary_real(r, "pfact", o->pfact);
 }
 
+static size_t gcd_size(size_t a, size_t b)
+{
+    while (b != 0) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 void nb_run_loggp(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -503,13 +515,26 @@ void nb_run_loggp(const nb_context *ctx)
         nb_param_real(ctx->result, "range_noise_floor_relative", RANGE_REL_FLOOR);
         nb_param_real(ctx->result, "ci_level", CI_LEVEL);
         nb_param_int(ctx->result, "ci_resamples", CI_RESAMPLES);
+        nb_param_text(ctx->result, "size_order", "scattered");
     }
     size_figures *figures = calloc(o->size_count, sizeof *figures);
     if (figures == NULL) {
         fprintf(stderr, "netbench: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    for (size_t i = 0; i < o->size_count; i++) {
+    /* Sizes in a scattered order: j * stride mod count, stride coprime to count and near
+     * 0.618 count. A slow phase of the machine (shared-memory latency 2-3x for tens of seconds)
+     * then disturbs sizes spread over the sweep, isolated points that the spike filter and the
+     * robust fits handle, instead of a block of adjacent sizes that looks like a protocol range.
+     * Both ranks compute the same order. */
+    size_t count = o->size_count, stride = 1;
+    for (size_t candidate = (size_t)(0.618 * (double)count); candidate > 1; candidate--)
+        if (gcd_size(candidate, count) == 1) {
+            stride = candidate;
+            break;
+        }
+    for (size_t j = 0; j < count; j++) {
+        size_t i = (j * stride) % count;
         state.size = (int)o->sizes[i];
         measure_size(ctx, &state, &figures[i]);
     }
