@@ -77,8 +77,9 @@ def test_all_pt2pt_checks_pass_on_local(passing_session):
     ("NetbenchBothway", ["bothway_bandwidth_1MiB_MBps"]),
     ("NetbenchFlood", ["flood_g_8B_us", "flood_G_ns_per_byte", "flood_bandwidth_peak_MBps"]),
     ("NetbenchOverlap", ["overhead_send_us", "overhead_recv_us"]),
-    ("NetbenchLogGP", ["loggp_L_us", "loggp_g_us", "loggp_G_ns_per_byte", "loggp_o_s_us",
-                       "loggp_o_r_us", "loggp_protocol_ranges"]),
+    ("NetbenchLogGP", ["loggp_L_us", "loggp_g_us", "loggp_G_large_ns_per_byte", "loggp_o_s_us",
+                       "loggp_o_r_us", "loggp_protocol_ranges", "loggp_M_bytes",
+                       "loggp_threshold_large_bytes"]),
 ])
 def test_perflog_holds_the_variables(passing_session, check, variables):
     results, _proc = passing_session

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Imposed versus detected protocol thresholds of `netbench loggp` over repeated runs.
+
+Each MPI's own parameter moves its eager/rendezvous switch (issue 12, item 5):
+- Open MPI (shared memory, btl vader): OMPI_MCA_btl_vader_eager_limit (bytes, header included:
+  a message of exactly the limit already goes the other way);
+- MPICH over UCX: UCX_RNDV_THRESH (bytes), with UCX_TLS=sm,self by default here.
+
+For every imposed value the script runs `netbench loggp` N times (default sweep: 1 B and 4 sizes
+per doubling; --max-size 256K so that 64 KiB lies inside it), and prints per run the thresholds
+netbench detected (the first size of every range after the first), the one nearest the imposed
+value, and whether it lies within one size step of the sweep of the first swept size >= the
+imposed value. A summary line per value gives "k of N within one step" and the range counts.
+
+    python3 bench/loggp_thresholds.py --runs 10
+    python3 bench/loggp_thresholds.py --mpi openmpi --values 4096,16384,65536 --runs 3
+
+Run it on a quiet machine (no other benchmark): a slow phase moves G_all, not the switch, but
+can add ranges. It measures; it asserts nothing (tests/test_netbench_program.py holds the CI
+test). Needs the MPI compilers (mpicc.openmpi, mpicc.mpich) and launchers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+MPIS = {
+    "openmpi": {
+        "compiler": "mpicc.openmpi",
+        "launcher": ["mpirun.openmpi", "-np", "2", "--bind-to", "core"],
+        "variable": "OMPI_MCA_btl_vader_eager_limit",
+        "extra_env": {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
+        "values": [4096, 16384, 65536],
+    },
+    "mpich": {
+        "compiler": "mpicc.mpich",
+        "launcher": ["mpiexec.hydra", "-np", "2", "-bind-to", "core"],
+        "variable": "UCX_RNDV_THRESH",
+        "extra_env": {"UCX_TLS": "sm,self"},
+        "values": [4096, 16384, 65536],
+    },
+}
+
+
+def build(mpi: str, where: Path) -> Path:
+    src = where / f"src-{mpi}"
+    shutil.copytree(REPO / "src", src, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    subprocess.run(["make", "-C", str(src), "netbench", f"MPICC={MPIS[mpi]['compiler']}"],
+                   check=True, capture_output=True, text=True)
+    return src / "netbench"
+
+
+def sweep_index(sizes: list[int], size: int) -> int:
+    """Index of the first swept size >= size (len(sizes) if none)."""
+    return next((i for i, s in enumerate(sizes) if s >= size), len(sizes))
+
+
+def detected(program: Path, mpi: str, value: int, max_size: str, timeout: int) -> dict:
+    spec = MPIS[mpi]
+    env = dict(os.environ, **spec["extra_env"], **{spec["variable"]: str(value)})
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        proc = subprocess.run([*spec["launcher"], str(program), "loggp", "--max-size", max_size,
+                               "--json-file", out.name], env=env, capture_output=True,
+                              text=True, timeout=timeout)
+        if proc.returncode != 0:
+            return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+        result = json.loads(Path(out.name).read_text())
+    sizes = result["parameters"]["sizes_bytes"]
+    starts = [r["first_size_bytes"] for r in result["tables"]["ranges"][1:]]
+    want = sweep_index(sizes, value)
+    nearest = min(starts, key=lambda s: abs(sweep_index(sizes, s) - want), default=None)
+    steps = None if nearest is None else sweep_index(sizes, nearest) - want
+    return {"starts": starts, "nearest": nearest, "steps": steps,
+            "ranges": result["summary"]["protocol_ranges"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mpi", choices=sorted(MPIS), action="append")
+    parser.add_argument("--values", help="imposed thresholds in bytes, comma-separated")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--max-size", default="256K")
+    parser.add_argument("--timeout", type=int, default=600)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"{'mpi':8} {'variable':32} {'imposed':>8} {'run':>3} {'ranges':>6} "
+              f"{'nearest':>8} {'steps':>5}  detected thresholds (B)")
+        for mpi in args.mpi or sorted(MPIS):
+            if shutil.which(MPIS[mpi]["compiler"]) is None:
+                print(f"{mpi}: {MPIS[mpi]['compiler']} not installed, skipped")
+                continue
+            program = build(mpi, Path(tmp))
+            values = ([int(v) for v in args.values.split(",")] if args.values
+                      else MPIS[mpi]["values"])
+            for value in values:
+                within, counts = 0, []
+                for run in range(1, args.runs + 1):
+                    d = detected(program, mpi, value, args.max_size, args.timeout)
+                    if "error" in d:
+                        print(f"{mpi:8} {MPIS[mpi]['variable']:32} {value:8} {run:3} "
+                              f"failed: {d['error']}")
+                        continue
+                    counts.append(d["ranges"])
+                    ok = d["steps"] is not None and abs(d["steps"]) <= 1
+                    within += ok
+                    print(f"{mpi:8} {MPIS[mpi]['variable']:32} {value:8} {run:3} "
+                          f"{d['ranges']:6} {d['nearest'] or '-':>8} "
+                          f"{'-' if d['steps'] is None else d['steps']:>5}  "
+                          f"{','.join(map(str, d['starts'])) or '-'}", flush=True)
+                print(f"# {mpi} {MPIS[mpi]['variable']}={value}: within one step in "
+                      f"{within} of {args.runs} runs; range counts {sorted(set(counts))}",
+                      flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
