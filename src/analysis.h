@@ -98,8 +98,8 @@ double nb_split_gain(const double *x, const double *y, const double *noise_var, 
 /* Percentile bootstrap confidence intervals for the robust non-negative fit over [first, last]
  * (pairs bootstrap: `resamples` resamples of the points with replacement, each fitted by
  * nb_fit_robust_nonneg; resamples with fewer than 2 distinct x are skipped). level e.g. 0.95.
- * The generator is a fixed-seed xorshift64*, so a given input always gives the same interval. Bounds are NAN when
- * fewer than 20 resamples were usable. Returns the number of usable fit resamples. */
+ * The generator is a fixed-seed xorshift64*, so a given input always gives the same interval.
+ * Bounds are NAN when fewer than 20 resamples were usable. Returns the number of usable fit resamples. */
 typedef struct {
     double intercept_low, intercept_high;
     double slope_low, slope_high;
