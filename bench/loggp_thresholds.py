@@ -16,9 +16,10 @@ imposed value. A summary line per value gives "k of N within one step" and the r
     python3 bench/loggp_thresholds.py --mpi openmpi --values 4096,16384,65536 --runs 3
 
 Measured on the 2-core development VM, 2026-11-23 (`--runs 10`, within one step / runs):
-Open MPI eager_limit 4096: 9/10, 16384: 9/10, 65536: 4/10 (the switch then shows at 32768, where
-vader's max_send_size (32 KiB) fragments, or not at all); MPICH/UCX UCX_RNDV_THRESH 4096: 9/10,
-16384: 9/10, 65536: 8/10. The range counts varied (2 to 8): small-size steps come and go.
+Open MPI eager_limit 4096: 9/10, 16384: 9/10, 65536: 4/10 (the switch then showed at 32768 or
+not at all; probably vader's max_send_size, 32 KiB, fragments the messages); MPICH/UCX
+UCX_RNDV_THRESH 4096: 9/10, 16384: 9/10, 65536: 8/10. The range counts varied (2 to 8):
+small-size steps come and go.
 
 Run it on a quiet machine (no other benchmark): a slow phase moves G_all, not the switch, but
 can add ranges. It measures; it asserts nothing (tests/test_netbench_program.py holds the CI
