@@ -112,10 +112,10 @@ class NetbenchLogGP(NetbenchPairCheck):
 
     A threshold is compared as a size step, not as a percentage: the default sweep has 4 sizes
     per doubling, one step is a factor 2^(1/4) = 1.19, and the bounds [-0.16, +0.19] allow
-    exactly one step either way (a sweep in powers of two would use [-0.5, +1.0]). M is a ratio
-    of two fits with no better side (a larger g or a smaller G both raise it): direction
-    "equal", bounds a factor 2 either way, [-0.5, +1.0]. Both are set by hand after
-    `fabricsuite baseline`, whose "equal" rule (the seen range +-1) is made for counts.
+    exactly one step either way (a sweep in powers of two would use [-0.5, +1.0]); they are set
+    by hand after `fabricsuite baseline`, whose "equal" rule (the seen range +-1) is made for
+    counts. M is a ratio of two fits with no better side (a larger g or a smaller G both raise
+    it): direction "equal", bounds from the baseline (the range seen in its runs).
     Unreliable or unresolved figures of ranges the check does not read are logged, not failed;
     those it reads carry their own unreliable entry in the summary and fail it.
     """
