@@ -322,8 +322,9 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
         # A count that must not move: allow one more or one fewer than seen.
         low, high = min(values), max(values)
         if median:
-            lower = round((low - 1 - median) / abs(median), 3)
-            upper = round((high + 1 - median) / abs(median), 3)
+            # Rounded outwards: -1/3 must not become -0.333 (3 ranges - 0.999 would fail 2).
+            lower = math.floor((low - 1 - median) / abs(median) * 1000) / 1000
+            upper = math.ceil((high + 1 - median) / abs(median) * 1000) / 1000
         else:
             lower, upper = -1.0, 1.0  # ReFrame: a zero reference with bounds means exactly 0
         return [_round(median), lower, upper, unit], None, stats

@@ -121,3 +121,12 @@ def test_a_transient_dispelled_by_confirmation_is_reported_not_failed():
     lines = verdict_lines(session_report(60.0, 123.0))
     assert len(lines) == 1 and lines[0].startswith("confirmation passed:"), lines
     assert "first bandwidth_1MiB_MBps 60 MB/s" in lines[0]
+
+
+def test_a_count_bound_is_rounded_outwards():
+    from fabricsuite.baseline import Samples, propose
+
+    samples = Samples("NetbenchLogGP", "local:default", "openmpi", "loggp_protocol_ranges",
+                      "ranges", [3.0, 3.0, 3.0], directions={"equal"})
+    value, lower, upper, _unit = propose(samples)[0]
+    assert value * (1 + lower) <= 2 and value * (1 + upper) >= 4, (lower, upper)
