@@ -306,8 +306,8 @@ def noise(samples: Samples) -> dict[str, Any]:
         worst = max((v - median) / scale for v in values)
     else:
         worst = max(abs(v - median) / scale for v in values)
-    return {"n": len(values), "median": _round(median), "spread": round(spread, 4),
-            "worst": round(max(worst, 0.0), 4)}
+    return {"n": len(values), "median": _round(median), "spread": float(f"{spread:.3g}"),
+            "worst": float(f"{max(worst, 0.0):.3g}")}
 
 
 def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:

@@ -74,7 +74,9 @@ def problems(report: dict, reframe_args: list[str]) -> list[str]:
 
 
 def _case_key(case: dict) -> tuple:
-    return (case.get("name"), case.get("system"), case.get("partition"), case.get("environ"))
+    # unique_name tells repeats (--repeat) apart; a retry keeps its case's
+    return (case.get("unique_name") or case.get("name"), case.get("system"),
+            case.get("partition"), case.get("environ"))
 
 
 def _where(case: dict) -> str:
