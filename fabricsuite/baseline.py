@@ -56,7 +56,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER
+from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, series_key
 
 #: The bound is at least this many noise widths (robust relative standard deviations): with
 #: normal noise a healthy figure lands beyond 4 widths once in ~30,000 runs.
@@ -71,8 +71,6 @@ DEFAULT_FLOOR = 0.03
 TOO_NOISY_FOR_2X = 0.5
 #: A lower bound never reaches -100 % (that would accept zero).
 MAX_LOWER_BOUND = 0.95
-#: Check variables that are reference index levels below the environment, outermost first.
-INDEX_FIELDS = ("distance", "scale")
 #: Fewest healthy samples a variable needs before it gets a reference (--min-runs).
 MIN_RUNS = 3
 #: Mode of a new reference file (a replaced one keeps its own).
@@ -113,8 +111,7 @@ class Samples:
 
     @property
     def key(self) -> str:
-        where = " ".join([self.environ] + [value for _, value in self.levels])
-        return f"{self.check} {self.partition} {where} {self.variable}"
+        return series_key(self.check, self.partition, self.environ, self.levels, self.variable)
 
     @property
     def better(self) -> str | None:
@@ -220,10 +217,7 @@ def read_reports(paths: list[Path], system: str | None = None) -> Collected:
 
 def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
               perfvalues: dict[str, Any]) -> None:
-    check = str(case.get("name", "")).split(" ")[0].split("%")[0]
-    partition = f"{case.get('system')}:{case.get('partition')}"
-    environ = str(case.get("environ"))
-    levels = tuple((f, str(case[f])) for f in INDEX_FIELDS if case.get(f))
+    check, partition, environ, levels = case_scope(case)
     directions = case.get("perf_directions")
     if not isinstance(directions, dict):
         directions = {}  # a report from checks that predate perf_directions, or '<undefined>'

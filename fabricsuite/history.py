@@ -79,7 +79,7 @@ from typing import Any
 
 import numpy as np
 
-from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER
+from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, series_key
 
 #: Fewest points on each side of a change point (the within-side means need two).
 MIN_SIZE = 2
@@ -94,8 +94,6 @@ SEQUENTIAL_HITS = 30
 #: At most this many change points per series.
 MAX_CHANGE_POINTS = 10
 SEED = 20140101
-#: Check variables that are index levels below the environment (as in fabricsuite.baseline).
-INDEX_FIELDS = ("distance", "scale")
 #: Results of a test case whose figures are the check's complete job (see the module docstring).
 _COUNTED = ("pass", "fail", "xfail", "xpass")
 #: Largest batch x L x L of one vectorised step (doubles; 4e6 = 32 MB).
@@ -256,8 +254,7 @@ class Series:
 
     @property
     def key(self) -> str:
-        where = " ".join([self.environ] + [value for _, value in self.levels])
-        return f"{self.check} {self.partition} {where} {self.variable}"
+        return series_key(self.check, self.partition, self.environ, self.levels, self.variable)
 
     @property
     def better(self) -> str | None:
@@ -313,10 +310,7 @@ def _add(table: dict, case: dict[str, Any], session: str, when: float,
     perfvalues = case.get("perfvalues")
     if not isinstance(perfvalues, dict):
         return
-    check = str(case.get("name", "")).split(" ")[0].split("%")[0]
-    partition = f"{case.get('system')}:{case.get('partition')}"
-    environ = str(case.get("environ"))
-    levels = tuple((f, str(case[f])) for f in INDEX_FIELDS if case.get(f))
+    check, partition, environ, levels = case_scope(case)
     directions = case.get("perf_directions")
     if not isinstance(directions, dict):
         directions = {}  # runs of checks older than perf_directions ('<undefined>')

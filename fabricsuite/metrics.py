@@ -68,3 +68,24 @@ def declared_specs(check_class) -> dict[str, PerfSpec]:
                             f"declared")
         specs[name] = spec
     return specs
+
+
+#: Check variables that are reference index levels below the environment, outermost first.
+INDEX_FIELDS = ("distance", "scale")
+
+
+def case_scope(case: dict) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
+    """(check class, system:partition, environment, index levels) of a test case as ReFrame
+    stores it (run report or results database); a variable's history is one such scope."""
+    check = str(case.get("name", "")).split(" ")[0].split("%")[0]
+    partition = f"{case.get('system')}:{case.get('partition')}"
+    levels = tuple((f, str(case[f])) for f in INDEX_FIELDS if case.get(f))
+    return check, partition, str(case.get("environ")), levels
+
+
+def series_key(check: str, partition: str, environ: str,
+               levels: tuple[tuple[str, str], ...], variable: str) -> str:
+    """One variable's name across tools: `_statistics` in reference files, baseline notes,
+    history and the session summary, e.g. 'NetbenchPingPong local:default openmpi same-l3
+    latency_8B_median_us'."""
+    return " ".join([check, partition, environ, *[value for _, value in levels], variable])

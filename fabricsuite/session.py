@@ -26,9 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .metrics import case_scope, series_key
 from .references import ReferenceFileError, load_file, reference_file
-
-INDEX_FIELDS = ("distance", "scale")
 
 
 def _requested(reframe_args: list[str]) -> tuple[list[str], list[str]]:
@@ -80,10 +79,8 @@ def _case_key(case: dict) -> tuple:
 
 
 def _where(case: dict) -> str:
-    check = str(case.get("name", "")).split(" ")[0]
-    levels = " ".join(str(case[f]) for f in INDEX_FIELDS if case.get(f))
-    return " ".join(filter(None, [check, f"{case.get('system')}:{case.get('partition')}",
-                                  str(case.get("environ")), levels]))
+    check, partition, environ, levels = case_scope(case)
+    return " ".join([check, partition, environ, *[value for _, value in levels]])
 
 
 def _statistics(system: str, cache: dict) -> dict[str, Any]:
@@ -134,10 +131,7 @@ def verdict_lines(report: dict) -> list[str]:
                 continue
             variable = key.split(":")[-1]
             line = f"REGRESSION {_where(case)} {variable} = {_figure(perf)}"
-            stat_key = " ".join([str(case.get("name", "")).split(" ")[0],
-                                 f"{case.get('system')}:{case.get('partition')}",
-                                 str(case.get("environ")),
-                                 *[str(case[f]) for f in INDEX_FIELDS if case.get(f)], variable])
+            stat_key = series_key(*case_scope(case), variable)
             spread = (stats.get(stat_key) or {}).get("spread")
             value, ref = perf[0], perf[1]
             if spread and isinstance(ref, (int, float)) and ref:
