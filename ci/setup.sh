@@ -25,6 +25,8 @@ need lstopo-no-graphics hwloc
 need ip iproute2
 need slurmctld slurm-wlm
 need munged munge
+# headless browser: the report test opens `fabricsuite report`'s page in it (tests/test_report.py)
+need chromium chromium
 if [ ${#missing[@]} -gt 0 ]; then
     packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
     say "installing Debian packages: $packages"

@@ -2,6 +2,9 @@
 
     fabricsuite baseline --system local --last 5     # reference/local.yaml from the last 5 runs
     fabricsuite history --system local               # where each variable's level shifted
+    fabricsuite nightly --system local               # the nightly run: summary, JUnit, exit 0/1/2
+    fabricsuite compare --system local --before-tag A --after-tag B   # after an upgrade
+    fabricsuite report --system local -o report.html # one self-contained HTML page
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import REPO_ROOT, history
+from . import REPO_ROOT, compare, history, nightly, report
 from .baseline import (
     MIN_RUNS,
     BaselineError,
@@ -162,10 +165,13 @@ Bad input stops with one line and exit status 2.""")
                            "else in reference/)")
     base.add_argument("--dry-run", action="store_true", help="print instead of writing")
     base.add_argument("reports", nargs="*", help="run report files (default: the newest --last)")
-    history.add_parser(sub)
+    # Each further subcommand is one module with add_parser(sub) and run(args) -> exit status.
+    commands = {m.__name__.rsplit(".", 1)[-1]: m for m in (history, compare, nightly, report)}
+    for module in commands.values():
+        module.add_parser(sub)
     args = parser.parse_args(argv)
-    if args.command == "history":
-        return history.run(args)
+    if args.command in commands:
+        return commands[args.command].run(args)
     return _run_baseline(args)
 
 
