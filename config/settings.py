@@ -77,6 +77,25 @@ _MODES = [
     },
 ]
 
+#: Optional export of every performance record to a time-series store (Elasticsearch, an
+#: HTTP-to-InfluxDB bridge, ...) through ReFrame's `httpjson` perflog handler: off unless
+#: FABRICSUITE_PERFLOG_URL is set (see config/perflog-httpjson.example.py for a fuller one).
+_EXPORT = []
+if os.environ.get("FABRICSUITE_PERFLOG_URL"):
+    _EXPORT.append({
+        "type": "httpjson",
+        "url": os.environ["FABRICSUITE_PERFLOG_URL"],
+        "level": "info",
+        "extras": {"facility": "fabricsuite"},
+        # records carry the whole check; keep the series identity and the figures
+        "ignore_keys": ["check_executable_opts", "check_env_vars", "check_variables",
+                        "check_prerun_cmds", "check_postrun_cmds", "check_build_stdout",
+                        "check_build_stderr"],
+        # a store that is down must not stop the run: two quick retries, then give up
+        "backoff_intervals": [0.5, 1],
+        "retry_timeout": 5,
+    })
+
 site_configuration = {
     "systems": _systems,
     "environments": _environments,
@@ -126,7 +145,8 @@ site_configuration = {
                         "%(check_perf_result)s|"
                     ),
                     "append": True,
-                }
+                },
+                *_EXPORT,
             ],
         }
     ],

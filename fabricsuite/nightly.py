@@ -1,15 +1,110 @@
-"""`fabricsuite nightly`: the nightly run (being written)."""
+"""`fabricsuite nightly`: the nightly run of a system, with a verdict a scheduler can act on.
+
+    fabricsuite nightly --system mycluster                      # from cron or a CI job
+    ci/emucluster.sh exec .venv/bin/fabricsuite nightly --system emucluster
+
+Runs ReFrame's `nightly` mode (config/settings.py: the timed checks once, serially, each failed
+case confirmed once after a pause) on the system, stores the session in ReFrame's results
+database tagged with --tag (`--session-extras`: `fabricsuite compare --before-tag` finds it),
+folds the skipped cases out of the output, prints the one-screen outcome and writes JUnit XML
+(skips as <skipped> with their reason, which ReFrame's own JUnit report counts as passes).
+
+Exit status: 0 every case within its references; 1 a performance regression (confirmed by the
+second measurement); 2 something broken: a build, launch or sanity failure, a missing reference,
+nothing tested, or a bad option. Arguments after `--` go to reframe unchanged (e.g. `-- -n
+NetbenchPingPong -p openmpi`).
+"""
 
 from __future__ import annotations
 
+import argparse
+import os
+import re
+import shlex
+import subprocess
 import sys
+import time
+from pathlib import Path
 from typing import Any
+
+from . import REPO_ROOT, console, session
+
+TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+SYSTEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(:[A-Za-z0-9][A-Za-z0-9_.-]*)?$")
 
 
 def add_parser(sub: Any) -> None:
-    sub.add_parser("nightly", help="the nightly run (not available yet)")
+    p = sub.add_parser("nightly", help="run the nightly mode; summary, JUnit, exit 0/1/2",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=__doc__)
+    p.add_argument("--system", required=True,
+                   help="ReFrame system (or system:partition) to run on, e.g. local")
+    p.add_argument("--mode", default="nightly",
+                   help="ReFrame run mode from config/settings.py (default nightly; also "
+                        "after-upgrade, acceptance)")
+    p.add_argument("--tag", default="nightly",
+                   help="stored with the session as session extra tag=TAG (default nightly)")
+    p.add_argument("--junit", metavar="FILE",
+                   help="JUnit XML file (default RESULTS/junit/<mode>-<UTC time>.xml)")
+    p.add_argument("--results", default=None,
+                   help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
+    p.add_argument("--progress-every", type=float, default=60.0, metavar="S",
+                   help="seconds between progress lines (default 60)")
+    p.add_argument("reframe_args", nargs=argparse.REMAINDER,
+                   help="-- then further reframe options")
+
+
+def _fail(message: str) -> int:
+    print(f"fabricsuite nightly: {message}", file=sys.stderr)
+    return session.BROKEN
 
 
 def run(args: Any) -> int:
-    print("fabricsuite nightly: not available yet", file=sys.stderr)
-    return 2
+    extra = args.reframe_args[1:] if args.reframe_args[:1] == ["--"] else args.reframe_args
+    if not SYSTEM.match(args.system):
+        return _fail(f"--system {args.system!r} is not a ReFrame system name, e.g. --system "
+                     f"local or --system emucluster:nodes")
+    if not TAG.match(args.tag):
+        return _fail(f"--tag {args.tag!r}: use 1 to 64 of letters, digits, '_', '.', ':', "
+                     f"'-' (it is stored as a session extra and matched by compare)")
+    if not re.match(r"^[A-Za-z0-9_-]+$", args.mode):
+        return _fail(f"--mode {args.mode!r} is no run mode name, e.g. nightly")
+    if args.progress_every <= 0:
+        return _fail("--progress-every must be positive seconds, e.g. 60")
+    results = Path(args.results or os.environ.get("FABRICSUITE_RESULTS")
+                   or REPO_ROOT / "results")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    try:
+        (results / "reports").mkdir(parents=True, exist_ok=True)
+        junit = Path(args.junit) if args.junit else results / "junit" / f"{args.mode}-{stamp}.xml"
+        junit.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return _fail(f"cannot create {err.filename}: {err.strerror}; check --results or "
+                     f"--junit")
+    report = results / "reports" / f"run-report-{stamp}-{os.getpid()}.json"
+    skips = report.with_suffix(".skips.jsonl")
+    reframe = Path(sys.executable).parent / "reframe"
+    command = [str(reframe), "-C", str(REPO_ROOT / "config" / "settings.py"),
+               "--system", args.system, "--mode", args.mode, "-r",
+               "--report-file", str(report), "--session-extras", f"tag={args.tag}", *extra]
+    print(f"fabricsuite nightly: {shlex.join(command)}", flush=True)
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+    try:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, cwd=REPO_ROOT, env=env, bufsize=1)
+    except OSError as err:
+        return _fail(f"cannot start reframe ({err.strerror}); run ci/setup.sh first")
+    with open(skips, "a") as skip_log:
+        console.fold(proc.stdout, sys.stdout, skip_log, args.progress_every)
+    returncode = proc.wait()
+    if not report.is_file():
+        return _fail(f"reframe exited {returncode} without a run report: nothing was tested "
+                     f"(a bad option, system or mode? see its output above)")
+    argv = ["--skips", str(skips), "--junit", str(junit), "--classify", str(report), "--",
+            "--system", args.system, *extra]
+    status = session.main(argv)
+    print(f"fabricsuite nightly: JUnit XML in {junit}; run report {report}")
+    if status == session.WITHIN and returncode != 0:
+        # ReFrame failed for a reason the report does not show (e.g. an error after the run)
+        return _fail(f"reframe exited {returncode} although every case passed; see its output")
+    return status

@@ -145,11 +145,203 @@ def verdict_lines(report: dict) -> list[str]:
     return lines
 
 
+# --- the one-screen outcome ------------------------------------------------------------------
+
+#: exit statuses of a classified session (`fabricsuite nightly`, --classify)
+WITHIN, REGRESSED, BROKEN = 0, 1, 2
+MISSING_REFERENCE = "no reference value found"
+#: skip reasons shown one line each; the rest are summed in one line
+SKIP_GROUPS_SHOWN = 8
+
+
+def final_cases(report: dict) -> list[dict]:
+    """Each test case's last outcome: a case retried (--max-retries) ends in the last run
+    that has it; repeats (--repeat) stay separate cases."""
+    last: dict[tuple, dict] = {}
+    for run in report.get("runs", []):
+        for case in run.get("testcases", []):
+            last[_case_key(case)] = case
+    return list(last.values())
+
+
+def _broken(case: dict) -> bool:
+    """A failure that is not a measured regression: build, launch, sanity, a missing or
+    invalid reference, an abort."""
+    if case.get("result") not in ("fail", "abort", "aborted", "error"):
+        return False
+    return (case.get("fail_phase") != "performance"
+            or MISSING_REFERENCE in str(case.get("fail_reason") or ""))
+
+
+def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, str]:
+    """(exit status, why): 0 all within references, 1 a confirmed performance regression,
+    2 something broken (or nothing tested, which is not a pass either)."""
+    cases = final_cases(report)
+    broken = [c for c in cases if _broken(c)]
+    regressed = [c for c in cases if c.get("result") == "fail" and not _broken(c)]
+    lost = problems(report, reframe_args or [])
+    if broken or lost:
+        what = [f"{len(broken)} case(s) broken"] if broken else []
+        what += lost[:1]
+        return BROKEN, "BROKEN: " + "; ".join(what)
+    if regressed:
+        return REGRESSED, f"REGRESSION: {len(regressed)} case(s) outside their references"
+    ran = [c for c in cases if c.get("result") != "skip" and not c.get("fixture")]
+    return WITHIN, f"PASSED: {len(ran)} case(s) within their references"
+
+
+def read_skips(path: Path | None) -> list[dict]:
+    """The skipped cases recorded by fabricsuite.console (one JSON object per line)."""
+    if path is None or not path.is_file():
+        return []
+    found = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            found.append(record)
+    return found
+
+
+def skip_group(case: str, reason: str) -> str:
+    """A skip reason with what varies from case to case masked by the parameter's name, so
+    that one line stands for all cases skipped for the same reason: `cg.S.x not found` of
+    `%kernel=cg` becomes `<kernel>.S.x not found`, `this case needs 4` of `%node_count=4`
+    becomes `this case needs <node_count>` (a number only as the reason's last word: a `1`
+    elsewhere is rarely the parameter)."""
+    for name, value in re.findall(r"%([\w.]+)=(\S+)", case):
+        if name.startswith("."):  # %.repeat_no
+            continue
+        if value.isdigit():
+            reason = re.sub(rf"(?<![\w.]){re.escape(value)}$", f"<{name}>", reason)
+        elif len(value) > 1:
+            reason = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", f"<{name}>", reason)
+    return reason
+
+
+def _short(text: Any, width: int = 150) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | None = None,
+                  status: tuple[int, str] | None = None) -> list[str]:
+    """The session's outcome on one screen."""
+    info = report.get("session_info", {})
+    cases = final_cases(report)
+    tests = [c for c in cases if not c.get("fixture")]
+    ran = [c for c in tests if c.get("result") != "skip"]
+    passed = [c for c in ran if c.get("result") == "pass"]
+    failed = [c for c in ran if c.get("result") != "pass"]
+    phases: dict[str, int] = {}
+    for case in failed:
+        phase = "reference missing" if MISSING_REFERENCE in str(case.get("fail_reason")) \
+            else str(case.get("fail_phase") or case.get("result"))
+        phases[phase] = phases.get(phase, 0) + 1
+    systems = sorted({f"{c.get('system')}:{c.get('partition')}" for c in ran}) or ["-"]
+    elapsed = info.get("time_elapsed")
+    head = f"session {str(info.get('uuid', '?'))[:8]} on {', '.join(systems)}"
+    if isinstance(elapsed, (int, float)):
+        head += f", {elapsed / 60:.1f} min"
+    lines = [f"==== fabricsuite outcome: {head} ===="]
+    skipped = len(skips) or len([c for c in tests if c.get("result") == "skip"])
+    counts = f"ran {len(ran)} case(s): {len(passed)} passed, {len(failed)} failed"
+    if phases:
+        counts += " (" + ", ".join(f"{n} {p}" for p, n in sorted(phases.items())) + ")"
+    lines.append(counts + f"; {skipped} skipped")
+    groups: dict[str, int] = {}
+    for record in skips:
+        reason = _short(skip_group(str(record.get("case", "")), str(record.get("reason"))), 110)
+        groups[reason] = groups.get(reason, 0) + 1
+    if groups:
+        lines.append("skipped, by reason:")
+        ordered = sorted(groups.items(), key=lambda kv: (-kv[1], kv[0]))
+        for reason, n in ordered[:SKIP_GROUPS_SHOWN]:
+            lines.append(f"  {n:5d}  {reason}")
+        rest = ordered[SKIP_GROUPS_SHOWN:]
+        if rest:
+            lines.append(f"  {sum(n for _, n in rest):5d}  ({len(rest)} other reasons)")
+    verdicts = verdict_lines(report)
+    broken = [c for c in cases if _broken(c)]
+    if verdicts or broken:
+        lines.append("failures and confirmations:")
+        lines += [f"  {line}" for line in verdicts]
+        for case in broken:
+            phase = ("reference missing" if MISSING_REFERENCE in str(case.get("fail_reason"))
+                     else case.get("fail_phase"))
+            lines.append(f"  BROKEN {_where(case)}: {phase}: {_short(case.get('fail_reason'))}")
+    code, why = status if status is not None else classify(report, reframe_args)
+    lines.append(f"outcome: {why} (exit {code})")
+    return lines
+
+
+def write_junit(report: dict, skips: list[dict], path: Path) -> None:
+    """JUnit XML of the final outcome, written atomically. ReFrame's own (--report-junit)
+    counts a skipped case as passed and keeps no skip reason; here a skip is <skipped> with
+    its reason, and a performance failure names the variables, figures and bounds."""
+    import os
+    import tempfile
+    import xml.etree.ElementTree as ET
+
+    info = report.get("session_info", {})
+    cases = [c for c in final_cases(report) if c.get("result") != "skip"]
+    reasons = {str(r.get("case")): str(r.get("reason")) for r in skips}
+    suite = ET.Element("testsuite", name="fabricsuite", hostname=str(info.get("hostname", "")),
+                       timestamp=str(info.get("time_start", "")))
+    failures = errors = 0
+    for case in cases:
+        element = ET.SubElement(
+            suite, "testcase", classname=str(case.get("name", "")).split(" ")[0],
+            name=f"{_where(case)} [{case.get('unique_name', '')}]",
+            time=f"{float(case.get('time_total') or 0):.3f}")
+        if case.get("result") == "pass":
+            continue
+        if _broken(case):
+            errors += 1
+            bad = ET.SubElement(element, "error", type=str(case.get("fail_phase")),
+                                message=_short(case.get("fail_reason"), 300))
+        else:
+            failures += 1
+            bad = ET.SubElement(element, "failure", type="performance",
+                                message=_short(case.get("fail_reason"), 300))
+        bad.text = "\n".join(
+            f"{k.split(':')[-1]} = {_figure(v)}" for k, v in (case.get("perfvalues") or {}).items()
+            if isinstance(v, list) and len(v) > 5 and v[5] == "fail") or str(case.get(
+                "fail_reason"))
+    for name, reason in reasons.items():
+        element = ET.SubElement(suite, "testcase", classname=name.split(" ")[0], name=name,
+                                time="0")
+        ET.SubElement(element, "skipped", message=_short(reason, 300))
+    suite.set("tests", str(len(cases) + len(reasons)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(len(reasons)))
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m fabricsuite.session",
-        description="Fail a ReFrame session that tested nothing or not what it was asked to.")
+        description="The one-screen outcome of a ReFrame session; fails a session that tested "
+                    "nothing or not what it was asked to.")
     parser.add_argument("report", help="the session's JSON run report")
+    parser.add_argument("--skips", help="skipped cases recorded by fabricsuite.console")
+    parser.add_argument("--junit", help="write JUnit XML of the outcome here")
+    parser.add_argument("--classify", action="store_true",
+                        help="exit 0 within references, 1 regression, 2 broken (default: 1 "
+                             "only when the session tested nothing or not what was asked)")
     parser.add_argument("reframe_args", nargs=argparse.REMAINDER,
                         help="-- then the arguments the session was run with")
     args = parser.parse_args(argv)
@@ -161,12 +353,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fabricsuite: FAILED: no run report of the session ({args.report}: {why}): "
               f"ReFrame selected no test case (Ran 0/0) or did not finish, so nothing was "
               f"tested; check the -n/-p/--system filters and the output above", file=sys.stderr)
-        return 1
-    for line in verdict_lines(report):
-        print(f"fabricsuite: {line}")
+        return BROKEN if args.classify else 1
+    skips = read_skips(Path(args.skips) if args.skips else None)
+    status = classify(report, reframe_args)
+    for line in summary_lines(report, skips, reframe_args, status):
+        print(line)
     found = problems(report, reframe_args)
     for line in found:
         print(f"fabricsuite: FAILED: {line}", file=sys.stderr)
+    if args.junit:
+        try:
+            write_junit(report, skips, Path(args.junit))
+        except OSError as err:
+            print(f"fabricsuite: cannot write --junit {args.junit}: {err.strerror or err}; "
+                  f"check the directory", file=sys.stderr)
+            return BROKEN if args.classify else 1
+    if args.classify:
+        return status[0]
     return 1 if found else 0
 
 

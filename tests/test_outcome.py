@@ -1,0 +1,250 @@
+"""The one-screen outcome of a session and the nightly run (issue 13, items 1, 2 and 6).
+
+- fabricsuite.console folds skipped cases out of ReFrame's real output, records them with their
+  reasons and prints progress while a case runs;
+- fabricsuite.session prints counts, skips grouped by reason, every failure with its figures,
+  classifies the session (0 within references, 1 regression, 2 broken) and writes JUnit XML in
+  which a skip is <skipped>, never a pass;
+- `fabricsuite nightly` runs real ReFrame sessions on `local` and exits 0, 1 or 2.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import console, session
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data"
+SKIP_OUTPUT = DATA / "console" / "reframe-local-skips.out"
+SKIP_REPORT = DATA / "console" / "run-report-local-skips.json"
+FAILED_REPORT = DATA / "baseline" / "run-report-pt2pt-local.json"
+BIN = Path(sys.executable).parent
+
+
+def _fold(text: str, every: float = 60.0) -> tuple[str, list[dict], int]:
+    out, skips = io.StringIO(), io.StringIO()
+    folded = console.fold(io.StringIO(text), out, skips, every)
+    return out.getvalue(), [json.loads(x) for x in skips.getvalue().splitlines()], folded
+
+
+def test_fold_drops_every_skipped_case_and_keeps_the_rest():
+    """Real output of a session with 110 skipped and 3 run cases (tests/data/console)."""
+    text = SKIP_OUTPUT.read_text()
+    out, skips, folded = _fold(text)
+    plain = console.ANSI.sub("", out)
+    assert folded == 110 and len(skips) == 110
+    assert "SKIP" not in plain
+    # the run cases keep their RUN and OK lines, and their performance lines
+    assert plain.count("[ RUN      ]") == 3 and plain.count("      OK ] (") == 3
+    assert "P: b_eff_MBps" in plain and "Ran 3/113 test case(s)" in plain
+    # no RUN line of a skipped case survives
+    skipped_cases = {s["case"] for s in skips}
+    assert not [line for line in plain.splitlines()
+                if line.startswith("[ RUN") and line.split("] ", 1)[1] in skipped_cases]
+    reasons = {s["reason"] for s in skips}
+    assert "local:default has 1 node(s); other-node needs 2" in reasons
+    # every other line is passed through unchanged and in order
+    kept = [line for line in text.splitlines() if "SKIP" not in line]
+    assert [line for line in out.splitlines() if line in kept] == [
+        line for line in kept if line in out.splitlines()]
+
+
+def test_progress_is_printed_while_a_case_runs():
+    """A case that prints nothing for a while still gets progress lines (every 0.2 s here)."""
+    reader, writer = os.pipe()
+    source, sink = os.fdopen(reader), io.StringIO()
+
+    def produce():
+        with os.fdopen(writer, "w") as w:
+            w.write("[ RUN      ] NetbenchPingPong %distance=same-l3 /1 @local:default+openmpi\n")
+            w.write("[       OK ] ( 1/4) NetbenchBuild ~local /2 @local:default+openmpi\n")
+            w.flush()
+            time.sleep(1.0)
+            w.write("[       OK ] ( 2/4) NetbenchPingPong %distance=same-l3 /1 "
+                    "@local:default+openmpi\n")
+
+    thread = threading.Thread(target=produce)
+    thread.start()
+    console.fold(source, sink, None, every=0.2)
+    thread.join()
+    lines = sink.getvalue().splitlines()
+    progress = [line for line in lines if line.startswith("[ fabricsuite ]")]
+    assert len(progress) >= 2, lines
+    assert "case 1 of 4 done (1 ok)" in progress[0]
+    assert "elapsed" in progress[0] and "left at this pace" in progress[0]
+    # the RUN line of the running case was not held back until it finished
+    assert lines.index(next(x for x in lines if x.startswith("[ RUN"))) < lines.index(progress[0])
+
+
+def test_progress_line_estimate():
+    clock = iter([0.0, 600.0]).__next__
+    p = console.Progress(clock)
+    p.seen("[       OK ] ( 10/40) X /1 @a:b+c")
+    assert p.line() == ("[ fabricsuite ] case 10 of 40 done (1 ok), 10m00s elapsed, about "
+                        "30m00s left at this pace")
+
+
+@pytest.mark.parametrize("case, reason, group", [
+    ("Npb %node_count=1 %kernel=cg /6d9c501d @local:default+openmpi",
+     "NAS Parallel Benchmarks: cg.S.x or cg.S.2 not found",
+     "NAS Parallel Benchmarks: <kernel>.S.x or <kernel>.S.2 not found"),
+    ("NetbenchDense %node_count=4 %placement=per-node /dc625fe5 @local:default+openmpi",
+     "local:default has 1 node(s), this case needs 4",
+     "local:default has 1 node(s), this case needs <node_count>"),
+    ("NetbenchDense %node_count=1 %placement=per-node /dc625fe5 @local:default+openmpi",
+     "local:default has 1 node(s), per-node placement",
+     "local:default has 1 node(s), <placement> placement"),
+])
+def test_skip_reasons_are_grouped_across_parameter_values(case, reason, group):
+    assert session.skip_group(case, reason) == group
+
+
+def test_summary_of_a_real_session_fits_a_screen():
+    _, skips, _ = _fold(SKIP_OUTPUT.read_text())
+    report = json.loads(SKIP_REPORT.read_text())
+    lines = session.summary_lines(report, skips, ["-p", "openmpi"])
+    assert len(lines) <= 24
+    assert lines[1] == "ran 2 case(s): 2 passed, 0 failed; 110 skipped"
+    assert "     74  local:default has 1 node(s), this case needs <node_count>" in lines
+    assert sum(int(line.split()[0]) for line in lines if line.startswith("  ") and
+               line.split()[0].isdigit()) == 110
+    assert lines[-1] == "outcome: PASSED: 2 case(s) within their references (exit 0)"
+
+
+def test_a_performance_failure_is_a_regression_with_its_figures():
+    report = json.loads(FAILED_REPORT.read_text())
+    code, why = session.classify(report, ["-p", "openmpi"])
+    assert code == session.REGRESSED and "1 case(s) outside" in why
+    lines = session.summary_lines(report, [], ["-p", "openmpi"])
+    assert lines[1] == "ran 2 case(s): 1 passed, 1 failed (1 performance); 10 skipped"
+    regression = [line for line in lines if "REGRESSION" in line and "bandwidth_1MiB" in line]
+    assert regression and "1337.04 MB/s" in regression[0] and "reference 6978.3" in regression[0]
+    assert lines[-1].endswith("(exit 1)")
+
+
+def _broken_variant(phase: str, reason: str) -> dict:
+    report = json.loads(FAILED_REPORT.read_text())
+    variant = copy.deepcopy(report)
+    for case in variant["runs"][-1]["testcases"]:
+        if case["result"] == "fail":
+            case["fail_phase"], case["fail_reason"] = phase, reason
+    return variant
+
+
+@pytest.mark.parametrize("phase, reason, shown", [
+    ("sanity", "sanity error: launcher-exit-status: exit status 1", "sanity"),
+    ("run", "job error: srun: error: Unable to allocate resources", "run"),
+    ("performance", "performance error: no reference value found for performance variable "
+     "'bandwidth_1MiB_MBps' on system 'local:default'", "reference missing"),
+])
+def test_broken_cases_exit_2_even_beside_a_regression(phase, reason, shown):
+    report = _broken_variant(phase, reason)
+    assert session.classify(report)[0] == session.BROKEN
+    lines = session.summary_lines(report, [])
+    assert any(line.startswith(f"  BROKEN NetbenchPingPongBandwidth local:default openmpi "
+                               f"same-l3: {shown}:") for line in lines), lines
+
+
+def test_a_retried_case_is_judged_by_its_last_run():
+    """--max-retries: the failure of the first round and the pass of the confirmation: 0."""
+    report = json.loads(FAILED_REPORT.read_text())
+    retry = copy.deepcopy(report["runs"][-1])
+    retry["testcases"] = [copy.deepcopy(c) for c in retry["testcases"] if c["result"] == "fail"]
+    retry["testcases"][0].update(result="pass", fail_phase=None, fail_reason=None)
+    report["runs"].append(retry)
+    assert session.classify(report)[0] == session.WITHIN
+    lines = session.summary_lines(report, [])
+    assert any(line.startswith("  confirmation passed: NetbenchPingPongBandwidth")
+               for line in lines)
+
+
+def test_junit_reports_skips_as_skipped_and_failures_with_figures(tmp_path):
+    _, skips, _ = _fold(SKIP_OUTPUT.read_text())
+    report = json.loads(FAILED_REPORT.read_text())
+    path = tmp_path / "nightly.xml"
+    session.write_junit(report, skips, path)
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite.get("tests") == str(3 + 110) and suite.get("skipped") == "110"
+    assert suite.get("failures") == "1" and suite.get("errors") == "0"
+    skipped = suite.findall("testcase/skipped")
+    assert len(skipped) == 110 and all(s.get("message") for s in skipped)
+    (failure,) = suite.findall("testcase/failure")
+    assert "bandwidth_1MiB_MBps = 1337.04 MB/s" in failure.text
+    assert not list(tmp_path.glob(".*.tmp"))  # written atomically, nothing left behind
+
+
+# --- real sessions -----------------------------------------------------------------------------
+
+def _nightly(tmp_path: Path, *args: str, refs: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"),
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    if refs is not None:
+        env["RFM_REFERENCE_PREFIX"] = str(refs)
+    return subprocess.run([str(BIN / "fabricsuite"), "nightly", "--system", "local",
+                           "--junit", str(tmp_path / "junit.xml"), *args],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
+
+
+@pytest.mark.integration
+def test_nightly_that_tests_nothing_exits_2_with_its_skips_in_junit(tmp_path):
+    proc = _nightly(tmp_path, "--", "-n", "NetbenchPingPong%distance=other-node",
+                    "-p", "openmpi")
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
+    assert "SKIP" not in proc.stdout
+    assert "local:default has 1 node(s); <distance> needs 2" in proc.stdout
+    assert "outcome: BROKEN" in proc.stdout and "no test case ran" in proc.stdout
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    assert suite.get("skipped") == "1"
+    # the session is stored, tagged
+    report = json.loads(next((tmp_path / "results" / "reports").glob("*.json")).read_text())
+    assert report["session_info"]["tag"] == "nightly"
+
+
+@pytest.mark.integration
+def test_nightly_exit_status_0_1_2_from_real_runs(tmp_path):
+    """One timed case (ping-pong latency, same-l3), three times: against a reference it meets
+    (0), against one it cannot meet, confirmed by the retry (1), and with no reference (2)."""
+    args = ["--tag", "t1", "--", "-n", "^NetbenchPingPong%distance=same-l3", "-p", "openmpi",
+            "-S", "confirm_pause_s=0"]
+    met, unmet, none = (tmp_path / d for d in ("met", "unmet", "none"))
+    for directory, factor in ((met, 100.0), (unmet, 0.001), (none, None)):
+        directory.mkdir()
+        body = "NetbenchPingPong:\n  $index: [$partition, $environ, distance]\n"
+        if factor is not None:
+            body += ("  local:default:\n    openmpi:\n      same-l3:\n"
+                     f"        latency_8B_min_us: [{0.5 * factor}, null, 0.1, us]\n"
+                     f"        latency_8B_median_us: [{0.5 * factor}, null, 0.1, us]\n")
+        (directory / "local.yaml").write_text(body)
+    ok = _nightly(tmp_path / "r0", *args, refs=met)
+    assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr
+    assert "outcome: PASSED: 1 case(s) within their references (exit 0)" in ok.stdout
+    bad = _nightly(tmp_path / "r1", *args, refs=unmet)
+    assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr
+    assert "REGRESSION NetbenchPingPong local:default openmpi same-l3 latency_8B" in bad.stdout
+    assert "confirmed: first run" in bad.stdout
+    missing = _nightly(tmp_path / "r2", *args, refs=none)
+    assert missing.returncode == 2, missing.stdout[-3000:] + missing.stderr
+    assert "reference missing" in missing.stdout
+
+
+def test_nightly_bad_options_are_one_line(tmp_path, capsys):
+    from fabricsuite import cli
+
+    for argv, message in ((["--system", "a b"], "not a ReFrame system name"),
+                          (["--system", "local", "--tag", "x;rm"], "--tag"),
+                          (["--system", "local", "--progress-every", "0"], "positive")):
+        assert cli.main(["nightly", *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
