@@ -360,7 +360,7 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
         summary = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session",
                                   str(report_path)], capture_output=True, text=True,
                                  cwd=REPO_ROOT, env={**os.environ, **with_refs})
-        lines = [ln for ln in summary.stdout.splitlines() if "REGRESSION" in ln]
+        lines = [ln for ln in summary.stdout.splitlines() if ln.strip().startswith("REGRESSION")]
         assert len(lines) >= 3, (rate, summary.stdout)
         assert all("bandwidth_" in ln and "noise widths" in ln and "confirmed: first run" in ln
                    for ln in lines), lines
