@@ -340,6 +340,45 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
     return [_round(median), None, bound, unit], note, stats
 
 
+def _old_entry(existing: Any, s: Samples) -> list[Any] | None:
+    node = existing
+    for key in (s.check, s.partition, s.environ, *[v for _, v in s.levels], s.variable):
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return list(node) if isinstance(node, list) and len(node) >= 3 else None
+
+
+def _bound_text(entry: list[Any]) -> str:
+    lower, upper = entry[1], entry[2]
+    parts = [f"{b:+.1%}" for b in (lower, upper) if isinstance(b, (int, float))]
+    return "/".join(parts) if parts else "none"
+
+
+def diff_lines(samples: list[Samples], existing: Any) -> list[str]:
+    """What a baseline changes in the reference file, one line per variable: new, changed
+    (old -> new value and the change in %, old -> new bound) or unchanged; changes first."""
+    changed, new, same = [], [], []
+    for s in sorted(samples, key=lambda s: s.key):
+        ref, _note, _stats = propose(s)
+        old = _old_entry(existing, s)
+        unit = ref[3]
+        if old is None:
+            new.append(f"  new      {s.key}: {ref[0]:g} {unit}, bound {_bound_text(ref)}")
+        elif old[:3] == ref[:3]:
+            same.append(s.key)
+        else:
+            shift = ""
+            if isinstance(old[0], (int, float)) and old[0]:
+                shift = f" ({(ref[0] - old[0]) / abs(old[0]):+.1%})"
+            changed.append(f"  changed  {s.key}: {old[0]:g} -> {ref[0]:g} {unit}{shift}, bound "
+                           f"{_bound_text(old)} -> {_bound_text(ref)}")
+    lines = changed + new
+    if same:
+        lines.append(f"  unchanged: {len(same)} variable(s)")
+    return lines
+
+
 def _round(value: float) -> float:
     if value == 0:
         return 0.0

@@ -21,9 +21,11 @@ from .baseline import (
     MIN_RUNS,
     BaselineError,
     build_reference,
+    diff_lines,
     dump,
     load_roundtrip,
     locked,
+    propose,
     read_reports,
     usable,
     write_atomically,
@@ -86,6 +88,17 @@ def _baseline(args: argparse.Namespace) -> int:
     samples, notes = usable(collected.samples, args.min_runs)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
+    if args.acceptance:
+        # Accepting a fabric: a reference is all or nothing; no variable may be left out for
+        # too few runs, nor be too noisy to catch a 2x slowdown.
+        too_few = len(collected.samples) - len(samples)
+        noisy = [s.key for s in samples if propose(s)[1]]
+        if too_few or noisy:
+            what = ([f"{too_few} variable(s) without {args.min_runs} healthy runs"] if too_few
+                    else []) + ([f"{len(noisy)} too noisy to catch 2x ({noisy[0]}"
+                                 + (", ..." if len(noisy) > 1 else "") + ")"] if noisy else [])
+            raise _Usage(f"--acceptance refused, nothing written: {'; '.join(what)}; run the "
+                         f"acceptance mode again (more --repeat) on quiet nodes, see the notes")
     if not samples:
         raise _Usage("no variable is left to baseline (see the notes above); nothing written")
     output = Path(args.output) if args.output else reference_file(args.system)
@@ -102,6 +115,10 @@ def _baseline(args: argparse.Namespace) -> int:
             except ReferenceFileError as err:
                 raise _Usage(str(err)) from None
             existing = load_roundtrip(output)
+        changes = diff_lines(samples, existing)
+        print(f"fabricsuite baseline: changes to {output}:", file=sys.stderr)
+        for line in changes:
+            print(line, file=sys.stderr)
         data, noisy = build_reference(samples, reports, existing)
         text = dump(data, "" if existing is not None else HEADER)
         if args.dry_run:
@@ -145,7 +162,9 @@ Only healthy test cases count: passed ones, and ones that failed only for lack o
 reference ("no reference value found"); the others are left out and counted. The bad side
 comes from each test case's perf_directions (lower, higher or equal); a variable whose
 direction the reports do not give (older checks) is left out: re-run with the current checks.
-A variable with fewer than --min-runs healthy runs keeps its old reference.
+A variable with fewer than --min-runs healthy runs keeps its old reference (with
+--acceptance the whole baseline is refused instead). Before writing, the changes against the
+current file are printed (new, changed: old -> new value and bound, unchanged).
 
 The file is locked while it is read and rewritten (concurrent baselines lose nothing), its
 comments, other checks and other systems stay, the previous version is kept as
@@ -164,6 +183,10 @@ Bad input stops with one line and exit status 2.""")
                       help="reference file (default: <system>.yaml in $RFM_REFERENCE_PREFIX, "
                            "else in reference/)")
     base.add_argument("--dry-run", action="store_true", help="print instead of writing")
+    base.add_argument("--acceptance", action="store_true",
+                      help="accepting a new fabric: refuse (exit 2, nothing written) unless "
+                           "every variable has --min-runs healthy runs and can catch a 2x "
+                           "slowdown; run after the acceptance mode's repeats")
     base.add_argument("reports", nargs="*", help="run report files (default: the newest --last)")
     # Each further subcommand is one module with add_parser(sub) and run(args) -> exit status.
     commands = {m.__name__.rsplit(".", 1)[-1]: m for m in (history, compare, nightly, report)}

@@ -498,3 +498,44 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, ref_file, make, args, messag
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("fabricsuite baseline: ") and message in last, proc.stderr
     assert ref_file.read_text() == before
+
+
+# --- acceptance: the diff before writing, all or nothing -----------------------------------------
+
+def test_the_changes_are_shown_before_writing(tmp_path, ref_file, capsys):
+    """Against the hand-written file (0.3 us, +70 %): the median changes, the bound tightens
+    to the partition's floor or the noise, and each line names old and new."""
+    reports = latency_reports(tmp_path / "r", [0.33, 0.34, 0.35, 0.34, 0.33])
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), *map(str, reports),
+                        capsys=capsys)
+    assert rc == 0, err
+    key = f"NetbenchPingPong local:default openmpi same-l3 {LAT}"
+    line = next(x for x in err.splitlines() if x.startswith(f"  changed  {key}:"))
+    new = reference_at(ref_file)[LAT]
+    assert f"0.3 -> {new[0]:g} us (+13.3%)" in line and f"bound +70.0% -> {new[2]:+.1%}" in line
+    assert err.index("changes to") < err.index("  changed")
+    # a second, identical baseline changes nothing
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), *map(str, reports),
+                        capsys=capsys)
+    assert rc == 0 and "unchanged: 2 variable(s)" in err and "  changed" not in err
+
+
+def test_acceptance_refuses_too_few_or_too_noisy_runs(tmp_path, ref_file, capsys):
+    few = latency_reports(tmp_path / "few", [0.33, 0.34])
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), "--acceptance",
+                        *map(str, few), capsys=capsys)
+    assert rc == 2 and ref_file.read_text() == REFERENCE
+    refused = [x for x in err.splitlines() if x.startswith("fabricsuite baseline:") and
+               "refused" in x]
+    assert len(refused) == 1 and "without 3 healthy runs" in refused[0], err
+    # noise of a factor 3 between runs: no bound can catch a 2x slowdown
+    noisy = latency_reports(tmp_path / "noisy", [0.2, 0.6, 0.2, 0.9, 0.3])
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), "--acceptance",
+                        *map(str, noisy), capsys=capsys)
+    assert rc == 2 and "too noisy to catch 2x" in err and ref_file.read_text() == REFERENCE
+    # quiet runs: accepted and written
+    quiet = latency_reports(tmp_path / "quiet", [0.33, 0.34, 0.35, 0.34, 0.33])
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), "--acceptance",
+                        *map(str, quiet), capsys=capsys)
+    assert rc == 0, err
+    assert reference_at(ref_file)[LAT][0] == pytest.approx(0.34)
