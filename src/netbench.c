@@ -128,6 +128,23 @@ static void watchdog_arm(const char *method, long seconds)
     alarm((unsigned)seconds);
 }
 
+/* MPI_Finalize after a complete result gets at most this long: a library whose shutdown hangs
+ * (seen with MPICH 4.0 over UCX's TCP transport between network namespaces: a rank spinning in
+ * MPI_Finalize after every figure was written) fails in half a minute, not at --timeout. */
+#define NB_FINALIZE_LIMIT_S 30
+
+static void watchdog_arm_finalize(const char *method)
+{
+    unsigned left = alarm(0);
+    if (left == 0)
+        return; /* the watchdog is off (--timeout 0) */
+    unsigned limit = left < NB_FINALIZE_LIMIT_S ? left : NB_FINALIZE_LIMIT_S;
+    snprintf(watchdog_head, sizeof watchdog_head,
+             "netbench: %s: MPI_Finalize did not return within %u s after the result was "
+             "complete", method, limit);
+    alarm(limit);
+}
+
 /* The launcher's idea of the job size from its environment variable, or 0. */
 static long launcher_size(const char *name)
 {
@@ -278,6 +295,7 @@ int main(int argc, char **argv)
 
     MPI_Barrier(MPI_COMM_WORLD);
     watchdog_stage = STAGE_FINALIZE;
+    watchdog_arm_finalize(method);
     MPI_Finalize();
     alarm(0);
     return exit_status;
