@@ -8,7 +8,9 @@ Brings up a 2-node emulated cluster (ci/emucluster.sh, its own prefix and state 
 1 Gbit, takes references from --baseline-runs runs through `fabricsuite baseline` (the
 partition's 3 % floor and the measured spread), then runs every check family --repeats times
 at 1 Gbit (any failure is a false alarm) and --detect-repeats times at 900 Mbit (-10 %) and
-800 Mbit (-20 %) (a run that passes is a missed detection). Every run is a real ReFrame session
+800 Mbit (-20 %) (a run that passes is a missed detection). A run that failed for another
+reason than its figures (build, launch, sanity: e.g. an MPI that hangs in MPI_Finalize) is
+counted apart as broken, neither an alarm nor a detection. Every run is a real ReFrame session
 through sbatch/srun with confirmation (--max-retries=1, the partition's pause). Prints a table
 per family and writes it as JSON beside the results (--out). Root, Slurm and munge needed
 (ci/setup.sh). Takes long: about (baseline + repeats + 2 x detect) x the family's run time.
@@ -24,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from fabricsuite.session import _broken as is_broken  # noqa: E402
+from fabricsuite.session import final_cases  # noqa: E402
+
 BIN = Path(sys.executable).parent
 EMU = str(REPO / "ci" / "emucluster.sh")
 FAMILIES = {
@@ -73,8 +78,9 @@ def main() -> int:
                               capture_output=True, text=True, timeout=3600)
 
     def session(results: Path, family: str, repeats: int, refs: Path | None,
-                *extra: str) -> tuple[int, int]:
-        """(runs, failed runs) of one ReFrame session of `repeats` repetitions."""
+                *extra: str) -> tuple[int, int, int]:
+        """(runs, runs failed on performance, runs broken) of one ReFrame session of `repeats`
+        repetitions, from its run report (each case's last outcome, after confirmation)."""
         extra_env = {"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90"}
         if refs is not None:
             extra_env["RFM_REFERENCE_PREFIX"] = str(refs)
@@ -82,12 +88,20 @@ def main() -> int:
                    "emucluster:nodes", "--exec-policy=serial", "-r", "--max-retries=1",
                    "-S", "time_limit=3m", "-p", args.mpi, "--repeat", str(repeats),
                    *FAMILIES[family], *extra, extra=extra_env)
-        summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\).*?\((\d+) failure", proc.stdout)
-        if not summary:
-            raise RuntimeError(f"{family}: no ReFrame summary:\n{proc.stdout[-3000:]}"
+        reports = sorted((results / "reports").glob("run-report-*.json"),
+                         key=lambda p: p.stat().st_mtime)
+        if not reports:
+            raise RuntimeError(f"{family}: no run report:\n{proc.stdout[-3000:]}"
                                f"{proc.stderr[-2000:]}")
-        ran, _total, failures = map(int, summary[-1])
-        return ran - 1, failures  # the build fixture is one of the cases
+        report = json.loads(reports[-1].read_text())
+        cases = [c for c in final_cases(report) if not c.get("fixture")]
+        broken = sum(1 for c in cases if is_broken(c))
+        regressed = sum(1 for c in cases if c.get("result") == "fail" and not is_broken(c))
+        for c in cases:
+            if c.get("result") == "fail":
+                print(f"  {family}: {c.get('unique_name')}: {c.get('fail_phase')}: "
+                      f"{' '.join(str(c.get('fail_reason')).split())[:200]}", flush=True)
+        return len(cases), regressed, broken
 
     up = emu("up", "--nodes", "2", "--rate", "1gbit")
     if up.returncode != 0:
@@ -98,8 +112,8 @@ def main() -> int:
     try:
         for family in families:
             base = work / family / "base"
-            runs, failed = session(base, family, args.baseline_runs, None,
-                                   "-S", "require_reference=false")
+            runs, _failed, _broken = session(base, family, args.baseline_runs, None,
+                                             "-S", "require_reference=false")
             refs = work / family / "refs"
             refs.mkdir(parents=True)
             reports = sorted((base / "reports").glob("*.json"))
@@ -110,12 +124,13 @@ def main() -> int:
             if made.returncode != 0:
                 raise RuntimeError(f"{family}: baseline failed: {made.stderr}")
             row = {"baseline_runs": runs}
-            row["same_runs"], row["false_alarms"] = session(
+            row["same_runs"], row["false_alarms"], row["same_broken"] = session(
                 work / family / "same", family, args.repeats, refs)
             for rate, label in (("900mbit", "minus10"), ("800mbit", "minus20")):
                 emu("rate", rate)
                 try:
-                    row[f"{label}_runs"], row[f"{label}_detected"] = session(
+                    (row[f"{label}_runs"], row[f"{label}_detected"],
+                     row[f"{label}_broken"]) = session(
                         work / family / rate, family, args.detect_repeats, refs)
                 finally:
                     emu("rate", "1gbit")
@@ -123,11 +138,13 @@ def main() -> int:
             print(f"{family}: {row}", flush=True)
     finally:
         emu("down")
-    print(f"\n{'family':<10} {'false alarms':>16} {'-10 % detected':>16} {'-20 % detected':>16}")
+    print(f"\n{'family':<10} {'false alarms':>16} {'-10 % detected':>16} "
+          f"{'-20 % detected':>16} {'broken runs':>12}")
     for family, row in table.items():
+        broken = row["same_broken"] + row["minus10_broken"] + row["minus20_broken"]
         print(f"{family:<10} {row['false_alarms']:>8} of {row['same_runs']:<5} "
               f"{row['minus10_detected']:>8} of {row['minus10_runs']:<5} "
-              f"{row['minus20_detected']:>8} of {row['minus20_runs']:<5}")
+              f"{row['minus20_detected']:>8} of {row['minus20_runs']:<5} {broken:>12}")
     if args.out:
         Path(args.out).write_text(json.dumps(table, indent=2))
     shutil.rmtree(work, ignore_errors=True)
