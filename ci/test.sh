@@ -7,4 +7,5 @@ bash "$REPO/ci/setup.sh"
 cd "$REPO"
 VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
 "$VENV/bin/ruff" check fabricsuite checks config tests
-exec "$VENV/bin/python" -m pytest -ra "$@"
+# --durations: where CI time goes (CI has 90 minutes; we keep it under 30)
+exec "$VENV/bin/python" -m pytest -ra --durations=15 "$@"
