@@ -1,15 +1,1122 @@
-"""`fabricsuite report`: self-contained HTML report (being written)."""
+"""`fabricsuite report`: one self-contained HTML page about a system's stored sessions.
+
+The page, in order:
+
+1. The verdict of the newest session: its failed cases first, each failed variable with its
+   value, the reference and bound it was judged by (as stored with the run) and how many noise
+   widths it lies from the reference (the spread `fabricsuite baseline` recorded in the
+   reference file's `_statistics`, as the session summary `fabricsuite.session` computes it);
+   then the counts of passed, failed and skipped cases.
+2. Latency and bandwidth against message size per partition, environment and distance class or
+   scale (nodes x ranks per node), from netbench's own result files: `netbench.json` in the
+   case's output directory, in its stage directory (ReFrame keeps a failed case's stage, not its
+   output directory), else the job's stdout (netbench's human format). The newest run is drawn
+   solid, up to PREVIOUS_RUNS_SHOWN previous runs faint, and the reference of every variable
+   that is the curve's figure at one size (or its peak) with its bound. Runs whose files are no
+   longer on disk are counted and named, never an error.
+3. LogGP per protocol range and the detected thresholds of the newest NetbenchLogGP run per
+   scope (its result file; its performance variables when the file is gone).
+4. Each variable's stored history with the change points `fabricsuite history` finds
+   (`history.collect` and `history.detect`, the same series, method and defaults): one small
+   plot per series with a change point, then the series whose newest run lies farthest from the
+   median of its earlier runs, at most TREND_PLOT_LIMIT plots; the page says how many were left
+   out.
+5. Heat maps of the newest all-pairs node map (NetbenchMatrix) and of the dense patterns'
+   phases (NetbenchDense), or a note that none is stored.
+6. Under every figure its provenance: MPI library, netbench version, Spack spec (where the
+   build recorded one), hosts, binding and date, from the result file's header and the run
+   report.
+
+Self-contained and offline: every plot is a matplotlib figure (Agg, no pyplot state) embedded
+as a base64 data URI, SVG for line plots (text stays text; a change point is an element with
+the id `change-point-<index>`) and PNG for heat maps; styles and the one script are inline.
+The page is rendered by jinja2 with autoescaping on, since check names, hosts and MPI strings
+come from files. The inline script records script errors and whether every plot decoded into
+the element `#page-check`, so that a headless browser's DOM dump shows both.
+"""
 
 from __future__ import annotations
 
+import argparse
+import base64
+import io
+import json
+import math
+import os
+import re
+import statistics
 import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+from . import REPO_ROOT, __version__, history
+from .metrics import case_scope, series_key
+from .netbench_result import NetbenchResult, ResultError, load
+from .session import _case_key, _statistics, verdict_lines
+
+#: At most this many trend plots (series with a change point first).
+TREND_PLOT_LIMIT = 12
+#: Previous runs drawn faintly behind the newest per-size curve.
+PREVIOUS_RUNS_SHOWN = 5
+#: netbench's JSON result in a case's directory (rfm_netbench.RESULT_FILE; that module is not
+#: imported here because it pulls in ReFrame's check machinery).
+RESULT_FILE = "netbench.json"
+#: The Spack spec the netbench build fixture recorded (rfm_netbench.NetbenchBuild).
+SPACK_SPEC_FILE = "spack-spec.txt"
+#: Ranks named one by one in a provenance line; more are summarised.
+RANKS_NAMED = 4
+#: Heat map cells are labelled with their value up to this many ranks.
+ANNOTATED_RANKS = 12
+
+
+class ReportError(ValueError):
+    """Bad input: one line that names the fix."""
+
+
+# --- what is plotted against message size ----------------------------------------------------
+
+@dataclass(frozen=True)
+class SizeCurve:
+    """One curve of a check's result file against message size."""
+
+    quantity: str  # "latency" or "bandwidth": the panel
+    table: str
+    size_column: str
+    value_column: str
+    unit: str
+    label: str
+    #: One curve per value of this column (dense: the algorithm).
+    group_column: str | None = None
+
+
+SIZE_CURVES: dict[str, list[SizeCurve]] = {
+    "NetbenchPingPong": [SizeCurve("latency", "pingpong", "size_bytes", "latency_median_us",
+                                   "us", "ping-pong")],
+    "NetbenchPingPongBandwidth": [SizeCurve("bandwidth", "bibw", "size_bytes",
+                                            "bandwidth_median_MBps", "MB/s", "ping-pong")],
+    "NetbenchBothway": [SizeCurve("bandwidth", "bothway", "size_bytes",
+                                  "bandwidth_per_direction_median_MBps", "MB/s",
+                                  "both ways, per direction")],
+    "NetbenchFlood": [SizeCurve("bandwidth", "flood_best", "size_bytes", "bandwidth_MBps",
+                                "MB/s", "flood, best queue depth")],
+    "NetbenchDense": [SizeCurve("bandwidth", "algorithms", "size_bytes", "bandwidth_mean_MBps",
+                                "MB/s", "dense", group_column="algorithm")],
+    "NetbenchBeff": [SizeCurve("bandwidth", "lengths", "length_bytes", "beff_per_process_MBps",
+                               "MB/s", "b_eff per process")],
+}
+QUANTITIES = ("latency", "bandwidth")
+_SIZE_IN_NAME = re.compile(r"(?:^|_)(\d+)(B|KiB|MiB|GiB)(?=_|$)")
+_SIZE_UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+_STATISTIC_WORDS = {"min", "max", "median", "mean"}
+#: NetbenchLogGP's performance variables and what they are (checks/pt2pt.py).
+LOGGP_VARIABLES = {
+    "loggp_L_us": "L",
+    "loggp_g_us": "g (first range)",
+    "loggp_o_s_us": "o_s (first range)",
+    "loggp_o_r_us": "o_r (first range)",
+    "loggp_G_large_ns_per_byte": "G (last range)",
+    "loggp_M_bytes": "M = g / G",
+    "loggp_protocol_ranges": "protocol ranges",
+    "loggp_threshold_large_bytes": "threshold into the last range",
+}
+
+
+def reference_position(variable: str, unit: str, curve: SizeCurve,
+                       group: str | None) -> int | str | None:
+    """Where a performance variable's reference belongs on `curve`: the message size its name
+    carries (`latency_8B_median_us` -> 8), "peak" for a peak figure, or None (another figure:
+    another unit, another statistic such as a minimum on a median curve, another algorithm)."""
+    if unit != curve.unit or (group is not None and not variable.startswith(f"{group}_")):
+        return None
+    words = set(variable.split("_"))
+    if (words & _STATISTIC_WORDS) - set(curve.value_column.split("_")):
+        return None
+    match = _SIZE_IN_NAME.search(variable)
+    if match:
+        return int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    return "peak" if "peak" in words else None
+
+
+# --- stored cases and their result files -----------------------------------------------------
+
+@dataclass
+class StoredCase:
+    """A test case of the system as ReFrame stored it, with its session."""
+
+    case: dict[str, Any]
+    session: str
+    when: float  # the job's completion, else the session's start (as history orders them)
+
+    @property
+    def check(self) -> str:
+        return case_scope(self.case)[0]
+
+    @property
+    def scope(self) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+        """(system:partition, environment, index levels): one per-size figure each."""
+        _, partition, environ, levels = case_scope(self.case)
+        return partition, environ, levels
+
+    @property
+    def counts(self) -> bool:
+        """Figures of a complete job: passed, or failed only against a reference."""
+        return history._counts(self.case)
+
+
+@dataclass
+class LoadedResult:
+    result: NetbenchResult
+    path: Path
+    started: str  # netbench's start_time_utc
+
+
+@dataclass
+class Provenance:
+    what: str
+    mpi_library: str
+    netbench_version: str
+    spack_spec: str
+    hosts: str
+    binding: str
+    date: str
+    source: str
+
+
+def _utc(ts: float | None) -> str:
+    if ts is None or not math.isfinite(ts):
+        return "?"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%MZ")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _first_line(text: Any, limit: int = 300) -> str:
+    lines = [line.strip() for line in str(text or "").splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _start_time(path: Path) -> str:
+    """netbench's start_time_utc from a result file's header (JSON or human format)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    if text.lstrip().startswith("{"):
+        try:
+            return str(json.loads(text).get("start_time_utc") or "")
+        except (ValueError, AttributeError):
+            return ""
+    for line in text.splitlines()[:12]:
+        if line.startswith("# start_time_utc: "):
+            return line.split(": ", 1)[1].strip()
+    return ""
+
+
+class Results:
+    """Each case's netbench result, read once: where it was found, or why not."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[int, LoadedResult | None] = {}
+        self.unreadable: list[str] = []
+
+    def get(self, stored: StoredCase) -> LoadedResult | None:
+        key = id(stored.case)
+        if key not in self._loaded:
+            self._loaded[key] = self._find(stored)
+        return self._loaded[key]
+
+    def _find(self, stored: StoredCase) -> LoadedResult | None:
+        case = stored.case
+        directories = [Path(d) for d in (case.get("outputdir"), case.get("stagedir")) if d]
+        stdout = Path(str(case.get("job_stdout") or "rfm_job.out")).name
+        # The JSON file first; the job's stdout (the human format of the same run) otherwise.
+        for path in [d / RESULT_FILE for d in directories] + [d / stdout for d in directories]:
+            if not path.is_file():
+                continue
+            try:
+                return LoadedResult(load(path), path, _start_time(path))
+            except (ResultError, OSError, UnicodeDecodeError) as err:
+                self.unreadable.append(f"{path}: {_first_line(err)}")
+        return None
+
+
+def stored_cases(sessions: Iterable[dict[str, Any]], system: str,
+                 since: float | None) -> tuple[list[StoredCase], list[dict[str, Any]]]:
+    """Every case of `system` (from `since` on, by the case's time) and the sessions that had
+    one, both oldest first."""
+    cases, had = [], []
+    for report in sessions:
+        info = report.get("session_info") if isinstance(report, dict) else None
+        runs = report.get("runs") if isinstance(report, dict) else None
+        if not isinstance(info, dict) or not isinstance(runs, list):
+            raise ReportError("a stored session is not a ReFrame run report (no session_info "
+                              "or runs); pass run reports written by ReFrame 4.10")
+        start = info.get("time_start_unix")
+        found = False
+        for run in runs:
+            for case in (run.get("testcases") or []) if isinstance(run, dict) else []:
+                if not isinstance(case, dict) or case.get("system") != system:
+                    continue
+                when = case.get("job_completion_time_unix")
+                when = when if _is_number(when) else start
+                if not _is_number(when) or (since is not None and when < since):
+                    continue
+                cases.append(StoredCase(case, str(info.get("uuid", "?")), float(when)))
+                found = True
+        if found:
+            had.append(report)
+    cases.sort(key=lambda c: c.when)
+    had.sort(key=lambda r: r["session_info"].get("time_start_unix") or 0.0)
+    return cases, had
+
+
+def _where(levels: tuple[tuple[str, str], ...]) -> str:
+    return " ".join(value for _, value in levels)
+
+
+def _hosts_and_binding(stored: StoredCase, loaded: LoadedResult | None) -> tuple[str, str]:
+    if loaded is not None and loaded.result.ranks:
+        ranks = sorted(loaded.result.ranks, key=lambda r: r.get("rank", 0))
+        hosts = sorted({str(r.get("host", "?")) for r in ranks})
+        named = [f"rank {r.get('rank')}: {r.get('host', '?')} CPUs "
+                 f"{','.join(str(c) for c in r.get('cpus_bound') or []) or '?'}"
+                 for r in ranks[:RANKS_NAMED]]
+        if len(ranks) > RANKS_NAMED:
+            named.append(f"... {len(ranks)} ranks")
+        return ", ".join(hosts), "; ".join(named)
+    hosts = ", ".join(str(h) for h in stored.case.get("job_nodelist") or []) or "?"
+    cpus = stored.case.get("bound_cpus") or []
+    binding = f"CPUs {','.join(str(c) for c in cpus)}" if cpus else "not recorded"
+    return hosts, binding
+
+
+class ProvenanceFinder:
+    """Provenance of a case: its result file's header first, the run report otherwise."""
+
+    def __init__(self, cases: list[StoredCase], results: Results) -> None:
+        self.results = results
+        # The build fixture a case depends on, by (session, unique name, partition, environ).
+        self._builds = {(c.session, c.case.get("unique_name"), c.case.get("partition"),
+                         c.case.get("environ")): c for c in cases if c.case.get("fixture")}
+
+    def spack_spec(self, stored: StoredCase) -> str:
+        spec = stored.case.get("spack_spec_used")  # external suites record it themselves
+        if isinstance(spec, str) and spec.strip():
+            return spec.strip()
+        for dependency in stored.case.get("dependencies_actual") or []:
+            if not isinstance(dependency, list) or len(dependency) < 3:
+                continue
+            partition = str(dependency[1]).split(":")[-1]
+            build = self._builds.get((stored.session, dependency[0], partition, dependency[2]))
+            if build is None:
+                continue
+            for directory in (build.case.get("outputdir"), build.case.get("stagedir")):
+                path = Path(directory or "") / SPACK_SPEC_FILE
+                if directory and path.is_file():
+                    try:
+                        return _first_line(path.read_text())
+                    except (OSError, UnicodeDecodeError):
+                        continue
+        return ""
+
+    def of(self, stored: StoredCase, what: str = "") -> Provenance:
+        loaded = self.results.get(stored)
+        case = stored.case
+        hosts, binding = _hosts_and_binding(stored, loaded)
+        if loaded is not None:
+            mpi = _first_line(loaded.result.mpi_library)
+            version = loaded.result.version
+            date = loaded.started or _utc(stored.when)
+            source = str(loaded.path)
+        else:
+            mpi = _first_line(case.get("mpi_library"))
+            version = str(case.get("netbench_version") or "")
+            date = _utc(stored.when)
+            source = f"run report of session {stored.session[:8]} (result file not kept)"
+        return Provenance(what or case_scope(case)[0], mpi or "not recorded",
+                          version or "not recorded", self.spack_spec(stored) or "none",
+                          hosts, binding, date, source)
+
+
+# --- 1. the verdict summary ------------------------------------------------------------------
+
+@dataclass
+class FailedVariable:
+    variable: str
+    value: str
+    reference: str
+    bound: str
+    change: str
+    noise_widths: str
+    first_run: str
+
+
+@dataclass
+class FailedCase:
+    check: str
+    name: str
+    partition: str
+    environ: str
+    where: str
+    phase: str
+    reason: str
+    variables: list[FailedVariable] = field(default_factory=list)
+
+
+@dataclass
+class Summary:
+    session: str
+    started: str
+    cmdline: str
+    failed: list[FailedCase]
+    passed: int
+    failed_count: int
+    skipped: int
+    cases: list[dict[str, str]]
+    lines: list[str]
+
+
+_PASSED = ("pass", "xfail")
+_SKIPPED = ("skip",)
+
+
+def _fmt(value: Any) -> str:
+    if not _is_number(value):
+        return "-" if value is None else str(value)
+    return f"{value:.4g}"
+
+
+def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: list,
+                     earlier: dict[str, Any] | None, cache: dict) -> FailedVariable:
+    value, ref, lower, upper, unit = perf[:5]
+    variable = str(key).split(":")[-1]
+    reference = bound = change = widths = first = "-"
+    if _is_number(value) and _is_number(ref) and ref:
+        reference = f"{ref:g} {unit}"
+        change = f"{(value - ref) / abs(ref):+.1%}"
+        # The bound that was crossed: the lower one when below the reference.
+        side = lower if (value < ref and lower is not None) or upper is None else upper
+        if _is_number(side):
+            bound = f"{side:+.1%} ({ref * (1 + side):.4g} {unit})"
+        spread = (_statistics(system, cache).get(
+            series_key(*case_scope(stored_case), variable)) or {}).get("spread")
+        if _is_number(spread) and spread > 0:
+            widths = f"{abs(value - ref) / abs(ref) / spread:.1f} (spread {spread:.2%})"
+    if earlier is not None:
+        before = (earlier.get("perfvalues") or {}).get(key)
+        if isinstance(before, list) and before and _is_number(before[0]):
+            first = f"{before[0]:g} {unit}"
+    return FailedVariable(variable, f"{_fmt(value)} {unit}", reference, bound, change, widths,
+                          first)
+
+
+def summary(report: dict[str, Any], system: str) -> Summary:
+    """The newest session's verdict: failed cases first, then the counts (the final round of
+    each case: a case that passed its confirmation round passed)."""
+    runs = [r for r in report.get("runs") or [] if isinstance(r, dict)]
+    final: dict[tuple, dict] = {}
+    first_failure: dict[tuple, dict] = {}
+    for index, run in enumerate(runs):
+        for case in run.get("testcases") or []:
+            if not isinstance(case, dict) or case.get("system") != system:
+                continue
+            key = _case_key(case)
+            if case.get("result") == "fail" and index < len(runs) - 1:
+                first_failure.setdefault(key, case)
+            final[key] = case
+    failed, cases, cache = [], [], {}
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    for key, case in final.items():
+        result = str(case.get("result"))
+        kind = "passed" if result in _PASSED else "skipped" if result in _SKIPPED else "failed"
+        counts[kind] += 1
+        check, partition, environ, levels = case_scope(case)
+        cases.append({"name": str(case.get("display_name") or case.get("name")),
+                      "partition": partition, "environ": environ, "result": result})
+        if kind != "failed":
+            continue
+        entry = FailedCase(check, str(case.get("display_name") or case.get("name")), partition,
+                           environ, _where(levels), str(case.get("fail_phase") or "?"),
+                           _first_line(case.get("fail_reason")))
+        for perf_key, perf in (case.get("perfvalues") or {}).items():
+            if isinstance(perf, list) and len(perf) >= 6 and perf[5] == "fail":
+                entry.variables.append(_failed_variable(system, case, perf_key, perf,
+                                                        first_failure.get(key), cache))
+        failed.append(entry)
+    # Failed cases first, then the rest in the session's order.
+    order = {"failed": 0, "passed": 1, "skipped": 2}
+    cases.sort(key=lambda c: order["passed" if c["result"] in _PASSED else
+                             "skipped" if c["result"] in _SKIPPED else "failed"])
+    info = report.get("session_info") or {}
+    return Summary(str(info.get("uuid", "?")), _utc(info.get("time_start_unix")),
+                   str(info.get("cmdline", "")), failed, counts["passed"], counts["failed"],
+                   counts["skipped"], cases, verdict_lines(report))
+
+
+# --- figures ---------------------------------------------------------------------------------
+
+@dataclass
+class Figure:
+    id: str
+    title: str
+    src: str  # data URI
+    alt: str
+    caption: str
+    provenance: list[Provenance]
+    #: data-* attributes of the <figure> (what a reader or a test can check without the image).
+    data: dict[str, str] = field(default_factory=dict)
+
+
+def _new_figure(width: float, height: float):
+    from matplotlib.figure import Figure as MplFigure
+
+    return MplFigure(figsize=(width, height), layout="constrained")
+
+
+def _embed(figure, fmt: str) -> str:
+    """A matplotlib figure as a data URI: SVG with its text as text, or PNG."""
+    import matplotlib
+
+    buffer = io.BytesIO()
+    # Fixed ids and no date: the same data give the same page.
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "fabricsuite"}):
+        figure.savefig(buffer, format=fmt, dpi=96, bbox_inches="tight",
+                       metadata={"Date": None} if fmt == "svg" else {"Software": None})
+    mime = "image/svg+xml" if fmt == "svg" else "image/png"
+    return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
+
+
+def _size_label(size: float, _position: Any = None) -> str:
+    """8 B, 4 KiB, 1 MiB; a size that is no whole number of KiB stays in bytes (3444 B)."""
+    for unit, factor in (("MiB", 1024**2), ("KiB", 1024)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor:g} {unit}"
+    return f"{size:g} B"
+
+
+def _cell_label(value: float) -> str:
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _curve_points(result: NetbenchResult, curve: SizeCurve,
+                  group: str | None) -> tuple[list[float], list[float]]:
+    rows = result.tables.get(curve.table) or []
+    points = sorted((r.get(curve.size_column), r.get(curve.value_column)) for r in rows
+                    if (group is None or r.get(curve.group_column) == group)
+                    and _is_number(r.get(curve.size_column)) and r.get(curve.size_column) > 0
+                    and _is_number(r.get(curve.value_column)) and r.get(curve.value_column) > 0)
+    return [float(p[0]) for p in points], [float(p[1]) for p in points]
+
+
+def _groups(result: NetbenchResult, curve: SizeCurve) -> list[str | None]:
+    if curve.group_column is None:
+        return [None]
+    seen: list[str | None] = []
+    for row in result.tables.get(curve.table) or []:
+        value = row.get(curve.group_column)
+        if value not in seen:
+            seen.append(value)
+    return seen
+
+
+def _draw_references(ax, stored: StoredCase, curve: SizeCurve, group: str | None,
+                     color: Any, labelled: set[str]) -> None:
+    for key, perf in (stored.case.get("perfvalues") or {}).items():
+        if not isinstance(perf, list) or len(perf) < 5:
+            continue
+        ref, lower, upper, unit = perf[1], perf[2], perf[3], str(perf[4])
+        if not _is_number(ref) or ref <= 0:
+            continue  # no reference (a run with require_reference=false)
+        where = reference_position(str(key).split(":")[-1], unit, curve, group)
+        if where is None:
+            continue
+        low = ref * (1 + lower) if _is_number(lower) else ref
+        high = ref * (1 + upper) if _is_number(upper) else ref
+        if where == "peak":
+            label = None if "peak" in labelled else "reference peak and bound"
+            labelled.add("peak")
+            ax.axhline(ref, color=color, linestyle=":", linewidth=1)
+            ax.axhspan(low, high, color=color, alpha=0.08, label=label)
+        else:
+            label = None if "size" in labelled else "reference and bound"
+            labelled.add("size")
+            ax.errorbar([where], [ref], yerr=[[ref - low], [high - ref]], fmt="D", markersize=5,
+                        color=color, markerfacecolor="white", capsize=4, linewidth=2,
+                        label=label, zorder=5)
+
+
+def size_figures(cases: list[StoredCase], results: Results,
+                 provenance: ProvenanceFinder) -> tuple[list[Figure], list[str], int]:
+    """Per scope (partition, environment, distance or scale) one figure with a latency and a
+    bandwidth panel; returns (figures, notes, runs whose per-size data is gone)."""
+    import matplotlib
+    from matplotlib.ticker import FuncFormatter
+
+    by_scope: dict[tuple, dict[str, list[StoredCase]]] = {}
+    for stored in cases:
+        if stored.check in SIZE_CURVES and stored.counts:
+            by_scope.setdefault(stored.scope, {}).setdefault(stored.check, []).append(stored)
+    figures, notes, missing_total = [], [], 0
+    missing_by_check: dict[str, int] = {}
+    colors = matplotlib.colormaps["tab10"].colors
+    for number, (scope, checks) in enumerate(sorted(by_scope.items())):
+        partition, environ, levels = scope
+        quantities = [q for q in QUANTITIES
+                      if any(c.quantity == q for check in checks for c in SIZE_CURVES[check])]
+        figure = _new_figure(5.2 * len(quantities), 3.8)
+        axes = dict(zip(quantities, figure.subplots(1, len(quantities), squeeze=False)[0],
+                        strict=True))
+        drawn, rows, missing, earlier = 0, [], 0, []
+        labelled: dict[str, set[str]] = {q: set() for q in quantities}
+        color_index = 0
+        for check in sorted(checks):
+            runs = sorted(checks[check], key=lambda c: c.when, reverse=True)
+            kept = [r for r in runs if results.get(r) is not None]
+            gone = len(runs) - len(kept)
+            missing += gone
+            missing_by_check[check] = missing_by_check.get(check, 0) + gone
+            if not kept:
+                continue
+            newest, previous = kept[0], kept[1:1 + PREVIOUS_RUNS_SHOWN]
+            rows.append(provenance.of(newest, f"{check} (newest)"))
+            for curve in SIZE_CURVES[check]:
+                ax = axes[curve.quantity]
+                for group in _groups(results.get(newest).result, curve):
+                    color = colors[color_index % len(colors)]
+                    color_index += 1
+                    name = curve.label + (f" {group}" if group else "")
+                    for i, run in enumerate(previous):
+                        xs, ys = _curve_points(results.get(run).result, curve, group)
+                        ax.plot(xs, ys, color=color, alpha=0.3, linewidth=0.9,
+                                label=f"{name}: {len(previous)} previous" if i == 0 else None)
+                    xs, ys = _curve_points(results.get(newest).result, curve, group)
+                    if xs:
+                        drawn += 1
+                    ax.plot(xs, ys, color=color, marker="o", markersize=3, linewidth=1.5,
+                            label=f"{name}: {_utc(newest.when)}")
+                    _draw_references(ax, newest, curve, group, color,
+                                     labelled[curve.quantity])
+            if previous:
+                earlier.append(f"{check}: {', '.join(_utc(r.when) for r in previous)}")
+        missing_total += missing
+        where = _where(levels)
+        title = f"{partition} {environ} {where}".strip()
+        if not drawn:
+            notes.append(f"{title}: per-size data not kept for {missing} run(s); no curve "
+                         f"to draw")
+            continue
+        for quantity, ax in axes.items():
+            units = {c.unit for check in checks for c in SIZE_CURVES[check]
+                     if c.quantity == quantity}
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.xaxis.set_major_formatter(FuncFormatter(_size_label))
+            ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+            ax.set_xlabel("message size")
+            ax.set_ylabel(f"{quantity} ({', '.join(sorted(units))})")
+            ax.set_title(f"{quantity}: {title}", fontsize=9)
+            ax.grid(True, which="major", alpha=0.3)
+            ax.legend(fontsize=6.5)
+        caption = (f"{title}: median {', '.join(quantities)} per message size of the newest "
+                   f"run of each check (solid), up to {PREVIOUS_RUNS_SHOWN} previous runs "
+                   f"(faint), and the reference and bound each run was judged by.")
+        if earlier:
+            caption += f" Previous runs drawn: {'; '.join(earlier)}."
+        if missing:
+            caption += f" Per-size data not kept for {missing} run(s) of this scope."
+        figures.append(Figure(f"size-{number}", title, _embed(figure, "svg"),
+                              f"{', '.join(quantities)} against message size, {title}",
+                              caption, rows, {"scope": title, "missing": str(missing)}))
+    if missing_total:
+        per_check = ", ".join(f"{check} {n}" for check, n in sorted(missing_by_check.items())
+                              if n)
+        notes.append(f"per-size data not kept for {missing_total} run(s) (their result files "
+                     f"are no longer on disk: {per_check})")
+    if not by_scope:
+        notes.append(f"no run of a per-size check ({', '.join(SIZE_CURVES)}) is stored")
+    return figures, notes, missing_total
+
+
+# --- 3. LogGP ----------------------------------------------------------------------------------
+
+@dataclass
+class LogGPTable:
+    title: str
+    date: str
+    ranges: list[dict[str, str]]
+    figures: list[tuple[str, str, str]]  # (figure, value, reference)
+    note: str
+    provenance: Provenance
+
+
+def _interval(row: dict[str, Any], value: str, low: str, high: str) -> str:
+    text = _fmt(row.get(value))
+    if _is_number(row.get(low)) or _is_number(row.get(high)):
+        text += f" [{_fmt(row.get(low))}, {_fmt(row.get(high))}]"
+    return text
+
+
+def loggp_tables(cases: list[StoredCase], results: Results,
+                 provenance: ProvenanceFinder) -> list[LogGPTable]:
+    newest: dict[tuple, StoredCase] = {}
+    for stored in cases:  # oldest first: the last one of a scope stays
+        if stored.check == "NetbenchLogGP" and stored.counts:
+            newest[stored.scope] = stored
+    tables = []
+    for scope, stored in sorted(newest.items()):
+        partition, environ, levels = scope
+        loaded = results.get(stored)
+        perf = {str(k).split(":")[-1]: v for k, v in (stored.case.get("perfvalues") or {}).items()
+                if isinstance(v, list) and len(v) >= 5}
+        figures = []
+        for variable, meaning in LOGGP_VARIABLES.items():
+            if variable in perf:
+                value, ref, unit = perf[variable][0], perf[variable][1], perf[variable][4]
+                figures.append((f"{meaning} ({variable})", f"{_fmt(value)} {unit}",
+                                f"{_fmt(ref)} {unit}" if _is_number(ref) and ref else "-"))
+        ranges, note = [], ""
+        if loaded is not None:
+            result = loaded.result
+            for row in result.tables.get("ranges") or []:
+                ranges.append({
+                    "range": _fmt(row.get("range")),
+                    "sizes": f"{_size_label(row.get('first_size_bytes') or 0)} - "
+                             f"{_size_label(row.get('last_size_bytes') or 0)}",
+                    "points": _fmt(row.get("points")),
+                    "g_us": _interval(row, "g_us", "g_ci95_low_us", "g_ci95_high_us"),
+                    "G_ns_per_byte": _interval(row, "G_ns_per_byte", "G_ci95_low_ns_per_byte",
+                                               "G_ci95_high_ns_per_byte"),
+                    "o_s_us": _interval(row, "o_s_us", "o_s_ci95_low_us", "o_s_ci95_high_us"),
+                    "o_r_us": _interval(row, "o_r_us", "o_r_ci95_low_us", "o_r_ci95_high_us"),
+                    "fit": ("reliable" if row.get("fit_reliable") else "unreliable")
+                           + (", clamped" if row.get("fit_clamped") else ""),
+                })
+            s = result.summary
+            for name, label, unit in (("threshold_small_bytes", "threshold into range 1", "B"),
+                                      ("threshold_large_bytes", "threshold into the last range",
+                                       "B"),
+                                      ("protocol_ranges_detected",
+                                       "ranges detected before merging", "")):
+                if name in s:
+                    figures.append((f"{label} ({name}, result file)",
+                                    f"{_fmt(s.get(name))} {unit}".strip(), "-"))
+        else:
+            note = ("per-range data not kept (the result file is no longer on disk): the "
+                    "performance variables of the run report only")
+        where = _where(levels)
+        title = f"{partition} {environ} {where}".strip()
+        tables.append(LogGPTable(title, _utc(stored.when), ranges, figures, note,
+                                 provenance.of(stored)))
+    return tables
+
+
+# --- 4. trends ---------------------------------------------------------------------------------
+
+def _relevance(series: history.Series) -> float:
+    """How far the newest run lies from the median of the earlier ones (relative)."""
+    values = [p.value for p in series.points]
+    if len(values) < 2:
+        return 0.0
+    earlier = statistics.median(values[:-1])
+    if earlier == 0:
+        return 0.0 if values[-1] == 0 else math.inf
+    return abs(values[-1] - earlier) / abs(earlier)
+
+
+def _trend_provenance(series: history.Series, cases: list[StoredCase],
+                      provenance: ProvenanceFinder) -> Provenance:
+    sessions = {p.session for p in series.points}
+    scope = (series.check, series.partition, series.environ, series.levels)
+    mine = [c for c in cases if c.session in sessions and case_scope(c.case) == scope]
+    libraries = sorted({_first_line(c.case.get("mpi_library")) for c in mine} - {""})
+    versions = sorted({str(c.case.get("netbench_version") or "") for c in mine} - {""})
+    hosts = sorted({str(h) for c in mine for h in c.case.get("job_nodelist") or []})
+    bindings = sorted({",".join(str(x) for x in c.case.get("bound_cpus") or []) for c in mine}
+                      - {""})
+    specs = sorted({provenance.spack_spec(c) for c in mine} - {""})
+    first, last = series.points[0].time, series.points[-1].time
+    return Provenance("history", "; ".join(libraries) or "not recorded",
+                      ", ".join(versions) or "not recorded", "; ".join(specs) or "none",
+                      ", ".join(hosts) or "?",
+                      "; ".join(f"CPUs {b}" for b in bindings) or "not recorded",
+                      f"{_utc(first)} .. {_utc(last)}",
+                      f"run reports of {len(sessions)} session(s)")
+
+
+def _change_text(c: history.ChangePoint) -> str:
+    shift = c.shift
+    return (f"{c.kind}{'' if c.alarm else ' (below the minimum shift)'} at run "
+            f"{c.index + 1}/{len(c.series.points)}, session {c.point.session[:8]} "
+            f"{_utc(c.point.time)}: {_fmt(c.before)} -> {_fmt(c.after)} {c.series.unit}"
+            f" ({'from 0' if shift is None else f'{100 * shift:+.1f}%'}, p {c.p:.2g})")
+
+
+def trend_figures(found: history.History, cases: list[StoredCase],
+                  provenance: ProvenanceFinder) -> tuple[list[Figure], list[str],
+                                                         list[dict[str, str]]]:
+    """One small plot per series with a change point, then the most relevant others, at most
+    TREND_PLOT_LIMIT; returns (figures, notes, every change point as a table row)."""
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+    by_key: dict[str, list[history.ChangePoint]] = {}
+    for c in found.change_points:
+        by_key.setdefault(c.series.key, []).append(c)
+    ranked_changes = sorted(found.change_points, key=history._rank)
+    with_change = list(dict.fromkeys(c.series.key for c in ranked_changes))
+    plottable = [s for s in found.series if len(s.points) >= 2]
+    others = sorted((s for s in plottable if s.key not in by_key),
+                    key=lambda s: (-_relevance(s), s.key))
+    series_by_key = {s.key: s for s in found.series}
+    chosen = [series_by_key[k] for k in with_change] + others
+    shown = chosen[:TREND_PLOT_LIMIT]
+    figures = []
+    for number, s in enumerate(shown):
+        figure = _new_figure(4.6, 2.6)
+        ax = figure.subplots()
+        times = [datetime.fromtimestamp(p.time, UTC) for p in s.points]
+        values = [p.value for p in s.points]
+        ax.plot(times, values, marker="o", markersize=3, linewidth=1, color="#1f77b4")
+        changes = sorted(by_key.get(s.key, []), key=lambda c: c.index)
+        cuts = [0, *[c.index for c in changes], len(values)]
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            level = statistics.median(values[a:b])
+            ax.hlines(level, times[a], times[b - 1], colors="#555555", linestyles="-",
+                      linewidth=0.8, alpha=0.7)
+        for c in changes:
+            # Between the last run of the old level and the first of the new one.
+            middle = times[c.index - 1] + (times[c.index] - times[c.index - 1]) / 2
+            line = ax.axvline(middle, color="#d62728" if c.kind == "regression" else "#ff7f0e",
+                              linestyle="--", linewidth=1.2)
+            line.set_gid(f"change-point-{c.index}")
+        locator = AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+        ax.tick_params(labelsize=7)
+        ax.set_ylabel(s.unit, fontsize=8)
+        where = " ".join([s.environ, _where(s.levels)])
+        ax.set_title(f"{s.check} {where}\n{s.variable}", fontsize=8)
+        ax.grid(True, alpha=0.3)
+        caption = "; ".join(_change_text(c) for c in changes) or (
+            f"no change point; newest run {100 * _relevance(s):.1f}% from the median of the "
+            f"earlier ones" if math.isfinite(_relevance(s)) else "no change point")
+        figures.append(Figure(
+            f"trend-{number}", s.key, _embed(figure, "svg"),
+            f"history of {s.key} over {len(values)} runs", caption,
+            [_trend_provenance(s, cases, provenance)],
+            {"series": s.key, "change-points": str(len(changes)),
+             "change-point-sessions": " ".join(c.point.session for c in changes)}))
+    notes = [f"{len(found.series)} series; at most {TREND_PLOT_LIMIT} plots: every series "
+             f"with a change point first ({len(with_change)}), then the series whose newest "
+             f"run lies farthest from the median of its earlier runs; {len(shown)} shown, "
+             f"{len(found.series) - len(shown)} left out"
+             + (f" ({len(found.series) - len(plottable)} with a single run)"
+                if len(plottable) < len(found.series) else "")]
+    if len(with_change) > TREND_PLOT_LIMIT:
+        notes.append(f"{len(with_change) - TREND_PLOT_LIMIT} series with a change point are "
+                     f"not plotted; the table lists every change point")
+    rows = [{"kind": c.kind if c.alarm else f"{c.kind} (below {100 * c.min_shift:g}%)",
+             "series": c.series.key, "before": _fmt(c.before), "after": _fmt(c.after),
+             "unit": c.series.unit,
+             "shift": "from 0" if c.shift is None else f"{100 * c.shift:+.1f}%",
+             "p": f"{c.p:.2g}", "run": f"{c.point.session[:8]} {_utc(c.point.time)} "
+                                       f"({c.index + 1}/{len(c.series.points)})"}
+            for c in ranked_changes]
+    return figures, notes, rows
+
+
+# --- 5. heat maps ------------------------------------------------------------------------------
+
+def _newest_with_result(cases: list[StoredCase], check: str,
+                        results: Results) -> tuple[dict[tuple, StoredCase], int]:
+    """Per scope the newest counted case of `check` whose result file is on disk; and how many
+    counted cases of it there are without one."""
+    newest: dict[tuple, StoredCase] = {}
+    gone = 0
+    for stored in cases:
+        if stored.check != check or not stored.counts:
+            continue
+        if results.get(stored) is None:
+            gone += 1
+        else:
+            newest[stored.scope] = stored
+    return newest, gone
+
+
+def matrix_figures(cases: list[StoredCase], results: Results,
+                   provenance: ProvenanceFinder) -> tuple[list[Figure], list[str]]:
+    import numpy as np
+
+    newest, gone = _newest_with_result(cases, "NetbenchMatrix", results)
+    figures, notes = [], []
+    for number, (scope, stored) in enumerate(sorted(newest.items())):
+        partition, environ, levels = scope
+        result = results.get(stored).result
+        pairs = [p for p in result.tables.get("pairs") or []
+                 if isinstance(p.get("rank_a"), int) and isinstance(p.get("rank_b"), int)
+                 and min(p["rank_a"], p["rank_b"]) >= 0]
+        ranks = max([int(result.parameters.get("ranks") or 0)]
+                    + [1 + max(p["rank_a"], p["rank_b"]) for p in pairs])
+        hosts = [""] * ranks
+        for p in pairs:
+            hosts[p["rank_a"]], hosts[p["rank_b"]] = str(p.get("host_a")), str(p.get("host_b"))
+        labels = [f"{r}:{h}" for r, h in enumerate(hosts)]
+        side = min(9.0, 2.2 + 0.45 * ranks)
+        figure = _new_figure(2 * side + 1.0, side)
+        panels = figure.subplots(1, 2, squeeze=False)[0]
+        for ax, (column, name, cmap) in zip(panels, (("bandwidth_MBps", "bandwidth (MB/s)",
+                                                      "viridis"),
+                                                     ("latency_us", "latency (us)",
+                                                      "viridis_r")), strict=True):
+            grid = np.full((ranks, ranks), np.nan)
+            for p in pairs:
+                if _is_number(p.get(column)):
+                    grid[p["rank_a"], p["rank_b"]] = grid[p["rank_b"], p["rank_a"]] = p[column]
+            image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap)
+            figure.colorbar(image, ax=ax, shrink=0.8)
+            ax.set_xticks(range(ranks), labels, rotation=90, fontsize=7)
+            ax.set_yticks(range(ranks), labels, fontsize=7)
+            ax.set_title(name, fontsize=9)
+            for p in pairs:
+                if ranks <= ANNOTATED_RANKS and _is_number(p.get(column)):
+                    text = _cell_label(p[column]) + (" !" if p.get("flagged") else "")
+                    for a, b in ((p["rank_a"], p["rank_b"]), (p["rank_b"], p["rank_a"])):
+                        ax.text(b, a, text, ha="center", va="center", fontsize=7,
+                                color="white" if column == "bandwidth_MBps" else "black")
+        flagged = [p for p in pairs if p.get("flagged")]
+        title = f"{partition} {environ} {_where(levels)}".strip()
+        figure.suptitle(f"all-pairs node map: {title}", fontsize=10)
+        caption = (f"{title}: all pairs of {ranks} ranks, one pair at a time: ping-pong "
+                   f"bandwidth at {_size_label(result.parameters.get('bandwidth_size_bytes') or 0)}"
+                   f" and latency at "
+                   f"{_size_label(result.parameters.get('latency_size_bytes') or 0)}; "
+                   f"{len(flagged)} pair(s) flagged (more than "
+                   f"{_fmt(100 * (result.parameters.get('flag_tolerance') or 0))}% below the "
+                   f"median bandwidth, marked '!'). Status {result.status}.")
+        figures.append(Figure(f"matrix-{number}", title, _embed(figure, "png"),
+                              f"all-pairs node map, {title}", caption,
+                              [provenance.of(stored)], {"ranks": str(ranks)}))
+    if not newest:
+        notes.append("no all-pairs run stored (NetbenchMatrix)" + (
+            f": {gone} run(s) stored, their result files are no longer on disk" if gone
+            else "; run checks/fabric_map.py to map every pair of nodes"))
+    elif gone:
+        notes.append(f"{gone} older all-pairs run(s) without their result files")
+    return figures, notes
+
+
+def dense_figures(cases: list[StoredCase], results: Results,
+                  provenance: ProvenanceFinder) -> tuple[list[Figure], list[str]]:
+    import numpy as np
+    from matplotlib.colors import TwoSlopeNorm
+
+    newest, gone = _newest_with_result(cases, "NetbenchDense", results)
+    figures, notes = [], []
+    for number, (scope, stored) in enumerate(sorted(newest.items())):
+        partition, environ, levels = scope
+        result = results.get(stored).result
+        phases = result.tables.get("phases") or []
+        sizes = sorted({r["size_bytes"] for r in phases if _is_number(r.get("size_bytes"))})
+        algorithms = list(dict.fromkeys(r.get("algorithm") for r in phases))
+        rows = [(a, k) for a in algorithms
+                for k in sorted({r.get("phase") for r in phases if r.get("algorithm") == a})]
+        first = {(r.get("algorithm"), r.get("size_bytes")): r.get("bandwidth_mean_MBps")
+                 for r in phases if r.get("phase") == 1}
+        grid = np.full((len(rows), len(sizes)), np.nan)
+        for r in phases:
+            base = first.get((r.get("algorithm"), r.get("size_bytes")))
+            value = r.get("bandwidth_mean_MBps")
+            if _is_number(base) and base > 0 and _is_number(value):
+                grid[rows.index((r.get("algorithm"), r.get("phase"))),
+                     sizes.index(r["size_bytes"])] = value / base
+        finite = grid[np.isfinite(grid)]
+        low = min(0.5, float(finite.min())) if finite.size else 0.5
+        high = max(1.5, float(finite.max())) if finite.size else 1.5
+        figure = _new_figure(7.5, max(2.6, 1.4 + 0.2 * len(rows)))
+        ax = figure.subplots()
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap="RdBu", aspect="auto",
+                          norm=TwoSlopeNorm(vcenter=1.0, vmin=low, vmax=high))
+        figure.colorbar(image, ax=ax, label="phase / first phase")
+        ax.set_xticks(range(len(sizes)), [_size_label(s) for s in sizes], rotation=45,
+                      fontsize=7)
+        ax.set_yticks(range(len(rows)), [f"{a} {k}" for a, k in rows], fontsize=6)
+        ax.set_xlabel("message size")
+        title = f"{partition} {environ} {_where(levels)}".strip()
+        ax.set_title(f"dense patterns, phase bandwidth: {title}", fontsize=9)
+        caption = (f"{title}: mean bandwidth per rank of every phase of every algorithm, "
+                   f"relative to the algorithm's first phase at the same size (below 1: the "
+                   f"study's drop in the middle phases); {result.parameters.get('ranks')} "
+                   f"ranks. Status {result.status}.")
+        figures.append(Figure(f"dense-{number}", title, _embed(figure, "png"),
+                              f"dense pattern phases, {title}", caption,
+                              [provenance.of(stored)], {"phases": str(len(rows))}))
+    if not newest:
+        notes.append("no dense-pattern run stored (NetbenchDense)" + (
+            f": {gone} run(s) stored, their result files are no longer on disk" if gone
+            else ""))
+    return figures, notes
+
+
+# --- the page ----------------------------------------------------------------------------------
+
+def build_page(sessions: list[dict[str, Any]], system: str, since: float | None,
+               where: str) -> str:
+    """The HTML page for `system` from the stored sessions (raises ReportError)."""
+    import jinja2
+
+    cases, had = stored_cases(sessions, system, since)
+    if not had:
+        raise ReportError(f"no stored runs of system {system!r} in {where}"
+                          + (f" since {_utc(since)}" if since is not None else "")
+                          + "; check --system and --since, or run the suite first")
+    results = Results()
+    provenance = ProvenanceFinder(cases, results)
+    verdict = summary(had[-1], system)
+    series, _ = history.collect(sessions, system, since)
+    found = history.detect(series)
+    trends, trend_notes, change_rows = trend_figures(found, cases, provenance)
+    sizes, size_notes, _ = size_figures(cases, results, provenance)
+    matrices, matrix_notes = matrix_figures(cases, results, provenance)
+    dense, dense_notes = dense_figures(cases, results, provenance)
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("fabricsuite", "templates"), autoescape=True,
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return environment.get_template("report.html.j2").render(
+        system=system, where=where, since=None if since is None else _utc(since),
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"), version=__version__,
+        sessions=len(had), first=_utc(cases[0].when) if cases else "?",
+        last=_utc(cases[-1].when) if cases else "?", summary=verdict,
+        size_figures=sizes, size_notes=size_notes,
+        loggp=loggp_tables(cases, results, provenance),
+        trend_figures=trends, trend_notes=trend_notes, change_rows=change_rows,
+        history=found, matrix_figures=matrices, matrix_notes=matrix_notes,
+        dense_figures=dense, dense_notes=dense_notes, unreadable=results.unreadable,
+        plots=len(trends) + len(sizes) + len(matrices) + len(dense))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, sync it and rename it over `path`."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                         dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would hide the page from others
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def default_output(results: Path, system: str) -> Path:
+    """RESULTS/report-<system>-<UTC time>.html, never an existing file."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = results / f"report-{system}-{stamp}.html"
+    number = 1
+    while path.exists():
+        path = results / f"report-{system}-{stamp}-{number}.html"
+        number += 1
+    return path
+
+
+DESCRIPTION = f"""\
+Write one self-contained HTML page (viewable offline: plots are embedded images, nothing
+is loaded from the network) about the runs of a system stored in ReFrame's results
+database (RESULTS/results.db; RESULTS = --results, else $FABRICSUITE_RESULTS, else
+results/), or in JSON run reports (--reports):
+
+  1. the newest session's verdict: failed cases first (variable, value, reference, bound,
+     distance in noise widths where the reference file's _statistics gives the spread),
+     then the counts of passed, failed and skipped cases;
+  2. latency and bandwidth against message size per partition, environment and distance
+     or scale, from netbench's result files (newest run, up to {PREVIOUS_RUNS_SHOWN} previous
+     ones, the reference and bound); runs whose files are gone are counted;
+  3. LogGP per protocol range and the detected thresholds;
+  4. each variable's history with the change points of `fabricsuite history`, at most
+     {TREND_PLOT_LIMIT} plots (series with a change point first);
+  5. heat maps of the all-pairs node map and of the dense patterns' phases;
+  6. the provenance of every figure (MPI library, netbench version, Spack spec, hosts,
+     binding, date).
+
+Exit status: 0 written (the path is printed), 2 bad input (no database, no run of the
+system, an unwritable output, a bad date), with one line naming the fix."""
 
 
 def add_parser(sub: Any) -> None:
-    sub.add_parser("report", help="self-contained HTML report (not available yet)")
+    """Register `fabricsuite report` on the CLI's subparsers."""
+    p = sub.add_parser("report", help="one self-contained HTML page of the stored runs",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=DESCRIPTION)
+    p.add_argument("--system", required=True, help="ReFrame system name, e.g. local")
+    p.add_argument("--since", metavar="DATE",
+                   help="only runs from DATE on: 2026-11-23, 2026-11-23T20:00 (UTC), "
+                        "20261123T2000 or now-7d")
+    p.add_argument("--results", default=None,
+                   help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
+    p.add_argument("--reports", nargs="+", metavar="FILE",
+                   help="read these JSON run reports instead of the results database")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="the HTML file to write (replaced if it exists; default: "
+                        "RESULTS/report-<system>-<UTC time>.html)")
+
+
+def _output_path(args: Any, results: Path) -> Path:
+    if args.output:
+        path = Path(args.output)
+        if path.is_dir():
+            raise ReportError(f"-o {path} is a directory; name a file, e.g. "
+                              f"-o {path / 'report.html'}")
+    else:
+        if not results.is_dir():
+            raise ReportError(f"cannot write the report into {results}: no such directory; "
+                              f"pass -o FILE or --results DIR")
+        path = default_output(results, args.system)
+    if not path.parent.is_dir():
+        raise ReportError(f"cannot write {path}: directory {path.parent} does not exist; "
+                          f"create it or pass another -o")
+    if not os.access(path.parent, os.W_OK):
+        raise ReportError(f"cannot write {path}: directory {path.parent} is not writable; "
+                          f"pass another -o")
+    return path
 
 
 def run(args: Any) -> int:
-    print("fabricsuite report: not available yet", file=sys.stderr)
-    return 2
+    """`fabricsuite report`: 0 written, 2 bad input."""
+    path = None
+    try:
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", args.system):
+            raise ReportError(f"--system {args.system!r} is not a ReFrame system name, e.g. "
+                              f"--system local")
+        since = history.parse_since(args.since) if args.since else None
+        results = Path(args.results or os.environ.get("FABRICSUITE_RESULTS")
+                       or REPO_ROOT / "results")
+        if args.reports:
+            sessions = history.report_sessions([Path(p) for p in args.reports])
+            where = f"{len(args.reports)} run report(s)"
+        else:
+            db = results / "results.db"
+            sessions = history.stored_sessions(db, since)
+            where = str(db)
+        path = _output_path(args, results)  # before the plots: a bad -o fails at once
+        page = build_page(sessions, args.system, since, where)
+        write_atomically(path, page)
+    except (ReportError, history.HistoryError) as err:
+        print(f"fabricsuite report: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        where = err.filename or path or "the output"
+        print(f"fabricsuite report: cannot write {where}: {err.strerror or err}; check the "
+              f"path and the disk, or pass another -o", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
