@@ -64,6 +64,7 @@ static nb_cli_outcome usage_error(const char *format, ...)
 typedef enum {
     VALUE_NONE,
     VALUE_PATH,
+    VALUE_NAME,
     VALUE_COUNT,
     VALUE_REAL,
     VALUE_SIZE,
@@ -73,7 +74,7 @@ typedef enum {
 } value_kind;
 
 typedef struct {
-    unsigned id;
+    unsigned long long id;
     const char *long_name;
     char short_name;           /* 0: none */
     value_kind kind;
@@ -127,6 +128,23 @@ static const option_spec option_specs[] = {
     {NB_OPT_VALIDATE, "--validate", 0, VALUE_NONE, NULL, NULL,
      "validation mode: fill every message with a known pattern and check every received "
      "byte; reports errors, times nothing (never use it for performance figures)"},
+    {NB_OPT_SCHEDULE, "--schedule", 0, VALUE_NAME, "NAME", "concurrent",
+     "concurrent: the disjoint pairs of one round of a round-robin tournament at once, round "
+     "after round (N-1 rounds; N for an odd N); sequential: one pair at a time, the others "
+     "waiting (isolates every pair; N (N-1) / 2 steps)"},
+    {NB_OPT_BANDWIDTH_FRACTION, "--bandwidth-fraction", 0, VALUE_REAL, "F", "0.93",
+     "a pair whose bandwidth is below F x the best pair's of this run is suspect"},
+    {NB_OPT_LATENCY_FACTOR, "--latency-factor", 0, VALUE_REAL, "X", "2.1",
+     "a pair whose latency is above X x the lowest pair's of this run is suspect"},
+    {NB_OPT_ROUNDS, "--rounds", 0, VALUE_COUNT, "K", "4",
+     "quick mode: only K rounds of the tournament, drawn with --seed (the same seed, the same "
+     "pairs); the nightly sample"},
+    {NB_OPT_PROGRESS_EVERY, "--progress-every", 0, VALUE_REAL, "SECONDS", "60",
+     "a progress line on stderr (round r of R, elapsed, estimate) at most every SECONDS; 0: "
+     "after every round"},
+    {NB_OPT_PRINT_SCHEDULE, "--print-schedule", 0, VALUE_COUNT, "N", "6",
+     "print the rounds (with --rounds/--seed: the chosen ones) for N ranks and exit; needs no "
+     "MPI (--json: as JSON)"},
     {NB_OPT_REPETITIONS, "--repetitions", 0, VALUE_COUNT, "N", "11",
      "repetitions of every measurement (min/median/max are over these)"},
     {NB_OPT_ITERATIONS, "--iterations", 0, VALUE_COUNT, "N", "10000",
@@ -528,7 +546,7 @@ static void generate_sizes(nb_size_progression progression, nb_options *options)
 /* Help                                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
-static void format_default(unsigned id, const nb_options *d, char *text, size_t length)
+static void format_default(unsigned long long id, const nb_options *d, char *text, size_t length)
 {
     char a[32];
     text[0] = '\0';
@@ -600,6 +618,22 @@ static void format_default(unsigned id, const nb_options *d, char *text, size_t 
         break;
     case NB_OPT_TIMEOUT:
         snprintf(text, length, "default %d", NB_DEFAULT_TIMEOUT_S);
+        break;
+    case NB_OPT_SCHEDULE:
+        snprintf(text, length, "default %s",
+                 d->schedule == NB_SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent");
+        break;
+    case NB_OPT_BANDWIDTH_FRACTION:
+        snprintf(text, length, "default %g", d->bandwidth_fraction);
+        break;
+    case NB_OPT_LATENCY_FACTOR:
+        snprintf(text, length, "default %g", d->latency_factor);
+        break;
+    case NB_OPT_ROUNDS:
+        snprintf(text, length, "default: every round, the full map");
+        break;
+    case NB_OPT_PROGRESS_EVERY:
+        snprintf(text, length, "default %g", d->progress_every_s);
         break;
     case NB_OPT_SEED:
         snprintf(text, length, "default %llu", d->seed);
@@ -874,6 +908,45 @@ static nb_cli_outcome apply_option(const option_spec *spec, const char *value,
             return usage_error("%s %s: not a time in seconds; use a whole number from 0 (no "
                                "watchdog) to %d", spec->long_name, value, NB_MAX_TIMEOUT_S);
         options->timeout_s = count;
+        return NB_CLI_RUN;
+    case NB_OPT_SCHEDULE:
+        if (strcmp(value, "concurrent") == 0)
+            options->schedule = NB_SCHEDULE_CONCURRENT;
+        else if (strcmp(value, "sequential") == 0)
+            options->schedule = NB_SCHEDULE_SEQUENTIAL;
+        else
+            return usage_error("%s %s: unknown schedule; choose concurrent or sequential",
+                               spec->long_name, value);
+        return NB_CLI_RUN;
+    case NB_OPT_BANDWIDTH_FRACTION:
+        if (parse_real(value, 0.01, 1.0, &real) != 0)
+            return usage_error("%s %s: not a fraction; use a number from 0.01 to 1 (0.93 = 93 %% "
+                               "of the best pair)", spec->long_name, value);
+        options->bandwidth_fraction = real;
+        return NB_CLI_RUN;
+    case NB_OPT_LATENCY_FACTOR:
+        if (parse_real(value, 1.0, 1000.0, &real) != 0)
+            return usage_error("%s %s: not a factor; use a number from 1 to 1000 (2.1 = 2.1 x "
+                               "the lowest pair)", spec->long_name, value);
+        options->latency_factor = real;
+        return NB_CLI_RUN;
+    case NB_OPT_ROUNDS:
+        if (parse_count(value, 1, 1000000, &count) != 0)
+            return usage_error("%s %s: not a round count; use a whole number from 1 to 1000000",
+                               spec->long_name, value);
+        options->rounds = (int)count;
+        return NB_CLI_RUN;
+    case NB_OPT_PROGRESS_EVERY:
+        if (parse_real(value, 0.0, 86400.0, &real) != 0)
+            return usage_error("%s %s: not a time in seconds; use a number from 0 to 86400",
+                               spec->long_name, value);
+        options->progress_every_s = real;
+        return NB_CLI_RUN;
+    case NB_OPT_PRINT_SCHEDULE:
+        if (parse_count(value, 2, NB_MAX_SCHEDULE_RANKS, &count) != 0)
+            return usage_error("%s %s: not a rank count; use a whole number from 2 to %d",
+                               spec->long_name, value, NB_MAX_SCHEDULE_RANKS);
+        options->print_schedule_ranks = (int)count;
         return NB_CLI_RUN;
     case NB_OPT_LMAX: {
         nb_cli_outcome outcome = parse_size_option(spec, value, &options->lmax);

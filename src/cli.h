@@ -50,6 +50,24 @@ enum nb_option_id {
     NB_OPT_TIMEOUT = 1u << 26,
 };
 
+/* The matrix method's options: bits beyond an int, so macros (an enumerator must fit an int);
+ * option masks are unsigned long long. */
+#define NB_OPT_SCHEDULE (1ull << 27)
+#define NB_OPT_BANDWIDTH_FRACTION (1ull << 28)
+#define NB_OPT_LATENCY_FACTOR (1ull << 29)
+#define NB_OPT_ROUNDS (1ull << 30)
+#define NB_OPT_PROGRESS_EVERY (1ull << 31)
+#define NB_OPT_PRINT_SCHEDULE (1ull << 32)
+
+/* --schedule of the matrix method */
+typedef enum {
+    NB_SCHEDULE_CONCURRENT = 0, /* the pairs of a tournament round at once, round after round */
+    NB_SCHEDULE_SEQUENTIAL = 1, /* one pair at a time, the others waiting */
+} nb_schedule;
+
+/* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
+#define NB_MAX_SCHEDULE_RANKS 100000
+
 /* Options every subcommand accepts without listing them. */
 #define NB_OPT_ALWAYS NB_OPT_TIMEOUT
 
@@ -118,6 +136,13 @@ typedef struct {
     int random_patterns;          /* --random-patterns: b_eff random ring patterns */
     unsigned collectives;         /* --collectives: bit (1 << nb_collective) per collective */
     int calls;                    /* --calls: individually timed calls per collective and size */
+    /* matrix */
+    nb_schedule schedule;         /* --schedule */
+    double bandwidth_fraction;    /* --bandwidth-fraction: suspect below this share of the best */
+    double latency_factor;        /* --latency-factor: suspect above this multiple of the lowest */
+    int rounds;                   /* --rounds: tournament rounds to measure; 0 = all (full map) */
+    double progress_every_s;      /* --progress-every: seconds between progress lines */
+    int print_schedule_ranks;     /* --print-schedule N: print the schedule, no MPI; 0 = off */
     /* watchdog */
     long timeout_s;               /* --timeout: seconds the whole run may take; 0 = no limit */
     /* the command line as given, for the result header */
@@ -129,7 +154,7 @@ typedef struct {
     const char *name;             /* subcommand name */
     const char *summary;          /* one line for `netbench --help` */
     const char *description;      /* method and paper section, for `netbench NAME --help` */
-    unsigned accepted_options;    /* NB_OPT_* bits */
+    unsigned long long accepted_options; /* NB_OPT_* bits */
     int all_ranks;                /* 1: every rank communicates (dense, beff, collectives);
                                      0: ranks 0 and 1 measure, the others wait */
     nb_size_progression progression;

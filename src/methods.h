@@ -48,6 +48,9 @@ void nb_run_collectives(const nb_context *ctx);
 extern const nb_command nb_command_matrix;
 extern const nb_command nb_command_rankdist;
 void nb_run_matrix(const nb_context *ctx);
+/* `matrix --print-schedule N`: prints the tournament's rounds; no MPI (called before MPI_Init).
+ * Returns the exit status. */
+int nb_matrix_print_schedule(const nb_options *options);
 void nb_run_rankdist(const nb_context *ctx);
 
 #endif

@@ -1,14 +1,20 @@
 /* methods_pairs.c - ping-pong between chosen pairs of ranks of a whole allocation.
  *
  *   matrix    every pair (i, j): latency and bandwidth, an N x N map that points at a bad link
- *             or node (one rank per node gives node-to-node figures)
+ *             or node (one rank per node gives node-to-node figures). Concurrent by default:
+ *             the disjoint pairs of one round of a round-robin tournament at once (pairmap.h),
+ *             as NVIDIA ClusterKit does, so N nodes take N-1 rounds instead of N (N-1) / 2
+ *             steps; a pair that fails the run's own relative thresholds is re-measured alone
+ *             before it is called bad. Sequential (one pair at a time) on request.
  *   rankdist  rank 0 with rank d, d = 1, 2, 4, ... (the distance sweep of the Altix study §3.2,
  *             Fig. 2 and 3)
  *
- * One pair measures at a time; the other ranks wait without polling (a sleeping test of a
- * non-blocking barrier), so that a measuring pair has its cores to itself.
+ * A pair measuring alone has the allocation to itself: the other ranks wait without polling
+ * (a sleeping test of a non-blocking barrier), so that it has its cores to itself.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +22,7 @@
 
 #include "analysis.h"
 #include "methods.h"
+#include "pairmap.h"
 
 #define PAIRS_MIN_ITERATIONS 3
 #define PAIRS_TAG 11
@@ -24,28 +31,60 @@
     (NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS | NB_OPT_TIME_CAP | \
      NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE | NB_OPT_TOLERANCE)
 
+#define MATRIX_OPTIONS                                                                         \
+    (NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS | NB_OPT_TIME_CAP | \
+     NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE | NB_OPT_SCHEDULE | NB_OPT_BANDWIDTH_FRACTION |           \
+     NB_OPT_LATENCY_FACTOR | NB_OPT_ROUNDS | NB_OPT_SEED | NB_OPT_PROGRESS_EVERY |               \
+     NB_OPT_PRINT_SCHEDULE)
+
 #define PAIRS_DEFAULTS                                                                         \
     {                                                                                          \
         .repetitions = 5, .iterations = 10000, .time_cap_ms = 5.0, .min_size = 8,             \
         .max_size = 1024 * 1024, .tolerance = 0.2,                                             \
     }
 
+/* ClusterKit's defaults (NVIDIA's fabric checker): a healthy link of a non-blocking fabric
+ * delivers within a few per cent of the best one, and a bad one (a lane down, a degraded cable,
+ * a congested or mis-routed path) loses far more, so 93 % of the best separates them; latency
+ * is flagged only well above the best (2.1 x): small-message latency varies with placement
+ * (switch hops) by tens of per cent, never by 2 x. */
+#define MATRIX_DEFAULTS                                                                        \
+    {                                                                                          \
+        .repetitions = 5, .iterations = 10000, .time_cap_ms = 5.0, .min_size = 8,             \
+        .max_size = 1024 * 1024, .schedule = NB_SCHEDULE_CONCURRENT,                           \
+        .bandwidth_fraction = 0.93, .latency_factor = 2.1, .rounds = 0, .seed = 1,             \
+        .progress_every_s = 60.0,                                                              \
+    }
+
 const nb_command nb_command_matrix = {
     .name = "matrix",
     .summary = "all-pairs latency and bandwidth, an N x N map to find a bad link or node",
     .description =
-        "All-pairs ping-pong: for every pair of ranks (i, j), i < j, one pair at a time while\n"
-        "the others wait without polling, the blocking ping-pong latency at --min-size bytes\n"
-        "(default 8) and the ping-pong bandwidth at --max-size bytes (default 1M), each the\n"
-        "median of --repetitions loops of as many round trips as fit in --time-cap-ms. With\n"
-        "one rank per node the table is the node-to-node map. A pair whose bandwidth is below\n"
-        "(1 - --tolerance) x the median of all pairs is flagged (default 0.2: 20 % below); the\n"
-        "summary counts them. Pairs are measured one after the other: N (N-1) / 2 pairs, so\n"
-        "about N^2 x --time-cap-ms x --repetitions (64 nodes at the defaults: about 1 minute).",
-    .accepted_options = PAIRS_OPTIONS,
+        "All-pairs ping-pong: for every pair of ranks (i, j) the blocking ping-pong latency at\n"
+        "--min-size bytes (default 8) and the bandwidth at --max-size bytes (default 1M), each\n"
+        "the median of --repetitions loops of as many round trips as fit in --time-cap-ms. With\n"
+        "one rank per node the table is the node-to-node map.\n"
+        "Schedule (--schedule): concurrent (default) measures the disjoint pairs of one round of\n"
+        "a round-robin tournament (circle method) at the same time, latency then bandwidth,\n"
+        "each phase between barriers: N-1 rounds for an even N, N for an odd N (one rank sits\n"
+        "each round out), every pair exactly once. sequential measures one pair at a time while\n"
+        "the others wait without polling: N (N-1) / 2 steps. A step costs about\n"
+        "2 x --repetitions x --time-cap-ms plus the probes (about 60 ms at the defaults):\n"
+        "1000 nodes take about 1 minute concurrently, 8 hours sequentially.\n"
+        "Verdict, relative to this run (ClusterKit's rule and defaults): a pair is suspect when\n"
+        "its bandwidth is below --bandwidth-fraction x the best pair's (0.93: a healthy link\n"
+        "delivers within a few per cent of the best, a degraded one loses far more) or its\n"
+        "latency above --latency-factor x the lowest pair's (2.1: placement moves latency by\n"
+        "tens of per cent, never 2 x). Every suspect pair is then measured again ALONE (all\n"
+        "other ranks wait): still failing the same thresholds it is bad (table pairs: flagged),\n"
+        "otherwise it was congestion. A rank whose every measured pair (at least 2) is bad is\n"
+        "named as a bad node. Quick mode (nightly): --rounds K measures K rounds drawn with\n"
+        "--seed. Progress goes to stderr. With --json-file PATH the N x N maps are written\n"
+        "beside it: matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
+    .accepted_options = MATRIX_OPTIONS,
     .all_ranks = 1,
     .progression = NB_SIZES_POWERS_OF_2,
-    .defaults = PAIRS_DEFAULTS,
+    .defaults = MATRIX_DEFAULTS,
 };
 
 const nb_command nb_command_rankdist = {
@@ -93,9 +132,9 @@ static double round_trips(MPI_Comm comm, int rank, int a, int b, void *send, voi
 }
 
 /* Ranks a and b ping-pong `size` bytes; on rank a the median one-way time in us (half a round
- * trip), elsewhere NAN. Collective over comm: the others wait quietly. */
-static double pair_one_way_us(const nb_context *ctx, int a, int b, void *send, void *recv,
-                              size_t size)
+ * trip), elsewhere NAN. Only a and b take part (no barrier): disjoint pairs may run at once. */
+static double pair_one_way_local(const nb_context *ctx, int a, int b, void *send, void *recv,
+                                 size_t size)
 {
     const nb_options *o = ctx->options;
     MPI_Comm comm = ctx->pair;
@@ -122,7 +161,15 @@ static double pair_one_way_us(const nb_context *ctx, int a, int b, void *send, v
         if (ctx->rank == a)
             result = nb_median(per_rep, (size_t)o->repetitions);
     }
-    quiet_barrier(comm);
+    return result;
+}
+
+/* The same, collective over comm: the others wait quietly, so the pair measures alone. */
+static double pair_one_way_us(const nb_context *ctx, int a, int b, void *send, void *recv,
+                              size_t size)
+{
+    double result = pair_one_way_local(ctx, a, b, send, recv, size);
+    quiet_barrier(ctx->pair);
     return result;
 }
 
@@ -181,70 +228,540 @@ static void common_parameters(const nb_context *ctx)
     nb_param_common(ctx);
 }
 
-void nb_run_matrix(const nb_context *ctx)
+/* ------------------------------------------------------------------------------------------ */
+/* matrix                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Index of pair (a, b), a < b, in the upper triangle of P ranks, row by row. */
+static size_t pair_index(int P, int a, int b)
 {
-    const nb_options *o = ctx->options;
-    void *send = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
-    void *recv = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
-    char *hosts = gather_hosts(ctx);
-    common_parameters(ctx);
-    int P = ctx->size;
-    size_t pairs = (size_t)P * (size_t)(P - 1) / 2, k = 0;
-    pair_figures *figures = ctx->rank == 0 ? calloc(pairs, sizeof *figures) : NULL;
-    if (ctx->rank == 0 && figures == NULL) {
+    return (size_t)a * (size_t)(2 * P - a - 1) / 2 + (size_t)(b - a - 1);
+}
+
+/* Rank 0's record of the run, one entry per pair of the upper triangle. */
+typedef struct {
+    int P;
+    size_t pairs;                 /* P (P-1) / 2 */
+    double *latency, *bandwidth;  /* NaN: not measured */
+    double *retest_latency, *retest_bandwidth;
+    int *round;                   /* 1-based round that measured the pair, 0: not measured */
+    unsigned char *suspect, *bad;
+} matrix_record;
+
+static void *zeroed(size_t count, size_t size)
+{
+    void *p = calloc(count > 0 ? count : 1, size);
+    if (p == NULL) {
         fprintf(stderr, "netbench: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    return p;
+}
+
+static double *not_measured(size_t count)
+{
+    double *values = zeroed(count, sizeof *values);
+    for (size_t i = 0; i < count; i++)
+        values[i] = NAN;
+    return values;
+}
+
+static void record_new(matrix_record *m, int P)
+{
+    m->P = P;
+    m->pairs = (size_t)P * (size_t)(P - 1) / 2;
+    m->latency = not_measured(m->pairs);
+    m->bandwidth = not_measured(m->pairs);
+    m->retest_latency = not_measured(m->pairs);
+    m->retest_bandwidth = not_measured(m->pairs);
+    m->round = zeroed(m->pairs, sizeof *m->round);
+    m->suspect = zeroed(m->pairs, 1);
+    m->bad = zeroed(m->pairs, 1);
+}
+
+static void record_free(matrix_record *m)
+{
+    free(m->latency);
+    free(m->bandwidth);
+    free(m->retest_latency);
+    free(m->retest_bandwidth);
+    free(m->round);
+    free(m->suspect);
+    free(m->bad);
+}
+
+/* Rank 0: one progress line on stderr when `every` seconds have passed since the last one
+ * (every = 0: each time), and always for the last step. */
+typedef struct {
+    double start, last, every;
+} progress_clock;
+
+static void progress(progress_clock *clock, const char *what, int done, int total,
+                     const char *detail)
+{
+    double now = MPI_Wtime();
+    if (done < total && now - clock->last < clock->every)
+        return;
+    clock->last = now;
+    double elapsed = now - clock->start;
+    double left = done > 0 ? elapsed / done * (total - done) : NAN;
+    fprintf(stderr, "netbench matrix: %s %d of %d (%s), %.1f s elapsed, about %.1f s left\n",
+            what, done, total, detail, elapsed, left);
+    fflush(stderr);
+}
+
+/* The pairs of the chosen rounds, concurrently: every round a barrier, the latency phase of all
+ * its pairs, a barrier, the bandwidth phase, then each measuring rank a reports to rank 0. */
+static void measure_concurrently(const nb_context *ctx, const int *chosen, int count,
+                                 void *send, void *recv, matrix_record *m, progress_clock *clock)
+{
+    const nb_options *o = ctx->options;
+    int P = ctx->size;
+    double mine[3];
+    double *all = ctx->rank == 0 ? zeroed((size_t)P * 3, sizeof *all) : NULL;
+    char detail[64];
+    snprintf(detail, sizeof detail, "concurrent, %d ranks", P);
+    for (int i = 0; i < count; i++) {
+        int partner = nb_tournament_partner(P, chosen[i], ctx->rank);
+        int a = partner < 0 ? -1 : (partner < ctx->rank ? partner : ctx->rank);
+        int b = partner < 0 ? -1 : (partner < ctx->rank ? ctx->rank : partner);
+        quiet_barrier(ctx->pair);
+        double latency = partner < 0 ? NAN
+                                     : pair_one_way_local(ctx, a, b, send, recv, o->min_size);
+        quiet_barrier(ctx->pair);
+        double time = partner < 0 ? NAN
+                                  : pair_one_way_local(ctx, a, b, send, recv, o->max_size);
+        mine[0] = partner;
+        mine[1] = latency;
+        mine[2] = (double)o->max_size / time; /* bytes/us = MB/s; NaN on rank b */
+        MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, ctx->pair);
+        if (ctx->rank == 0) {
+            for (int r = 0; r < P; r++) {
+                int p = (int)all[3 * r];
+                if (p <= r)
+                    continue; /* sits out (-1), or rank b of its pair */
+                size_t k = pair_index(P, r, p);
+                m->latency[k] = all[3 * r + 1];
+                m->bandwidth[k] = all[3 * r + 2];
+                m->round[k] = chosen[i] + 1;
+            }
+            progress(clock, "round", i + 1, count, detail);
+        }
+    }
+    free(all);
+}
+
+/* The same pairs one at a time, in the order (0,1), (0,2), ..., (1,2), ... */
+static void measure_sequentially(const nb_context *ctx, const int *chosen, int count,
+                                 void *send, void *recv, matrix_record *m, progress_clock *clock)
+{
+    int P = ctx->size;
+    size_t pairs = (size_t)P * (size_t)(P - 1) / 2;
+    /* every rank walks the same list: which pairs belong to the chosen rounds */
+    int *round_of = zeroed(pairs, sizeof *round_of);
+    int selected = 0;
+    for (int i = 0; i < count; i++)
+        for (int a = 0; a < P; a++) {
+            int b = nb_tournament_partner(P, chosen[i], a);
+            if (b > a) {
+                round_of[pair_index(P, a, b)] = chosen[i] + 1;
+                selected++;
+            }
+        }
+    char detail[64];
+    snprintf(detail, sizeof detail, "sequential, %d ranks", P);
+    int done = 0;
     for (int a = 0; a < P; a++)
         for (int b = a + 1; b < P; b++) {
+            size_t k = pair_index(P, a, b);
+            if (round_of[k] == 0)
+                continue;
             pair_figures f = measure_pair(ctx, a, b, send, recv);
-            if (ctx->rank == 0)
-                figures[k++] = f;
-        }
-    if (ctx->result != NULL) {
-        double *bandwidths = malloc(pairs * sizeof *bandwidths);
-        double *latencies = malloc(pairs * sizeof *latencies);
-        for (size_t i = 0; i < pairs; i++) {
-            bandwidths[i] = figures[i].bandwidth_MBps;
-            latencies[i] = figures[i].latency_us;
-        }
-        double median_bandwidth = nb_median(bandwidths, pairs);
-        double threshold = (1.0 - o->tolerance) * median_bandwidth;
-        static const char *const columns[] = {"rank_a", "rank_b", "host_a", "host_b",
-                                              "latency_us", "bandwidth_MBps", "flagged"};
-        nb_table *table = nb_result_add_table(ctx->result, "pairs", columns, 7);
-        long long flagged = 0;
-        k = 0;
-        for (int a = 0; a < P; a++)
-            for (int b = a + 1; b < P; b++, k++) {
-                int bad = figures[k].bandwidth_MBps < threshold;
-                flagged += bad;
-                nb_table_add_row(table);
-                nb_cell_int(table, "rank_a", a);
-                nb_cell_int(table, "rank_b", b);
-                nb_cell_text(table, "host_a", hosts + (size_t)a * (MPI_MAX_PROCESSOR_NAME + 1));
-                nb_cell_text(table, "host_b", hosts + (size_t)b * (MPI_MAX_PROCESSOR_NAME + 1));
-                nb_cell_real(table, "latency_us", figures[k].latency_us);
-                nb_cell_real(table, "bandwidth_MBps", figures[k].bandwidth_MBps);
-                nb_cell_bool(table, "flagged", bad);
-                if (bad)
-                    nb_warning(ctx->result, "pair %d-%d (%s-%s): %.1f MB/s, below %.0f %% of the "
-                               "median %.1f MB/s", a, b,
-                               hosts + (size_t)a * (MPI_MAX_PROCESSOR_NAME + 1),
-                               hosts + (size_t)b * (MPI_MAX_PROCESSOR_NAME + 1),
-                               figures[k].bandwidth_MBps, (1.0 - o->tolerance) * 100.0,
-                               median_bandwidth);
+            done++;
+            if (ctx->rank == 0) {
+                m->latency[k] = f.latency_us;
+                m->bandwidth[k] = f.bandwidth_MBps;
+                m->round[k] = round_of[k];
+                progress(clock, "pair", done, selected, detail);
             }
-        nb_summary_int(ctx->result, "pairs", (long long)pairs);
-        nb_summary_real(ctx->result, "latency_median_us", nb_median(latencies, pairs));
-        nb_summary_real(ctx->result, "latency_max_us", nb_max(latencies, pairs));
-        nb_summary_real(ctx->result, "bandwidth_median_MBps", median_bandwidth);
-        nb_summary_real(ctx->result, "bandwidth_min_MBps", nb_min(bandwidths, pairs));
-        nb_summary_int(ctx->result, "flagged_pairs", flagged);
-        free(bandwidths);
-        free(latencies);
+        }
+    free(round_of);
+}
+
+static const char *host_of(const char *hosts, int rank)
+{
+    return hosts + (size_t)rank * (MPI_MAX_PROCESSOR_NAME + 1);
+}
+
+/* Writes `text` into the directory of the JSON result as NAME, via a temporary file and
+ * rename(); 0 or -1. */
+static FILE *open_beside(const char *json_file, const char *name, char *path, char *temporary,
+                         size_t length)
+{
+    const char *slash = strrchr(json_file, '/');
+    int directory = slash == NULL ? 0 : (int)(slash - json_file + 1);
+    snprintf(path, length, "%.*s%s", directory, json_file, name);
+    snprintf(temporary, length, "%s.tmp", path);
+    return fopen(temporary, "w");
+}
+
+static int close_beside(FILE *out, const char *path, const char *temporary)
+{
+    int failed = ferror(out) != 0;
+    failed |= fclose(out) != 0;
+    if (!failed && rename(temporary, path) != 0)
+        failed = 1;
+    if (failed) {
+        fprintf(stderr, "netbench: writing %s failed (%s)\n", path, strerror(errno));
+        remove(temporary);
     }
-    free(figures);
+    return failed ? -1 : 0;
+}
+
+static void write_number(FILE *out, double value, const char *missing)
+{
+    char text[64];
+    if (!isfinite(value)) {
+        fputs(missing, out);
+        return;
+    }
+    nb_format_real(value, text, sizeof text);
+    fputs(text, out);
+}
+
+/* Host names are what MPI_Get_processor_name gives; escaped anyway, as JSON demands. */
+static void write_json_string(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(out, "\\u%04x", *c);
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+/* The N x N maps beside the JSON result: two CSV files (rows and columns are ranks, headed
+ * "rank:host"; empty: the diagonal and pairs not measured) and one JSON file with both maps,
+ * the rounds and the verdict. Returns 0 or -1. */
+static int write_maps(const nb_options *o, const matrix_record *m, const char *hosts)
+{
+    char path[4096], temporary[4200];
+    int P = m->P, failed = 0;
+    static const char *const names[2] = {"matrix_bandwidth_MBps.csv", "matrix_latency_us.csv"};
+    for (int map = 0; map < 2; map++) {
+        const double *values = map == 0 ? m->bandwidth : m->latency;
+        FILE *out = open_beside(o->json_file, names[map], path, temporary, sizeof path);
+        if (out == NULL) {
+            fprintf(stderr, "netbench: cannot write %s (%s)\n", path, strerror(errno));
+            failed = -1;
+            continue;
+        }
+        fputs("rank/host", out);
+        for (int c = 0; c < P; c++)
+            fprintf(out, ",%d:%s", c, host_of(hosts, c));
+        fputc('\n', out);
+        for (int r = 0; r < P; r++) {
+            fprintf(out, "%d:%s", r, host_of(hosts, r));
+            for (int c = 0; c < P; c++) {
+                fputc(',', out);
+                if (r != c)
+                    write_number(out, values[pair_index(P, r < c ? r : c, r < c ? c : r)], "");
+            }
+            fputc('\n', out);
+        }
+        failed |= close_beside(out, path, temporary);
+    }
+    FILE *out = open_beside(o->json_file, "matrix_maps.json", path, temporary, sizeof path);
+    if (out == NULL) {
+        fprintf(stderr, "netbench: cannot write %s (%s)\n", path, strerror(errno));
+        return -1;
+    }
+    fprintf(out, "{\n  \"format\": \"netbench-matrix-maps\",\n  \"version\": 1,\n"
+                 "  \"ranks\": %d,\n  \"schedule\": \"%s\",\n  \"hosts\": [", P,
+            o->schedule == NB_SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent");
+    for (int r = 0; r < P; r++) {
+        fputs(r ? ", " : "", out);
+        write_json_string(out, host_of(hosts, r));
+    }
+    fputs("]", out);
+    static const char *const keys[] = {"bandwidth_MBps", "latency_us", "round", "suspect", "bad"};
+    for (size_t key = 0; key < sizeof keys / sizeof keys[0]; key++) {
+        fprintf(out, ",\n  \"%s\": [", keys[key]);
+        for (int r = 0; r < P; r++) {
+            fputs(r ? ",\n    [" : "\n    [", out);
+            for (int c = 0; c < P; c++) {
+                fputs(c ? ", " : "", out);
+                if (r == c) {
+                    fputs("null", out);
+                    continue;
+                }
+                size_t k = pair_index(P, r < c ? r : c, r < c ? c : r);
+                if (key == 0 || key == 1)
+                    write_number(out, key == 0 ? m->bandwidth[k] : m->latency[k], "null");
+                else if (m->round[k] == 0)
+                    fputs("null", out);
+                else if (key == 2)
+                    fprintf(out, "%d", m->round[k]);
+                else
+                    fputs((key == 3 ? m->suspect[k] : m->bad[k]) ? "true" : "false", out);
+            }
+            fputc(']', out);
+        }
+        fputs("\n  ]", out);
+    }
+    fputs("\n}\n", out);
+    return failed | close_beside(out, path, temporary);
+}
+
+/* `netbench matrix --print-schedule N`: the rounds, before and without MPI. */
+int nb_matrix_print_schedule(const nb_options *o)
+{
+    int P = o->print_schedule_ranks, total = nb_tournament_rounds(P);
+    int *chosen = malloc((size_t)total * sizeof *chosen);
+    if (chosen == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        return 1;
+    }
+    int count = nb_tournament_pick_rounds(P, o->rounds > 0 ? o->rounds : total, o->seed, chosen);
+    if (o->json_to_stdout)
+        printf("{\"ranks\": %d, \"rounds_total\": %d, \"seed\": %llu, \"rounds\": [", P, total,
+               o->seed);
+    else
+        printf("# schedule: %d ranks, %d of %d rounds%s\n", P, count, total,
+               count < total ? " (--rounds, drawn with --seed)" : " (the full map)");
+    for (int i = 0; i < count; i++) {
+        int bye = -1;
+        if (o->json_to_stdout)
+            printf("%s\n  {\"round\": %d, \"pairs\": [", i ? "," : "", chosen[i] + 1);
+        else
+            printf("round %d:", chosen[i] + 1);
+        int first = 1;
+        for (int a = 0; a < P; a++) {
+            int b = nb_tournament_partner(P, chosen[i], a);
+            if (b < 0)
+                bye = a;
+            if (b <= a)
+                continue;
+            printf(o->json_to_stdout ? "%s[%d, %d]" : "%s%d-%d", o->json_to_stdout
+                   ? (first ? "" : ", ") : " ", a, b);
+            first = 0;
+        }
+        if (o->json_to_stdout) {
+            printf("], \"bye\": ");
+            printf(bye < 0 ? "null}" : "%d}", bye);
+        } else {
+            printf(bye < 0 ? "\n" : " (bye %d)\n", bye);
+        }
+    }
+    if (o->json_to_stdout)
+        printf("\n]}\n");
+    free(chosen);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* At most this many warnings name single bad pairs; a bad node has N-1 of them. */
+#define MATRIX_PAIR_WARNINGS 20
+
+/* Rank 0: parameters, the pairs table, the bad nodes, the summary. */
+static void report_matrix(const nb_context *ctx, const matrix_record *m,
+                          const nb_pair_thresholds *t, const char *hosts, int total_rounds,
+                          int rounds, int suspects, double measured_s, double retest_s)
+{
+    const nb_options *o = ctx->options;
+    nb_result *result = ctx->result;
+    int P = m->P;
+    nb_param_int(result, "ranks", P);
+    nb_param_int(result, "latency_size_bytes", (long long)o->min_size);
+    nb_param_int(result, "bandwidth_size_bytes", (long long)o->max_size);
+    /* kept from the first matrix: the share below which a pair is flagged, now of the best */
+    nb_param_real(result, "flag_tolerance", 1.0 - o->bandwidth_fraction);
+    nb_param_text(result, "schedule",
+                  o->schedule == NB_SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent");
+    nb_param_real(result, "bandwidth_fraction", o->bandwidth_fraction);
+    nb_param_real(result, "latency_factor", o->latency_factor);
+    nb_param_int(result, "rounds_total", total_rounds);
+    nb_param_int(result, "rounds", rounds);
+    nb_param_int(result, "seed", (long long)o->seed);
+    nb_param_real(result, "progress_every_s", o->progress_every_s);
+    nb_param_common(ctx);
+
+    static const char *const columns[] = {
+        "rank_a", "rank_b", "host_a", "host_b", "latency_us", "bandwidth_MBps", "flagged",
+        "round", "suspect", "retest_latency_us", "retest_bandwidth_MBps"};
+    nb_table *table = nb_result_add_table(result, "pairs", columns, 11);
+    size_t measured = 0;
+    double *latencies = zeroed(m->pairs, sizeof *latencies);
+    double *bandwidths = zeroed(m->pairs, sizeof *bandwidths);
+    int *rank_a = zeroed(m->pairs, sizeof *rank_a), *rank_b = zeroed(m->pairs, sizeof *rank_b);
+    int *bad = zeroed(m->pairs, sizeof *bad);
+    long long bad_pairs = 0;
+    for (int a = 0; a < P; a++)
+        for (int b = a + 1; b < P; b++) {
+            size_t k = pair_index(P, a, b);
+            if (m->round[k] == 0)
+                continue;
+            latencies[measured] = m->latency[k];
+            bandwidths[measured] = m->bandwidth[k];
+            rank_a[measured] = a;
+            rank_b[measured] = b;
+            bad[measured] = m->bad[k];
+            measured++;
+            nb_table_add_row(table);
+            nb_cell_int(table, "rank_a", a);
+            nb_cell_int(table, "rank_b", b);
+            nb_cell_text(table, "host_a", host_of(hosts, a));
+            nb_cell_text(table, "host_b", host_of(hosts, b));
+            nb_cell_real(table, "latency_us", m->latency[k]);
+            nb_cell_real(table, "bandwidth_MBps", m->bandwidth[k]);
+            nb_cell_bool(table, "flagged", m->bad[k]);
+            nb_cell_int(table, "round", m->round[k]);
+            nb_cell_bool(table, "suspect", m->suspect[k]);
+            nb_cell_real(table, "retest_latency_us", m->retest_latency[k]);
+            nb_cell_real(table, "retest_bandwidth_MBps", m->retest_bandwidth[k]);
+            if (m->bad[k] && bad_pairs < MATRIX_PAIR_WARNINGS)
+                nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with "
+                           "the others, %.1f MB/s, %.2f us alone; a pair below %.1f MB/s (%g x "
+                           "the best %.1f) or above %.2f us (%g x the lowest %.2f) is suspect",
+                           a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k],
+                           m->latency[k], m->retest_bandwidth[k], m->retest_latency[k],
+                           t->bandwidth_floor, o->bandwidth_fraction, t->best_bandwidth,
+                           t->latency_ceiling, o->latency_factor, t->lowest_latency);
+            bad_pairs += m->bad[k];
+        }
+    if (bad_pairs > MATRIX_PAIR_WARNINGS)
+        nb_warning(result, "%lld more bad pairs (table pairs, flagged)",
+                   bad_pairs - MATRIX_PAIR_WARNINGS);
+
+    int *node_bad = zeroed((size_t)P, sizeof *node_bad);
+    int bad_nodes = nb_bad_nodes(P, measured, rank_a, rank_b, bad, node_bad);
+    static const char *const node_columns[] = {"rank", "host", "pairs", "bad_pairs"};
+    nb_table *nodes = nb_result_add_table(result, "bad_nodes", node_columns, 4);
+    for (int r = 0; r < P; r++) {
+        if (!node_bad[r])
+            continue;
+        long long pairs_of_node = 0;
+        for (size_t i = 0; i < measured; i++)
+            pairs_of_node += rank_a[i] == r || rank_b[i] == r;
+        nb_table_add_row(nodes);
+        nb_cell_int(nodes, "rank", r);
+        nb_cell_text(nodes, "host", host_of(hosts, r));
+        nb_cell_int(nodes, "pairs", pairs_of_node);
+        nb_cell_int(nodes, "bad_pairs", pairs_of_node);
+        nb_warning(result, "bad node %s (rank %d): all its %lld measured pairs are bad, also "
+                   "alone", host_of(hosts, r), r, pairs_of_node);
+    }
+
+    nb_summary_int(result, "pairs", (long long)measured);
+    nb_summary_int(result, "pairs_total", (long long)m->pairs);
+    nb_summary_int(result, "rounds", rounds);
+    nb_summary_int(result, "rounds_total", total_rounds);
+    nb_summary_real(result, "latency_median_us", nb_median(latencies, measured));
+    nb_summary_real(result, "latency_max_us", nb_max(latencies, measured));
+    nb_summary_real(result, "bandwidth_median_MBps", nb_median(bandwidths, measured));
+    nb_summary_real(result, "bandwidth_min_MBps", nb_min(bandwidths, measured));
+    nb_summary_int(result, "flagged_pairs", bad_pairs);
+    nb_summary_real(result, "bandwidth_best_MBps", t->best_bandwidth);
+    nb_summary_real(result, "bandwidth_floor_MBps", t->bandwidth_floor);
+    nb_summary_real(result, "latency_lowest_us", t->lowest_latency);
+    nb_summary_real(result, "latency_ceiling_us", t->latency_ceiling);
+    nb_summary_int(result, "suspect_pairs", suspects);
+    nb_summary_int(result, "bad_pairs", bad_pairs);
+    nb_summary_int(result, "cleared_pairs", suspects - bad_pairs);
+    nb_summary_int(result, "bad_nodes", bad_nodes);
+    nb_summary_real(result, "measure_s", measured_s);
+    nb_summary_real(result, "round_mean_s", o->schedule == NB_SCHEDULE_CONCURRENT && rounds > 0
+                                                ? measured_s / rounds : NAN);
+    nb_summary_real(result, "pair_mean_s", o->schedule == NB_SCHEDULE_SEQUENTIAL && measured > 0
+                                               ? measured_s / (double)measured : NAN);
+    nb_summary_real(result, "retest_s", retest_s);
+    nb_summary_real(result, "retest_pair_mean_s", suspects > 0 ? retest_s / suspects : NAN);
+    if (o->json_file != NULL && write_maps(o, m, hosts) != 0)
+        nb_warning(result, "the N x N maps could not be written beside %s (see stderr)",
+                   o->json_file);
+    free(node_bad);
+    free(latencies);
+    free(bandwidths);
+    free(rank_a);
+    free(rank_b);
+    free(bad);
+}
+
+void nb_run_matrix(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    int P = ctx->size;
+    void *send = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
+    void *recv = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
+    char *hosts = gather_hosts(ctx);
+    int total_rounds = nb_tournament_rounds(P);
+    int *chosen = zeroed((size_t)total_rounds, sizeof *chosen);
+    int count = nb_tournament_pick_rounds(P, o->rounds > 0 ? o->rounds : total_rounds, o->seed,
+                                          chosen);
+    matrix_record m = {0};
+    if (ctx->rank == 0)
+        record_new(&m, P);
+
+    quiet_barrier(ctx->pair);
+    double start = MPI_Wtime();
+    progress_clock clock = {start, start, o->progress_every_s};
+    if (o->schedule == NB_SCHEDULE_SEQUENTIAL)
+        measure_sequentially(ctx, chosen, count, send, recv, &m, &clock);
+    else
+        measure_concurrently(ctx, chosen, count, send, recv, &m, &clock);
+    double measured_s = MPI_Wtime() - start;
+
+    /* The verdict on rank 0, then the suspects again, each alone. */
+    nb_pair_thresholds t = {NAN, NAN, NAN, NAN};
+    int suspects = 0;
+    int *suspect_pairs = NULL; /* a, b, a, b, ... */
+    if (ctx->rank == 0) {
+        t = nb_pair_thresholds_of(m.latency, m.bandwidth, m.pairs, o->bandwidth_fraction,
+                                  o->latency_factor);
+        for (size_t k = 0; k < m.pairs; k++) {
+            m.suspect[k] = (unsigned char)nb_pair_is_suspect(&t, m.latency[k], m.bandwidth[k]);
+            suspects += m.suspect[k];
+        }
+    }
+    MPI_Bcast(&suspects, 1, MPI_INT, 0, ctx->pair);
+    suspect_pairs = zeroed((size_t)suspects * 2, sizeof *suspect_pairs);
+    if (ctx->rank == 0) {
+        int s = 0;
+        for (int a = 0; a < P; a++)
+            for (int b = a + 1; b < P; b++)
+                if (m.suspect[pair_index(P, a, b)]) {
+                    suspect_pairs[2 * s] = a;
+                    suspect_pairs[2 * s + 1] = b;
+                    s++;
+                }
+    }
+    MPI_Bcast(suspect_pairs, 2 * suspects, MPI_INT, 0, ctx->pair);
+    double retest_start = MPI_Wtime();
+    progress_clock retest_clock = {retest_start, retest_start, o->progress_every_s};
+    for (int s = 0; s < suspects; s++) {
+        int a = suspect_pairs[2 * s], b = suspect_pairs[2 * s + 1];
+        pair_figures f = measure_pair(ctx, a, b, send, recv);
+        if (ctx->rank == 0) {
+            size_t k = pair_index(P, a, b);
+            m.retest_latency[k] = f.latency_us;
+            m.retest_bandwidth[k] = f.bandwidth_MBps;
+            /* confirmed: alone it still fails the thresholds of the run */
+            m.bad[k] = (unsigned char)nb_pair_is_suspect(&t, f.latency_us, f.bandwidth_MBps);
+            progress(&retest_clock, "re-test of a suspect pair alone", s + 1, suspects,
+                     "sequential");
+        }
+    }
+    double retest_s = MPI_Wtime() - retest_start;
+
+    if (ctx->result != NULL)
+        report_matrix(ctx, &m, &t, hosts, total_rounds, count, suspects, measured_s, retest_s);
+    free(suspect_pairs);
+    if (ctx->rank == 0)
+        record_free(&m);
+    free(chosen);
     free(hosts);
     free(send);
     free(recv);

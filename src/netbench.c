@@ -238,6 +238,8 @@ int main(int argc, char **argv)
     if (outcome != NB_CLI_RUN)
         return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
     const char *method = subcommands[chosen].command->name;
+    if (options.print_schedule_ranks > 0) /* a dry run: the schedule alone, no MPI */
+        return nb_matrix_print_schedule(&options);
 
     time_t start = time(NULL);
     watchdog_arm(method, options.timeout_s);
