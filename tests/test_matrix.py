@@ -1,0 +1,360 @@
+"""netbench matrix at scale: the tournament schedule, the relative verdict, the re-test of
+suspects alone, the quick mode, progress and the N x N maps beside the result.
+
+The schedule and the verdict are C code (src/pairmap.c): tested through `netbench matrix
+--print-schedule N` (a dry run without MPI) and through libnbanalysis.so (ctypes), on given
+numbers. The rest runs the real program under Open MPI with 2 ranks (3 where a run needs more
+than one pair: oversubscribed, so its timings are flagged unreliable, but the mechanics hold).
+"""
+
+import csv
+import ctypes
+import json
+import math
+import os
+import shutil
+import subprocess
+from itertools import combinations
+
+import pytest
+
+from fabricsuite import SOURCE_DIR
+from fabricsuite.netbench_result import parse_human, parse_json
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+LAUNCH_2 = ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]
+LAUNCH_3 = ["mpirun.openmpi", "-np", "3", "--oversubscribe", "--bind-to", "none"]
+#: Short measurements: seconds per run on this 2-core machine.
+QUICK = ["--max-size", "64K", "--repetitions", "2", "--time-cap-ms", "1"]
+#: What the first matrix wrote; a reader of that format must find all of it still.
+OLD_PAIR_COLUMNS = ["rank_a", "rank_b", "host_a", "host_b", "latency_us", "bandwidth_MBps",
+                    "flagged"]
+OLD_SUMMARY = ["pairs", "latency_median_us", "latency_max_us", "bandwidth_median_MBps",
+               "bandwidth_min_MBps", "flagged_pairs"]
+OLD_PARAMETERS = ["ranks", "latency_size_bytes", "bandwidth_size_bytes", "flag_tolerance"]
+
+
+@pytest.fixture(scope="module")
+def netbench(tmp_path_factory):
+    if shutil.which("mpicc.openmpi") is None:
+        pytest.skip("mpicc.openmpi not installed (ci/setup.sh installs it)")
+    build = tmp_path_factory.mktemp("build-matrix") / "src"
+    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    proc = subprocess.run(["make", "-C", str(build), "netbench", "libnbanalysis.so",
+                           "MPICC=mpicc.openmpi"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "warning" not in proc.stderr.lower(), proc.stderr
+    return build
+
+
+@pytest.fixture(scope="module")
+def program(netbench):
+    return str(netbench / "netbench")
+
+
+@pytest.fixture(scope="module")
+def pairmap(netbench):
+    lib = ctypes.CDLL(str(netbench / "libnbanalysis.so"))
+    lib.nb_tournament_rounds.argtypes = [ctypes.c_int]
+    lib.nb_tournament_partner.argtypes = [ctypes.c_int] * 3
+    lib.nb_pair_thresholds_of.restype = Thresholds
+    lib.nb_pair_thresholds_of.argtypes = [ctypes.POINTER(ctypes.c_double),
+                                          ctypes.POINTER(ctypes.c_double), ctypes.c_size_t,
+                                          ctypes.c_double, ctypes.c_double]
+    lib.nb_pair_is_suspect.argtypes = [ctypes.POINTER(Thresholds), ctypes.c_double,
+                                       ctypes.c_double]
+    lib.nb_bad_nodes.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
+                                 ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+                                 ctypes.POINTER(ctypes.c_int)]
+    return lib
+
+
+class Thresholds(ctypes.Structure):
+    _fields_ = [("best_bandwidth", ctypes.c_double), ("lowest_latency", ctypes.c_double),
+                ("bandwidth_floor", ctypes.c_double), ("latency_ceiling", ctypes.c_double)]
+
+
+def run(cmd, timeout=120):
+    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+
+
+def schedule(program, ranks, *options):
+    proc = run([program, "matrix", "--print-schedule", str(ranks), "--json", *options])
+    assert proc.returncode == 0 and proc.stderr == "", proc
+    return json.loads(proc.stdout)
+
+
+# --- the schedule ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ranks", range(2, 13))
+def test_every_pair_exactly_once_in_disjoint_rounds(program, ranks):
+    plan = schedule(program, ranks)
+    rounds = plan["rounds"]
+    # N-1 rounds for an even N; an odd N needs N: N (N-1) / 2 pairs, at most (N-1) / 2 a round
+    assert plan["rounds_total"] == len(rounds) == (ranks - 1 if ranks % 2 == 0 else ranks)
+    assert [r["round"] for r in rounds] == list(range(1, len(rounds) + 1))
+    met = [tuple(p) for r in rounds for p in r["pairs"]]
+    assert sorted(met) == list(combinations(range(ranks), 2))  # each pair once, a < b
+    for r in rounds:
+        busy = [rank for p in r["pairs"] for rank in p]
+        assert len(busy) == len(set(busy)), r  # disjoint: nobody measures twice at once
+        assert len(r["pairs"]) == ranks // 2
+        idle = set(range(ranks)) - set(busy)
+        assert idle == ({r["bye"]} if ranks % 2 else set()), r
+    if ranks % 2:
+        assert sorted(r["bye"] for r in rounds) == list(range(ranks))  # each sits out once
+
+
+def test_the_library_and_the_dry_run_agree(program, pairmap):
+    for ranks in (2, 7, 12, 1001):
+        total = pairmap.nb_tournament_rounds(ranks)
+        assert total == (ranks - 1 if ranks % 2 == 0 else ranks)
+        for rnd in range(total):
+            for rank in range(ranks):
+                partner = pairmap.nb_tournament_partner(ranks, rnd, rank)
+                assert partner != rank
+                if partner >= 0:
+                    assert pairmap.nb_tournament_partner(ranks, rnd, partner) == rank
+    plan = schedule(program, 7)
+    for r in plan["rounds"]:
+        for a, b in r["pairs"]:
+            assert pairmap.nb_tournament_partner(7, r["round"] - 1, a) == b
+    assert pairmap.nb_tournament_rounds(1) == 0
+    assert pairmap.nb_tournament_partner(4, 3, 0) == -1  # no round 3 of 3
+
+
+def test_quick_mode_draws_fixed_rounds_from_the_seed(program):
+    full = {r["round"]: r for r in schedule(program, 64)["rounds"]}
+    quick = schedule(program, 64, "--rounds", "4", "--seed", "7")
+    assert quick["rounds_total"] == 63 and len(quick["rounds"]) == 4
+    numbers = [r["round"] for r in quick["rounds"]]
+    assert numbers == sorted(set(numbers))
+    assert all(r == full[r["round"]] for r in quick["rounds"])  # the tournament's own rounds
+    assert schedule(program, 64, "--rounds", "4", "--seed", "7") == quick  # reproducible
+    others = {tuple(r["round"] for r in schedule(program, 64, "--rounds", "4", "--seed",
+                                                  str(s))["rounds"]) for s in range(1, 6)}
+    assert len(others) > 1  # another seed, other rounds
+    assert len(schedule(program, 6, "--rounds", "99")["rounds"]) == 5  # more than all: all
+    human = run([program, "matrix", "--print-schedule", "5"]).stdout.splitlines()
+    assert human[0] == "# schedule: 5 ranks, 5 of 5 rounds (the full map)"
+    assert human[1] == "round 1: 1-4 2-3 (bye 0)"
+
+
+# --- the verdict on given numbers -------------------------------------------------------------
+
+def thresholds(pairmap, latency, bandwidth, fraction=0.93, factor=2.1):
+    n = len(latency)
+    return pairmap.nb_pair_thresholds_of((ctypes.c_double * n)(*latency),
+                                         (ctypes.c_double * n)(*bandwidth), n, fraction, factor)
+
+
+def suspect(pairmap, t, latency, bandwidth):
+    return bool(pairmap.nb_pair_is_suspect(ctypes.byref(t), latency, bandwidth))
+
+
+def test_verdict_is_relative_to_the_best_pair_of_the_run(pairmap):
+    nan = math.nan
+    latency = [1.0, 1.2, 2.0, 2.2, nan]
+    bandwidth = [100.0, 93.0, 92.9, 99.0, nan]
+    t = thresholds(pairmap, latency, bandwidth)
+    assert (t.best_bandwidth, t.lowest_latency) == (100.0, 1.0)  # NaN: not measured, ignored
+    assert t.bandwidth_floor == pytest.approx(93.0) and t.latency_ceiling == pytest.approx(2.1)
+    verdicts = [suspect(pairmap, t, lat, bw) for lat, bw in zip(latency, bandwidth,
+                                                                strict=True)]
+    # 93.0 is not below 0.93 x 100, 92.9 is; 2.0 us is within 2.1 x 1.0, 2.2 us is not
+    assert verdicts == [False, False, True, True, False]
+    # an absolute level does not matter, only the spread: the same run 10x slower
+    slow = thresholds(pairmap, [x * 10 for x in latency], [x / 10 for x in bandwidth])
+    assert [suspect(pairmap, slow, lat * 10, bw / 10)
+            for lat, bw in zip(latency, bandwidth, strict=True)] == verdicts
+    # settable tolerances
+    loose = thresholds(pairmap, latency, bandwidth, fraction=0.9, factor=3.0)
+    assert not any(suspect(pairmap, loose, lat, bw)
+                   for lat, bw in zip(latency[:4], bandwidth[:4], strict=True))
+    # a re-test alone is judged against the same thresholds
+    assert suspect(pairmap, t, 1.1, 92.0) and not suspect(pairmap, t, 1.1, 97.0)
+
+
+def bad_nodes(pairmap, ranks, pairs, bad):
+    n = len(pairs)
+    ints = ctypes.c_int * n
+    out = (ctypes.c_int * ranks)()
+    found = pairmap.nb_bad_nodes(ranks, n, ints(*[a for a, _ in pairs]),
+                                 ints(*[b for _, b in pairs]), ints(*bad), out)
+    named = [r for r in range(ranks) if out[r]]
+    assert found == len(named)
+    return named
+
+
+def test_a_node_is_named_when_every_pair_of_it_is_bad(pairmap):
+    pairs = list(combinations(range(6), 2))
+    assert bad_nodes(pairmap, 6, pairs, [int(3 in p) for p in pairs]) == [3]
+    # one good pair of node 3 among bad ones: the pairs are named, the node is not
+    assert bad_nodes(pairmap, 6, pairs, [int(3 in p and p != (2, 3)) for p in pairs]) == []
+    # a single bad link: no node
+    assert bad_nodes(pairmap, 6, pairs, [int(p == (1, 4)) for p in pairs]) == []
+    # two ranks: one pair, either end may be the culprit, so none is named
+    assert bad_nodes(pairmap, 2, [(0, 1)], [1]) == []
+    # nothing bad, nothing named
+    assert bad_nodes(pairmap, 6, pairs, [0] * len(pairs)) == []
+
+
+# --- real runs ------------------------------------------------------------------------------------
+
+def check_maps(directory, result):
+    """The CSV and JSON maps beside the result hold the table's figures, symmetric."""
+    ranks = result.parameters["ranks"]
+    hosts = {r["rank"]: r["host"] for r in result.ranks}
+    labels = [f"{r}:{hosts[r]}" for r in range(ranks)]
+    maps = json.loads((directory / "matrix_maps.json").read_text())
+    assert maps["format"] == "netbench-matrix-maps" and maps["ranks"] == ranks
+    assert maps["hosts"] == [hosts[r] for r in range(ranks)]
+    for name, column in (("matrix_bandwidth_MBps.csv", "bandwidth_MBps"),
+                         ("matrix_latency_us.csv", "latency_us")):
+        with open(directory / name, newline="") as f:
+            rows = list(csv.reader(f))
+        assert rows[0] == ["rank/host", *labels]
+        assert [row[0] for row in rows[1:]] == labels
+        grid = [row[1:] for row in rows[1:]]
+        for r in range(ranks):
+            assert grid[r][r] == "" and maps[column][r][r] is None
+        for pair in result.table("pairs"):
+            a, b = pair["rank_a"], pair["rank_b"]
+            assert float(grid[a][b]) == float(grid[b][a]) == pytest.approx(pair[column])
+            assert maps[column][a][b] == maps[column][b][a] == pytest.approx(pair[column])
+            assert maps["round"][a][b] == pair["round"]
+            assert maps["bad"][a][b] == pair["flagged"]
+            assert maps["suspect"][a][b] == pair["suspect"]
+
+
+@pytest.mark.parametrize("schedule_name", ["concurrent", "sequential"])
+def test_two_ranks_keep_the_format_and_write_the_maps(program, tmp_path, schedule_name):
+    out = tmp_path / "netbench.json"
+    args = [] if schedule_name == "concurrent" else ["--schedule", "sequential"]
+    proc = run([*LAUNCH_2, program, "matrix", *QUICK, *args, "--progress-every", "0",
+                "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = parse_json(out.read_text())
+    human = parse_human(proc.stdout)
+    assert result.status == "ok", result.unreliable
+    assert human.summary == result.summary and human.tables == result.tables
+    # what the first matrix wrote is all still there ...
+    assert all(k in result.parameters for k in OLD_PARAMETERS)
+    assert all(k in result.summary for k in OLD_SUMMARY)
+    (pair,) = result.table("pairs")
+    assert all(c in pair for c in OLD_PAIR_COLUMNS)
+    assert (pair["rank_a"], pair["rank_b"]) == (0, 1) and pair["flagged"] is False
+    assert pair["latency_us"] > 0 and pair["bandwidth_MBps"] > 0
+    # ... and the new figures beside it
+    params = result.parameters
+    assert params["schedule"] == schedule_name
+    assert (params["bandwidth_fraction"], params["latency_factor"]) == (0.93, 2.1)
+    assert params["flag_tolerance"] == pytest.approx(0.07)
+    assert (params["rounds"], params["rounds_total"]) == (1, 1)
+    assert pair["round"] == 1 and pair["suspect"] is False
+    assert pair["retest_latency_us"] is None and pair["retest_bandwidth_MBps"] is None
+    summary = result.summary
+    assert summary["bandwidth_best_MBps"] == pair["bandwidth_MBps"]
+    assert summary["bandwidth_floor_MBps"] == pytest.approx(0.93 * pair["bandwidth_MBps"],
+                                                            rel=1e-3)
+    assert summary["latency_ceiling_us"] == pytest.approx(2.1 * pair["latency_us"], rel=1e-3)
+    assert (summary["suspect_pairs"], summary["bad_pairs"], summary["bad_nodes"]) == (0, 0, 0)
+    assert summary["pairs"] == summary["pairs_total"] == 1
+    assert summary["measure_s"] > 0
+    per_step = "round_mean_s" if schedule_name == "concurrent" else "pair_mean_s"
+    assert summary[per_step] > 0
+    assert result.table("bad_nodes") == []
+    check_maps(tmp_path, result)
+    # progress, every step with --progress-every 0
+    step = "round" if schedule_name == "concurrent" else "pair"
+    assert f"netbench matrix: {step} 1 of 1 ({schedule_name}, 2 ranks)" in proc.stderr
+    assert "s elapsed, about" in proc.stderr
+
+
+def test_progress_waits_for_its_interval(program, tmp_path):
+    proc = run([*LAUNCH_3, program, "matrix", *QUICK, "--progress-every", "3600", "--json-file",
+                str(tmp_path / "r.json")])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("netbench matrix: round")]
+    assert lines == [lines[-1]] and "round 3 of 3" in lines[0]  # only the last one
+
+
+def test_suspects_are_re_tested_alone_and_only_confirmed_ones_are_bad(program, tmp_path):
+    """Tolerances of 1 make every pair but the best suspect: the re-test path runs for real."""
+    out = tmp_path / "netbench.json"
+    proc = run([*LAUNCH_3, program, "matrix", *QUICK, "--bandwidth-fraction", "1",
+                "--latency-factor", "1", "--progress-every", "0", "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = parse_json(out.read_text())
+    pairs, summary = result.table("pairs"), result.summary
+    assert [(p["rank_a"], p["rank_b"]) for p in pairs] == [(0, 1), (0, 2), (1, 2)]
+    assert sorted(p["round"] for p in pairs) == [1, 2, 3]
+    suspects = [p for p in pairs if p["suspect"]]
+    assert 1 <= len(suspects) == summary["suspect_pairs"] <= 3
+    floor, ceiling = summary["bandwidth_floor_MBps"], summary["latency_ceiling_us"]
+    assert floor == summary["bandwidth_best_MBps"] and ceiling == summary["latency_lowest_us"]
+    for p in pairs:
+        first = p["bandwidth_MBps"] < floor or p["latency_us"] > ceiling
+        assert p["suspect"] == first, p
+        if p["suspect"]:
+            alone = p["retest_bandwidth_MBps"] < floor or p["retest_latency_us"] > ceiling
+            assert p["flagged"] == alone, p  # bad only when the re-test alone confirms it
+        else:
+            assert p["retest_bandwidth_MBps"] is None and p["flagged"] is False
+    bad = sum(p["flagged"] for p in pairs)
+    assert summary["bad_pairs"] == summary["flagged_pairs"] == bad
+    assert summary["cleared_pairs"] == len(suspects) - bad
+    assert f"re-test of a suspect pair alone {len(suspects)} of {len(suspects)}" in proc.stderr
+    named = [n["rank"] for n in result.table("bad_nodes")]
+    for r in range(3):
+        own = [p["flagged"] for p in pairs if r in (p["rank_a"], p["rank_b"])]
+        assert (r in named) == all(own)
+    assert sum(w.startswith("bad pair ") for w in result.warnings) == bad
+    check_maps(tmp_path, result)
+
+
+def test_quick_mode_measures_the_drawn_rounds_only(program, tmp_path):
+    out = tmp_path / "netbench.json"
+    proc = run([*LAUNCH_3, program, "matrix", *QUICK, "--rounds", "1", "--seed", "5",
+                "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = parse_json(out.read_text())
+    plan = schedule(program, 3, "--rounds", "1", "--seed", "5")
+    (drawn,) = plan["rounds"]
+    (pair,) = result.table("pairs")
+    assert [pair["rank_a"], pair["rank_b"]] == drawn["pairs"][0]
+    assert pair["round"] == drawn["round"]
+    assert (result.parameters["rounds"], result.parameters["rounds_total"]) == (1, 3)
+    assert (result.summary["pairs"], result.summary["pairs_total"]) == (1, 3)
+    maps = json.loads((tmp_path / "matrix_maps.json").read_text())
+    unmeasured = [(a, b) for a, b in combinations(range(3), 2) if [a, b] != drawn["pairs"][0]]
+    assert all(maps["bandwidth_MBps"][a][b] is None for a, b in unmeasured)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--schedule", "random"], "--schedule"),
+    (["--bandwidth-fraction", "1.5"], "--bandwidth-fraction"),
+    (["--bandwidth-fraction", "0"], "--bandwidth-fraction"),
+    (["--latency-factor", "0.5"], "--latency-factor"),
+    (["--rounds", "0"], "--rounds"),
+    (["--progress-every", "-1"], "--progress-every"),
+    (["--print-schedule", "1"], "--print-schedule"),
+    (["--tolerance", "0.2"], "--tolerance"),  # the first matrix's rule is gone, say so
+])
+def test_bad_arguments_give_one_line_and_status_2(program, args, words):
+    proc = run([program, "matrix", *args])
+    assert proc.returncode == 2, proc
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netbench: ") and words in lines[0], lines
+    assert proc.stdout == ""
+    # under mpirun: before any MPI traffic, reported once (mpirun adds its own notice)
+    proc = run([*LAUNCH_2, program, "matrix", *args])
+    assert proc.returncode == 2 and proc.stderr.count("netbench: ") == 1, proc.stderr
+
+
+def test_help_states_and_justifies_the_defaults(program):
+    text = run([program, "matrix", "--help"]).stdout
+    for words in ("--schedule", "default concurrent", "--bandwidth-fraction", "default 0.93",
+                  "--latency-factor", "default 2.1", "--rounds", "--seed", "--progress-every",
+                  "default 60", "--print-schedule", "ClusterKit", "ALONE",
+                  "matrix_bandwidth_MBps.csv", "matrix_maps.json"):
+        assert words in text, words
