@@ -1,28 +1,38 @@
 """Fabric maps: every pair of nodes, and the distance sweep in rank space.
 
-Test plan. Both run one pair of ranks at a time over the whole allocation while the other ranks
-wait without polling. Node counts 1, 2, 4 (larger than the partition skip); references per
-partition, environment and scale (reference/<system>.yaml).
+Test plan. Node counts 1, 2, 4 (larger than the partition skip); references per partition,
+environment and scale (reference/<system>.yaml).
 
 - NetbenchMatrix: one rank per node; for every pair of nodes the ping-pong latency at 8 B and
-  bandwidth at 1 MiB, an N x N map to find a bad link or node. Sanity fails when a pair's
-  bandwidth is more than 20 % below the median of all pairs, naming the pairs; the maps are
-  also written as CSV (matrix_bandwidth_MBps.csv, matrix_latency_us.csv: rows and columns are
-  ranks, headed by host names) beside netbench.json for plotting. Performance: the median and
-  the worst pair's bandwidth, the median latency.
+  bandwidth at 1 MiB, an N x N map to find a bad link or node. Concurrent by default: the N/2
+  disjoint pairs of one round of a round-robin tournament at once, N-1 rounds (N for an odd N);
+  `-S schedule=sequential` measures one pair at a time. A pair is suspect below 93 % of the best
+  pair's bandwidth or above 2.1 x the lowest latency (ClusterKit's defaults), and bad when its
+  re-test alone (every other rank waiting) confirms it; a node whose every pair is bad is named.
+  Quick mode for nightly runs: `-S rounds=K` (K rounds drawn with `-S seed=S`); 0, the default,
+  is the full map for acceptance. Sanity: the map is complete (the pairs of the rounds measured)
+  and its N x N maps were written beside netbench.json (matrix_bandwidth_MBps.csv,
+  matrix_latency_us.csv: rows and columns are ranks, headed by host names; matrix_maps.json);
+  bad pairs and nodes are named in the log. Performance: the median and the worst pair's
+  bandwidth, the median latency, and the counts of bad pairs and bad nodes (reference 0, e.g.
+  `matrix_bad_pairs: [0, null, 0, pairs]`: any confirmed bad pair fails).
 - NetbenchRankDistance: every core of the allocation; ping-pong between rank 0 and rank d,
-  d = 1, 2, 4, ... (Altix study §3.2, Fig. 2 and 3). Performance: latency and bandwidth to the
-  nearest and the farthest rank.
+  d = 1, 2, 4, ... (Altix study §3.2, Fig. 2 and 3), one pair at a time while the other ranks
+  wait without polling. Performance: latency and bandwidth to the nearest and the farthest rank.
 """
 
-import csv
 import os
 
 import reframe as rfm
-from reframe.core.builtins import parameter
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import parameter, run_after, variable
+from reframe.core.logging import getlogger
 
 from fabricsuite.metrics import HIGHER, LOWER
-from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, summary
+from fabricsuite.rfm_netbench import RESULT_FILE, NetbenchMultiRankCheck, summary
+
+#: The N x N maps netbench writes beside its JSON result (`matrix --json-file`).
+MAP_FILES = ["matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"]
 
 
 @rfm.simple_test
@@ -30,46 +40,59 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     descr = "All-pairs node-to-node latency and bandwidth map (find a bad link or node)"
     method = "matrix"
     placement = parameter(["per-node"], loggable=True)  # a node-to-node map
-    keep_files = ["netbench.json", "matrix_bandwidth_MBps.csv", "matrix_latency_us.csv"]
+    #: concurrent (tournament rounds) or sequential (one pair at a time)
+    schedule = variable(str, value="concurrent", loggable=True)
+    #: Tournament rounds to measure; 0: all of them (the full map).
+    rounds = variable(int, value=0, loggable=True)
+    #: Seed of the rounds drawn when `rounds` > 0.
+    seed = variable(int, value=1, loggable=True)
+    #: Further netbench options, e.g. ["--bandwidth-fraction", "0.9"].
+    matrix_options = variable(typ.List[str], value=[])
+    keep_files = [RESULT_FILE, *MAP_FILES]
+    fresh_outputs = [RESULT_FILE, *MAP_FILES]
     metrics = {
         "matrix_bandwidth_median_MBps": summary("bandwidth_median_MBps", "MB/s", HIGHER),
         "matrix_bandwidth_min_MBps": summary("bandwidth_min_MBps", "MB/s", HIGHER),
         "matrix_latency_median_us": summary("latency_median_us", "us", LOWER),
+        "matrix_bad_pairs": summary("bad_pairs", "pairs", LOWER),
+        "matrix_bad_nodes": summary("bad_nodes", "nodes", LOWER),
     }
+
+    @run_after("init")
+    def set_schedule(self):
+        options = ["--schedule", self.schedule]
+        if self.rounds > 0:
+            options += ["--rounds", str(self.rounds), "--seed", str(self.seed)]
+        self.netbench_options = [*self.netbench_options, *options, *self.matrix_options]
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)
         pairs = result.table("pairs")
         ranks = result.parameters["ranks"]
-        expected = ranks * (ranks - 1) // 2
+        if result.parameters.get("rounds", 0) == result.parameters.get("rounds_total", 0):
+            expected = ranks * (ranks - 1) // 2  # the full map (also a result of before rounds)
+        else:
+            expected = result.summary.get("pairs")
         if len(pairs) != expected:
             problems.append(f"{len(pairs)} pairs measured, expected {expected}")
-        self._write_maps(pairs, ranks)
-        flagged = [p for p in pairs if p.get("flagged")]
-        if flagged:
-            named = ", ".join(f"{p['host_a']}-{p['host_b']} {p['bandwidth_MBps']:.1f} MB/s"
-                              for p in flagged[:8])
-            problems.append(
-                f"{len(flagged)} of {len(pairs)} node pairs below 80 % of the median bandwidth "
-                f"{result.summary.get('bandwidth_median_MBps')} MB/s: {named}"
+        missing = [name for name in MAP_FILES
+                   if not os.path.isfile(os.path.join(self.stagedir, name))]
+        if missing:
+            problems.append(f"netbench wrote no {', '.join(missing)} beside {RESULT_FILE}")
+        # Bad pairs and nodes fail in performance (matrix_bad_pairs, matrix_bad_nodes against
+        # 0); here they are named.
+        bad = [p for p in pairs if p.get("flagged")]
+        if bad:
+            named = ", ".join(f"{p['host_a']}-{p['host_b']} {p['bandwidth_MBps']:.1f} MB/s, "
+                              f"alone {p.get('retest_bandwidth_MBps')} MB/s" for p in bad[:8])
+            nodes = ", ".join(n["host"] for n in result.tables.get("bad_nodes") or [])
+            getlogger().warning(
+                f"{self.display_name}: {len(bad)} bad pair(s) of {len(pairs)} (below "
+                f"{result.parameters.get('bandwidth_fraction')} x the best bandwidth or above "
+                f"{result.parameters.get('latency_factor')} x the lowest latency, also alone): "
+                f"{named}" + (f"; bad node(s): {nodes}" if nodes else "")
             )
         return problems
-
-    def _write_maps(self, pairs, ranks):
-        hosts = [""] * ranks
-        for p in pairs:
-            hosts[p["rank_a"]], hosts[p["rank_b"]] = p["host_a"], p["host_b"]
-        for column, name in (("bandwidth_MBps", "matrix_bandwidth_MBps.csv"),
-                             ("latency_us", "matrix_latency_us.csv")):
-            grid = [[""] * ranks for _ in range(ranks)]
-            for p in pairs:
-                value = p.get(column)
-                grid[p["rank_a"]][p["rank_b"]] = grid[p["rank_b"]][p["rank_a"]] = value
-            with open(os.path.join(self.stagedir, name), "w", newline="") as out:
-                writer = csv.writer(out)
-                writer.writerow(["rank/host", *[f"{r}:{h}" for r, h in enumerate(hosts)]])
-                for r, row in enumerate(grid):
-                    writer.writerow([f"{r}:{hosts[r]}", *row])
 
 
 @rfm.simple_test

@@ -892,13 +892,24 @@ def matrix_figures(cases: list[StoredCase], results: Results,
         flagged = [p for p in pairs if p.get("flagged")]
         title = f"{partition} {environ} {_where(levels)}".strip()
         figure.suptitle(f"all-pairs node map: {title}", fontsize=10)
-        caption = (f"{title}: all pairs of {ranks} ranks, one pair at a time: ping-pong "
-                   f"bandwidth at {_size_label(result.parameters.get('bandwidth_size_bytes') or 0)}"
+        params = result.parameters
+        if "bandwidth_fraction" in params:  # the concurrent matrix: relative to the best pair
+            how = ("one pair at a time" if params.get("schedule") == "sequential" else
+                   f"{params.get('rounds')} of {params.get('rounds_total')} tournament rounds, "
+                   f"the disjoint pairs of a round at once")
+            rule = (f"bad: below {_fmt(params['bandwidth_fraction'])} x the best bandwidth or "
+                    f"above {_fmt(params.get('latency_factor') or 0)} x the lowest latency, "
+                    f"confirmed alone")
+        else:
+            how = "one pair at a time"
+            rule = (f"more than {_fmt(100 * (params.get('flag_tolerance') or 0))}% below the "
+                    f"median bandwidth")
+        caption = (f"{title}: pairs of {ranks} ranks, {how}: ping-pong "
+                   f"bandwidth at {_size_label(params.get('bandwidth_size_bytes') or 0)}"
                    f" and latency at "
-                   f"{_size_label(result.parameters.get('latency_size_bytes') or 0)}; "
-                   f"{len(flagged)} pair(s) flagged (more than "
-                   f"{_fmt(100 * (result.parameters.get('flag_tolerance') or 0))}% below the "
-                   f"median bandwidth, marked '!'). Status {result.status}.")
+                   f"{_size_label(params.get('latency_size_bytes') or 0)}; "
+                   f"{len(flagged)} pair(s) flagged ({rule}, marked '!'). "
+                   f"Status {result.status}.")
         figures.append(Figure(f"matrix-{number}", title, _embed(figure, "png"),
                               f"all-pairs node map, {title}", caption,
                               [provenance.of(stored)], {"ranks": str(ranks)}))
