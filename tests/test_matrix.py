@@ -358,3 +358,37 @@ def test_help_states_and_justifies_the_defaults(program):
                   "default 60", "--print-schedule", "ClusterKit", "ALONE",
                   "matrix_bandwidth_MBps.csv", "matrix_maps.json"):
         assert words in text, words
+
+
+def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
+    """NetbenchMatrix's new variables: unit and direction declared, a reference of 0 pairs with
+    an upper bound of 0 is valid (one without a bound on the bad side is refused), and the
+    figures come from a real result."""
+    import importlib.util
+    import sys
+
+    from fabricsuite import REPO_ROOT
+    from fabricsuite.metrics import LOWER, PerfSpec, declared_specs
+    from fabricsuite.references import ReferenceFileError, check_tuple
+
+    spec = importlib.util.spec_from_file_location("_matrix_check", REPO_ROOT / "checks" /
+                                                  "fabric_map.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    declared = declared_specs(module.NetbenchMatrix)
+    assert declared["matrix_bad_pairs"] == PerfSpec("pairs", LOWER)
+    assert declared["matrix_bad_nodes"] == PerfSpec("nodes", LOWER)
+    where = tmp_path / "emu.yaml"
+    check_tuple(where, "matrix_bad_pairs", [0, None, 0, "pairs"], declared["matrix_bad_pairs"])
+    with pytest.raises(ReferenceFileError, match="no upper bound"):
+        check_tuple(where, "matrix_bad_pairs", [0, -0.1, None, "pairs"],
+                    declared["matrix_bad_pairs"])
+
+    out = tmp_path / "netbench.json"
+    proc = run([*LAUNCH_2, program, "matrix", *QUICK, "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = parse_json(out.read_text())
+    values = {name: m.extract(result) for name, m in module.NetbenchMatrix.metrics.items()}
+    assert values["matrix_bad_pairs"] == values["matrix_bad_nodes"] == 0
+    assert values["matrix_bandwidth_min_MBps"] == result.table("pairs")[0]["bandwidth_MBps"]
