@@ -1,0 +1,150 @@
+"""Integration: the all-pairs map at 6 emulated nodes (issue 15's acceptance).
+
+An emulated cluster of its own (ci/emucluster.sh, 6 nodes, 1 Gbit links, a prefix and state
+directory of its own: the 4-node cluster of tests/test_emucluster.py is never touched), and
+`netbench matrix` through srun, one rank per node, with its defaults: the concurrent schedule
+(5 tournament rounds of 3 pairs), the verdict relative to the run (0.93 x the best bandwidth,
+2.1 x the lowest latency) and the suspects re-tested alone.
+
+- one node's link slowed to 100 Mbit (`ci/emucluster.sh rate 100mbit 4`, tbf on its egress):
+  in 5 of 5 runs exactly that node's 5 pairs are bad (suspect, and confirmed by the re-test
+  alone), the node is named, nothing else is flagged;
+- all links equal: nothing is flagged in 5 of 5 runs.
+The 6 nodes share this machine's cores (2 here): the ranks yield when idle
+(mpi_yield_when_idle) so that the pairs of a round, 3 nodes to a core, take turns instead of
+spinning each other out; the bandwidth is bound by the shaped links.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import REPO_ROOT
+
+EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
+BIN = Path(sys.executable).parent
+PREFIX = f"fsm{os.getpid() % 10000}"  # unique per test run, distinct from test_emucluster's
+NODES, SLOW_NODE, RUNS = 6, 4, 5
+MPI_ENV = {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self", "OMPI_ALLOW_RUN_AS_ROOT": "1",
+           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root for network namespaces"
+    for tool in ("ip", "tc", "slurmctld", "slurmd", "munged", "srun", "mpicc.openmpi"):
+        if shutil.which(tool) is None:
+            return f"{tool} not installed (ci/setup.sh installs it)"
+    probe = subprocess.run(["ip", "netns", "add", f"{PREFIX}probe"], capture_output=True)
+    subprocess.run(["ip", "netns", "del", f"{PREFIX}probe"], capture_output=True)
+    if probe.returncode != 0:
+        return f"network namespaces unavailable: {probe.stderr.decode().strip()}"
+    return None
+
+
+pytestmark = [pytest.mark.integration, pytest.mark.emucluster]
+_REASON = _why_not()
+if _REASON:
+    pytestmark.append(pytest.mark.skip(reason=_REASON))
+
+
+@pytest.fixture(scope="module")
+def six_nodes(tmp_path_factory):
+    state = tmp_path_factory.mktemp("emucluster6")
+    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=PREFIX, FABRICSUITE_EMU_DIR=str(state),
+               FABRICSUITE_EMU_PORT=str(30000 + os.getpid() % 5000 * 2))
+
+    def emu(*args, check=True, timeout=600, extra_env=None):
+        proc = subprocess.run([EMU, *args], env={**env, **(extra_env or {})}, cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=timeout)
+        if check:
+            assert proc.returncode == 0, f"emucluster {args[0]}: {proc.stderr[-3000:]}"
+        return proc
+
+    emu("up", "--nodes", str(NODES), "--rate", "1gbit")
+    try:
+        yield emu
+    finally:
+        emu("down", check=False)
+        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert PREFIX not in leftover, leftover
+
+
+@pytest.fixture(scope="module")
+def netbench(tmp_path_factory):
+    build = tmp_path_factory.mktemp("nb-matrix") / "src"
+    shutil.copytree(REPO_ROOT / "src", build,
+                    ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    proc = subprocess.run(["make", "-C", str(build), "netbench", "MPICC=mpicc.openmpi"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return build / "netbench"
+
+
+def matrix(emu, netbench, out):
+    out.unlink(missing_ok=True)
+    proc = emu("exec", "srun", f"-N{NODES}", f"-n{NODES}", "--ntasks-per-node=1", "--time=5",
+               str(netbench), "matrix", "--max-size", "256K", "--repetitions", "3",
+               "--time-cap-ms", "20", "--progress-every", "0", "--json-file", str(out),
+               extra_env=MPI_ENV, check=False, timeout=400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert len({r["host"] for r in result["ranks"]}) == NODES, result["ranks"]
+    assert result["parameters"]["schedule"] == "concurrent"
+    assert result["summary"]["rounds"] == NODES - 1
+    assert f"round {NODES - 1} of {NODES - 1} (concurrent, {NODES} ranks)" in proc.stderr
+    for name in ("matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"):
+        assert (out.parent / name).is_file(), name
+    return result
+
+
+def describe(result):
+    s = result["summary"]
+    return (f"best {s['bandwidth_best_MBps']} MB/s, lowest {s['latency_lowest_us']} us; "
+            f"suspect {s['suspect_pairs']}, bad {s['bad_pairs']}, cleared {s['cleared_pairs']}, "
+            f"bad nodes {[n['host'] for n in result['tables']['bad_nodes']]}; "
+            f"{s['measure_s']:.1f} s rounds + {s['retest_s']:.1f} s re-tests")
+
+
+def test_the_map_names_the_slow_node_in_5_of_5_runs(six_nodes, netbench, tmp_path):
+    slow = f"{PREFIX}{SLOW_NODE}"
+    outcomes = []
+    try:
+        six_nodes("rate", "100mbit", str(SLOW_NODE))
+        for run in range(RUNS):
+            result = matrix(six_nodes, netbench, tmp_path / "matrix.json")
+            pairs = result["tables"]["pairs"]
+            assert len(pairs) == NODES * (NODES - 1) // 2
+            with_slow = {(p["host_a"], p["host_b"]) for p in pairs
+                         if slow in (p["host_a"], p["host_b"])}
+            flagged = {(p["host_a"], p["host_b"]) for p in pairs if p["flagged"]}
+            outcomes.append(f"run {run + 1}: {describe(result)}")
+            assert flagged == with_slow, (outcomes[-1], pairs)
+            for p in pairs:
+                if p["flagged"]:  # confirmed: suspect first, then slow alone too
+                    assert p["suspect"] and p["retest_bandwidth_MBps"] is not None, p
+            assert [n["host"] for n in result["tables"]["bad_nodes"]] == [slow], outcomes[-1]
+            assert result["summary"]["bad_pairs"] == NODES - 1
+            assert result["summary"]["bad_nodes"] == 1
+    finally:
+        six_nodes("rate", "1gbit", check=False)
+        print("\n".join(outcomes))
+
+
+def test_equal_links_flag_nothing_in_5_of_5_runs(six_nodes, netbench, tmp_path):
+    six_nodes("rate", "1gbit")
+    outcomes = []
+    try:
+        for run in range(RUNS):
+            result = matrix(six_nodes, netbench, tmp_path / "matrix.json")
+            outcomes.append(f"run {run + 1}: {describe(result)}")
+            flagged = [p for p in result["tables"]["pairs"] if p["flagged"]]
+            assert flagged == [], (outcomes[-1], flagged)
+            assert result["tables"]["bad_nodes"] == []
+    finally:
+        print("\n".join(outcomes))
