@@ -54,6 +54,24 @@ def add_parser(sub: Any) -> None:
                    help="-- then further reframe options")
 
 
+def mode_options(mode: str) -> list[str] | None:
+    """The options of a run mode of config/settings.py, or None if there is no such mode.
+
+    They are given to reframe as options, not as `--mode`: ReFrame 4.10 parses a mode's options
+    first and the command line on top of them, so an appending option such as `-p openmpi` is
+    added to the default `.*` and selects every environment."""
+    import importlib.util
+
+    path = REPO_ROOT / "config" / "settings.py"
+    spec = importlib.util.spec_from_file_location("fabricsuite_settings_for_modes", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for entry in module.site_configuration.get("modes", []):
+        if entry.get("name") == mode:
+            return list(entry.get("options", []))
+    return None
+
+
 def _fail(message: str) -> int:
     print(f"fabricsuite nightly: {message}", file=sys.stderr)
     return session.BROKEN
@@ -81,14 +99,19 @@ def run(args: Any) -> int:
     except OSError as err:
         return _fail(f"cannot create {err.filename}: {err.strerror}; check --results or "
                      f"--junit")
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+    os.environ["FABRICSUITE_RESULTS"] = str(results)  # read by config/settings.py
+    options = mode_options(args.mode)
+    if options is None:
+        return _fail(f"--mode {args.mode!r}: no such run mode in config/settings.py (nightly, "
+                     f"acceptance, after-upgrade)")
     report = results / "reports" / f"run-report-{stamp}-{os.getpid()}.json"
     skips = report.with_suffix(".skips.jsonl")
     reframe = Path(sys.executable).parent / "reframe"
     command = [str(reframe), "-C", str(REPO_ROOT / "config" / "settings.py"),
-               "--system", args.system, "--mode", args.mode, "-r",
+               "--system", args.system, *options, "-r",
                "--report-file", str(report), "--session-extras", f"tag={args.tag}", *extra]
     print(f"fabricsuite nightly: {shlex.join(command)}", flush=True)
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, cwd=REPO_ROOT, env=env, bufsize=1)
