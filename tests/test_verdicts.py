@@ -130,3 +130,50 @@ def test_a_count_bound_is_rounded_outwards():
                       "ranges", [3.0, 3.0, 3.0], directions={"equal"})
     value, lower, upper, _unit = propose(samples)[0]
     assert value * (1 + lower) <= 2 and value * (1 + upper) >= 4, (lower, upper)
+
+
+# --- the after-upgrade story of an MPI that changed its eager limit ------------------------------
+
+def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
+    """The shipped local references of NetbenchLogGP were taken at Open MPI's default
+    shared-memory eager limit (4 KiB: the last protocol range starts at 4096 B). The same check
+    with `btl_vader_eager_limit=1024`, as after an MPI update that lowered it, fails on the
+    threshold variable, confirmed by the retry, and the summary names it with both figures.
+    (1024: the check's sweep, up to 64 KiB, resolves it in 4 of 4 runs here; a limit of 16 KiB
+    leaves too few sizes above it and comes out as one range, unresolved: a sanity failure;
+    8 KiB came out at 4871 B in 1 of 4 runs, inside the reference's +19 % step.)"""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    from fabricsuite import REPO_ROOT
+
+    if os.environ.get("FABRICSUITE_LOCAL_MPIS", "openmpi").find("openmpi") < 0:
+        pytest.skip("Open MPI not declared on this machine (FABRICSUITE_LOCAL_MPIS)")
+    results = tmp_path / "results"
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl_vader_eager_limit="1024")
+    bin_dir = Path(sys.executable).parent
+    proc = subprocess.run(
+        [str(bin_dir / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
+         "--system", "local", "-n", "^NetbenchLogGP%distance=same-l3", "-p", "openmpi",
+         "--exec-policy=serial", "-r", "--max-retries=1", "-S", "confirm_pause_s=2",
+         "--report-file", str(tmp_path / "report.json")],
+        capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=900)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    (final,) = [c for c in report["runs"][-1]["testcases"]
+                if c["name"].startswith("NetbenchLogGP")]
+    assert final["result"] == "fail" and final["fail_phase"] == "performance", final[
+        "fail_reason"]
+    failing = {k.split(":")[-1]: v for k, v in final["perfvalues"].items() if v[5] == "fail"}
+    assert "loggp_threshold_large_bytes" in failing, final["perfvalues"]
+    # within one size step (2^(1/4)) of the imposed 1 KiB, not the reference's 4 KiB
+    assert failing["loggp_threshold_large_bytes"][0] <= 1218
+    lines = verdict_lines(report)
+    named = [x for x in lines if "loggp_threshold_large_bytes" in x]
+    assert named and "reference 4096" in named[0] and "confirmed: first run" in named[0], lines
