@@ -365,3 +365,77 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
         assert all("bandwidth_" in ln and "noise widths" in ln and "confirmed: first run" in ln
                    for ln in lines), lines
         print(f"{rate}:", *lines, sep="\n  ")
+
+
+def test_workflows_nightly_compare_and_report(cluster, tmp_path):
+    """Issue 13's acceptance, as a new user would, against the shipped references
+    (reference/emucluster.yaml, taken at 1 Gbit): three nightly runs pass (exit 0), the links
+    drop to 800 Mbit, two more nightly runs; the last exits 1 naming the bandwidth variables;
+    `fabricsuite compare` of the two tags names those variables as significant regressions and
+    nothing else; `fabricsuite report` draws the drop with a change point at the first run of
+    the new level. Each nightly run repeats the case twice (--repeat 2): 6 runs before and 4
+    after are enough for Mann-Whitney to reach significance (3 vs 2 cannot: p >= 0.2); the
+    confirmation runs of failed cases are measurements too and count."""
+    emu, _state = cluster
+    results = tmp_path / "results"
+
+    def nightly(tag):
+        return emu("exec", str(BIN / "fabricsuite"), "nightly", "--system", "emucluster:nodes",
+                   "--tag", tag, "--results", str(results), "--junit", str(tmp_path / "j.xml"),
+                   "--", "-n", "NetbenchPingPongBandwidth%distance=other-node", "-p", "openmpi",
+                   "--repeat", "2", check=False, extra_env={"MPIEXEC_TIMEOUT": "90"})
+
+    for _ in range(3):
+        before = nightly("before")
+        assert before.returncode == 0, before.stdout[-4000:] + before.stderr[-2000:]
+        assert "outcome: PASSED: 2 case(s) within their references" in before.stdout
+    try:
+        emu("rate", "800mbit")
+        after = [nightly("after") for _ in range(2)]
+    finally:
+        emu("rate", "1gbit", check=False)
+    assert after[-1].returncode == 1, after[-1].stdout[-4000:]
+    named = [ln.strip() for ln in after[-1].stdout.splitlines()
+             if ln.strip().startswith("REGRESSION")]
+    assert named and all("NetbenchPingPongBandwidth emucluster:nodes openmpi other-node "
+                         "bandwidth_" in ln for ln in named), named
+    assert "outcome: REGRESSION" in after[-1].stdout
+    junit = (tmp_path / "j.xml").read_text()
+    assert 'failures="2"' in junit and "bandwidth_" in junit
+
+    compare = subprocess.run(
+        [str(BIN / "fabricsuite"), "compare", "--system", "emucluster", "--results",
+         str(results), "--before-tag", "before", "--after-tag", "after", "--json"],
+        capture_output=True, text=True, cwd=REPO_ROOT)
+    assert compare.returncode == 1, compare.stdout[-3000:] + compare.stderr
+    table = json.loads(compare.stdout)
+    significant = {v["variable"] for v in table["variables"] if v["significant"]}
+    assert significant == {"bandwidth_1MiB_MBps", "bandwidth_peak_MBps"}, table["variables"]
+    # every measurement counts: 2 repeats a session, and a failed case's confirmation run
+    regressions = [v for v in table["variables"] if v["significant"]]
+    assert all(v["verdict"] == "regression" and v["n_before"] >= 6 and v["n_after"] >= 4
+               for v in regressions), regressions
+    runs_before = regressions[0]["n_before"]
+
+    page = tmp_path / "report.html"
+    report = subprocess.run(
+        [str(BIN / "fabricsuite"), "report", "--system", "emucluster", "--results",
+         str(results), "-o", str(page)], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert report.returncode == 0, report.stderr
+    html = page.read_text()
+    first_after = json.loads(sorted((results / "reports").glob("run-report-*.json"),
+                                    key=lambda p: p.stat().st_mtime)[3].read_text())
+    uuid = first_after["session_info"]["uuid"]
+    assert first_after["session_info"]["tag"] == "after"
+    # the change points table names the first 800 Mbit session for both bandwidth series
+    changes = html[html.index('id="change-points"'):]
+    changes = changes[:changes.index("</table>")]
+    rows = [r for r in changes.split("<tr>") if "bandwidth_" in r]
+    assert len(rows) == 2 and all(uuid[:8] in r for r in rows), rows
+    # each bandwidth trend plot (an SVG data URI) draws the change point before the first run
+    # after the last 'before' one
+    import base64
+    svgs = [base64.b64decode(data) for data in
+            re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", html)]
+    marked = [svg for svg in svgs if f'id="change-point-{runs_before}"'.encode() in svg]
+    assert len(marked) == 2, (runs_before, len(svgs))
