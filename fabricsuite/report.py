@@ -281,6 +281,12 @@ def _where(levels: tuple[tuple[str, str], ...]) -> str:
     return " ".join(value for _, value in levels)
 
 
+def _nodelist(case: dict) -> list[str]:
+    """The job's nodes: ReFrame stores a list, or Slurm's compressed string (fst[2301-2302])."""
+    nodes = case.get("job_nodelist") or []
+    return [nodes] if isinstance(nodes, str) else [str(n) for n in nodes]
+
+
 def _hosts_and_binding(stored: StoredCase, loaded: LoadedResult | None) -> tuple[str, str]:
     if loaded is not None and loaded.result.ranks:
         ranks = sorted(loaded.result.ranks, key=lambda r: r.get("rank", 0))
@@ -291,7 +297,7 @@ def _hosts_and_binding(stored: StoredCase, loaded: LoadedResult | None) -> tuple
         if len(ranks) > RANKS_NAMED:
             named.append(f"... {len(ranks)} ranks")
         return ", ".join(hosts), "; ".join(named)
-    hosts = ", ".join(str(h) for h in stored.case.get("job_nodelist") or []) or "?"
+    hosts = ", ".join(_nodelist(stored.case)) or "?"
     cpus = stored.case.get("bound_cpus") or []
     binding = f"CPUs {','.join(str(c) for c in cpus)}" if cpus else "not recorded"
     return hosts, binding
@@ -737,7 +743,7 @@ def _trend_provenance(series: history.Series, cases: list[StoredCase],
     mine = [c for c in cases if c.session in sessions and case_scope(c.case) == scope]
     libraries = sorted({_first_line(c.case.get("mpi_library")) for c in mine} - {""})
     versions = sorted({str(c.case.get("netbench_version") or "") for c in mine} - {""})
-    hosts = sorted({str(h) for c in mine for h in c.case.get("job_nodelist") or []})
+    hosts = sorted({h for c in mine for h in _nodelist(c.case)})
     bindings = sorted({",".join(str(x) for x in c.case.get("bound_cpus") or []) for c in mine}
                       - {""})
     specs = sorted({provenance.spack_spec(c) for c in mine} - {""})

@@ -509,3 +509,13 @@ def test_reference_position_on_a_size_curve(variable, unit, check, group, where)
     from fabricsuite.report import SIZE_CURVES, reference_position
 
     assert reference_position(variable, unit, SIZE_CURVES[check][0], group) == where
+
+
+def test_a_slurm_nodelist_string_is_one_host_entry():
+    """Under Slurm a stored case may hold Slurm's compressed node list as one string; it is
+    one entry, not a list of its characters."""
+    from fabricsuite.report import _nodelist
+
+    assert _nodelist({"job_nodelist": "fst[2301-2302]"}) == ["fst[2301-2302]"]
+    assert _nodelist({"job_nodelist": ["n1", "n2"]}) == ["n1", "n2"]
+    assert _nodelist({}) == []
