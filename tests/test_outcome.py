@@ -248,3 +248,52 @@ def test_nightly_bad_options_are_one_line(tmp_path, capsys):
         assert cli.main(["nightly", *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.integration
+def test_perflog_export_to_a_time_series_store_when_asked(tmp_path):
+    """FABRICSUITE_PERFLOG_URL turns on ReFrame's httpjson perflog handler: a real session
+    POSTs one JSON record per timed case, with the figures, to a real HTTP server (here a
+    stand-in store on localhost); without the variable nothing is sent (off by default)."""
+    import http.server
+
+    received: list[dict] = []
+
+    class Store(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append(json.loads(body))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Store)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/fabricsuite"
+    try:
+        for export in (None, url):
+            env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"),
+                       OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+            env.pop("FABRICSUITE_PERFLOG_URL", None)
+            if export:
+                env["FABRICSUITE_PERFLOG_URL"] = export
+            proc = subprocess.run(
+                [str(BIN / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
+                 "--system", "local", "-n", "^NetbenchPingPong%distance=same-l3",
+                 "-p", "openmpi", "-r", "-S", "require_reference=false"],
+                capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+            assert "Ran 2/2" in proc.stdout, proc.stdout[-3000:]
+            if export is None:
+                assert received == []
+    finally:
+        server.shutdown()
+    (record,) = [r for r in received if "NetbenchPingPong" in str(r.get("check_name"))]
+    assert record["facility"] == "fabricsuite" and record["check_system"] == "local"
+    assert record["check_environ"] == "openmpi" and record["check_distance"] == "same-l3"
+    # ReFrame flattens the figures: check_perf_<variable>_value, _unit, _ref, ...
+    assert record["check_perf_latency_8B_median_us_value"] > 0
+    assert record["check_perf_latency_8B_median_us_unit"] == "us"
+    assert "check_env_vars" not in record  # the bulky fields are left out
