@@ -16,6 +16,7 @@ VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
 RESULTS="${FABRICSUITE_RESULTS:-$REPO/results}"
 report="$RESULTS/reports/run-report-$(date -u +%Y%m%dT%H%M%SZ)-$$.json"
 skips="${report%.json}.skips.jsonl"
+mkdir -p "$RESULTS/reports"
 # Serial execution: concurrent timing checks on the same cores distort each other.
 # --max-retries=1: confirm before alarm; a failed case is measured again after a pause
 # (fabricsuite/verdict.py) and fails only if the confirmation fails too.

@@ -25,6 +25,7 @@ import re
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import IO
 
 #: `[ SKIP ] (12/308) NetbenchPingPong %distance=other-node /3ab4 @local:default+openmpi [why]`
@@ -159,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
+        if args.skips:  # ReFrame creates the reports directory only at the session's end
+            Path(args.skips).parent.mkdir(parents=True, exist_ok=True)
         out = open(args.skips, "a") if args.skips else None  # noqa: SIM115 (closed below)
     except OSError as err:
         print(f"python -m fabricsuite.console: cannot write --skips {args.skips}: "

@@ -227,7 +227,7 @@ def _short(text: Any, width: int = 150) -> str:
 
 
 def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | None = None,
-                  status: tuple[int, str] | None = None) -> list[str]:
+                  status: tuple[int, str] | None = None, show_exit: bool = True) -> list[str]:
     """The session's outcome on one screen."""
     info = report.get("session_info", {})
     cases = final_cases(report)
@@ -273,7 +273,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
                      else case.get("fail_phase"))
             lines.append(f"  BROKEN {_where(case)}: {phase}: {_short(case.get('fail_reason'))}")
     code, why = status if status is not None else classify(report, reframe_args)
-    lines.append(f"outcome: {why} (exit {code})")
+    lines.append(f"outcome: {why}" + (f" (exit {code})" if show_exit else ""))
     return lines
 
 
@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         return BROKEN if args.classify else 1
     skips = read_skips(Path(args.skips) if args.skips else None)
     status = classify(report, reframe_args)
-    for line in summary_lines(report, skips, reframe_args, status):
+    for line in summary_lines(report, skips, reframe_args, status, show_exit=args.classify):
         print(line)
     found = problems(report, reframe_args)
     for line in found:

@@ -60,17 +60,47 @@ int nb_tournament_pick_rounds(int ranks, int wanted, uint64_t seed, int *chosen)
     return wanted;
 }
 
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The finite values of v sorted ascending into out; returns their count. */
+static size_t sorted_finite(const double *v, size_t count, double *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++)
+        if (isfinite(v[i]))
+            out[n++] = v[i];
+    qsort(out, n, sizeof *out, compare_double);
+    return n;
+}
+
 nb_pair_thresholds nb_pair_thresholds_of(const double *latency, const double *bandwidth,
                                          size_t count, double bandwidth_fraction,
                                          double latency_factor)
 {
     nb_pair_thresholds t = {NAN, NAN, NAN, NAN};
-    for (size_t i = 0; i < count; i++) {
-        if (isfinite(bandwidth[i]) && (isnan(t.best_bandwidth) || bandwidth[i] > t.best_bandwidth))
-            t.best_bandwidth = bandwidth[i];
-        if (isfinite(latency[i]) && (isnan(t.lowest_latency) || latency[i] < t.lowest_latency))
-            t.lowest_latency = latency[i];
+    double *sorted = malloc((count > 0 ? count : 1) * sizeof *sorted);
+    if (sorted == NULL)
+        return t;
+    /* The run's best pair, robust to one optimistic outlier: from NB_ROBUST_BEST_MIN_PAIRS
+     * pairs on, the 90th percentile of the bandwidths (nearest rank) and the 10th of the
+     * latencies instead of the extremes. One pair measured above the link rate (a shaper's
+     * burst, a timer glitch) would otherwise make every other pair suspect, and, since a
+     * re-test is judged against the same thresholds, bad. Below that count, the extremes. */
+    size_t n = sorted_finite(bandwidth, count, sorted);
+    if (n > 0) {
+        size_t at = n >= NB_ROBUST_BEST_MIN_PAIRS ? (size_t)ceil(0.9 * (double)n) - 1 : n - 1;
+        t.best_bandwidth = sorted[at];
     }
+    n = sorted_finite(latency, count, sorted);
+    if (n > 0) {
+        size_t at = n >= NB_ROBUST_BEST_MIN_PAIRS ? (size_t)ceil(0.1 * (double)n) - 1 : 0;
+        t.lowest_latency = sorted[at];
+    }
+    free(sorted);
     t.bandwidth_floor = bandwidth_fraction * t.best_bandwidth;
     t.latency_ceiling = latency_factor * t.lowest_latency;
     return t;

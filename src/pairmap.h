@@ -34,9 +34,13 @@ int nb_tournament_pick_rounds(int ranks, int wanted, uint64_t seed, int *chosen)
 /* latency_factor x the lowest pair's. A NaN figure (not measured) is neither best nor suspect. */
 /* ------------------------------------------------------------------------------------------ */
 
+/* From this many measured pairs on, "best" and "lowest" are the 90th and 10th percentiles
+ * (nearest rank), robust to one optimistic outlier; below it, the extremes. */
+#define NB_ROBUST_BEST_MIN_PAIRS 10
+
 typedef struct {
-    double best_bandwidth;       /* the highest bandwidth of the run */
-    double lowest_latency;       /* the lowest latency of the run */
+    double best_bandwidth;       /* the highest bandwidth of the run (see above) */
+    double lowest_latency;       /* the lowest latency of the run (see above) */
     double bandwidth_floor;      /* bandwidth_fraction x best_bandwidth */
     double latency_ceiling;      /* latency_factor x lowest_latency */
 } nb_pair_thresholds;

@@ -392,3 +392,20 @@ def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
     values = {name: m.extract(result) for name, m in module.NetbenchMatrix.metrics.items()}
     assert values["matrix_bad_pairs"] == values["matrix_bad_nodes"] == 0
     assert values["matrix_bandwidth_min_MBps"] == result.table("pairs")[0]["bandwidth_MBps"]
+
+
+def test_one_optimistic_outlier_does_not_make_every_pair_suspect(pairmap):
+    """15 pairs near 80 MB/s and one measured at 146 MB/s (above a 125 MB/s link: a shaper's
+    burst; seen on the emulated cluster): from 10 pairs on, the best is the 90th percentile
+    (here the second highest) and the lowest latency the 10th, so the outlier does not set the
+    floor; one truly slow pair is still suspect. Below 10 pairs the extremes stay."""
+    bandwidth = [146.0, 82.0, 81.0, 80.5, 80.0, 79.5, 79.0, 78.8, 78.5, 78.0, 77.5, 77.0,
+                 76.8, 76.5, 12.0]
+    latency = [20.0 + 0.1 * i for i in range(14)] + [1.0]  # one impossibly fast latency too
+    t = thresholds(pairmap, latency, bandwidth)
+    assert t.best_bandwidth == 82.0 and t.lowest_latency == pytest.approx(20.0)
+    verdicts = [suspect(pairmap, t, lat, bw) for lat, bw in zip(latency, bandwidth,
+                                                                strict=True)]
+    assert verdicts == [False] * 14 + [True]  # only the 12 MB/s pair
+    few = thresholds(pairmap, latency[:5], bandwidth[:5])
+    assert few.best_bandwidth == 146.0

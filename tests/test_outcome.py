@@ -297,3 +297,15 @@ def test_perflog_export_to_a_time_series_store_when_asked(tmp_path):
     assert record["check_perf_latency_8B_median_us_value"] > 0
     assert record["check_perf_latency_8B_median_us_unit"] == "us"
     assert "check_env_vars" not in record  # the bulky fields are left out
+
+
+def test_the_skip_record_survives_a_missing_reports_directory(tmp_path):
+    """ReFrame creates RESULTS/reports only when it writes the report, at the end; the console
+    filter starts with the session and must create it (a CI run caught the skips lost)."""
+    skips = tmp_path / "not-yet" / "reports" / "run-report-x.skips.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "fabricsuite.console", "--skips", str(skips)],
+                          input=SKIP_OUTPUT.read_text(), capture_output=True, text=True,
+                          cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert len(skips.read_text().splitlines()) == 110
+    assert "110 skipped case(s) folded" in proc.stdout
