@@ -34,8 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.session import _broken as is_broken  # noqa: E402
-from fabricsuite.session import final_cases  # noqa: E402
+from fabricsuite.session import final_cases, is_broken  # noqa: E402
 
 BIN = Path(sys.executable).parent
 EMU = str(REPO / "ci" / "emucluster.sh")

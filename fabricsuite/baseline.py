@@ -56,7 +56,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, series_key
+from .commands import UsageError
+from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
 
 #: The bound is at least this many noise widths (robust relative standard deviations): with
 #: normal noise a healthy figure lands beyond 4 widths once in ~30,000 runs.
@@ -84,7 +85,7 @@ NO_REFERENCE = re.compile(
 )
 
 
-class BaselineError(ValueError):
+class BaselineError(UsageError):
     """Bad input (a report, an option, the reference file): one line that names the fix."""
 
 
@@ -223,7 +224,7 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
         directions = {}  # a report from checks that predate perf_directions, or '<undefined>'
     for key, perf in perfvalues.items():
         if (not isinstance(perf, list) or len(perf) < 5 or not isinstance(perf[4], str)
-                or not (perf[0] is None or _is_number(perf[0]))):
+                or not (perf[0] is None or is_number(perf[0]))):
             raise _not_a_report(path, f"{where}.perfvalues[{key!r}]", perf)
         if len(perf) > 5 and perf[5] in ("fail", "xfail"):
             continue  # a variable that missed its reference; never the case in a healthy case
@@ -240,12 +241,8 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
         if better is not None:
             samples.directions.add(str(better))
         floor = case.get("tolerance_floor")
-        if _is_number(floor) and 0 <= floor < 1:
+        if is_number(floor) and 0 <= floor < 1:
             samples.floors.add(float(floor))
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def usable(samples: list[Samples], min_runs: int = MIN_RUNS) -> tuple[list[Samples], list[str]]:

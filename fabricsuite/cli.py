@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import re
 import sys
 from pathlib import Path
 
-from . import REPO_ROOT, compare, history, nightly, report
+from . import compare, history, nightly, report
 from .baseline import (
     MIN_RUNS,
-    BaselineError,
     build_reference,
     diff_lines,
     dump,
@@ -29,6 +26,13 @@ from .baseline import (
     read_reports,
     usable,
     write_atomically,
+)
+from .commands import (
+    UsageError,
+    add_selection_options,
+    check_system,
+    one_line_errors,
+    results_dir,
 )
 from .references import ReferenceFileError, load_file, reference_file
 
@@ -40,51 +44,42 @@ HEADER = """\
 """
 
 
-SYSTEM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-class _Usage(Exception):
-    """A bad option or input: printed as one line, exit 2."""
-
-
-def _results_dir(args: argparse.Namespace) -> Path:
-    return Path(args.results or os.environ.get("FABRICSUITE_RESULTS") or REPO_ROOT / "results")
-
-
 def _select_reports(args: argparse.Namespace) -> list[Path]:
     if args.reports:
         if args.last is not None:
-            raise _Usage("give either report files or --last, not both")
+            raise UsageError("give either report files or --last, not both")
         return [Path(p) for p in args.reports]
     last = 5 if args.last is None else args.last
     if last < 1:
-        raise _Usage(f"--last {last}: give the number of newest run reports to use, 1 or more")
+        raise UsageError(f"--last {last}: give the number of newest run reports to use, 1 or "
+                         f"more")
     if last < args.min_runs:
-        raise _Usage(f"--last {last} is fewer than --min-runs {args.min_runs}: a reference "
-                     f"needs at least {args.min_runs} runs; use --last {args.min_runs} or more")
-    directory = _results_dir(args) / "reports"
+        raise UsageError(f"--last {last} is fewer than --min-runs {args.min_runs}: a "
+                         f"reference needs at least {args.min_runs} runs; use --last "
+                         f"{args.min_runs} or more")
+    directory = results_dir(args) / "reports"
     found = sorted(directory.glob("run-report-*.json"), key=lambda p: p.stat().st_mtime)
     if not found:
-        raise _Usage(f"no run reports in {directory}; run the suite first (ci/run-local.sh), "
-                     f"set FABRICSUITE_RESULTS or --results, or name report files")
+        raise UsageError(f"no run reports in {directory}; run the suite first "
+                         f"(ci/run-local.sh), set FABRICSUITE_RESULTS or --results, or name "
+                         f"report files")
     if last > len(found):
-        raise _Usage(f"--last {last}: only {len(found)} run report(s) in {directory}; run the "
-                     f"suite {last - len(found)} more time(s) or pass --last {len(found)}")
+        raise UsageError(f"--last {last}: only {len(found)} run report(s) in {directory}; run "
+                         f"the suite {last - len(found)} more time(s) or pass --last "
+                         f"{len(found)}")
     return found[-last:]
 
 
 def _baseline(args: argparse.Namespace) -> int:
-    if not SYSTEM_NAME.match(args.system):
-        raise _Usage(f"--system {args.system!r} is not a ReFrame system name (letters, digits, "
-                     f"'_', '-', '.'), e.g. --system local")
+    check_system(args.system)
     if args.min_runs < 1:
-        raise _Usage(f"--min-runs {args.min_runs}: give 1 or more (default {MIN_RUNS})")
+        raise UsageError(f"--min-runs {args.min_runs}: give 1 or more (default {MIN_RUNS})")
     reports = _select_reports(args)
     collected = read_reports(reports, system=args.system)
     print(f"fabricsuite baseline: {collected.summary(args.system)}", file=sys.stderr)
     if not collected.samples:
-        raise _Usage(f"the reports hold no healthy performance values for system "
-                     f"{args.system!r}; check --system and the runs' results")
+        raise UsageError(f"the reports hold no healthy performance values for system "
+                         f"{args.system!r}; check --system and the runs' results")
     samples, notes = usable(collected.samples, args.min_runs)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
@@ -97,14 +92,16 @@ def _baseline(args: argparse.Namespace) -> int:
             what = ([f"{too_few} variable(s) without {args.min_runs} healthy runs"] if too_few
                     else []) + ([f"{len(noisy)} too noisy to catch 2x ({noisy[0]}"
                                  + (", ..." if len(noisy) > 1 else "") + ")"] if noisy else [])
-            raise _Usage(f"--acceptance refused, nothing written: {'; '.join(what)}; run the "
-                         f"acceptance mode again (more --repeat) on quiet nodes, see the notes")
+            raise UsageError(f"--acceptance refused, nothing written: {'; '.join(what)}; run "
+                             f"the acceptance mode again (more --repeat) on quiet nodes, see "
+                             f"the notes")
     if not samples:
-        raise _Usage("no variable is left to baseline (see the notes above); nothing written")
+        raise UsageError("no variable is left to baseline (see the notes above); nothing "
+                         "written")
     output = Path(args.output) if args.output else reference_file(args.system)
     if not output.parent.is_dir():
-        raise _Usage(f"cannot write {output}: directory {output.parent} does not exist; create "
-                     f"it or pass --output")
+        raise UsageError(f"cannot write {output}: directory {output.parent} does not exist; "
+                         f"create it or pass --output")
     with contextlib.ExitStack() as stack:
         if not args.dry_run:
             stack.enter_context(locked(output))
@@ -113,7 +110,7 @@ def _baseline(args: argparse.Namespace) -> int:
             try:
                 load_file(output)  # validate: one message naming the entry and the fix
             except ReferenceFileError as err:
-                raise _Usage(str(err)) from None
+                raise UsageError(str(err)) from None
             existing = load_roundtrip(output)
         changes = diff_lines(samples, existing)
         print(f"fabricsuite baseline: changes to {output}:", file=sys.stderr)
@@ -131,20 +128,18 @@ def _baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+@one_line_errors("baseline")
 def _run_baseline(args: argparse.Namespace) -> int:
     try:
         return _baseline(args)
-    except (_Usage, BaselineError) as err:
-        print(f"fabricsuite baseline: {err}", file=sys.stderr)
     except PermissionError as err:
         where = err.filename or args.output or "the reference directory"
-        print(f"fabricsuite baseline: cannot write {where}: permission denied; make its "
-              f"directory writable or pass --output", file=sys.stderr)
+        raise UsageError(f"cannot write {where}: permission denied; make its directory "
+                         f"writable or pass --output") from None
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
-        print(f"fabricsuite baseline: {where}{err.strerror or err}; check the path and the "
-              f"disk, or pass --output", file=sys.stderr)
-    return 2
+        raise UsageError(f"{where}{err.strerror or err}; check the path and the disk, or pass "
+                         f"--output") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,15 +165,13 @@ The file is locked while it is read and rewritten (concurrent baselines lose not
 comments, other checks and other systems stay, the previous version is kept as
 <file>.<UTC time>.bak, and every file is written atomically with the old file's mode.
 Bad input stops with one line and exit status 2.""")
-    base.add_argument("--system", required=True, help="ReFrame system name, e.g. local")
+    add_selection_options(base)
     base.add_argument("--last", type=int, default=None, metavar="N",
                       help="use the newest N run reports in RESULTS/reports (default 5); an "
                            "error if there are fewer")
     base.add_argument("--min-runs", type=int, default=MIN_RUNS, metavar="N",
                       help=f"fewest healthy runs a variable needs to get a reference "
                            f"(default {MIN_RUNS}); --last below it is an error")
-    base.add_argument("--results", default=None,
-                      help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
     base.add_argument("--output",
                       help="reference file (default: <system>.yaml in $RFM_REFERENCE_PREFIX, "
                            "else in reference/)")

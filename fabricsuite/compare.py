@@ -46,6 +46,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .commands import (
+    UsageError,
+    add_selection_options,
+    check_system,
+    one_line_errors,
+    results_dir,
+)
 from .history import (
     FDR,
     HistoryError,
@@ -81,10 +88,9 @@ _SESSION_INFO_KEYS = frozenset({
     "time_elapsed", "time_end", "time_end_unix", "time_start", "time_start_unix", "user", "uuid",
     "version", "workdir"})
 _UUID_PREFIX = re.compile(r"^[0-9a-fA-F][0-9a-fA-F-]{0,35}$")
-_SYSTEM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-class CompareError(ValueError):
+class CompareError(UsageError):
     """Bad input: one line that names the fix."""
 
 
@@ -448,16 +454,14 @@ class Side:
         }
 
 
-def select_sides(args: Any, system: str, variable: re.Pattern | None,
-                 default_results: Path) -> tuple[Side, Side]:
+def select_sides(args: Any, system: str, variable: re.Pattern | None) -> tuple[Side, Side]:
     """Both sets, read and checked (module docstring); CompareError/HistoryError otherwise."""
     selections = [Selection.from_args(args, side) for side in SIDES]
     from_db = [s for s in selections if not s.reports]
     stored: list[dict[str, Any]] = []
     db_source = ""
     if from_db:
-        results = Path(args.results) if args.results else default_results
-        db = results / "results.db"
+        db = results_dir(args) / "results.db"
         if not db.is_file():
             raise CompareError(f"no results database {db}: set --results or "
                                f"FABRICSUITE_RESULTS to the results directory, or give "
@@ -662,7 +666,7 @@ def add_parser(sub: Any) -> None:
                                        "(after an upgrade)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=DESCRIPTION)
-    p.add_argument("--system", required=True, help="ReFrame system name, e.g. local")
+    add_selection_options(p)
     for side in SIDES:
         g = p.add_argument_group(f"the {side} set (selectors combine)")
         g.add_argument(f"--{side}-since", metavar="DATE",
@@ -685,40 +689,26 @@ def add_parser(sub: Any) -> None:
                         f"{100 * MIN_CHANGE:g})")
     p.add_argument("--min-runs", type=int, default=MIN_RUNS, metavar="N",
                    help=f"fewest runs per side for a verdict (default {MIN_RUNS})")
-    p.add_argument("--results", default=None,
-                   help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
     p.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
+@one_line_errors("compare")
 def run(args: Any) -> int:
     """`fabricsuite compare`: 0 no regression, 1 a significant regression, 2 bad input."""
     import json
-    import os
     import sys
 
-    from . import REPO_ROOT
-
-    def fail(message: str) -> int:
-        print(f"fabricsuite compare: {message}", file=sys.stderr)
-        return 2
-
+    check_system(args.system)
     try:
-        if not _SYSTEM_NAME.match(args.system):
-            raise CompareError(f"--system {args.system!r} is not a ReFrame system name, e.g. "
-                               f"--system local")
-        try:
-            pattern = re.compile(args.variable) if args.variable else None
-        except re.error as err:
-            raise CompareError(f"--variable {args.variable!r} is no regular expression "
-                               f"({err})") from None
-        fdr, min_change = args.fdr, args.min_change / 100
-        check_options(fdr, min_change, args.min_runs)
-        default = Path(os.environ.get("FABRICSUITE_RESULTS") or REPO_ROOT / "results")
-        before, after = select_sides(args, args.system, pattern, default)
-        comparisons = compare(before.series, after.series, fdr=fdr, min_change=min_change,
-                              min_runs=args.min_runs)
-    except (CompareError, HistoryError) as err:
-        return fail(str(err))
+        pattern = re.compile(args.variable) if args.variable else None
+    except re.error as err:
+        raise CompareError(f"--variable {args.variable!r} is no regular expression "
+                           f"({err})") from None
+    fdr, min_change = args.fdr, args.min_change / 100
+    check_options(fdr, min_change, args.min_runs)
+    before, after = select_sides(args, args.system, pattern)
+    comparisons = compare(before.series, after.series, fdr=fdr, min_change=min_change,
+                          min_runs=args.min_runs)
     if args.json:
         json.dump(to_json(args.system, before, after, comparisons, fdr, min_change,
                           args.min_runs), sys.stdout, indent=1)
@@ -728,6 +718,7 @@ def run(args: Any) -> int:
         print(table(before, after, comparisons, fdr, min_change))
     if not any(c.p is not None for c in comparisons):
         n = runs_per_side_needed(fdr)
-        return fail(f"no variable has enough runs to be tested (at least {max(n, args.min_runs)} "
-                    f"per side at FDR {fdr:g}); select more sessions")
+        raise CompareError(f"no variable has enough runs to be tested (at least "
+                           f"{max(n, args.min_runs)} per side at FDR {fdr:g}); select more "
+                           f"sessions")
     return 1 if any(c.verdict == REGRESSION for c in comparisons) else 0

@@ -79,7 +79,14 @@ from typing import Any
 
 import numpy as np
 
-from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, series_key
+from .commands import (
+    UsageError,
+    add_selection_options,
+    check_system,
+    one_line_errors,
+    results_dir,
+)
+from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
 
 #: Fewest points on each side of a change point (the within-side means need two).
 MIN_SIZE = 2
@@ -100,7 +107,7 @@ _COUNTED = ("pass", "fail", "xfail", "xpass")
 _CELLS = 4_000_000
 
 
-class HistoryError(ValueError):
+class HistoryError(UsageError):
     """Bad input (no stored runs, a bad date, a bad pattern): one line that names the fix."""
 
 
@@ -264,14 +271,11 @@ class Series:
         return None
 
 
-def _counts(case: dict[str, Any]) -> bool:
+def is_counted(case: dict[str, Any]) -> bool:
+    """Whether a case's figures count: it passed, or failed only in the performance phase."""
     if case.get("result") not in _COUNTED:
         return False
     return case.get("fail_phase") in (None, "performance")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None = None,
@@ -293,11 +297,11 @@ def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None
                 if not isinstance(case, dict) or case.get("system") != system:
                     continue
                 seen_sessions.add(uuid)
-                if not _counts(case):
+                if not is_counted(case):
                     continue
                 when = case.get("job_completion_time_unix")
-                when = when if _is_number(when) else start
-                if not _is_number(when) or (since is not None and when < since):
+                when = when if is_number(when) else start
+                if not is_number(when) or (since is not None and when < since):
                     continue
                 _add(table, case, uuid, float(when), variable)
     for s in table.values():
@@ -318,7 +322,7 @@ def _add(table: dict, case: dict[str, Any], session: str, when: float,
         name = str(key).split(":")[-1]
         if variable is not None and not variable.search(name):
             continue
-        if not isinstance(perf, list) or len(perf) < 5 or not _is_number(perf[0]):
+        if not isinstance(perf, list) or len(perf) < 5 or not is_number(perf[0]):
             continue
         value = float(perf[0])
         if not math.isfinite(value):
@@ -395,6 +399,16 @@ def stored_sessions(db_file: Path, since: float | None = None) -> list[dict[str,
                            f"the file and that it is writable (ReFrame adds its indexes)") from None
     except (sqlite3.DatabaseError, ValueError, KeyError) as err:
         raise HistoryError(f"{db_file}: not a ReFrame results database ({err})") from None
+
+
+def read_sessions(args: Any, since: float | None) -> tuple[list[dict[str, Any]], str]:
+    """The sessions a command reads: its --reports files, else those stored in
+    RESULTS/results.db from `since` on; and where they came from, for messages."""
+    if args.reports:
+        return (report_sessions([Path(p) for p in args.reports]),
+                f"{len(args.reports)} run report(s)")
+    db = results_dir(args) / "results.db"
+    return stored_sessions(db, since), str(db)
 
 
 def report_sessions(paths: list[Path]) -> list[dict[str, Any]]:
@@ -485,7 +499,7 @@ class History:
 
     @property
     def alarms(self) -> list[ChangePoint]:
-        return sorted((c for c in self.change_points if c.alarm), key=_rank)
+        return sorted((c for c in self.change_points if c.alarm), key=alarm_rank)
 
     @property
     def regressions(self) -> list[ChangePoint]:
@@ -496,7 +510,8 @@ class History:
         return sum(len(t) for t in self.tests.values())
 
 
-def _rank(c: ChangePoint) -> tuple:
+def alarm_rank(c: ChangePoint) -> tuple:
+    """Sort key of change points: regressions, shifts, improvements; the larger shift first."""
     order = {"regression": 0, "shift": 1, "improvement": 2}[c.kind]
     shift = c.shift
     return (order, -(math.inf if shift is None else abs(shift)), c.series.key, c.index)
@@ -656,10 +671,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("history", help="change points in each variable's stored history",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=DESCRIPTION)
-    p.add_argument("--system", required=True, help="ReFrame system name, e.g. local")
-    p.add_argument("--since", metavar="DATE",
-                   help="only runs from DATE on: 2026-11-23, 2026-11-23T20:00 (UTC), "
-                        "20261123T2000 or now-7d")
+    add_selection_options(p, since=True, reports=True)
     p.add_argument("--variable", metavar="REGEX",
                    help="only variables whose name matches REGEX (re.search), e.g. bandwidth")
     p.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -671,56 +683,35 @@ def add_parser(sub: Any) -> None:
                    help=f"least permutations per test (default {PERMUTATIONS}; raised to "
                         f"2 x series / fdr)")
     p.add_argument("--seed", type=int, default=SEED, help="seed of the permutations")
-    p.add_argument("--results", default=None,
-                   help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
-    p.add_argument("--reports", nargs="+", metavar="FILE",
-                   help="read these JSON run reports instead of the results database")
 
 
+@one_line_errors("history")
 def run(args: Any) -> int:
     """`fabricsuite history`: 0 no regression shift, 1 a regression shift, 2 bad input."""
     import json
-    import os
     import sys
 
-    from . import REPO_ROOT
-
+    check_system(args.system)
     try:
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", args.system):
-            raise HistoryError(f"--system {args.system!r} is not a ReFrame system name, e.g. "
-                               f"--system local")
-        try:
-            pattern = re.compile(args.variable) if args.variable else None
-        except re.error as err:
-            raise HistoryError(f"--variable {args.variable!r} is no regular expression "
-                               f"({err})") from None
-        if args.permutations < 1:
-            raise HistoryError(f"--permutations {args.permutations}: give 1 or more")
-        since = parse_since(args.since) if args.since else None
-        if args.reports:
-            sessions = report_sessions([Path(p) for p in args.reports])
-            where = f"{len(args.reports)} run report(s)"
-        else:
-            results = Path(args.results or os.environ.get("FABRICSUITE_RESULTS")
-                           or REPO_ROOT / "results")
-            db = results / "results.db"
-            sessions = stored_sessions(db, since)
-            where = str(db)
-        series, n_sessions = collect(sessions, args.system, since, pattern)
-        if not n_sessions:
-            raise HistoryError(f"no stored runs of system {args.system!r} in {where}"
-                               + (f" since {_iso(since)}" if since is not None else "")
-                               + "; check --system and --since, or run the suite first")
-        if not series:
-            raise HistoryError(f"{n_sessions} stored session(s) of system {args.system!r} hold "
-                               f"no performance figures"
-                               + (f" of a variable matching {args.variable!r}"
-                                  if pattern else ""))
-        history = detect(series, fdr=args.fdr, min_shift=args.min_shift / 100,
-                         permutations=args.permutations, seed=args.seed)
-    except HistoryError as err:
-        print(f"fabricsuite history: {err}", file=sys.stderr)
-        return 2
+        pattern = re.compile(args.variable) if args.variable else None
+    except re.error as err:
+        raise HistoryError(f"--variable {args.variable!r} is no regular expression "
+                           f"({err})") from None
+    if args.permutations < 1:
+        raise HistoryError(f"--permutations {args.permutations}: give 1 or more")
+    since = parse_since(args.since) if args.since else None
+    sessions, where = read_sessions(args, since)
+    series, n_sessions = collect(sessions, args.system, since, pattern)
+    if not n_sessions:
+        raise HistoryError(f"no stored runs of system {args.system!r} in {where}"
+                           + (f" since {_iso(since)}" if since is not None else "")
+                           + "; check --system and --since, or run the suite first")
+    if not series:
+        raise HistoryError(f"{n_sessions} stored session(s) of system {args.system!r} hold "
+                           f"no performance figures"
+                           + (f" of a variable matching {args.variable!r}" if pattern else ""))
+    history = detect(series, fdr=args.fdr, min_shift=args.min_shift / 100,
+                     permutations=args.permutations, seed=args.seed)
     if args.json:
         json.dump(to_json(history, args.system, since), sys.stdout, indent=1)
         sys.stdout.write("\n")

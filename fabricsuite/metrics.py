@@ -20,12 +20,24 @@ Directions:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 LOWER = "lower"
 HIGHER = "higher"
 EQUAL = "equal"
 DIRECTIONS = (LOWER, HIGHER, EQUAL)
+
+
+def is_number(value: Any) -> bool:
+    """An int or float from a report, not a bool (JSON's true and false are no figures)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_finite_number(value: Any) -> bool:
+    """`is_number`, and neither NaN nor infinite."""
+    return is_number(value) and math.isfinite(value)
 
 
 @dataclass(frozen=True)

@@ -28,17 +28,23 @@ from pathlib import Path
 from typing import Any
 
 from . import REPO_ROOT, console, session
+from .commands import (
+    UsageError,
+    add_selection_options,
+    check_system,
+    fail,
+    one_line_errors,
+    results_dir,
+)
 
 TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
-SYSTEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(:[A-Za-z0-9][A-Za-z0-9_.-]*)?$")
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("nightly", help="run the nightly mode; summary, JUnit, exit 0/1/2",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=__doc__)
-    p.add_argument("--system", required=True,
-                   help="ReFrame system (or system:partition) to run on, e.g. local")
+    add_selection_options(p, partition=True)
     p.add_argument("--mode", default="nightly",
                    help="ReFrame run mode from config/settings.py (default nightly; also "
                         "after-upgrade, acceptance)")
@@ -46,8 +52,6 @@ def add_parser(sub: Any) -> None:
                    help="stored with the session as session extra tag=TAG (default nightly)")
     p.add_argument("--junit", metavar="FILE",
                    help="JUnit XML file (default RESULTS/junit/<mode>-<UTC time>.xml)")
-    p.add_argument("--results", default=None,
-                   help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
     p.add_argument("--progress-every", type=float, default=60.0, metavar="S",
                    help="seconds between progress lines (default 60)")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER,
@@ -73,38 +77,36 @@ def mode_options(mode: str) -> list[str] | None:
 
 
 def _fail(message: str) -> int:
-    print(f"fabricsuite nightly: {message}", file=sys.stderr)
-    return session.BROKEN
+    """Something broke (not bad input): one line on stderr, exit status BROKEN (2)."""
+    return fail("nightly", message, session.BROKEN)
 
 
+@one_line_errors("nightly")
 def run(args: Any) -> int:
     extra = args.reframe_args[1:] if args.reframe_args[:1] == ["--"] else args.reframe_args
-    if not SYSTEM.match(args.system):
-        return _fail(f"--system {args.system!r} is not a ReFrame system name, e.g. --system "
-                     f"local or --system emucluster:nodes")
+    check_system(args.system, partition=True)
     if not TAG.match(args.tag):
-        return _fail(f"--tag {args.tag!r}: use 1 to 64 of letters, digits, '_', '.', ':', "
-                     f"'-' (it is stored as a session extra and matched by compare)")
+        raise UsageError(f"--tag {args.tag!r}: use 1 to 64 of letters, digits, '_', '.', ':', "
+                         f"'-' (it is stored as a session extra and matched by compare)")
     if not re.match(r"^[A-Za-z0-9_-]+$", args.mode):
-        return _fail(f"--mode {args.mode!r} is no run mode name, e.g. nightly")
+        raise UsageError(f"--mode {args.mode!r} is no run mode name, e.g. nightly")
     if args.progress_every <= 0:
-        return _fail("--progress-every must be positive seconds, e.g. 60")
-    results = Path(args.results or os.environ.get("FABRICSUITE_RESULTS")
-                   or REPO_ROOT / "results")
+        raise UsageError("--progress-every must be positive seconds, e.g. 60")
+    results = results_dir(args)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     try:
         (results / "reports").mkdir(parents=True, exist_ok=True)
         junit = Path(args.junit) if args.junit else results / "junit" / f"{args.mode}-{stamp}.xml"
         junit.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        return _fail(f"cannot create {err.filename}: {err.strerror}; check --results or "
-                     f"--junit")
+        raise UsageError(f"cannot create {err.filename}: {err.strerror}; check --results or "
+                         f"--junit") from None
     env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
     os.environ["FABRICSUITE_RESULTS"] = str(results)  # read by config/settings.py
     options = mode_options(args.mode)
     if options is None:
-        return _fail(f"--mode {args.mode!r}: no such run mode in config/settings.py (nightly, "
-                     f"acceptance, after-upgrade)")
+        raise UsageError(f"--mode {args.mode!r}: no such run mode in config/settings.py "
+                         f"(nightly, acceptance, after-upgrade)")
     report = results / "reports" / f"run-report-{stamp}-{os.getpid()}.json"
     skips = report.with_suffix(".skips.jsonl")
     reframe = Path(sys.executable).parent / "reframe"

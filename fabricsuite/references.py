@@ -19,7 +19,6 @@ the entry and the fix.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 import yaml
 
 from . import REFERENCE_DIR
-from .metrics import PerfSpec, bad_sides
+from .metrics import PerfSpec, bad_sides, is_finite_number
 
 _CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -150,13 +149,13 @@ def _validate_tuple(path: Path, where: str, ref: Any) -> None:
     if not isinstance(ref, list) or len(ref) not in (3, 4):
         raise ReferenceFileError(f"{path}: {where}: {ref!r} is not a reference; {hint}")
     value, lower, upper = ref[:3]
-    if not _is_number(value) or value < 0:
+    if not is_finite_number(value) or value < 0:
         raise ReferenceFileError(f"{path}: {where}: value {value!r} must be a number >= 0; {hint}")
-    if lower is not None and (not _is_number(lower) or (value != 0 and lower > 0)):
+    if lower is not None and (not is_finite_number(lower) or (value != 0 and lower > 0)):
         raise ReferenceFileError(
             f"{path}: {where}: lower bound {lower!r} must be null or a fraction <= 0; {hint}"
         )
-    if upper is not None and (not _is_number(upper) or (value != 0 and upper < 0)):
+    if upper is not None and (not is_finite_number(upper) or (value != 0 and upper < 0)):
         raise ReferenceFileError(
             f"{path}: {where}: upper bound {upper!r} must be null or a fraction >= 0; {hint}"
         )
@@ -229,11 +228,6 @@ def check_test_references(path: Path, data: dict[str, Any], check: str,
                 f"it has {', '.join(sorted(specs))}"
             )
         check_tuple(path, f"{where}.{variable}", ref, specs[variable])
-
-
-def _is_number(value: Any) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
 
 
 def external_reference(system: str, check: str, directory: Path | None = None,

@@ -45,7 +45,6 @@ import math
 import os
 import re
 import statistics
-import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -53,10 +52,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import REPO_ROOT, __version__, history
-from .metrics import case_scope, series_key
+from . import __version__, history
+from .commands import UsageError, add_selection_options, check_system, one_line_errors, results_dir
+from .metrics import case_scope, is_finite_number, series_key
 from .netbench_result import NetbenchResult, ResultError, load
-from .session import _case_key, _statistics, verdict_lines
+from .session import case_key, reference_statistics, verdict_lines
 
 #: At most this many trend plots (series with a change point first).
 TREND_PLOT_LIMIT = 12
@@ -73,7 +73,7 @@ RANKS_NAMED = 4
 ANNOTATED_RANKS = 12
 
 
-class ReportError(ValueError):
+class ReportError(UsageError):
     """Bad input: one line that names the fix."""
 
 
@@ -164,7 +164,7 @@ class StoredCase:
     @property
     def counts(self) -> bool:
         """Figures of a complete job: passed, or failed only against a reference."""
-        return history._counts(self.case)
+        return history.is_counted(self.case)
 
 
 @dataclass
@@ -190,10 +190,6 @@ def _utc(ts: float | None) -> str:
     if ts is None or not math.isfinite(ts):
         return "?"
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%MZ")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _first_line(text: Any, limit: int = 300) -> str:
@@ -265,8 +261,8 @@ def stored_cases(sessions: Iterable[dict[str, Any]], system: str,
                 if not isinstance(case, dict) or case.get("system") != system:
                     continue
                 when = case.get("job_completion_time_unix")
-                when = when if _is_number(when) else start
-                if not _is_number(when) or (since is not None and when < since):
+                when = when if is_finite_number(when) else start
+                if not is_finite_number(when) or (since is not None and when < since):
                     continue
                 cases.append(StoredCase(case, str(info.get("uuid", "?")), float(when)))
                 found = True
@@ -394,7 +390,7 @@ _SKIPPED = ("skip",)
 
 
 def _fmt(value: Any) -> str:
-    if not _is_number(value):
+    if not is_finite_number(value):
         return "-" if value is None else str(value)
     return f"{value:.4g}"
 
@@ -404,20 +400,20 @@ def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: l
     value, ref, lower, upper, unit = perf[:5]
     variable = str(key).split(":")[-1]
     reference = bound = change = widths = first = "-"
-    if _is_number(value) and _is_number(ref) and ref:
+    if is_finite_number(value) and is_finite_number(ref) and ref:
         reference = f"{ref:g} {unit}"
         change = f"{(value - ref) / abs(ref):+.1%}"
         # The bound that was crossed: the lower one when below the reference.
         side = lower if (value < ref and lower is not None) or upper is None else upper
-        if _is_number(side):
+        if is_finite_number(side):
             bound = f"{side:+.1%} ({ref * (1 + side):.4g} {unit})"
-        spread = (_statistics(system, cache).get(
+        spread = (reference_statistics(system, cache).get(
             series_key(*case_scope(stored_case), variable)) or {}).get("spread")
-        if _is_number(spread) and spread > 0:
+        if is_finite_number(spread) and spread > 0:
             widths = f"{abs(value - ref) / abs(ref) / spread:.1f} (spread {spread:.2%})"
     if earlier is not None:
         before = (earlier.get("perfvalues") or {}).get(key)
-        if isinstance(before, list) and before and _is_number(before[0]):
+        if isinstance(before, list) and before and is_finite_number(before[0]):
             first = f"{before[0]:g} {unit}"
     return FailedVariable(variable, f"{_fmt(value)} {unit}", reference, bound, change, widths,
                           first)
@@ -433,7 +429,7 @@ def summary(report: dict[str, Any], system: str) -> Summary:
         for case in run.get("testcases") or []:
             if not isinstance(case, dict) or case.get("system") != system:
                 continue
-            key = _case_key(case)
+            key = case_key(case)
             if case.get("result") == "fail" and index < len(runs) - 1:
                 first_failure.setdefault(key, case)
             final[key] = case
@@ -516,8 +512,10 @@ def _curve_points(result: NetbenchResult, curve: SizeCurve,
     rows = result.tables.get(curve.table) or []
     points = sorted((r.get(curve.size_column), r.get(curve.value_column)) for r in rows
                     if (group is None or r.get(curve.group_column) == group)
-                    and _is_number(r.get(curve.size_column)) and r.get(curve.size_column) > 0
-                    and _is_number(r.get(curve.value_column)) and r.get(curve.value_column) > 0)
+                    and is_finite_number(r.get(curve.size_column))
+                    and r.get(curve.size_column) > 0
+                    and is_finite_number(r.get(curve.value_column))
+                    and r.get(curve.value_column) > 0)
     return [float(p[0]) for p in points], [float(p[1]) for p in points]
 
 
@@ -538,13 +536,13 @@ def _draw_references(ax, stored: StoredCase, curve: SizeCurve, group: str | None
         if not isinstance(perf, list) or len(perf) < 5:
             continue
         ref, lower, upper, unit = perf[1], perf[2], perf[3], str(perf[4])
-        if not _is_number(ref) or ref <= 0:
+        if not is_finite_number(ref) or ref <= 0:
             continue  # no reference (a run with require_reference=false)
         where = reference_position(str(key).split(":")[-1], unit, curve, group)
         if where is None:
             continue
-        low = ref * (1 + lower) if _is_number(lower) else ref
-        high = ref * (1 + upper) if _is_number(upper) else ref
+        low = ref * (1 + lower) if is_finite_number(lower) else ref
+        high = ref * (1 + upper) if is_finite_number(upper) else ref
         if where == "peak":
             label = None if "peak" in labelled else "reference peak and bound"
             labelled.add("peak")
@@ -664,7 +662,7 @@ class LogGPTable:
 
 def _interval(row: dict[str, Any], value: str, low: str, high: str) -> str:
     text = _fmt(row.get(value))
-    if _is_number(row.get(low)) or _is_number(row.get(high)):
+    if is_finite_number(row.get(low)) or is_finite_number(row.get(high)):
         text += f" [{_fmt(row.get(low))}, {_fmt(row.get(high))}]"
     return text
 
@@ -686,7 +684,7 @@ def loggp_tables(cases: list[StoredCase], results: Results,
             if variable in perf:
                 value, ref, unit = perf[variable][0], perf[variable][1], perf[variable][4]
                 figures.append((f"{meaning} ({variable})", f"{_fmt(value)} {unit}",
-                                f"{_fmt(ref)} {unit}" if _is_number(ref) and ref else "-"))
+                                f"{_fmt(ref)} {unit}" if is_finite_number(ref) and ref else "-"))
         ranges, note = [], ""
         if loaded is not None:
             result = loaded.result
@@ -774,7 +772,7 @@ def trend_figures(found: history.History, cases: list[StoredCase],
     by_key: dict[str, list[history.ChangePoint]] = {}
     for c in found.change_points:
         by_key.setdefault(c.series.key, []).append(c)
-    ranked_changes = sorted(found.change_points, key=history._rank)
+    ranked_changes = sorted(found.change_points, key=history.alarm_rank)
     with_change = list(dict.fromkeys(c.series.key for c in ranked_changes))
     plottable = [s for s in found.series if len(s.points) >= 2]
     others = sorted((s for s in plottable if s.key not in by_key),
@@ -882,7 +880,7 @@ def matrix_figures(cases: list[StoredCase], results: Results,
                                                       "viridis_r")), strict=True):
             grid = np.full((ranks, ranks), np.nan)
             for p in pairs:
-                if _is_number(p.get(column)):
+                if is_finite_number(p.get(column)):
                     grid[p["rank_a"], p["rank_b"]] = grid[p["rank_b"], p["rank_a"]] = p[column]
             image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap)
             figure.colorbar(image, ax=ax, shrink=0.8)
@@ -890,7 +888,7 @@ def matrix_figures(cases: list[StoredCase], results: Results,
             ax.set_yticks(range(ranks), labels, fontsize=7)
             ax.set_title(name, fontsize=9)
             for p in pairs:
-                if ranks <= ANNOTATED_RANKS and _is_number(p.get(column)):
+                if ranks <= ANNOTATED_RANKS and is_finite_number(p.get(column)):
                     text = _cell_label(p[column]) + (" !" if p.get("flagged") else "")
                     for a, b in ((p["rank_a"], p["rank_b"]), (p["rank_b"], p["rank_a"])):
                         ax.text(b, a, text, ha="center", va="center", fontsize=7,
@@ -939,7 +937,7 @@ def dense_figures(cases: list[StoredCase], results: Results,
         partition, environ, levels = scope
         result = results.get(stored).result
         phases = result.tables.get("phases") or []
-        sizes = sorted({r["size_bytes"] for r in phases if _is_number(r.get("size_bytes"))})
+        sizes = sorted({r["size_bytes"] for r in phases if is_finite_number(r.get("size_bytes"))})
         algorithms = list(dict.fromkeys(r.get("algorithm") for r in phases))
         rows = [(a, k) for a in algorithms
                 for k in sorted({r.get("phase") for r in phases if r.get("algorithm") == a})]
@@ -949,7 +947,7 @@ def dense_figures(cases: list[StoredCase], results: Results,
         for r in phases:
             base = first.get((r.get("algorithm"), r.get("size_bytes")))
             value = r.get("bandwidth_mean_MBps")
-            if _is_number(base) and base > 0 and _is_number(value):
+            if is_finite_number(base) and base > 0 and is_finite_number(value):
                 grid[rows.index((r.get("algorithm"), r.get("phase"))),
                      sizes.index(r["size_bytes"])] = value / base
         finite = grid[np.isfinite(grid)]
@@ -1074,14 +1072,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("report", help="one self-contained HTML page of the stored runs",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=DESCRIPTION)
-    p.add_argument("--system", required=True, help="ReFrame system name, e.g. local")
-    p.add_argument("--since", metavar="DATE",
-                   help="only runs from DATE on: 2026-11-23, 2026-11-23T20:00 (UTC), "
-                        "20261123T2000 or now-7d")
-    p.add_argument("--results", default=None,
-                   help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
-    p.add_argument("--reports", nargs="+", metavar="FILE",
-                   help="read these JSON run reports instead of the results database")
+    add_selection_options(p, since=True, reports=True)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="the HTML file to write (replaced if it exists; default: "
                         "RESULTS/report-<system>-<UTC time>.html)")
@@ -1107,33 +1098,20 @@ def _output_path(args: Any, results: Path) -> Path:
     return path
 
 
+@one_line_errors("report")
 def run(args: Any) -> int:
     """`fabricsuite report`: 0 written, 2 bad input."""
+    check_system(args.system)
     path = None
     try:
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", args.system):
-            raise ReportError(f"--system {args.system!r} is not a ReFrame system name, e.g. "
-                              f"--system local")
         since = history.parse_since(args.since) if args.since else None
-        results = Path(args.results or os.environ.get("FABRICSUITE_RESULTS")
-                       or REPO_ROOT / "results")
-        if args.reports:
-            sessions = history.report_sessions([Path(p) for p in args.reports])
-            where = f"{len(args.reports)} run report(s)"
-        else:
-            db = results / "results.db"
-            sessions = history.stored_sessions(db, since)
-            where = str(db)
-        path = _output_path(args, results)  # before the plots: a bad -o fails at once
+        sessions, where = history.read_sessions(args, since)
+        path = _output_path(args, results_dir(args))  # before the plots: a bad -o fails at once
         page = build_page(sessions, args.system, since, where)
         write_atomically(path, page)
-    except (ReportError, history.HistoryError) as err:
-        print(f"fabricsuite report: {err}", file=sys.stderr)
-        return 2
     except OSError as err:
         where = err.filename or path or "the output"
-        print(f"fabricsuite report: cannot write {where}: {err.strerror or err}; check the "
-              f"path and the disk, or pass another -o", file=sys.stderr)
-        return 2
+        raise ReportError(f"cannot write {where}: {err.strerror or err}; check the path and the "
+                          f"disk, or pass another -o") from None
     print(path)
     return 0

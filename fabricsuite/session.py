@@ -72,7 +72,8 @@ def problems(report: dict, reframe_args: list[str]) -> list[str]:
     return found
 
 
-def _case_key(case: dict) -> tuple:
+def case_key(case: dict) -> tuple:
+    """A test case's identity across a session's rounds: (test, system, partition, environ)."""
     # unique_name tells repeats (--repeat) apart; a retry keeps its case's
     return (case.get("unique_name") or case.get("name"), case.get("system"),
             case.get("partition"), case.get("environ"))
@@ -83,7 +84,8 @@ def _where(case: dict) -> str:
     return " ".join([check, partition, environ, *[value for _, value in levels]])
 
 
-def _statistics(system: str, cache: dict) -> dict[str, Any]:
+def reference_statistics(system: str, cache: dict) -> dict[str, Any]:
+    """The `_statistics` of `system`'s reference file ({} without a valid one), kept in `cache`."""
     if system not in cache:
         try:
             stats = load_file(reference_file(system)).get("_statistics") or {}
@@ -112,10 +114,10 @@ def verdict_lines(report: dict) -> list[str]:
     for run in runs[:-1]:
         for case in run.get("testcases", []):
             if case.get("result") == "fail":
-                first.setdefault(_case_key(case), case)
+                first.setdefault(case_key(case), case)
     lines, cache = [], {}
     for case in runs[-1].get("testcases", []):
-        earlier = first.get(_case_key(case)) if len(runs) > 1 else None
+        earlier = first.get(case_key(case)) if len(runs) > 1 else None
         if case.get("result") == "pass" and earlier is not None:
             failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
                       if len(v) > 5 and v[5] == "fail"}
@@ -125,7 +127,7 @@ def verdict_lines(report: dict) -> list[str]:
             continue
         if case.get("result") != "fail" or case.get("fail_phase") != "performance":
             continue
-        stats = _statistics(str(case.get("system")), cache)
+        stats = reference_statistics(str(case.get("system")), cache)
         for key, perf in (case.get("perfvalues") or {}).items():
             if len(perf) < 6 or perf[5] != "fail":
                 continue
@@ -160,11 +162,11 @@ def final_cases(report: dict) -> list[dict]:
     last: dict[tuple, dict] = {}
     for run in report.get("runs", []):
         for case in run.get("testcases", []):
-            last[_case_key(case)] = case
+            last[case_key(case)] = case
     return list(last.values())
 
 
-def _broken(case: dict) -> bool:
+def is_broken(case: dict) -> bool:
     """A failure that is not a measured regression: build, launch, sanity, a missing or
     invalid reference, an abort."""
     if case.get("result") not in ("fail", "abort", "aborted", "error"):
@@ -177,8 +179,8 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
     """(exit status, why): 0 all within references, 1 a confirmed performance regression,
     2 something broken (or nothing tested, which is not a pass either)."""
     cases = final_cases(report)
-    broken = [c for c in cases if _broken(c)]
-    regressed = [c for c in cases if c.get("result") == "fail" and not _broken(c)]
+    broken = [c for c in cases if is_broken(c)]
+    regressed = [c for c in cases if c.get("result") == "fail" and not is_broken(c)]
     lost = problems(report, reframe_args or [])
     if broken or lost:
         what = [f"{len(broken)} case(s) broken"] if broken else []
@@ -264,7 +266,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         if rest:
             lines.append(f"  {sum(n for _, n in rest):5d}  ({len(rest)} other reasons)")
     verdicts = verdict_lines(report)
-    broken = [c for c in cases if _broken(c)]
+    broken = [c for c in cases if is_broken(c)]
     if verdicts or broken:
         lines.append("failures and confirmations:")
         lines += [f"  {line}" for line in verdicts]
@@ -298,7 +300,7 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
             time=f"{float(case.get('time_total') or 0):.3f}")
         if case.get("result") == "pass":
             continue
-        if _broken(case):
+        if is_broken(case):
             errors += 1
             bad = ET.SubElement(element, "error", type=str(case.get("fail_phase")),
                                 message=_short(case.get("fail_reason"), 300))
