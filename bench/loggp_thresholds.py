@@ -13,7 +13,7 @@ value, and whether it lies within one size step of the sweep of the first swept 
 imposed value. A summary line per value gives "k of N within one step" and the range counts.
 
     python3 bench/loggp_thresholds.py --runs 10
-    python3 bench/loggp_thresholds.py --mpi openmpi --values 4096,16384,65536 --runs 3
+    python3 bench/loggp_thresholds.py --knob eager_limit --values 4096,16384 --runs 3
 
 Measured on the 2-core development VM, 2026-11-23 (`--runs 10`, within one step / runs):
 Open MPI eager_limit 4096: 9/10, 16384: 9/10, 65536: 4/10 (the switch then showed at 32768 or
@@ -42,17 +42,22 @@ MPIS = {
     "openmpi": {
         "compiler": "mpicc.openmpi",
         "launcher": ["mpirun.openmpi", "-np", "2", "--bind-to", "core"],
-        "variable": "OMPI_MCA_btl_vader_eager_limit",
         "extra_env": {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
-        "values": [4096, 16384, 65536],
     },
     "mpich": {
         "compiler": "mpicc.mpich",
         "launcher": ["mpiexec.hydra", "-np", "2", "-bind-to", "core"],
-        "variable": "UCX_RNDV_THRESH",
         "extra_env": {"UCX_TLS": "sm,self"},
-        "values": [4096, 16384, 65536],
     },
+}
+#: The knobs that move a protocol switch: (MPI, environment variable, imposed values in bytes).
+#: Open MPI's vader copies a message inline in its fragment up to max_inline_send (default 256)
+#: and sends it eagerly up to eager_limit (default 4096); UCX switches to rendezvous at
+#: UCX_RNDV_THRESH.
+KNOBS = {
+    "eager_limit": ("openmpi", "OMPI_MCA_btl_vader_eager_limit", [1024, 4096, 16384]),
+    "max_inline_send": ("openmpi", "OMPI_MCA_btl_vader_max_inline_send", [64, 128, 1024]),
+    "rndv_thresh": ("mpich", "UCX_RNDV_THRESH", [4096, 16384, 65536]),
 }
 
 
@@ -69,9 +74,10 @@ def sweep_index(sizes: list[int], size: int) -> int:
     return next((i for i, s in enumerate(sizes) if s >= size), len(sizes))
 
 
-def detected(program: Path, mpi: str, value: int, max_size: str, timeout: int) -> dict:
+def detected(program: Path, mpi: str, variable: str, value: int, max_size: str,
+             timeout: int) -> dict:
     spec = MPIS[mpi]
-    env = dict(os.environ, **spec["extra_env"], **{spec["variable"]: str(value)})
+    env = dict(os.environ, **spec["extra_env"], **{variable: str(value)})
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         proc = subprocess.run([*spec["launcher"], str(program), "loggp", "--max-size", max_size,
                                "--json-file", out.name], env=env, capture_output=True,
@@ -90,40 +96,44 @@ def detected(program: Path, mpi: str, value: int, max_size: str, timeout: int) -
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mpi", choices=sorted(MPIS), action="append")
-    parser.add_argument("--values", help="imposed thresholds in bytes, comma-separated")
+    parser.add_argument("--knob", choices=sorted(KNOBS), action="append",
+                        help="which switch to move (default: all); repeatable")
+    parser.add_argument("--values", help="imposed thresholds in bytes, comma-separated "
+                        "(default: the knob's own list)")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--max-size", default="256K")
     parser.add_argument("--timeout", type=int, default=600)
     args = parser.parse_args()
+    programs: dict[str, Path] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        print(f"{'mpi':8} {'variable':32} {'imposed':>8} {'run':>3} {'ranges':>6} "
+        print(f"{'mpi':8} {'variable':36} {'imposed':>8} {'run':>3} {'ranges':>6} "
               f"{'nearest':>8} {'steps':>5}  detected thresholds (B)")
-        for mpi in args.mpi or sorted(MPIS):
+        for knob in args.knob or sorted(KNOBS):
+            mpi, variable, default_values = KNOBS[knob]
             if shutil.which(MPIS[mpi]["compiler"]) is None:
                 print(f"{mpi}: {MPIS[mpi]['compiler']} not installed, skipped")
                 continue
-            program = build(mpi, Path(tmp))
+            if mpi not in programs:
+                programs[mpi] = build(mpi, Path(tmp))
             values = ([int(v) for v in args.values.split(",")] if args.values
-                      else MPIS[mpi]["values"])
+                      else default_values)
             for value in values:
                 within, counts = 0, []
                 for run in range(1, args.runs + 1):
-                    d = detected(program, mpi, value, args.max_size, args.timeout)
+                    d = detected(programs[mpi], mpi, variable, value, args.max_size,
+                                 args.timeout)
                     if "error" in d:
-                        print(f"{mpi:8} {MPIS[mpi]['variable']:32} {value:8} {run:3} "
-                              f"failed: {d['error']}")
+                        print(f"{mpi:8} {variable:36} {value:8} {run:3} failed: {d['error']}")
                         continue
                     counts.append(d["ranges"])
                     ok = d["steps"] is not None and abs(d["steps"]) <= 1
                     within += ok
-                    print(f"{mpi:8} {MPIS[mpi]['variable']:32} {value:8} {run:3} "
+                    print(f"{mpi:8} {variable:36} {value:8} {run:3} "
                           f"{d['ranges']:6} {d['nearest'] or '-':>8} "
                           f"{'-' if d['steps'] is None else d['steps']:>5}  "
                           f"{','.join(map(str, d['starts'])) or '-'}", flush=True)
-                print(f"# {mpi} {MPIS[mpi]['variable']}={value}: within one step in "
-                      f"{within} of {args.runs} runs; range counts {sorted(set(counts))}",
-                      flush=True)
+                print(f"# {mpi} {variable}={value}: within one step in {within} of "
+                      f"{args.runs} runs; range counts {sorted(set(counts))}", flush=True)
     return 0
 
 

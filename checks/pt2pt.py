@@ -29,6 +29,9 @@ from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, powers_of_two, sum
 #: The default sweep of the latency and bandwidth methods: 8 B to 4 MiB in powers of two.
 PT2PT_SIZES = powers_of_two(8, 4 * 1024 * 1024)
 MiB = 1024 * 1024
+#: Ratio of adjacent sizes of `netbench loggp`'s default sweep (4 sizes per doubling): the unit
+#: in which a protocol threshold is judged.
+LOGGP_SIZE_STEP = 2 ** (1 / 4)
 
 
 @rfm.simple_test
@@ -111,11 +114,11 @@ class NetbenchLogGP(NetbenchPairCheck):
     steps (10-25 % in G_all) came and went between runs (6 to 304 B in 10 runs).
 
     A threshold is compared as a size step, not as a percentage: the default sweep has 4 sizes
-    per doubling, one step is a factor 2^(1/4) = 1.19, and the bounds [-0.16, +0.19] allow
-    exactly one step either way (a sweep in powers of two would use [-0.5, +1.0]); they are set
-    by hand after `fabricsuite baseline`, whose "equal" rule (the seen range +-1) is made for
-    counts. M is a ratio of two fits with no better side (a larger g or a smaller G both raise
-    it): direction "equal", bounds from the baseline (the range seen in its runs).
+    per doubling, one step is a factor 2^(1/4) = 1.19 (declared as the metric's `size_step`),
+    and `fabricsuite baseline` bounds it one step beyond the range its runs saw ([-0.16, +0.19]
+    when they agree; a sweep in powers of two would give [-0.5, +1.0]). M is a ratio of two
+    fits with no better side (a larger g or a smaller G both raise it): direction "equal", the
+    noise bound on both sides.
     Unreliable or unresolved figures of ranges the check does not read are logged, not failed;
     those it reads carry their own unreliable entry in the summary and fail it.
     """
@@ -125,11 +128,12 @@ class NetbenchLogGP(NetbenchPairCheck):
     tolerated_unreliable = r"ranges\[[0-9]+\](\.o_s_us)?|(g_us|G_ns_per_byte)\[range=[0-9]+\]"
     metrics = {
         "loggp_L_us": summary("L_us", "us", LOWER),
-        "loggp_protocol_ranges": summary("protocol_ranges", "ranges", EQUAL),
+        "loggp_protocol_ranges": summary("protocol_ranges", "ranges", EQUAL, count=True),
         "loggp_g_us": summary("g_small_us", "us", LOWER),
         "loggp_o_s_us": summary("o_s_small_us", "us", LOWER),
         "loggp_o_r_us": summary("o_r_small_us", "us", LOWER),
         "loggp_G_large_ns_per_byte": summary("G_large_ns_per_byte", "ns/B", LOWER),
         "loggp_M_bytes": summary("M_bytes", "B", EQUAL),
-        "loggp_threshold_large_bytes": summary("threshold_large_bytes", "B", EQUAL),
+        "loggp_threshold_large_bytes": summary("threshold_large_bytes", "B", EQUAL,
+                                               size_step=LOGGP_SIZE_STEP),
     }

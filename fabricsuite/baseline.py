@@ -24,7 +24,9 @@ The bad side comes from the variable's declared direction (`fabricsuite.metrics`
 every run as the test case's loggable variable `perf_directions`; it is never guessed from the
 unit. A variable whose direction the reports do not give (reports from checks older than
 `perf_directions`) is left out. Lower-is-better variables get an upper bound, higher-is-better
-ones a lower bound, "equal" ones (counts) both. A variable
+ones a lower bound, "equal" ones both: a count the seen range +-1, a size from a geometric sweep
+(a protocol threshold, `perf_size_steps`) one sweep step beyond the seen range, any other figure
+the noise bound on both sides. A variable
 whose bound exceeds TOO_NOISY_FOR_2X is listed in `_provenance.too_noisy_to_catch_2x`: a
 reference that fails healthy runs is worse than one that says openly what it cannot catch.
 
@@ -57,7 +59,16 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from .commands import UsageError
-from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
+from .metrics import (
+    DIRECTIONS,
+    EQUAL,
+    HIGHER,
+    LOWER,
+    case_scope,
+    is_number,
+    series_key,
+    size_step_bounds,
+)
 
 #: The bound is at least this many noise widths (robust relative standard deviations): with
 #: normal noise a healthy figure lands beyond 4 widths once in ~30,000 runs.
@@ -104,6 +115,12 @@ class Samples:
     directions: set[str] = field(default_factory=set)
     #: Tolerance floors the partition declared in the test cases (`tolerance_floor`).
     floors: set[float] = field(default_factory=set)
+    #: Sweep steps the test cases declared for the variable (`perf_size_steps`): a size from a
+    #: geometric sweep, bounded in steps.
+    size_steps: set[float] = field(default_factory=set)
+    #: How the test cases declared the variable (`perf_counts`): True a count, False not,
+    #: None when they predate the declaration (an "equal" variable was then a count).
+    counts: set[bool | None] = field(default_factory=set)
 
     @property
     def floor(self) -> float:
@@ -240,6 +257,12 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
         better = directions.get(variable)
         if better is not None:
             samples.directions.add(str(better))
+        steps = case.get("perf_size_steps")
+        step = steps.get(variable) if isinstance(steps, dict) else None
+        if is_number(step) and step > 1:
+            samples.size_steps.add(float(step))
+        counts = case.get("perf_counts")
+        samples.counts.add(variable in counts if isinstance(counts, list) else None)
         floor = case.get("tolerance_floor")
         if is_number(floor) and 0 <= floor < 1:
             samples.floors.add(float(floor))
@@ -309,7 +332,14 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
     unit = samples.unit
     better = samples.better
     stats = noise(samples)
-    if better == EQUAL:
+    if better == EQUAL and samples.size_steps and median > 0:
+        # A size from a geometric sweep (a protocol threshold): one step either way of the
+        # range seen, never a percentage (the widest step, if runs of several sweeps).
+        lower, upper = size_step_bounds(min(values), max(values), median,
+                                        max(samples.size_steps))
+        stats.update({"size_step": round(max(samples.size_steps), 6)})
+        return [_round(median), lower, upper, unit], None, stats
+    if better == EQUAL and samples.counts & {True, None}:
         # A count that must not move: allow one more or one fewer than seen.
         low, high = min(values), max(values)
         if median:
@@ -319,9 +349,10 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
         else:
             lower, upper = -1.0, 1.0  # ReFrame: a zero reference with bounds means exactly 0
         return [_round(median), lower, upper, unit], None, stats
-    if better not in (HIGHER, LOWER):
+    if better not in DIRECTIONS:
         raise ValueError(f"{samples.key}: direction {better!r} is not one of "
                          f"{', '.join(DIRECTIONS)}")
+    # lower/higher: the bad side; equal (a continuous figure such as M = g / G): both sides
     floor = samples.floor
     bound = max(floor, NOISE_WIDTHS * stats["spread"], WORST_MARGIN * stats["worst"])
     if better == HIGHER:
@@ -334,6 +365,8 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
                 f"{stats['worst']:.0%} on the bad side; bound {bound:.0%}")
     if better == HIGHER:
         return [_round(median), -bound, None, unit], note, stats
+    if better == EQUAL:
+        return [_round(median), -bound, bound, unit], note, stats
     return [_round(median), None, bound, unit], note, stats
 
 
@@ -448,7 +481,9 @@ def build_reference(samples: list[Samples], sources: list[Path],
         "rule": f"healthy runs only; median; bound on the bad side of the variable's direction "
                 f"(perf_directions) = max(partition floor (extras.tolerance_floor, default "
                 f"{DEFAULT_FLOOR}), {NOISE_WIDTHS} x robust spread, {WORST_MARGIN} x worst "
-                f"deviation); equal: seen range +-1; per variable in _statistics",
+                f"deviation); equal: a count the seen range +-1, a sweep size "
+                f"(perf_size_steps) one step beyond the seen range, else the same bound on both "
+                f"sides; per variable in _statistics",
         "too_noisy_to_catch_2x": sorted(old_noisy),
     })
     return data, notes

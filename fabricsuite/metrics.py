@@ -15,7 +15,11 @@ Directions:
   reference needs an upper bound.
 - ``higher``: higher is better (bandwidth, Mop/s, messages/s, overlap %); the bad side is below,
   the reference needs a lower bound.
-- ``equal``: a count that must not move either way (the number of protocol ranges); both bounds.
+- ``equal``: a figure that must not move either way; both bounds. `fabricsuite baseline` sizes
+  them by what the figure is: a count (`PerfSpec.count`: the number of protocol ranges) may be
+  one more or one fewer than seen; a size from a geometric sweep (a protocol threshold in bytes,
+  `PerfSpec.size_step` set) may be one sweep step off the seen range, never a percentage; any
+  other figure (M = g / G) gets the noise rule on both sides.
 """
 
 from __future__ import annotations
@@ -47,12 +51,30 @@ class PerfSpec:
     unit: str
     #: "lower", "higher" or "equal" (see the module docstring).
     better: str
+    #: For a size taken from a geometric sweep (a protocol threshold): the ratio of adjacent
+    #: sizes of the sweep (2 ** (1/4) for 4 sizes per doubling). Judged in sweep steps.
+    size_step: float | None = None
+    #: A count that moves by whole units (the number of protocol ranges): judged +-1.
+    count: bool = False
 
     def __post_init__(self):
         if self.better not in DIRECTIONS:
             raise ValueError(f"direction {self.better!r} is not one of {', '.join(DIRECTIONS)}")
         if not self.unit:
             raise ValueError("a performance variable needs a unit")
+        if self.size_step is not None and not (self.better == EQUAL and self.size_step > 1.0):
+            raise ValueError("size_step (> 1) is for an 'equal' size from a geometric sweep")
+        if self.count and (self.better != EQUAL or self.size_step is not None):
+            raise ValueError("count is for an 'equal' whole number, not a sweep size")
+
+
+def size_step_bounds(low: float, high: float, median: float, step: float) -> tuple[float, float]:
+    """Relative (lower, upper) bounds around `median` that admit one sweep step below `low` and
+    one above `high` (the range seen), rounded outwards to 3 decimals. With low = high = median
+    and 4 sizes per doubling: (-0.160, +0.190)."""
+    lower = math.floor((low / step / median - 1.0) * 1000 - 1e-6) / 1000
+    upper = math.ceil((high * step / median - 1.0) * 1000 + 1e-6) / 1000
+    return lower, upper
 
 
 def bad_sides(better: str) -> tuple[str, ...]:

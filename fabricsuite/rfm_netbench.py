@@ -97,21 +97,26 @@ class Metric:
     better: str
     table: str | None = None
     where: dict[str, Any] = field(default_factory=dict)
+    #: See `fabricsuite.metrics.PerfSpec.size_step`.
+    size_step: float | None = None
+    #: See `fabricsuite.metrics.PerfSpec.count`.
+    count: bool = False
 
     def __post_init__(self):
-        PerfSpec(self.unit, self.better)  # validates the direction once, where it is declared
+        PerfSpec(self.unit, self.better, self.size_step, self.count)  # validates it once
 
     @property
     def spec(self) -> PerfSpec:
-        return PerfSpec(self.unit, self.better)
+        return PerfSpec(self.unit, self.better, self.size_step, self.count)
 
     def extract(self, result: NetbenchResult) -> float:
         return result.value(self.table, self.column, **self.where)
 
 
-def summary(column: str, unit: str, better: str) -> Metric:
+def summary(column: str, unit: str, better: str, size_step: float | None = None,
+            count: bool = False) -> Metric:
     """A summary value of the result, e.g. ``summary("g_us", "us", LOWER)``."""
-    return Metric(column=column, unit=unit, better=better)
+    return Metric(column=column, unit=unit, better=better, size_step=size_step, count=count)
 
 
 def cell(table: str, column: str, unit: str, better: str, **where: Any) -> Metric:

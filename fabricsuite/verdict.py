@@ -33,6 +33,11 @@ class Judged(rfm.RegressionTestPlugin):
     #: Which way is better for each performance variable ("lower", "higher", "equal"), from the
     #: check's declaration; stored with every run so that `fabricsuite baseline` never guesses.
     perf_directions = variable(typ.Dict[str, str], value={}, loggable=True)
+    #: Sweep step of each variable that is a size from a geometric sweep (a protocol threshold),
+    #: from the check's declaration: `fabricsuite baseline` bounds it in steps.
+    perf_size_steps = variable(typ.Dict[str, float], value={}, loggable=True)
+    #: Variables that are counts (judged +-1 by `fabricsuite baseline`), from the declaration.
+    perf_counts = variable(typ.List[str], value=[], loggable=True)
     #: The partition's tolerance floor (extras.tolerance_floor): the narrowest bound a baseline
     #: may give this partition's references, as a fraction. Stored with every run.
     tolerance_floor = variable(float, value=DEFAULT_TOLERANCE_FLOOR, loggable=True)
@@ -45,7 +50,11 @@ class Judged(rfm.RegressionTestPlugin):
 
     @run_after("init")
     def declare_directions(self):
-        self.perf_directions = {name: spec.better for name, spec in self.perf_specs().items()}
+        specs = self.perf_specs()
+        self.perf_directions = {name: spec.better for name, spec in specs.items()}
+        self.perf_size_steps = {name: spec.size_step for name, spec in specs.items()
+                                if spec.size_step is not None}
+        self.perf_counts = sorted(name for name, spec in specs.items() if spec.count)
 
     def perf_specs(self):
         """{variable: fabricsuite.metrics.PerfSpec}; each check family implements it."""

@@ -220,6 +220,43 @@ def test_the_bad_side_comes_from_perf_directions_not_the_unit(tmp_path, capsys):
     assert (value, unit) == (3.0, "ranges") and lower < 0 < upper  # both bounds
 
 
+def test_equal_figures_are_bounded_by_what_they_are(tmp_path, capsys):
+    """Issue 12: a protocol threshold is judged in sweep steps, not as a percentage; M = g / G
+    (continuous, no better side) gets the noise bound on both sides; a count the seen range +-1."""
+    step = 2 ** 0.25
+    runs = iter([(4096, 1650.0, 3), (4096, 1700.0, 3), (4871, 1675.0, 4)])
+
+    def loggp_like(report):
+        threshold, m_bytes, ranges = next(runs)
+        case = pingpong(report)
+        case["perfvalues"] = {
+            "local:default:threshold_bytes": [threshold, 0, None, None, "B", "pass"],
+            "local:default:M_bytes": [m_bytes, 0, None, None, "B", "pass"],
+            "local:default:ranges": [ranges, 0, None, None, "ranges", "pass"]}
+        case["perf_directions"] = {"threshold_bytes": "equal", "M_bytes": "equal",
+                                   "ranges": "equal"}
+        case["perf_size_steps"] = {"threshold_bytes": step}
+        case["perf_counts"] = ["ranges"]
+
+    out = tmp_path / "local.yaml"
+    reports = latency_reports(tmp_path / "r", [1, 1, 1], edit=loggp_like)
+    rc, _out, err = run("--system", "local", "--output", str(out), *map(str, reports),
+                        capsys=capsys)
+    assert rc == 0, err
+    refs = reference_at(out)
+    value, lower, upper, unit = refs["threshold_bytes"]
+    assert (value, unit) == (4096, "B")
+    # one step below the lowest seen (4096 / 1.19 = 3444) and one above the highest (4871 x 1.19)
+    assert value * (1 + lower) == pytest.approx(4096 / step, abs=5)
+    assert value * (1 + upper) == pytest.approx(4871 * step, abs=5)
+    assert value * (1 + lower) > 4096 / step ** 2 and value * (1 + upper) < 4871 * step ** 2
+    value, lower, upper, unit = refs["M_bytes"]
+    assert value == 1675.0 and lower == -upper and 0.02 <= upper < 0.5  # noise, both sides
+    value, lower, upper, unit = refs["ranges"]
+    assert value == 3 and value * (1 + lower) <= 2 and value * (1 + upper) >= 5
+    assert value * (1 + lower) > 1 and value * (1 + upper) < 6
+
+
 def test_a_variable_without_a_direction_is_left_out_never_guessed(tmp_path, ref_file, capsys):
     def older_checks(report):
         case = pingpong(report)

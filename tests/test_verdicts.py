@@ -127,7 +127,7 @@ def test_a_count_bound_is_rounded_outwards():
     from fabricsuite.baseline import Samples, propose
 
     samples = Samples("NetbenchLogGP", "local:default", "openmpi", "loggp_protocol_ranges",
-                      "ranges", [3.0, 3.0, 3.0], directions={"equal"})
+                      "ranges", [3.0, 3.0, 3.0], directions={"equal"}, counts={True})
     value, lower, upper, _unit = propose(samples)[0]
     assert value * (1 + lower) <= 2 and value * (1 + upper) >= 4, (lower, upper)
 
@@ -172,6 +172,9 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
         "fail_reason"]
     failing = {k.split(":")[-1]: v for k, v in final["perfvalues"].items() if v[5] == "fail"}
     assert "loggp_threshold_large_bytes" in failing, final["perfvalues"]
+    # what `fabricsuite baseline` needs to bound it in sweep steps travels with the run
+    assert final["perf_size_steps"] == {"loggp_threshold_large_bytes": 2 ** 0.25}
+    assert final["perf_counts"] == ["loggp_protocol_ranges"]
     # within one size step (2^(1/4)) of the imposed 1 KiB, not the reference's 4 KiB
     assert failing["loggp_threshold_large_bytes"][0] <= 1218
     lines = verdict_lines(report)
