@@ -1,4 +1,5 @@
-/* cli.c - option parsing and help text shared by all netbench subcommands (no MPI in here). */
+/* cli.c - the generic option parser, range checker and help printer, driven by the methods'
+ * option descriptors (cli.h). Knows no method; no MPI in here. */
 #include "cli.h"
 
 #include <errno.h>
@@ -13,18 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "patterns.h"
 #include "version.h"
-
-static const char *const collective_names[NB_COLL_COUNT] = {
-    "barrier", "bcast", "reduce", "allreduce", "alltoall", "alltoallv", "gather", "scatter",
-    "allgather",
-};
-
-const char *nb_collective_name(nb_collective collective)
-{
-    return (unsigned)collective < NB_COLL_COUNT ? collective_names[collective] : "?";
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Which process prints                                                                         */
@@ -43,124 +33,33 @@ int nb_cli_is_printing_process(void)
     return 1;
 }
 
-/* Prints "netbench: <message>" as one line on stderr (printing process only). */
-static nb_cli_outcome usage_error(const char *format, ...)
+static void vusage(const char *format, va_list args)
 {
     if (nb_cli_is_printing_process()) {
         char line[1024];
-        va_list args;
-        va_start(args, format);
         vsnprintf(line, sizeof line, format, args);
-        va_end(args);
         fprintf(stderr, "netbench: %s\n", line);
     }
-    return NB_CLI_EXIT_USAGE;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Option table                                                                                 */
-/* ------------------------------------------------------------------------------------------ */
+int nb_usage_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vusage(format, args);
+    va_end(args);
+    return NB_EXIT_USAGE;
+}
 
-typedef enum {
-    VALUE_NONE,
-    VALUE_PATH,
-    VALUE_NAME,
-    VALUE_COUNT,
-    VALUE_REAL,
-    VALUE_SIZE,
-    VALUE_SIZE_LIST,
-    VALUE_COUNT_LIST,
-    VALUE_NAME_LIST,
-} value_kind;
-
-typedef struct {
-    unsigned long long id;
-    const char *long_name;
-    char short_name;           /* 0: none */
-    value_kind kind;
-    const char *value_name;    /* shown in the help */
-    const char *example;       /* shown when the value is missing */
-    const char *help;
-} option_spec;
-
-static const option_spec option_specs[] = {
-    {NB_OPT_SIZES, "--sizes", 0, VALUE_SIZE_LIST, "LIST", "8,64,1K",
-     "comma-separated message sizes, instead of the generated list"},
-    {NB_OPT_MIN_SIZE, "--min-size", 0, VALUE_SIZE, "SIZE", "8",
-     "smallest message size (0 and 1 are allowed)"},
-    {NB_OPT_MAX_SIZE, "--max-size", 0, VALUE_SIZE, "SIZE", "1M", "largest message size"},
-    {NB_OPT_SIZES_PER_DOUBLING, "--sizes-per-doubling", 0, VALUE_COUNT, "K", "4",
-     "geometric size steps per doubling of the size"},
-    {NB_OPT_QUEUE_DEPTHS, "--queue-depths", 0, VALUE_COUNT_LIST, "LIST", "1,8,64",
-     "queue depths q (sends in flight), comma separated"},
-    {NB_OPT_G_FIT_MIN_SIZE, "--G-fit-min-size", 0, VALUE_SIZE, "SIZE", "64K",
-     "smallest size used in the fit for G"},
-    {NB_OPT_G_FIT_MAX_SIZE, "--G-fit-max-size", 0, VALUE_SIZE, "SIZE", "1M",
-     "largest size used in the fit for G"},
-    {NB_OPT_OVERHEAD_SIZE, "--overhead-size", 0, VALUE_SIZE, "SIZE", "8",
-     "message size of the o_s and o_r sweeps"},
-    {NB_OPT_TOLERANCE, "--tolerance", 0, VALUE_REAL, "X", "0.1",
-     "relative slow-down that counts as 'longer' (0.1 = 10%)"},
-    {NB_OPT_COMPUTE_STEPS, "--compute-steps", 0, VALUE_COUNT, "N", "24",
-     "steps of each computation sweep"},
-    {NB_OPT_MESSAGES, "--messages", 'n', VALUE_COUNT, "N", "10",
-     "messages n of PRTT(n, d, s)"},
-    {NB_OPT_LOOKAHEAD, "--lookahead", 0, VALUE_COUNT, "X", "4",
-     "look-ahead points of the protocol-change detection"},
-    {NB_OPT_PFACT, "--pfact", 0, VALUE_REAL, "F", "2.0",
-     "sensitivity factor of the protocol-change detection"},
-    {NB_OPT_ALGORITHMS, "--algorithms", 0, VALUE_NAME_LIST, "LIST", "aapc,random",
-     "dense algorithms to run, comma separated: aapc (congestion-controlled all-to-all), "
-     "pairwise (simple pairwise), cumulative (cumulative pairwise), random (random pairwise)"},
-    {NB_OPT_PHASES, "--phases", 0, VALUE_COUNT, "N", "16",
-     "phases of the random pairwise algorithm (new random pairs in each)"},
-    {NB_OPT_LMAX, "--lmax", 0, VALUE_SIZE, "SIZE", "1M",
-     "largest message length L_max (the definition: memory per process / 128, at most 128M)"},
-    {NB_OPT_RANDOM_PATTERNS, "--random-patterns", 0, VALUE_COUNT, "N", "30",
-     "random ring patterns averaged into b_eff"},
-    {NB_OPT_COLLECTIVES, "--collectives", 0, VALUE_NAME_LIST, "LIST", "barrier,allreduce",
-     "collectives to time, comma separated: barrier, bcast, reduce, allreduce, alltoall, "
-     "alltoallv, gather, scatter, allgather"},
-    {NB_OPT_CALLS, "--calls", 0, VALUE_COUNT, "N", "100",
-     "individually timed calls per collective and size"},
-    {NB_OPT_SEED, "--seed", 0, VALUE_COUNT, "N", "1",
-     "seed of the random patterns (the same seed gives the same patterns)"},
-    {NB_OPT_VALIDATE, "--validate", 0, VALUE_NONE, NULL, NULL,
-     "validation mode: fill every message with a known pattern and check every received "
-     "byte; reports errors, times nothing (never use it for performance figures)"},
-    {NB_OPT_SCHEDULE, "--schedule", 0, VALUE_NAME, "NAME", "concurrent",
-     "concurrent: the disjoint pairs of one round of a round-robin tournament at once, round "
-     "after round (N-1 rounds; N for an odd N); sequential: one pair at a time, the others "
-     "waiting (isolates every pair; N (N-1) / 2 steps)"},
-    {NB_OPT_BANDWIDTH_FRACTION, "--bandwidth-fraction", 0, VALUE_REAL, "F", "0.93",
-     "a pair whose bandwidth is below F x the best pair's of this run is suspect"},
-    {NB_OPT_LATENCY_FACTOR, "--latency-factor", 0, VALUE_REAL, "X", "2.1",
-     "a pair whose latency is above X x the lowest pair's of this run is suspect"},
-    {NB_OPT_ROUNDS, "--rounds", 0, VALUE_COUNT, "K", "4",
-     "quick mode: only K rounds of the tournament, drawn with --seed (the same seed, the same "
-     "pairs); the nightly sample"},
-    {NB_OPT_PROGRESS_EVERY, "--progress-every", 0, VALUE_REAL, "SECONDS", "60",
-     "a progress line on stderr (round r of R, elapsed, estimate) at most every SECONDS; 0: "
-     "after every round"},
-    {NB_OPT_PRINT_SCHEDULE, "--print-schedule", 0, VALUE_COUNT, "N", "6",
-     "print the rounds (with --rounds/--seed: the chosen ones) for N ranks and exit; needs no "
-     "MPI (--json: as JSON)"},
-    {NB_OPT_REPETITIONS, "--repetitions", 0, VALUE_COUNT, "N", "11",
-     "repetitions of every measurement (min/median/max are over these)"},
-    {NB_OPT_ITERATIONS, "--iterations", 0, VALUE_COUNT, "N", "10000",
-     "most iterations (messages, rounds) in one repetition"},
-    {NB_OPT_TIME_CAP, "--time-cap-ms", 0, VALUE_REAL, "MS", "30",
-     "time one repetition aims at; caps the iterations of slow sizes"},
-    {NB_OPT_TIMEOUT, "--timeout", 0, VALUE_COUNT, "SECONDS", "600",
-     "watchdog: a run not finished after SECONDS (from MPI_Init to MPI_Finalize; a stopped, "
-     "hung or dead rank leaves the others waiting forever) ends with one line on stderr and "
-     "exit status 1; 0 turns it off"},
-    {NB_OPT_JSON, "--json", 0, VALUE_NONE, NULL, NULL,
-     "print the result as JSON instead of the human format"},
-    {NB_OPT_JSON_FILE, "--json-file", 0, VALUE_PATH, "PATH", "result.json",
-     "also write the result as JSON to PATH (atomically)"},
-};
-#define OPTION_COUNT (sizeof option_specs / sizeof option_specs[0])
+static nb_cli_outcome usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static nb_cli_outcome usage_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vusage(format, args);
+    va_end(args);
+    return NB_CLI_EXIT_USAGE;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Values                                                                                       */
@@ -191,8 +90,7 @@ int nb_parse_size(const char *text, size_t *size)
     return 0;
 }
 
-/* "4M", "64K" or "100" */
-static void format_size(size_t size, char *text, size_t length)
+void nb_format_size(size_t size, char *text, size_t length)
 {
     if (size >= 1024 * 1024 && size % (1024 * 1024) == 0)
         snprintf(text, length, "%zuM", size / (1024 * 1024));
@@ -202,27 +100,27 @@ static void format_size(size_t size, char *text, size_t length)
         snprintf(text, length, "%zu", size);
 }
 
-static int parse_count(const char *text, long low, long high, long *value)
+static int parse_whole(const char *text, long *value)
 {
     if (text == NULL || text[0] < '0' || text[0] > '9')
         return -1;
     errno = 0;
     char *end = NULL;
     long v = strtol(text, &end, 10);
-    if (errno != 0 || *end != '\0' || v < low || v > high)
+    if (errno != 0 || *end != '\0')
         return -1;
     *value = v;
     return 0;
 }
 
-static int parse_real(const char *text, double low, double high, double *value)
+static int parse_real(const char *text, double *value)
 {
     if (text == NULL || text[0] == '\0')
         return -1;
     errno = 0;
     char *end = NULL;
     double v = strtod(text, &end);
-    if (errno != 0 || *end != '\0' || !isfinite(v) || v < low || v > high)
+    if (errno != 0 || *end != '\0' || !isfinite(v))
         return -1;
     *value = v;
     return 0;
@@ -234,8 +132,7 @@ static int compare_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorts ascending and drops duplicates; returns the new count. */
-static size_t sort_unique_sizes(size_t *sizes, size_t count)
+size_t nb_sort_unique_sizes(size_t *sizes, size_t count)
 {
     qsort(sizes, count, sizeof *sizes, compare_size);
     size_t kept = 0;
@@ -245,15 +142,258 @@ static size_t sort_unique_sizes(size_t *sizes, size_t count)
     return kept;
 }
 
-static nb_cli_outcome parse_size_option(const option_spec *spec, const char *value, size_t *size)
+unsigned long long nb_launcher_count(const char *name)
 {
-    if (nb_parse_size(value, size) != 0)
-        return usage_error("%s %s: not a size; use a number with an optional K or M suffix",
-                           spec->long_name, value);
-    if (*size > NB_MAX_MESSAGE_SIZE)
-        return usage_error("%s %s: larger than the largest supported size; use at most 1024M",
-                           spec->long_name, value);
-    return NB_CLI_RUN;
+    const char *value = getenv(name);
+    long count = 0;
+    if (value == NULL || parse_whole(value, &count) != 0 || count < 1 || count > (1L << 30))
+        return 0;
+    return (unsigned long long)count;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The shared options                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+static const char *check_json_file(const void *value);
+
+static const nb_option common_options[NB_COMMON_COUNT] = {
+    [NB_COMMON_SIZES] = {
+        .name = "--sizes", .type = NB_OPTION_SIZE_LIST, NB_OPTION_FIELD(sizes),
+        .count_offset = offsetof(nb_options, size_count), .capacity = NB_MAX_SIZES,
+        .min = 0, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "LIST", .example = "8,64,1K",
+        .help = "comma-separated message sizes, instead of the generated list"},
+    [NB_COMMON_MIN_SIZE] = {
+        .name = "--min-size", .type = NB_OPTION_SIZE, NB_OPTION_FIELD(min_size), .min = 0,
+        .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .example = "8",
+        .help = "smallest message size (0 and 1 are allowed)"},
+    [NB_COMMON_MAX_SIZE] = {
+        .name = "--max-size", .type = NB_OPTION_SIZE, NB_OPTION_FIELD(max_size), .min = 0,
+        .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .example = "1M",
+        .help = "largest message size"},
+    [NB_COMMON_REPETITIONS] = {
+        .name = "--repetitions", .type = NB_OPTION_INT, NB_OPTION_FIELD(repetitions), .min = 1,
+        .max = NB_MAX_REPETITIONS, .value_name = "N", .example = "11",
+        .help = "repetitions of every measurement (min/median/max are over these)"},
+    [NB_COMMON_ITERATIONS] = {
+        .name = "--iterations", .type = NB_OPTION_LONG, NB_OPTION_FIELD(iterations), .min = 1,
+        .max = 1e9, .value_name = "N", .example = "10000",
+        .help = "most iterations (messages, rounds) in one repetition"},
+    [NB_COMMON_TIME_CAP] = {
+        .name = "--time-cap-ms", .type = NB_OPTION_DOUBLE, NB_OPTION_FIELD(time_cap_ms),
+        .min = 0.001, .max = 600000.0, .value_name = "MS", .example = "30",
+        .help = "time one repetition aims at; caps the iterations of slow sizes"},
+    [NB_COMMON_SEED] = {
+        .name = "--seed", .type = NB_OPTION_LONG, NB_OPTION_FIELD(seed), .min = 0,
+        .max = 2147483647.0, .value_name = "N", .example = "1",
+        .help = "seed of the random patterns (the same seed gives the same patterns)"},
+    [NB_COMMON_VALIDATE] = {
+        .name = "--validate", .type = NB_OPTION_FLAG, NB_OPTION_FIELD(validate),
+        .help = "validation mode: fill every message with a known pattern and check every "
+                "received byte; reports errors, times nothing (never use it for performance "
+                "figures)"},
+    [NB_COMMON_TIMEOUT] = {
+        .name = "--timeout", .type = NB_OPTION_LONG, NB_OPTION_FIELD(timeout_s), .min = 0,
+        .max = NB_MAX_TIMEOUT_S, .value_name = "SECONDS", .example = "600",
+        .default_value = "600", .range_note = "0: no watchdog",
+        .help = "watchdog: a run not finished after SECONDS (from MPI_Init to MPI_Finalize; a "
+                "stopped, hung or dead rank leaves the others waiting forever) ends with one "
+                "line on stderr and exit status 1; 0 turns it off"},
+    [NB_COMMON_JSON] = {
+        .name = "--json", .type = NB_OPTION_FLAG, NB_OPTION_FIELD(json_to_stdout),
+        .help = "print the result as JSON instead of the human format"},
+    [NB_COMMON_JSON_FILE] = {
+        .name = "--json-file", .type = NB_OPTION_STRING, NB_OPTION_FIELD(json_file),
+        .value_name = "PATH", .example = "result.json", .check = check_json_file,
+        .help = "also write the result as JSON to PATH (atomically)"},
+};
+
+/* Shared options every method accepts without listing them, after its own in the help. */
+static const nb_common_option always_options[] = {NB_COMMON_TIMEOUT, NB_COMMON_JSON,
+                                                  NB_COMMON_JSON_FILE};
+#define ALWAYS_COUNT (sizeof always_options / sizeof always_options[0])
+
+/* A method's options with the shared ones resolved: its own table, then the always options
+ * it did not list. */
+#define MAX_OPTIONS 64
+
+typedef struct {
+    nb_option options[MAX_OPTIONS];
+    size_t count;
+} option_list;
+
+static nb_option resolve(const nb_option *entry)
+{
+    if (entry->common == NB_COMMON_NONE)
+        return *entry;
+    nb_option option = common_options[entry->common];
+    option.common = entry->common;
+    if (entry->default_value != NULL)
+        option.default_value = entry->default_value;
+    if (entry->default_text != NULL)
+        option.default_text = entry->default_text;
+    return option;
+}
+
+static void list_options(const nb_method *method, option_list *list)
+{
+    list->count = 0;
+    for (size_t i = 0; i < method->option_count && list->count < MAX_OPTIONS; i++)
+        list->options[list->count++] = resolve(&method->options[i]);
+    for (size_t a = 0; a < ALWAYS_COUNT && list->count < MAX_OPTIONS; a++) {
+        int listed = 0;
+        for (size_t i = 0; i < method->option_count; i++)
+            listed |= method->options[i].common == always_options[a];
+        if (!listed)
+            list->options[list->count++] = common_options[always_options[a]];
+    }
+}
+
+static const nb_option *find_in(const option_list *list, const char *name, size_t length)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        const nb_option *o = &list->options[i];
+        if (strlen(o->name) == length && strncmp(o->name, name, length) == 0)
+            return o;
+        if (o->short_name && length == 2 && name[0] == '-' && name[1] == o->short_name)
+            return o;
+    }
+    return NULL;
+}
+
+static int accepts(const nb_method *method, nb_common_option id)
+{
+    for (size_t i = 0; i < method->option_count; i++)
+        if (method->options[i].common == id)
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Ranges                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+static int is_whole(nb_option_type type)
+{
+    return type == NB_OPTION_INT || type == NB_OPTION_LONG || type == NB_OPTION_INT_LIST;
+}
+
+static int is_size(nb_option_type type)
+{
+    return type == NB_OPTION_SIZE || type == NB_OPTION_SIZE_LIST;
+}
+
+static void format_bound(const nb_option *o, double bound, char *text, size_t length)
+{
+    if (is_size(o->type))
+        nb_format_size((size_t)bound, text, length);
+    else if (is_whole(o->type))
+        snprintf(text, length, "%.0f", bound);
+    else
+        snprintf(text, length, "%g", bound);
+}
+
+/* "one of concurrent, sequential" */
+static void format_names(const nb_option *o, const char *separator, char *text, size_t length)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < o->name_count && used < length; i++)
+        used += (size_t)snprintf(text + used, length - used, "%s%s", i ? separator : "",
+                                 o->name_of(i));
+}
+
+/* What a value may be, for error lines: "a whole number from 1 to 1000". */
+static void describe_allowed(const nb_option *o, char *text, size_t length)
+{
+    char low[32], high[32], names[256];
+    format_bound(o, o->min, low, sizeof low);
+    format_bound(o, o->max, high, sizeof high);
+    switch (o->type) {
+    case NB_OPTION_INT:
+    case NB_OPTION_LONG:
+        snprintf(text, length, "a whole number from %s to %s", low, high);
+        break;
+    case NB_OPTION_DOUBLE:
+        snprintf(text, length, "a number from %s to %s", low, high);
+        break;
+    case NB_OPTION_SIZE:
+        snprintf(text, length, "a size from %s to %s (a number with an optional K or M suffix)",
+                 low, high);
+        break;
+    case NB_OPTION_SIZE_LIST:
+        snprintf(text, length, "a comma-separated list of sizes from %s to %s (numbers with an "
+                 "optional K or M suffix), such as %s", low, high, o->example);
+        break;
+    case NB_OPTION_INT_LIST:
+        snprintf(text, length, "a comma-separated list of whole numbers from %s to %s, such "
+                 "as %s", low, high, o->example);
+        break;
+    case NB_OPTION_ENUM:
+        format_names(o, ", ", names, sizeof names);
+        snprintf(text, length, "one of %s", names);
+        break;
+    case NB_OPTION_ENUM_LIST:
+        format_names(o, ",", names, sizeof names);
+        snprintf(text, length, "a comma-separated list of names from %s", names);
+        break;
+    default:
+        snprintf(text, length, "for example %s", o->example ? o->example : "");
+        break;
+    }
+}
+
+/* The option's range for the help: "range 1..1000", "each 1..1024", "one of a, b". */
+static void describe_range(const nb_option *o, char *text, size_t length)
+{
+    char low[32], high[32], names[256];
+    format_bound(o, o->min, low, sizeof low);
+    format_bound(o, o->max, high, sizeof high);
+    text[0] = '\0';
+    switch (o->type) {
+    case NB_OPTION_INT:
+    case NB_OPTION_LONG:
+    case NB_OPTION_DOUBLE:
+    case NB_OPTION_SIZE:
+        snprintf(text, length, "range %s..%s", low, high);
+        break;
+    case NB_OPTION_SIZE_LIST:
+    case NB_OPTION_INT_LIST:
+        snprintf(text, length, "each %s..%s, at most %zu", low, high, o->capacity);
+        break;
+    case NB_OPTION_ENUM:
+        format_names(o, ", ", names, sizeof names);
+        snprintf(text, length, "one of %s", names);
+        break;
+    case NB_OPTION_ENUM_LIST:
+        format_names(o, ", ", names, sizeof names);
+        snprintf(text, length, "any of %s", names);
+        break;
+    default:
+        break;
+    }
+}
+
+/* "--repetitions 0: out of range; use a whole number from 1 to 1000 (note)" */
+static nb_cli_outcome value_error(const nb_option *o, const char *typed, const char *value,
+                                  const char *problem)
+{
+    char allowed[512];
+    describe_allowed(o, allowed, sizeof allowed);
+    return usage_error("%s %s: %s; use %s%s%s%s", typed, value, problem, allowed,
+                       o->range_note ? " (" : "", o->range_note ? o->range_note : "",
+                       o->range_note ? ")" : "");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Parsing one value                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+static void *value_address(const nb_option *o, nb_options *options, void *settings,
+                           size_t offset)
+{
+    char *base = o->home == NB_IN_OPTIONS ? (char *)options : (char *)settings;
+    return base + offset;
 }
 
 /* Copies the next item of the comma-separated list at *cursor into text and advances the
@@ -271,108 +411,160 @@ static int next_list_item(const char **cursor, char *text, size_t capacity)
     return 0;
 }
 
-static nb_cli_outcome list_item_error(const option_spec *spec, const char *value)
+static int compare_int(const void *a, const void *b)
 {
-    return usage_error("%s %s: empty or overlong item; use a comma-separated list such as %s",
-                       spec->long_name, value, spec->example);
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
-static nb_cli_outcome parse_size_list(const option_spec *spec, const char *value,
-                                      nb_options *options)
+static int name_index(const nb_option *o, const char *name)
 {
-    size_t count = 0;
-    for (const char *cursor = value; cursor != NULL;) {
-        char text[64];
-        size_t size = 0;
-        if (next_list_item(&cursor, text, sizeof text) != 0)
-            return list_item_error(spec, value);
-        if (nb_parse_size(text, &size) != 0)
-            return usage_error("%s %s: '%s' is not a size; use a comma-separated list of numbers "
-                               "with an optional K or M suffix, such as %s",
-                               spec->long_name, value, text, spec->example);
-        if (size > NB_MAX_MESSAGE_SIZE)
-            return usage_error("%s %s: '%s' is larger than the largest supported size; use at "
-                               "most 1024M", spec->long_name, value, text);
-        if (count == NB_MAX_SIZES)
-            return usage_error("%s: more than %d sizes; give at most %d", spec->long_name,
-                               NB_MAX_SIZES, NB_MAX_SIZES);
-        options->sizes[count++] = size;
-    }
-    options->size_count = sort_unique_sizes(options->sizes, count);
-    return NB_CLI_RUN;
+    for (int i = 0; i < o->name_count; i++)
+        if (strcmp(name, o->name_of(i)) == 0)
+            return i;
+    return -1;
 }
 
-static nb_cli_outcome parse_queue_depths(const option_spec *spec, const char *value,
-                                         nb_options *options)
+static nb_cli_outcome parse_list(const nb_option *o, const char *typed, const char *value,
+                                 void *target, size_t *count_out)
 {
     size_t count = 0;
+    unsigned mask = 0;
     for (const char *cursor = value; cursor != NULL;) {
-        char text[32];
-        long depth = 0;
+        char text[64], problem[160];
         if (next_list_item(&cursor, text, sizeof text) != 0)
-            return list_item_error(spec, value);
-        if (parse_count(text, 1, 1024, &depth) != 0)
-            return usage_error("%s %s: '%s' is not a queue depth; use whole numbers from 1 to "
-                               "1024, such as %s", spec->long_name, value, text, spec->example);
-        if (count == NB_MAX_QUEUE_DEPTHS)
-            return usage_error("%s: more than %d queue depths; give at most %d",
-                               spec->long_name, NB_MAX_QUEUE_DEPTHS, NB_MAX_QUEUE_DEPTHS);
-        int duplicate = 0;
-        for (size_t i = 0; i < count; i++)
-            duplicate |= options->queue_depths[i] == (int)depth;
-        if (!duplicate)
-            options->queue_depths[count++] = (int)depth;
-    }
-    /* ascending (insertion sort; at most NB_MAX_QUEUE_DEPTHS entries) */
-    for (size_t i = 1; i < count; i++)
-        for (size_t j = i; j > 0 && options->queue_depths[j - 1] > options->queue_depths[j]; j--) {
-            int t = options->queue_depths[j];
-            options->queue_depths[j] = options->queue_depths[j - 1];
-            options->queue_depths[j - 1] = t;
+            return value_error(o, typed, value, "empty or overlong item");
+        if (o->type == NB_OPTION_ENUM_LIST) {
+            int index = name_index(o, text);
+            if (index < 0) {
+                snprintf(problem, sizeof problem, "unknown name '%s'", text);
+                return value_error(o, typed, value, problem);
+            }
+            mask |= 1u << index;
+            continue;
         }
-    options->queue_depth_count = count;
+        double number = 0.0;
+        size_t size = 0;
+        long whole = 0;
+        if (o->type == NB_OPTION_SIZE_LIST) {
+            if (nb_parse_size(text, &size) != 0) {
+                snprintf(problem, sizeof problem, "'%s' is not a size", text);
+                return value_error(o, typed, value, problem);
+            }
+            number = (double)size;
+        } else {
+            if (parse_whole(text, &whole) != 0) {
+                snprintf(problem, sizeof problem, "'%s' is not a whole number", text);
+                return value_error(o, typed, value, problem);
+            }
+            number = (double)whole;
+        }
+        if (number < o->min || number > o->max) {
+            snprintf(problem, sizeof problem, "'%s' is out of range", text);
+            return value_error(o, typed, value, problem);
+        }
+        if (count == o->capacity)
+            return usage_error("%s: more than %zu items; give at most %zu", typed, o->capacity,
+                               o->capacity);
+        if (o->type == NB_OPTION_SIZE_LIST)
+            ((size_t *)target)[count++] = size;
+        else
+            ((int *)target)[count++] = (int)whole;
+    }
+    if (o->type == NB_OPTION_ENUM_LIST) {
+        *(unsigned *)target = mask;
+        return NB_CLI_RUN;
+    }
+    if (o->type == NB_OPTION_SIZE_LIST) {
+        count = nb_sort_unique_sizes(target, count);
+    } else {
+        int *items = target;
+        qsort(items, count, sizeof *items, compare_int);
+        size_t kept = 0;
+        for (size_t i = 0; i < count; i++)
+            if (kept == 0 || items[kept - 1] != items[i])
+                items[kept++] = items[i];
+        count = kept;
+    }
+    *count_out = count;
     return NB_CLI_RUN;
 }
 
-/* --algorithms / --collectives: names into a bit mask. */
-static nb_cli_outcome parse_name_list(const option_spec *spec, const char *value,
-                                      unsigned *mask)
+/* Parses `value` (NULL for a flag) into the option's field. `typed` names the option as the
+ * user wrote it (-n or --messages). */
+static nb_cli_outcome apply(const nb_option *o, const char *typed, const char *value,
+                            nb_options *options, void *settings)
 {
-    int dense = spec->id == NB_OPT_ALGORITHMS;
-    int count = dense ? NB_DENSE_ALGORITHM_COUNT : NB_COLL_COUNT;
-    char names[256] = "";
-    for (int i = 0; i < count; i++) {
-        strncat(names, dense ? nb_dense_algorithm_name((nb_dense_algorithm)i)
-                             : nb_collective_name((nb_collective)i),
-                sizeof names - strlen(names) - 1);
-        if (i + 1 < count)
-            strncat(names, ",", sizeof names - strlen(names) - 1);
+    void *target = value_address(o, options, settings, o->offset);
+    double number = 0.0;
+    long whole = 0;
+    size_t size = 0;
+    switch (o->type) {
+    case NB_OPTION_FLAG:
+        *(int *)target = 1;
+        return NB_CLI_RUN;
+    case NB_OPTION_STRING:
+        *(const char **)target = value;
+        break;
+    case NB_OPTION_INT:
+    case NB_OPTION_LONG:
+        if (parse_whole(value, &whole) != 0)
+            return value_error(o, typed, value, "not a whole number");
+        if ((double)whole < o->min || (double)whole > o->max)
+            return value_error(o, typed, value, "out of range");
+        if (o->type == NB_OPTION_INT)
+            *(int *)target = (int)whole;
+        else
+            *(long *)target = whole;
+        break;
+    case NB_OPTION_DOUBLE:
+        if (parse_real(value, &number) != 0)
+            return value_error(o, typed, value, "not a number");
+        if (number < o->min || number > o->max)
+            return value_error(o, typed, value, "out of range");
+        *(double *)target = number;
+        break;
+    case NB_OPTION_SIZE:
+        if (nb_parse_size(value, &size) != 0)
+            return value_error(o, typed, value, "not a size");
+        if ((double)size < o->min || (double)size > o->max)
+            return value_error(o, typed, value, "out of range");
+        *(size_t *)target = size;
+        break;
+    case NB_OPTION_ENUM: {
+        int index = name_index(o, value);
+        if (index < 0)
+            return value_error(o, typed, value, "unknown name");
+        *(int *)target = index;
+        break;
     }
-    *mask = 0;
-    for (const char *cursor = value; cursor != NULL;) {
-        char text[64];
-        if (next_list_item(&cursor, text, sizeof text) != 0)
-            return list_item_error(spec, value);
-        int found = -1;
-        for (int i = 0; i < count; i++)
-            if (strcmp(text, dense ? nb_dense_algorithm_name((nb_dense_algorithm)i)
-                                   : nb_collective_name((nb_collective)i)) == 0)
-                found = i;
-        if (found < 0)
-            return usage_error("%s %s: unknown name '%s'; choose from %s", spec->long_name, value,
-                               text, names);
-        *mask |= 1u << found;
+    case NB_OPTION_SIZE_LIST:
+    case NB_OPTION_INT_LIST:
+    case NB_OPTION_ENUM_LIST: {
+        size_t *count = o->type == NB_OPTION_ENUM_LIST
+                            ? NULL
+                            : value_address(o, options, settings, o->count_offset);
+        size_t ignored = 0;
+        nb_cli_outcome outcome = parse_list(o, typed, value, target, count ? count : &ignored);
+        if (outcome != NB_CLI_RUN)
+            return outcome;
+        break;
+    }
+    }
+    if (o->check != NULL) {
+        const char *problem = o->check(target);
+        if (problem != NULL)
+            return usage_error("%s %s: %s", typed, value, problem);
     }
     return NB_CLI_RUN;
 }
 
 /* The JSON file is written at the end of a run; a path that cannot be written should fail now,
  * before any MPI traffic, not after minutes of measuring. */
-static nb_cli_outcome check_json_file(const option_spec *spec, const char *path)
+static const char *check_json_file(const void *value)
 {
-    if (path[0] == '\0')
-        return usage_error("%s: empty path; give a file name such as %s", spec->long_name,
-                           spec->example);
+    static char problem[512];
+    const char *path = *(const char *const *)value;
     char directory[4096];
     const char *slash = strrchr(path, '/');
     if (slash == NULL)
@@ -382,10 +574,12 @@ static nb_cli_outcome check_json_file(const option_spec *spec, const char *path)
     else
         snprintf(directory, sizeof directory, "%.*s", (int)(slash - path), path);
     if (slash != NULL && slash[1] == '\0')
-        return usage_error("%s %s: names a directory; give a file name", spec->long_name, path);
-    if (access(directory, W_OK | X_OK) != 0)
-        return usage_error("%s %s: cannot write into directory %s (%s); choose a writable path",
-                           spec->long_name, path, directory, strerror(errno));
+        return "names a directory; give a file name";
+    if (access(directory, W_OK | X_OK) != 0) {
+        snprintf(problem, sizeof problem, "cannot write into directory %.256s (%s); choose a "
+                 "writable path", directory, strerror(errno));
+        return problem;
+    }
     /* An existing PATH is replaced by rename() at the end, which neither a directory nor a
      * read-only file would stop in time. access() says "writable" to root whatever the mode,
      * so the mode bits are checked as well, and an open for appending (which neither creates
@@ -393,96 +587,70 @@ static nb_cli_outcome check_json_file(const option_spec *spec, const char *path)
     struct stat existing;
     if (stat(path, &existing) != 0) {
         if (errno == ENOENT)
-            return NB_CLI_RUN;
-        return usage_error("%s %s: cannot check the path (%s); choose a writable path",
-                           spec->long_name, path, strerror(errno));
+            return NULL;
+        snprintf(problem, sizeof problem, "cannot check the path (%s); choose a writable path",
+                 strerror(errno));
+        return problem;
     }
-    if (S_ISDIR(existing.st_mode))
-        return usage_error("%s %s: names an existing directory; give a file name, e.g. %s/%s",
-                           spec->long_name, path, path, spec->example);
+    if (S_ISDIR(existing.st_mode)) {
+        snprintf(problem, sizeof problem, "names an existing directory; give a file name, e.g. "
+                 "%.256s/result.json", path);
+        return problem;
+    }
     if (!S_ISREG(existing.st_mode))
-        return usage_error("%s %s: exists and is not a regular file (it would be replaced); "
-                           "give a file name", spec->long_name, path);
-    if ((existing.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0)
-        return usage_error("%s %s: the existing file is read-only (mode %04o) and would be "
-                           "replaced; make it writable (chmod u+w) or choose another path",
-                           spec->long_name, path, (unsigned)(existing.st_mode & 07777));
+        return "exists and is not a regular file (it would be replaced); give a file name";
+    if ((existing.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0) {
+        snprintf(problem, sizeof problem, "the existing file is read-only (mode %04o) and would "
+                 "be replaced; make it writable (chmod u+w) or choose another path",
+                 (unsigned)(existing.st_mode & 07777));
+        return problem;
+    }
     int fd = open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return usage_error("%s %s: the existing file cannot be written (%s); make it writable "
-                           "or choose another path", spec->long_name, path, strerror(errno));
+    if (fd < 0) {
+        snprintf(problem, sizeof problem, "the existing file cannot be written (%s); make it "
+                 "writable or choose another path", strerror(errno));
+        return problem;
+    }
     close(fd);
-    return NB_CLI_RUN;
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Memory                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-/* A launcher variable holding a positive count, or 0. */
-static unsigned long long launcher_count(const char *name)
-{
-    const char *value = getenv(name);
-    long count = 0;
-    if (value == NULL || parse_count(value, 1, 1L << 30, &count) != 0)
-        return 0;
-    return (unsigned long long)count;
-}
-
-/* The message buffers each rank allocates (as the methods do), described in `how`; 0 when the
- * need depends on the rank count (collectives: checked by the method). */
-static unsigned long long buffer_need(const nb_command *command, const nb_options *o, char *how,
-                                      size_t length)
+/* Without the method's hook: a send and a receive buffer of the largest size. */
+static unsigned long long default_buffer_bytes(const nb_options *o, char *how, size_t length,
+                                               const char **hint)
 {
     unsigned long long largest = o->size_count > 0 ? o->sizes[o->size_count - 1] : o->max_size;
     char text[32];
-    if (command->accepted_options & NB_OPT_QUEUE_DEPTHS) {
-        /* flood: one slot per message in flight, each rounded up to 64 bytes */
-        unsigned long long deepest = 1, stride = (largest + 63) / 64 * 64;
-        for (size_t k = 0; k < o->queue_depth_count; k++)
-            if ((unsigned long long)o->queue_depths[k] > deepest)
-                deepest = (unsigned long long)o->queue_depths[k];
-        format_size((size_t)largest, text, sizeof text);
-        snprintf(how, length, "message size %s x queue depth %llu = %llu bytes", text, deepest,
-                 (stride > 0 ? stride : 64) * deepest);
-        return (stride > 0 ? stride : 64) * deepest;
-    }
-    if (command->accepted_options & NB_OPT_LMAX) {
-        if (o->lmax == 0)
-            return 0; /* from the memory per process: fits by construction */
-        unsigned long long slots = o->validate ? 2 : 6, slot = o->validate ? o->lmax
-                                                                            : o->lmax + 16;
-        format_size(o->lmax, text, sizeof text);
-        snprintf(how, length, "2 buffers x %llu slots x L_max %s = %llu bytes", slots, text,
-                 2 * slots * slot);
-        return 2 * slots * slot;
-    }
-    if (command->accepted_options & NB_OPT_COLLECTIVES)
-        return 0;
-    if ((command->accepted_options & NB_OPT_OVERHEAD_SIZE) && o->overhead_size > largest)
-        largest = o->overhead_size;
-    format_size((size_t)largest, text, sizeof text);
+    nb_format_size((size_t)largest, text, sizeof text);
     snprintf(how, length, "send and receive buffers of %s = %llu bytes", text, 2 * largest);
+    *hint = "";
     return 2 * largest;
 }
 
 /* The buffers must fit in this host's memory before MPI_Init, not fail after it in MPI_Abort.
  * With the launcher's count of ranks on this host (Open MPI, MPICH's hydra), every
  * communicating rank there needs its buffers at once. */
-static nb_cli_outcome check_buffer_memory(const nb_command *command, const nb_options *options)
+static nb_cli_outcome check_buffer_memory(const nb_method *method, const nb_options *options)
 {
     char how[256] = "";
-    unsigned long long need = buffer_need(command, options, how, sizeof how);
+    const char *hint = "";
+    unsigned long long need = method->buffer_bytes
+                                  ? method->buffer_bytes(options, how, sizeof how, &hint)
+                                  : default_buffer_bytes(options, how, sizeof how, &hint);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (need == 0 || pages <= 0 || page <= 0)
         return NB_CLI_RUN;
     unsigned long long memory = (unsigned long long)pages * (unsigned long long)page;
-    unsigned long long local = launcher_count("OMPI_COMM_WORLD_LOCAL_SIZE");
+    unsigned long long local = nb_launcher_count("OMPI_COMM_WORLD_LOCAL_SIZE");
     if (local == 0)
-        local = launcher_count("MPI_LOCALNRANKS");
+        local = nb_launcher_count("MPI_LOCALNRANKS");
     if (local == 0)
         local = 1;
-    if (!command->all_ranks && local > 2)
+    if (method->scope == NB_ON_PAIR && local > 2)
         local = 2; /* only ranks 0 and 1 allocate */
     if (need <= memory / local)
         return NB_CLI_RUN;
@@ -490,10 +658,8 @@ static nb_cli_outcome check_buffer_memory(const nb_command *command, const nb_op
     if (local > 1)
         snprintf(ranks, sizeof ranks, " x %llu ranks on this host", local);
     return usage_error("%s: the message buffers need %s per rank%s, more than the %llu bytes of "
-                       "memory of this host; use smaller --sizes/--max-size%s", command->name, how,
-                       ranks, memory,
-                       (command->accepted_options & NB_OPT_QUEUE_DEPTHS) ? " or --queue-depths"
-                       : (command->accepted_options & NB_OPT_LMAX) ? " (--lmax)" : "");
+                       "memory of this host; use smaller --sizes/--max-size%s", method->name, how,
+                       ranks, memory, hint ? hint : "");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -510,163 +676,26 @@ static void generate_sizes(nb_size_progression progression, nb_options *options)
 {
     size_t min = options->min_size, max = options->max_size;
     options->size_count = 0;
-    switch (progression) {
-    case NB_SIZES_POWERS_OF_2: {
-        add_size(options, min);
+    if (progression == NB_SIZES_NONE)
+        return;
+    add_size(options, min);
+    if (progression == NB_SIZES_POWERS_OF_2) {
         size_t p = 1;
         while (p <= min)
             p *= 2;
         for (; p < max; p *= 2)
             add_size(options, p);
-        break;
-    }
-    case NB_SIZES_POWERS_OF_4: {
-        add_size(options, min);
+    } else {
         for (size_t p = min == 0 ? 1 : min * 4; p < max; p *= 4)
             add_size(options, p);
-        break;
-    }
-    case NB_SIZES_GEOMETRIC: {
-        /* 1 B always (L = PRTT(1,0,1)/2), then round(2^(k/K)) up to max. */
-        add_size(options, 1);
-        for (int k = 1;; k++) {
-            double s = round(pow(2.0, (double)k / options->sizes_per_doubling));
-            if (s >= (double)max)
-                break;
-            add_size(options, (size_t)s);
-        }
-        break;
-    }
     }
     add_size(options, max);
-    options->size_count = sort_unique_sizes(options->sizes, options->size_count);
+    options->size_count = nb_sort_unique_sizes(options->sizes, options->size_count);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Help                                                                                         */
 /* ------------------------------------------------------------------------------------------ */
-
-static void format_default(unsigned long long id, const nb_options *d, char *text, size_t length)
-{
-    char a[32];
-    text[0] = '\0';
-    switch (id) {
-    case NB_OPT_SIZES:
-        break;
-    case NB_OPT_MIN_SIZE:
-        format_size(d->min_size, a, sizeof a);
-        snprintf(text, length, "default %s", a);
-        break;
-    case NB_OPT_MAX_SIZE:
-        format_size(d->max_size, a, sizeof a);
-        snprintf(text, length, "default %s", a);
-        break;
-    case NB_OPT_SIZES_PER_DOUBLING:
-        snprintf(text, length, "default %d", d->sizes_per_doubling);
-        break;
-    case NB_OPT_QUEUE_DEPTHS: {
-        size_t used = (size_t)snprintf(text, length, "default ");
-        for (size_t i = 0; i < d->queue_depth_count && used < length; i++)
-            used += (size_t)snprintf(text + used, length - used, "%s%d", i ? "," : "",
-                                     d->queue_depths[i]);
-        break;
-    }
-    case NB_OPT_G_FIT_MIN_SIZE:
-        format_size(d->G_fit_min_size, a, sizeof a);
-        snprintf(text, length, "default %s", a);
-        break;
-    case NB_OPT_G_FIT_MAX_SIZE:
-        format_size(d->G_fit_max_size, a, sizeof a);
-        snprintf(text, length, "default %s", a);
-        break;
-    case NB_OPT_OVERHEAD_SIZE:
-        format_size(d->overhead_size, a, sizeof a);
-        snprintf(text, length, "default %s", a);
-        break;
-    case NB_OPT_TOLERANCE:
-        snprintf(text, length, "default %g", d->tolerance);
-        break;
-    case NB_OPT_COMPUTE_STEPS:
-        snprintf(text, length, "default %d", d->compute_steps);
-        break;
-    case NB_OPT_MESSAGES:
-        snprintf(text, length, "default %d", d->messages);
-        break;
-    case NB_OPT_LOOKAHEAD:
-        snprintf(text, length, "default %d", d->lookahead);
-        break;
-    case NB_OPT_PFACT:
-        snprintf(text, length, "default %g", d->pfact);
-        break;
-    case NB_OPT_REPETITIONS:
-        snprintf(text, length, "default %d", d->repetitions);
-        break;
-    case NB_OPT_ITERATIONS:
-        snprintf(text, length, "default %ld", d->iterations);
-        break;
-    case NB_OPT_TIME_CAP:
-        snprintf(text, length, "default %g", d->time_cap_ms);
-        break;
-    case NB_OPT_PHASES:
-        snprintf(text, length, "default %d", d->phases);
-        break;
-    case NB_OPT_RANDOM_PATTERNS:
-        snprintf(text, length, "default %d", d->random_patterns);
-        break;
-    case NB_OPT_CALLS:
-        snprintf(text, length, "default %d", d->calls);
-        break;
-    case NB_OPT_TIMEOUT:
-        snprintf(text, length, "default %d", NB_DEFAULT_TIMEOUT_S);
-        break;
-    case NB_OPT_SCHEDULE:
-        snprintf(text, length, "default %s",
-                 d->schedule == NB_SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent");
-        break;
-    case NB_OPT_BANDWIDTH_FRACTION:
-        snprintf(text, length, "default %g", d->bandwidth_fraction);
-        break;
-    case NB_OPT_LATENCY_FACTOR:
-        snprintf(text, length, "default %g", d->latency_factor);
-        break;
-    case NB_OPT_ROUNDS:
-        snprintf(text, length, "default: every round, the full map");
-        break;
-    case NB_OPT_PROGRESS_EVERY:
-        snprintf(text, length, "default %g", d->progress_every_s);
-        break;
-    case NB_OPT_SEED:
-        snprintf(text, length, "default %llu", d->seed);
-        break;
-    case NB_OPT_LMAX:
-        if (d->lmax == 0) {
-            snprintf(text, length, "default: memory per process / 128");
-        } else {
-            format_size(d->lmax, a, sizeof a);
-            snprintf(text, length, "default %s", a);
-        }
-        break;
-    case NB_OPT_ALGORITHMS:
-    case NB_OPT_COLLECTIVES: {
-        unsigned mask = id == NB_OPT_ALGORITHMS ? d->algorithms : d->collectives;
-        int count = id == NB_OPT_ALGORITHMS ? NB_DENSE_ALGORITHM_COUNT : NB_COLL_COUNT;
-        size_t used = (size_t)snprintf(text, length, "default ");
-        int first = 1;
-        for (int i = 0; i < count && used < length; i++)
-            if (mask & (1u << i)) {
-                const char *name = id == NB_OPT_ALGORITHMS
-                                       ? nb_dense_algorithm_name((nb_dense_algorithm)i)
-                                       : nb_collective_name((nb_collective)i);
-                used += (size_t)snprintf(text + used, length - used, "%s%s", first ? "" : ",",
-                                         name);
-                first = 0;
-            }
-        break;
-    }
-    default:
-        break;
-    }
-}
 
 /* "  NAME                     text" with the text wrapped at 79 columns under itself. */
 static void print_wrapped(const char *name, const char *text)
@@ -693,47 +722,91 @@ static void print_wrapped(const char *name, const char *text)
     putchar('\n');
 }
 
-static void print_command_help(const nb_command *command)
+static void print_option_help(const nb_option *o)
+{
+    char name[64], range[320], text[1400];
+    const char *value_name = o->type == NB_OPTION_FLAG ? NULL : o->value_name;
+    if (o->short_name)
+        snprintf(name, sizeof name, "-%c, %s%s%s", o->short_name, o->name, value_name ? " " : "",
+                 value_name ? value_name : "");
+    else
+        snprintf(name, sizeof name, "%s%s%s", o->name, value_name ? " " : "",
+                 value_name ? value_name : "");
+    describe_range(o, range, sizeof range);
+    char defaults[400] = "";
+    if (o->default_text != NULL)
+        snprintf(defaults, sizeof defaults, "default: %s", o->default_text);
+    else if (o->default_value != NULL)
+        snprintf(defaults, sizeof defaults, "default %s", o->default_value);
+    const char *separator = defaults[0] && range[0] ? "; " : "";
+    if (defaults[0] || range[0])
+        snprintf(text, sizeof text, "%s (%s%s%s)", o->help, defaults, separator, range);
+    else
+        snprintf(text, sizeof text, "%s", o->help);
+    print_wrapped(name, text);
+}
+
+static const char *direction_word(nb_direction direction)
+{
+    return direction == NB_HIGHER_IS_BETTER  ? ", higher is better"
+           : direction == NB_LOWER_IS_BETTER ? ", lower is better"
+                                             : "";
+}
+
+/* The declared tables: "table NAME: column [unit, lower is better], ..." */
+static void print_tables_help(const nb_method *method)
+{
+    if (method->tables == NULL || method->tables[0] == NULL)
+        return;
+    printf("\noutput tables (columns with unit and direction; docs/output-format.md):\n");
+    for (const nb_table_spec *const *t = method->tables; *t != NULL; t++) {
+        char text[4096], label[64];
+        size_t used = 0;
+        text[0] = '\0';
+        for (size_t c = 0; c < (*t)->column_count && used < sizeof text; c++) {
+            const nb_column *column = &(*t)->columns[c];
+            const char *unit = column->unit[0] ? column->unit : "label";
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s%s [%s%s]",
+                                     c ? ", " : "", column->name, unit,
+                                     direction_word(column->direction));
+        }
+        snprintf(label, sizeof label, "%s", (*t)->name);
+        print_wrapped(label, text);
+    }
+}
+
+static void print_method_help(const nb_method *method, const option_list *list)
 {
     printf("usage: mpirun -np %s --bind-to core netbench %s [OPTIONS]\n\n",
-           command->all_ranks ? "P" : "2", command->name);
-    printf("%s\n\noptions:\n", command->description);
-    for (size_t i = 0; i < OPTION_COUNT; i++) {
-        const option_spec *spec = &option_specs[i];
-        if (!((command->accepted_options | NB_OPT_ALWAYS) & spec->id))
-            continue;
-        char name[64], defaults[256];
-        if (spec->short_name)
-            snprintf(name, sizeof name, "-%c, %s%s%s", spec->short_name, spec->long_name,
-                     spec->value_name ? " " : "", spec->value_name ? spec->value_name : "");
-        else
-            snprintf(name, sizeof name, "%s%s%s", spec->long_name, spec->value_name ? " " : "",
-                     spec->value_name ? spec->value_name : "");
-        format_default(spec->id, &command->defaults, defaults, sizeof defaults);
-        char text[768];
-        snprintf(text, sizeof text, "%s%s%s%s", spec->help, defaults[0] ? " (" : "", defaults,
-                 defaults[0] ? ")" : "");
-        print_wrapped(name, text);
-    }
+           method->scope == NB_ON_ALL_RANKS ? "P" : "2", method->name);
+    printf("%s\n\noptions:\n", method->description);
+    for (size_t i = 0; i < list->count; i++)
+        print_option_help(&list->options[i]);
     print_wrapped("-h, --help", "this text");
+    print_tables_help(method);
     printf("\nSizes take a K or M suffix (binary: 1K = 1024). Output: docs/output-format.md.\n"
            "Exit status: 0 done (check 'status'), 1 runtime failure or --timeout, 2 wrong "
            "usage.\n");
 }
 
-static void print_top_help(const nb_command *const *commands, size_t count)
+static void print_top_help(void)
 {
     printf("netbench %s - MPI interconnect benchmarks: latency, bandwidth, LogP/LogGP, dense\n"
            "patterns, b_eff and collectives\n\n", NETBENCH_VERSION);
     printf("usage: mpirun -np 2 --bind-to core netbench SUBCOMMAND [OPTIONS]\n"
            "       netbench SUBCOMMAND --help\n"
            "       netbench --help | --version\n\nsubcommands:\n");
-    for (size_t i = 0; i < count; i++)
-        printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    char all_ranks[512] = "";
+    for (size_t i = 0; i < nb_method_count; i++) {
+        printf("  %-10s %s\n", nb_methods[i]->name, nb_methods[i]->summary);
+        if (nb_methods[i]->scope == NB_ON_ALL_RANKS)
+            snprintf(all_ranks + strlen(all_ranks), sizeof all_ranks - strlen(all_ranks),
+                     "%s%s", all_ranks[0] ? ", " : "", nb_methods[i]->name);
+    }
     printf("\nPoint-to-point methods measure ranks 0 and 1; further ranks wait at a barrier.\n"
-           "dense, beff and collectives use every rank. Ranks poll busily, so they must be\n"
-           "bound to different cores (Open MPI: --bind-to core, MPICH: -bind-to core); a\n"
-           "warning says when they are not.\n"
+           "%s use every rank (mpirun -np P).\n", all_ranks);
+    printf("Ranks poll busily, so they must be bound to different cores (Open MPI:\n"
+           "--bind-to core, MPICH: -bind-to core); a warning says when they are not.\n"
            "Only rank 0 prints: the human format by default, JSON with --json, and\n"
            "--json-file PATH writes JSON as well (format: docs/output-format.md).\n"
            "Every run ends after --timeout SECONDS (default %d, 0 = never) with one line\n"
@@ -742,317 +815,160 @@ static void print_top_help(const nb_command *const *commands, size_t count)
            NB_DEFAULT_TIMEOUT_S);
 }
 
-int nb_cli_pick_command(int argc, char **argv, const nb_command *const *commands,
-                        size_t command_count, nb_cli_outcome *outcome)
+const nb_method *nb_cli_pick_method(int argc, char **argv, nb_cli_outcome *outcome)
 {
     const char *first = argc > 1 ? argv[1] : NULL;
-    char names[256] = "";
-    for (size_t i = 0; i < command_count; i++) {
-        strncat(names, commands[i]->name, sizeof names - strlen(names) - 1);
-        if (i + 1 < command_count)
-            strncat(names, ", ", sizeof names - strlen(names) - 1);
-    }
+    char names[512] = "";
+    for (size_t i = 0; i < nb_method_count; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                 nb_methods[i]->name);
     if (first == NULL) {
         *outcome = usage_error("no subcommand given; use one of %s (netbench --help)", names);
-        return -1;
+        return NULL;
     }
     if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0) {
         if (nb_cli_is_printing_process())
-            print_top_help(commands, command_count);
+            print_top_help();
         *outcome = NB_CLI_EXIT_OK;
-        return -1;
+        return NULL;
     }
     if (strcmp(first, "--version") == 0) {
         if (nb_cli_is_printing_process())
             printf("netbench %s\n", NETBENCH_VERSION);
         *outcome = NB_CLI_EXIT_OK;
-        return -1;
+        return NULL;
     }
-    for (size_t i = 0; i < command_count; i++)
-        if (strcmp(first, commands[i]->name) == 0) {
+    for (size_t i = 0; i < nb_method_count; i++)
+        if (strcmp(first, nb_methods[i]->name) == 0) {
             *outcome = NB_CLI_RUN;
-            return (int)i;
+            return nb_methods[i];
         }
     *outcome = usage_error("unknown subcommand '%s'; use one of %s (netbench --help)", first,
                            names);
-    return -1;
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Parsing                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-static const option_spec *find_option(const char *name, size_t name_length)
+/* 1 when another method (or a shared option) knows this option name. */
+static int known_elsewhere(const char *name, size_t length)
 {
-    for (size_t i = 0; i < OPTION_COUNT; i++) {
-        const option_spec *spec = &option_specs[i];
-        if (strlen(spec->long_name) == name_length &&
-            strncmp(spec->long_name, name, name_length) == 0)
-            return spec;
-        if (spec->short_name && name_length == 2 && name[0] == '-' &&
-            name[1] == spec->short_name)
-            return spec;
+    for (size_t m = 0; m < nb_method_count; m++) {
+        option_list list;
+        list_options(nb_methods[m], &list);
+        if (find_in(&list, name, length) != NULL)
+            return 1;
     }
-    return NULL;
+    for (int c = NB_COMMON_NONE + 1; c < NB_COMMON_COUNT; c++)
+        if (strlen(common_options[c].name) == length &&
+            strncmp(common_options[c].name, name, length) == 0)
+            return 1;
+    return 0;
 }
 
-static nb_cli_outcome apply_option(const option_spec *spec, const char *value,
-                                   nb_options *options)
+/* The defaults are parsed like the command line: a default outside its own range is a
+ * programming error, caught on every start. */
+static nb_cli_outcome apply_defaults(const nb_method *method, const option_list *list,
+                                     nb_options *options, void *settings)
 {
-    long count = 0;
-    double real = 0.0;
-    switch (spec->id) {
-    case NB_OPT_JSON:
-        options->json_to_stdout = 1;
-        return NB_CLI_RUN;
-    case NB_OPT_JSON_FILE:
-        options->json_file = value;
-        return check_json_file(spec, value);
-    case NB_OPT_REPETITIONS:
-        if (parse_count(value, 1, NB_MAX_REPETITIONS, &count) != 0)
-            return usage_error("%s %s: not a repetition count; use a whole number from 1 to %d",
-                               spec->long_name, value, NB_MAX_REPETITIONS);
-        options->repetitions = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_ITERATIONS:
-        if (parse_count(value, 1, 1000000000L, &count) != 0)
-            return usage_error("%s %s: not an iteration count; use a whole number from 1 to "
-                               "1000000000", spec->long_name, value);
-        options->iterations = count;
-        return NB_CLI_RUN;
-    case NB_OPT_TIME_CAP:
-        if (parse_real(value, 0.001, 600000.0, &real) != 0)
-            return usage_error("%s %s: not a time in milliseconds; use a number from 0.001 to "
-                               "600000", spec->long_name, value);
-        options->time_cap_ms = real;
-        return NB_CLI_RUN;
-    case NB_OPT_SIZES:
-        return parse_size_list(spec, value, options);
-    case NB_OPT_MIN_SIZE:
-        return parse_size_option(spec, value, &options->min_size);
-    case NB_OPT_MAX_SIZE:
-        return parse_size_option(spec, value, &options->max_size);
-    case NB_OPT_SIZES_PER_DOUBLING:
-        if (parse_count(value, 1, 64, &count) != 0)
-            return usage_error("%s %s: not a step count; use a whole number from 1 to 64",
-                               spec->long_name, value);
-        options->sizes_per_doubling = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_QUEUE_DEPTHS:
-        return parse_queue_depths(spec, value, options);
-    case NB_OPT_G_FIT_MIN_SIZE:
-        return parse_size_option(spec, value, &options->G_fit_min_size);
-    case NB_OPT_G_FIT_MAX_SIZE:
-        return parse_size_option(spec, value, &options->G_fit_max_size);
-    case NB_OPT_OVERHEAD_SIZE:
-        return parse_size_option(spec, value, &options->overhead_size);
-    case NB_OPT_TOLERANCE:
-        if (parse_real(value, 0.001, 1.0, &real) != 0)
-            return usage_error("%s %s: not a tolerance; use a fraction from 0.001 to 1 (0.1 = "
-                               "10%%)", spec->long_name, value);
-        options->tolerance = real;
-        return NB_CLI_RUN;
-    case NB_OPT_COMPUTE_STEPS:
-        if (parse_count(value, 4, 1000, &count) != 0)
-            return usage_error("%s %s: not a step count; use a whole number from 4 to 1000",
-                               spec->long_name, value);
-        options->compute_steps = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_MESSAGES:
-        if (parse_count(value, 2, 100000, &count) != 0)
-            return usage_error("%s %s: not a message count; use a whole number from 2 to 100000",
-                               spec->long_name, value);
-        options->messages = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_LOOKAHEAD:
-        if (parse_count(value, 1, 64, &count) != 0)
-            return usage_error("%s %s: not a look-ahead; use a whole number from 1 to 64",
-                               spec->long_name, value);
-        options->lookahead = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_PFACT:
-        if (parse_real(value, 1.0, 1000.0, &real) != 0)
-            return usage_error("%s %s: not a factor; use a number from 1 to 1000 (Hoefler et al. "
-                               "use 2.0)", spec->long_name, value);
-        options->pfact = real;
-        return NB_CLI_RUN;
-    case NB_OPT_VALIDATE:
-        options->validate = 1;
-        return NB_CLI_RUN;
-    case NB_OPT_SEED:
-        if (parse_count(value, 0, 2147483647L, &count) != 0)
-            return usage_error("%s %s: not a seed; use a whole number from 0 to 2147483647",
-                               spec->long_name, value);
-        options->seed = (unsigned long long)count;
-        return NB_CLI_RUN;
-    case NB_OPT_PHASES:
-        if (parse_count(value, 1, 100000, &count) != 0)
-            return usage_error("%s %s: not a phase count; use a whole number from 1 to 100000",
-                               spec->long_name, value);
-        options->phases = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_RANDOM_PATTERNS:
-        if (parse_count(value, 1, 1000, &count) != 0)
-            return usage_error("%s %s: not a pattern count; use a whole number from 1 to 1000",
-                               spec->long_name, value);
-        options->random_patterns = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_CALLS:
-        if (parse_count(value, 3, 100000, &count) != 0)
-            return usage_error("%s %s: not a call count; use a whole number from 3 to 100000",
-                               spec->long_name, value);
-        options->calls = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_TIMEOUT:
-        if (parse_count(value, 0, NB_MAX_TIMEOUT_S, &count) != 0)
-            return usage_error("%s %s: not a time in seconds; use a whole number from 0 (no "
-                               "watchdog) to %d", spec->long_name, value, NB_MAX_TIMEOUT_S);
-        options->timeout_s = count;
-        return NB_CLI_RUN;
-    case NB_OPT_SCHEDULE:
-        if (strcmp(value, "concurrent") == 0)
-            options->schedule = NB_SCHEDULE_CONCURRENT;
-        else if (strcmp(value, "sequential") == 0)
-            options->schedule = NB_SCHEDULE_SEQUENTIAL;
-        else
-            return usage_error("%s %s: unknown schedule; choose concurrent or sequential",
-                               spec->long_name, value);
-        return NB_CLI_RUN;
-    case NB_OPT_BANDWIDTH_FRACTION:
-        if (parse_real(value, 0.01, 1.0, &real) != 0)
-            return usage_error("%s %s: not a fraction; use a number from 0.01 to 1 (0.93 = 93 %% "
-                               "of the best pair)", spec->long_name, value);
-        options->bandwidth_fraction = real;
-        return NB_CLI_RUN;
-    case NB_OPT_LATENCY_FACTOR:
-        if (parse_real(value, 1.0, 1000.0, &real) != 0)
-            return usage_error("%s %s: not a factor; use a number from 1 to 1000 (2.1 = 2.1 x "
-                               "the lowest pair)", spec->long_name, value);
-        options->latency_factor = real;
-        return NB_CLI_RUN;
-    case NB_OPT_ROUNDS:
-        if (parse_count(value, 1, 1000000, &count) != 0)
-            return usage_error("%s %s: not a round count; use a whole number from 1 to 1000000",
-                               spec->long_name, value);
-        options->rounds = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_PROGRESS_EVERY:
-        if (parse_real(value, 0.0, 86400.0, &real) != 0)
-            return usage_error("%s %s: not a time in seconds; use a number from 0 to 86400",
-                               spec->long_name, value);
-        options->progress_every_s = real;
-        return NB_CLI_RUN;
-    case NB_OPT_PRINT_SCHEDULE:
-        if (parse_count(value, 2, NB_MAX_SCHEDULE_RANKS, &count) != 0)
-            return usage_error("%s %s: not a rank count; use a whole number from 2 to %d",
-                               spec->long_name, value, NB_MAX_SCHEDULE_RANKS);
-        options->print_schedule_ranks = (int)count;
-        return NB_CLI_RUN;
-    case NB_OPT_LMAX: {
-        nb_cli_outcome outcome = parse_size_option(spec, value, &options->lmax);
-        if (outcome == NB_CLI_RUN && options->lmax < 8192)
-            return usage_error("%s %s: too small; b_eff needs L_max >= 8K (8 geometric steps "
-                               "above 4K)", spec->long_name, value);
-        if (outcome == NB_CLI_RUN && options->lmax > ((size_t)256 << 20))
-            return usage_error("%s %s: too large; use at most 256M (MPI_Alltoallv "
-                               "displacements into 6 x L_max buffers are int)", spec->long_name,
-                               value);
-        return outcome;
+    for (size_t i = 0; i < list->count; i++) {
+        const nb_option *o = &list->options[i];
+        if (o->default_value == NULL || o->type == NB_OPTION_FLAG)
+            continue;
+        nb_cli_outcome outcome = apply(o, o->name, o->default_value, options, settings);
+        if (outcome != NB_CLI_RUN)
+            return usage_error("%s: internal error: the default of %s is refused", method->name,
+                               o->name);
     }
-    case NB_OPT_ALGORITHMS:
-        return parse_name_list(spec, value, &options->algorithms);
-    case NB_OPT_COLLECTIVES:
-        return parse_name_list(spec, value, &options->collectives);
-    default:
-        return usage_error("%s: internal error: option without a handler", spec->long_name);
-    }
+    return NB_CLI_RUN;
 }
 
-nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_command *command,
-                            nb_options *options)
+nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_options *options)
 {
-    *options = command->defaults;
-    options->timeout_s = NB_DEFAULT_TIMEOUT_S;
+    memset(options, 0, sizeof *options);
     options->argc = argc;
     options->argv = argv;
-    options->size_count = 0;
-    int sizes_given = 0, range_given = 0;
+    void *settings = NULL;
+    if (method->settings_size > 0) {
+        settings = calloc(1, method->settings_size);
+        if (settings == NULL)
+            return usage_error("out of memory");
+    }
+    options->settings = settings;
+    option_list list;
+    list_options(method, &list);
 
-    for (int i = 2; i < argc; i++) {
-        const char *argument = argv[i];
-        if (strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0) {
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             if (nb_cli_is_printing_process())
-                print_command_help(command);
+                print_method_help(method, &list);
             return NB_CLI_EXIT_OK;
         }
-    }
+    nb_cli_outcome outcome = apply_defaults(method, &list, options, settings);
+    if (outcome != NB_CLI_RUN)
+        return outcome;
 
+    int range_given = 0;
     for (int i = 2; i < argc; i++) {
         const char *argument = argv[i];
         if (argument[0] != '-' || argument[1] == '\0')
             return usage_error("%s: unexpected argument '%s'; options start with '-' (netbench %s "
-                               "--help)", command->name, argument, command->name);
+                               "--help)", method->name, argument, method->name);
         const char *equals = strchr(argument, '=');
         size_t name_length = equals ? (size_t)(equals - argument) : strlen(argument);
-        const option_spec *spec = find_option(argument, name_length);
-        if (spec == NULL)
+        const nb_option *o = find_in(&list, argument, name_length);
+        if (o == NULL) {
+            if (known_elsewhere(argument, name_length))
+                return usage_error("%s: option %.*s does not apply to %s; see netbench %s --help",
+                                   method->name, (int)name_length, argument, method->name,
+                                   method->name);
             return usage_error("%s: unknown option '%.*s'; see netbench %s --help",
-                               command->name, (int)name_length, argument, command->name);
-        if (!((command->accepted_options | NB_OPT_ALWAYS) & spec->id))
-            return usage_error("%s: option %s does not apply to %s; see netbench %s --help",
-                               command->name, spec->long_name, command->name, command->name);
+                               method->name, (int)name_length, argument, method->name);
+        }
         const char *value = NULL;
-        if (spec->kind == VALUE_NONE) {
+        if (o->type == NB_OPTION_FLAG) {
             if (equals != NULL)
-                return usage_error("%s takes no value; write just %s", spec->long_name,
-                                   spec->long_name);
+                return usage_error("%s takes no value; write just %s", o->name, o->name);
         } else if (equals != NULL) {
             value = equals + 1;
         } else if (i + 1 < argc) {
             value = argv[++i];
         } else {
-            return usage_error("%s needs a value; e.g. %s %s", spec->long_name, spec->long_name,
-                               spec->example);
+            return usage_error("%s needs a value; e.g. %s %s", o->name, o->name, o->example);
         }
         if (value != NULL && value[0] == '\0')
-            return usage_error("%s: empty value; e.g. %s %s", spec->long_name, spec->long_name,
-                               spec->example);
+            return usage_error("%s: empty value; e.g. %s %s", o->name, o->name, o->example);
         /* Errors name the option as it was typed (-n or --messages). */
-        option_spec as_typed = *spec;
         char typed[64];
         snprintf(typed, sizeof typed, "%.*s", (int)name_length, argument);
-        as_typed.long_name = typed;
-        nb_cli_outcome outcome = apply_option(&as_typed, value, options);
+        outcome = apply(o, typed, value, options, settings);
         if (outcome != NB_CLI_RUN)
             return outcome;
-        if (spec->id == NB_OPT_SIZES)
-            sizes_given = 1;
-        if (spec->id == NB_OPT_MIN_SIZE || spec->id == NB_OPT_MAX_SIZE)
+        if (o->common == NB_COMMON_SIZES)
+            options->sizes_given = 1;
+        if (o->common == NB_COMMON_MIN_SIZE || o->common == NB_COMMON_MAX_SIZE)
             range_given = 1;
     }
 
-    if (sizes_given && range_given)
+    if (options->sizes_given && range_given)
         return usage_error("--sizes and --min-size/--max-size exclude each other; give either "
                            "a list or a range");
     if (options->min_size > options->max_size) {
         char a[32], b[32];
-        format_size(options->min_size, a, sizeof a);
-        format_size(options->max_size, b, sizeof b);
+        nb_format_size(options->min_size, a, sizeof a);
+        nb_format_size(options->max_size, b, sizeof b);
         return usage_error("--min-size %s is larger than --max-size %s; make --min-size <= "
                            "--max-size", a, b);
     }
-    if (command->progression == NB_SIZES_GEOMETRIC && options->max_size < 2)
-        return usage_error("--max-size %zu: too small for a fit; use at least 2", options->max_size);
-    if (!sizes_given)
-        generate_sizes(command->progression, options);
-    else if (command->progression == NB_SIZES_GEOMETRIC) {
-        /* L = PRTT(1,0,1)/2 always needs the 1-byte point. */
-        add_size(options, 1);
-        options->size_count = sort_unique_sizes(options->sizes, options->size_count);
-    }
+    if (!options->sizes_given)
+        generate_sizes(method->progression, options);
+    if (method->finish != NULL && method->finish(options, settings) != 0)
+        return NB_CLI_EXIT_USAGE;
     if (options->size_count > 0)
         options->max_size = options->sizes[options->size_count - 1];
-    if (options->size_count > 0 && (command->accepted_options & NB_OPT_SIZES))
+    if (options->size_count > 0 && accepts(method, NB_COMMON_SIZES))
         options->min_size = options->sizes[0];
-    return check_buffer_memory(command, options);
+    return check_buffer_memory(method, options);
 }

@@ -1,14 +1,19 @@
-/* cli.h - command-line options of the netbench subcommands.
+/* cli.h - how a netbench method declares itself, and the generic parser and help printer.
  *
- * Options are parsed before MPI_Init: a wrong argument ends the program with one line on stderr
- * and exit status 2 before any MPI traffic. Each subcommand describes itself with an nb_command
- * (name, help text, which options it accepts, its defaults); cli.c does the parsing and prints
- * the help, so all subcommands share one option syntax.
+ * A method is one nb_method (methods_*.c): its name, help text, whether it runs on a pair or on
+ * every rank, its options (a table of nb_option descriptors: name, type, default, range, help,
+ * where the value goes), its output tables (output.h: each column with unit and direction) and
+ * its run function. The registry (methods.c) lists the methods. cli.c knows no method: it parses
+ * the command line against the chosen method's table, checks every value against its range
+ * (one line on stderr naming the option, the value and the allowed range, exit status 2, before
+ * MPI_Init) and prints the help from the same descriptors. Adding a method: docs/adding-a-method.md.
  */
 #ifndef NETBENCH_CLI_H
 #define NETBENCH_CLI_H
 
 #include <stddef.h>
+
+#include "output.h"
 
 /* Exit status of a usage error (docs/output-format.md, "Exit status"). */
 #define NB_EXIT_USAGE 2
@@ -16,90 +21,15 @@
 /* Largest message size accepted: MPI counts are int, and buffers are allocated per queue slot. */
 #define NB_MAX_MESSAGE_SIZE ((size_t)1 << 30)
 #define NB_MAX_SIZES 512
-#define NB_MAX_QUEUE_DEPTHS 16
 #define NB_MAX_REPETITIONS 1000
-
-/* One bit per option; an nb_command lists the options it accepts. --help is always accepted. */
-enum nb_option_id {
-    NB_OPT_JSON = 1u << 0,
-    NB_OPT_JSON_FILE = 1u << 1,
-    NB_OPT_REPETITIONS = 1u << 2,
-    NB_OPT_ITERATIONS = 1u << 3,
-    NB_OPT_TIME_CAP = 1u << 4,
-    NB_OPT_SIZES = 1u << 5,
-    NB_OPT_MIN_SIZE = 1u << 6,
-    NB_OPT_MAX_SIZE = 1u << 7,
-    NB_OPT_QUEUE_DEPTHS = 1u << 8,
-    NB_OPT_G_FIT_MIN_SIZE = 1u << 9,
-    NB_OPT_G_FIT_MAX_SIZE = 1u << 17,
-    NB_OPT_OVERHEAD_SIZE = 1u << 10,
-    NB_OPT_TOLERANCE = 1u << 11,
-    NB_OPT_COMPUTE_STEPS = 1u << 12,
-    NB_OPT_MESSAGES = 1u << 13,
-    NB_OPT_LOOKAHEAD = 1u << 14,
-    NB_OPT_PFACT = 1u << 15,
-    NB_OPT_SIZES_PER_DOUBLING = 1u << 16,
-    NB_OPT_VALIDATE = 1u << 18,
-    NB_OPT_SEED = 1u << 19,
-    NB_OPT_PHASES = 1u << 20,
-    NB_OPT_ALGORITHMS = 1u << 21,
-    NB_OPT_LMAX = 1u << 22,
-    NB_OPT_RANDOM_PATTERNS = 1u << 23,
-    NB_OPT_COLLECTIVES = 1u << 24,
-    NB_OPT_CALLS = 1u << 25,
-    NB_OPT_TIMEOUT = 1u << 26,
-};
-
-/* The matrix method's options: bits beyond an int, so macros (an enumerator must fit an int);
- * option masks are unsigned long long. */
-#define NB_OPT_SCHEDULE (1ull << 27)
-#define NB_OPT_BANDWIDTH_FRACTION (1ull << 28)
-#define NB_OPT_LATENCY_FACTOR (1ull << 29)
-#define NB_OPT_ROUNDS (1ull << 30)
-#define NB_OPT_PROGRESS_EVERY (1ull << 31)
-#define NB_OPT_PRINT_SCHEDULE (1ull << 32)
-
-/* --schedule of the matrix method */
-typedef enum {
-    NB_SCHEDULE_CONCURRENT = 0, /* the pairs of a tournament round at once, round after round */
-    NB_SCHEDULE_SEQUENTIAL = 1, /* one pair at a time, the others waiting */
-} nb_schedule;
-
-/* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
-#define NB_MAX_SCHEDULE_RANKS 100000
-
-/* Options every subcommand accepts without listing them. */
-#define NB_OPT_ALWAYS NB_OPT_TIMEOUT
 
 /* The watchdog: a run that has not ended after this many seconds (a stopped, hung or dead
  * rank leaves its peer waiting forever) ends with one line on stderr and status 1. */
 #define NB_DEFAULT_TIMEOUT_S 600
 #define NB_MAX_TIMEOUT_S 604800
 
-/* The collectives of the `collectives` method (names as in --collectives). */
-typedef enum {
-    NB_COLL_BARRIER,
-    NB_COLL_BCAST,
-    NB_COLL_REDUCE,
-    NB_COLL_ALLREDUCE,
-    NB_COLL_ALLTOALL,
-    NB_COLL_ALLTOALLV,
-    NB_COLL_GATHER,
-    NB_COLL_SCATTER,
-    NB_COLL_ALLGATHER,
-    NB_COLL_COUNT,
-} nb_collective;
-
-/* "barrier", "bcast", ..., "allgather" */
-const char *nb_collective_name(nb_collective collective);
-
-/* How the default size list is generated from min_size and max_size. */
-typedef enum {
-    NB_SIZES_POWERS_OF_2,  /* min, the powers of two between, max */
-    NB_SIZES_POWERS_OF_4,  /* min, min*4, min*16, ..., max */
-    NB_SIZES_GEOMETRIC,    /* 1, then sizes_per_doubling steps per doubling, rounded, unique */
-} nb_size_progression;
-
+/* The options every method shares (parsed into nb_options); a method's own options live in its
+ * settings struct, reached through nb_options.settings. */
 typedef struct {
     /* output */
     int json_to_stdout;           /* --json */
@@ -113,53 +43,133 @@ typedef struct {
     size_t max_size;              /* --max-size */
     size_t sizes[NB_MAX_SIZES];   /* the sizes measured, ascending (--sizes or generated) */
     size_t size_count;
-    int sizes_per_doubling;       /* --sizes-per-doubling (loggp) */
-    /* flood */
-    int queue_depths[NB_MAX_QUEUE_DEPTHS]; /* --queue-depths */
-    size_t queue_depth_count;
-    size_t G_fit_min_size;        /* --G-fit-min-size */
-    size_t G_fit_max_size;        /* --G-fit-max-size */
-    /* overlap */
-    size_t overhead_size;         /* --overhead-size */
-    double tolerance;             /* --tolerance */
-    int compute_steps;            /* --compute-steps */
-    /* loggp */
-    int messages;                 /* -n / --messages */
-    int lookahead;                /* --lookahead */
-    double pfact;                 /* --pfact */
+    int sizes_given;              /* 1: --sizes gave the list */
     /* multi-rank methods */
     int validate;                 /* --validate: check received data, time nothing */
-    unsigned long long seed;      /* --seed: random patterns */
-    int phases;                   /* --phases: phases of the random pairwise algorithm */
-    unsigned algorithms;          /* --algorithms: bit (1 << nb_dense_algorithm) per algorithm */
-    size_t lmax;                  /* --lmax: b_eff's largest message; 0 = memory per process/128 */
-    int random_patterns;          /* --random-patterns: b_eff random ring patterns */
-    unsigned collectives;         /* --collectives: bit (1 << nb_collective) per collective */
-    int calls;                    /* --calls: individually timed calls per collective and size */
-    /* matrix */
-    nb_schedule schedule;         /* --schedule */
-    double bandwidth_fraction;    /* --bandwidth-fraction: suspect below this share of the best */
-    double latency_factor;        /* --latency-factor: suspect above this multiple of the lowest */
-    int rounds;                   /* --rounds: tournament rounds to measure; 0 = all (full map) */
-    double progress_every_s;      /* --progress-every: seconds between progress lines */
-    int print_schedule_ranks;     /* --print-schedule N: print the schedule, no MPI; 0 = off */
+    long seed;                    /* --seed: random patterns, drawn rounds */
     /* watchdog */
     long timeout_s;               /* --timeout: seconds the whole run may take; 0 = no limit */
+    /* the method's own options: its settings struct (nb_method.settings_size bytes) */
+    const void *settings;
     /* the command line as given, for the result header */
     int argc;
     char **argv;
 } nb_options;
 
+/* What an option's value is. Lists are comma separated; every number is checked against
+ * [min, max] (lists: every item). */
+typedef enum {
+    NB_OPTION_INT,        /* int */
+    NB_OPTION_LONG,       /* long */
+    NB_OPTION_DOUBLE,     /* double */
+    NB_OPTION_SIZE,       /* size_t; "64", "8K", "4M" (binary: 1K = 1024) */
+    NB_OPTION_SIZE_LIST,  /* size_t[capacity] + size_t count; ascending, duplicates dropped */
+    NB_OPTION_INT_LIST,   /* int[capacity] + size_t count; ascending, duplicates dropped */
+    NB_OPTION_ENUM,       /* int: the index of one of the names */
+    NB_OPTION_ENUM_LIST,  /* unsigned: bit (1 << index) for every name given */
+    NB_OPTION_FLAG,       /* int: 1 when given; takes no value */
+    NB_OPTION_STRING,     /* const char *: the argument itself (a path) */
+} nb_option_type;
+
+/* Where a parsed value is stored: a field of nb_options, or of the method's settings struct. */
+typedef enum { NB_IN_OPTIONS, NB_IN_SETTINGS } nb_option_home;
+
+/* The shared options; a method opts into one with NB_USE(id, default). --timeout, --json and
+ * --json-file apply to every method without being listed. */
+typedef enum {
+    NB_COMMON_NONE = 0,
+    NB_COMMON_SIZES,
+    NB_COMMON_MIN_SIZE,
+    NB_COMMON_MAX_SIZE,
+    NB_COMMON_REPETITIONS,
+    NB_COMMON_ITERATIONS,
+    NB_COMMON_TIME_CAP,
+    NB_COMMON_SEED,
+    NB_COMMON_VALIDATE,
+    NB_COMMON_TIMEOUT,
+    NB_COMMON_JSON,
+    NB_COMMON_JSON_FILE,
+    NB_COMMON_COUNT,
+} nb_common_option;
+
+/* An extra check of a parsed value (beyond its range): returns NULL, or why it is refused. */
+typedef const char *(*nb_option_check)(const void *value);
+
 typedef struct {
+    nb_common_option common;   /* != NB_COMMON_NONE: the shared option, with default_value */
+    const char *name;          /* "--queue-depths" */
+    char short_name;           /* 'n' for -n; 0: none */
+    nb_option_type type;
+    nb_option_home home;
+    size_t offset;             /* of the value in nb_options or the settings struct */
+    size_t count_offset;       /* lists: of the size_t count */
+    size_t capacity;           /* lists: most items */
+    double min, max;           /* range of the value (lists: of each item) */
+    const char *(*name_of)(int index); /* enums: the names, index 0 .. name_count-1 */
+    int name_count;
+    const char *value_name;    /* in the help: "N", "SIZE", "LIST" */
+    const char *default_value; /* as on the command line ("1,2,4", "4M"); NULL: zero/none */
+    const char *default_text;  /* help text instead of a default value ("every round") */
+    const char *example;       /* a valid value, for error lines */
+    const char *help;
+    const char *range_note;    /* why the range is what it is, appended to a range error */
+    nb_option_check check;
+} nb_option;
+
+/* Field addresses for the descriptors. */
+#define NB_OPTION_FIELD(member) .home = NB_IN_OPTIONS, .offset = offsetof(nb_options, member)
+#define NB_SETTING(type, member) .home = NB_IN_SETTINGS, .offset = offsetof(type, member)
+#define NB_SETTING_LIST(type, member, count_member)                                            \
+    .home = NB_IN_SETTINGS, .offset = offsetof(type, member),                                  \
+    .count_offset = offsetof(type, count_member),                                              \
+    .capacity = sizeof(((type *)0)->member) / sizeof(((type *)0)->member[0])
+/* A shared option with this method's default (NULL: none). */
+#define NB_USE(id, default_text_) {.common = (id), .default_value = (default_text_)}
+#define NB_COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+/* How the default size list is generated from min_size and max_size. */
+typedef enum {
+    NB_SIZES_POWERS_OF_2,  /* min, the powers of two between, max */
+    NB_SIZES_POWERS_OF_4,  /* min, min*4, min*16, ..., max */
+    NB_SIZES_NONE,         /* the method takes no sizes (its finish hook may make them) */
+} nb_size_progression;
+
+struct nb_context;
+
+typedef enum {
+    NB_ON_PAIR,       /* ranks 0 and 1 measure, further ranks wait at a barrier */
+    NB_ON_ALL_RANKS,  /* every rank communicates */
+} nb_method_scope;
+
+typedef struct nb_method {
     const char *name;             /* subcommand name */
     const char *summary;          /* one line for `netbench --help` */
     const char *description;      /* method and paper section, for `netbench NAME --help` */
-    unsigned long long accepted_options; /* NB_OPT_* bits */
-    int all_ranks;                /* 1: every rank communicates (dense, beff, collectives);
-                                     0: ranks 0 and 1 measure, the others wait */
+    nb_method_scope scope;
     nb_size_progression progression;
-    nb_options defaults;          /* sizes/argv fields unused here */
-} nb_command;
+    const nb_option *options;     /* this method's options, in the order of its help */
+    size_t option_count;
+    size_t settings_size;         /* sizeof its settings struct (NB_SETTING targets); 0: none */
+    const nb_table_spec *const *tables; /* its output tables, NULL-terminated (for the help) */
+    void (*run)(const struct nb_context *ctx);
+    /* Optional hooks, called before MPI_Init. */
+    /* After parsing and the size list: method-specific rules and sizes. Returns 0, or the exit
+     * status after nb_usage_error. */
+    int (*finish)(nb_options *options, void *settings);
+    /* Bytes of message buffers one rank allocates, described in `how` (e.g. "message size 1M
+     * x queue depth 64 = ... bytes"), and *hint: what to lower (" or --queue-depths"); 0 when
+     * unknown before MPI (the method checks it). Without the hook: send and receive buffers
+     * of the largest size. */
+    unsigned long long (*buffer_bytes)(const nb_options *options, char *how, size_t length,
+                                       const char **hint);
+    /* A dry run without MPI (matrix --print-schedule): returns -1 to go on with the run, or
+     * the exit status. */
+    int (*without_mpi)(const nb_options *options);
+} nb_method;
+
+/* The registry (methods.c): every method, in the order of `netbench --help`. */
+extern const nb_method *const nb_methods[];
+extern const size_t nb_method_count;
 
 /* What the caller should do after parsing. */
 typedef enum {
@@ -172,18 +182,29 @@ typedef enum {
  * (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID) names a rank other than 0. */
 int nb_cli_is_printing_process(void);
 
-/* Top-level arguments before a subcommand is known: --help, --version, or the subcommand name.
- * Returns the index of the matching command in `commands` (>= 0), or -1 with *outcome set. */
-int nb_cli_pick_command(int argc, char **argv, const nb_command *const *commands,
-                        size_t command_count, nb_cli_outcome *outcome);
+/* Prints "netbench: <message>" as one line on stderr (printing process only); returns
+ * NB_EXIT_USAGE, for the hooks. */
+int nb_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parses the options after the subcommand name (argv[2..]) into *options, starting from the
- * command's defaults, and generates the size list. Prints help or one error line (on the
- * printing process only). */
-nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_command *command,
-                            nb_options *options);
+/* Top-level arguments before a method is known: --help, --version, or the method name.
+ * Returns the chosen method, or NULL with *outcome set. */
+const nb_method *nb_cli_pick_method(int argc, char **argv, nb_cli_outcome *outcome);
+
+/* Parses the options after the method name (argv[2..]) into *options (and a new settings
+ * struct), starting from the defaults, and generates the size list. Prints help or one error
+ * line (on the printing process only). */
+nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_options *options);
 
 /* Parses "64", "8K", "4M" (binary: 1K = 1024). Returns 0 or -1 when not a size. */
 int nb_parse_size(const char *text, size_t *size);
+
+/* "4M", "64K" or "100" */
+void nb_format_size(size_t size, char *text, size_t length);
+
+/* Sorts ascending and drops duplicates; returns the new count. */
+size_t nb_sort_unique_sizes(size_t *sizes, size_t count);
+
+/* A launcher variable holding a positive count (OMPI_COMM_WORLD_LOCAL_SIZE, ...), or 0. */
+unsigned long long nb_launcher_count(const char *name);
 
 #endif

@@ -30,56 +30,90 @@ void nb_fill_statistics(nb_measurement *m)
     m->mad_us = nb_mad(m->per_iteration_us, n);
 }
 
-/* Runs the loop on both ranks after a barrier; rank 0 gets its own wall time around the loop
- * (for choosing counts) and the loop's measured seconds. */
-static double run_once(const nb_context *ctx, nb_timed_loop loop, void *state, long iterations,
-                       double *wall_s)
+/* Runs the loop on every rank after a barrier. Returns the loop's measured seconds, and in
+ * *pace_s the time that sizes the next count: rank 0's wall time around the loop, or the
+ * slowest rank's loop time (then on every rank). */
+static double run_once(const nb_loop *spec, long iterations, double *pace_s)
 {
-    MPI_Barrier(ctx->pair);
+    MPI_Barrier(spec->comm);
     double start = MPI_Wtime();
-    double measured = loop(state, iterations);
-    *wall_s = MPI_Wtime() - start;
+    double measured = spec->loop(spec->state, iterations);
+    double wall = MPI_Wtime() - start;
+    if (pace_s == NULL)
+        return measured; /* a timed repetition: nothing to decide */
+    if (spec->pacing == NB_PACE_BY_SLOWEST)
+        MPI_Allreduce(&measured, pace_s, 1, MPI_DOUBLE, MPI_MAX, spec->comm);
+    else
+        *pace_s = wall;
     return measured;
+}
+
+/* The next count from a loop of `done` iterations that took `seconds`: rank 0's decision,
+ * broadcast, or (paced by the slowest rank) the same computation on every rank. */
+static long next_count(const nb_loop *spec, double share, double seconds, long done)
+{
+    long count = clamp_count(share * spec->time_cap_s / (seconds / (double)done),
+                             spec->min_iterations, spec->max_iterations);
+    if (spec->pacing == NB_PACE_BY_ROOT)
+        MPI_Bcast(&count, 1, MPI_LONG, 0, spec->comm);
+    return count;
+}
+
+void nb_drive(const nb_loop *spec, nb_measurement *m)
+{
+    nb_loop s = *spec;
+    if (s.max_iterations < 1)
+        s.max_iterations = 1;
+    if (s.min_iterations < 1)
+        s.min_iterations = 1;
+    if (s.min_iterations > s.max_iterations)
+        s.min_iterations = s.max_iterations;
+    int repetitions = s.repetitions > NB_MAX_REPETITIONS ? NB_MAX_REPETITIONS : s.repetitions;
+    int rank = 0;
+    MPI_Comm_rank(s.comm, &rank);
+
+    long iterations = s.fixed_iterations;
+    if (iterations <= 0) {
+        double pace = 0.0;
+        /* Probe: first contact for this size (registration, first touch) costs extra; it only
+         * sizes the warm-up. */
+        run_once(&s, s.min_iterations, &pace);
+        long warmup = next_count(&s, WARMUP_FRACTION, pace, s.min_iterations);
+        /* Warm-up; its time per iteration chooses the count for every rank. */
+        run_once(&s, warmup, &pace);
+        iterations = next_count(&s, 1.0, pace, warmup);
+    }
+
+    m->iterations = iterations;
+    m->repetitions = repetitions;
+    for (int r = 0; r < repetitions; r++) {
+        double measured = run_once(&s, iterations, NULL);
+        m->per_iteration_us[r] = measured / (double)iterations * 1e6;
+    }
+    if (s.figure == NB_FIGURE_SLOWEST) {
+        double slowest[NB_MAX_REPETITIONS];
+        MPI_Reduce(m->per_iteration_us, slowest, repetitions, MPI_DOUBLE, MPI_MAX, 0, s.comm);
+        if (rank == 0)
+            memcpy(m->per_iteration_us, slowest, (size_t)repetitions * sizeof *slowest);
+    }
+    nb_fill_statistics(m);
 }
 
 void nb_measure(const nb_context *ctx, nb_timed_loop loop, void *state, long min_iterations,
                 long max_iterations, double time_cap_s, int repetitions, nb_measurement *m)
 {
-    if (max_iterations < 1)
-        max_iterations = 1;
-    if (min_iterations < 1)
-        min_iterations = 1;
-    if (min_iterations > max_iterations)
-        min_iterations = max_iterations;
-    if (repetitions > NB_MAX_REPETITIONS)
-        repetitions = NB_MAX_REPETITIONS;
-
-    /* Probe: first contact for this size (registration, first touch) costs extra; it only
-     * sizes the warm-up. */
-    double wall = 0.0;
-    run_once(ctx, loop, state, min_iterations, &wall);
-    long warmup = 0;
-    if (ctx->rank == 0)
-        warmup = clamp_count(WARMUP_FRACTION * time_cap_s / (wall / (double)min_iterations),
-                             min_iterations, max_iterations);
-    MPI_Bcast(&warmup, 1, MPI_LONG, 0, ctx->pair);
-
-    /* Warm-up; rank 0 estimates the time per iteration and chooses the count for both ranks. */
-    run_once(ctx, loop, state, warmup, &wall);
-    long iterations = 0;
-    if (ctx->rank == 0)
-        iterations = clamp_count(time_cap_s / (wall / (double)warmup), min_iterations,
-                                 max_iterations);
-    MPI_Bcast(&iterations, 1, MPI_LONG, 0, ctx->pair);
-
-    m->iterations = iterations;
-    m->repetitions = repetitions;
-    for (int r = 0; r < repetitions; r++) {
-        double measured = run_once(ctx, loop, state, iterations, &wall);
-        m->per_iteration_us[r] = measured / (double)iterations * 1e6;
-    }
-    if (ctx->rank == 0)
-        nb_fill_statistics(m);
+    nb_loop spec = {
+        .comm = ctx->pair,
+        .loop = loop,
+        .state = state,
+        .min_iterations = min_iterations,
+        .max_iterations = max_iterations,
+        .time_cap_s = time_cap_s,
+        .repetitions = repetitions,
+        .pacing = NB_PACE_BY_ROOT,
+        .figure = NB_FIGURE_OWN,
+    };
+    nb_drive(&spec, m);
 }
 
 void nb_check_timer_resolution(const nb_context *ctx, const nb_measurement *m,

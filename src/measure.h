@@ -1,6 +1,6 @@
 /* measure.h - what all measurement methods share: the run context, the repetition driver
- * (warm-up, iteration count agreed by both ranks, timed repetitions), busy waits, the calibrated
- * computation loop, and message buffers.
+ * (probe, warm-up, an iteration count the same on every rank, timed repetitions) for a pair or
+ * for any group of ranks, busy waits, the calibrated computation loop, and message buffers.
  */
 #ifndef NETBENCH_MEASURE_H
 #define NETBENCH_MEASURE_H
@@ -22,7 +22,7 @@
  * per-point noise of sound data gives 5-13 %; disturbed runs and curved data give 15-26 %. */
 #define NB_FIT_MAX_RMS_RELATIVE 0.20
 
-typedef struct {
+typedef struct nb_context {
     MPI_Comm pair;              /* point-to-point methods: ranks 0 and 1 of MPI_COMM_WORLD;
                                    multi-rank methods (all_ranks): a duplicate of
                                    MPI_COMM_WORLD. Rank 0 is the timer and writes the result. */
@@ -44,21 +44,55 @@ static inline int nb_waitall(int count, MPI_Request *requests)
 #pragma GCC diagnostic pop
 }
 
-/* One side of a timed loop: runs `iterations` iterations and returns the seconds it measured.
- * Both ranks call it with the same count; rank 0's return value is the measurement. */
+/* One rank's side of a timed loop: runs `iterations` iterations and returns the seconds it
+ * measured (0 for a rank with nothing to do). Every rank of the driver's communicator calls it
+ * with the same count. */
 typedef double (*nb_timed_loop)(void *state, long iterations);
 
 typedef struct {
-    long iterations;            /* per repetition, the same on both ranks */
+    long iterations;            /* per repetition, the same on every rank */
     int repetitions;
-    double per_iteration_us[NB_MAX_REPETITIONS]; /* rank 0: measured seconds / iterations */
-    double min_us, median_us, max_us, mad_us;    /* rank 0, over the repetitions */
+    double per_iteration_us[NB_MAX_REPETITIONS]; /* measured seconds / iterations (this rank's,
+                                                    or on rank 0 the slowest rank's: below) */
+    double min_us, median_us, max_us, mad_us;    /* over the repetitions, on every rank */
 } nb_measurement;
 
-/* The driver: a short probe, a warm-up of about 15% of the time cap, then rank 0 chooses
- * iterations = time_cap / (time per iteration in the warm-up), clamped to [min_iterations,
- * max_iterations], and sends it to rank 1; then `repetitions` timed runs, each started by a
- * barrier. Collective over ctx->pair. */
+/* Whose time chooses the iteration count. */
+typedef enum {
+    NB_PACE_BY_ROOT,     /* rank 0's wall time around the loop: a pair, where rank 0 times the
+                            exchange, and b_eff ("rank 0 decides for all ranks") */
+    NB_PACE_BY_SLOWEST,  /* the longest loop of any rank: where ranks have different work (an
+                            idle rank in a dense phase takes no time, so rank 0 cannot choose) */
+} nb_pacing;
+
+/* Which per-repetition figure rank 0 keeps. */
+typedef enum {
+    NB_FIGURE_OWN,       /* every rank its own (rank 0's is the pair's measurement) */
+    NB_FIGURE_SLOWEST,   /* rank 0: per repetition the slowest rank's (a collective loop) */
+} nb_figure;
+
+/* One measurement for the driver: which ranks, which loop, how long. */
+typedef struct {
+    MPI_Comm comm;              /* the ranks that run the loop; its rank 0 decides */
+    nb_timed_loop loop;
+    void *state;
+    long min_iterations;        /* bounds of the chosen count */
+    long max_iterations;
+    long fixed_iterations;      /* > 0: exactly this count, no probe and no warm-up */
+    double time_cap_s;          /* time one repetition aims at */
+    int repetitions;
+    nb_pacing pacing;
+    nb_figure figure;
+} nb_loop;
+
+/* The driver, for pairs and multi-rank methods alike: a short probe (first contact costs extra;
+ * it only sizes the warm-up), a warm-up of about 15% of the time cap, then iterations =
+ * time_cap / (time per iteration in the warm-up), clamped to [min_iterations, max_iterations]
+ * and the same on every rank; then `repetitions` timed runs, each started by a barrier.
+ * Collective over loop->comm. */
+void nb_drive(const nb_loop *loop, nb_measurement *m);
+
+/* nb_drive for a pair method on ctx->pair, paced by rank 0, rank 0's own figures. */
 void nb_measure(const nb_context *ctx, nb_timed_loop loop, void *state, long min_iterations,
                 long max_iterations, double time_cap_s, int repetitions, nb_measurement *m);
 
@@ -91,7 +125,7 @@ size_t nb_check_message(const unsigned char *buffer, size_t bytes, int sender, u
  * bytes; collective over `comm`. */
 size_t nb_memory_per_process(MPI_Comm comm);
 
-/* Rank 0: min, median, max and MAD of m->per_iteration_us[0..repetitions-1]. */
+/* Min, median, max and MAD of m->per_iteration_us[0..repetitions-1]. */
 void nb_fill_statistics(nb_measurement *m);
 
 /* Rank 0: records a size list as an integer-list parameter. */

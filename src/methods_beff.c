@@ -9,7 +9,8 @@
 #include "methods.h"
 #include "patterns.h"
 
-/* L_max from the memory: memory per process / 128, at most 128 MiB, at least 8 KiB. */
+/* L_max from the memory: memory per process / 128, at most 128 MiB (the definition), at least
+ * 8 KiB (8 geometric steps above 4 KiB); --lmax takes the same bounds. */
 #define BEFF_MEMORY_DIVISOR 128
 #define BEFF_LMAX_CAP ((size_t)128 << 20)
 #define BEFF_LMAX_FLOOR ((size_t)8 << 10)
@@ -31,57 +32,44 @@ enum { METHOD_SENDRECV = 0, METHOD_ALLTOALLV = 1, METHOD_NONBLOCKING = 2, METHOD
 
 static const char *const method_names[METHOD_COUNT] = {"sendrecv", "alltoallv", "nonblocking"};
 
-const nb_command nb_command_beff = {
-    .name = "beff",
-    .summary = "b_eff effective bandwidth: rings and random patterns, 21 lengths, 3 methods "
-               "(Rabenseifner; Altix 3.1)",
-    .description =
-        "b_eff, the effective bandwidth of Rabenseifner, as used in the Altix/X1/Opteron/Dell\n"
-        "study section 3.1: all ranks send to their neighbours at the same time.\n"
-        "Patterns: 6 ring patterns (ring sizes 2, 4, 8, max(16,P/4), max(32,P/2), P, capped at\n"
-        "P; the ranks are split into rings of consecutive ranks) and --random-patterns rings\n"
-        "over all ranks in a random order. Every rank sends one message of L bytes to the next\n"
-        "and one to the previous rank of its ring and receives one from each (a ring of 2: one\n"
-        "message each way). 21 lengths: 1, 2, 4, ..., 4096 bytes, then 8 geometric steps up to\n"
-        "L_max = memory per process / 128 (at most 128 MiB; --lmax sets it).\n"
-        "Methods: MPI_Sendrecv (to next / from previous, then to previous / from next),\n"
-        "MPI_Alltoallv over all ranks (count L for the neighbours, 0 elsewhere), and\n"
-        "MPI_Irecv + MPI_Isend + MPI_Waitall. As in the original, consecutive messages move\n"
-        "through send and receive buffers of 6 x (L_max + 16) bytes (8-byte aligned, wrapping\n"
-        "around), so large messages are not timed from the same cached memory.\n"
-        "Per pattern, length and method, every rank times a loop of the same length; its\n"
-        "bandwidth is L x loop length x messages per rank / its loop time, and the pattern's\n"
-        "value is that of the slowest rank (per process; accumulated = x P). The maximum over\n"
-        "--repetitions and over the 3 methods is taken. Per pattern, avg_L = arithmetic mean\n"
-        "over the 21 lengths; b_eff = logavg(logavg over rings, logavg over random patterns),\n"
-        "logavg = geometric mean. b_eff at L_max: the same with L_max only (rings and random;\n"
-        "rings only). Latency: time per message at 1 byte with the best method (slowest rank),\n"
-        "averaged like b_eff. Ping-pong between ranks 0 and 1: latency = round trip / 2 at\n"
-        "1 byte, bandwidth = L_max / (round trip / 2). MB/s = 10^6 bytes/s.\n"
-        "Table patterns: ring_size is the largest ring of the pattern (sizes differ by at most\n"
-        "one), messages_per_rank 1 when all its rings have 2 ranks, else 2.\n"
-        "Deviations from the b_eff program (3.6): the loop length is chosen per measurement\n"
-        "from --time-cap-ms (a warm-up, rank 0 decides for all ranks) instead of about 0.5 s\n"
-        "per length and method; random patterns are drawn from --seed (reproducible) instead\n"
-        "of a time seed; the patterns outside the b_eff average (worst cyclic, bi-section,\n"
-        "ping-pong pair as a pattern, cartesian) are not measured; the two largest lengths are\n"
-        "not shortened; L_max is settable; --random-patterns defaults to 30 as in the\n"
-        "original, a check may lower it for short runs. The original's elapsed-time check\n"
-        "(sum of loop times against the wall clock) is not made.\n"
-        "--validate: no timing; every exchange runs once with known contents, and every\n"
-        "received byte (and a guard area after it) is checked (table validation).",
-    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_TIME_CAP |
-                        NB_OPT_LMAX | NB_OPT_RANDOM_PATTERNS | NB_OPT_SEED | NB_OPT_VALIDATE,
-    .all_ranks = 1,
-    .defaults =
-        {
-            .repetitions = 3,
-            .time_cap_ms = 5.0,
-            .random_patterns = 30,
-            .seed = 1,
-            .lmax = 0,
-        },
+/* beff's own options (nb_options.settings). */
+typedef struct {
+    size_t lmax;                  /* --lmax: b_eff's largest message; 0 = memory per process/128 */
+    int random_patterns;          /* --random-patterns: b_eff random ring patterns */
+} beff_settings;
+
+/* Output tables (docs/output-format.md). */
+static const nb_column pattern_columns[] = {
+    NB_KEY("pattern", ""),
+    NB_KEY("kind", ""),
+    NB_KEY("ring_size", "count"),
+    NB_KEY("messages_per_rank", "count"),
+    NB_HIGHER("bandwidth_avg_L_per_process_MBps", "MBps"),
+    NB_HIGHER("bandwidth_lmax_per_process_MBps", "MBps"),
+    NB_KEY("best_method", ""),
+    NB_LOWER("latency_us", "us"),
 };
+static const nb_table_spec patterns_table = NB_TABLE_SPEC("patterns", pattern_columns);
+
+static const nb_column length_columns[] = {
+    NB_KEY("length_bytes", "bytes"),
+    NB_HIGHER("beff_per_process_MBps", "MBps"),
+    NB_HIGHER("rings_per_process_MBps", "MBps"),
+    NB_HIGHER("random_per_process_MBps", "MBps"),
+    NB_HIGHER("sendrecv_per_process_MBps", "MBps"),
+    NB_HIGHER("alltoallv_per_process_MBps", "MBps"),
+    NB_HIGHER("nonblocking_per_process_MBps", "MBps"),
+};
+static const nb_table_spec lengths_table = NB_TABLE_SPEC("lengths", length_columns);
+
+static const nb_column validation_columns[] = {
+    NB_KEY("pattern", ""),
+    NB_KEY("method", ""),
+    NB_KEY("messages_checked", "count"),
+    NB_LOWER("bytes_wrong", "count"),
+};
+static const nb_table_spec validation_table = NB_TABLE_SPEC("validation", validation_columns);
+
 
 /* Timed runs move through buffers of this many (L_max + 16)-byte slots, as the original b_eff
  * (its MAXSR): displacements stay below INT_MAX for L_max <= 256 MiB. */
@@ -292,9 +280,10 @@ static size_t choose_lmax(const nb_context *ctx, size_t *memory, const char **so
     unsigned long long mine = (unsigned long long)nb_memory_per_process(ctx->pair), least = 0;
     MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->pair);
     *memory = (size_t)least;
-    if (ctx->options->lmax > 0) {
+    const beff_settings *bs = ctx->options->settings;
+    if (bs->lmax > 0) {
         *source = "option";
-        return ctx->options->lmax;
+        return bs->lmax;
     }
     *source = "memory";
     size_t lmax = (size_t)least / BEFF_MEMORY_DIVISOR;
@@ -386,9 +375,7 @@ static void run_validation(const nb_context *ctx, beff_state *s, const size_t *l
     MPI_Reduce(counts, totals, (int)(2 * cells), MPI_LONG_LONG, MPI_SUM, 0, ctx->pair);
 
     if (ctx->result != NULL) {
-        static const char *const columns[] = {"pattern", "method", "messages_checked",
-                                              "bytes_wrong"};
-        nb_table *table = nb_result_add_table(ctx->result, "validation", columns, 4);
+        nb_table *table = nb_result_add_declared_table(ctx->result, &validation_table);
         long long messages = 0, errors = 0;
         for (int p = 0; p < patterns; p++) {
             char name[32];
@@ -474,10 +461,7 @@ static void report(const nb_context *ctx, const size_t *lengths, int patterns,
         latency[p] = t1; /* lengths[0] == 1 byte: the time per message */
     }
 
-    static const char *const pattern_columns[] = {
-        "pattern", "kind", "ring_size", "messages_per_rank", "bandwidth_avg_L_per_process_MBps",
-        "bandwidth_lmax_per_process_MBps", "best_method", "latency_us"};
-    nb_table *table = nb_result_add_table(r, "patterns", pattern_columns, 8);
+    nb_table *table = nb_result_add_declared_table(r, &patterns_table);
     for (int p = 0; p < patterns; p++) {
         char name[32];
         int ring_size, messages;
@@ -495,14 +479,10 @@ static void report(const nb_context *ctx, const size_t *lengths, int patterns,
         nb_cell_real(table, "latency_us", latency[p]);
     }
 
-    static const char *const length_columns[] = {
-        "length_bytes", "beff_per_process_MBps", "rings_per_process_MBps",
-        "random_per_process_MBps", "sendrecv_per_process_MBps", "alltoallv_per_process_MBps",
-        "nonblocking_per_process_MBps"};
     static const char *const method_columns[METHOD_COUNT] = {
         "sendrecv_per_process_MBps", "alltoallv_per_process_MBps",
         "nonblocking_per_process_MBps"};
-    nb_table *by_length = nb_result_add_table(r, "lengths", length_columns, 7);
+    nb_table *by_length = nb_result_add_declared_table(r, &lengths_table);
     for (int li = 0; li < NB_BEFF_LENGTHS; li++) {
         double rings, random;
         double value = two_level_logavg(best + li, NB_BEFF_LENGTHS, patterns, &rings, &random);
@@ -616,9 +596,10 @@ static void run_measurement(const nb_context *ctx, beff_state *s, const size_t *
     free(time_us);
 }
 
-void nb_run_beff(const nb_context *ctx)
+static void run_beff(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
+    const beff_settings *bs = o->settings;
     size_t memory = 0;
     const char *source = "memory";
     size_t lmax = choose_lmax(ctx, &memory, &source);
@@ -630,7 +611,7 @@ void nb_run_beff(const nb_context *ctx)
         MPI_Abort(MPI_COMM_WORLD, 1);
         return;
     }
-    int patterns = NB_BEFF_RING_PATTERNS + o->random_patterns;
+    int patterns = NB_BEFF_RING_PATTERNS + bs->random_patterns;
 
     if (ctx->result != NULL) {
         nb_result *r = ctx->result;
@@ -639,7 +620,7 @@ void nb_run_beff(const nb_context *ctx)
         nb_param_text(r, "lmax_source", source);
         nb_param_int(r, "memory_per_process_bytes", (long long)memory);
         nb_param_sizes(ctx, "lengths_bytes", lengths, NB_BEFF_LENGTHS);
-        nb_param_int(r, "random_patterns", o->random_patterns);
+        nb_param_int(r, "random_patterns", bs->random_patterns);
         nb_param_int(r, "seed", (long long)o->seed);
         nb_param_int(r, "repetitions", o->repetitions);
         nb_param_real(r, "time_cap_ms", o->time_cap_ms);
@@ -670,3 +651,94 @@ void nb_run_beff(const nb_context *ctx)
     free(s.recv_counts);
     free(s.recv_displs);
 }
+
+/* Before MPI: the buffers of an --lmax run (from the memory per process they fit by
+ * construction, and the memory is only known after MPI_Init). */
+static unsigned long long beff_buffer_bytes(const nb_options *o, char *how, size_t length,
+                                            const char **hint)
+{
+    const beff_settings *bs = o->settings;
+    *hint = " (--lmax)";
+    if (bs->lmax == 0)
+        return 0;
+    unsigned long long slots = o->validate ? 2 : BEFF_BUFFER_SLOTS;
+    unsigned long long slot = o->validate ? bs->lmax : bs->lmax + 16;
+    char text[32];
+    nb_format_size(bs->lmax, text, sizeof text);
+    snprintf(how, length, "2 buffers x %llu slots x L_max %s = %llu bytes", slots, text,
+             2 * slots * slot);
+    return 2 * slots * slot;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The declaration                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static const nb_option beff_options[] = {
+    {.name = "--lmax", .type = NB_OPTION_SIZE, NB_SETTING(beff_settings, lmax),
+     .min = (double)BEFF_LMAX_FLOOR, .max = (double)BEFF_LMAX_CAP, .value_name = "SIZE",
+     .default_text = "memory per process / 128", .example = "1M",
+     .range_note = "b_eff needs L_max >= 8K (8 geometric steps above 4K), and defines it as at "
+                   "most 128M",
+     .help = "largest message length L_max (the definition: memory per process / 128, at most "
+             "128M)"},
+    {.name = "--random-patterns", .type = NB_OPTION_INT,
+     NB_SETTING(beff_settings, random_patterns), .min = 1, .max = 1000, .value_name = "N",
+     .default_value = "30", .example = "30", .help = "random ring patterns averaged into b_eff"},
+    NB_USE(NB_COMMON_SEED, "1"),
+    NB_USE(NB_COMMON_VALIDATE, NULL),
+    NB_USE(NB_COMMON_REPETITIONS, "3"),
+    NB_USE(NB_COMMON_TIME_CAP, "5"),
+};
+
+static const nb_table_spec *const beff_tables[] = {&patterns_table, &lengths_table,
+                                                   &validation_table, NULL};
+
+const nb_method nb_method_beff = {
+    .name = "beff",
+    .summary = "b_eff effective bandwidth: rings and random patterns, 21 lengths, 3 methods "
+               "(Rabenseifner; Altix 3.1)",
+    .description =
+        "b_eff, the effective bandwidth of Rabenseifner, as used in the Altix/X1/Opteron/Dell\n"
+        "study section 3.1: all ranks send to their neighbours at the same time.\n"
+        "Patterns: 6 ring patterns (ring sizes 2, 4, 8, max(16,P/4), max(32,P/2), P, capped at\n"
+        "P; the ranks are split into rings of consecutive ranks) and --random-patterns rings\n"
+        "over all ranks in a random order. Every rank sends one message of L bytes to the next\n"
+        "and one to the previous rank of its ring and receives one from each (a ring of 2: one\n"
+        "message each way). 21 lengths: 1, 2, 4, ..., 4096 bytes, then 8 geometric steps up to\n"
+        "L_max = memory per process / 128 (at most 128 MiB; --lmax sets it).\n"
+        "Methods: MPI_Sendrecv (to next / from previous, then to previous / from next),\n"
+        "MPI_Alltoallv over all ranks (count L for the neighbours, 0 elsewhere), and\n"
+        "MPI_Irecv + MPI_Isend + MPI_Waitall. As in the original, consecutive messages move\n"
+        "through send and receive buffers of 6 x (L_max + 16) bytes (8-byte aligned, wrapping\n"
+        "around), so large messages are not timed from the same cached memory.\n"
+        "Per pattern, length and method, every rank times a loop of the same length; its\n"
+        "bandwidth is L x loop length x messages per rank / its loop time, and the pattern's\n"
+        "value is that of the slowest rank (per process; accumulated = x P). The maximum over\n"
+        "--repetitions and over the 3 methods is taken. Per pattern, avg_L = arithmetic mean\n"
+        "over the 21 lengths; b_eff = logavg(logavg over rings, logavg over random patterns),\n"
+        "logavg = geometric mean. b_eff at L_max: the same with L_max only (rings and random;\n"
+        "rings only). Latency: time per message at 1 byte with the best method (slowest rank),\n"
+        "averaged like b_eff. Ping-pong between ranks 0 and 1: latency = round trip / 2 at\n"
+        "1 byte, bandwidth = L_max / (round trip / 2). MB/s = 10^6 bytes/s.\n"
+        "Table patterns: ring_size is the largest ring of the pattern (sizes differ by at most\n"
+        "one), messages_per_rank 1 when all its rings have 2 ranks, else 2.\n"
+        "Deviations from the b_eff program (3.6): the loop length is chosen per measurement\n"
+        "from --time-cap-ms (a warm-up, rank 0 decides for all ranks) instead of about 0.5 s\n"
+        "per length and method; random patterns are drawn from --seed (reproducible) instead\n"
+        "of a time seed; the patterns outside the b_eff average (worst cyclic, bi-section,\n"
+        "ping-pong pair as a pattern, cartesian) are not measured; the two largest lengths are\n"
+        "not shortened; L_max is settable; --random-patterns defaults to 30 as in the\n"
+        "original, a check may lower it for short runs. The original's elapsed-time check\n"
+        "(sum of loop times against the wall clock) is not made.\n"
+        "--validate: no timing; every exchange runs once with known contents, and every\n"
+        "received byte (and a guard area after it) is checked (table validation).",
+    .scope = NB_ON_ALL_RANKS,
+    .progression = NB_SIZES_NONE,
+    .options = beff_options,
+    .option_count = NB_COUNT_OF(beff_options),
+    .settings_size = sizeof(beff_settings),
+    .tables = beff_tables,
+    .run = run_beff,
+    .buffer_bytes = beff_buffer_bytes,
+};

@@ -42,49 +42,61 @@
 
 #define COLL_ALL_MASK ((1u << NB_COLL_COUNT) - 1u)
 
-const nb_command nb_command_collectives = {
-    .name = "collectives",
-    .summary = "collectives, each call timed alone in a synchronised time window (Hoefler 4; "
-               "Altix 3.2)",
-    .description =
-        "MPI collectives on all ranks (Altix study section 3.2: barrier, reduce, alltoall and\n"
-        "more), each call timed alone (Hoefler et al. section 4). Timing n back-to-back calls\n"
-        "and dividing by n underestimates a collective: consecutive calls overlap (a rank that\n"
-        "is done early starts the next call while others still work), and rotating the root\n"
-        "does not cure it. Here rank 0 first estimates every rank's clock offset with 30\n"
-        "ping-pongs (the shortest round trip gives the offset; half of it bounds the error),\n"
-        "again before every (collective, size) block. Call i then starts at T0 + i * window on\n"
-        "rank 0's clock: every rank spins until that moment on its own clock, calls the\n"
-        "collective and records its end. A call's time is the latest end over the ranks minus\n"
-        "the scheduled start (output parameter synchronisation = window). window = max(2 x\n"
-        "estimated call time (max over ranks) + 2 x clock error bound, 5 us). A rank that\n"
-        "reaches a start already past is late: that call is left out (late_calls); with more\n"
-        "than 10% late the window is doubled and the block redone (at most 3 times; the\n"
-        "attempt with the fewest late calls is kept); a row with more than half of its calls\n"
-        "late is reported unreliable.\n"
-        "Beside min/quartiles/median/max over the valid calls, the table gives the naive\n"
-        "figure most suites report: --calls back-to-back calls / calls (max over ranks,\n"
-        "median of --repetitions loops) and loop_to_individual = that / individual median.\n"
-        "Each block is warmed up by a few untimed calls.\n"
-        "Sizes: bcast s bytes; reduce and allreduce s bytes of MPI_FLOAT summed (s/4 values,\n"
-        "at least 1); alltoall and alltoallv s bytes per peer; gather, scatter and allgather\n"
-        "s bytes per rank; root 0; barrier has no size (one row, size_bytes 0).\n"
-        "--validate times nothing: each collective and size runs once on known data (small\n"
-        "integer floats for the sums, which add exactly) and every rank checks every value.",
-    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_SIZES | NB_OPT_MIN_SIZE |
-                        NB_OPT_MAX_SIZE | NB_OPT_COLLECTIVES | NB_OPT_CALLS |
-                        NB_OPT_REPETITIONS | NB_OPT_VALIDATE,
-    .all_ranks = 1,
-    .progression = NB_SIZES_POWERS_OF_2,
-    .defaults =
-        {
-            .repetitions = 1,
-            .min_size = 8,
-            .max_size = 1024 * 1024,
-            .collectives = COLL_ALL_MASK,
-            .calls = 100,
-        },
+/* The collectives of the method (names as in --collectives). */
+typedef enum {
+    NB_COLL_BARRIER,
+    NB_COLL_BCAST,
+    NB_COLL_REDUCE,
+    NB_COLL_ALLREDUCE,
+    NB_COLL_ALLTOALL,
+    NB_COLL_ALLTOALLV,
+    NB_COLL_GATHER,
+    NB_COLL_SCATTER,
+    NB_COLL_ALLGATHER,
+    NB_COLL_COUNT,
+} nb_collective;
+
+static const char *const collective_names[NB_COLL_COUNT] = {
+    "barrier", "bcast", "reduce", "allreduce", "alltoall", "alltoallv", "gather", "scatter",
+    "allgather",
 };
+
+static const char *nb_collective_name(nb_collective collective)
+{
+    return (unsigned)collective < NB_COLL_COUNT ? collective_names[collective] : "?";
+}
+
+/* collectives' own options (nb_options.settings). */
+typedef struct {
+    unsigned collectives;         /* --collectives: bit (1 << nb_collective) per collective */
+    int calls;                    /* --calls: individually timed calls per collective and size */
+} collectives_settings;
+
+/* Output tables (docs/output-format.md). */
+static const nb_column timing_columns[] = {
+    NB_KEY("collective", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("calls_valid", "count"),
+    NB_LOWER("late_calls", "count"),
+    NB_KEY("window_us", "us"),
+    NB_LOWER("time_min_us", "us"),
+    NB_LOWER("time_q25_us", "us"),
+    NB_LOWER("time_median_us", "us"),
+    NB_LOWER("time_q75_us", "us"),
+    NB_LOWER("time_max_us", "us"),
+    NB_LOWER("loop_average_us", "us"),
+    NB_KEY("loop_to_individual", "ratio"),
+};
+static const nb_table_spec collectives_table = NB_TABLE_SPEC("collectives", timing_columns);
+
+static const nb_column validation_columns[] = {
+    NB_KEY("collective", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("values_checked", "count"),
+    NB_LOWER("errors", "count"),
+};
+static const nb_table_spec validation_table = NB_TABLE_SPEC("validation", validation_columns);
+
 
 /* One collective at one size, with everything a call needs prepared beforehand. */
 typedef struct {
@@ -244,6 +256,16 @@ static double coll_estimate_call(const coll_state *s)
     return longest;
 }
 
+/* The naive loop's timed side: `calls` calls back to back. */
+static double coll_loop(void *state, long calls)
+{
+    const coll_state *s = state;
+    double start = MPI_Wtime();
+    for (long i = 0; i < calls; i++)
+        coll_call(s);
+    return MPI_Wtime() - start;
+}
+
 /* One (collective, size) block, collective over s->comm; figures valid on rank 0. */
 static void coll_time_block(const coll_state *s, int calls, int repetitions, coll_timing *t)
 {
@@ -326,18 +348,20 @@ static void coll_time_block(const coll_state *s, int calls, int repetitions, col
             break;
     }
 
-    /* The naive loop: calls back-to-back after a barrier, divided by calls, max over ranks. */
-    double loops[NB_MAX_REPETITIONS];
-    for (int r = 0; r < repetitions; r++) {
-        MPI_Barrier(s->comm);
-        double start = MPI_Wtime();
-        for (int i = 0; i < calls; i++)
-            coll_call(s);
-        double local = (MPI_Wtime() - start) / (double)calls, longest = 0.0;
-        MPI_Reduce(&local, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
-        loops[r] = longest * 1e6;
-    }
-    t->loop_average_us = s->rank == 0 ? nb_median(loops, (size_t)repetitions) : NAN;
+    /* The naive loop: calls back-to-back after a barrier, divided by calls, the slowest rank,
+     * the median over the repetitions (the shared driver with a fixed count). */
+    nb_loop loop = {
+        .comm = s->comm,
+        .loop = coll_loop,
+        .state = (void *)s,
+        .fixed_iterations = calls,
+        .repetitions = repetitions,
+        .pacing = NB_PACE_BY_ROOT,
+        .figure = NB_FIGURE_SLOWEST,
+    };
+    nb_measurement m;
+    nb_drive(&loop, &m);
+    t->loop_average_us = s->rank == 0 ? m.median_us : NAN;
 
     free(ends);
     free(latest);
@@ -461,12 +485,13 @@ static void coll_names(unsigned mask, char *text, size_t length)
                                      nb_collective_name((nb_collective)c));
 }
 
-void nb_run_collectives(const nb_context *ctx)
+static void run_collectives(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
+    const collectives_settings *cs = o->settings;
     nb_result *result = ctx->result;
     int ranks = ctx->size, validate = o->validate;
-    unsigned mask = o->collectives & COLL_ALL_MASK;
+    unsigned mask = cs->collectives & COLL_ALL_MASK;
 
     size_t buffer_bytes = sizeof(float);
     for (int c = 0; c < NB_COLL_COUNT; c++)
@@ -497,19 +522,13 @@ void nb_run_collectives(const nb_context *ctx)
         nb_param_text(result, "collectives", names);
         if (validate) {
             nb_param_int(result, "validate", 1);
-            static const char *const columns[] = {"collective", "size_bytes", "values_checked",
-                                                  "errors"};
-            table = nb_result_add_table(result, "validation", columns, 4);
+            table = nb_result_add_declared_table(result, &validation_table);
         } else {
-            nb_param_int(result, "calls", o->calls);
+            nb_param_int(result, "calls", cs->calls);
             nb_param_text(result, "synchronisation", "window");
             nb_param_real(result, "window_factor", COLL_WINDOW_FACTOR);
             nb_param_int(result, "repetitions", o->repetitions);
-            static const char *const columns[] = {
-                "collective",     "size_bytes",    "calls_valid",    "late_calls",
-                "window_us",      "time_min_us",   "time_q25_us",    "time_median_us",
-                "time_q75_us",    "time_max_us",   "loop_average_us", "loop_to_individual"};
-            table = nb_result_add_table(result, "collectives", columns, 12);
+            table = nb_result_add_declared_table(result, &collectives_table);
         }
     }
 
@@ -560,7 +579,7 @@ void nb_run_collectives(const nb_context *ctx)
                 continue;
             }
             coll_timing t;
-            coll_time_block(&s, o->calls, o->repetitions, &t);
+            coll_time_block(&s, cs->calls, o->repetitions, &t);
             if (result == NULL)
                 continue;
             if (t.sync_error_s > sync_error_max)
@@ -587,11 +606,11 @@ void nb_run_collectives(const nb_context *ctx)
             if (median < 10.0 * ctx->timer_tick_s * 1e6)
                 nb_unreliable(result, quantity, "median time %.3g us is below 10 x MPI_Wtick",
                               median);
-            if ((double)t.late_calls > COLL_MAX_LATE_SHARE_REPORTED * (double)o->calls) {
+            if ((double)t.late_calls > COLL_MAX_LATE_SHARE_REPORTED * (double)cs->calls) {
                 nb_unreliable(result, quantity,
                               "%d of %d calls late (a rank reached the start after it) with "
                               "a window of %.1f us, the best of %d attempts (the window doubled "
-                              "each time)", t.late_calls, o->calls, t.window_s * 1e6, t.attempts);
+                              "each time)", t.late_calls, cs->calls, t.window_s * 1e6, t.attempts);
             }
         }
     }
@@ -617,3 +636,85 @@ void nb_run_collectives(const nb_context *ctx)
     free(s.send);
     free(s.recv);
 }
+
+/* Before MPI: the buffers depend on the rank count (alltoall: size x ranks); run_collectives
+ * allocates them and MPI_Abort()s when they do not fit. */
+static unsigned long long collectives_buffer_bytes(const nb_options *o, char *how, size_t length,
+                                                   const char **hint)
+{
+    (void)o;
+    (void)how;
+    (void)length;
+    *hint = "";
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The declaration                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static const char *collective_name_of(int index)
+{
+    return nb_collective_name((nb_collective)index);
+}
+
+static const nb_option collectives_options[] = {
+    NB_USE(NB_COMMON_SIZES, NULL),
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    {.name = "--collectives", .type = NB_OPTION_ENUM_LIST,
+     NB_SETTING(collectives_settings, collectives), .name_of = collective_name_of,
+     .name_count = NB_COLL_COUNT, .value_name = "LIST",
+     .default_value = "barrier,bcast,reduce,allreduce,alltoall,alltoallv,gather,scatter,"
+                      "allgather",
+     .example = "barrier,allreduce",
+     .help = "collectives to time, comma separated: barrier, bcast, reduce, allreduce, "
+             "alltoall, alltoallv, gather, scatter, allgather"},
+    {.name = "--calls", .type = NB_OPTION_INT, NB_SETTING(collectives_settings, calls),
+     .min = 3, .max = 100000, .value_name = "N", .default_value = "100", .example = "100",
+     .help = "individually timed calls per collective and size"},
+    NB_USE(NB_COMMON_VALIDATE, NULL),
+    NB_USE(NB_COMMON_REPETITIONS, "1"),
+};
+
+static const nb_table_spec *const collectives_tables[] = {&collectives_table, &validation_table,
+                                                          NULL};
+
+const nb_method nb_method_collectives = {
+    .name = "collectives",
+    .summary = "collectives, each call timed alone in a synchronised time window (Hoefler 4; "
+               "Altix 3.2)",
+    .description =
+        "MPI collectives on all ranks (Altix study section 3.2: barrier, reduce, alltoall and\n"
+        "more), each call timed alone (Hoefler et al. section 4). Timing n back-to-back calls\n"
+        "and dividing by n underestimates a collective: consecutive calls overlap (a rank that\n"
+        "is done early starts the next call while others still work), and rotating the root\n"
+        "does not cure it. Here rank 0 first estimates every rank's clock offset with 30\n"
+        "ping-pongs (the shortest round trip gives the offset; half of it bounds the error),\n"
+        "again before every (collective, size) block. Call i then starts at T0 + i * window on\n"
+        "rank 0's clock: every rank spins until that moment on its own clock, calls the\n"
+        "collective and records its end. A call's time is the latest end over the ranks minus\n"
+        "the scheduled start (output parameter synchronisation = window). window = max(2 x\n"
+        "estimated call time (max over ranks) + 2 x clock error bound, 5 us). A rank that\n"
+        "reaches a start already past is late: that call is left out (late_calls); with more\n"
+        "than 10% late the window is doubled and the block redone (at most 3 times; the\n"
+        "attempt with the fewest late calls is kept); a row with more than half of its calls\n"
+        "late is reported unreliable.\n"
+        "Beside min/quartiles/median/max over the valid calls, the table gives the naive\n"
+        "figure most suites report: --calls back-to-back calls / calls (max over ranks,\n"
+        "median of --repetitions loops) and loop_to_individual = that / individual median.\n"
+        "Each block is warmed up by a few untimed calls.\n"
+        "Sizes: bcast s bytes; reduce and allreduce s bytes of MPI_FLOAT summed (s/4 values,\n"
+        "at least 1); alltoall and alltoallv s bytes per peer; gather, scatter and allgather\n"
+        "s bytes per rank; root 0; barrier has no size (one row, size_bytes 0).\n"
+        "--validate times nothing: each collective and size runs once on known data (small\n"
+        "integer floats for the sums, which add exactly) and every rank checks every value.",
+    .scope = NB_ON_ALL_RANKS,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .options = collectives_options,
+    .option_count = NB_COUNT_OF(collectives_options),
+    .settings_size = sizeof(collectives_settings),
+    .tables = collectives_tables,
+    .run = run_collectives,
+    .buffer_bytes = collectives_buffer_bytes,
+};

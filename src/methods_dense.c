@@ -18,45 +18,45 @@
 /* Fewest iterations of one timed loop, however slow a size is. */
 #define DENSE_MIN_ITERATIONS 2
 
-const nb_command nb_command_dense = {
-    .name = "dense",
-    .summary = "dense patterns: all-to-all, pairwise, cumulative, random pairs (Altix 3.3)",
-    .description =
-        "Dense communication, the Altix study section 3.3: every rank communicates, in phases.\n"
-        "  aapc        congestion-controlled all-to-all personalized exchange: in phase k\n"
-        "              rank r sends to (r+k) mod P and receives from (r-k) mod P, k=1..P-1\n"
-        "  pairwise    simple pairwise: in phase k pairs at cyclic distance k exchange full\n"
-        "              duplex (the ranks r, r+k, r+2k, ... mod P pair up in order; in a cycle\n"
-        "              of odd length the last rank is idle), k=1..P-1\n"
-        "  cumulative  cumulative pairwise: the pairs (i, i+P/2) cross the middle of the rank\n"
-        "              space; phase j has the first j of them, growing to all P/2\n"
-        "  random      random pairwise: a new seeded random pairing in every phase (--phases,\n"
-        "              --seed; the same seed gives the same pairings)\n"
-        "An exchange is MPI_Irecv + MPI_Isend + MPI_Waitall of one message each way. Each phase\n"
-        "is timed alone: after a barrier every rank runs the exchange in a loop (as many\n"
-        "iterations as fit in --time-cap-ms, the same count on all ranks) and times it;\n"
-        "--repetitions loops, the median per rank. Bandwidth of a rank = bytes it sends per\n"
-        "exchange / time per exchange (MB/s = 10^6 B/s); per phase the min and the mean over\n"
-        "the active ranks. Per algorithm and size, worst_to_first = the worst phase's mean\n"
-        "bandwidth / the first phase's (the study's 'drop in the middle phases').\n"
-        "--validate checks every received byte of every phase instead of timing.",
-    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
-                        NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE |
-                        NB_OPT_ALGORITHMS | NB_OPT_PHASES | NB_OPT_SEED | NB_OPT_VALIDATE,
-    .all_ranks = 1,
-    .progression = NB_SIZES_POWERS_OF_4,
-    .defaults =
-        {
-            .repetitions = 5,
-            .iterations = 10000,
-            .time_cap_ms = 2.0,
-            .min_size = 8,
-            .max_size = 1024 * 1024,
-            .algorithms = (1u << NB_DENSE_ALGORITHM_COUNT) - 1,
-            .phases = 16,
-            .seed = 1,
-        },
+/* dense's own options (nb_options.settings). */
+typedef struct {
+    unsigned algorithms;          /* --algorithms: bit (1 << nb_dense_algorithm) per algorithm */
+    int phases;                   /* --phases: phases of the random pairwise algorithm */
+} dense_settings;
+
+/* Output tables (docs/output-format.md). */
+static const nb_column phase_columns[] = {
+    NB_KEY("algorithm", ""),
+    NB_KEY("phase", "count"),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("active_ranks", "count"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("time_max_us", "us"),
+    NB_HIGHER("bandwidth_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_mean_MBps", "MBps"),
 };
+static const nb_table_spec phases_table = NB_TABLE_SPEC("phases", phase_columns);
+
+static const nb_column algorithm_columns[] = {
+    NB_KEY("algorithm", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("phases", "count"),
+    NB_HIGHER("bandwidth_first_MBps", "MBps"),
+    NB_HIGHER("bandwidth_worst_MBps", "MBps"),
+    NB_KEY("worst_phase", "count"),
+    NB_HIGHER("worst_to_first", "ratio"),
+    NB_HIGHER("bandwidth_mean_MBps", "MBps"),
+};
+static const nb_table_spec algorithms_table = NB_TABLE_SPEC("algorithms", algorithm_columns);
+
+static const nb_column validation_columns[] = {
+    NB_KEY("algorithm", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("messages_checked", "count"),
+    NB_LOWER("bytes_wrong", "count"),
+};
+static const nb_table_spec validation_table = NB_TABLE_SPEC("validation", validation_columns);
+
 
 typedef struct {
     MPI_Comm comm;
@@ -65,8 +65,10 @@ typedef struct {
     void *send, *recv;
 } phase_state;
 
-static double exchange_loop(const phase_state *s, long iterations)
+/* One rank's side of a phase: `iterations` exchanges with its partners; 0 s when idle. */
+static double exchange_loop(void *state, long iterations)
 {
+    const phase_state *s = state;
     if (s->send_to < 0)
         return 0.0;
     MPI_Request requests[2];
@@ -79,38 +81,27 @@ static double exchange_loop(const phase_state *s, long iterations)
     return MPI_Wtime() - start;
 }
 
-static long clamp_iterations(double wanted, long high)
-{
-    if (!(wanted >= DENSE_MIN_ITERATIONS))
-        return DENSE_MIN_ITERATIONS;
-    return wanted >= (double)high ? high : (long)wanted;
-}
-
-/* Times one phase on every rank. The iteration count comes from the slowest rank's probe (an
- * idle rank's loop takes no time, so rank 0 alone cannot choose). Returns this rank's median
- * seconds per exchange (0 when idle) and sets *iterations_out. */
-static double time_phase(const nb_context *ctx, const phase_state *s, long *iterations_out)
+/* Times one phase on every rank with the shared driver: the iteration count comes from the
+ * slowest rank (an idle rank's loop takes no time, so rank 0 alone cannot choose). Returns this
+ * rank's median seconds per exchange (0 when idle) and sets *iterations_out. */
+static double time_phase(const nb_context *ctx, phase_state *s, long *iterations_out)
 {
     const nb_options *o = ctx->options;
-    double cap_s = o->time_cap_ms * 1e-3, slowest = 0.0;
-    /* A probe (the first contact of a pair, connection set-up and first touch, is slow), then a
-     * warm-up of about 15 % of the cap that sizes the timed loops. */
-    long probe = DENSE_MIN_ITERATIONS;
-    MPI_Barrier(ctx->pair);
-    double t = exchange_loop(s, probe);
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, ctx->pair);
-    long warmup = clamp_iterations(0.15 * cap_s / (slowest / (double)probe), o->iterations);
-    MPI_Barrier(ctx->pair);
-    t = exchange_loop(s, warmup);
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, ctx->pair);
-    long iterations = clamp_iterations(cap_s / (slowest / (double)warmup), o->iterations);
-    double per_rep[NB_MAX_REPETITIONS];
-    for (int r = 0; r < o->repetitions; r++) {
-        MPI_Barrier(ctx->pair);
-        per_rep[r] = exchange_loop(s, iterations) / (double)iterations;
-    }
-    *iterations_out = iterations;
-    return s->send_to < 0 ? 0.0 : nb_median(per_rep, (size_t)o->repetitions);
+    nb_loop loop = {
+        .comm = ctx->pair,
+        .loop = exchange_loop,
+        .state = s,
+        .min_iterations = DENSE_MIN_ITERATIONS,
+        .max_iterations = o->iterations,
+        .time_cap_s = o->time_cap_ms * 1e-3,
+        .repetitions = o->repetitions,
+        .pacing = NB_PACE_BY_SLOWEST,
+        .figure = NB_FIGURE_OWN,
+    };
+    nb_measurement m;
+    nb_drive(&loop, &m);
+    *iterations_out = m.iterations;
+    return s->send_to < 0 ? 0.0 : m.median_us * 1e-6;
 }
 
 typedef struct {
@@ -179,21 +170,16 @@ static void report_algorithm(nb_table *table, nb_dense_algorithm algorithm, size
 static void run_timed(const nb_context *ctx, phase_state *state, int random_phases)
 {
     const nb_options *o = ctx->options;
+    const dense_settings *ds = o->settings;
     dense_tables tables = {NULL, NULL};
     if (ctx->result != NULL) {
-        static const char *const phase_columns[] = {
-            "algorithm", "phase", "size_bytes", "active_ranks", "iterations", "time_max_us",
-            "bandwidth_min_MBps", "bandwidth_mean_MBps"};
-        static const char *const algorithm_columns[] = {
-            "algorithm", "size_bytes", "phases", "bandwidth_first_MBps", "bandwidth_worst_MBps",
-            "worst_phase", "worst_to_first", "bandwidth_mean_MBps"};
-        tables.phases = nb_result_add_table(ctx->result, "phases", phase_columns, 8);
-        tables.algorithms = nb_result_add_table(ctx->result, "algorithms", algorithm_columns, 8);
+        tables.phases = nb_result_add_declared_table(ctx->result, &phases_table);
+        tables.algorithms = nb_result_add_declared_table(ctx->result, &algorithms_table);
     }
     double *seconds = ctx->rank == 0 ? malloc((size_t)ctx->size * sizeof *seconds) : NULL;
     long measured = 0;
     for (int a = 0; a < NB_DENSE_ALGORITHM_COUNT; a++) {
-        if (!(o->algorithms & (1u << a)))
+        if (!(ds->algorithms & (1u << a)))
             continue;
         nb_dense_algorithm algorithm = (nb_dense_algorithm)a;
         int phases = nb_dense_phase_count(algorithm, ctx->size, random_phases);
@@ -230,15 +216,13 @@ static void run_timed(const nb_context *ctx, phase_state *state, int random_phas
 static void run_validation(const nb_context *ctx, phase_state *state, int random_phases)
 {
     const nb_options *o = ctx->options;
+    const dense_settings *ds = o->settings;
     nb_table *table = NULL;
-    if (ctx->result != NULL) {
-        static const char *const columns[] = {"algorithm", "size_bytes", "messages_checked",
-                                              "bytes_wrong"};
-        table = nb_result_add_table(ctx->result, "validation", columns, 4);
-    }
+    if (ctx->result != NULL)
+        table = nb_result_add_declared_table(ctx->result, &validation_table);
     long long total_messages = 0, total_wrong = 0;
     for (int a = 0; a < NB_DENSE_ALGORITHM_COUNT; a++) {
-        if (!(o->algorithms & (1u << a)))
+        if (!(ds->algorithms & (1u << a)))
             continue;
         nb_dense_algorithm algorithm = (nb_dense_algorithm)a;
         int phases = nb_dense_phase_count(algorithm, ctx->size, random_phases);
@@ -283,9 +267,10 @@ static void run_validation(const nb_context *ctx, phase_state *state, int random
     }
 }
 
-void nb_run_dense(const nb_context *ctx)
+static void run_dense(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
+    const dense_settings *ds = o->settings;
     size_t largest = o->sizes[o->size_count - 1];
     phase_state state = {.comm = ctx->pair};
     /* A zero-byte message still needs a valid buffer address. */
@@ -295,12 +280,12 @@ void nb_run_dense(const nb_context *ctx)
     if (ctx->result != NULL) {
         char names[128] = "";
         for (int a = 0; a < NB_DENSE_ALGORITHM_COUNT; a++)
-            if (o->algorithms & (1u << a))
+            if (ds->algorithms & (1u << a))
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          names[0] ? "," : "", nb_dense_algorithm_name((nb_dense_algorithm)a));
         nb_param_int(ctx->result, "ranks", ctx->size);
         nb_param_text(ctx->result, "algorithms", names);
-        nb_param_int(ctx->result, "random_phases", o->phases);
+        nb_param_int(ctx->result, "random_phases", ds->phases);
         nb_param_int(ctx->result, "seed", (long long)o->seed);
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
         nb_param_int(ctx->result, "validate", o->validate);
@@ -308,9 +293,72 @@ void nb_run_dense(const nb_context *ctx)
             nb_param_common(ctx);
     }
     if (o->validate)
-        run_validation(ctx, &state, o->phases);
+        run_validation(ctx, &state, ds->phases);
     else
-        run_timed(ctx, &state, o->phases);
+        run_timed(ctx, &state, ds->phases);
     free(state.send);
     free(state.recv);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* The declaration                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static const char *algorithm_name(int index)
+{
+    return nb_dense_algorithm_name((nb_dense_algorithm)index);
+}
+
+static const nb_option dense_options[] = {
+    NB_USE(NB_COMMON_SIZES, NULL),
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    {.name = "--algorithms", .type = NB_OPTION_ENUM_LIST, NB_SETTING(dense_settings, algorithms),
+     .name_of = algorithm_name, .name_count = NB_DENSE_ALGORITHM_COUNT, .value_name = "LIST",
+     .default_value = "aapc,pairwise,cumulative,random", .example = "aapc,random",
+     .help = "dense algorithms to run, comma separated: aapc (congestion-controlled "
+             "all-to-all), pairwise (simple pairwise), cumulative (cumulative pairwise), random "
+             "(random pairwise)"},
+    {.name = "--phases", .type = NB_OPTION_INT, NB_SETTING(dense_settings, phases), .min = 1,
+     .max = 100000, .value_name = "N", .default_value = "16", .example = "16",
+     .help = "phases of the random pairwise algorithm (new random pairs in each)"},
+    NB_USE(NB_COMMON_SEED, "1"),
+    NB_USE(NB_COMMON_VALIDATE, NULL),
+    NB_USE(NB_COMMON_REPETITIONS, "5"),
+    NB_USE(NB_COMMON_ITERATIONS, "10000"),
+    NB_USE(NB_COMMON_TIME_CAP, "2"),
+};
+
+static const nb_table_spec *const dense_tables_declared[] = {&phases_table, &algorithms_table,
+                                                             &validation_table, NULL};
+
+const nb_method nb_method_dense = {
+    .name = "dense",
+    .summary = "dense patterns: all-to-all, pairwise, cumulative, random pairs (Altix 3.3)",
+    .description =
+        "Dense communication, the Altix study section 3.3: every rank communicates, in phases.\n"
+        "  aapc        congestion-controlled all-to-all personalized exchange: in phase k\n"
+        "              rank r sends to (r+k) mod P and receives from (r-k) mod P, k=1..P-1\n"
+        "  pairwise    simple pairwise: in phase k pairs at cyclic distance k exchange full\n"
+        "              duplex (the ranks r, r+k, r+2k, ... mod P pair up in order; in a cycle\n"
+        "              of odd length the last rank is idle), k=1..P-1\n"
+        "  cumulative  cumulative pairwise: the pairs (i, i+P/2) cross the middle of the rank\n"
+        "              space; phase j has the first j of them, growing to all P/2\n"
+        "  random      random pairwise: a new seeded random pairing in every phase (--phases,\n"
+        "              --seed; the same seed gives the same pairings)\n"
+        "An exchange is MPI_Irecv + MPI_Isend + MPI_Waitall of one message each way. Each phase\n"
+        "is timed alone: after a barrier every rank runs the exchange in a loop (as many\n"
+        "iterations as fit in --time-cap-ms, the same count on all ranks) and times it;\n"
+        "--repetitions loops, the median per rank. Bandwidth of a rank = bytes it sends per\n"
+        "exchange / time per exchange (MB/s = 10^6 B/s); per phase the min and the mean over\n"
+        "the active ranks. Per algorithm and size, worst_to_first = the worst phase's mean\n"
+        "bandwidth / the first phase's (the study's 'drop in the middle phases').\n"
+        "--validate checks every received byte of every phase instead of timing.",
+    .scope = NB_ON_ALL_RANKS,
+    .progression = NB_SIZES_POWERS_OF_4,
+    .options = dense_options,
+    .option_count = NB_COUNT_OF(dense_options),
+    .settings_size = sizeof(dense_settings),
+    .tables = dense_tables_declared,
+    .run = run_dense,
+};

@@ -10,43 +10,35 @@
 /* Size of the closing reply (Bell: "the sender waits for a single reply from the receiver"). */
 #define REPLY_BYTES 8
 
-const nb_command nb_command_flood = {
-    .name = "flood",
-    .summary = "sustained injection with q sends in flight: g, G, bandwidth (Bell 4.2)",
-    .description =
-        "Flood test, Bell et al. section 4.2 (Kutlug section 3.2.2 for the bandwidth): rank 0\n"
-        "keeps q non-blocking MPI_Isend in flight - it starts q, waits for the oldest q/2\n"
-        "(at least 1) to complete, starts as many new ones, and so on, then completes the\n"
-        "last ones. Rank 1 keeps q MPI_Irecv posted the same way into q distinct buffers and,\n"
-        "after the last message, sends an 8-byte reply that closes the timing on rank 0.\n"
-        "Time per message = total / messages; bandwidth = size / time per message (MB/s).\n"
-        "For every size and queue depth: a warm-up, then as many messages as fit in\n"
-        "--time-cap-ms (at most --iterations, at least 2q), repeated --repetitions times.\n"
-        "Per size the queue depth with the lowest median is the best (table flood_best).\n"
-        "g = best time per message at the smallest size; G = slope of a robust, non-negative\n"
-        "least-squares fit of the best time per message against the size over the sizes from\n"
-        "--G-fit-min-size to --G-fit-max-size, in ns/byte (Bell: 'the difference between g and\n"
-        "the average times for larger message sizes'). The fit stops at 1 MiB by default:\n"
-        "beyond the caches, shared-memory transfers turn non-linear and G would measure\n"
-        "memory, not the transport; over a network raise it with --G-fit-max-size.",
-    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
-                        NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE |
-                        NB_OPT_QUEUE_DEPTHS | NB_OPT_G_FIT_MIN_SIZE |
-                        NB_OPT_G_FIT_MAX_SIZE,
-    .progression = NB_SIZES_POWERS_OF_2,
-    .defaults =
-        {
-            .repetitions = 5,
-            .iterations = 10000,
-            .time_cap_ms = 8.0,
-            .min_size = 8,
-            .max_size = 4 * 1024 * 1024,
-            .queue_depths = {1, 2, 4, 8, 16, 32, 64},
-            .queue_depth_count = 7,
-            .G_fit_min_size = 64 * 1024,
-            .G_fit_max_size = 1024 * 1024,
-        },
+#define FLOOD_MAX_QUEUE_DEPTHS 16
+
+/* flood's own options (nb_options.settings). */
+typedef struct {
+    int queue_depths[FLOOD_MAX_QUEUE_DEPTHS]; /* --queue-depths, ascending */
+    size_t queue_depth_count;
+    size_t G_fit_min_size;        /* --G-fit-min-size */
+    size_t G_fit_max_size;        /* --G-fit-max-size */
+} flood_settings;
+
+/* Output tables (docs/output-format.md). */
+static const nb_column flood_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("queue_depth", "count"),
+    NB_KEY("messages", "count"),
+    NB_LOWER("time_per_message_min_us", "us"),
+    NB_LOWER("time_per_message_median_us", "us"),
+    NB_LOWER("time_per_message_max_us", "us"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
 };
+static const nb_table_spec flood_table = NB_TABLE_SPEC("flood", flood_columns);
+
+static const nb_column flood_best_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("best_queue_depth", "count"),
+    NB_LOWER("time_per_message_us", "us"),
+    NB_HIGHER("bandwidth_MBps", "MBps"),
+};
+static const nb_table_spec flood_best_table = NB_TABLE_SPEC("flood_best", flood_best_columns);
 
 typedef struct {
     MPI_Comm pair;
@@ -116,10 +108,9 @@ static double bandwidth_MBps(size_t size, double time_us)
 static void report_flood(const nb_context *ctx, const double *best_time_us, const int *best_q)
 {
     const nb_options *o = ctx->options;
+    const flood_settings *fs = o->settings;
     nb_result *r = ctx->result;
-    static const char *const best_columns[] = {"size_bytes", "best_queue_depth",
-                                               "time_per_message_us", "bandwidth_MBps"};
-    nb_table *best = nb_result_add_table(r, "flood_best", best_columns, 4);
+    nb_table *best = nb_result_add_declared_table(r, &flood_best_table);
     double peak = -1.0;
     size_t peak_size = 0;
     for (size_t i = 0; i < o->size_count; i++) {
@@ -144,7 +135,7 @@ static void report_flood(const nb_context *ctx, const double *best_time_us, cons
     double x[NB_MAX_SIZES], y[NB_MAX_SIZES];
     size_t points = 0;
     for (size_t i = 0; i < o->size_count; i++)
-        if (o->sizes[i] >= o->G_fit_min_size && o->sizes[i] <= o->G_fit_max_size &&
+        if (o->sizes[i] >= fs->G_fit_min_size && o->sizes[i] <= fs->G_fit_max_size &&
             isfinite(best_time_us[i])) {
             x[points] = (double)o->sizes[i];
             y[points] = best_time_us[i];
@@ -153,39 +144,40 @@ static void report_flood(const nb_context *ctx, const double *best_time_us, cons
     nb_linfit fit;
     if (points >= 2 && nb_fit_robust_nonneg(x, y, 0, points - 1, NB_FIT_MAX_RMS_RELATIVE, &fit) == 0) {
         nb_summary_real(r, "G_ns_per_byte", fit.slope * 1000.0); /* us/byte -> ns/byte */
-        nb_summary_int(r, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
-        nb_summary_int(r, "G_fit_max_size_bytes", (long long)o->G_fit_max_size);
+        nb_summary_int(r, "G_fit_min_size_bytes", (long long)fs->G_fit_min_size);
+        nb_summary_int(r, "G_fit_max_size_bytes", (long long)fs->G_fit_max_size);
         nb_summary_int(r, "G_fit_points", (long long)fit.points_used);
         nb_summary_real(r, "G_fit_rms_relative", fit.rms_relative);
         nb_summary_int(r, "G_fit_outliers", (long long)fit.outliers);
         if (!fit.reliable)
             nb_unreliable(r, "G_ns_per_byte", "fit over %zu sizes in [%zu, %zu] B: rms residual %.1f%% of "
                           "the mean (limit %.0f%%), %zu of %zu points rejected as outliers",
-                          points, o->G_fit_min_size, o->G_fit_max_size, 100.0 * fit.rms_relative,
+                          points, fs->G_fit_min_size, fs->G_fit_max_size, 100.0 * fit.rms_relative,
                           100.0 * NB_FIT_MAX_RMS_RELATIVE, fit.outliers, points);
     } else {
         nb_summary_null(r, "G_ns_per_byte");
-        nb_summary_int(r, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
-        nb_summary_int(r, "G_fit_max_size_bytes", (long long)o->G_fit_max_size);
+        nb_summary_int(r, "G_fit_min_size_bytes", (long long)fs->G_fit_min_size);
+        nb_summary_int(r, "G_fit_max_size_bytes", (long long)fs->G_fit_max_size);
         nb_summary_int(r, "G_fit_points", (long long)points);
         nb_summary_null(r, "G_fit_rms_relative");
         nb_summary_int(r, "G_fit_outliers", 0);
         nb_unreliable(r, "G_ns_per_byte", "only %zu size(s) in [--G-fit-min-size %zu, --G-fit-max-size %zu] B; the fit "
                       "needs at least 2 (3 to be reliable): raise --max-size or lower "
-                      "--G-fit-min-size", points, o->G_fit_min_size, o->G_fit_max_size);
+                      "--G-fit-min-size", points, fs->G_fit_min_size, fs->G_fit_max_size);
     }
     nb_summary_real(r, "bandwidth_unidirectional_peak_MBps", peak);
     nb_summary_int(r, "bandwidth_unidirectional_peak_size_bytes", (long long)peak_size);
 }
 
-void nb_run_flood(const nb_context *ctx)
+static void run_flood(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
+    const flood_settings *fs = o->settings;
     size_t largest = o->sizes[o->size_count - 1];
     int deepest = 1;
-    for (size_t k = 0; k < o->queue_depth_count; k++)
-        if (o->queue_depths[k] > deepest)
-            deepest = o->queue_depths[k];
+    for (size_t k = 0; k < fs->queue_depth_count; k++)
+        if (fs->queue_depths[k] > deepest)
+            deepest = fs->queue_depths[k];
 
     flood_state state = {.pair = ctx->pair, .rank = ctx->rank};
     /* One slot per message in flight, cache-line separated. */
@@ -202,18 +194,15 @@ void nb_run_flood(const nb_context *ctx)
     nb_table *table = NULL;
     if (ctx->result != NULL) {
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
-        long long depths[NB_MAX_QUEUE_DEPTHS];
-        for (size_t k = 0; k < o->queue_depth_count; k++)
-            depths[k] = o->queue_depths[k];
-        nb_param_int_list(ctx->result, "queue_depths", depths, o->queue_depth_count);
+        long long depths[FLOOD_MAX_QUEUE_DEPTHS];
+        for (size_t k = 0; k < fs->queue_depth_count; k++)
+            depths[k] = fs->queue_depths[k];
+        nb_param_int_list(ctx->result, "queue_depths", depths, fs->queue_depth_count);
         nb_param_common(ctx);
-        nb_param_int(ctx->result, "G_fit_min_size_bytes", (long long)o->G_fit_min_size);
-        nb_param_int(ctx->result, "G_fit_max_size_bytes", (long long)o->G_fit_max_size);
+        nb_param_int(ctx->result, "G_fit_min_size_bytes", (long long)fs->G_fit_min_size);
+        nb_param_int(ctx->result, "G_fit_max_size_bytes", (long long)fs->G_fit_max_size);
         nb_param_real(ctx->result, "fit_max_rms_relative", NB_FIT_MAX_RMS_RELATIVE);
-        static const char *const columns[] = {
-            "size_bytes", "queue_depth", "messages", "time_per_message_min_us",
-            "time_per_message_median_us", "time_per_message_max_us", "bandwidth_median_MBps"};
-        table = nb_result_add_table(ctx->result, "flood", columns, 7);
+        table = nb_result_add_declared_table(ctx->result, &flood_table);
     }
 
     double best_time_us[NB_MAX_SIZES];
@@ -224,8 +213,8 @@ void nb_run_flood(const nb_context *ctx)
         state.size = (int)size;
         best_time_us[i] = NAN;
         best_q[i] = 0;
-        for (size_t k = 0; k < o->queue_depth_count; k++) {
-            int q = o->queue_depths[k];
+        for (size_t k = 0; k < fs->queue_depth_count; k++) {
+            int q = fs->queue_depths[k];
             state.queue_depth = q;
             nb_measure(ctx, flood_loop, &state, 2L * q, o->iterations, o->time_cap_ms * 1e-3,
                        o->repetitions, &m);
@@ -254,3 +243,79 @@ void nb_run_flood(const nb_context *ctx)
     free(state.buffers);
     free(state.requests);
 }
+
+/* Before MPI: one slot per message in flight, each rounded up to 64 bytes (as run_flood). */
+static unsigned long long flood_buffer_bytes(const nb_options *o, char *how, size_t length,
+                                             const char **hint)
+{
+    const flood_settings *fs = o->settings;
+    unsigned long long largest = o->size_count > 0 ? o->sizes[o->size_count - 1] : o->max_size;
+    unsigned long long deepest = 1, stride = (largest + 63) / 64 * 64;
+    for (size_t k = 0; k < fs->queue_depth_count; k++)
+        if ((unsigned long long)fs->queue_depths[k] > deepest)
+            deepest = (unsigned long long)fs->queue_depths[k];
+    if (stride == 0)
+        stride = 64;
+    char text[32];
+    nb_format_size((size_t)largest, text, sizeof text);
+    snprintf(how, length, "message size %s x queue depth %llu = %llu bytes", text, deepest,
+             stride * deepest);
+    *hint = " or --queue-depths";
+    return stride * deepest;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The declaration                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static const nb_option flood_options[] = {
+    NB_USE(NB_COMMON_SIZES, NULL),
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "4M"),
+    {.name = "--queue-depths", .type = NB_OPTION_INT_LIST,
+     NB_SETTING_LIST(flood_settings, queue_depths, queue_depth_count), .min = 1, .max = 1024,
+     .value_name = "LIST", .default_value = "1,2,4,8,16,32,64", .example = "1,8,64",
+     .help = "queue depths q (sends in flight), comma separated"},
+    {.name = "--G-fit-min-size", .type = NB_OPTION_SIZE,
+     NB_SETTING(flood_settings, G_fit_min_size), .min = 0, .max = (double)NB_MAX_MESSAGE_SIZE,
+     .value_name = "SIZE", .default_value = "64K", .example = "64K",
+     .help = "smallest size used in the fit for G"},
+    {.name = "--G-fit-max-size", .type = NB_OPTION_SIZE,
+     NB_SETTING(flood_settings, G_fit_max_size), .min = 0, .max = (double)NB_MAX_MESSAGE_SIZE,
+     .value_name = "SIZE", .default_value = "1M", .example = "1M",
+     .help = "largest size used in the fit for G"},
+    NB_USE(NB_COMMON_REPETITIONS, "5"),
+    NB_USE(NB_COMMON_ITERATIONS, "10000"),
+    NB_USE(NB_COMMON_TIME_CAP, "8"),
+};
+
+static const nb_table_spec *const flood_tables[] = {&flood_table, &flood_best_table, NULL};
+
+const nb_method nb_method_flood = {
+    .name = "flood",
+    .summary = "sustained injection with q sends in flight: g, G, bandwidth (Bell 4.2)",
+    .description =
+        "Flood test, Bell et al. section 4.2 (Kutlug section 3.2.2 for the bandwidth): rank 0\n"
+        "keeps q non-blocking MPI_Isend in flight - it starts q, waits for the oldest q/2\n"
+        "(at least 1) to complete, starts as many new ones, and so on, then completes the\n"
+        "last ones. Rank 1 keeps q MPI_Irecv posted the same way into q distinct buffers and,\n"
+        "after the last message, sends an 8-byte reply that closes the timing on rank 0.\n"
+        "Time per message = total / messages; bandwidth = size / time per message (MB/s).\n"
+        "For every size and queue depth: a warm-up, then as many messages as fit in\n"
+        "--time-cap-ms (at most --iterations, at least 2q), repeated --repetitions times.\n"
+        "Per size the queue depth with the lowest median is the best (table flood_best).\n"
+        "g = best time per message at the smallest size; G = slope of a robust, non-negative\n"
+        "least-squares fit of the best time per message against the size over the sizes from\n"
+        "--G-fit-min-size to --G-fit-max-size, in ns/byte (Bell: 'the difference between g and\n"
+        "the average times for larger message sizes'). The fit stops at 1 MiB by default:\n"
+        "beyond the caches, shared-memory transfers turn non-linear and G would measure\n"
+        "memory, not the transport; over a network raise it with --G-fit-max-size.",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .options = flood_options,
+    .option_count = NB_COUNT_OF(flood_options),
+    .settings_size = sizeof(flood_settings),
+    .tables = flood_tables,
+    .run = run_flood,
+    .buffer_bytes = flood_buffer_bytes,
+};

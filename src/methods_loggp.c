@@ -29,63 +29,58 @@
 #define CI_RESAMPLES 1000
 #define CI_SEED 0x6c6f676770ULL
 
-const nb_command nb_command_loggp = {
-    .name = "loggp",
-    .summary = "LogGP g, G, o_s, o_r, L per protocol range from PRTT(n,d,s) (Hoefler 2.2-2.6)",
-    .description =
-        "LogGP by parametrized round trips, Hoefler et al. sections 2.2-2.6. PRTT(n, d, s):\n"
-        "rank 0 sends n messages of s bytes with blocking MPI_Send and a busy wait of d\n"
-        "between consecutive sends, then receives one s-byte reply with MPI_Recv; rank 1\n"
-        "receives the n messages and sends the reply. The time of the whole exchange on rank\n"
-        "0, averaged over as many rounds as fit in --time-cap-ms (at most --iterations), is\n"
-        "one repetition; figures are medians over --repetitions repetitions.\n"
-        "Per size: PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d_G,s) with d_G = PRTT(1,0,s)\n"
-        "(section 2.3; when G_all > d_G, a warning and d_G = PRTT(2,0,s) instead).\n"
-        "  G_all(s) = (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)               eq. (5)\n"
-        "  o_s(s)   = (PRTT(n,d_G,s) - PRTT(1,0,s)) / (n - 1) - d_G        eq. (4)\n"
-        "  o_r(s)   : Kielmann's method - rank 0 sends, busy-waits d_G so that the reply has\n"
-        "             arrived, then times the MPI_Recv of the reply.\n"
-        "  L        = PRTT(1,0,1) / 2                                      section 2.5\n"
-        "Protocol ranges (section 2.6): x-point look-ahead (--lookahead) with factor --pfact on\n"
-        "the mean least-squares deviation of G_all against s - 1, the deviation floored by the\n"
-        "noise of the repetitions ((1.4826 MAD)^2 / repetitions of both PRTTs, propagated to\n"
-        "G_all); at least 5 sizes per range. Adjacent ranges whose lines do not differ\n"
-        "significantly are then merged (BIC: a split must lower it by 10, with each point's\n"
-        "noise at least 3% of its value) and the remaining breaks refined within --lookahead\n"
-        "sizes. The sizes are measured in a scattered order (j * stride mod count), so that\n"
-        "a slow phase of the machine disturbs isolated sizes, not a block that looks like a\n"
-        "protocol range. Before the detection, isolated spikes of G_all\n"
-        "(a disturbed timing, off both neighbour medians) are replaced by their neighbours;\n"
-        "the prtt table marks them (G_all_spike) and keeps the measured values. Per range a\n"
-        "robust non-negative least-squares fit of the despiked G_all(s) = g + G (s - 1) gives\n"
-        "g (us) and G\n"
-        "(ns/byte); o_s and o_r are the medians over the range. Each comes with a 95%\n"
-        "bootstrap interval over the sizes of the range; a parameter the fit clamped at 0\n"
-        "is null and unresolved. Summary: small-message g, o_s, o_r (first range), large-\n"
-        "message G (last range), M = g / G (Bell et al. 5.5) and the protocol thresholds.\n"
-        "Sizes: 1 byte, then --sizes-per-doubling geometric steps per doubling (rounded,\n"
-        "unique) up to --max-size; --sizes gives a list instead (1 is added). The default\n"
-        "--max-size is 64K (the interval of Hoefler et al.'s TCP results): on shared memory\n"
-        "G_all curves upward beyond it (the messages leave\n"
-        "the caches) and no straight line fits; over a network, raise it.",
-    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
-                        NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MAX_SIZE |
-                        NB_OPT_SIZES_PER_DOUBLING | NB_OPT_MESSAGES | NB_OPT_LOOKAHEAD |
-                        NB_OPT_PFACT,
-    .progression = NB_SIZES_GEOMETRIC,
-    .defaults =
-        {
-            .repetitions = 7,
-            .iterations = 1000,
-            .time_cap_ms = 3.0,
-            .min_size = 1,
-            .max_size = 64 * 1024,
-            .sizes_per_doubling = 4,
-            .messages = 10,
-            .lookahead = 4,
-            .pfact = 2.0,
-        },
+/* loggp's own options (nb_options.settings). */
+typedef struct {
+    int sizes_per_doubling;       /* --sizes-per-doubling */
+    int messages;                 /* -n / --messages */
+    int lookahead;                /* --lookahead */
+    double pfact;                 /* --pfact */
+} loggp_settings;
+
+static const loggp_settings *settings_of(const nb_options *o)
+{
+    return o->settings;
+}
+
+/* Output tables (docs/output-format.md). */
+static const nb_column prtt_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_LOWER("prtt_1_0_us", "us"),
+    NB_LOWER("prtt_n_0_us", "us"),
+    NB_LOWER("prtt_n_dG_us", "us"),
+    NB_KEY("d_G_us", "us"),
+    NB_LOWER("G_all_us", "us"),
+    NB_LOWER("o_s_us", "us"),
+    NB_LOWER("o_r_us", "us"),
+    NB_KEY("range", "count"),
+    NB_KEY("G_all_spike", ""),
 };
+static const nb_table_spec prtt_table = NB_TABLE_SPEC("prtt", prtt_columns);
+
+static const nb_column range_columns[] = {
+    NB_KEY("range", "count"),
+    NB_KEY("first_size_bytes", "bytes"),
+    NB_KEY("last_size_bytes", "bytes"),
+    NB_KEY("points", "count"),
+    NB_LOWER("g_us", "us"),
+    NB_LOWER("G_ns_per_byte", "ns_per_byte"),
+    NB_LOWER("o_s_us", "us"),
+    NB_LOWER("o_r_us", "us"),
+    NB_LOWER("fit_rms_relative", "ratio"),
+    NB_KEY("fit_reliable", ""),
+    NB_LOWER("g_ci95_low_us", "us"),
+    NB_LOWER("g_ci95_high_us", "us"),
+    NB_LOWER("G_ci95_low_ns_per_byte", "ns_per_byte"),
+    NB_LOWER("G_ci95_high_ns_per_byte", "ns_per_byte"),
+    NB_LOWER("o_s_ci95_low_us", "us"),
+    NB_LOWER("o_s_ci95_high_us", "us"),
+    NB_LOWER("o_r_ci95_low_us", "us"),
+    NB_LOWER("o_r_ci95_high_us", "us"),
+    NB_KEY("fit_clamped", ""),
+    NB_KEY("split_bic_gain", "ratio"),
+};
+static const nb_table_spec ranges_table = NB_TABLE_SPEC("ranges", range_columns);
+
 
 typedef struct {
     MPI_Comm pair;
@@ -175,7 +170,7 @@ static void measure_prtt(const nb_context *ctx, prtt_state *state, int n, double
 static void measure_size(const nb_context *ctx, prtt_state *state, size_figures *f)
 {
     const nb_options *o = ctx->options;
-    int n = o->messages;
+    int n = settings_of(o)->messages;
     nb_measurement one, many, delayed, receive;
     measure_prtt(ctx, state, 1, 0.0, prtt_loop, &one);
     measure_prtt(ctx, state, n, 0.0, prtt_loop, &many);
@@ -256,14 +251,15 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
     size_t spikes = nb_despike(G_all, count, DESPIKE_HALF_WINDOW, DESPIKE_Z,
                                DESPIKE_FLOOR_RELATIVE, G_all_despiked);
     nb_range ranges[NB_MAX_SIZES];
-    size_t range_count = nb_detect_ranges(x, G_all_despiked, noise, count, o->lookahead, o->pfact,
-                                          RANGE_MIN_POINTS, ranges, NB_MAX_SIZES);
+    const loggp_settings *ls = settings_of(o);
+    size_t range_count = nb_detect_ranges(x, G_all_despiked, noise, count, ls->lookahead,
+                                          ls->pfact, RANGE_MIN_POINTS, ranges, NB_MAX_SIZES);
     if (range_count > NB_MAX_SIZES)
         range_count = NB_MAX_SIZES;
     size_t detected_count = range_count;
     range_count = nb_merge_ranges(x, G_all_despiked, noise, count, ranges, range_count,
                                   RANGE_REL_FLOOR, RANGE_MERGE_MARGIN, RANGE_MIN_POINTS,
-                                  o->lookahead > 0 ? (size_t)o->lookahead : 0);
+                                  ls->lookahead > 0 ? (size_t)ls->lookahead : 0);
     int range_of[NB_MAX_SIZES];
     for (size_t i = 0; i < count; i++)
         range_of[i] = -1;
@@ -272,10 +268,7 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
             range_of[i] = (int)k;
 
     /* table prtt */
-    static const char *const prtt_columns[] = {"size_bytes", "prtt_1_0_us", "prtt_n_0_us",
-                                               "prtt_n_dG_us", "d_G_us", "G_all_us", "o_s_us",
-                                               "o_r_us", "range", "G_all_spike"};
-    nb_table *prtt = nb_result_add_table(r, "prtt", prtt_columns, 10);
+    nb_table *prtt = nb_result_add_declared_table(r, &prtt_table);
     size_t negative_o_s = 0, negative_G_all = 0, fallbacks = 0;
     size_t first_fallback = 0;
     for (size_t i = 0; i < count; i++) {
@@ -312,13 +305,7 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
     }
 
     /* table ranges: fit per protocol range (§2.4, §2.6), with bootstrap intervals */
-    static const char *const range_columns[] = {
-        "range", "first_size_bytes", "last_size_bytes", "points", "g_us", "G_ns_per_byte",
-        "o_s_us", "o_r_us", "fit_rms_relative", "fit_reliable", "g_ci95_low_us",
-        "g_ci95_high_us", "G_ci95_low_ns_per_byte", "G_ci95_high_ns_per_byte",
-        "o_s_ci95_low_us", "o_s_ci95_high_us", "o_r_ci95_low_us", "o_r_ci95_high_us",
-        "fit_clamped", "split_bic_gain"};
-    nb_table *table = nb_result_add_table(r, "ranges", range_columns, 20);
+    nb_table *table = nb_result_add_declared_table(r, &ranges_table);
     /* Per range, for the summary: value and interval of g, G, o_s, o_r, and whether the
      * figure is sound (fit present, reliable, not clamped, not negative). */
     enum { P_g, P_G, P_o_s, P_o_r, P_count };
@@ -478,9 +465,9 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
                       "threshold between %zu and %zu B", o->sizes[0], o->sizes[count - 1]);
     }
     nb_summary_int(r, "G_all_spikes", (long long)spikes);
-    nb_summary_int(r, "n", o->messages);
-    nb_summary_int(r, "lookahead", o->lookahead);
-    nb_summary_real(r, "pfact", o->pfact);
+    nb_summary_int(r, "n", settings_of(o)->messages);
+    nb_summary_int(r, "lookahead", settings_of(o)->lookahead);
+    nb_summary_real(r, "pfact", settings_of(o)->pfact);
 }
 
 static size_t gcd_size(size_t a, size_t b)
@@ -493,7 +480,7 @@ static size_t gcd_size(size_t a, size_t b)
     return a;
 }
 
-void nb_run_loggp(const nb_context *ctx)
+static void run_loggp(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
     size_t largest = o->sizes[o->size_count - 1];
@@ -503,9 +490,9 @@ void nb_run_loggp(const nb_context *ctx)
     if (ctx->result != NULL) {
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
         nb_param_common(ctx);
-        nb_param_int(ctx->result, "n", o->messages);
-        nb_param_int(ctx->result, "lookahead", o->lookahead);
-        nb_param_real(ctx->result, "pfact", o->pfact);
+        nb_param_int(ctx->result, "n", settings_of(o)->messages);
+        nb_param_int(ctx->result, "lookahead", settings_of(o)->lookahead);
+        nb_param_real(ctx->result, "pfact", settings_of(o)->pfact);
         nb_param_int(ctx->result, "range_min_points", RANGE_MIN_POINTS);
         nb_param_int(ctx->result, "despike_half_window", DESPIKE_HALF_WINDOW);
         nb_param_real(ctx->result, "despike_z", DESPIKE_Z);
@@ -544,3 +531,103 @@ void nb_run_loggp(const nb_context *ctx)
     free(state.send);
     free(state.recv);
 }
+
+/* Before MPI: the size list. L = PRTT(1,0,1)/2 always needs the 1-byte point; without --sizes,
+ * 1 byte and round(2^(k/K)) for K = --sizes-per-doubling steps per doubling up to --max-size. */
+static int loggp_finish(nb_options *o, void *settings)
+{
+    const loggp_settings *ls = settings;
+    if (o->max_size < 2)
+        return nb_usage_error("--max-size %zu: too small for a fit; use at least 2", o->max_size);
+    if (!o->sizes_given) {
+        o->size_count = 0;
+        for (int k = 1; o->size_count < NB_MAX_SIZES - 1; k++) {
+            double s = round(pow(2.0, (double)k / ls->sizes_per_doubling));
+            if (s >= (double)o->max_size)
+                break;
+            o->sizes[o->size_count++] = (size_t)s;
+        }
+        o->sizes[o->size_count++] = o->max_size;
+    }
+    if (o->size_count < NB_MAX_SIZES)
+        o->sizes[o->size_count++] = 1;
+    o->size_count = nb_sort_unique_sizes(o->sizes, o->size_count);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The declaration                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static const nb_option loggp_options[] = {
+    NB_USE(NB_COMMON_SIZES, NULL),
+    NB_USE(NB_COMMON_MAX_SIZE, "64K"),
+    {.name = "--sizes-per-doubling", .type = NB_OPTION_INT,
+     NB_SETTING(loggp_settings, sizes_per_doubling), .min = 1, .max = 64, .value_name = "K",
+     .default_value = "4", .example = "4",
+     .help = "geometric size steps per doubling of the size"},
+    {.name = "--messages", .short_name = 'n', .type = NB_OPTION_INT,
+     NB_SETTING(loggp_settings, messages), .min = 2, .max = 100000, .value_name = "N",
+     .default_value = "10", .example = "10", .help = "messages n of PRTT(n, d, s)"},
+    {.name = "--lookahead", .type = NB_OPTION_INT, NB_SETTING(loggp_settings, lookahead),
+     .min = 1, .max = 64, .value_name = "X", .default_value = "4", .example = "4",
+     .help = "look-ahead points of the protocol-change detection"},
+    {.name = "--pfact", .type = NB_OPTION_DOUBLE, NB_SETTING(loggp_settings, pfact), .min = 1.0,
+     .max = 1000.0, .value_name = "F", .default_value = "2.0", .example = "2.0",
+     .range_note = "Hoefler et al. use 2.0",
+     .help = "sensitivity factor of the protocol-change detection"},
+    NB_USE(NB_COMMON_REPETITIONS, "7"),
+    NB_USE(NB_COMMON_ITERATIONS, "1000"),
+    NB_USE(NB_COMMON_TIME_CAP, "3"),
+};
+
+static const nb_table_spec *const loggp_tables[] = {&prtt_table, &ranges_table, NULL};
+
+const nb_method nb_method_loggp = {
+    .name = "loggp",
+    .summary = "LogGP g, G, o_s, o_r, L per protocol range from PRTT(n,d,s) (Hoefler 2.2-2.6)",
+    .description =
+        "LogGP by parametrized round trips, Hoefler et al. sections 2.2-2.6. PRTT(n, d, s):\n"
+        "rank 0 sends n messages of s bytes with blocking MPI_Send and a busy wait of d\n"
+        "between consecutive sends, then receives one s-byte reply with MPI_Recv; rank 1\n"
+        "receives the n messages and sends the reply. The time of the whole exchange on rank\n"
+        "0, averaged over as many rounds as fit in --time-cap-ms (at most --iterations), is\n"
+        "one repetition; figures are medians over --repetitions repetitions.\n"
+        "Per size: PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d_G,s) with d_G = PRTT(1,0,s)\n"
+        "(section 2.3; when G_all > d_G, a warning and d_G = PRTT(2,0,s) instead).\n"
+        "  G_all(s) = (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)               eq. (5)\n"
+        "  o_s(s)   = (PRTT(n,d_G,s) - PRTT(1,0,s)) / (n - 1) - d_G        eq. (4)\n"
+        "  o_r(s)   : Kielmann's method - rank 0 sends, busy-waits d_G so that the reply has\n"
+        "             arrived, then times the MPI_Recv of the reply.\n"
+        "  L        = PRTT(1,0,1) / 2                                      section 2.5\n"
+        "Protocol ranges (section 2.6): x-point look-ahead (--lookahead) with factor --pfact on\n"
+        "the mean least-squares deviation of G_all against s - 1, the deviation floored by the\n"
+        "noise of the repetitions ((1.4826 MAD)^2 / repetitions of both PRTTs, propagated to\n"
+        "G_all); at least 5 sizes per range. Adjacent ranges whose lines do not differ\n"
+        "significantly are then merged (BIC: a split must lower it by 10, with each point's\n"
+        "noise at least 3% of its value) and the remaining breaks refined within --lookahead\n"
+        "sizes. The sizes are measured in a scattered order (j * stride mod count), so that\n"
+        "a slow phase of the machine disturbs isolated sizes, not a block that looks like a\n"
+        "protocol range. Before the detection, isolated spikes of G_all\n"
+        "(a disturbed timing, off both neighbour medians) are replaced by their neighbours;\n"
+        "the prtt table marks them (G_all_spike) and keeps the measured values. Per range a\n"
+        "robust non-negative least-squares fit of the despiked G_all(s) = g + G (s - 1) gives\n"
+        "g (us) and G\n"
+        "(ns/byte); o_s and o_r are the medians over the range. Each comes with a 95%\n"
+        "bootstrap interval over the sizes of the range; a parameter the fit clamped at 0\n"
+        "is null and unresolved. Summary: small-message g, o_s, o_r (first range), large-\n"
+        "message G (last range), M = g / G (Bell et al. 5.5) and the protocol thresholds.\n"
+        "Sizes: 1 byte, then --sizes-per-doubling geometric steps per doubling (rounded,\n"
+        "unique) up to --max-size; --sizes gives a list instead (1 is added). The default\n"
+        "--max-size is 64K (the interval of Hoefler et al.'s TCP results): on shared memory\n"
+        "G_all curves upward beyond it (the messages leave\n"
+        "the caches) and no straight line fits; over a network, raise it.",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_NONE,
+    .options = loggp_options,
+    .option_count = NB_COUNT_OF(loggp_options),
+    .settings_size = sizeof(loggp_settings),
+    .tables = loggp_tables,
+    .run = run_loggp,
+    .finish = loggp_finish,
+};

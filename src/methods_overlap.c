@@ -14,49 +14,38 @@
 #define OVERLAP_MIN_ITERATIONS 5
 #define REPLY_BYTES 8
 
-const nb_command nb_command_overlap = {
-    .name = "overlap",
-    .summary = "o_s, o_r by CPU overlap (Bell 4.3) and overlap potential per size (Zamani 5.6)",
-    .description =
-        "Send and receive overhead by CPU overlap, Bell et al. section 4.3: the flood test at\n"
-        "queue depth 1 and --overhead-size bytes, with c us of calibrated computation (a busy\n"
-        "loop over a volatile counter, calibrated on each rank at start) between MPI_Isend and\n"
-        "MPI_Wait on rank 0. T(c) is the time per message; the sweep runs c from 0 to 3 x T(0)\n"
-        "in --compute-steps steps (extended to 6 and 12 x T(0) if no point is slower).\n"
-        "c_max = the largest c with T(c) <= T(0) x (1 + --tolerance) (interpolated), and\n"
-        "o_s = T(0) - c_max ('the maximum amount of CPU time that can be added without\n"
-        "increasing the benchmark time, subtracted from g'). o_r likewise, with the\n"
-        "computation between MPI_Irecv and MPI_Wait on rank 1: the time per message is\n"
-        "closed by rank 1's reply after the last message, so the receiver's loop gates it.\n"
-        "The resolution of o_s and o_r is about tolerance x T(0); a value below 0 by less\n"
-        "than that is reported as 0, a larger one, or a sweep without a knee, as null with\n"
-        "an 'unreliable' entry.\n"
-        "Overlap potential, Zamani et al. section 5.6: a non-blocking ping-pong per size\n"
-        "(rank 0: MPI_Irecv, MPI_Isend, c us of computation, MPI_Waitall; rank 1 echoes with\n"
-        "MPI_Irecv/MPI_Wait, MPI_Isend/MPI_Wait); overlap = the largest c that does not\n"
-        "lengthen the latency beyond the tolerance, swept like o_s. overlap_percent =\n"
-        "overlap / latency x 100; it can exceed 100, since the computation may hide the\n"
-        "whole round trip (2 x latency).\n"
-        "Every sweep point is a warm-up plus --repetitions repetitions of as many iterations\n"
-        "as fit in --time-cap-ms (at most --iterations); T is their median. The default\n"
-        "tolerance, 0.1, is above the repetition-to-repetition scatter of the medians on a\n"
-        "busy shared node; use 0.05 or less on a quiet one.",
-    .accepted_options = NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS |
-                        NB_OPT_TIME_CAP | NB_OPT_SIZES | NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE |
-                        NB_OPT_OVERHEAD_SIZE | NB_OPT_TOLERANCE | NB_OPT_COMPUTE_STEPS,
-    .progression = NB_SIZES_POWERS_OF_4,
-    .defaults =
-        {
-            .repetitions = 5,
-            .iterations = 10000,
-            .time_cap_ms = 4.0,
-            .min_size = 8,
-            .max_size = 1024 * 1024,
-            .overhead_size = 8,
-            .tolerance = 0.1,
-            .compute_steps = 24,
-        },
+/* overlap's own options (nb_options.settings). */
+typedef struct {
+    size_t overhead_size;         /* --overhead-size */
+    double tolerance;             /* --tolerance */
+    int compute_steps;            /* --compute-steps */
+} overlap_settings;
+
+/* Output tables (docs/output-format.md). */
+static const nb_column sweep_columns[] = {
+    NB_KEY("side", ""),
+    NB_KEY("compute_us", "us"),
+    NB_LOWER("time_per_message_median_us", "us"),
 };
+static const nb_table_spec sweep_table_spec = NB_TABLE_SPEC("overhead_sweep", sweep_columns);
+
+static const nb_column potential_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_LOWER("latency_median_us", "us"),
+    NB_HIGHER("overlap_us", "us"),
+    NB_HIGHER("overlap_percent", "percent"),
+};
+static const nb_table_spec potential_table_spec = NB_TABLE_SPEC("overlap_potential",
+                                                           potential_columns);
+
+static const nb_column potential_sweep_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("compute_us", "us"),
+    NB_LOWER("latency_median_us", "us"),
+};
+static const nb_table_spec potential_sweep_table_spec = NB_TABLE_SPEC("overlap_potential_sweep",
+                                                                 potential_sweep_columns);
+
 
 /* ------------------------------------------------------------------------------------------ */
 /* Timed loops                                                                                  */
@@ -163,7 +152,8 @@ static void run_sweep(const nb_context *ctx, overlap_state *state, compute_place
                       nb_timed_loop loop, sweep_result *sweep)
 {
     const nb_options *o = ctx->options;
-    size_t capacity = 1 + (size_t)o->compute_steps * (MAX_EXTENSIONS + 1);
+    const overlap_settings *os = o->settings;
+    size_t capacity = 1 + (size_t)os->compute_steps * (MAX_EXTENSIONS + 1);
     sweep->compute_us = calloc(capacity, sizeof *sweep->compute_us);
     sweep->time_us = calloc(capacity, sizeof *sweep->time_us);
     if (sweep->compute_us == NULL || sweep->time_us == NULL) {
@@ -191,8 +181,8 @@ static void run_sweep(const nb_context *ctx, overlap_state *state, compute_place
     double from = 0.0, to = SPAN_FACTOR * time0;
     int found = 0;
     for (int extension = 0; extension <= MAX_EXTENSIONS && !found; extension++) {
-        for (int k = 1; k <= o->compute_steps; k++) {
-            double c = from + (to - from) * k / o->compute_steps;
+        for (int k = 1; k <= os->compute_steps; k++) {
+            double c = from + (to - from) * k / os->compute_steps;
             set_compute(state, place, c);
             nb_measure(ctx, loop, state, OVERLAP_MIN_ITERATIONS, o->iterations,
                        o->time_cap_ms * 1e-3, o->repetitions, &m);
@@ -202,7 +192,7 @@ static void run_sweep(const nb_context *ctx, overlap_state *state, compute_place
         }
         if (ctx->rank == 0)
             for (size_t i = 1; i < sweep->count; i++)
-                if (sweep->time_us[i] > time0 * (1.0 + o->tolerance))
+                if (sweep->time_us[i] > time0 * (1.0 + os->tolerance))
                     found = 1;
         MPI_Bcast(&found, 1, MPI_INT, 0, ctx->pair);
         from = to;
@@ -213,7 +203,7 @@ static void run_sweep(const nb_context *ctx, overlap_state *state, compute_place
     sweep->knee_us = NAN;
     if (ctx->rank == 0 && found)
         sweep->knee_us = nb_overlap_knee(sweep->compute_us, sweep->time_us, sweep->count, time0,
-                                         o->tolerance);
+                                         os->tolerance);
 }
 
 static void free_sweep(sweep_result *sweep)
@@ -226,17 +216,17 @@ static void free_sweep(sweep_result *sweep)
 static double overhead_from_sweep(const nb_context *ctx, const sweep_result *sweep,
                                   const char *quantity)
 {
-    const nb_options *o = ctx->options;
+    const overlap_settings *os = ctx->options->settings;
     if (!sweep->knee_found) {
         nb_unreliable(ctx->result, quantity, "no knee: T(c) stayed within %.0f%% of T(0) = %.4g "
-                      "us up to c = %.4g us", 100.0 * o->tolerance, sweep->time0_us,
+                      "us up to c = %.4g us", 100.0 * os->tolerance, sweep->time0_us,
                       sweep->compute_us[sweep->count - 1]);
         return NAN;
     }
     double overhead = sweep->time0_us - sweep->knee_us;
     if (overhead >= 0.0)
         return overhead;
-    if (overhead >= -o->tolerance * sweep->time0_us)
+    if (overhead >= -os->tolerance * sweep->time0_us)
         return 0.0; /* below the resolution of the sweep */
     nb_unreliable(ctx->result, quantity, "knee at c = %.4g us lies beyond T(0) = %.4g us by more "
                   "than the tolerance: the computation did not gate the time per message",
@@ -248,12 +238,13 @@ static double overhead_from_sweep(const nb_context *ctx, const sweep_result *swe
 /* The method                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-void nb_run_overlap(const nb_context *ctx)
+static void run_overlap(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
+    const overlap_settings *os = o->settings;
     size_t largest = o->sizes[o->size_count - 1];
-    if (o->overhead_size > largest)
-        largest = o->overhead_size;
+    if (os->overhead_size > largest)
+        largest = os->overhead_size;
     overlap_state state = {.pair = ctx->pair, .rank = ctx->rank};
     state.send = nb_buffer_new(largest);
     state.recv = nb_buffer_new(largest);
@@ -264,19 +255,14 @@ void nb_run_overlap(const nb_context *ctx)
     MPI_Gather(&state.ns_per_unit, 1, MPI_DOUBLE, calibration, 1, MPI_DOUBLE, 0, ctx->pair);
 
     nb_result *r = ctx->result;
-    static const char *const sweep_columns[] = {"side", "compute_us", "time_per_message_median_us"};
-    static const char *const potential_columns[] = {"size_bytes", "latency_median_us", "overlap_us",
-                                                    "overlap_percent"};
-    static const char *const potential_sweep_columns[] = {"size_bytes", "compute_us",
-                                                          "latency_median_us"};
     nb_table *sweep_table = NULL, *potential_table = NULL, *potential_sweep_table = NULL;
     if (r != NULL) {
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
         nb_param_common(ctx);
-        nb_param_int(r, "overhead_size_bytes", (long long)o->overhead_size);
-        nb_param_real(r, "tolerance", o->tolerance);
-        nb_param_int(r, "compute_steps", o->compute_steps);
-        sweep_table = nb_result_add_table(r, "overhead_sweep", sweep_columns, 3);
+        nb_param_int(r, "overhead_size_bytes", (long long)os->overhead_size);
+        nb_param_real(r, "tolerance", os->tolerance);
+        nb_param_int(r, "compute_steps", os->compute_steps);
+        sweep_table = nb_result_add_declared_table(r, &sweep_table_spec);
     }
 
     /* o_s and o_r: Bell §4.3 */
@@ -284,7 +270,7 @@ void nb_run_overlap(const nb_context *ctx)
     static const char *const sides[2] = {"send", "recv"};
     static const compute_place places[2] = {COMPUTE_SEND, COMPUTE_RECV};
     static const char *const quantities[2] = {"o_s_us", "o_r_us"};
-    state.size = (int)o->overhead_size;
+    state.size = (int)os->overhead_size;
     for (int side = 0; side < 2; side++) {
         sweep_result sweep;
         run_sweep(ctx, &state, places[side], overhead_loop, &sweep);
@@ -303,9 +289,8 @@ void nb_run_overlap(const nb_context *ctx)
 
     /* Overlap potential per size: Zamani §5.6 */
     if (r != NULL) {
-        potential_table = nb_result_add_table(r, "overlap_potential", potential_columns, 4);
-        potential_sweep_table = nb_result_add_table(r, "overlap_potential_sweep",
-                                                    potential_sweep_columns, 3);
+        potential_table = nb_result_add_declared_table(r, &potential_table_spec);
+        potential_sweep_table = nb_result_add_declared_table(r, &potential_sweep_table_spec);
     }
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
@@ -320,7 +305,7 @@ void nb_run_overlap(const nb_context *ctx)
                 char quantity[64];
                 snprintf(quantity, sizeof quantity, "overlap_us[size_bytes=%zu]", size);
                 nb_unreliable(r, quantity, "no knee: the latency stayed within %.0f%% of %.4g us "
-                              "up to c = %.4g us", 100.0 * o->tolerance, latency,
+                              "up to c = %.4g us", 100.0 * os->tolerance, latency,
                               sweep.compute_us[sweep.count - 1]);
             }
             nb_table_add_row(potential_table);
@@ -343,11 +328,90 @@ void nb_run_overlap(const nb_context *ctx)
         nb_summary_real(r, "o_r_us", overhead[1]);
         nb_summary_real(r, "g_send_q1_us", time0[0]);
         nb_summary_real(r, "g_recv_q1_us", time0[1]);
-        nb_summary_int(r, "overhead_size_bytes", (long long)o->overhead_size);
-        nb_summary_real(r, "tolerance", o->tolerance);
+        nb_summary_int(r, "overhead_size_bytes", (long long)os->overhead_size);
+        nb_summary_real(r, "tolerance", os->tolerance);
         nb_summary_real(r, "compute_calibration_ns_per_unit", calibration[0]);
         nb_summary_real(r, "compute_calibration_rank1_ns_per_unit", calibration[1]);
     }
     free(state.send);
     free(state.recv);
 }
+
+/* Before MPI: a send and a receive buffer of the largest size or --overhead-size. */
+static unsigned long long overlap_buffer_bytes(const nb_options *o, char *how, size_t length,
+                                               const char **hint)
+{
+    const overlap_settings *os = o->settings;
+    unsigned long long largest = o->size_count > 0 ? o->sizes[o->size_count - 1] : o->max_size;
+    if (os->overhead_size > largest)
+        largest = os->overhead_size;
+    char text[32];
+    nb_format_size((size_t)largest, text, sizeof text);
+    snprintf(how, length, "send and receive buffers of %s = %llu bytes", text, 2 * largest);
+    *hint = "";
+    return 2 * largest;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The declaration                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static const nb_option overlap_options[] = {
+    NB_USE(NB_COMMON_SIZES, NULL),
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    {.name = "--overhead-size", .type = NB_OPTION_SIZE,
+     NB_SETTING(overlap_settings, overhead_size), .min = 0,
+     .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "8",
+     .example = "8", .help = "message size of the o_s and o_r sweeps"},
+    {.name = "--tolerance", .type = NB_OPTION_DOUBLE, NB_SETTING(overlap_settings, tolerance),
+     .min = 0.001, .max = 1.0, .value_name = "X", .default_value = "0.1", .example = "0.1",
+     .range_note = "0.1 = 10%",
+     .help = "relative slow-down that counts as 'longer' (0.1 = 10%)"},
+    {.name = "--compute-steps", .type = NB_OPTION_INT,
+     NB_SETTING(overlap_settings, compute_steps), .min = 4, .max = 1000, .value_name = "N",
+     .default_value = "24", .example = "24", .help = "steps of each computation sweep"},
+    NB_USE(NB_COMMON_REPETITIONS, "5"),
+    NB_USE(NB_COMMON_ITERATIONS, "10000"),
+    NB_USE(NB_COMMON_TIME_CAP, "4"),
+};
+
+static const nb_table_spec *const overlap_tables[] = {
+    &sweep_table_spec, &potential_table_spec, &potential_sweep_table_spec, NULL};
+
+const nb_method nb_method_overlap = {
+    .name = "overlap",
+    .summary = "o_s, o_r by CPU overlap (Bell 4.3) and overlap potential per size (Zamani 5.6)",
+    .description =
+        "Send and receive overhead by CPU overlap, Bell et al. section 4.3: the flood test at\n"
+        "queue depth 1 and --overhead-size bytes, with c us of calibrated computation (a busy\n"
+        "loop over a volatile counter, calibrated on each rank at start) between MPI_Isend and\n"
+        "MPI_Wait on rank 0. T(c) is the time per message; the sweep runs c from 0 to 3 x T(0)\n"
+        "in --compute-steps steps (extended to 6 and 12 x T(0) if no point is slower).\n"
+        "c_max = the largest c with T(c) <= T(0) x (1 + --tolerance) (interpolated), and\n"
+        "o_s = T(0) - c_max ('the maximum amount of CPU time that can be added without\n"
+        "increasing the benchmark time, subtracted from g'). o_r likewise, with the\n"
+        "computation between MPI_Irecv and MPI_Wait on rank 1: the time per message is\n"
+        "closed by rank 1's reply after the last message, so the receiver's loop gates it.\n"
+        "The resolution of o_s and o_r is about tolerance x T(0); a value below 0 by less\n"
+        "than that is reported as 0, a larger one, or a sweep without a knee, as null with\n"
+        "an 'unreliable' entry.\n"
+        "Overlap potential, Zamani et al. section 5.6: a non-blocking ping-pong per size\n"
+        "(rank 0: MPI_Irecv, MPI_Isend, c us of computation, MPI_Waitall; rank 1 echoes with\n"
+        "MPI_Irecv/MPI_Wait, MPI_Isend/MPI_Wait); overlap = the largest c that does not\n"
+        "lengthen the latency beyond the tolerance, swept like o_s. overlap_percent =\n"
+        "overlap / latency x 100; it can exceed 100, since the computation may hide the\n"
+        "whole round trip (2 x latency).\n"
+        "Every sweep point is a warm-up plus --repetitions repetitions of as many iterations\n"
+        "as fit in --time-cap-ms (at most --iterations); T is their median. The default\n"
+        "tolerance, 0.1, is above the repetition-to-repetition scatter of the medians on a\n"
+        "busy shared node; use 0.05 or less on a quiet one.",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_POWERS_OF_4,
+    .options = overlap_options,
+    .option_count = NB_COUNT_OF(overlap_options),
+    .settings_size = sizeof(overlap_settings),
+    .tables = overlap_tables,
+    .run = run_overlap,
+    .buffer_bytes = overlap_buffer_bytes,
+};

@@ -27,82 +27,69 @@
 #define PAIRS_MIN_ITERATIONS 3
 #define PAIRS_TAG 11
 
-#define PAIRS_OPTIONS                                                                          \
-    (NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS | NB_OPT_TIME_CAP | \
-     NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE | NB_OPT_TOLERANCE)
+/* --schedule of the matrix method */
+enum { SCHEDULE_CONCURRENT = 0, SCHEDULE_SEQUENTIAL = 1 };
 
-#define MATRIX_OPTIONS                                                                         \
-    (NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS | NB_OPT_TIME_CAP | \
-     NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE | NB_OPT_SCHEDULE | NB_OPT_BANDWIDTH_FRACTION |           \
-     NB_OPT_LATENCY_FACTOR | NB_OPT_ROUNDS | NB_OPT_SEED | NB_OPT_PROGRESS_EVERY |               \
-     NB_OPT_PRINT_SCHEDULE)
+static const char *schedule_name(int schedule)
+{
+    return schedule == SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent";
+}
 
-#define PAIRS_DEFAULTS                                                                         \
-    {                                                                                          \
-        .repetitions = 5, .iterations = 10000, .time_cap_ms = 5.0, .min_size = 8,             \
-        .max_size = 1024 * 1024, .tolerance = 0.2,                                             \
-    }
+/* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
+#define MATRIX_MAX_SCHEDULE_RANKS 100000
 
-/* ClusterKit's defaults (NVIDIA's fabric checker): a healthy link of a non-blocking fabric
- * delivers within a few per cent of the best one, and a bad one (a lane down, a degraded cable,
- * a congested or mis-routed path) loses far more, so 93 % of the best separates them; latency
- * is flagged only well above the best (2.1 x): small-message latency varies with placement
- * (switch hops) by tens of per cent, never by 2 x. */
-#define MATRIX_DEFAULTS                                                                        \
-    {                                                                                          \
-        .repetitions = 5, .iterations = 10000, .time_cap_ms = 5.0, .min_size = 8,             \
-        .max_size = 1024 * 1024, .schedule = NB_SCHEDULE_CONCURRENT,                           \
-        .bandwidth_fraction = 0.93, .latency_factor = 2.1, .rounds = 0, .seed = 1,             \
-        .progress_every_s = 60.0,                                                              \
-    }
+/* matrix's own options (nb_options.settings). ClusterKit's defaults (NVIDIA's fabric checker):
+ * a healthy link of a non-blocking fabric delivers within a few per cent of the best one, and a
+ * bad one (a lane down, a degraded cable, a congested or mis-routed path) loses far more, so
+ * 93 % of the best separates them; latency is flagged only well above the best (2.1 x):
+ * small-message latency varies with placement (switch hops) by tens of per cent, never by 2 x. */
+typedef struct {
+    int schedule;                 /* --schedule: SCHEDULE_* */
+    double bandwidth_fraction;    /* --bandwidth-fraction: suspect below this share of the best */
+    double latency_factor;        /* --latency-factor: suspect above this multiple of the lowest */
+    int rounds;                   /* --rounds: tournament rounds to measure; 0 = all (full map) */
+    double progress_every_s;      /* --progress-every: seconds between progress lines */
+    int print_schedule_ranks;     /* --print-schedule N: print the schedule, no MPI; 0 = off */
+} matrix_settings;
 
-const nb_command nb_command_matrix = {
-    .name = "matrix",
-    .summary = "all-pairs latency and bandwidth, an N x N map to find a bad link or node",
-    .description =
-        "All-pairs ping-pong: for every pair of ranks (i, j) the blocking ping-pong latency at\n"
-        "--min-size bytes (default 8) and the bandwidth at --max-size bytes (default 1M), each\n"
-        "the median of --repetitions loops of as many round trips as fit in --time-cap-ms. With\n"
-        "one rank per node the table is the node-to-node map.\n"
-        "Schedule (--schedule): concurrent (default) measures the disjoint pairs of one round of\n"
-        "a round-robin tournament (circle method) at the same time, latency then bandwidth,\n"
-        "each phase between barriers: N-1 rounds for an even N, N for an odd N (one rank sits\n"
-        "each round out), every pair exactly once. sequential measures one pair at a time while\n"
-        "the others wait without polling: N (N-1) / 2 steps. A step costs about\n"
-        "2 x --repetitions x --time-cap-ms plus the probes (about 60 ms at the defaults):\n"
-        "1000 nodes take about 1 minute concurrently, 8 hours sequentially.\n"
-        "Verdict, relative to this run (ClusterKit's rule and defaults): a pair is suspect when\n"
-        "its bandwidth is below --bandwidth-fraction x the best pair's (0.93: a healthy link\n"
-        "delivers within a few per cent of the best, a degraded one loses far more) or its\n"
-        "latency above --latency-factor x the lowest pair's (2.1: placement moves latency by\n"
-        "tens of per cent, never 2 x). Every suspect pair is then measured again ALONE (all\n"
-        "other ranks wait): still failing the same thresholds it is bad (table pairs: flagged),\n"
-        "otherwise it was congestion. A rank whose every measured pair (at least 2) is bad is\n"
-        "named as a bad node. Quick mode (nightly): --rounds K measures K rounds drawn with\n"
-        "--seed. Progress goes to stderr. With --json-file PATH the N x N maps are written\n"
-        "beside it: matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
-    .accepted_options = MATRIX_OPTIONS,
-    .all_ranks = 1,
-    .progression = NB_SIZES_POWERS_OF_2,
-    .defaults = MATRIX_DEFAULTS,
+/* rankdist's own options. */
+typedef struct {
+    double tolerance;             /* --tolerance: flagged below (1 - tolerance) x the best */
+} rankdist_settings;
+
+/* Output tables (docs/output-format.md). */
+static const nb_column pair_columns[] = {
+    NB_KEY("rank_a", ""),
+    NB_KEY("rank_b", ""),
+    NB_KEY("host_a", ""),
+    NB_KEY("host_b", ""),
+    NB_LOWER("latency_us", "us"),
+    NB_HIGHER("bandwidth_MBps", "MBps"),
+    NB_KEY("flagged", ""),
+    NB_KEY("round", "count"),
+    NB_KEY("suspect", ""),
+    NB_LOWER("retest_latency_us", "us"),
+    NB_HIGHER("retest_bandwidth_MBps", "MBps"),
 };
+static const nb_table_spec pairs_table = NB_TABLE_SPEC("pairs", pair_columns);
 
-const nb_command nb_command_rankdist = {
-    .name = "rankdist",
-    .summary = "latency and bandwidth from rank 0 to rank d = 1, 2, 4, ... (Altix 3.2)",
-    .description =
-        "Distance sweep in rank space, the Altix study section 3.2 (Fig. 2 and 3): ping-pong\n"
-        "between rank 0 and rank d for d = 1, 2, 4, ... < P, one pair at a time while the\n"
-        "others wait without polling: the latency at --min-size bytes (default 8) and the\n"
-        "bandwidth at --max-size bytes (default 1M), each the median of --repetitions loops of\n"
-        "as many round trips as fit in --time-cap-ms. Where ranks are placed by node, the\n"
-        "distances cross the machine's levels (same node, neighbouring nodes, far nodes). A\n"
-        "distance whose bandwidth is below (1 - --tolerance) x the best one is flagged.",
-    .accepted_options = PAIRS_OPTIONS,
-    .all_ranks = 1,
-    .progression = NB_SIZES_POWERS_OF_2,
-    .defaults = PAIRS_DEFAULTS,
+static const nb_column bad_node_columns[] = {
+    NB_KEY("rank", ""),
+    NB_KEY("host", ""),
+    NB_KEY("pairs", "count"),
+    NB_LOWER("bad_pairs", "count"),
 };
+static const nb_table_spec bad_nodes_table = NB_TABLE_SPEC("bad_nodes", bad_node_columns);
+
+static const nb_column distance_columns[] = {
+    NB_KEY("distance", "count"),
+    NB_KEY("rank", ""),
+    NB_KEY("host", ""),
+    NB_LOWER("latency_us", "us"),
+    NB_HIGHER("bandwidth_MBps", "MBps"),
+    NB_KEY("flagged", ""),
+};
+static const nb_table_spec distances_table = NB_TABLE_SPEC("distances", distance_columns);
 
 /* Waits at a barrier of `comm` without polling the CPU busily. */
 static void quiet_barrier(MPI_Comm comm)
@@ -115,62 +102,72 @@ static void quiet_barrier(MPI_Comm comm)
         nanosleep(&pause, NULL);
 }
 
-static double round_trips(MPI_Comm comm, int rank, int a, int b, void *send, void *recv,
-                          int size, long iterations)
+/* One pair's communicator (ranks a < b as 0 and 1) and buffers. */
+typedef struct {
+    MPI_Comm comm;             /* MPI_COMM_NULL on a rank outside every measuring pair */
+    int rank;                  /* in comm: 0 is the lower rank a, 1 is b */
+    void *send, *recv;
+    int size;
+} pair_state;
+
+/* Blocking ping-pong, one iteration = one round trip. */
+static double round_trips(void *state, long iterations)
 {
+    const pair_state *s = state;
+    int peer = 1 - s->rank;
     double start = MPI_Wtime();
     for (long i = 0; i < iterations; i++) {
-        if (rank == a) {
-            MPI_Send(send, size, MPI_BYTE, b, PAIRS_TAG, comm);
-            MPI_Recv(recv, size, MPI_BYTE, b, PAIRS_TAG, comm, MPI_STATUS_IGNORE);
+        if (s->rank == 0) {
+            MPI_Send(s->send, s->size, MPI_BYTE, peer, PAIRS_TAG, s->comm);
+            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, PAIRS_TAG, s->comm, MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(recv, size, MPI_BYTE, a, PAIRS_TAG, comm, MPI_STATUS_IGNORE);
-            MPI_Send(send, size, MPI_BYTE, a, PAIRS_TAG, comm);
+            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, PAIRS_TAG, s->comm, MPI_STATUS_IGNORE);
+            MPI_Send(s->send, s->size, MPI_BYTE, peer, PAIRS_TAG, s->comm);
         }
     }
     return MPI_Wtime() - start;
 }
 
-/* Ranks a and b ping-pong `size` bytes; on rank a the median one-way time in us (half a round
- * trip), elsewhere NAN. Only a and b take part (no barrier): disjoint pairs may run at once. */
-static double pair_one_way_local(const nb_context *ctx, int a, int b, void *send, void *recv,
-                                 size_t size)
+/* Collective over ctx->pair: every rank names its partner (-1: none this time) and gets the
+ * pair's own communicator, so that disjoint pairs can measure at once with the shared driver
+ * (its barriers then involve the pair alone). */
+static void pair_open(const nb_context *ctx, int partner, void *send, void *recv, pair_state *s)
 {
-    const nb_options *o = ctx->options;
-    MPI_Comm comm = ctx->pair;
-    double result = NAN;
-    if (ctx->rank == a || ctx->rank == b) {
-        int n = (int)size;
-        /* a probe (first contact), then rank a sizes the loops and tells b */
-        round_trips(comm, ctx->rank, a, b, send, recv, n, PAIRS_MIN_ITERATIONS);
-        double probe = round_trips(comm, ctx->rank, a, b, send, recv, n, PAIRS_MIN_ITERATIONS);
-        long iterations = 0;
-        if (ctx->rank == a) {
-            double wanted = o->time_cap_ms * 1e-3 / (probe / PAIRS_MIN_ITERATIONS);
-            iterations = wanted < PAIRS_MIN_ITERATIONS ? PAIRS_MIN_ITERATIONS
-                         : wanted > (double)o->iterations ? o->iterations
-                                                          : (long)wanted;
-            MPI_Send(&iterations, 1, MPI_LONG, b, PAIRS_TAG, comm);
-        } else {
-            MPI_Recv(&iterations, 1, MPI_LONG, a, PAIRS_TAG, comm, MPI_STATUS_IGNORE);
-        }
-        double per_rep[NB_MAX_REPETITIONS];
-        for (int r = 0; r < o->repetitions; r++)
-            per_rep[r] = round_trips(comm, ctx->rank, a, b, send, recv, n, iterations) /
-                         (double)iterations / 2.0 * 1e6;
-        if (ctx->rank == a)
-            result = nb_median(per_rep, (size_t)o->repetitions);
-    }
-    return result;
+    int lower = partner < ctx->rank ? partner : ctx->rank;
+    MPI_Comm_split(ctx->pair, partner < 0 ? MPI_UNDEFINED : lower, ctx->rank, &s->comm);
+    s->rank = partner < 0 ? -1 : (ctx->rank == lower ? 0 : 1);
+    s->send = send;
+    s->recv = recv;
 }
 
-/* The same, collective over comm: the others wait quietly, so the pair measures alone. */
-static double pair_one_way_us(const nb_context *ctx, int a, int b, void *send, void *recv,
-                              size_t size)
+static void pair_close(pair_state *s)
 {
-    double result = pair_one_way_local(ctx, a, b, send, recv, size);
-    quiet_barrier(ctx->pair);
-    return result;
+    if (s->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&s->comm);
+}
+
+/* The pair ping-pongs `size` bytes; on its lower rank the median one-way time in us (half a
+ * round trip), elsewhere NAN. Only the pair takes part. */
+static double pair_one_way_local(const nb_context *ctx, pair_state *s, size_t size)
+{
+    if (s->comm == MPI_COMM_NULL)
+        return NAN;
+    const nb_options *o = ctx->options;
+    s->size = (int)size;
+    nb_loop loop = {
+        .comm = s->comm,
+        .loop = round_trips,
+        .state = s,
+        .min_iterations = PAIRS_MIN_ITERATIONS,
+        .max_iterations = o->iterations,
+        .time_cap_s = o->time_cap_ms * 1e-3,
+        .repetitions = o->repetitions,
+        .pacing = NB_PACE_BY_ROOT,
+        .figure = NB_FIGURE_OWN,
+    };
+    nb_measurement m;
+    nb_drive(&loop, &m);
+    return s->rank == 0 ? m.median_us / 2.0 : NAN;
 }
 
 typedef struct {
@@ -178,12 +175,19 @@ typedef struct {
     double bandwidth_MBps;
 } pair_figures;
 
-/* Both figures of pair (a, b), delivered to rank 0. */
+/* Both figures of pair (a, b), a < b, measured alone (the others wait quietly), delivered to
+ * rank 0. Collective over ctx->pair. */
 static pair_figures measure_pair(const nb_context *ctx, int a, int b, void *send, void *recv)
 {
     const nb_options *o = ctx->options;
-    double latency = pair_one_way_us(ctx, a, b, send, recv, o->min_size);
-    double bandwidth_time = pair_one_way_us(ctx, a, b, send, recv, o->max_size);
+    pair_state s;
+    int partner = ctx->rank == a ? b : ctx->rank == b ? a : -1;
+    pair_open(ctx, partner, send, recv, &s);
+    double latency = pair_one_way_local(ctx, &s, o->min_size);
+    quiet_barrier(ctx->pair);
+    double bandwidth_time = pair_one_way_local(ctx, &s, o->max_size);
+    quiet_barrier(ctx->pair);
+    pair_close(&s);
     double mine[2] = {latency, (double)o->max_size / bandwidth_time}; /* bytes/us = MB/s */
     pair_figures figures = {mine[0], mine[1]};
     if (a != 0) {
@@ -217,14 +221,15 @@ static char *gather_hosts(const nb_context *ctx)
     return all;
 }
 
-static void common_parameters(const nb_context *ctx)
+static void rankdist_parameters(const nb_context *ctx)
 {
     if (ctx->result == NULL)
         return;
+    const rankdist_settings *rs = ctx->options->settings;
     nb_param_int(ctx->result, "ranks", ctx->size);
     nb_param_int(ctx->result, "latency_size_bytes", (long long)ctx->options->min_size);
     nb_param_int(ctx->result, "bandwidth_size_bytes", (long long)ctx->options->max_size);
-    nb_param_real(ctx->result, "flag_tolerance", ctx->options->tolerance);
+    nb_param_real(ctx->result, "flag_tolerance", rs->tolerance);
     nb_param_common(ctx);
 }
 
@@ -323,14 +328,13 @@ static void measure_concurrently(const nb_context *ctx, const int *chosen, int c
     snprintf(detail, sizeof detail, "concurrent, %d ranks", P);
     for (int i = 0; i < count; i++) {
         int partner = nb_tournament_partner(P, chosen[i], ctx->rank);
-        int a = partner < 0 ? -1 : (partner < ctx->rank ? partner : ctx->rank);
-        int b = partner < 0 ? -1 : (partner < ctx->rank ? ctx->rank : partner);
+        pair_state pair;
+        pair_open(ctx, partner, send, recv, &pair);
         quiet_barrier(ctx->pair);
-        double latency = partner < 0 ? NAN
-                                     : pair_one_way_local(ctx, a, b, send, recv, o->min_size);
+        double latency = pair_one_way_local(ctx, &pair, o->min_size);
         quiet_barrier(ctx->pair);
-        double time = partner < 0 ? NAN
-                                  : pair_one_way_local(ctx, a, b, send, recv, o->max_size);
+        double time = pair_one_way_local(ctx, &pair, o->max_size);
+        pair_close(&pair);
         mine[0] = partner;
         mine[1] = latency;
         mine[2] = (double)o->max_size / time; /* bytes/us = MB/s; NaN on rank b */
@@ -449,6 +453,7 @@ static void write_json_string(FILE *out, const char *text)
  * the rounds and the verdict. Returns 0 or -1. */
 static int write_maps(const nb_options *o, const matrix_record *m, const char *hosts)
 {
+    const matrix_settings *ms = o->settings;
     char path[4096], temporary[4200];
     int P = m->P, failed = 0;
     static const char *const names[2] = {"matrix_bandwidth_MBps.csv", "matrix_latency_us.csv"};
@@ -482,7 +487,7 @@ static int write_maps(const nb_options *o, const matrix_record *m, const char *h
     }
     fprintf(out, "{\n  \"format\": \"netbench-matrix-maps\",\n  \"version\": 1,\n"
                  "  \"ranks\": %d,\n  \"schedule\": \"%s\",\n  \"hosts\": [", P,
-            o->schedule == NB_SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent");
+            schedule_name(ms->schedule));
     for (int r = 0; r < P; r++) {
         fputs(r ? ", " : "", out);
         write_json_string(out, host_of(hosts, r));
@@ -518,17 +523,18 @@ static int write_maps(const nb_options *o, const matrix_record *m, const char *h
 }
 
 /* `netbench matrix --print-schedule N`: the rounds, before and without MPI. */
-int nb_matrix_print_schedule(const nb_options *o)
+static int matrix_print_schedule(const nb_options *o)
 {
-    int P = o->print_schedule_ranks, total = nb_tournament_rounds(P);
+    const matrix_settings *ms = o->settings;
+    int P = ms->print_schedule_ranks, total = nb_tournament_rounds(P);
     int *chosen = malloc((size_t)total * sizeof *chosen);
     if (chosen == NULL) {
         fprintf(stderr, "netbench: out of memory\n");
         return 1;
     }
-    int count = nb_tournament_pick_rounds(P, o->rounds > 0 ? o->rounds : total, o->seed, chosen);
+    int count = nb_tournament_pick_rounds(P, ms->rounds > 0 ? ms->rounds : total, o->seed, chosen);
     if (o->json_to_stdout)
-        printf("{\"ranks\": %d, \"rounds_total\": %d, \"seed\": %llu, \"rounds\": [", P, total,
+        printf("{\"ranks\": %d, \"rounds_total\": %d, \"seed\": %ld, \"rounds\": [", P, total,
                o->seed);
     else
         printf("# schedule: %d ranks, %d of %d rounds%s\n", P, count, total,
@@ -572,27 +578,25 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
                           int rounds, int suspects, double measured_s, double retest_s)
 {
     const nb_options *o = ctx->options;
+    const matrix_settings *ms = o->settings;
     nb_result *result = ctx->result;
     int P = m->P;
     nb_param_int(result, "ranks", P);
     nb_param_int(result, "latency_size_bytes", (long long)o->min_size);
     nb_param_int(result, "bandwidth_size_bytes", (long long)o->max_size);
     /* kept from the first matrix: the share below which a pair is flagged, now of the best */
-    nb_param_real(result, "flag_tolerance", 1.0 - o->bandwidth_fraction);
+    nb_param_real(result, "flag_tolerance", 1.0 - ms->bandwidth_fraction);
     nb_param_text(result, "schedule",
-                  o->schedule == NB_SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent");
-    nb_param_real(result, "bandwidth_fraction", o->bandwidth_fraction);
-    nb_param_real(result, "latency_factor", o->latency_factor);
+                  schedule_name(ms->schedule));
+    nb_param_real(result, "bandwidth_fraction", ms->bandwidth_fraction);
+    nb_param_real(result, "latency_factor", ms->latency_factor);
     nb_param_int(result, "rounds_total", total_rounds);
     nb_param_int(result, "rounds", rounds);
     nb_param_int(result, "seed", (long long)o->seed);
-    nb_param_real(result, "progress_every_s", o->progress_every_s);
+    nb_param_real(result, "progress_every_s", ms->progress_every_s);
     nb_param_common(ctx);
 
-    static const char *const columns[] = {
-        "rank_a", "rank_b", "host_a", "host_b", "latency_us", "bandwidth_MBps", "flagged",
-        "round", "suspect", "retest_latency_us", "retest_bandwidth_MBps"};
-    nb_table *table = nb_result_add_table(result, "pairs", columns, 11);
+    nb_table *table = nb_result_add_declared_table(result, &pairs_table);
     size_t measured = 0;
     double *latencies = zeroed(m->pairs, sizeof *latencies);
     double *bandwidths = zeroed(m->pairs, sizeof *bandwidths);
@@ -628,8 +632,8 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
                            "the best %.1f) or above %.2f us (%g x the lowest %.2f) is suspect",
                            a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k],
                            m->latency[k], m->retest_bandwidth[k], m->retest_latency[k],
-                           t->bandwidth_floor, o->bandwidth_fraction, t->best_bandwidth,
-                           t->latency_ceiling, o->latency_factor, t->lowest_latency);
+                           t->bandwidth_floor, ms->bandwidth_fraction, t->best_bandwidth,
+                           t->latency_ceiling, ms->latency_factor, t->lowest_latency);
             bad_pairs += m->bad[k];
         }
     if (bad_pairs > MATRIX_PAIR_WARNINGS)
@@ -638,8 +642,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
 
     int *node_bad = zeroed((size_t)P, sizeof *node_bad);
     int bad_nodes = nb_bad_nodes(P, measured, rank_a, rank_b, bad, node_bad);
-    static const char *const node_columns[] = {"rank", "host", "pairs", "bad_pairs"};
-    nb_table *nodes = nb_result_add_table(result, "bad_nodes", node_columns, 4);
+    nb_table *nodes = nb_result_add_declared_table(result, &bad_nodes_table);
     for (int r = 0; r < P; r++) {
         if (!node_bad[r])
             continue;
@@ -673,9 +676,9 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
     nb_summary_int(result, "cleared_pairs", suspects - bad_pairs);
     nb_summary_int(result, "bad_nodes", bad_nodes);
     nb_summary_real(result, "measure_s", measured_s);
-    nb_summary_real(result, "round_mean_s", o->schedule == NB_SCHEDULE_CONCURRENT && rounds > 0
+    nb_summary_real(result, "round_mean_s", ms->schedule == SCHEDULE_CONCURRENT && rounds > 0
                                                 ? measured_s / rounds : NAN);
-    nb_summary_real(result, "pair_mean_s", o->schedule == NB_SCHEDULE_SEQUENTIAL && measured > 0
+    nb_summary_real(result, "pair_mean_s", ms->schedule == SCHEDULE_SEQUENTIAL && measured > 0
                                                ? measured_s / (double)measured : NAN);
     nb_summary_real(result, "retest_s", retest_s);
     nb_summary_real(result, "retest_pair_mean_s", suspects > 0 ? retest_s / suspects : NAN);
@@ -690,16 +693,17 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
     free(bad);
 }
 
-void nb_run_matrix(const nb_context *ctx)
+static void run_matrix(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
+    const matrix_settings *ms = o->settings;
     int P = ctx->size;
     void *send = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
     void *recv = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
     char *hosts = gather_hosts(ctx);
     int total_rounds = nb_tournament_rounds(P);
     int *chosen = zeroed((size_t)total_rounds, sizeof *chosen);
-    int count = nb_tournament_pick_rounds(P, o->rounds > 0 ? o->rounds : total_rounds, o->seed,
+    int count = nb_tournament_pick_rounds(P, ms->rounds > 0 ? ms->rounds : total_rounds, o->seed,
                                           chosen);
     matrix_record m = {0};
     if (ctx->rank == 0)
@@ -707,8 +711,8 @@ void nb_run_matrix(const nb_context *ctx)
 
     quiet_barrier(ctx->pair);
     double start = MPI_Wtime();
-    progress_clock clock = {start, start, o->progress_every_s};
-    if (o->schedule == NB_SCHEDULE_SEQUENTIAL)
+    progress_clock clock = {start, start, ms->progress_every_s};
+    if (ms->schedule == SCHEDULE_SEQUENTIAL)
         measure_sequentially(ctx, chosen, count, send, recv, &m, &clock);
     else
         measure_concurrently(ctx, chosen, count, send, recv, &m, &clock);
@@ -719,8 +723,8 @@ void nb_run_matrix(const nb_context *ctx)
     int suspects = 0;
     int *suspect_pairs = NULL; /* a, b, a, b, ... */
     if (ctx->rank == 0) {
-        t = nb_pair_thresholds_of(m.latency, m.bandwidth, m.pairs, o->bandwidth_fraction,
-                                  o->latency_factor);
+        t = nb_pair_thresholds_of(m.latency, m.bandwidth, m.pairs, ms->bandwidth_fraction,
+                                  ms->latency_factor);
         for (size_t k = 0; k < m.pairs; k++) {
             m.suspect[k] = (unsigned char)nb_pair_is_suspect(&t, m.latency[k], m.bandwidth[k]);
             suspects += m.suspect[k];
@@ -740,7 +744,7 @@ void nb_run_matrix(const nb_context *ctx)
     }
     MPI_Bcast(suspect_pairs, 2 * suspects, MPI_INT, 0, ctx->pair);
     double retest_start = MPI_Wtime();
-    progress_clock retest_clock = {retest_start, retest_start, o->progress_every_s};
+    progress_clock retest_clock = {retest_start, retest_start, ms->progress_every_s};
     for (int s = 0; s < suspects; s++) {
         int a = suspect_pairs[2 * s], b = suspect_pairs[2 * s + 1];
         pair_figures f = measure_pair(ctx, a, b, send, recv);
@@ -767,13 +771,14 @@ void nb_run_matrix(const nb_context *ctx)
     free(recv);
 }
 
-void nb_run_rankdist(const nb_context *ctx)
+static void run_rankdist(const nb_context *ctx)
 {
+    const rankdist_settings *rs = ctx->options->settings;
     const nb_options *o = ctx->options;
     void *send = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
     void *recv = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
     char *hosts = gather_hosts(ctx);
-    common_parameters(ctx);
+    rankdist_parameters(ctx);
     int distances[64], count = 0;
     for (int d = 1; d < ctx->size && count < 64; d *= 2)
         distances[count++] = d;
@@ -784,12 +789,10 @@ void nb_run_rankdist(const nb_context *ctx)
         double best = 0.0;
         for (int i = 0; i < count; i++)
             best = figures[i].bandwidth_MBps > best ? figures[i].bandwidth_MBps : best;
-        static const char *const columns[] = {"distance", "rank", "host", "latency_us",
-                                              "bandwidth_MBps", "flagged"};
-        nb_table *table = nb_result_add_table(ctx->result, "distances", columns, 6);
+        nb_table *table = nb_result_add_declared_table(ctx->result, &distances_table);
         long long flagged = 0;
         for (int i = 0; i < count; i++) {
-            int bad = figures[i].bandwidth_MBps < (1.0 - o->tolerance) * best;
+            int bad = figures[i].bandwidth_MBps < (1.0 - rs->tolerance) * best;
             flagged += bad;
             nb_table_add_row(table);
             nb_cell_int(table, "distance", distances[i]);
@@ -810,3 +813,124 @@ void nb_run_rankdist(const nb_context *ctx)
     free(send);
     free(recv);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* The declarations                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* `matrix --print-schedule N`: a dry run before and without MPI. */
+static int matrix_without_mpi(const nb_options *o)
+{
+    const matrix_settings *ms = o->settings;
+    return ms->print_schedule_ranks > 0 ? matrix_print_schedule(o) : -1;
+}
+
+static const nb_option matrix_options[] = {
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    NB_USE(NB_COMMON_SEED, "1"),
+    {.name = "--schedule", .type = NB_OPTION_ENUM, NB_SETTING(matrix_settings, schedule),
+     .name_of = schedule_name, .name_count = 2, .value_name = "NAME",
+     .default_value = "concurrent", .example = "concurrent",
+     .help = "concurrent: the disjoint pairs of one round of a round-robin tournament at once, "
+             "round after round (N-1 rounds; N for an odd N); sequential: one pair at a time, "
+             "the others waiting (isolates every pair; N (N-1) / 2 steps)"},
+    {.name = "--bandwidth-fraction", .type = NB_OPTION_DOUBLE,
+     NB_SETTING(matrix_settings, bandwidth_fraction), .min = 0.01, .max = 1.0, .value_name = "F",
+     .default_value = "0.93", .example = "0.93", .range_note = "0.93 = 93 % of the best pair",
+     .help = "a pair whose bandwidth is below F x the best pair's of this run is suspect"},
+    {.name = "--latency-factor", .type = NB_OPTION_DOUBLE,
+     NB_SETTING(matrix_settings, latency_factor), .min = 1.0, .max = 1000.0, .value_name = "X",
+     .default_value = "2.1", .example = "2.1", .range_note = "2.1 = 2.1 x the lowest pair",
+     .help = "a pair whose latency is above X x the lowest pair's of this run is suspect"},
+    {.name = "--rounds", .type = NB_OPTION_INT, NB_SETTING(matrix_settings, rounds), .min = 1,
+     .max = 1000000, .value_name = "K", .default_text = "every round, the full map",
+     .example = "4",
+     .help = "quick mode: only K rounds of the tournament, drawn with --seed (the same seed, "
+             "the same pairs); the nightly sample"},
+    {.name = "--progress-every", .type = NB_OPTION_DOUBLE,
+     NB_SETTING(matrix_settings, progress_every_s), .min = 0.0, .max = 86400.0,
+     .value_name = "SECONDS", .default_value = "60", .example = "60",
+     .help = "a progress line on stderr (round r of R, elapsed, estimate) at most every "
+             "SECONDS; 0: after every round"},
+    {.name = "--print-schedule", .type = NB_OPTION_INT,
+     NB_SETTING(matrix_settings, print_schedule_ranks), .min = 2,
+     .max = MATRIX_MAX_SCHEDULE_RANKS, .value_name = "N", .default_text = "off", .example = "6",
+     .help = "print the rounds (with --rounds/--seed: the chosen ones) for N ranks and exit; "
+             "needs no MPI (--json: as JSON)"},
+    NB_USE(NB_COMMON_REPETITIONS, "5"),
+    NB_USE(NB_COMMON_ITERATIONS, "10000"),
+    NB_USE(NB_COMMON_TIME_CAP, "5"),
+};
+
+static const nb_table_spec *const matrix_tables[] = {&pairs_table, &bad_nodes_table, NULL};
+
+const nb_method nb_method_matrix = {
+    .name = "matrix",
+    .summary = "all-pairs latency and bandwidth, an N x N map to find a bad link or node",
+    .description =
+        "All-pairs ping-pong: for every pair of ranks (i, j) the blocking ping-pong latency at\n"
+        "--min-size bytes (default 8) and the bandwidth at --max-size bytes (default 1M), each\n"
+        "the median of --repetitions loops of as many round trips as fit in --time-cap-ms. With\n"
+        "one rank per node the table is the node-to-node map.\n"
+        "Schedule (--schedule): concurrent (default) measures the disjoint pairs of one round of\n"
+        "a round-robin tournament (circle method) at the same time, latency then bandwidth,\n"
+        "each phase between barriers: N-1 rounds for an even N, N for an odd N (one rank sits\n"
+        "each round out), every pair exactly once. sequential measures one pair at a time while\n"
+        "the others wait without polling: N (N-1) / 2 steps. A step costs about\n"
+        "2 x --repetitions x --time-cap-ms plus the probes (about 60 ms at the defaults):\n"
+        "1000 nodes take about 1 minute concurrently, 8 hours sequentially.\n"
+        "Verdict, relative to this run (ClusterKit's rule and defaults): a pair is suspect when\n"
+        "its bandwidth is below --bandwidth-fraction x the best pair's (0.93: a healthy link\n"
+        "delivers within a few per cent of the best, a degraded one loses far more) or its\n"
+        "latency above --latency-factor x the lowest pair's (2.1: placement moves latency by\n"
+        "tens of per cent, never 2 x). Every suspect pair is then measured again ALONE (all\n"
+        "other ranks wait): still failing the same thresholds it is bad (table pairs: flagged),\n"
+        "otherwise it was congestion. A rank whose every measured pair (at least 2) is bad is\n"
+        "named as a bad node. Quick mode (nightly): --rounds K measures K rounds drawn with\n"
+        "--seed. Progress goes to stderr. With --json-file PATH the N x N maps are written\n"
+        "beside it: matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
+    .scope = NB_ON_ALL_RANKS,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .options = matrix_options,
+    .option_count = NB_COUNT_OF(matrix_options),
+    .settings_size = sizeof(matrix_settings),
+    .tables = matrix_tables,
+    .run = run_matrix,
+    .without_mpi = matrix_without_mpi,
+};
+
+static const nb_option rankdist_options[] = {
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    {.name = "--tolerance", .type = NB_OPTION_DOUBLE, NB_SETTING(rankdist_settings, tolerance),
+     .min = 0.001, .max = 1.0, .value_name = "X", .default_value = "0.2", .example = "0.2",
+     .range_note = "0.2 = 20%",
+     .help = "a distance whose bandwidth is below (1 - X) x the best distance's is flagged "
+             "(0.2 = 20%)"},
+    NB_USE(NB_COMMON_REPETITIONS, "5"),
+    NB_USE(NB_COMMON_ITERATIONS, "10000"),
+    NB_USE(NB_COMMON_TIME_CAP, "5"),
+};
+
+static const nb_table_spec *const rankdist_tables[] = {&distances_table, NULL};
+
+const nb_method nb_method_rankdist = {
+    .name = "rankdist",
+    .summary = "latency and bandwidth from rank 0 to rank d = 1, 2, 4, ... (Altix 3.2)",
+    .description =
+        "Distance sweep in rank space, the Altix study section 3.2 (Fig. 2 and 3): ping-pong\n"
+        "between rank 0 and rank d for d = 1, 2, 4, ... < P, one pair at a time while the\n"
+        "others wait without polling: the latency at --min-size bytes (default 8) and the\n"
+        "bandwidth at --max-size bytes (default 1M), each the median of --repetitions loops of\n"
+        "as many round trips as fit in --time-cap-ms. Where ranks are placed by node, the\n"
+        "distances cross the machine's levels (same node, neighbouring nodes, far nodes). A\n"
+        "distance whose bandwidth is below (1 - --tolerance) x the best one is flagged.",
+    .scope = NB_ON_ALL_RANKS,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .options = rankdist_options,
+    .option_count = NB_COUNT_OF(rankdist_options),
+    .settings_size = sizeof(rankdist_settings),
+    .tables = rankdist_tables,
+    .run = run_rankdist,
+};

@@ -9,63 +9,37 @@
 /* Fewest iterations of one repetition, however slow a size is. */
 #define PT2PT_MIN_ITERATIONS 5
 
-#define PT2PT_OPTIONS                                                                          \
-    (NB_OPT_JSON | NB_OPT_JSON_FILE | NB_OPT_REPETITIONS | NB_OPT_ITERATIONS | NB_OPT_TIME_CAP | \
-     NB_OPT_SIZES | NB_OPT_MIN_SIZE | NB_OPT_MAX_SIZE)
-
-#define PT2PT_DEFAULTS                                                                         \
-    {                                                                                          \
-        .repetitions = 11, .iterations = 10000, .time_cap_ms = 30.0, .min_size = 8,           \
-        .max_size = 4 * 1024 * 1024,                                                           \
-    }
-
-const nb_command nb_command_pingpong = {
-    .name = "pingpong",
-    .summary = "end-to-end latency: blocking ping-pong, half the round trip (Bell 4.1)",
-    .description =
-        "End-to-end latency (EEL), Bell et al. section 4.1 and Kutlug section 3.2.1: rank 0\n"
-        "sends a message with MPI_Send, rank 1 receives it with MPI_Recv and sends one of the\n"
-        "same size back; latency = round trip / 2. The timed loop holds nothing but these two\n"
-        "calls on buffers allocated and touched beforehand.\n"
-        "Per size: a warm-up, then as many iterations as fit in --time-cap-ms, at most\n"
-        "--iterations (rank 0 chooses the count from the warm-up and sends it to rank 1, so\n"
-        "both ranks run the same loop), repeated --repetitions times; the table gives the\n"
-        "min, median and max over the repetitions (Bell et al. report the minimum of >= 10\n"
-        "runs). Sizes are powers of two; 0 and 1 byte only when asked for (--sizes 0,1,8 or\n"
-        "--min-size 0).",
-    .accepted_options = PT2PT_OPTIONS,
-    .progression = NB_SIZES_POWERS_OF_2,
-    .defaults = PT2PT_DEFAULTS,
+/* Output tables (docs/output-format.md). */
+static const nb_column pingpong_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("latency_min_us", "us"),
+    NB_LOWER("latency_median_us", "us"),
+    NB_LOWER("latency_max_us", "us"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
 };
+static const nb_table_spec pingpong_table = NB_TABLE_SPEC("pingpong", pingpong_columns);
 
-const nb_command nb_command_bibw = {
-    .name = "bibw",
-    .summary = "ping-pong bandwidth: size / (round trip / 2) (Zamani 4.1 'bidirectional')",
-    .description =
-        "Ping-pong bandwidth, Zamani et al. section 4.1 (their 'bidirectional' test: the\n"
-        "receiver replies with a message of the same size): the same blocking MPI_Send /\n"
-        "MPI_Recv exchange as pingpong, reported as bandwidth = size / (round trip / 2),\n"
-        "in MB/s (1 MB = 10^6 bytes). Min/median/max are over --repetitions repetitions, each\n"
-        "of as many iterations as fit in --time-cap-ms (at most --iterations).",
-    .accepted_options = PT2PT_OPTIONS,
-    .progression = NB_SIZES_POWERS_OF_2,
-    .defaults = PT2PT_DEFAULTS,
+static const nb_column bibw_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_HIGHER("bandwidth_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+    NB_HIGHER("bandwidth_max_MBps", "MBps"),
+    NB_LOWER("latency_median_us", "us"),
 };
+static const nb_table_spec bibw_table = NB_TABLE_SPEC("bibw", bibw_columns);
 
-const nb_command nb_command_bothway = {
-    .name = "bothway",
-    .summary = "both ranks send at once: Isend+Irecv on both sides (Zamani 4.1, IMB PingPing)",
-    .description =
-        "Both-way bandwidth, Zamani et al. section 4.1 ('both the sender and receiver send\n"
-        "data simultaneously'), like IMB PingPing: in every iteration both ranks post\n"
-        "MPI_Irecv and MPI_Isend of the same size and wait for both with MPI_Waitall.\n"
-        "Bandwidth per direction = size / time per iteration; the aggregate is twice that.\n"
-        "Min/median/max are over --repetitions repetitions, each of as many iterations as fit\n"
-        "in --time-cap-ms (at most --iterations).",
-    .accepted_options = PT2PT_OPTIONS,
-    .progression = NB_SIZES_POWERS_OF_2,
-    .defaults = PT2PT_DEFAULTS,
+static const nb_column bothway_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("time_median_us", "us"),
+    NB_HIGHER("bandwidth_per_direction_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_direction_median_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_direction_max_MBps", "MBps"),
+    NB_HIGHER("bandwidth_aggregate_median_MBps", "MBps"),
 };
+static const nb_table_spec bothway_table = NB_TABLE_SPEC("bothway", bothway_columns);
 
 typedef struct {
     MPI_Comm pair;
@@ -125,7 +99,7 @@ static double bandwidth_MBps(size_t size, double time_us)
 typedef enum { REPORT_LATENCY, REPORT_BANDWIDTH, REPORT_BOTHWAY } report_kind;
 
 static void run_exchange(const nb_context *ctx, nb_timed_loop loop, report_kind kind,
-                         const char *table_name)
+                         const nb_table_spec *spec)
 {
     const nb_options *o = ctx->options;
     exchange_state state = {.pair = ctx->pair, .rank = ctx->rank};
@@ -137,22 +111,7 @@ static void run_exchange(const nb_context *ctx, nb_timed_loop loop, report_kind 
     if (ctx->result != NULL) {
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
         nb_param_common(ctx);
-        static const char *const latency_columns[] = {
-            "size_bytes", "iterations", "latency_min_us", "latency_median_us", "latency_max_us",
-            "bandwidth_median_MBps"};
-        static const char *const bandwidth_columns[] = {
-            "size_bytes", "iterations", "bandwidth_min_MBps", "bandwidth_median_MBps",
-            "bandwidth_max_MBps", "latency_median_us"};
-        static const char *const bothway_columns[] = {
-            "size_bytes", "iterations", "time_median_us", "bandwidth_per_direction_min_MBps",
-            "bandwidth_per_direction_median_MBps", "bandwidth_per_direction_max_MBps",
-            "bandwidth_aggregate_median_MBps"};
-        if (kind == REPORT_LATENCY)
-            table = nb_result_add_table(ctx->result, table_name, latency_columns, 6);
-        else if (kind == REPORT_BANDWIDTH)
-            table = nb_result_add_table(ctx->result, table_name, bandwidth_columns, 6);
-        else
-            table = nb_result_add_table(ctx->result, table_name, bothway_columns, 7);
+        table = nb_result_add_declared_table(ctx->result, spec);
     }
 
     double peak = -1.0, first_min = NAN, first_median = NAN;
@@ -230,17 +189,91 @@ static void run_exchange(const nb_context *ctx, nb_timed_loop loop, report_kind 
     free(state.recv);
 }
 
-void nb_run_pingpong(const nb_context *ctx)
+static void run_pingpong(const nb_context *ctx)
 {
-    run_exchange(ctx, pingpong_loop, REPORT_LATENCY, "pingpong");
+    run_exchange(ctx, pingpong_loop, REPORT_LATENCY, &pingpong_table);
 }
 
-void nb_run_bibw(const nb_context *ctx)
+static void run_bibw(const nb_context *ctx)
 {
-    run_exchange(ctx, pingpong_loop, REPORT_BANDWIDTH, "bibw");
+    run_exchange(ctx, pingpong_loop, REPORT_BANDWIDTH, &bibw_table);
 }
 
-void nb_run_bothway(const nb_context *ctx)
+static void run_bothway(const nb_context *ctx)
 {
-    run_exchange(ctx, bothway_loop, REPORT_BOTHWAY, "bothway");
+    run_exchange(ctx, bothway_loop, REPORT_BOTHWAY, &bothway_table);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* The declarations                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+static const nb_option pt2pt_options[] = {
+    NB_USE(NB_COMMON_SIZES, NULL),
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "4M"),
+    NB_USE(NB_COMMON_REPETITIONS, "11"),
+    NB_USE(NB_COMMON_ITERATIONS, "10000"),
+    NB_USE(NB_COMMON_TIME_CAP, "30"),
+};
+
+static const nb_table_spec *const pingpong_tables[] = {&pingpong_table, NULL};
+static const nb_table_spec *const bibw_tables[] = {&bibw_table, NULL};
+static const nb_table_spec *const bothway_tables[] = {&bothway_table, NULL};
+
+const nb_method nb_method_pingpong = {
+    .name = "pingpong",
+    .summary = "end-to-end latency: blocking ping-pong, half the round trip (Bell 4.1)",
+    .description =
+        "End-to-end latency (EEL), Bell et al. section 4.1 and Kutlug section 3.2.1: rank 0\n"
+        "sends a message with MPI_Send, rank 1 receives it with MPI_Recv and sends one of the\n"
+        "same size back; latency = round trip / 2. The timed loop holds nothing but these two\n"
+        "calls on buffers allocated and touched beforehand.\n"
+        "Per size: a warm-up, then as many iterations as fit in --time-cap-ms, at most\n"
+        "--iterations (rank 0 chooses the count from the warm-up and sends it to rank 1, so\n"
+        "both ranks run the same loop), repeated --repetitions times; the table gives the\n"
+        "min, median and max over the repetitions (Bell et al. report the minimum of >= 10\n"
+        "runs). Sizes are powers of two; 0 and 1 byte only when asked for (--sizes 0,1,8 or\n"
+        "--min-size 0).",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .options = pt2pt_options,
+    .option_count = NB_COUNT_OF(pt2pt_options),
+    .tables = pingpong_tables,
+    .run = run_pingpong,
+};
+
+const nb_method nb_method_bibw = {
+    .name = "bibw",
+    .summary = "ping-pong bandwidth: size / (round trip / 2) (Zamani 4.1 'bidirectional')",
+    .description =
+        "Ping-pong bandwidth, Zamani et al. section 4.1 (their 'bidirectional' test: the\n"
+        "receiver replies with a message of the same size): the same blocking MPI_Send /\n"
+        "MPI_Recv exchange as pingpong, reported as bandwidth = size / (round trip / 2),\n"
+        "in MB/s (1 MB = 10^6 bytes). Min/median/max are over --repetitions repetitions, each\n"
+        "of as many iterations as fit in --time-cap-ms (at most --iterations).",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .options = pt2pt_options,
+    .option_count = NB_COUNT_OF(pt2pt_options),
+    .tables = bibw_tables,
+    .run = run_bibw,
+};
+
+const nb_method nb_method_bothway = {
+    .name = "bothway",
+    .summary = "both ranks send at once: Isend+Irecv on both sides (Zamani 4.1, IMB PingPing)",
+    .description =
+        "Both-way bandwidth, Zamani et al. section 4.1 ('both the sender and receiver send\n"
+        "data simultaneously'), like IMB PingPing: in every iteration both ranks post\n"
+        "MPI_Irecv and MPI_Isend of the same size and wait for both with MPI_Waitall.\n"
+        "Bandwidth per direction = size / time per iteration; the aggregate is twice that.\n"
+        "Min/median/max are over --repetitions repetitions, each of as many iterations as fit\n"
+        "in --time-cap-ms (at most --iterations).",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_POWERS_OF_2,
+    .options = pt2pt_options,
+    .option_count = NB_COUNT_OF(pt2pt_options),
+    .tables = bothway_tables,
+    .run = run_bothway,
+};

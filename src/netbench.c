@@ -1,7 +1,8 @@
 /* netbench.c - entry point: options (before MPI_Init), dispatch to a method, result output.
  *
  * Point-to-point methods: ranks 0 and 1 measure, further ranks wait at a barrier (sleeping).
- * Multi-rank methods (dense, beff, collectives): every rank communicates. Rank 0 prints.
+ * Multi-rank methods (NB_ON_ALL_RANKS): every rank communicates. Rank 0 prints. The methods
+ * are in the registry, methods.c.
  * Output contract: docs/output-format.md.
  */
 #include <mpi.h>
@@ -17,26 +18,6 @@
 #include "methods.h"
 #include "output.h"
 #include "topo.h"
-
-typedef struct {
-    const nb_command *command;
-    nb_method_run run;
-} subcommand;
-
-static const subcommand subcommands[] = {
-    {&nb_command_pingpong, nb_run_pingpong},
-    {&nb_command_bibw, nb_run_bibw},
-    {&nb_command_bothway, nb_run_bothway},
-    {&nb_command_flood, nb_run_flood},
-    {&nb_command_overlap, nb_run_overlap},
-    {&nb_command_loggp, nb_run_loggp},
-    {&nb_command_dense, nb_run_dense},
-    {&nb_command_beff, nb_run_beff},
-    {&nb_command_collectives, nb_run_collectives},
-    {&nb_command_matrix, nb_run_matrix},
-    {&nb_command_rankdist, nb_run_rankdist},
-};
-#define SUBCOMMAND_COUNT (sizeof subcommands / sizeof subcommands[0])
 
 /* The barrier where ranks >= 2 wait while ranks 0 and 1 measure. They test it and sleep in
  * between instead of polling, so that a waiting rank on a measuring rank's core takes (almost)
@@ -224,22 +205,21 @@ static int write_result(nb_result *result, const nb_options *options, time_t sta
 
 int main(int argc, char **argv)
 {
-    const nb_command *commands[SUBCOMMAND_COUNT];
-    for (size_t i = 0; i < SUBCOMMAND_COUNT; i++)
-        commands[i] = subcommands[i].command;
-
     /* Everything about the arguments is settled before MPI_Init (exit 2, no MPI traffic). */
     nb_cli_outcome outcome = NB_CLI_RUN;
-    int chosen = nb_cli_pick_command(argc, argv, commands, SUBCOMMAND_COUNT, &outcome);
-    if (chosen < 0)
+    const nb_method *chosen = nb_cli_pick_method(argc, argv, &outcome);
+    if (chosen == NULL)
         return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
     nb_options options;
-    outcome = nb_cli_parse(argc, argv, subcommands[chosen].command, &options);
+    outcome = nb_cli_parse(argc, argv, chosen, &options);
     if (outcome != NB_CLI_RUN)
         return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
-    const char *method = subcommands[chosen].command->name;
-    if (options.print_schedule_ranks > 0) /* a dry run: the schedule alone, no MPI */
-        return nb_matrix_print_schedule(&options);
+    const char *method = chosen->name;
+    if (chosen->without_mpi != NULL) { /* a dry run (matrix --print-schedule): no MPI */
+        int status = chosen->without_mpi(&options);
+        if (status >= 0)
+            return status;
+    }
 
     time_t start = time(NULL);
     watchdog_arm(method, options.timeout_s);
@@ -261,7 +241,7 @@ int main(int argc, char **argv)
     }
 
     /* Point-to-point methods run on ranks 0 and 1; multi-rank methods on every rank. */
-    int all_ranks = subcommands[chosen].command->all_ranks;
+    int all_ranks = chosen->scope == NB_ON_ALL_RANKS;
     MPI_Comm pair = MPI_COMM_NULL;
     if (all_ranks)
         MPI_Comm_dup(MPI_COMM_WORLD, &pair);
@@ -280,7 +260,7 @@ int main(int argc, char **argv)
             .result = result,
             .timer_tick_s = MPI_Wtick(),
         };
-        subcommands[chosen].run(&ctx);
+        chosen->run(&ctx);
         MPI_Comm_free(&pair);
     }
     nb_placement_record_end(&self);

@@ -324,6 +324,15 @@ nb_table *nb_result_add_table(nb_result *result, const char *name, const char *c
     return table;
 }
 
+nb_table *nb_result_add_declared_table(nb_result *result, const nb_table_spec *spec)
+{
+    const char *names[256];
+    size_t count = spec->column_count < 256 ? spec->column_count : 256;
+    for (size_t c = 0; c < count; c++)
+        names[c] = spec->columns[c].name;
+    return nb_result_add_table(result, spec->name, names, count);
+}
+
 void nb_table_add_row(nb_table *table)
 {
     if (table->row_count == table->row_capacity) {

@@ -36,6 +36,33 @@ void nb_summary_int(nb_result *result, const char *key, long long value);
 void nb_summary_real(nb_result *result, const char *key, double value); /* NaN -> null */
 void nb_summary_null(nb_result *result, const char *key);
 
+/* A table's declaration: every column with its unit (the suffix of its name: "us", "MBps",
+ * "bytes", "ns_per_byte", "percent"; "count" and "ratio" for plain numbers; "" for labels and
+ * booleans) and whether a higher or a lower value is better (NB_NEITHER for keys and
+ * parameters). A method declares its tables this way; the names make the table, and the help
+ * prints units and directions. The output format itself is unchanged: names carry the units. */
+typedef enum { NB_NEITHER, NB_HIGHER_IS_BETTER, NB_LOWER_IS_BETTER } nb_direction;
+
+typedef struct {
+    const char *name;
+    const char *unit;
+    nb_direction direction;
+} nb_column;
+
+typedef struct {
+    const char *name;
+    const nb_column *columns;
+    size_t column_count;
+} nb_table_spec;
+
+#define NB_KEY(name, unit) {(name), (unit), NB_NEITHER}
+#define NB_HIGHER(name, unit) {(name), (unit), NB_HIGHER_IS_BETTER}
+#define NB_LOWER(name, unit) {(name), (unit), NB_LOWER_IS_BETTER}
+#define NB_TABLE_SPEC(name, columns) {(name), (columns), sizeof(columns) / sizeof((columns)[0])}
+
+/* Adds an empty table with the declared columns. */
+nb_table *nb_result_add_declared_table(nb_result *result, const nb_table_spec *spec);
+
 /* Tables: named columns; nb_table_add_row appends a row of nulls that nb_cell_* fill by column
  * name (an unknown column name is a programming error and aborts). */
 nb_table *nb_result_add_table(nb_result *result, const char *name, const char *const *columns,

@@ -1,0 +1,27 @@
+/* methods.c - the registry: every netbench method, one line each, in the order of
+ * `netbench --help`. A new method is its own file methods_NAME.c defining
+ * `const nb_method nb_method_NAME` plus one line X(NAME) below (docs/adding-a-method.md);
+ * the Makefile picks the file up by itself. */
+#include "cli.h"
+
+#define NB_REGISTRY(X)                                                                          \
+    X(pingpong)                                                                                 \
+    X(bibw)                                                                                     \
+    X(bothway)                                                                                  \
+    X(flood)                                                                                    \
+    X(overlap)                                                                                  \
+    X(loggp)                                                                                    \
+    X(dense)                                                                                    \
+    X(beff)                                                                                     \
+    X(collectives)                                                                              \
+    X(matrix)                                                                                   \
+    X(rankdist)                                                                                 \
+    /* end of the registry: add a method above this line */
+
+#define NB_DECLARE(name) extern const nb_method nb_method_##name;
+#define NB_ENTRY(name) &nb_method_##name,
+
+NB_REGISTRY(NB_DECLARE)
+
+const nb_method *const nb_methods[] = {NB_REGISTRY(NB_ENTRY)};
+const size_t nb_method_count = sizeof nb_methods / sizeof nb_methods[0];
