@@ -100,9 +100,13 @@ void nb_format_size(size_t size, char *text, size_t length)
         snprintf(text, length, "%zu", size);
 }
 
+/* A whole number, signed: "-1" is a number out of range, not a malformed one. */
 static int parse_whole(const char *text, long *value)
 {
-    if (text == NULL || text[0] < '0' || text[0] > '9')
+    if (text == NULL)
+        return -1;
+    const char *digits = text[0] == '-' ? text + 1 : text;
+    if (digits[0] < '0' || digits[0] > '9')
         return -1;
     errno = 0;
     char *end = NULL;
@@ -162,6 +166,7 @@ static const nb_option common_options[NB_COMMON_COUNT] = {
         .name = "--sizes", .type = NB_OPTION_SIZE_LIST, NB_OPTION_FIELD(sizes),
         .count_offset = offsetof(nb_options, size_count), .capacity = NB_MAX_SIZES,
         .min = 0, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "LIST", .example = "8,64,1K",
+        .default_text = "the list generated from the size range",
         .help = "comma-separated message sizes, instead of the generated list"},
     [NB_COMMON_MIN_SIZE] = {
         .name = "--min-size", .type = NB_OPTION_SIZE, NB_OPTION_FIELD(min_size), .min = 0,
@@ -205,6 +210,7 @@ static const nb_option common_options[NB_COMMON_COUNT] = {
     [NB_COMMON_JSON_FILE] = {
         .name = "--json-file", .type = NB_OPTION_STRING, NB_OPTION_FIELD(json_file),
         .value_name = "PATH", .example = "result.json", .check = check_json_file,
+        .default_text = "none",
         .help = "also write the result as JSON to PATH (atomically)"},
 };
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -76,6 +77,94 @@ def test_bad_arguments_give_one_line_and_status_2(netbench, args, words):
     assert len(lines) == 1, proc.stderr
     assert words in lines[0] and lines[0].startswith("netbench: ")
     assert proc.stdout == ""
+
+
+def _methods_from_help(program):
+    """The registry as `netbench --help` lists it: the names under "subcommands:"."""
+    text = run([program, "--help"]).stdout
+    block = text.split("subcommands:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split()[0] for line in block.splitlines() if line.startswith("  ")]
+
+
+def _help_entries(text, section):
+    """{first column: text} of a help section ("options:" or "output tables ..."): an entry starts
+    at column 2, its text goes on in lines indented by 27."""
+    lines = text.split(section, 1)[1].split("\n\n", 1)[0].splitlines()
+    entries, name = {}, None
+    for line in lines:
+        if line.startswith("  ") and not line.startswith(" " * 27):
+            name, rest = line[2:26].strip(), line[27:].strip()
+            entries[name] = rest
+        elif name is not None:
+            entries[name] += " " + line.strip()
+    return entries
+
+
+#: A bad value for each value name of the help, and whether the line names the range.
+_NOT_A_VALUE = {"SIZE": "3X", "N": "abc", "K": "abc", "X": "abc", "F": "abc", "MS": "abc",
+                "SECONDS": "abc", "NAME": "no-such-name", "LIST": "8,zz",
+                "PATH": "/no/such/directory/result.json"}
+
+
+def _beyond(bound, value_name):
+    """A value above the range's upper bound, written like the bound ("1024M" -> "2048M")."""
+    if value_name == "SIZE":
+        number, suffix = re.fullmatch(r"(\d+)([KM]?)", bound).groups()
+        return f"{2 * int(number) + 1}{suffix}"
+    return str(2 * float(bound) + 1) if "." in bound else str(2 * int(bound) + 1)
+
+
+def test_every_option_is_documented_and_checked(netbench):
+    """Every method of the registry lists each of its options with its default and its range,
+    and a bad value of every option (not a value; beyond the range) ends with one line naming
+    the option, the value and the allowed range, and exit status 2, before MPI. The declared
+    table columns carry their unit as the suffix of their name."""
+    program, _ = netbench
+    methods = _methods_from_help(program)
+    assert len(methods) >= 11 and "pingpong" in methods and "rankdist" in methods
+    problems = []
+    for method in methods:
+        text = run([program, method, "--help"]).stdout
+        options = _help_entries(text, "options:\n")
+        assert "--timeout SECONDS" in options and "--json" in options, (method, options)
+        for entry, help_text in options.items():
+            words = entry.replace(",", "").split()
+            long_name = next(w for w in words if w.startswith("--"))
+            if long_name == "--help":
+                continue
+            value_name = words[-1] if not words[-1].startswith("-") else None
+            if value_name is None:  # a flag
+                continue
+            if "default" not in help_text:
+                problems.append(f"{method} {long_name}: no default in {help_text!r}")
+            ranged = re.search(r"(?:range|each) (\S+)\.\.([^,;) ]+)", help_text)
+            named = re.search(r"(?:one|any) of ", help_text)
+            if value_name != "PATH" and not (ranged or named):
+                problems.append(f"{method} {long_name}: no range in {help_text!r}")
+            bad_values = [_NOT_A_VALUE[value_name]]
+            if ranged and value_name != "LIST":
+                bad_values.append(_beyond(ranged.group(2), value_name))
+            for bad in bad_values:
+                proc = run([program, method, long_name, bad], timeout=30)
+                lines = proc.stderr.strip().splitlines()
+                if proc.returncode != 2 or len(lines) != 1 or proc.stdout:
+                    problems.append(f"{method} {long_name} {bad}: status {proc.returncode}, "
+                                    f"stderr {proc.stderr!r}")
+                    continue
+                line = lines[0]
+                if not (line.startswith("netbench: ") and long_name in line and bad in line):
+                    problems.append(f"{method} {long_name} {bad}: {line!r}")
+                if ranged and f"{ranged.group(1)} to {ranged.group(2)}" not in line:
+                    problems.append(f"{method} {long_name} {bad}: no range in {line!r}")
+        tables = _help_entries(text, "output tables")
+        for table, columns in tables.items():
+            for name, unit in re.findall(r"(\w+) \[(\w+)", columns):
+                if unit in ("us", "MBps", "bytes", "ns_per_byte", "percent") and \
+                        not name.endswith("_" + unit):
+                    problems.append(f"{method} table {table}: {name} declared in {unit}")
+        if method in ("pingpong", "flood", "dense", "beff", "collectives") and not tables:
+            problems.append(f"{method}: no output tables in the help")
+    assert problems == [], "\n".join(problems)
 
 
 def test_bad_arguments_under_mpirun_are_reported_once(netbench):
