@@ -16,6 +16,8 @@
     X(collectives)                                                                              \
     X(matrix)                                                                                   \
     X(rankdist)                                                                                 \
+    X(connections)                                                                              \
+    X(loaded)                                                                                   \
     /* end of the registry: add a method above this line */
 
 #define NB_DECLARE(name) extern const nb_method nb_method_##name;
