@@ -1,0 +1,785 @@
+/* methods_buffers.c - how the application's buffers cost: reuse (a new buffer per transfer
+ * against one reused buffer; Zamani et al. 5.3, Kutlug 3.2.4 and 4.2.3) and vector (an MPI
+ * vector datatype in k segments against the contiguous message; Kutlug 3.2.7 and 4.2.5).
+ *
+ * Both compare variants of one ping-pong with a reference variant (100 % reuse; the contiguous
+ * message). The variants of a size are measured interleaved, repetition by repetition, with
+ * the same iteration count, and every cost is the median of the paired differences: a slow
+ * phase of the machine then hits the variant and its reference alike instead of inventing a
+ * cost (or a negative one). */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "methods.h"
+
+/* Fewest iterations of one repetition, however slow a variant is. */
+#define BUFFERS_MIN_ITERATIONS 5
+/* The most variants of one size: reuse percentages, or segment counts + the contiguous one. */
+#define BUFFERS_MAX_VARIANTS 33
+/* A cost below -noise is not sound; noise = this many robust standard deviations (1.4826 MAD)
+ * of one repetition (of the paired differences, or of either latency where larger), plus the
+ * timer's resolution. */
+#define BUFFERS_NOISE_SIGMAS 3.0
+
+#define REUSE_DEFAULT_SIZES "8,64,512,4K,16K,64K,256K,1M"
+#define VECTOR_DEFAULT_SIZES "64,1K,16K,64K,256K,1M"
+
+/* ------------------------------------------------------------------------------------------ */
+/* The interleaved, paired measurement both methods share                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    long iterations;                         /* per repetition, every variant */
+    int repetitions;
+    double round_trip_us[BUFFERS_MAX_VARIANTS][NB_MAX_REPETITIONS]; /* per iteration */
+} interleaved;
+
+/* One untimed or timed run of a variant with a fixed count, after a barrier. */
+static double run_fixed(const nb_context *ctx, nb_timed_loop loop, void *state, long iterations)
+{
+    nb_loop spec = {
+        .comm = ctx->pair, .loop = loop, .state = state, .min_iterations = iterations,
+        .max_iterations = iterations, .fixed_iterations = iterations, .time_cap_s = 1.0,
+        .repetitions = 1, .pacing = NB_PACE_BY_ROOT, .figure = NB_FIGURE_OWN,
+    };
+    nb_measurement m;
+    nb_drive(&spec, &m);
+    return m.per_iteration_us[0];
+}
+
+/* Repetitions of the calibration; the fastest sets the count, so that one disturbed warm-up
+ * does not shrink every repetition of the size to a handful of iterations. */
+#define BUFFERS_CALIBRATION_REPETITIONS 3
+
+/* The count: time cap / the fastest of a few driver repetitions (after its probe and warm-up)
+ * of variant `pace_variant` (the most expensive one, so that a repetition of any variant stays
+ * near the time cap), decided by rank 0. Then every variant runs once untimed, then the
+ * repetitions, the variants in a rotating order. */
+static void measure_interleaved(const nb_context *ctx, nb_timed_loop loop, void *const *states,
+                                int variants, int pace_variant, interleaved *out)
+{
+    const nb_options *o = ctx->options;
+    nb_measurement calibration;
+    nb_measure(ctx, loop, states[pace_variant], BUFFERS_MIN_ITERATIONS, o->iterations,
+               o->time_cap_ms * 1e-3, BUFFERS_CALIBRATION_REPETITIONS, &calibration);
+    double wanted = calibration.min_us > 0.0 ? o->time_cap_ms * 1e3 / calibration.min_us
+                                             : (double)o->iterations;
+    long iterations = wanted > (double)o->iterations ? o->iterations : (long)wanted;
+    if (iterations < BUFFERS_MIN_ITERATIONS)
+        iterations = BUFFERS_MIN_ITERATIONS;
+    MPI_Bcast(&iterations, 1, MPI_LONG, 0, ctx->pair);
+    out->iterations = iterations;
+    out->repetitions = o->repetitions;
+    for (int v = 0; v < variants; v++)
+        run_fixed(ctx, loop, states[v], out->iterations);
+    for (int r = 0; r < o->repetitions; r++)
+        for (int j = 0; j < variants; j++) {
+            int v = (j + r) % variants;
+            out->round_trip_us[v][r] = run_fixed(ctx, loop, states[v], out->iterations);
+        }
+}
+
+/* A variant's figures against the reference variant, as one-way latencies (round trip / 2). */
+typedef struct {
+    double min_us, median_us, max_us;       /* latency over the repetitions */
+    double extra_us;                        /* median of the paired differences */
+    double ratio;                           /* median of the paired ratios */
+    double noise_us;                        /* what a cost of 0 may show as */
+    int timer_bound;                        /* 1: below 10 x MPI_Wtick per iteration */
+} compared;
+
+static void compare_variant(const nb_context *ctx, const interleaved *m, int variant,
+                            int reference, compared *c)
+{
+    int n = m->repetitions;
+    double latency[NB_MAX_REPETITIONS], difference[NB_MAX_REPETITIONS], ratio[NB_MAX_REPETITIONS];
+    for (int r = 0; r < n; r++) {
+        latency[r] = m->round_trip_us[variant][r] / 2;
+        difference[r] = (m->round_trip_us[variant][r] - m->round_trip_us[reference][r]) / 2;
+        ratio[r] = m->round_trip_us[variant][r] / m->round_trip_us[reference][r];
+    }
+    c->min_us = nb_min(latency, (size_t)n);
+    c->median_us = nb_median(latency, (size_t)n);
+    c->max_us = nb_max(latency, (size_t)n);
+    c->extra_us = nb_median(difference, (size_t)n);
+    c->ratio = nb_median(ratio, (size_t)n);
+    /* Each latency is quantised to tick / (2 x iterations); a difference to twice that. */
+    double tick_us = ctx->timer_tick_s * 1e6 / (double)m->iterations;
+    /* The spread of the differences, or of either latency where that is larger (a paired
+     * difference can look steadier than the two timings it comes from). */
+    double reference_latency[NB_MAX_REPETITIONS];
+    for (int r = 0; r < n; r++)
+        reference_latency[r] = m->round_trip_us[reference][r] / 2;
+    double spread = nb_mad(difference, (size_t)n);
+    spread = fmax(spread, nb_mad(latency, (size_t)n));
+    spread = fmax(spread, nb_mad(reference_latency, (size_t)n));
+    c->noise_us = BUFFERS_NOISE_SIGMAS * 1.4826 * spread + tick_us;
+    c->timer_bound = 2 * c->min_us < 10.0 * ctx->timer_tick_s * 1e6;
+}
+
+static double bandwidth_MBps(size_t size, double latency_us)
+{
+    return latency_us > 0.0 ? (double)size / latency_us : NAN;
+}
+
+/* Rank 0: the unreliable entries of a compared variant (`what` names it in the quantity). */
+static void flag_unsound(const nb_context *ctx, const char *what, const compared *c, int reference)
+{
+    if (ctx->result == NULL)
+        return;
+    if (c->timer_bound)
+        nb_unreliable(ctx->result, what, "latency %.4g us is below 10 x MPI_Wtick (%.3g us) per "
+                      "iteration", c->min_us, ctx->timer_tick_s * 1e6);
+    if (!reference && c->extra_us < -c->noise_us)
+        nb_unreliable(ctx->result, what, "extra_us %.4g us is negative beyond the noise floor "
+                      "%.4g us: the variant was faster than its reference (a disturbed run, or "
+                      "the library takes another path for it)",
+                      c->extra_us, c->noise_us);
+}
+
+/* "8,64,1K" -> sizes (the default lists; parsed like --sizes). */
+static int parse_default_sizes(const char *text, nb_options *o)
+{
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", text);
+    o->size_count = 0;
+    for (char *item = strtok(copy, ","); item != NULL && o->size_count < NB_MAX_SIZES;
+         item = strtok(NULL, ","))
+        if (nb_parse_size(item, &o->sizes[o->size_count++]) != 0)
+            return -1;
+    o->size_count = nb_sort_unique_sizes(o->sizes, o->size_count);
+    return 0;
+}
+
+/* The size of the summary: the largest measured size not above `wanted` (else the smallest). */
+static size_t summary_size(const nb_options *o, size_t wanted, size_t *index)
+{
+    *index = 0;
+    for (size_t i = 0; i < o->size_count; i++)
+        if (o->sizes[i] <= wanted)
+            *index = i;
+    return o->sizes[*index];
+}
+
+static size_t page_size(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    return page > 0 ? (size_t)page : 4096;
+}
+
+static size_t round_to_pages(size_t bytes)
+{
+    size_t page = page_size();
+    return bytes == 0 ? page : (bytes + page - 1) / page * page;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* reuse                                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+#define REUSE_MAX_PERCENTS 32
+
+typedef struct {
+    int percents[REUSE_MAX_PERCENTS];   /* --reuse-percentages, ascending */
+    size_t percent_count;
+    long buffers;                       /* --buffers: most distinct fresh buffers per size */
+    size_t memory_cap;                  /* --memory-cap: bytes of fresh buffers per rank */
+    size_t summary_size;                /* --summary-size */
+} reuse_settings;
+
+static const nb_column reuse_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("reuse_percent", "percent"),
+    NB_KEY("buffers", "count"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("latency_min_us", "us"),
+    NB_LOWER("latency_median_us", "us"),
+    NB_LOWER("latency_max_us", "us"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+    NB_LOWER("extra_us", "us"),
+    NB_LOWER("ratio", "ratio"),
+    NB_KEY("noise_us", "us"),
+};
+static const nb_table_spec reuse_table = NB_TABLE_SPEC("reuse", reuse_columns);
+
+/* A fresh buffer's footprint: its pages and one PROT_NONE guard page after them, which keeps
+ * it a mapping of its own (the kernel merges adjacent anonymous mappings into one region). */
+static size_t fresh_footprint(size_t size)
+{
+    return round_to_pages(size) + page_size();
+}
+
+/* Distinct fresh buffers of `size` within the cap and --buffers. */
+static size_t fresh_count(const reuse_settings *rs, size_t size)
+{
+    size_t fit = rs->memory_cap / fresh_footprint(size);
+    return fit < (size_t)rs->buffers ? fit : (size_t)rs->buffers;
+}
+
+typedef struct {
+    MPI_Comm pair;
+    int rank;
+    int size;
+    int percent;                /* transfers from the reused buffer, in percent */
+    char *reused;               /* the one reused buffer */
+    char **fresh;               /* the pool, used in turn */
+    size_t fresh_count;
+    size_t *next_fresh;         /* shared by the variants of a size: the pool keeps cycling */
+    long long *transfer;        /* shared likewise: the reuse pattern's position */
+} reuse_state;
+
+/* Transfer t uses the reused buffer when floor((t+1) p / 100) > floor(t p / 100): p of every
+ * 100 transfers, spread evenly (75 %: fresh, reused, reused, reused, ...). */
+static char *pick_buffer(const reuse_state *s)
+{
+    long long t = (*s->transfer)++;
+    if (((t + 1) * s->percent) / 100 > (t * s->percent) / 100)
+        return s->reused;
+    char *buffer = s->fresh[*s->next_fresh];
+    *s->next_fresh = (*s->next_fresh + 1) % s->fresh_count;
+    return buffer;
+}
+
+/* One iteration = one round trip; both ranks send and receive in the transfer's buffer. */
+static double reuse_loop(void *state, long iterations)
+{
+    const reuse_state *s = state;
+    MPI_Comm comm = s->pair;
+    int count = s->size;
+    double start = MPI_Wtime();
+    if (s->rank == 0) {
+        for (long i = 0; i < iterations; i++) {
+            char *buffer = pick_buffer(s);
+            MPI_Send(buffer, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
+            MPI_Recv(buffer, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (long i = 0; i < iterations; i++) {
+            char *buffer = pick_buffer(s);
+            MPI_Recv(buffer, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            MPI_Send(buffer, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
+static char *map_fresh(size_t size, int rank)
+{
+    size_t data = round_to_pages(size);
+    char *region = mmap(NULL, data + page_size(), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED || mprotect(region + data, page_size(), PROT_NONE) != 0) {
+        fprintf(stderr, "netbench: out of memory: cannot map a %zu-byte buffer\n", size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        return NULL;
+    }
+    /* Touched (non-zero: no shared zero page) before timing, so no page fault is timed. */
+    memset(region, 0x5a + rank, data);
+    return region;
+}
+
+static void run_reuse(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    const reuse_settings *rs = o->settings;
+    int variants = (int)rs->percent_count;
+    /* Variant 0 is 100 % (the reference); then descending, as the table lists them. */
+    int percent_of[REUSE_MAX_PERCENTS];
+    for (int v = 0; v < variants; v++)
+        percent_of[v] = rs->percents[variants - 1 - v];
+    char *reused = nb_buffer_new(o->sizes[o->size_count - 1]);
+
+    nb_table *table = NULL;
+    if (ctx->result != NULL) {
+        nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
+        long long percents[REUSE_MAX_PERCENTS];
+        for (int v = 0; v < variants; v++)
+            percents[v] = percent_of[v];
+        nb_param_int_list(ctx->result, "reuse_percentages", percents, (size_t)variants);
+        nb_param_int(ctx->result, "buffers", rs->buffers);
+        nb_param_int(ctx->result, "memory_cap_bytes", (long long)rs->memory_cap);
+        nb_param_int(ctx->result, "page_bytes", (long long)page_size());
+        nb_param_text(ctx->result, "measurement", "interleaved-paired");
+        nb_param_real(ctx->result, "noise_sigmas", BUFFERS_NOISE_SIGMAS);
+        nb_param_common(ctx);
+        table = nb_result_add_declared_table(ctx->result, &reuse_table);
+    }
+
+    size_t summary_index;
+    size_t summary_bytes = summary_size(o, rs->summary_size, &summary_index);
+    int lowest = variants - 1;
+    compared summary_cost = {.extra_us = NAN, .ratio = NAN};
+    double small_latency = NAN, max_extra = NAN;
+    size_t max_extra_size = 0;
+    interleaved *m = malloc(sizeof *m);
+    if (m == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        return;
+    }
+    for (size_t i = 0; i < o->size_count; i++) {
+        size_t size = o->sizes[i];
+        size_t pool = fresh_count(rs, size);
+        char **fresh = calloc(pool, sizeof *fresh);
+        if (fresh == NULL) {
+            fprintf(stderr, "netbench: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+            return;
+        }
+        for (size_t b = 0; b < pool; b++)
+            fresh[b] = map_fresh(size, ctx->rank);
+        size_t next_fresh = 0;
+        long long transfer = 0;
+        reuse_state states[REUSE_MAX_PERCENTS];
+        void *pointers[REUSE_MAX_PERCENTS];
+        for (int v = 0; v < variants; v++) {
+            states[v] = (reuse_state){
+                .pair = ctx->pair, .rank = ctx->rank, .size = (int)size, .percent = percent_of[v],
+                .reused = reused, .fresh = fresh, .fresh_count = pool, .next_fresh = &next_fresh,
+                .transfer = &transfer,
+            };
+            pointers[v] = &states[v];
+        }
+        /* paced by the lowest reuse, the slowest variant */
+        measure_interleaved(ctx, reuse_loop, pointers, variants, lowest, m);
+        for (size_t b = 0; b < pool; b++)
+            munmap(fresh[b], fresh_footprint(size));
+        free(fresh);
+        if (ctx->result == NULL)
+            continue;
+        for (int v = 0; v < variants; v++) {
+            compared c;
+            compare_variant(ctx, m, v, 0, &c);
+            char what[96];
+            snprintf(what, sizeof what, "extra_us[size_bytes=%zu,reuse_percent=%d]", size,
+                     percent_of[v]);
+            flag_unsound(ctx, what, &c, v == 0);
+            nb_table_add_row(table);
+            nb_cell_int(table, "size_bytes", (long long)size);
+            nb_cell_int(table, "reuse_percent", percent_of[v]);
+            nb_cell_int(table, "buffers", (long long)pool);
+            nb_cell_int(table, "iterations", m->iterations);
+            nb_cell_real(table, "latency_min_us", c.min_us);
+            nb_cell_real(table, "latency_median_us", c.median_us);
+            nb_cell_real(table, "latency_max_us", c.max_us);
+            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, c.median_us));
+            nb_cell_real(table, "extra_us", v == 0 ? 0.0 : c.extra_us);
+            nb_cell_real(table, "ratio", v == 0 ? 1.0 : c.ratio);
+            nb_cell_real(table, "noise_us", v == 0 ? 0.0 : c.noise_us);
+            if (v == 0 && i == 0)
+                small_latency = c.median_us;
+            if (v == lowest && v != 0) {
+                if (i == summary_index)
+                    summary_cost = c;
+                if (!(c.extra_us <= max_extra)) {
+                    max_extra = c.extra_us;
+                    max_extra_size = size;
+                }
+            }
+        }
+    }
+    free(m);
+    free(reused);
+
+    if (ctx->result != NULL) {
+        nb_result *r = ctx->result;
+        nb_summary_int(r, "latency_reuse100_small_size_bytes", (long long)o->sizes[0]);
+        nb_summary_real(r, "latency_reuse100_small_us", small_latency);
+        nb_summary_int(r, "cost_size_bytes", (long long)summary_bytes);
+        nb_summary_int(r, "cost_reuse_percent", percent_of[lowest]);
+        nb_summary_real(r, "cost_extra_us", summary_cost.extra_us);
+        nb_summary_real(r, "cost_ratio", summary_cost.ratio);
+        nb_summary_real(r, "cost_noise_us", summary_cost.noise_us);
+        nb_summary_real(r, "cost_extra_max_us", max_extra);
+        nb_summary_int(r, "cost_extra_max_size_bytes", (long long)max_extra_size);
+    }
+}
+
+static int reuse_finish(nb_options *o, void *settings)
+{
+    const reuse_settings *rs = settings;
+    if (!o->sizes_given && parse_default_sizes(REUSE_DEFAULT_SIZES, o) != 0)
+        return nb_usage_error("reuse: internal error: bad default sizes");
+    if (o->sizes[0] == 0)
+        return nb_usage_error("reuse: --sizes 0: a buffer of 0 bytes is never used; give sizes "
+                              ">= 1");
+    if (rs->percents[rs->percent_count - 1] != 100)
+        return nb_usage_error("reuse: --reuse-percentages must include 100 (the reference "
+                              "every cost is taken against), e.g. 100,50,0");
+    if (rs->percent_count < 2)
+        return nb_usage_error("reuse: --reuse-percentages 100 alone measures no cost; add a "
+                              "lower one, e.g. 100,0");
+    size_t largest = o->sizes[o->size_count - 1];
+    if (fresh_count(rs, largest) < 2) {
+        char cap[32], size[32];
+        nb_format_size(rs->memory_cap, cap, sizeof cap);
+        nb_format_size(largest, size, sizeof size);
+        return nb_usage_error("reuse: --memory-cap %s holds fewer than 2 fresh buffers of %s "
+                              "(each %zu bytes with its guard page); raise --memory-cap or "
+                              "lower the largest size", cap, size, fresh_footprint(largest));
+    }
+    return 0;
+}
+
+static unsigned long long reuse_buffer_bytes(const nb_options *o, char *how, size_t length,
+                                             const char **hint)
+{
+    const reuse_settings *rs = o->settings;
+    unsigned long long most = 0;
+    for (size_t i = 0; i < o->size_count; i++) {
+        unsigned long long pool =
+            (unsigned long long)fresh_count(rs, o->sizes[i]) * fresh_footprint(o->sizes[i]);
+        if (pool > most)
+            most = pool;
+    }
+    unsigned long long largest = o->size_count > 0 ? o->sizes[o->size_count - 1] : 0;
+    snprintf(how, length, "fresh buffers %llu bytes (at most --memory-cap) + the reused buffer "
+             "%llu bytes", most, largest);
+    *hint = " or --memory-cap";
+    return most + largest;
+}
+
+static const nb_option reuse_options[] = {
+    {.common = NB_COMMON_SIZES, .default_text = REUSE_DEFAULT_SIZES},
+    {.name = "--reuse-percentages", .type = NB_OPTION_INT_LIST,
+     NB_SETTING_LIST(reuse_settings, percents, percent_count), .min = 0, .max = 100,
+     .value_name = "LIST", .default_value = "0,25,50,75,100", .example = "100,50,0",
+     .help = "percentages of the transfers that reuse one buffer; must include 100, the "
+             "reference"},
+    {.name = "--buffers", .type = NB_OPTION_LONG, NB_SETTING(reuse_settings, buffers),
+     .min = 2, .max = 1000000, .value_name = "N", .default_value = "1024", .example = "1024",
+     .help = "distinct fresh buffers per size (per rank), used in turn; fewer where "
+             "--memory-cap holds fewer"},
+    {.name = "--memory-cap", .type = NB_OPTION_SIZE, NB_SETTING(reuse_settings, memory_cap),
+     .min = 8192, .max = (double)((size_t)64 << 30), .value_name = "SIZE",
+     .default_value = "64M", .example = "64M",
+     .help = "bytes of fresh buffers per rank and size (each buffer: its pages + one guard "
+             "page); it bounds --buffers for large sizes (64M: 63 buffers of 1M)"},
+    {.name = "--summary-size", .type = NB_OPTION_SIZE, NB_SETTING(reuse_settings, summary_size),
+     .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K",
+     .example = "64K",
+     .help = "the summary's cost is taken at the largest size measured up to this one"},
+    NB_USE(NB_COMMON_REPETITIONS, "7"),
+    NB_USE(NB_COMMON_ITERATIONS, "10000"),
+    NB_USE(NB_COMMON_TIME_CAP, "5"),
+};
+
+static const nb_table_spec *const reuse_tables[] = {&reuse_table, NULL};
+
+const nb_method nb_method_reuse = {
+    .name = "reuse",
+    .summary = "ping-pong with 100..0 % of the transfers from one reused buffer (Zamani 5.3)",
+    .description =
+        "Buffer reuse, Zamani et al. section 5.3 (Kutlug sections 3.2.4 and 4.2.3, 'latency\n"
+        "with buffer management'): the blocking MPI_Send/MPI_Recv ping-pong of pingpong, in\n"
+        "which p % of the transfers use one reused buffer and the others a fresh buffer (p =\n"
+        "--reuse-percentages; transfer t reuses when floor((t+1)p/100) > floor(tp/100), so p\n"
+        "is spread evenly). 100 % is the standard test; at 0 % every transfer uses another\n"
+        "buffer. Both ranks follow the pattern: a round trip sends and receives in the\n"
+        "transfer's buffer on each side. A fresh buffer is its own anonymous mapping\n"
+        "(page-aligned, followed by a PROT_NONE guard page so that it stays a region of its\n"
+        "own), written before timing so that no page fault is timed: what is measured is the\n"
+        "cost of a buffer the MPI library and the interconnect have not used lately\n"
+        "(registration or address translation, their caches, and the CPU caches). The pool of\n"
+        "fresh buffers per size is --buffers, fewer where --memory-cap holds fewer; it is\n"
+        "used in turn, so a 'fresh' buffer was last used pool - 1 fresh transfers before\n"
+        "(Zamani used 1000 buffers for 1000 transfers; a registration cache larger than the\n"
+        "pool hides the cost after the first round: raise the cap to probe it). Per size the\n"
+        "percentages are measured interleaved, with one iteration count (from a few timed\n"
+        "runs at the lowest percentage: the fastest sets it, up to --time-cap-ms per\n"
+        "repetition, at most --iterations), each once untimed, then --repetitions times in a\n"
+        "rotating order. latency = round trip / 2; bandwidth = size / latency (MB/s).\n"
+        "extra_us and ratio are the medians over the repetitions of the paired difference and\n"
+        "ratio against 100 % of the same repetition; noise_us = 3 x 1.4826 x MAD (of the\n"
+        "differences, or of either latency where larger) + the timer resolution. A cost below\n"
+        "-noise_us is flagged unreliable. Summary: the lowest percentage's cost at\n"
+        "--summary-size, its largest cost over the sizes, and the latency at 100 % at the\n"
+        "smallest size.",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_NONE,
+    .options = reuse_options,
+    .option_count = NB_COUNT_OF(reuse_options),
+    .settings_size = sizeof(reuse_settings),
+    .tables = reuse_tables,
+    .run = run_reuse,
+    .finish = reuse_finish,
+    .buffer_bytes = reuse_buffer_bytes,
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* vector                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+#define VECTOR_MAX_SEGMENT_COUNTS (BUFFERS_MAX_VARIANTS - 1)
+
+typedef struct {
+    int segments[VECTOR_MAX_SEGMENT_COUNTS];  /* --segments, ascending */
+    size_t segment_count;
+    int stride_factor;                        /* --stride-factor */
+    size_t summary_size;                      /* --summary-size */
+} vector_settings;
+
+static const nb_column contiguous_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("latency_min_us", "us"),
+    NB_LOWER("latency_median_us", "us"),
+    NB_LOWER("latency_max_us", "us"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+};
+static const nb_table_spec contiguous_table = NB_TABLE_SPEC("contiguous", contiguous_columns);
+
+static const nb_column vector_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("segments", "count"),
+    NB_KEY("segment_bytes", "bytes"),
+    NB_KEY("stride_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("latency_min_us", "us"),
+    NB_LOWER("latency_median_us", "us"),
+    NB_LOWER("latency_max_us", "us"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+    NB_LOWER("extra_us", "us"),
+    NB_LOWER("ratio", "ratio"),
+    NB_KEY("noise_us", "us"),
+};
+static const nb_table_spec vector_table = NB_TABLE_SPEC("vector", vector_columns);
+
+typedef struct {
+    MPI_Comm pair;
+    int rank;
+    MPI_Datatype type;          /* MPI_BYTE (contiguous) or the vector */
+    int count;                  /* size (MPI_BYTE) or 1 (the vector) */
+    void *send;
+    void *recv;
+} vector_state;
+
+/* Kutlug 4.2.5: the latency test, sending and receiving the datatype. */
+static double vector_loop(void *state, long iterations)
+{
+    const vector_state *s = state;
+    MPI_Comm comm = s->pair;
+    double start = MPI_Wtime();
+    if (s->rank == 0) {
+        for (long i = 0; i < iterations; i++) {
+            MPI_Send(s->send, s->count, s->type, 1, NB_TAG_DATA, comm);
+            MPI_Recv(s->recv, s->count, s->type, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (long i = 0; i < iterations; i++) {
+            MPI_Recv(s->recv, s->count, s->type, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            MPI_Send(s->send, s->count, s->type, 0, NB_TAG_DATA, comm);
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
+static void run_vector(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    const vector_settings *vs = o->settings;
+    int counts = (int)vs->segment_count;
+    int variants = counts + 1; /* variant 0: contiguous */
+    size_t largest = o->sizes[o->size_count - 1];
+    size_t extent = largest * (size_t)vs->stride_factor;
+    void *send = nb_buffer_new(extent), *recv = nb_buffer_new(extent);
+
+    nb_table *plain = NULL, *table = NULL;
+    if (ctx->result != NULL) {
+        nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
+        long long segments[VECTOR_MAX_SEGMENT_COUNTS];
+        for (int k = 0; k < counts; k++)
+            segments[k] = vs->segments[k];
+        nb_param_int_list(ctx->result, "segments", segments, (size_t)counts);
+        nb_param_int(ctx->result, "stride_factor", vs->stride_factor);
+        nb_param_text(ctx->result, "receive", "vector");
+        nb_param_text(ctx->result, "measurement", "interleaved-paired");
+        nb_param_real(ctx->result, "noise_sigmas", BUFFERS_NOISE_SIGMAS);
+        nb_param_common(ctx);
+        plain = nb_result_add_declared_table(ctx->result, &contiguous_table);
+        table = nb_result_add_declared_table(ctx->result, &vector_table);
+    }
+
+    size_t summary_index;
+    size_t summary_bytes = summary_size(o, vs->summary_size, &summary_index);
+    compared summary_cost = {.extra_us = NAN, .ratio = NAN, .noise_us = NAN};
+    double max_extra = NAN;
+    size_t max_extra_size = 0;
+    interleaved *m = malloc(sizeof *m);
+    if (m == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        return;
+    }
+    for (size_t i = 0; i < o->size_count; i++) {
+        size_t size = o->sizes[i];
+        vector_state states[BUFFERS_MAX_VARIANTS];
+        void *pointers[BUFFERS_MAX_VARIANTS];
+        states[0] = (vector_state){.pair = ctx->pair, .rank = ctx->rank, .type = MPI_BYTE,
+                                   .count = (int)size, .send = send, .recv = recv};
+        for (int k = 0; k < counts; k++) {
+            int segment = (int)(size / (size_t)vs->segments[k]);
+            states[k + 1] = states[0];
+            states[k + 1].count = 1;
+            MPI_Type_vector(vs->segments[k], segment, segment * vs->stride_factor, MPI_BYTE,
+                            &states[k + 1].type);
+            MPI_Type_commit(&states[k + 1].type);
+        }
+        for (int v = 0; v < variants; v++)
+            pointers[v] = &states[v];
+        /* paced by the most segments, the slowest variant as a rule */
+        measure_interleaved(ctx, vector_loop, pointers, variants, variants - 1, m);
+        for (int k = 0; k < counts; k++)
+            MPI_Type_free(&states[k + 1].type);
+        if (ctx->result == NULL)
+            continue;
+        compared c;
+        compare_variant(ctx, m, 0, 0, &c);
+        char what[96];
+        snprintf(what, sizeof what, "latency_median_us[size_bytes=%zu,contiguous]", size);
+        flag_unsound(ctx, what, &c, 1);
+        nb_table_add_row(plain);
+        nb_cell_int(plain, "size_bytes", (long long)size);
+        nb_cell_int(plain, "iterations", m->iterations);
+        nb_cell_real(plain, "latency_min_us", c.min_us);
+        nb_cell_real(plain, "latency_median_us", c.median_us);
+        nb_cell_real(plain, "latency_max_us", c.max_us);
+        nb_cell_real(plain, "bandwidth_median_MBps", bandwidth_MBps(size, c.median_us));
+        for (int k = 0; k < counts; k++) {
+            size_t segment = size / (size_t)vs->segments[k];
+            compare_variant(ctx, m, k + 1, 0, &c);
+            snprintf(what, sizeof what, "extra_us[size_bytes=%zu,segments=%d]", size,
+                     vs->segments[k]);
+            flag_unsound(ctx, what, &c, 0);
+            nb_table_add_row(table);
+            nb_cell_int(table, "size_bytes", (long long)size);
+            nb_cell_int(table, "segments", vs->segments[k]);
+            nb_cell_int(table, "segment_bytes", (long long)segment);
+            nb_cell_int(table, "stride_bytes", (long long)(segment * (size_t)vs->stride_factor));
+            nb_cell_int(table, "iterations", m->iterations);
+            nb_cell_real(table, "latency_min_us", c.min_us);
+            nb_cell_real(table, "latency_median_us", c.median_us);
+            nb_cell_real(table, "latency_max_us", c.max_us);
+            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, c.median_us));
+            nb_cell_real(table, "extra_us", c.extra_us);
+            nb_cell_real(table, "ratio", c.ratio);
+            nb_cell_real(table, "noise_us", c.noise_us);
+            if (k == counts - 1) {
+                if (i == summary_index)
+                    summary_cost = c;
+                if (!(c.extra_us <= max_extra)) {
+                    max_extra = c.extra_us;
+                    max_extra_size = size;
+                }
+            }
+        }
+    }
+    free(m);
+    free(send);
+    free(recv);
+
+    if (ctx->result != NULL) {
+        nb_result *r = ctx->result;
+        nb_summary_int(r, "cost_size_bytes", (long long)summary_bytes);
+        nb_summary_int(r, "cost_segments", vs->segments[counts - 1]);
+        nb_summary_real(r, "cost_extra_us", summary_cost.extra_us);
+        nb_summary_real(r, "cost_ratio", summary_cost.ratio);
+        nb_summary_real(r, "cost_noise_us", summary_cost.noise_us);
+        nb_summary_real(r, "cost_extra_max_us", max_extra);
+        nb_summary_int(r, "cost_extra_max_size_bytes", (long long)max_extra_size);
+    }
+}
+
+static int vector_finish(nb_options *o, void *settings)
+{
+    const vector_settings *vs = settings;
+    if (!o->sizes_given && parse_default_sizes(VECTOR_DEFAULT_SIZES, o) != 0)
+        return nb_usage_error("vector: internal error: bad default sizes");
+    for (size_t i = 0; i < o->size_count; i++)
+        for (size_t k = 0; k < vs->segment_count; k++)
+            if (o->sizes[i] == 0 || o->sizes[i] % (size_t)vs->segments[k] != 0)
+                return nb_usage_error("vector: size %zu does not split into %d equal segments; "
+                                      "every size must be a positive multiple of every "
+                                      "--segments count (e.g. --sizes 64,1K,64K with "
+                                      "--segments 1,2,4,...,64)",
+                                      o->sizes[i], vs->segments[k]);
+    size_t largest = o->sizes[o->size_count - 1];
+    if (largest * (size_t)vs->stride_factor > (size_t)INT_MAX)
+        return nb_usage_error("vector: --stride-factor %d x size %zu exceeds the 2 GiB an MPI "
+                              "vector's extent may span here; lower either",
+                              vs->stride_factor, largest);
+    return 0;
+}
+
+static unsigned long long vector_buffer_bytes(const nb_options *o, char *how, size_t length,
+                                              const char **hint)
+{
+    const vector_settings *vs = o->settings;
+    unsigned long long largest = o->size_count > 0 ? o->sizes[o->size_count - 1] : 0;
+    unsigned long long extent = largest * (unsigned long long)vs->stride_factor;
+    snprintf(how, length, "send and receive buffers of size %llu x --stride-factor %d = "
+             "%llu bytes", largest, vs->stride_factor, 2 * extent);
+    *hint = " or --stride-factor";
+    return 2 * extent;
+}
+
+static const nb_option vector_options[] = {
+    {.common = NB_COMMON_SIZES, .default_text = VECTOR_DEFAULT_SIZES},
+    {.name = "--segments", .type = NB_OPTION_INT_LIST,
+     NB_SETTING_LIST(vector_settings, segments, segment_count), .min = 1, .max = 65536,
+     .value_name = "LIST", .default_value = "1,2,4,8,16,32,64", .example = "1,8,64",
+     .help = "segment counts k of the vector datatype (same total bytes: size / k per "
+             "segment); every size must be a multiple of every k"},
+    {.name = "--stride-factor", .type = NB_OPTION_INT, NB_SETTING(vector_settings, stride_factor),
+     .min = 1, .max = 64, .value_name = "F", .default_value = "2", .example = "2",
+     .help = "distance between the starts of consecutive segments, in segment lengths (1: "
+             "no gap, a contiguous layout described as a vector)"},
+    {.name = "--summary-size", .type = NB_OPTION_SIZE, NB_SETTING(vector_settings, summary_size),
+     .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K",
+     .example = "64K",
+     .help = "the summary's cost is taken at the largest size measured up to this one"},
+    NB_USE(NB_COMMON_REPETITIONS, "7"),
+    NB_USE(NB_COMMON_ITERATIONS, "10000"),
+    NB_USE(NB_COMMON_TIME_CAP, "5"),
+};
+
+static const nb_table_spec *const vector_tables[] = {&contiguous_table, &vector_table, NULL};
+
+const nb_method nb_method_vector = {
+    .name = "vector",
+    .summary = "ping-pong of an MPI vector in k segments against the contiguous message "
+               "(Kutlug 4.2.5)",
+    .description =
+        "Non-contiguous data, Kutlug sections 3.2.7 and 4.2.5 ('latency when using\n"
+        "non-contiguous buffers'): the blocking MPI_Send/MPI_Recv ping-pong of pingpong, with\n"
+        "the message described by MPI_Type_vector(k, size / k, stride, MPI_BYTE) on both\n"
+        "sides (sent from and received into the strided layout), for every k of --segments\n"
+        "and the same total bytes; stride = --stride-factor x the segment length. The\n"
+        "reference is the contiguous message of the same size (MPI_BYTE x size); the\n"
+        "difference is the cost of the non-contiguous layout (packing, or the interconnect's\n"
+        "gather/scatter). Per size the contiguous message and every k are measured\n"
+        "interleaved, with one iteration count (from a few timed runs at the largest k: the\n"
+        "fastest sets it, up to --time-cap-ms per repetition, at most --iterations), each\n"
+        "once untimed, then --repetitions times in a rotating order. latency = round trip /\n"
+        "2; bandwidth = size / latency (MB/s). extra_us and ratio are the medians over the\n"
+        "repetitions of the paired difference and ratio against the contiguous message of the\n"
+        "same repetition; noise_us = 3 x 1.4826 x MAD (of the differences, or of either\n"
+        "latency where larger) + the timer resolution. A cost below -noise_us is flagged\n"
+        "unreliable. Summary: the largest k's cost at --summary-size and its largest cost\n"
+        "over the sizes.",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_NONE,
+    .options = vector_options,
+    .option_count = NB_COUNT_OF(vector_options),
+    .settings_size = sizeof(vector_settings),
+    .tables = vector_tables,
+    .run = run_vector,
+    .finish = vector_finish,
+    .buffer_bytes = vector_buffer_bytes,
+};
