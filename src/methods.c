@@ -14,10 +14,16 @@
     X(dense)                                                                                    \
     X(beff)                                                                                     \
     X(collectives)                                                                              \
+    X(models)                                                                                   \
+    X(consistency)                                                                              \
     X(matrix)                                                                                   \
     X(rankdist)                                                                                 \
     X(connections)                                                                              \
     X(loaded)                                                                                   \
+    X(polling)                                                                                  \
+    X(anysource)                                                                                \
+    X(sendmodes)                                                                                \
+    X(reuse) X(vector)                                                                          \
     /* end of the registry: add a method above this line */
 
 #define NB_DECLARE(name) extern const nb_method nb_method_##name;
