@@ -128,19 +128,25 @@ static double bandwidth_MBps(size_t size, double latency_us)
     return latency_us > 0.0 ? (double)size / latency_us : NAN;
 }
 
-/* Rank 0: the unreliable entries of a compared variant (`what` names it in the quantity). */
-static void flag_unsound(const nb_context *ctx, const char *what, const compared *c, int reference)
+/* Rank 0: the unreliable entries of a compared variant; `where` names its row
+ * ("size_bytes=8,reuse_percent=0"). */
+static void flag_unsound(const nb_context *ctx, const char *where, const compared *c,
+                         int reference)
 {
     if (ctx->result == NULL)
         return;
-    if (c->timer_bound)
-        nb_unreliable(ctx->result, what, "latency %.4g us is below 10 x MPI_Wtick (%.3g us) per "
-                      "iteration", c->min_us, ctx->timer_tick_s * 1e6);
-    if (!reference && c->extra_us < -c->noise_us)
-        nb_unreliable(ctx->result, what, "extra_us %.4g us is negative beyond the noise floor "
-                      "%.4g us: the variant was faster than its reference (a disturbed run, or "
-                      "the library takes another path for it)",
-                      c->extra_us, c->noise_us);
+    char quantity[128];
+    if (c->timer_bound) {
+        snprintf(quantity, sizeof quantity, "latency_median_us[%s]", where);
+        nb_unreliable(ctx->result, quantity, "latency %.4g us is below 10 x MPI_Wtick (%.3g us) "
+                      "per iteration", c->min_us, ctx->timer_tick_s * 1e6);
+    }
+    if (!reference && c->extra_us < -c->noise_us) {
+        snprintf(quantity, sizeof quantity, "extra_us[%s]", where);
+        nb_unreliable(ctx->result, quantity, "extra_us %.4g us is negative beyond the noise "
+                      "floor %.4g us: the variant was faster than its reference (a disturbed "
+                      "run, or the library takes another path for it)", c->extra_us, c->noise_us);
+    }
 }
 
 /* "8,64,1K" -> sizes (the default lists; parsed like --sizes). */
@@ -357,7 +363,7 @@ static void run_reuse(const nb_context *ctx)
             compared c;
             compare_variant(ctx, m, v, 0, &c);
             char what[96];
-            snprintf(what, sizeof what, "extra_us[size_bytes=%zu,reuse_percent=%d]", size,
+            snprintf(what, sizeof what, "size_bytes=%zu,reuse_percent=%d", size,
                      percent_of[v]);
             flag_unsound(ctx, what, &c, v == 0);
             nb_table_add_row(table);
@@ -642,7 +648,7 @@ static void run_vector(const nb_context *ctx)
         compared c;
         compare_variant(ctx, m, 0, 0, &c);
         char what[96];
-        snprintf(what, sizeof what, "latency_median_us[size_bytes=%zu,contiguous]", size);
+        snprintf(what, sizeof what, "size_bytes=%zu,segments=contiguous", size);
         flag_unsound(ctx, what, &c, 1);
         nb_table_add_row(plain);
         nb_cell_int(plain, "size_bytes", (long long)size);
@@ -654,7 +660,7 @@ static void run_vector(const nb_context *ctx)
         for (int k = 0; k < counts; k++) {
             size_t segment = size / (size_t)vs->segments[k];
             compare_variant(ctx, m, k + 1, 0, &c);
-            snprintf(what, sizeof what, "extra_us[size_bytes=%zu,segments=%d]", size,
+            snprintf(what, sizeof what, "size_bytes=%zu,segments=%d", size,
                      vs->segments[k]);
             flag_unsound(ctx, what, &c, 0);
             nb_table_add_row(table);
