@@ -16,6 +16,8 @@
     X(collectives)                                                                              \
     X(models)                                                                                   \
     X(consistency)                                                                              \
+    X(models)                                                                                   \
+    X(consistency)                                                                              \
     X(matrix)                                                                                   \
     X(rankdist)                                                                                 \
     X(connections)                                                                              \
