@@ -16,8 +16,6 @@
     X(collectives)                                                                              \
     X(models)                                                                                   \
     X(consistency)                                                                              \
-    X(models)                                                                                   \
-    X(consistency)                                                                              \
     X(matrix)                                                                                   \
     X(rankdist)                                                                                 \
     X(connections)                                                                              \
