@@ -123,6 +123,15 @@ static void compare_variant(const nb_context *ctx, const interleaved *m, int var
     c->timer_bound = 2 * c->min_us < 10.0 * ctx->timer_tick_s * 1e6;
 }
 
+/* The cost as reported: 0 for a difference below 0 within the noise (no measurable cost),
+ * NaN (null, flagged by flag_unsound) beyond it: netbench never prints a negative figure. */
+static double reported_extra_us(const compared *c)
+{
+    if (!isfinite(c->extra_us) || c->extra_us < -c->noise_us)
+        return NAN;
+    return c->extra_us > 0.0 ? c->extra_us : 0.0;
+}
+
 static double bandwidth_MBps(size_t size, double latency_us)
 {
     return latency_us > 0.0 ? (double)size / latency_us : NAN;
@@ -320,7 +329,7 @@ static void run_reuse(const nb_context *ctx)
     size_t summary_index;
     size_t summary_bytes = summary_size(o, rs->summary_size, &summary_index);
     int lowest = variants - 1;
-    compared summary_cost = {.extra_us = NAN, .ratio = NAN};
+    compared summary_cost = {.extra_us = NAN, .ratio = NAN, .noise_us = NAN};
     double small_latency = NAN, max_extra = NAN;
     size_t max_extra_size = 0;
     interleaved *m = malloc(sizeof *m);
@@ -375,7 +384,7 @@ static void run_reuse(const nb_context *ctx)
             nb_cell_real(table, "latency_median_us", c.median_us);
             nb_cell_real(table, "latency_max_us", c.max_us);
             nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, c.median_us));
-            nb_cell_real(table, "extra_us", v == 0 ? 0.0 : c.extra_us);
+            nb_cell_real(table, "extra_us", v == 0 ? 0.0 : reported_extra_us(&c));
             nb_cell_real(table, "ratio", v == 0 ? 1.0 : c.ratio);
             nb_cell_real(table, "noise_us", v == 0 ? 0.0 : c.noise_us);
             if (v == 0 && i == 0)
@@ -383,8 +392,8 @@ static void run_reuse(const nb_context *ctx)
             if (v == lowest && v != 0) {
                 if (i == summary_index)
                     summary_cost = c;
-                if (!(c.extra_us <= max_extra)) {
-                    max_extra = c.extra_us;
+                if (isfinite(reported_extra_us(&c)) && !(reported_extra_us(&c) <= max_extra)) {
+                    max_extra = reported_extra_us(&c);
                     max_extra_size = size;
                 }
             }
@@ -399,7 +408,10 @@ static void run_reuse(const nb_context *ctx)
         nb_summary_real(r, "latency_reuse100_small_us", small_latency);
         nb_summary_int(r, "cost_size_bytes", (long long)summary_bytes);
         nb_summary_int(r, "cost_reuse_percent", percent_of[lowest]);
-        nb_summary_real(r, "cost_extra_us", summary_cost.extra_us);
+        nb_summary_real(r, "cost_extra_us", reported_extra_us(&summary_cost));
+        if (!isfinite(reported_extra_us(&summary_cost)))
+            nb_unreliable(r, "cost_extra_us", "the cost at %zu bytes is null (see its row)",
+                          summary_bytes);
         nb_summary_real(r, "cost_ratio", summary_cost.ratio);
         nb_summary_real(r, "cost_noise_us", summary_cost.noise_us);
         nb_summary_real(r, "cost_extra_max_us", max_extra);
@@ -673,14 +685,14 @@ static void run_vector(const nb_context *ctx)
             nb_cell_real(table, "latency_median_us", c.median_us);
             nb_cell_real(table, "latency_max_us", c.max_us);
             nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, c.median_us));
-            nb_cell_real(table, "extra_us", c.extra_us);
+            nb_cell_real(table, "extra_us", reported_extra_us(&c));
             nb_cell_real(table, "ratio", c.ratio);
             nb_cell_real(table, "noise_us", c.noise_us);
             if (k == counts - 1) {
                 if (i == summary_index)
                     summary_cost = c;
-                if (!(c.extra_us <= max_extra)) {
-                    max_extra = c.extra_us;
+                if (isfinite(reported_extra_us(&c)) && !(reported_extra_us(&c) <= max_extra)) {
+                    max_extra = reported_extra_us(&c);
                     max_extra_size = size;
                 }
             }
@@ -694,7 +706,10 @@ static void run_vector(const nb_context *ctx)
         nb_result *r = ctx->result;
         nb_summary_int(r, "cost_size_bytes", (long long)summary_bytes);
         nb_summary_int(r, "cost_segments", vs->segments[counts - 1]);
-        nb_summary_real(r, "cost_extra_us", summary_cost.extra_us);
+        nb_summary_real(r, "cost_extra_us", reported_extra_us(&summary_cost));
+        if (!isfinite(reported_extra_us(&summary_cost)))
+            nb_unreliable(r, "cost_extra_us", "the cost at %zu bytes is null (see its row)",
+                          summary_bytes);
         nb_summary_real(r, "cost_ratio", summary_cost.ratio);
         nb_summary_real(r, "cost_noise_us", summary_cost.noise_us);
         nb_summary_real(r, "cost_extra_max_us", max_extra);
