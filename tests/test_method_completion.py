@@ -1,0 +1,185 @@
+"""netbench `polling`, `anysource` and `sendmodes` (src/methods_polling.c, methods_anysource.c,
+methods_sendmodes.c, their shared rounds in methods_paired.c) and their checks
+(checks/completion.py), run for real: 2 ranks bound to cores with Debian's Open MPI and MPICH,
+and a ReFrame session on the local system. Figures are checked for soundness, never for their
+values (the machine is shared and noisy)."""
+
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import REPO_ROOT, SOURCE_DIR
+from fabricsuite.netbench_result import parse_human, parse_json
+
+pytestmark = pytest.mark.integration
+
+MPIS = {
+    "openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]),
+    "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
+}
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+SIZES = [8, 1024, 65536]
+#: Short runs: 5 rounds of 1 ms per variant and size.
+QUICK = ["--sizes", ",".join(map(str, SIZES)), "--repetitions", "5", "--time-cap-ms", "1"]
+
+#: method -> (latency table, its variant column, the variants with the baseline first,
+#: the table of the variants against the baseline)
+METHODS = {
+    "polling": ("polling", "mode", ["busy_poll", "blocking", "test_yield"], "polling_cost"),
+    "anysource": ("anysource", "receive", ["named", "any_source", "any_source_any_tag"],
+                  "anysource_cost"),
+    "sendmodes": ("sendmodes", "send_mode", ["standard", "synchronous", "buffered", "ready"],
+                  "sendmodes_ratio"),
+}
+
+
+def run(cmd, timeout=120):
+    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+
+
+@pytest.fixture(scope="module", params=sorted(MPIS))
+def netbench(request, tmp_path_factory):
+    """(path to netbench built with this MPI, launcher for 2 ranks bound to cores, MPI name)."""
+    compiler, launcher = MPIS[request.param]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"{compiler} not installed (ci/setup.sh installs it)")
+    build = tmp_path_factory.mktemp(f"build-{request.param}") / "src"
+    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    proc = subprocess.run(["make", "-C", str(build), "netbench", f"MPICC={compiler}"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return str(build / "netbench"), launcher, request.param
+
+
+@pytest.mark.parametrize("method, words", [
+    ("polling", ["Kutlug section 3.2.6", "Zamani et al. section 5.4", "MPI_Wait",
+                 "MPI_Test", "sched_yield()", "'busy_poll'", "'test_yield'", "noise_floor_us",
+                 "--time-cap-ms MS", "default 2;", "--max-size SIZE", "default 64K;",
+                 "cost_us [us, lower is better]", "cost_ratio [ratio, lower is better]"]),
+    ("anysource", ["Kutlug section 4.2.6", "MPI_ANY_SOURCE", "MPI_ANY_TAG", "'named'",
+                   "'any_source_any_tag'", "noise_floor_us", "default 11;",
+                   "cost_us [us, lower is better]"]),
+    ("sendmodes", ["Zamani et al. section 5.1", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend",
+                   "MPI_Buffer_attach", "zero-byte message", "ratio_to_standard [ratio, lower "
+                   "is better]", "latency_median_us [us, lower is better]"]),
+])
+def test_help_explains_the_method(netbench, method, words):
+    program, _, _ = netbench
+    proc = run([program, method, "--help"])
+    assert proc.returncode == 0
+    text = re.sub(r"\s+", " ", proc.stdout)
+    missing = [w for w in words if w not in text]
+    assert missing == [], proc.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["sendmodes", "--max-size", "512M"], "above 256M"),
+    (["polling", "--repetitions", "0"], "--repetitions"),
+    (["anysource", "--sizes", "8,zz"], "--sizes"),
+    (["polling", "--queue-depths", "4"], "--queue-depths"),  # flood's option
+    (["sendmodes", "--time-cap-ms", "abc"], "--time-cap-ms"),
+])
+def test_bad_arguments_give_one_line_and_status_2(netbench, args, words):
+    program, _, _ = netbench
+    proc = run([program, *args])  # refused before MPI_Init, as under a launcher
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and not proc.stdout, proc.stderr
+    assert lines[0].startswith("netbench: ") and words in lines[0], lines
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_run_is_sound(netbench, method, tmp_path):
+    program, launcher, mpi = netbench
+    table, key, variants, against_table = METHODS[method]
+    out = tmp_path / f"{method}.json"
+    proc = run([*launcher, program, method, *QUICK, "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    result = parse_json(out.read_text())
+    assert [r["cpus_bound"] for r in result.ranks[:2]] in ([[0], [1]], [[1], [0]])
+    assert result.parameters["sizes_bytes"] == SIZES and result.parameters["repetitions"] == 5
+
+    rows = result.table(table)
+    assert sorted((r["size_bytes"], r[key]) for r in rows) == sorted(
+        (size, v) for size in SIZES for v in variants)
+    for row in rows:
+        assert row["iterations"] >= 5, row
+        low, median, high = row["latency_min_us"], row["latency_median_us"], row["latency_max_us"]
+        assert 0 < low <= median <= high and math.isfinite(high), row
+
+    flagged = {u["quantity"] for u in result.unreliable}
+    against = result.table(against_table)
+    assert sorted((r["size_bytes"], r[key]) for r in against) == sorted(
+        (size, v) for size in SIZES for v in variants[1:])
+    for row in against:
+        assert row["against"] == variants[0], row
+        baseline = result.row(table, size_bytes=row["size_bytes"], **{key: variants[0]})
+        floor = row.get("noise_floor_us", row.get("difference_noise_floor_us"))
+        # the floor is never below 3 % of the baseline's latency (NB_PAIRED_NOISE_FLOOR_RELATIVE)
+        assert floor >= 0.03 * baseline["latency_median_us"] * 0.999, row
+        ratio = row.get("cost_ratio", row.get("ratio_to_standard"))
+        assert ratio > 0 and math.isfinite(ratio), row
+        if "cost_us" in row:
+            # a cost is never negative: 0 within the noise floor, null (and flagged) below it
+            quantity = f"cost_us[size_bytes={row['size_bytes']},{key}={row[key]}]"
+            assert (row["cost_us"] is None) == (quantity in flagged), (row, flagged)
+            assert row["cost_us"] is None or row["cost_us"] >= 0, row
+    assert result.status == ("unreliable" if result.unreliable else "ok")
+    if method == "sendmodes":
+        # the MPI_Bsend buffer holds 2 messages of the largest size and their overhead
+        assert result.parameters["bsend_buffer_bytes"] >= 2 * SIZES[-1]
+    summary = result.summary
+    assert summary["small_size_bytes"] == 8
+    small = {v: result.row(table, size_bytes=8, **{key: v})["latency_median_us"]
+             for v in variants}
+    for v in variants:
+        assert summary[f"{v}_latency_small_us"] == small[v], (v, summary)
+    print(f"{mpi} {method} at 8 B: " + ", ".join(f"{v} {small[v]:.3g} us" for v in variants))
+    # the human rendering says the same
+    human = parse_human(proc.stdout)
+    assert human.table(table) == rows and human.summary == summary
+    assert human.unreliable == result.unreliable
+
+
+def test_checks_on_local(tmp_path):
+    """A real ReFrame session of the three checks with Open MPI: each runs at the one distance
+    this machine has (same-l3) and reports its figures; the other distances skip."""
+    if shutil.which("mpicc.openmpi") is None:
+        pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"))
+    cmd = [str(Path(sys.executable).parent / "reframe"), "-C", "config/settings.py",
+           "-c", "checks/completion.py", "--system", "local", "--exec-policy=serial", "-r",
+           "-p", "openmpi", "-S", "require_reference=false"]
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure.*?(\d+) skipped",
+                         proc.stdout)
+    # 3 checks x 6 distances + the build; the build and same-l3 of each check run
+    assert summary and summary[0][:2] == ("4", "19") and summary[0][2] == "0", summary
+    figures = {name: (float(value), unit) for name, value, unit in
+               re.findall(r"P: (\w+): (\S+) (\S+)", proc.stdout)}
+    latencies = [f"polling_{m}_8B_us" for m in ("blocking", "busy_poll", "test_yield")] + \
+        ["anysource_named_8B_us", "anysource_any_source_8B_us"] + \
+        [f"sendmode_{c}_8B_us" for c in ("send", "ssend", "bsend", "rsend")]
+    ratios = ["polling_blocking_ratio_8B", "anysource_ratio_8B", "anysource_anytag_ratio_8B",
+              "sendmode_ssend_ratio_8B", "sendmode_bsend_ratio_8B", "sendmode_rsend_ratio_8B",
+              "sendmode_bsend_ratio_64KiB"]
+    costs = ["polling_blocking_cost_8B_us", "anysource_cost_8B_us", "anysource_anytag_cost_8B_us"]
+    for name in latencies + ratios:
+        value, unit = figures[name]
+        assert value > 0 and unit == ("us" if name.endswith("_us") else "ratio"), (name, figures)
+    for name in costs:
+        value, unit = figures[name]
+        assert value >= 0 and unit == "us", (name, figures)
+    perflogs = tmp_path / "results" / "perflogs" / "local" / "default"
+    for check, prefix in (("NetbenchPolling", "polling_"), ("NetbenchAnySource", "anysource_"),
+                          ("NetbenchSendModes", "sendmode_")):
+        header = (perflogs / f"{check}.log").read_text().splitlines()[0]
+        names = [name for name in latencies + ratios + costs if name.startswith(prefix)]
+        assert names and all(f"{name}_value" in header for name in names), header
