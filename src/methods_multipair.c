@@ -10,7 +10,8 @@
  *
  * A cost is a latency minus the latency of the same size at k = 0 (the baseline), measured in
  * the same run. Its noise floor is the larger spread (max - min over the repetitions) of the two
- * latencies: a cost below minus the noise floor means a disturbed baseline and is flagged.
+ * latencies: a cost less than 0 but within it is reported as 0 (noise), further below it means a
+ * disturbed baseline and is null and flagged (netbench prints no negative figure).
  * Ranks that have nothing to do wait at a barrier without busy polling, so that on shared or
  * oversubscribed cores they do not take the measuring ranks' CPU.
  */
@@ -139,8 +140,18 @@ static double noise_floor_us(const nb_context *ctx, latency baseline, latency ro
     return fmax(spread, 2.0 * ctx->timer_tick_s * 1e6);
 }
 
+/* A cost as reported: a latency cannot fall because of connections or load, so a difference
+ * within the noise floor below 0 is noise and reported as 0; further below it is no figure (NaN,
+ * null in the output; the caller flags it). */
+static double reported_cost(double cost_us, double noise_us)
+{
+    if (cost_us >= 0.0)
+        return cost_us;
+    return cost_us >= -noise_us ? 0.0 : NAN;
+}
+
 /* Rank 0: one latency row with its cost against `baseline`; a cost below minus the noise floor
- * is flagged (the baseline was disturbed). `key` names the k column. */
+ * is null and flagged (the baseline was disturbed). `key` names the k column. */
 static void add_latency_row(const nb_context *ctx, nb_table *table, const char *key, int k,
                             size_t size, latency row, latency baseline)
 {
@@ -153,7 +164,7 @@ static void add_latency_row(const nb_context *ctx, nb_table *table, const char *
     nb_cell_real(table, "latency_min_us", row.min_us);
     nb_cell_real(table, "latency_median_us", row.median_us);
     nb_cell_real(table, "latency_max_us", row.max_us);
-    nb_cell_real(table, "cost_us", cost);
+    nb_cell_real(table, "cost_us", reported_cost(cost, noise));
     nb_cell_real(table, "noise_floor_us", noise);
     if (cost < -noise) {
         char quantity[96];
@@ -163,6 +174,18 @@ static void add_latency_row(const nb_context *ctx, nb_table *table, const char *
                       "noise floor %.3f us: the baseline (k = 0) was disturbed",
                       row.median_us, -cost, baseline.median_us, noise);
     }
+}
+
+/* Rank 0: a summary cost (the largest k against k = 0), null and flagged below the noise. */
+static void summary_cost(const nb_context *ctx, const char *key, latency baseline, latency last)
+{
+    double cost = last.median_us - baseline.median_us;
+    double noise = noise_floor_us(ctx, baseline, last);
+    nb_summary_real(ctx->result, key, reported_cost(cost, noise));
+    if (cost < -noise)
+        nb_unreliable(ctx->result, key, "latency %.3f us is %.3f us below the baseline's "
+                      "%.3f us, beyond the noise floor %.3f us: the baseline was disturbed",
+                      last.median_us, -cost, baseline.median_us, noise);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -285,9 +308,8 @@ static void run_connections(const nb_context *ctx)
         nb_summary_real(r, "latency_large_k0_us", baseline[large].median_us);
         nb_summary_real(r, "latency_large_max_k_us", last[large].median_us);
         if (max_k > 0) {
-            nb_summary_real(r, "cost_small_max_k_us", last[0].median_us - baseline[0].median_us);
-            nb_summary_real(r, "cost_large_max_k_us",
-                            last[large].median_us - baseline[large].median_us);
+            summary_cost(ctx, "cost_small_max_k_us", baseline[0], last[0]);
+            summary_cost(ctx, "cost_large_max_k_us", baseline[large], last[large]);
             nb_summary_real(r, "noise_floor_small_max_k_us",
                             noise_floor_us(ctx, baseline[0], last[0]));
             nb_summary_real(r, "noise_floor_large_max_k_us",
@@ -362,8 +384,9 @@ const nb_method nb_method_connections = {
         "--small-size and --large-size; each latency is the median of --repetitions loops of\n"
         "as many round trips as fit in --time-cap-ms. cost_us = latency at k - latency at\n"
         "k = 0 (same size); noise_floor_us = the larger spread (max - min over the\n"
-        "repetitions) of the two latencies; a cost below -noise_floor_us is flagged\n"
-        "unreliable (a disturbed baseline). With 2 ranks only k = 0 exists: the costs are\n"
+        "repetitions) of the two latencies; a cost below 0 but within it is noise and\n"
+        "reported as 0, one below -noise_floor_us is null and flagged unreliable (a\n"
+        "disturbed baseline). With 2 ranks only k = 0 exists: the summary costs are\n"
         "null and flagged. Connection-less transports (shared memory) show no cost; over a\n"
         "network run one rank per node (mpirun --map-by node, srun --ntasks-per-node=1).",
     .scope = NB_ON_ALL_RANKS,
@@ -650,8 +673,7 @@ static void run_loaded(const nb_context *ctx)
         nb_summary_real(r, "loaded_latency_k0_us", baseline.median_us);
         nb_summary_real(r, "loaded_latency_max_k_us", last.median_us);
         if (pairs > 1) {
-            nb_summary_real(r, "loaded_latency_cost_max_k_us",
-                            last.median_us - baseline.median_us);
+            summary_cost(ctx, "loaded_latency_cost_max_k_us", baseline, last);
             nb_summary_real(r, "loaded_latency_noise_floor_max_k_us",
                             noise_floor_us(ctx, baseline, last));
         } else {
@@ -738,8 +760,9 @@ const nb_method nb_method_loaded = {
         "    messages until pair 0 has measured (rank 0 then tells them to stop); the other\n"
         "    pairs wait without busy polling. cost_us = latency at k - latency at k = 0;\n"
         "    noise_floor_us = the larger spread (max - min over the repetitions) of the two;\n"
-        "    a cost below -noise_floor_us is flagged unreliable. load_bandwidth_MBps: what\n"
-        "    the loading pairs moved meanwhile, in total.\n"
+        "    a cost below 0 within it is noise, reported as 0; below -noise_floor_us it is\n"
+        "    null and flagged unreliable. load_bandwidth_MBps: what the loading pairs moved\n"
+        "    meanwhile, in total.\n"
         "(b) k = 1 .. pairs pairs at once, started together by barriers: the even rank of\n"
         "    each pair sends windows of --window non-blocking messages (MPI_Isend, all\n"
         "    completed, then a 1-byte acknowledgement from the receiver, as OSU's\n"
