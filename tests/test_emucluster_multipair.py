@@ -1,0 +1,117 @@
+"""Integration: `netbench connections` and `netbench loaded` at 4 emulated nodes, one rank per
+node, through srun (ci/emucluster.sh, 1 Gbit links; a prefix and state directory of its own).
+
+The 4 nodes share this machine's cores (2 here), so the timings are the mechanics only: every
+k is measured, rank 0 exchanged with every peer, the loading pair streamed while pair 0
+measured, the pairs ran at once. One figure is ground truth all the same: every byte crosses a
+link shaped to 1 Gbit, so no pair moves more than 125 MB/s, and two pairs not more than twice
+that.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import REPO_ROOT
+
+EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
+PREFIX = f"fsp{os.getpid() % 10000}"  # unique per test run, distinct from the other clusters
+NODES = 4
+LINK_MBps = 125.0  # 1 Gbit/s
+MPI_ENV = {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self", "OMPI_ALLOW_RUN_AS_ROOT": "1",
+           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
+QUICK = ["--repetitions", "3", "--time-cap-ms", "2"]
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root for network namespaces"
+    for tool in ("ip", "tc", "slurmctld", "slurmd", "munged", "srun", "mpicc.openmpi"):
+        if shutil.which(tool) is None:
+            return f"{tool} not installed (ci/setup.sh installs it)"
+    probe = subprocess.run(["ip", "netns", "add", f"{PREFIX}probe"], capture_output=True)
+    subprocess.run(["ip", "netns", "del", f"{PREFIX}probe"], capture_output=True)
+    if probe.returncode != 0:
+        return f"network namespaces unavailable: {probe.stderr.decode().strip()}"
+    return None
+
+
+pytestmark = [pytest.mark.integration, pytest.mark.emucluster]
+_REASON = _why_not()
+if _REASON:
+    pytestmark.append(pytest.mark.skip(reason=_REASON))
+
+
+@pytest.fixture(scope="module")
+def four_nodes(tmp_path_factory):
+    state = tmp_path_factory.mktemp("emucluster-multipair")
+    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=PREFIX, FABRICSUITE_EMU_DIR=str(state),
+               FABRICSUITE_EMU_PORT=str(40000 + os.getpid() % 5000 * 2))
+
+    def emu(*args, check=True, timeout=300, extra_env=None):
+        proc = subprocess.run([EMU, *args], env={**env, **(extra_env or {})}, cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=timeout)
+        if check:
+            assert proc.returncode == 0, f"emucluster {args[0]}: {proc.stderr[-3000:]}"
+        return proc
+
+    emu("up", "--nodes", str(NODES), "--rate", "1gbit")
+    try:
+        yield emu
+    finally:
+        emu("down", check=False)
+        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert PREFIX not in leftover, leftover
+
+
+@pytest.fixture(scope="module")
+def netbench(tmp_path_factory):
+    build = tmp_path_factory.mktemp("nb-multipair") / "src"
+    shutil.copytree(REPO_ROOT / "src", build,
+                    ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    proc = subprocess.run(["make", "-C", str(build), "netbench", "MPICC=mpicc.openmpi"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return build / "netbench"
+
+
+def srun(emu, netbench, out: Path, method, *args):
+    proc = emu("exec", "srun", f"-N{NODES}", f"-n{NODES}", "--ntasks-per-node=1", "--time=2",
+               str(netbench), method, *QUICK, *args, "--json-file", str(out),
+               extra_env=MPI_ENV, check=False, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert len({r["host"] for r in result["ranks"]}) == NODES, result["ranks"]
+    assert result["parameters"]["ranks"] == NODES
+    return result
+
+
+def test_both_methods_at_4_nodes_one_rank_per_node(four_nodes, netbench, tmp_path):
+    connections = srun(four_nodes, netbench, tmp_path / "connections.json", "connections")
+    rows = connections["tables"]["connections"]
+    assert sorted((r["peers"], r["size_bytes"]) for r in rows) == [
+        (k, size) for k in (0, 1, 2) for size in (8, 65536)]
+    # over TCP a round trip takes microseconds, and 64 KiB over 1 Gbit at least 524 us one way
+    assert all(r["latency_median_us"] > 1 for r in rows), rows
+    assert all(r["latency_median_us"] > 0.9 * 65536 / LINK_MBps
+               for r in rows if r["size_bytes"] == 65536), rows
+    flagged = {u["quantity"] for u in connections["unreliable"]}
+    assert (connections["summary"]["cost_small_max_k_us"] is None) == (
+        "cost_small_max_k_us" in flagged)
+
+    loaded = srun(four_nodes, netbench, tmp_path / "loaded.json", "loaded")
+    latency, aggregate = loaded["tables"]["loaded_latency"], loaded["tables"]["aggregate"]
+    assert [r["loading_pairs"] for r in latency] == [0, 1]
+    assert latency[0]["load_bandwidth_MBps"] == 0
+    # pair 1 streamed over its own link while pair 0 measured
+    assert 0 < latency[1]["load_bandwidth_MBps"] <= 1.1 * LINK_MBps, latency
+    assert [r["pairs"] for r in aggregate] == [1, 2]
+    for row in aggregate:
+        assert 0 < row["bandwidth_per_pair_min_MBps"] <= 1.1 * LINK_MBps, row
+        assert row["aggregate_bandwidth_MBps"] <= 1.1 * row["pairs"] * LINK_MBps, row
+        assert row["message_rate_per_s"] > 0, row
+    print(f"connections: {connections['summary']}\nloaded: {loaded['summary']}")
