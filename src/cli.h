@@ -6,7 +6,8 @@
  * its run function. The registry (methods.c) lists the methods. cli.c knows no method: it parses
  * the command line against the chosen method's table, checks every value against its range
  * (one line on stderr naming the option, the value and the allowed range, exit status 2, before
- * MPI_Init) and prints the help from the same descriptors. Adding a method: docs/adding-a-method.md.
+ * MPI_Init) and prints the help from the same descriptors.
+ * Adding a method: docs/adding-a-method.md.
  */
 #ifndef NETBENCH_CLI_H
 #define NETBENCH_CLI_H
@@ -36,7 +37,8 @@ typedef struct {
     const char *json_file;        /* --json-file PATH, or NULL */
     /* repetition control */
     int repetitions;              /* --repetitions */
-    long iterations;              /* --iterations: most iterations (messages, rounds) per repetition */
+    long iterations;              /* --iterations: most iterations (messages, rounds) in one
+                                     repetition */
     double time_cap_ms;           /* --time-cap-ms: time one repetition aims at */
     /* message sizes */
     size_t min_size;              /* --min-size */
