@@ -5,7 +5,9 @@ Test plan. Two `netbench` methods in which more ranks than one pair take part, o
 and environment with the `mpi` feature, at node counts 1, 2, 4 (larger than the partition skip),
 one rank per core (`per-core`) or one per node (`per-node`, the network alone), like
 checks/dense.py. References per partition, environment and scale `<nodes>x<ranks per node>`
-(reference/<system>.yaml). Sanity: every k and size measured with positive latencies and
+(reference/<system>.yaml). Ranks are placed in blocks, so per-core puts pair (0,1) and rank 0's
+first peers on one node (shared memory, and the load of the node); per-node puts every pair and
+every peer across the network. Sanity: every k and size measured with positive latencies and
 bandwidths, the job had the ranks asked for, no unreliable figure that a variable uses.
 
 - NetbenchConnections (Kutlug §3.2.5, §4.2.4): ping-pong latency of ranks 0 and 1 after rank 0
