@@ -50,6 +50,7 @@ void nb_paired_measure(const nb_context *ctx, const nb_paired_variant *variants,
     }
     m->rounds = rounds;
     m->variant_count = count;
+    m->baseline_resolution_us = 0.0;
     for (int r = 0; r < rounds; r++)
         for (size_t k = 0; k < count; k++) {
             /* Rotated order: no variant always runs first (after the barrier) or last. */
@@ -80,6 +81,8 @@ void nb_paired_cost_of(const nb_paired_measurement *m, size_t variant, size_t ba
     double relative = NB_PAIRED_NOISE_FLOOR_RELATIVE * m->median_us[baseline];
     double floor = NB_PAIRED_NOISE_SE_FACTOR * standard_error;
     cost->noise_floor_us = floor > relative ? floor : relative;
+    if (m->baseline_resolution_us > cost->noise_floor_us)
+        cost->noise_floor_us = m->baseline_resolution_us;
 }
 
 double nb_paired_reported_cost(const nb_paired_cost *cost)

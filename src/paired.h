@@ -17,10 +17,10 @@
 
 #define NB_PAIRED_MAX_VARIANTS 4
 
-/* The noise floor of a cost: the larger of NB_PAIRED_NOISE_SE_FACTOR standard errors of the
- * median paired difference (1.2533 x 1.4826 x MAD / sqrt(rounds)) and
+/* The noise floor of a cost: the largest of NB_PAIRED_NOISE_SE_FACTOR standard errors of the
+ * median paired difference (1.2533 x 1.4826 x MAD / sqrt(rounds)),
  * NB_PAIRED_NOISE_FLOOR_RELATIVE of the baseline's median latency (what the rotation cannot
- * remove: a phase that changes within a round). */
+ * remove: a phase that changes within a round) and the baseline's resolution (below). */
 #define NB_PAIRED_NOISE_SE_FACTOR 3.0
 #define NB_PAIRED_NOISE_FLOOR_RELATIVE 0.03
 
@@ -38,6 +38,9 @@ typedef struct {
     double min_us[NB_PAIRED_MAX_VARIANTS];
     double median_us[NB_PAIRED_MAX_VARIANTS];
     double max_us[NB_PAIRED_MAX_VARIANTS];
+    /* The smallest difference the baseline can resolve, which the method may set after
+     * nb_paired_measure (0 there): a cost's noise floor is never below it. */
+    double baseline_resolution_us;
 } nb_paired_measurement;
 
 /* A variant against the baseline, from the paired rounds. */

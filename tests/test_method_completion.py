@@ -60,6 +60,7 @@ def netbench(request, tmp_path_factory):
 @pytest.mark.parametrize("method, words", [
     ("polling", ["Kutlug section 3.2.6", "Zamani et al. section 5.4", "MPI_Wait",
                  "MPI_Test", "sched_yield()", "'busy_poll'", "'test_yield'", "noise_floor_us",
+                 "2 x test_call_us",
                  "--time-cap-ms MS", "default 2;", "--max-size SIZE", "default 64K;",
                  "cost_us [us, lower is better]", "cost_ratio [ratio, lower is better]"]),
     ("anysource", ["Kutlug section 4.2.6", "MPI_ANY_SOURCE", "MPI_ANY_TAG", "'named'",
@@ -122,6 +123,9 @@ def test_run_is_sound(netbench, method, tmp_path):
         floor = row.get("noise_floor_us", row.get("difference_noise_floor_us"))
         # the floor is never below 3 % of the baseline's latency (NB_PAIRED_NOISE_FLOOR_RELATIVE)
         assert floor >= 0.03 * baseline["latency_median_us"] * 0.999, row
+        if method == "polling":
+            # nor below 2 periods of the busy-poll loop (POLL_PERIODS_RESOLVED)
+            assert floor >= 2 * result.summary["test_call_us"] * 0.999, row
         ratio = row.get("cost_ratio", row.get("ratio_to_standard"))
         assert ratio > 0 and math.isfinite(ratio), row
         if "cost_us" in row:
@@ -135,6 +139,8 @@ def test_run_is_sound(netbench, method, tmp_path):
         assert result.parameters["bsend_buffer_bytes"] >= 2 * SIZES[-1]
     summary = result.summary
     assert summary["small_size_bytes"] == 8
+    if method == "polling":
+        assert 0 < summary["test_call_us"] < summary["busy_poll_latency_small_us"], summary
     small = {v: result.row(table, size_bytes=8, **{key: v})["latency_median_us"]
              for v in variants}
     for v in variants:
