@@ -245,16 +245,25 @@ typedef struct {
     int calls_valid;           /* over the rounds */
     int late_calls;
     int calls;
+    int rounds;
+    int rounds_valid;          /* rounds with at least half of their calls valid */
     double sync_error_s;
-    double median_us;          /* median of the round medians */
+    double median_us;          /* median of the valid rounds' medians */
     double spread_us;          /* max - min of the round medians */
 } op_figures;
 
+/* Over the rounds that have a median (NaN: fewer than half of the round's calls were valid; a
+ * median of the few calls a descheduled rank left is no figure). */
 static void summarise(op_figures *f, int rounds)
 {
-    f->median_us = nb_median(f->round_median_us, (size_t)rounds);
-    f->spread_us = nb_max(f->round_median_us, (size_t)rounds) -
-                   nb_min(f->round_median_us, (size_t)rounds);
+    double kept[NB_MAX_REPETITIONS] = {0};
+    size_t count = 0;
+    for (int r = 0; r < rounds; r++)
+        if (isfinite(f->round_median_us[r]))
+            kept[count++] = f->round_median_us[r];
+    f->rounds_valid = (int)count;
+    f->median_us = nb_median(kept, count);
+    f->spread_us = count > 0 ? nb_max(kept, count) - nb_min(kept, count) : NAN;
 }
 
 /* Times ops[0..count-1] at one size for `rounds` rounds; every rank calls it. */
@@ -267,10 +276,11 @@ static void time_operations(op_state *s, const operation *const *ops, size_t cou
             block_timing t;
             s->op = ops[k];
             time_block(s, calls, &t);
-            figures[k].round_median_us[r] = t.median_us;
+            figures[k].round_median_us[r] = 2 * t.calls_valid >= calls ? t.median_us : NAN;
             figures[k].calls_valid += t.calls_valid;
             figures[k].late_calls += t.late_calls;
             figures[k].calls += calls;
+            figures[k].rounds++;
             if (t.sync_error_s > figures[k].sync_error_s)
                 figures[k].sync_error_s = t.sync_error_s;
         }
@@ -286,10 +296,14 @@ static void check_figures(const nb_context *ctx, const char *name, size_t size,
     char quantity[96];
     snprintf(quantity, sizeof quantity, "%s[size_bytes=%zu]", name, size);
     if (!(f->median_us > 0.0))
-        nb_unreliable(ctx->result, quantity, "no valid call timed (every call late)");
+        nb_unreliable(ctx->result, quantity, "no round with half of its calls valid (the others "
+                      "were late: a rank reached the start after it)");
     else if ((double)f->late_calls > WIN_MAX_LATE_SHARE_REPORTED * (double)f->calls)
         nb_unreliable(ctx->result, quantity, "%d of %d calls late (a rank reached the start "
                       "after it), at the largest window tried", f->late_calls, f->calls);
+    else if (2 * f->rounds_valid < f->rounds)
+        nb_unreliable(ctx->result, quantity, "only %d of %d rounds had half of their calls "
+                      "valid", f->rounds_valid, f->rounds);
     else if (f->median_us < 10.0 * ctx->timer_tick_s * 1e6)
         nb_unreliable(ctx->result, quantity, "median time %.3g us is below 10 x MPI_Wtick",
                       f->median_us);
@@ -301,6 +315,7 @@ static const nb_column timing_columns[] = {
     NB_KEY("calls", "count"),
     NB_KEY("calls_valid", "count"),
     NB_LOWER("late_calls", "count"),
+    NB_KEY("rounds_valid", "count"),
     NB_LOWER("time_median_us", "us"),
     NB_LOWER("time_spread_us", "us"),
 };
@@ -314,6 +329,7 @@ static void add_timing_row(nb_table *table, const char *name, size_t size, const
     nb_cell_int(table, "calls", f->calls);
     nb_cell_int(table, "calls_valid", f->calls_valid);
     nb_cell_int(table, "late_calls", f->late_calls);
+    nb_cell_int(table, "rounds_valid", f->rounds_valid);
     nb_cell_real(table, "time_median_us", f->median_us);
     nb_cell_real(table, "time_spread_us", f->spread_us);
 }
@@ -416,7 +432,7 @@ static loggp_terms terms_at(const loggp_source *src, double m)
     t.one_message_us = interpolate(p, n, m, offsetof(quick_point, one_message_us));
     double gall = interpolate(p, n, m, offsetof(quick_point, G_all_us));
     double os = interpolate(p, n, m, offsetof(quick_point, o_s_us));
-    t.send_interval_us = fmax(os, gall);
+    t.send_interval_us = fmax(fmax(os, gall), 0.0);
     t.o_r_us = fmax(interpolate(p, n, m, offsetof(quick_point, o_r_us)), 0.0);
     return t;
 }
@@ -723,6 +739,20 @@ static const nb_column quick_columns[] = {
 };
 static const nb_table_spec loggp_quick_table = NB_TABLE_SPEC("loggp_quick", quick_columns);
 
+/* A quick LogGP figure below 0 is noise larger than the quantity: null, flagged (the models
+ * take it as 0). */
+static void quick_cell(nb_result *r, nb_table *table, const char *column, double size,
+                       double value)
+{
+    nb_cell_real(table, column, value >= 0.0 ? value : NAN);
+    if (!(value >= 0.0)) {
+        char quantity[96];
+        snprintf(quantity, sizeof quantity, "%s[size_bytes=%.0f]", column, size);
+        nb_unreliable(r, quantity, "measured %.3g: below the noise of the quick measurement "
+                      "(taken as 0 by the models)", value);
+    }
+}
+
 static void report_parameters(const nb_context *ctx, const loggp_source *src)
 {
     nb_result *r = ctx->result;
@@ -755,18 +785,22 @@ static void report_parameters(const nb_context *ctx, const loggp_source *src)
         nb_cell_int(table, "size_bytes", (long long)p[i].size);
         nb_cell_real(table, "prtt_1_0_us", p[i].prtt_1_0_us);
         nb_cell_real(table, "one_message_us", p[i].one_message_us);
-        nb_cell_real(table, "G_all_us", p[i].G_all_us);
-        nb_cell_real(table, "o_s_us", p[i].o_s_us);
-        nb_cell_real(table, "o_r_us", p[i].o_r_us);
+        quick_cell(r, table, "G_all_us", p[i].size, p[i].G_all_us);
+        quick_cell(r, table, "o_s_us", p[i].size, p[i].o_s_us);
+        quick_cell(r, table, "o_r_us", p[i].size, p[i].o_r_us);
     }
-    nb_summary_real(r, "L_us", p[0].one_message_us);
-    nb_summary_real(r, "g_small_us", p[0].G_all_us);
-    nb_summary_real(r, "o_s_small_us", p[0].o_s_us);
-    nb_summary_real(r, "o_r_small_us", p[0].o_r_us);
     double G = n >= 2 ? (p[n - 1].one_message_us - p[n - 2].one_message_us) /
                             (p[n - 1].size - p[n - 2].size)
                       : NAN;
-    nb_summary_real(r, "G_large_ns_per_byte", G * 1e3);
+    const char *keys[5] = {"L_us", "g_small_us", "o_s_small_us", "o_r_small_us",
+                           "G_large_ns_per_byte"};
+    double values[5] = {p[0].one_message_us, p[0].G_all_us, p[0].o_s_us, p[0].o_r_us, G * 1e3};
+    for (int k = 0; k < 5; k++) {
+        nb_summary_real(r, keys[k], values[k] >= 0.0 ? values[k] : NAN);
+        if (!(values[k] >= 0.0))
+            nb_unreliable(r, keys[k], "measured %.3g: below the noise of the quick measurement "
+                          "(taken as 0 by the models)", values[k]);
+    }
     for (size_t i = 0; i < n; i++) {
         char quantity[64];
         if (!(p[i].one_message_us > 0.0)) {
@@ -1335,7 +1369,8 @@ const nb_method nb_method_models = {
         "approach of `netbench collectives`: window = max(2 x estimated call + 2 x clock\n"
         "error, 5 us); late calls left out; more than 10% late doubles the window, at most 3\n"
         "times); --calls calls per block, --repetitions rounds that interleave the\n"
-        "collectives; the median of the rounds' medians and their spread (max - min).\n"
+        "collectives; the median of the rounds' medians and their spread (max - min); a\n"
+        "round with fewer than half of its calls valid is left out.\n"
         "measured_to_predicted = measured median / predicted: 1 is the model exactly; above 1\n"
         "the library is slower than the algorithm on this network (another algorithm,\n"
         "copies, synchronisation); below 1 it beats the model (e.g. shared memory\n"
@@ -1410,7 +1445,7 @@ static const nb_column rule_columns[] = {
     NB_KEY("right", ""),
     NB_KEY("left_us", "us"),
     NB_KEY("right_us", "us"),
-    NB_KEY("difference_us", "us"),
+    NB_LOWER("left_to_right", "ratio"),
     NB_KEY("noise_us", "us"),
     NB_LOWER("excess_us", "us"),
     NB_LOWER("violations", "count"),
@@ -1510,9 +1545,25 @@ static void run_consistency(const nb_context *ctx)
                  * deviations of the difference of two medians of 5 */
                 double noise = fmax((left->spread_us + right->spread_us) / 2.0, floor_us);
                 double excess = difference - noise;
-                int bad = excess > 0.0;
-                checked++;
+                /* judged only when both sides have a median and a spread from most rounds */
+                int judged = isfinite(difference) && 2 * left->rounds_valid >= left->rounds &&
+                             2 * right->rounds_valid >= right->rounds &&
+                             left->rounds_valid >= 2 && right->rounds_valid >= 2;
+                int bad = judged && excess > 0.0;
+                checked += judged;
                 violated += bad;
+                if (!judged) {
+                    noise = excess = NAN;
+                    char quantity[128];
+                    snprintf(quantity, sizeof quantity, "violations[rule=%s,size_bytes=%zu]",
+                             rule->name, totals[i]);
+                    nb_unreliable(result, quantity, "not judged: %s had %d and %s %d of %d "
+                                  "rounds with half of their calls valid (a side needs at least "
+                                  "2 and half of them for a median and a spread)",
+                                  cons_ops[rule->left].name, left->rounds_valid,
+                                  cons_ops[rule->right].name, right->rounds_valid,
+                                  left->rounds);
+                }
                 nb_table_add_row(table);
                 nb_cell_text(table, "rule", rule->name);
                 nb_cell_int(table, "size_bytes", (long long)totals[i]);
@@ -1520,10 +1571,11 @@ static void run_consistency(const nb_context *ctx)
                 nb_cell_text(table, "right", cons_ops[rule->right].name);
                 nb_cell_real(table, "left_us", left->median_us);
                 nb_cell_real(table, "right_us", right->median_us);
-                nb_cell_real(table, "difference_us", difference);
+                nb_cell_real(table, "left_to_right", left->median_us / right->median_us);
                 nb_cell_real(table, "noise_us", noise);
-                nb_cell_real(table, "excess_us", excess);
-                nb_cell_int(table, "violations", bad);
+                nb_cell_real(table, "excess_us", fmax(excess, 0.0));
+                if (judged)
+                    nb_cell_int(table, "violations", bad);
                 if (bad)
                     nb_warning(result, "self-consistency rule %s (%s) violated at n = %zu "
                                "bytes: %s %.4g us > %s %.4g us by %.4g us, %.4g us beyond the "
@@ -1539,6 +1591,9 @@ static void run_consistency(const nb_context *ctx)
         }
         nb_summary_int(result, "violations", violations_total);
         nb_summary_int(result, "rule_sizes_checked", checked);
+        nb_summary_int(result, "rule_sizes_not_judged",
+                       (long long)(o->size_count * (size_t)__builtin_popcount(cs->rules)) -
+                           checked);
         nb_summary_real(result, "clock_sync_error_max_us", sync_error * 1e6);
     }
     free(figures);
@@ -1603,10 +1658,13 @@ const nb_method nb_method_consistency = {
         "time window against clocks synchronised to rank 0 (the approach of `netbench\n"
         "collectives`), --calls calls per block; --repetitions rounds interleave all\n"
         "operations of a size, so that a slow phase of the machine spreads over both sides.\n"
-        "A side's time is the median of the rounds' medians, its spread their max - min.\n"
+        "A side's time is the median of the rounds' medians, its spread their max - min (a\n"
+        "round with fewer than half of its calls valid is left out).\n"
         "noise = max((spread left + spread right) / 2, 2 x MPI_Wtick); a rule is violated\n"
-        "at a size when left - right > noise; excess_us = left - right - noise (> 0 only\n"
-        "for a violation). A violation is a finding about the MPI library (its choice of\n"
+        "at a size when left - right > noise; excess_us = max(left - right - noise, 0) (> 0\n"
+        "only for a violation), left_to_right = left / right. A side needs at least 2 rounds, and half of them, with half of\n"
+        "their calls valid; otherwise the rule is not judged at that size (violations null,\n"
+        "an unreliable entry). A violation is a finding about the MPI library (its choice of\n"
         "algorithm at that size), not an error of the measurement; each one is also a\n"
         "warning naming the rule, the size and both times. Needs no reference: the count of\n"
         "violations should be 0 on any system. Default sizes: 8 B to 1 MiB in powers of 4.",

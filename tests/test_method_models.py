@@ -1,0 +1,221 @@
+"""netbench `models` and `consistency` (src/methods_models.c) and their checks
+(checks/collective_models.py), run for real: 2 ranks bound to cores with Debian's Open MPI and
+MPICH, short sweeps, and a ReFrame session on the local system."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import REPO_ROOT, SOURCE_DIR
+from fabricsuite.netbench_result import load
+
+pytestmark = pytest.mark.integration
+
+MPIS = {
+    "openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]),
+    "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
+}
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+RULES = ["allreduce_le_reduce_bcast", "reduce_le_allreduce", "bcast_le_scatter_allgather",
+         "allgather_le_gather_bcast", "gather_le_allgather"]
+COLLECTIVES = ["bcast", "reduce", "allreduce", "allgather", "alltoall"]
+
+
+def run(cmd, timeout=120):
+    return subprocess.run(["nice", "-n", "19", *cmd], capture_output=True, text=True, env=ENV,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module", params=sorted(MPIS))
+def netbench(request, tmp_path_factory):
+    """(path to netbench built with this MPI, launcher for 2 ranks bound to cores, MPI name)."""
+    compiler, launcher = MPIS[request.param]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"{compiler} not installed (ci/setup.sh installs it)")
+    build = tmp_path_factory.mktemp(f"build-{request.param}") / "src"
+    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    proc = run(["make", "-C", str(build), "netbench", f"MPICC={compiler}"], timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return str(build / "netbench"), launcher, request.param
+
+
+def synthetic_loggp(path, library="some other MPI 1.0"):
+    """A `netbench loggp` result with two protocol ranges and round parameters."""
+    doc = {
+        "format": "netbench-result", "format_version": 1, "program": "netbench",
+        "version": "0.1.0", "method": "loggp", "command_line": ["netbench", "loggp"],
+        "mpi": {"library": library, "standard": "3.1"}, "ranks": [], "parameters": {},
+        "tables": {"ranges": [
+            {"range": 0, "first_size_bytes": 1, "last_size_bytes": 3000, "g_us": 0.5,
+             "G_ns_per_byte": 0.1, "o_s_us": 0.2, "o_r_us": None},
+            {"range": 1, "first_size_bytes": 4096, "last_size_bytes": 65536, "g_us": 2.0,
+             "G_ns_per_byte": 0.2, "o_s_us": 0.4, "o_r_us": 0.3},
+        ]},
+        "summary": {"L_us": 1.0}, "warnings": [], "unreliable": [], "status": "ok",
+    }
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("method, words", [
+    ("models", ["Hoefler", "section 4", "binomial tree", "recursive doubling",
+                "pairwise exchange", "T(m) = L + (m - 1) G", "S(m) = max(o_s, g + (m - 1) G)",
+                "MPI_Reduce_local", "--loggp-json", "PRTT(1,0,1)/2", "default 30",
+                "measured_to_predicted [ratio, lower is better]"]),
+    ("consistency", ["Traff", "Gropp", "Thakur",
+                     "MPI_Allreduce(n) <= MPI_Reduce(n) + MPI_Bcast(n)",
+                     "MPI_Bcast(n) <= MPI_Scatter(n) + MPI_Allgather(n)",
+                     "MPI_Gather(n) <= MPI_Allgather(n)", "noise", "--rules", "default 5",
+                     "finding about the MPI library", "violations [count, lower is better]"]),
+])
+def test_help_explains_the_method(netbench, method, words):
+    program, _, _ = netbench
+    proc = run([program, method, "--help"])
+    assert proc.returncode == 0
+    text = re.sub(r"\s+", " ", proc.stdout)
+    missing = [w for w in words if w not in text]
+    assert missing == [], proc.stdout
+
+
+def test_bad_arguments_give_one_line_and_status_2(netbench, tmp_path):
+    program, _, _ = netbench
+    pingpong = tmp_path / "pingpong.json"
+    pingpong.write_text(json.dumps({"format": "netbench-result", "method": "pingpong"}))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "netbench-result", "method": "loggp", "summary": {"L_us"')
+    cases = [
+        (["models", "--loggp-json", str(tmp_path / "missing.json")], ["cannot be opened"]),
+        (["models", "--loggp-json", str(pingpong)], ["netbench pingpong", "not of netbench loggp"]),
+        (["models", "--loggp-json", str(broken)], ["not a netbench JSON result"]),
+        (["models", "--calls", "1"], ["--calls"]),
+        (["models", "--sizes", "0,8"], ["at least 1 byte"]),
+        (["consistency", "--repetitions", "2"], ["--repetitions", "at least 3"]),
+        (["consistency", "--rules", "bcast_le_nothing"], ["--rules"]),
+    ]
+    for args, words in cases:
+        proc = run([program, *args])
+        assert proc.returncode == 2, (args, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1, (args, proc.stderr)
+        assert all(w in lines[0] for w in words), (args, lines[0])
+
+
+def test_models_with_two_ranks_predict_one_message(netbench, tmp_path):
+    """The quick LogGP measurement and the five models; with 2 ranks every model is one
+    message, T(m) = PRTT(1,0,m) / 2, plus the combining step for the reductions."""
+    program, launcher, _ = netbench
+    out = tmp_path / "models.json"
+    proc = run([*launcher, program, "models", "--sizes", "8,1K", "--calls", "5",
+                "--repetitions", "3", "--time-cap-ms", "1", "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = load(out)
+    assert result.parameters["loggp_source"] == "quick"
+    quick = {row["size_bytes"]: row for row in result.table("loggp_quick")}
+    assert sorted(quick) == [1, 8, 1024]
+    rows = result.table("models")
+    assert sorted((r["collective"], r["size_bytes"]) for r in rows) == sorted(
+        (c, s) for c in COLLECTIVES for s in (8, 1024))
+    for row in rows:
+        one_message = quick[row["size_bytes"]]["one_message_us"]
+        assert one_message == pytest.approx(quick[row["size_bytes"]]["prtt_1_0_us"] / 2, rel=1e-3)
+        reduction = row["collective"] in ("reduce", "allreduce")
+        assert (row["combine_us"] > 0) == reduction, row
+        assert row["predicted_us"] == pytest.approx(one_message + row["combine_us"], rel=1e-3,
+                                                    abs=1e-3), row
+        assert row["measured_median_us"] > 0, row
+        assert row["measured_to_predicted"] == pytest.approx(
+            row["measured_median_us"] / row["predicted_us"], rel=1e-2), row
+    timed = {(r["operation"], r["size_bytes"]): r for r in result.table("timings")}
+    for row in rows:
+        assert timed[(row["collective"], row["size_bytes"])]["time_median_us"] == \
+            row["measured_median_us"]
+
+
+def test_models_from_a_loggp_file(netbench, tmp_path):
+    """Parameters from a `netbench loggp` result: T(m) = L + (m - 1) G with G of m's range."""
+    program, launcher, _ = netbench
+    loggp = synthetic_loggp(tmp_path / "loggp.json")
+    out = tmp_path / "models.json"
+    proc = run([*launcher, program, "models", "--loggp-json", str(loggp), "--sizes", "8,64K",
+                "--calls", "5", "--repetitions", "3", "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = load(out)
+    assert result.parameters["loggp_source"] == "file"
+    assert [r["G_ns_per_byte"] for r in result.table("loggp_ranges")] == [0.1, 0.2]
+    assert result.summary["L_us"] == 1.0
+    bcast = {r["size_bytes"]: r["predicted_us"] for r in result.table("models")
+             if r["collective"] in ("bcast", "alltoall", "allgather")}
+    assert bcast[8] == pytest.approx(1.0 + 7 * 0.1e-3)
+    assert bcast[65536] == pytest.approx(1.0 + 65535 * 0.2e-3)
+    warnings = " ".join(result.warnings)
+    assert "some other MPI 1.0" in warnings and "another library" in warnings
+    assert "taken as 0" in warnings  # o_r of range 0 is null
+
+
+def test_consistency_judges_every_rule_at_every_size(netbench, tmp_path):
+    program, launcher, _ = netbench
+    out = tmp_path / "consistency.json"
+    proc = run([*launcher, program, "consistency", "--sizes", "8,1K", "--calls", "5",
+                "--repetitions", "3", "--json-file", str(out)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = load(out)
+    rows = result.table("rules")
+    assert sorted((r["rule"], r["size_bytes"]) for r in rows) == sorted(
+        (rule, s) for rule in RULES for s in (8, 1024))
+    timed = {(r["operation"], r["size_bytes"]): r for r in result.table("timings")}
+    flagged = {u["quantity"] for u in result.unreliable}
+    for row in rows:
+        assert timed[(row["left"], row["size_bytes"])]["time_median_us"] == row["left_us"]
+        assert timed[(row["right"], row["size_bytes"])]["time_median_us"] == row["right_us"]
+        quantity = f"violations[rule={row['rule']},size_bytes={row['size_bytes']}]"
+        if row["violations"] is None:  # not judged: said so
+            assert quantity in flagged, row
+            continue
+        assert row["violations"] == (1 if row["excess_us"] > 0 else 0), row
+        excess = row["left_us"] - row["right_us"] - row["noise_us"]
+        assert row["excess_us"] == pytest.approx(max(excess, 0.0), abs=2e-3), row
+        if row["violations"]:
+            assert any(row["rule"] in w and f"n = {row['size_bytes']} bytes" in w
+                       for w in result.warnings), result.warnings
+    judged = [r for r in rows if r["violations"] is not None]
+    assert result.summary["violations"] == sum(r["violations"] for r in judged)
+    assert result.summary["rule_sizes_checked"] == len(judged)
+    for rule in RULES:
+        assert result.summary[f"violations_{rule}"] == sum(
+            r["violations"] for r in judged if r["rule"] == rule)
+
+
+def test_checks_on_local(tmp_path):
+    """A real ReFrame session with Open MPI: both checks run at 1x2 and report their figures;
+    the self-consistency check passes, or fails only on a named rule and size (a finding about
+    the library), never in sanity."""
+    if shutil.which("mpicc.openmpi") is None:
+        pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"))
+    cmd = ["nice", "-n", "19", str(Path(sys.executable).parent / "reframe"), "-C",
+           "config/settings.py", "-c", "checks/collective_models.py", "--system", "local",
+           "--exec-policy=serial", "-r", "-p", "openmpi", "-S", "require_reference=false"]
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure", proc.stdout)
+    # 2 checks x node counts 1, 2, 4 x 2 placements + the build: the build and both checks at
+    # 1x2 per-core run; per-node on one node and 2, 4 nodes skip
+    assert summary and summary[0][:2] == ("3", "13"), proc.stdout[-5000:]
+    failures = re.findall(r"Reason: (.*)", proc.stdout)
+    for reason in failures:
+        assert reason.startswith("performance error") and "_violations=" in reason, reason
+        assert re.search(r"(%s)_(8B|1KiB|64KiB)_violations=1" % "|".join(RULES), reason), reason
+    assert (proc.returncode == 0) == (not failures), proc.stdout[-3000:]
+    figures = dict(re.findall(r"P: (\w+): (\S+) ", proc.stdout))
+    for c in COLLECTIVES:
+        for size in ("8B", "64KiB"):
+            assert float(figures[f"{c}_{size}_measured_to_predicted"]) > 0, figures
+    for rule in RULES:
+        for size in ("8B", "1KiB", "64KiB"):
+            assert float(figures[f"{rule}_{size}_violations"]) in (0.0, 1.0), figures
