@@ -38,8 +38,6 @@
 #define WIN_MAX_LATE_SHARE 0.10    /* more late calls: the window doubles, the block is redone */
 #define WIN_MAX_RETRIES 3
 #define WIN_TAG_CLOCK 11
-/* A figure of a block with more than half of its calls late is unreliable. */
-#define WIN_MAX_LATE_SHARE_REPORTED 0.5
 
 /* The collectives the operations are made of. Sizes: bcast, reduce, allreduce `total` bytes
  * (reductions: MPI_FLOAT sums, total / 4 values, at least 1); gather, scatter, allgather
@@ -295,15 +293,17 @@ static void check_figures(const nb_context *ctx, const char *name, size_t size,
 {
     char quantity[96];
     snprintf(quantity, sizeof quantity, "%s[size_bytes=%zu]", name, size);
-    if (!(f->median_us > 0.0))
-        nb_unreliable(ctx->result, quantity, "no round with half of its calls valid (the others "
-                      "were late: a rank reached the start after it)");
-    else if ((double)f->late_calls > WIN_MAX_LATE_SHARE_REPORTED * (double)f->calls)
-        nb_unreliable(ctx->result, quantity, "%d of %d calls late (a rank reached the start "
-                      "after it), at the largest window tried", f->late_calls, f->calls);
-    else if (2 * f->rounds_valid < f->rounds)
+    /* A round's median counts when at least half of its calls were valid (late calls are left
+     * out: one preemption of a rank makes every call of its time slice late, whatever the
+     * window); the figure needs at least 2 such rounds and half of them. */
+    if (f->rounds_valid < 2 || 2 * f->rounds_valid < f->rounds)
         nb_unreliable(ctx->result, quantity, "only %d of %d rounds had half of their calls "
-                      "valid", f->rounds_valid, f->rounds);
+                      "valid (%d of %d calls late: a rank reached the start after it, at the "
+                      "largest window tried)", f->rounds_valid, f->rounds, f->late_calls,
+                      f->calls);
+    else if (!(f->median_us > 0.0))
+        nb_unreliable(ctx->result, quantity, "median time %.3g us is not positive",
+                      f->median_us);
     else if (f->median_us < 10.0 * ctx->timer_tick_s * 1e6)
         nb_unreliable(ctx->result, quantity, "median time %.3g us is below 10 x MPI_Wtick",
                       f->median_us);
@@ -1229,10 +1229,12 @@ static int read_loggp_json(models_settings *ms)
                               "`netbench loggp --json-file %s`)", path, path);
     }
     if (method == NULL || method->type != JSON_STRING || strcmp(method->string, "loggp") != 0) {
+        char name[64];
+        snprintf(name, sizeof name, "%s",
+                 method != NULL && method->type == JSON_STRING ? method->string : "?");
         json_free(root);
         return nb_usage_error("--loggp-json %s: a result of netbench %s, not of netbench loggp",
-                              path, method != NULL && method->type == JSON_STRING
-                                        ? method->string : "?");
+                              path, name);
     }
     const json_value *summary = json_get(root, "summary");
     const json_value *L = json_get(summary, "L_us");
@@ -1370,7 +1372,8 @@ const nb_method nb_method_models = {
         "error, 5 us); late calls left out; more than 10% late doubles the window, at most 3\n"
         "times); --calls calls per block, --repetitions rounds that interleave the\n"
         "collectives; the median of the rounds' medians and their spread (max - min); a\n"
-        "round with fewer than half of its calls valid is left out.\n"
+        "round with fewer than half of its calls valid is left out, and a figure with fewer\n"
+        "than 2 such rounds, or than half of the rounds, is unreliable.\n"
         "measured_to_predicted = measured median / predicted: 1 is the model exactly; above 1\n"
         "the library is slower than the algorithm on this network (another algorithm,\n"
         "copies, synchronisation); below 1 it beats the model (e.g. shared memory\n"

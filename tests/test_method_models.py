@@ -119,6 +119,7 @@ def test_models_with_two_ranks_predict_one_message(netbench, tmp_path):
     quick = {row["size_bytes"]: row for row in result.table("loggp_quick")}
     assert sorted(quick) == [1, 8, 1024]
     rows = result.table("models")
+    flagged = {u["quantity"] for u in result.unreliable}
     assert sorted((r["collective"], r["size_bytes"]) for r in rows) == sorted(
         (c, s) for c in COLLECTIVES for s in (8, 1024))
     for row in rows:
@@ -128,6 +129,9 @@ def test_models_with_two_ranks_predict_one_message(netbench, tmp_path):
         assert (row["combine_us"] > 0) == reduction, row
         assert row["predicted_us"] == pytest.approx(one_message + row["combine_us"], rel=1e-3,
                                                     abs=1e-3), row
+        if row["measured_median_us"] is None:  # every round preempted (a loaded VM): said so
+            assert f"{row['collective']}[size_bytes={row['size_bytes']}]" in flagged, row
+            continue
         assert row["measured_median_us"] > 0, row
         assert row["measured_to_predicted"] == pytest.approx(
             row["measured_median_us"] / row["predicted_us"], rel=1e-2), row
@@ -151,8 +155,9 @@ def test_models_from_a_loggp_file(netbench, tmp_path):
     assert result.summary["L_us"] == 1.0
     bcast = {r["size_bytes"]: r["predicted_us"] for r in result.table("models")
              if r["collective"] in ("bcast", "alltoall", "allgather")}
-    assert bcast[8] == pytest.approx(1.0 + 7 * 0.1e-3)
-    assert bcast[65536] == pytest.approx(1.0 + 65535 * 0.2e-3)
+    # (4 significant digits in the output)
+    assert bcast[8] == pytest.approx(1.0 + 7 * 0.1e-3, abs=1e-3)
+    assert bcast[65536] == pytest.approx(1.0 + 65535 * 0.2e-3, rel=1e-3)
     warnings = " ".join(result.warnings)
     assert "some other MPI 1.0" in warnings and "another library" in warnings
     assert "taken as 0" in warnings  # o_r of range 0 is null
@@ -207,15 +212,27 @@ def test_checks_on_local(tmp_path):
     # 2 checks x node counts 1, 2, 4 x 2 placements + the build: the build and both checks at
     # 1x2 per-core run; per-node on one node and 2, 4 nodes skip
     assert summary and summary[0][:2] == ("3", "13"), proc.stdout[-5000:]
-    failures = re.findall(r"Reason: (.*)", proc.stdout)
-    for reason in failures:
-        assert reason.startswith("performance error") and "_violations=" in reason, reason
-        assert re.search(r"(%s)_(8B|1KiB|64KiB)_violations=1" % "|".join(RULES), reason), reason
+    failures = re.findall(r"FAILURE INFO for (\w+).*?Reason: ([^\n]*)", proc.stdout, re.S)
+    rules = "|".join(RULES)
+    insane = set()
+    for check, reason in failures:
+        if reason.startswith("sanity error"):
+            # only a rank preempted so long that most rounds had most calls late (the shared
+            # 2-core VM under load) may leave a case unjudged, and it must say so
+            assert "calls valid" in reason, reason
+            insane.add(check)
+            continue
+        assert check == "NetbenchSelfConsistency", (check, reason)
+        assert reason.startswith("performance error"), reason
+        assert re.search(rf"({rules})_(8B|1KiB|64KiB)_violations=1", reason), reason
     assert (proc.returncode == 0) == (not failures), proc.stdout[-3000:]
+    assert len(insane) < 2, failures  # at least one check judged its figures
     figures = dict(re.findall(r"P: (\w+): (\S+) ", proc.stdout))
-    for c in COLLECTIVES:
-        for size in ("8B", "64KiB"):
-            assert float(figures[f"{c}_{size}_measured_to_predicted"]) > 0, figures
-    for rule in RULES:
-        for size in ("8B", "1KiB", "64KiB"):
-            assert float(figures[f"{rule}_{size}_violations"]) in (0.0, 1.0), figures
+    if "NetbenchCollectiveModels" not in insane:
+        for c in COLLECTIVES:
+            for size in ("8B", "64KiB"):
+                assert float(figures[f"{c}_{size}_measured_to_predicted"]) > 0, figures
+    if "NetbenchSelfConsistency" not in insane:
+        for rule in RULES:
+            for size in ("8B", "1KiB", "64KiB"):
+                assert float(figures[f"{rule}_{size}_violations"]) in (0.0, 1.0), figures
