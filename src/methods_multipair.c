@@ -628,6 +628,20 @@ static void run_loaded(const nb_context *ctx)
         aggregate = nb_result_add_declared_table(r, &aggregate_table);
     }
 
+    /* Rank 0 stops the loading pairs' senders with a message: its connection to each of them
+     * is made now, not under load (over a saturated link a connection request can be dropped
+     * and retried for seconds, or fail). */
+    int token = 0;
+    for (int j = 1; j < pairs; j++) {
+        if (ctx->rank == 0) {
+            MPI_Send(&token, 1, MPI_INT, 2 * j, MP_TAG_SETUP, ctx->pair);
+            MPI_Recv(&token, 1, MPI_INT, 2 * j, MP_TAG_SETUP, ctx->pair, MPI_STATUS_IGNORE);
+        } else if (ctx->rank == 2 * j) {
+            MPI_Recv(&token, 1, MPI_INT, 0, MP_TAG_SETUP, ctx->pair, MPI_STATUS_IGNORE);
+            MPI_Send(&token, 1, MPI_INT, 0, MP_TAG_SETUP, ctx->pair);
+        }
+    }
+
     /* (a) latency of pair 0 while k = 0 .. pairs-1 other pairs stream */
     latency baseline = {0}, last = {0};
     for (int k = 0; k < pairs; k++) {

@@ -4,14 +4,17 @@ node, through srun (ci/emucluster.sh, 1 Gbit links; a prefix and state directory
 The 4 nodes share this machine's cores (2 here), so the timings are the mechanics only: every
 k is measured, rank 0 exchanged with every peer, the loading pair streamed while pair 0
 measured, the pairs ran at once. One figure is ground truth all the same: every byte crosses a
-link shaped to 1 Gbit, so no pair moves more than 125 MB/s, and two pairs not more than twice
-that.
+link shaped to 1 Gbit, so no pair streaming windows of 4 MiB (64 x 64 KiB; the tbf bucket holds
+64 KiB) moves more than 125 MB/s, and two pairs not more than twice that. Then the checks of
+checks/multipair.py at 4 nodes through sbatch/srun.
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ import pytest
 from fabricsuite import REPO_ROOT
 
 EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
+BIN = Path(sys.executable).parent
 PREFIX = f"fsp{os.getpid() % 10000}"  # unique per test run, distinct from the other clusters
 NODES = 4
 LINK_MBps = 125.0  # 1 Gbit/s
@@ -95,10 +99,9 @@ def test_both_methods_at_4_nodes_one_rank_per_node(four_nodes, netbench, tmp_pat
     rows = connections["tables"]["connections"]
     assert sorted((r["peers"], r["size_bytes"]) for r in rows) == [
         (k, size) for k in (0, 1, 2) for size in (8, 65536)]
-    # over TCP a round trip takes microseconds, and 64 KiB over 1 Gbit at least 524 us one way
+    # over TCP between namespaces a message takes microseconds (not shared memory's 0.2 us);
+    # 64 KiB alone fits the tbf bucket (64 KiB burst): no link-rate bound on one message
     assert all(r["latency_median_us"] > 1 for r in rows), rows
-    assert all(r["latency_median_us"] > 0.9 * 65536 / LINK_MBps
-               for r in rows if r["size_bytes"] == 65536), rows
     flagged = {u["quantity"] for u in connections["unreliable"]}
     assert (connections["summary"]["cost_small_max_k_us"] is None) == (
         "cost_small_max_k_us" in flagged)
@@ -115,3 +118,19 @@ def test_both_methods_at_4_nodes_one_rank_per_node(four_nodes, netbench, tmp_pat
         assert row["aggregate_bandwidth_MBps"] <= 1.1 * row["pairs"] * LINK_MBps, row
         assert row["message_rate_per_s"] > 0, row
     print(f"connections: {connections['summary']}\nloaded: {loaded['summary']}")
+
+    # The checks at 4 nodes (per-core: an emulated node has 1 core), through sbatch/srun: their
+    # sanity accepts the 4-rank results (every k, every pair count). Timed on shared cores only
+    # when asked for.
+    results = tmp_path / "reframe"
+    proc = four_nodes(
+        "exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system", "emucluster:nodes",
+        "-c", "checks/multipair.py", "-n", "%node_count=4%placement=per-core", "-p", "openmpi",
+        "--exec-policy=serial", "-r", "-S", "time_limit=2m", "-S", "require_reference=false",
+        "-S", "timing_on_shared_cores=true", check=False, timeout=300,
+        extra_env={"FABRICSUITE_RESULTS": str(results)})
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert re.search(r"Ran 3/3 test case", proc.stdout), proc.stdout[-3000:]
+    figures = dict(re.findall(r"P: (\w+): (\S+) ", proc.stdout))
+    assert float(figures["aggregate_bandwidth_64KiB_MBps"]) <= 1.1 * 2 * LINK_MBps, figures
+    assert float(figures["connections_latency_8B_max_k_us"]) > 1, figures
