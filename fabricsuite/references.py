@@ -192,12 +192,11 @@ def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec) -> None:
             )
 
 
-def check_test_references(path: Path, data: dict[str, Any], check: str,
-                          scope: dict[str, str], specs: dict[str, PerfSpec]) -> None:
-    """Validate the references one test case will use: `scope` maps each index name of the
-    check's entry ($partition, $environ, distance, scale, ...) to the case's value. A variable
-    without an entry is left to ReFrame (`require_reference` fails it); an entry for a variable
-    the check does not have is an error (a typo would otherwise go unnoticed)."""
+def _scoped(path: Path, data: dict[str, Any], check: str,
+            scope: dict[str, str]) -> tuple[str, dict[str, Any]] | None:
+    """(where, {variable: tuple}) of the entries one test case will use, or None when the file
+    has none at that scope. `scope` maps each index name of the check's entry ($partition,
+    $environ, distance, scale, ...) to the case's value; "*" matches any."""
     entry = data[check]
     index = entry.get("$index") or ["$partition"]
     node: Any = {k: v for k, v in entry.items() if k != "$index"}
@@ -210,17 +209,28 @@ def check_test_references(path: Path, data: dict[str, Any], check: str,
             )
         value = scope[name]
         if not isinstance(node, dict):
-            return
+            return None
         if value in node:
             node, key = node[value], value
         elif "*" in node:
             node, key = node["*"], "*"
         else:
-            return  # no references at this scope: ReFrame's require_reference decides
+            return None  # no references at this scope: ReFrame's require_reference decides
         keys.append(str(key))
     if not isinstance(node, dict):
+        return None
+    return ".".join([check, *keys]), node
+
+
+def check_test_references(path: Path, data: dict[str, Any], check: str,
+                          scope: dict[str, str], specs: dict[str, PerfSpec]) -> None:
+    """Validate the references one test case will use (see `_scoped`). A variable without an
+    entry is left to ReFrame (`require_reference` fails it); an entry for a variable the check
+    does not have is an error (a typo would otherwise go unnoticed)."""
+    scoped = _scoped(path, data, check, scope)
+    if scoped is None:
         return
-    where = ".".join([check, *keys])
+    where, node = scoped
     for variable, ref in node.items():
         if variable not in specs:
             raise ReferenceFileError(
@@ -228,6 +238,23 @@ def check_test_references(path: Path, data: dict[str, Any], check: str,
                 f"it has {', '.join(sorted(specs))}"
             )
         check_tuple(path, f"{where}.{variable}", ref, specs[variable])
+
+
+def scoped_references(system: str, check: str, scope: dict[str, str],
+                      specs: dict[str, PerfSpec],
+                      directory: Path | None = None) -> dict[str, tuple[Any, ...]]:
+    """The validated reference tuples of one test case, {variable: (value, lower, upper,
+    unit)}; empty when the system's file does not exist or has none for the case. For checks
+    whose references are built in and the file only adds exceptions (known findings)."""
+    path = reference_file(system, directory)
+    if not path.exists():
+        return {}
+    data = load_file(path)
+    if check not in data:
+        return {}
+    check_test_references(path, data, check, scope, specs)
+    scoped = _scoped(path, data, check, scope)
+    return {} if scoped is None else {k: tuple(v) for k, v in scoped[1].items()}
 
 
 def external_reference(system: str, check: str, directory: Path | None = None,

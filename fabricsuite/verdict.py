@@ -38,6 +38,9 @@ class Judged(rfm.RegressionTestPlugin):
     perf_size_steps = variable(typ.Dict[str, float], value={}, loggable=True)
     #: Variables that are counts (judged +-1 by `fabricsuite baseline`), from the declaration.
     perf_counts = variable(typ.List[str], value=[], loggable=True)
+    #: True for a check whose reference is built in (rules that hold on every system): its runs
+    #: never become references through `fabricsuite baseline`.
+    reference_builtin = variable(bool, value=False, loggable=True)
     #: The partition's tolerance floor (extras.tolerance_floor): the narrowest bound a baseline
     #: may give this partition's references, as a fraction. Stored with every run.
     tolerance_floor = variable(float, value=DEFAULT_TOLERANCE_FLOOR, loggable=True)

@@ -257,6 +257,20 @@ def test_equal_figures_are_bounded_by_what_they_are(tmp_path, capsys):
     assert value * (1 + lower) > 1 and value * (1 + upper) < 6
 
 
+def test_a_check_with_a_built_in_reference_is_never_baselined(tmp_path, capsys):
+    """NetbenchSelfConsistency's reference (0 violations) is in the check: its runs, stored
+    with reference_builtin, must not become entries of the reference file."""
+    def builtin(report):
+        pingpong(report)["reference_builtin"] = True
+
+    out = tmp_path / "local.yaml"
+    reports = latency_reports(tmp_path / "r", [0.4, 0.41, 0.42], edit=builtin)
+    rc, _out, err = run("--system", "local", "--output", str(out), *map(str, reports),
+                        capsys=capsys)
+    assert "NetbenchPingPong" not in (out.read_text() if out.exists() else "")
+    assert rc == 2 and "no healthy performance values" in err, err
+
+
 def test_a_variable_without_a_direction_is_left_out_never_guessed(tmp_path, ref_file, capsys):
     def older_checks(report):
         case = pingpong(report)

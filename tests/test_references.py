@@ -243,3 +243,35 @@ def test_every_shipped_reference_matches_its_checks_declarations():
                 check_test_references(path, data, check, scope, declared[check])
                 checked += 1
     assert checked > 20
+
+
+KNOWN_FINDING = """\
+NetbenchSelfConsistency:
+  $index: [$partition, $environ, scale]
+  'local:default':
+    mpich:
+      1x2:
+        # MPICH 4.0: MPI_Reduce slower than MPI_Allreduce at 64 KiB (seen in every run)
+        reduce_le_allreduce_64KiB_violations: [1, null, 0, count]
+"""
+
+
+def test_scoped_references_give_a_case_its_entries_and_nothing_else(tmp_path):
+    """A check with built-in references reads only the exceptions the file lists for its case
+    (NetbenchSelfConsistency's known findings)."""
+    from fabricsuite.references import scoped_references
+
+    write(tmp_path, KNOWN_FINDING, "local.yaml")
+    specs = {"reduce_le_allreduce_64KiB_violations": PerfSpec("count", LOWER)}
+    scope = {"$partition": "local:default", "$environ": "mpich", "scale": "1x2"}
+    found = scoped_references("local", "NetbenchSelfConsistency", scope, specs, tmp_path)
+    assert found == {"reduce_le_allreduce_64KiB_violations": (1, None, 0, "count")}
+    assert scoped_references("local", "NetbenchSelfConsistency", {**scope, "$environ": "openmpi"},
+                             specs, tmp_path) == {}
+    assert scoped_references("other", "NetbenchSelfConsistency", scope, specs, tmp_path) == {}
+    assert scoped_references("local", "NetbenchLoaded", scope, specs, tmp_path) == {}
+    # a typo in a variable name is an error, not a silent 0
+    with pytest.raises(ReferenceFileError, match="has no performance variable"):
+        scoped_references("local", "NetbenchSelfConsistency", scope,
+                          {"reduce_le_allreduce_8B_violations": PerfSpec("count", LOWER)},
+                          tmp_path)
