@@ -15,15 +15,16 @@ a flag at the size it reads (64 KiB) and only logs it at the other sizes of its 
 
 - NetbenchBufferReuse: ping-pong with 100, 75, 50, 25 and 0 % of the transfers from one reused
   buffer, the others from fresh page-aligned buffers of their own, written before timing (Zamani
-  et al. 5.3; Kutlug 3.2.4 and 4.2.3). Asserted: the extra latency and the ratio of 0 % reuse
-  against 100 % at 64 KiB, the 0 % bandwidth at 64 KiB, the 100 % latency at 8 B.
+  et al. 5.3; Kutlug 3.2.4 and 4.2.3). Asserted: the ratio of 0 % reuse against 100 % at
+  64 KiB, the 0 % bandwidth at 64 KiB, the 100 % latency at 8 B.
 - NetbenchVector: ping-pong of MPI_Type_vector in k = 1, 8, 64 segments (stride twice the
   segment) against the contiguous message of the same bytes (Kutlug 3.2.7 and 4.2.5). Asserted:
-  the extra latency and the ratio of 64 segments at 64 KiB, and the contiguous latency at 64 KiB.
+  the ratio of 64 segments against contiguous at 64 KiB, and the contiguous latency at 64 KiB.
 
 Both runs are kept to a few seconds of netbench (short sweeps, 3 ms per repetition): CI runs every
-check on a 2-core machine. An extra cost is a difference near zero where the fabric has none
-(shared memory): its reference needs an absolute margin, so the ratios are the steadier figures.
+check on a 2-core machine. The extra cost in microseconds (netbench's `extra_us`) is in the
+output but not asserted: it is a difference near zero where the fabric adds none, and a relative
+bound around zero means nothing; the ratio carries the same verdict.
 """
 
 import reframe as rfm
@@ -54,8 +55,6 @@ class NetbenchBufferReuse(NetbenchPairCheck):
     # A negative cost at a size the check does not read is logged, not failed.
     tolerated_unreliable = r"extra_us\[size_bytes=(?!65536,)[0-9]+,reuse_percent=[0-9]+\]"
     metrics = {
-        "reuse_0pct_cost_64KiB_us": cell("reuse", "extra_us", "us", LOWER,
-                                         size_bytes=64 * KiB, reuse_percent=0),
         "reuse_0pct_ratio_64KiB": cell("reuse", "ratio", "ratio", LOWER,
                                        size_bytes=64 * KiB, reuse_percent=0),
         "reuse_0pct_bandwidth_64KiB_MBps": cell("reuse", "bandwidth_median_MBps", "MB/s", HIGHER,
@@ -83,8 +82,6 @@ class NetbenchVector(NetbenchPairCheck):
     size_table = "vector"
     tolerated_unreliable = r"extra_us\[size_bytes=(?!65536,)[0-9]+,segments=[0-9]+\]"
     metrics = {
-        "vector_64seg_cost_64KiB_us": cell("vector", "extra_us", "us", LOWER,
-                                           size_bytes=64 * KiB, segments=64),
         "vector_64seg_ratio_64KiB": cell("vector", "ratio", "ratio", LOWER,
                                          size_bytes=64 * KiB, segments=64),
         "vector_contiguous_latency_64KiB_us": cell("contiguous", "latency_median_us", "us",

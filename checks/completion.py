@@ -17,20 +17,21 @@ at the other sizes of its short sweep.
 
 - NetbenchPolling: the same non-blocking ping-pong completed by MPI_Wait ("blocking"), by a busy
   MPI_Test loop ("busy_poll") and by MPI_Test then sched_yield() ("test_yield") (Kutlug 3.2.6;
-  Zamani et al. 5.4). Asserted at 8 B: the latency of each mode, and the cost of blocking
-  against busy polling (us and ratio).
+  Zamani et al. 5.4). Asserted at 8 B: the latency of each mode, and the ratio of blocking to
+  busy polling.
 - NetbenchAnySource: the blocking ping-pong receiving from the named peer, from MPI_ANY_SOURCE,
   and from MPI_ANY_SOURCE with MPI_ANY_TAG (Kutlug 4.2.6). Asserted at 8 B: the named and the
-  MPI_ANY_SOURCE latency and the cost of each wildcard against the named receive (us and ratio).
+  MPI_ANY_SOURCE latency and the ratio of each wildcard receive to the named one.
 - NetbenchSendModes: the ping-pong with MPI_Send, MPI_Ssend, MPI_Bsend (attached buffer) and
   MPI_Rsend (receives pre-posted, so ready mode is correct MPI) (Zamani et al. 5.1). Asserted:
   the latency of each mode at 8 B and its ratio to MPI_Send at 8 B, and the MPI_Bsend ratio at
   64 KiB (the copy into the attached buffer).
 
 Each run is a few seconds of netbench (3 sizes, 11 rounds of 2 ms per variant): CI runs every
-check on a 2-core machine. A cost is a difference near zero where the MPI has none (over shared
-memory both MPIs spin inside MPI_Wait, and a wildcard costs little): its reference needs an
-absolute margin, so the ratios are the steadier figures.
+check on a 2-core machine. The costs in microseconds (netbench's `cost_us`) are in the output
+but not asserted: a difference near zero where the MPI has none (over shared memory both MPIs
+spin inside MPI_Wait, and a wildcard costs little) cannot carry a relative bound; the ratios
+carry the same verdict.
 """
 
 import reframe as rfm
@@ -79,8 +80,6 @@ class NetbenchPolling(NetbenchPairCheck):
         **{f"polling_{mode}_8B_us": cell("polling", "latency_median_us", "us", LOWER,
                                          size_bytes=8, mode=mode)
            for mode in POLLING_MODES},
-        "polling_blocking_cost_8B_us": cell("polling_cost", "cost_us", "us", LOWER,
-                                            size_bytes=8, mode="blocking"),
         "polling_blocking_ratio_8B": cell("polling_cost", "cost_ratio", "ratio", LOWER,
                                           size_bytes=8, mode="blocking"),
     }
@@ -104,12 +103,8 @@ class NetbenchAnySource(NetbenchPairCheck):
                                       size_bytes=8, receive="named"),
         "anysource_any_source_8B_us": cell("anysource", "latency_median_us", "us", LOWER,
                                            size_bytes=8, receive="any_source"),
-        "anysource_cost_8B_us": cell("anysource_cost", "cost_us", "us", LOWER,
-                                     size_bytes=8, receive="any_source"),
         "anysource_ratio_8B": cell("anysource_cost", "cost_ratio", "ratio", LOWER,
                                    size_bytes=8, receive="any_source"),
-        "anysource_anytag_cost_8B_us": cell("anysource_cost", "cost_us", "us", LOWER,
-                                            size_bytes=8, receive="any_source_any_tag"),
         "anysource_anytag_ratio_8B": cell("anysource_cost", "cost_ratio", "ratio", LOWER,
                                           size_bytes=8, receive="any_source_any_tag"),
     }

@@ -176,16 +176,14 @@ def test_checks_on_local(tmp_path):
     ratios = ["polling_blocking_ratio_8B", "anysource_ratio_8B", "anysource_anytag_ratio_8B",
               "sendmode_ssend_ratio_8B", "sendmode_bsend_ratio_8B", "sendmode_rsend_ratio_8B",
               "sendmode_bsend_ratio_64KiB"]
-    costs = ["polling_blocking_cost_8B_us", "anysource_cost_8B_us", "anysource_anytag_cost_8B_us"]
     for name in latencies + ratios:
         value, unit = figures[name]
         assert value > 0 and unit == ("us" if name.endswith("_us") else "ratio"), (name, figures)
-    for name in costs:
-        value, unit = figures[name]
-        assert value >= 0 and unit == "us", (name, figures)
+    # a cost near 0 cannot carry a relative bound: the checks assert the ratios only
+    assert not [name for name in figures if "_cost_" in name], figures
     perflogs = tmp_path / "results" / "perflogs" / "local" / "default"
     for check, prefix in (("NetbenchPolling", "polling_"), ("NetbenchAnySource", "anysource_"),
                           ("NetbenchSendModes", "sendmode_")):
         header = (perflogs / f"{check}.log").read_text().splitlines()[0]
-        names = [name for name in latencies + ratios + costs if name.startswith(prefix)]
+        names = [name for name in latencies + ratios if name.startswith(prefix)]
         assert names and all(f"{name}_value" in header for name in names), header
