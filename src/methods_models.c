@@ -1327,7 +1327,7 @@ static const nb_option models_options[] = {
     NB_USE(NB_COMMON_MIN_SIZE, "8"),
     NB_USE(NB_COMMON_MAX_SIZE, "1M"),
     {.name = "--loggp-json", .type = NB_OPTION_STRING, NB_SETTING(models_settings, loggp_json),
-     .value_name = "FILE", .example = "loggp.json",
+     .value_name = "PATH", .example = "loggp.json",
      .default_text = "none: a quick PRTT measurement at 1 byte and the sizes",
      .help = "LogGP parameters from a `netbench loggp --json-file FILE` result of the same "
              "partition and MPI (summary L_us; per protocol range g_us, G_ns_per_byte, "
