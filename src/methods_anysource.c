@@ -97,12 +97,17 @@ static void run_anysource(const nb_context *ctx)
         latency = nb_result_add_declared_table(ctx->result, &anysource_table);
         cost = nb_result_add_declared_table(ctx->result, &anysource_cost_table);
     }
+    nb_paired_plan plan = {.min_iterations = 5, .max_iterations = o->iterations,
+                           .time_cap_s = o->time_cap_ms * 1e-3, .rounds = o->repetitions,
+                           .common_count_from = NB_PAIRED_OWN_COUNTS};
+    void *states[RECEIVE_COUNT];
+    for (size_t v = 0; v < RECEIVE_COUNT; v++)
+        states[v] = &state; /* one state for every variant */
     nb_paired_measurement m;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
         state.size = (int)size;
-        nb_paired_measure(ctx, anysource_variants, RECEIVE_COUNT, &state, 5, o->iterations,
-                          o->time_cap_ms * 1e-3, o->repetitions, &m);
+        nb_paired_measure(ctx, anysource_variants, RECEIVE_COUNT, states, &plan, &m);
         if (ctx->result == NULL)
             continue;
         nb_paired_add_latency_rows(ctx, latency, "receive", anysource_variants, &m, size);
@@ -157,8 +162,9 @@ const nb_method nb_method_anysource = {
         "then --repetitions rounds, each running every receive once in a rotated order.\n"
         "Latencies: min/median/max over the rounds. A cost is the\n"
         "median over the rounds of the paired difference within a round, so a slow phase of\n"
-        "the machine hits both sides; its noise_floor_us is the larger of 3 standard errors of\n"
-        "that median (from the MAD of the differences) and 3% of named's median latency. A\n"
+        "the machine hits both sides; its noise_floor_us is the largest of 3 standard errors\n"
+        "of that median (from the MAD of the differences), 3% of named's median latency and\n"
+        "the timer's resolution of the difference. A\n"
         "cost below 0 by less than its noise floor is reported as 0; by more, as null with an\n"
         "'unreliable' entry.",
     .scope = NB_ON_PAIR,

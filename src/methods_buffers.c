@@ -3,10 +3,9 @@
  * vector datatype in k segments against the contiguous message; Kutlug 3.2.7 and 4.2.5).
  *
  * Both compare variants of one ping-pong with a reference variant (100 % reuse; the contiguous
- * message). The variants of a size are measured interleaved, repetition by repetition, with
- * the same iteration count, and every cost is the median of the paired differences: a slow
- * phase of the machine then hits the variant and its reference alike instead of inventing a
- * cost (or a negative one). */
+ * message), measured side by side by paired.h with one iteration count for all variants of a
+ * size: every cost is the median of the paired differences, so a slow phase of the machine
+ * hits the variant and its reference alike instead of inventing a cost (or a negative one). */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,147 +14,58 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "methods.h"
+#include "paired.h"
 
 /* Fewest iterations of one repetition, however slow a variant is. */
 #define BUFFERS_MIN_ITERATIONS 5
-/* The most variants of one size: reuse percentages, or segment counts + the contiguous one. */
-#define BUFFERS_MAX_VARIANTS 33
-/* A cost below -noise is not sound; noise = this many robust standard deviations (1.4826 MAD)
- * of one repetition (of the paired differences, or of either latency where larger), plus the
- * timer's resolution. */
-#define BUFFERS_NOISE_SIGMAS 3.0
 
 #define REUSE_DEFAULT_SIZES "8,64,512,4K,16K,64K,256K,1M"
 #define VECTOR_DEFAULT_SIZES "64,1K,16K,64K,256K,1M"
 
 /* ------------------------------------------------------------------------------------------ */
-/* The interleaved, paired measurement both methods share                                      */
+/* What both methods share; the paired measurement itself is paired.h's                        */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct {
-    long iterations;                         /* per repetition, every variant */
-    int repetitions;
-    double round_trip_us[BUFFERS_MAX_VARIANTS][NB_MAX_REPETITIONS]; /* per iteration */
-} interleaved;
-
-/* One untimed or timed run of a variant with a fixed count, after a barrier. */
-static double run_fixed(const nb_context *ctx, nb_timed_loop loop, void *state, long iterations)
-{
-    nb_loop spec = {
-        .comm = ctx->pair, .loop = loop, .state = state, .min_iterations = iterations,
-        .max_iterations = iterations, .fixed_iterations = iterations, .time_cap_s = 1.0,
-        .repetitions = 1, .pacing = NB_PACE_BY_ROOT, .figure = NB_FIGURE_OWN,
-    };
-    nb_measurement m;
-    nb_drive(&spec, &m);
-    return m.per_iteration_us[0];
-}
-
-/* Repetitions of the calibration; the fastest sets the count, so that one disturbed warm-up
- * does not shrink every repetition of the size to a handful of iterations. */
-#define BUFFERS_CALIBRATION_REPETITIONS 3
-
-/* The count: time cap / the fastest of a few driver repetitions (after its probe and warm-up)
- * of variant `pace_variant` (the most expensive one, so that a repetition of any variant stays
- * near the time cap), decided by rank 0. Then every variant runs once untimed, then the
- * repetitions, the variants in a rotating order. */
-static void measure_interleaved(const nb_context *ctx, nb_timed_loop loop, void *const *states,
-                                int variants, int pace_variant, interleaved *out)
+/* The variants of a size side by side (paired.h), with one iteration count for all, paced by
+ * variant `pace_variant` (the most expensive one). */
+static void measure_paired(const nb_context *ctx, const nb_paired_variant *variants,
+                           size_t count, void *const *states, size_t pace_variant,
+                           nb_paired_measurement *m)
 {
     const nb_options *o = ctx->options;
-    nb_measurement calibration;
-    nb_measure(ctx, loop, states[pace_variant], BUFFERS_MIN_ITERATIONS, o->iterations,
-               o->time_cap_ms * 1e-3, BUFFERS_CALIBRATION_REPETITIONS, &calibration);
-    double wanted = calibration.min_us > 0.0 ? o->time_cap_ms * 1e3 / calibration.min_us
-                                             : (double)o->iterations;
-    long iterations = wanted > (double)o->iterations ? o->iterations : (long)wanted;
-    if (iterations < BUFFERS_MIN_ITERATIONS)
-        iterations = BUFFERS_MIN_ITERATIONS;
-    MPI_Bcast(&iterations, 1, MPI_LONG, 0, ctx->pair);
-    out->iterations = iterations;
-    out->repetitions = o->repetitions;
-    for (int v = 0; v < variants; v++)
-        run_fixed(ctx, loop, states[v], out->iterations);
-    for (int r = 0; r < o->repetitions; r++)
-        for (int j = 0; j < variants; j++) {
-            int v = (j + r) % variants;
-            out->round_trip_us[v][r] = run_fixed(ctx, loop, states[v], out->iterations);
-        }
+    nb_paired_plan plan = {.min_iterations = BUFFERS_MIN_ITERATIONS,
+                           .max_iterations = o->iterations,
+                           .time_cap_s = o->time_cap_ms * 1e-3, .rounds = o->repetitions,
+                           .common_count_from = (int)pace_variant};
+    nb_paired_measure(ctx, variants, count, states, &plan, m);
 }
 
-/* A variant's figures against the reference variant, as one-way latencies (round trip / 2). */
-typedef struct {
-    double min_us, median_us, max_us;       /* latency over the repetitions */
-    double extra_us;                        /* median of the paired differences */
-    double ratio;                           /* median of the paired ratios */
-    double noise_us;                        /* what a cost of 0 may show as */
-    int timer_bound;                        /* 1: below 10 x MPI_Wtick per iteration */
-} compared;
-
-static void compare_variant(const nb_context *ctx, const interleaved *m, int variant,
-                            int reference, compared *c)
+/* The parameters both methods record after their own. */
+static void buffers_parameters(const nb_context *ctx)
 {
-    int n = m->repetitions;
-    double latency[NB_MAX_REPETITIONS], difference[NB_MAX_REPETITIONS], ratio[NB_MAX_REPETITIONS];
-    for (int r = 0; r < n; r++) {
-        latency[r] = m->round_trip_us[variant][r] / 2;
-        difference[r] = (m->round_trip_us[variant][r] - m->round_trip_us[reference][r]) / 2;
-        ratio[r] = m->round_trip_us[variant][r] / m->round_trip_us[reference][r];
+    nb_param_text(ctx->result, "measurement", "interleaved-paired");
+    nb_paired_noise_parameters(ctx);
+    nb_param_common(ctx);
+}
+
+/* Rank 0: the latency check of variant v and, unless it is the reference, the flag of a null
+ * cost; `where` names its row ("size_bytes=8,reuse_percent=0"). */
+static void flag_unsound(const nb_context *ctx, const char *where,
+                         const nb_paired_variant *variants, const nb_paired_measurement *m,
+                         size_t v, const nb_paired_cost *cost)
+{
+    char quantity[128];
+    snprintf(quantity, sizeof quantity, "latency_median_us[%s]", where);
+    nb_paired_check_timer(ctx, m, v, quantity);
+    if (v != 0 && isnan(nb_paired_reported_cost(cost))) {
+        snprintf(quantity, sizeof quantity, "extra_us[%s]", where);
+        nb_paired_flag_cost(ctx, cost, quantity, variants[v].name, variants[0].name);
     }
-    c->min_us = nb_min(latency, (size_t)n);
-    c->median_us = nb_median(latency, (size_t)n);
-    c->max_us = nb_max(latency, (size_t)n);
-    c->extra_us = nb_median(difference, (size_t)n);
-    c->ratio = nb_median(ratio, (size_t)n);
-    /* Each latency is quantised to tick / (2 x iterations); a difference to twice that. */
-    double tick_us = ctx->timer_tick_s * 1e6 / (double)m->iterations;
-    /* The spread of the differences, or of either latency where that is larger (a paired
-     * difference can look steadier than the two timings it comes from). */
-    double reference_latency[NB_MAX_REPETITIONS];
-    for (int r = 0; r < n; r++)
-        reference_latency[r] = m->round_trip_us[reference][r] / 2;
-    double spread = nb_mad(difference, (size_t)n);
-    spread = fmax(spread, nb_mad(latency, (size_t)n));
-    spread = fmax(spread, nb_mad(reference_latency, (size_t)n));
-    c->noise_us = BUFFERS_NOISE_SIGMAS * 1.4826 * spread + tick_us;
-    c->timer_bound = 2 * c->min_us < 10.0 * ctx->timer_tick_s * 1e6;
-}
-
-/* The cost as reported: 0 for a difference below 0 within the noise (no measurable cost),
- * NaN (null, flagged by flag_unsound) beyond it: netbench never prints a negative figure. */
-static double reported_extra_us(const compared *c)
-{
-    if (!isfinite(c->extra_us) || c->extra_us < -c->noise_us)
-        return NAN;
-    return c->extra_us > 0.0 ? c->extra_us : 0.0;
 }
 
 static double bandwidth_MBps(size_t size, double latency_us)
 {
     return latency_us > 0.0 ? (double)size / latency_us : NAN;
-}
-
-/* Rank 0: the unreliable entries of a compared variant; `where` names its row
- * ("size_bytes=8,reuse_percent=0"). */
-static void flag_unsound(const nb_context *ctx, const char *where, const compared *c,
-                         int reference)
-{
-    if (ctx->result == NULL)
-        return;
-    char quantity[128];
-    if (c->timer_bound) {
-        snprintf(quantity, sizeof quantity, "latency_median_us[%s]", where);
-        nb_unreliable(ctx->result, quantity, "latency %.4g us is below 10 x MPI_Wtick (%.3g us) "
-                      "per iteration", c->min_us, ctx->timer_tick_s * 1e6);
-    }
-    if (!reference && c->extra_us < -c->noise_us) {
-        snprintf(quantity, sizeof quantity, "extra_us[%s]", where);
-        nb_unreliable(ctx->result, quantity, "extra_us %.4g us is negative beyond the noise "
-                      "floor %.4g us: the variant was faster than its reference (a disturbed "
-                      "run, or the library takes another path for it)", c->extra_us, c->noise_us);
-    }
 }
 
 /* "8,64,1K" -> sizes (the default lists; parsed like --sizes). */
@@ -303,41 +213,39 @@ static void run_reuse(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
     const reuse_settings *rs = o->settings;
-    int variants = (int)rs->percent_count;
+    size_t variants = rs->percent_count;
     /* Variant 0 is 100 % (the reference); then descending, as the table lists them. */
     int percent_of[REUSE_MAX_PERCENTS];
-    for (int v = 0; v < variants; v++)
+    nb_paired_variant variant[REUSE_MAX_PERCENTS];
+    char names[REUSE_MAX_PERCENTS][16];
+    for (size_t v = 0; v < variants; v++) {
         percent_of[v] = rs->percents[variants - 1 - v];
+        snprintf(names[v], sizeof names[v], "%d %% reuse", percent_of[v]);
+        variant[v] = (nb_paired_variant){names[v], reuse_loop};
+    }
     char *reused = nb_buffer_new(o->sizes[o->size_count - 1]);
 
     nb_table *table = NULL;
     if (ctx->result != NULL) {
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
         long long percents[REUSE_MAX_PERCENTS];
-        for (int v = 0; v < variants; v++)
+        for (size_t v = 0; v < variants; v++)
             percents[v] = percent_of[v];
-        nb_param_int_list(ctx->result, "reuse_percentages", percents, (size_t)variants);
+        nb_param_int_list(ctx->result, "reuse_percentages", percents, variants);
         nb_param_int(ctx->result, "buffers", rs->buffers);
         nb_param_int(ctx->result, "memory_cap_bytes", (long long)rs->memory_cap);
         nb_param_int(ctx->result, "page_bytes", (long long)page_size());
-        nb_param_text(ctx->result, "measurement", "interleaved-paired");
-        nb_param_real(ctx->result, "noise_sigmas", BUFFERS_NOISE_SIGMAS);
-        nb_param_common(ctx);
+        buffers_parameters(ctx);
         table = nb_result_add_declared_table(ctx->result, &reuse_table);
     }
 
     size_t summary_index;
     size_t summary_bytes = summary_size(o, rs->summary_size, &summary_index);
-    int lowest = variants - 1;
-    compared summary_cost = {.extra_us = NAN, .ratio = NAN, .noise_us = NAN};
+    size_t lowest = variants - 1;
+    nb_paired_cost summary_cost = {.difference_us = NAN, .ratio = NAN, .noise_floor_us = NAN};
     double small_latency = NAN, max_extra = NAN;
     size_t max_extra_size = 0;
-    interleaved *m = malloc(sizeof *m);
-    if (m == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-        return;
-    }
+    nb_paired_measurement m;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
         size_t pool = fresh_count(rs, size);
@@ -353,7 +261,7 @@ static void run_reuse(const nb_context *ctx)
         long long transfer = 0;
         reuse_state states[REUSE_MAX_PERCENTS];
         void *pointers[REUSE_MAX_PERCENTS];
-        for (int v = 0; v < variants; v++) {
+        for (size_t v = 0; v < variants; v++) {
             states[v] = (reuse_state){
                 .pair = ctx->pair, .rank = ctx->rank, .size = (int)size, .percent = percent_of[v],
                 .reused = reused, .fresh = fresh, .fresh_count = pool, .next_fresh = &next_fresh,
@@ -362,58 +270,59 @@ static void run_reuse(const nb_context *ctx)
             pointers[v] = &states[v];
         }
         /* paced by the lowest reuse, the slowest variant */
-        measure_interleaved(ctx, reuse_loop, pointers, variants, lowest, m);
+        measure_paired(ctx, variant, variants, pointers, lowest, &m);
         for (size_t b = 0; b < pool; b++)
             munmap(fresh[b], fresh_footprint(size));
         free(fresh);
         if (ctx->result == NULL)
             continue;
-        for (int v = 0; v < variants; v++) {
-            compared c;
-            compare_variant(ctx, m, v, 0, &c);
+        for (size_t v = 0; v < variants; v++) {
+            nb_paired_cost c;
+            nb_paired_cost_of(&m, v, 0, &c);
+            double extra = nb_paired_reported_cost(&c);
             char what[96];
             snprintf(what, sizeof what, "size_bytes=%zu,reuse_percent=%d", size,
                      percent_of[v]);
-            flag_unsound(ctx, what, &c, v == 0);
+            flag_unsound(ctx, what, variant, &m, v, &c);
             nb_table_add_row(table);
             nb_cell_int(table, "size_bytes", (long long)size);
             nb_cell_int(table, "reuse_percent", percent_of[v]);
             nb_cell_int(table, "buffers", (long long)pool);
-            nb_cell_int(table, "iterations", m->iterations);
-            nb_cell_real(table, "latency_min_us", c.min_us);
-            nb_cell_real(table, "latency_median_us", c.median_us);
-            nb_cell_real(table, "latency_max_us", c.max_us);
-            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, c.median_us));
-            nb_cell_real(table, "extra_us", v == 0 ? 0.0 : reported_extra_us(&c));
+            nb_cell_int(table, "iterations", m.iterations[v]);
+            nb_cell_real(table, "latency_min_us", m.min_us[v]);
+            nb_cell_real(table, "latency_median_us", m.median_us[v]);
+            nb_cell_real(table, "latency_max_us", m.max_us[v]);
+            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, m.median_us[v]));
+            nb_cell_real(table, "extra_us", v == 0 ? 0.0 : extra);
             nb_cell_real(table, "ratio", v == 0 ? 1.0 : c.ratio);
-            nb_cell_real(table, "noise_us", v == 0 ? 0.0 : c.noise_us);
+            nb_cell_real(table, "noise_us", v == 0 ? 0.0 : c.noise_floor_us);
             if (v == 0 && i == 0)
-                small_latency = c.median_us;
+                small_latency = m.median_us[v];
             if (v == lowest && v != 0) {
                 if (i == summary_index)
                     summary_cost = c;
-                if (isfinite(reported_extra_us(&c)) && !(reported_extra_us(&c) <= max_extra)) {
-                    max_extra = reported_extra_us(&c);
+                if (isfinite(extra) && !(extra <= max_extra)) {
+                    max_extra = extra;
                     max_extra_size = size;
                 }
             }
         }
     }
-    free(m);
     free(reused);
 
     if (ctx->result != NULL) {
         nb_result *r = ctx->result;
+        double cost = nb_paired_reported_cost(&summary_cost);
         nb_summary_int(r, "latency_reuse100_small_size_bytes", (long long)o->sizes[0]);
         nb_summary_real(r, "latency_reuse100_small_us", small_latency);
         nb_summary_int(r, "cost_size_bytes", (long long)summary_bytes);
         nb_summary_int(r, "cost_reuse_percent", percent_of[lowest]);
-        nb_summary_real(r, "cost_extra_us", reported_extra_us(&summary_cost));
-        if (!isfinite(reported_extra_us(&summary_cost)))
+        nb_summary_real(r, "cost_extra_us", cost);
+        if (!isfinite(cost))
             nb_unreliable(r, "cost_extra_us", "the cost at %zu bytes is null (see its row)",
                           summary_bytes);
         nb_summary_real(r, "cost_ratio", summary_cost.ratio);
-        nb_summary_real(r, "cost_noise_us", summary_cost.noise_us);
+        nb_summary_real(r, "cost_noise_us", summary_cost.noise_floor_us);
         nb_summary_real(r, "cost_extra_max_us", max_extra);
         nb_summary_int(r, "cost_extra_max_size_bytes", (long long)max_extra_size);
     }
@@ -514,9 +423,10 @@ const nb_method nb_method_reuse = {
         "repetition, at most --iterations), each once untimed, then --repetitions times in a\n"
         "rotating order. latency = round trip / 2; bandwidth = size / latency (MB/s).\n"
         "extra_us and ratio are the medians over the repetitions of the paired difference and\n"
-        "ratio against 100 % of the same repetition; noise_us = 3 x 1.4826 x MAD (of the\n"
-        "differences, or of either latency where larger) + the timer resolution. A cost below\n"
-        "-noise_us is flagged unreliable. Summary: the lowest percentage's cost at\n"
+        "ratio against 100 % of the same repetition; noise_us is the largest of 3 standard\n"
+        "errors of that median (from the MAD of the differences), 3% of 100 %'s median\n"
+        "latency and the timer's resolution of the difference. A cost below 0 by less than\n"
+        "noise_us is reported as 0; by more, as null, flagged unreliable. Summary: the lowest percentage's cost at\n"
         "--summary-size, its largest cost over the sizes, and the latency at 100 % at the\n"
         "smallest size.",
     .scope = NB_ON_PAIR,
@@ -534,7 +444,7 @@ const nb_method nb_method_reuse = {
 /* vector                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-#define VECTOR_MAX_SEGMENT_COUNTS (BUFFERS_MAX_VARIANTS - 1)
+#define VECTOR_MAX_SEGMENT_COUNTS (NB_PAIRED_MAX_VARIANTS - 1)
 
 typedef struct {
     int segments[VECTOR_MAX_SEGMENT_COUNTS];  /* --segments, ascending */
@@ -602,8 +512,15 @@ static void run_vector(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
     const vector_settings *vs = o->settings;
-    int counts = (int)vs->segment_count;
-    int variants = counts + 1; /* variant 0: contiguous */
+    size_t counts = vs->segment_count;
+    size_t variants = counts + 1; /* variant 0: contiguous */
+    nb_paired_variant variant[NB_PAIRED_MAX_VARIANTS];
+    char names[NB_PAIRED_MAX_VARIANTS][24];
+    variant[0] = (nb_paired_variant){"contiguous", vector_loop};
+    for (size_t k = 0; k < counts; k++) {
+        snprintf(names[k + 1], sizeof names[k + 1], "%d segments", vs->segments[k]);
+        variant[k + 1] = (nb_paired_variant){names[k + 1], vector_loop};
+    }
     size_t largest = o->sizes[o->size_count - 1];
     size_t extent = largest * (size_t)vs->stride_factor;
     void *send = nb_buffer_new(extent), *recv = nb_buffer_new(extent);
@@ -612,36 +529,29 @@ static void run_vector(const nb_context *ctx)
     if (ctx->result != NULL) {
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
         long long segments[VECTOR_MAX_SEGMENT_COUNTS];
-        for (int k = 0; k < counts; k++)
+        for (size_t k = 0; k < counts; k++)
             segments[k] = vs->segments[k];
-        nb_param_int_list(ctx->result, "segments", segments, (size_t)counts);
+        nb_param_int_list(ctx->result, "segments", segments, counts);
         nb_param_int(ctx->result, "stride_factor", vs->stride_factor);
         nb_param_text(ctx->result, "receive", "vector");
-        nb_param_text(ctx->result, "measurement", "interleaved-paired");
-        nb_param_real(ctx->result, "noise_sigmas", BUFFERS_NOISE_SIGMAS);
-        nb_param_common(ctx);
+        buffers_parameters(ctx);
         plain = nb_result_add_declared_table(ctx->result, &contiguous_table);
         table = nb_result_add_declared_table(ctx->result, &vector_table);
     }
 
     size_t summary_index;
     size_t summary_bytes = summary_size(o, vs->summary_size, &summary_index);
-    compared summary_cost = {.extra_us = NAN, .ratio = NAN, .noise_us = NAN};
+    nb_paired_cost summary_cost = {.difference_us = NAN, .ratio = NAN, .noise_floor_us = NAN};
     double max_extra = NAN;
     size_t max_extra_size = 0;
-    interleaved *m = malloc(sizeof *m);
-    if (m == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-        return;
-    }
+    nb_paired_measurement m;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
-        vector_state states[BUFFERS_MAX_VARIANTS];
-        void *pointers[BUFFERS_MAX_VARIANTS];
+        vector_state states[NB_PAIRED_MAX_VARIANTS];
+        void *pointers[NB_PAIRED_MAX_VARIANTS];
         states[0] = (vector_state){.pair = ctx->pair, .rank = ctx->rank, .type = MPI_BYTE,
                                    .count = (int)size, .send = send, .recv = recv};
-        for (int k = 0; k < counts; k++) {
+        for (size_t k = 0; k < counts; k++) {
             int segment = (int)(size / (size_t)vs->segments[k]);
             states[k + 1] = states[0];
             states[k + 1].count = 1;
@@ -649,69 +559,70 @@ static void run_vector(const nb_context *ctx)
                             &states[k + 1].type);
             MPI_Type_commit(&states[k + 1].type);
         }
-        for (int v = 0; v < variants; v++)
+        for (size_t v = 0; v < variants; v++)
             pointers[v] = &states[v];
         /* paced by the most segments, the slowest variant as a rule */
-        measure_interleaved(ctx, vector_loop, pointers, variants, variants - 1, m);
-        for (int k = 0; k < counts; k++)
+        measure_paired(ctx, variant, variants, pointers, variants - 1, &m);
+        for (size_t k = 0; k < counts; k++)
             MPI_Type_free(&states[k + 1].type);
         if (ctx->result == NULL)
             continue;
-        compared c;
-        compare_variant(ctx, m, 0, 0, &c);
+        nb_paired_cost c;
+        nb_paired_cost_of(&m, 0, 0, &c);
         char what[96];
         snprintf(what, sizeof what, "size_bytes=%zu,segments=contiguous", size);
-        flag_unsound(ctx, what, &c, 1);
+        flag_unsound(ctx, what, variant, &m, 0, &c);
         nb_table_add_row(plain);
         nb_cell_int(plain, "size_bytes", (long long)size);
-        nb_cell_int(plain, "iterations", m->iterations);
-        nb_cell_real(plain, "latency_min_us", c.min_us);
-        nb_cell_real(plain, "latency_median_us", c.median_us);
-        nb_cell_real(plain, "latency_max_us", c.max_us);
-        nb_cell_real(plain, "bandwidth_median_MBps", bandwidth_MBps(size, c.median_us));
-        for (int k = 0; k < counts; k++) {
+        nb_cell_int(plain, "iterations", m.iterations[0]);
+        nb_cell_real(plain, "latency_min_us", m.min_us[0]);
+        nb_cell_real(plain, "latency_median_us", m.median_us[0]);
+        nb_cell_real(plain, "latency_max_us", m.max_us[0]);
+        nb_cell_real(plain, "bandwidth_median_MBps", bandwidth_MBps(size, m.median_us[0]));
+        for (size_t k = 0; k < counts; k++) {
+            size_t v = k + 1;
             size_t segment = size / (size_t)vs->segments[k];
-            compare_variant(ctx, m, k + 1, 0, &c);
-            snprintf(what, sizeof what, "size_bytes=%zu,segments=%d", size,
-                     vs->segments[k]);
-            flag_unsound(ctx, what, &c, 0);
+            nb_paired_cost_of(&m, v, 0, &c);
+            double extra = nb_paired_reported_cost(&c);
+            snprintf(what, sizeof what, "size_bytes=%zu,segments=%d", size, vs->segments[k]);
+            flag_unsound(ctx, what, variant, &m, v, &c);
             nb_table_add_row(table);
             nb_cell_int(table, "size_bytes", (long long)size);
             nb_cell_int(table, "segments", vs->segments[k]);
             nb_cell_int(table, "segment_bytes", (long long)segment);
             nb_cell_int(table, "stride_bytes", (long long)(segment * (size_t)vs->stride_factor));
-            nb_cell_int(table, "iterations", m->iterations);
-            nb_cell_real(table, "latency_min_us", c.min_us);
-            nb_cell_real(table, "latency_median_us", c.median_us);
-            nb_cell_real(table, "latency_max_us", c.max_us);
-            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, c.median_us));
-            nb_cell_real(table, "extra_us", reported_extra_us(&c));
+            nb_cell_int(table, "iterations", m.iterations[v]);
+            nb_cell_real(table, "latency_min_us", m.min_us[v]);
+            nb_cell_real(table, "latency_median_us", m.median_us[v]);
+            nb_cell_real(table, "latency_max_us", m.max_us[v]);
+            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, m.median_us[v]));
+            nb_cell_real(table, "extra_us", extra);
             nb_cell_real(table, "ratio", c.ratio);
-            nb_cell_real(table, "noise_us", c.noise_us);
+            nb_cell_real(table, "noise_us", c.noise_floor_us);
             if (k == counts - 1) {
                 if (i == summary_index)
                     summary_cost = c;
-                if (isfinite(reported_extra_us(&c)) && !(reported_extra_us(&c) <= max_extra)) {
-                    max_extra = reported_extra_us(&c);
+                if (isfinite(extra) && !(extra <= max_extra)) {
+                    max_extra = extra;
                     max_extra_size = size;
                 }
             }
         }
     }
-    free(m);
     free(send);
     free(recv);
 
     if (ctx->result != NULL) {
         nb_result *r = ctx->result;
+        double cost = nb_paired_reported_cost(&summary_cost);
         nb_summary_int(r, "cost_size_bytes", (long long)summary_bytes);
         nb_summary_int(r, "cost_segments", vs->segments[counts - 1]);
-        nb_summary_real(r, "cost_extra_us", reported_extra_us(&summary_cost));
-        if (!isfinite(reported_extra_us(&summary_cost)))
+        nb_summary_real(r, "cost_extra_us", cost);
+        if (!isfinite(cost))
             nb_unreliable(r, "cost_extra_us", "the cost at %zu bytes is null (see its row)",
                           summary_bytes);
         nb_summary_real(r, "cost_ratio", summary_cost.ratio);
-        nb_summary_real(r, "cost_noise_us", summary_cost.noise_us);
+        nb_summary_real(r, "cost_noise_us", summary_cost.noise_floor_us);
         nb_summary_real(r, "cost_extra_max_us", max_extra);
         nb_summary_int(r, "cost_extra_max_size_bytes", (long long)max_extra_size);
     }
@@ -790,9 +701,10 @@ const nb_method nb_method_vector = {
         "once untimed, then --repetitions times in a rotating order. latency = round trip /\n"
         "2; bandwidth = size / latency (MB/s). extra_us and ratio are the medians over the\n"
         "repetitions of the paired difference and ratio against the contiguous message of the\n"
-        "same repetition; noise_us = 3 x 1.4826 x MAD (of the differences, or of either\n"
-        "latency where larger) + the timer resolution. A cost below -noise_us is flagged\n"
-        "unreliable. Summary: the largest k's cost at --summary-size and its largest cost\n"
+        "same repetition; noise_us is the largest of 3 standard errors of that median (from\n"
+        "the MAD of the differences), 3% of the contiguous median latency and the timer's\n"
+        "resolution of the difference. A cost below 0 by less than noise_us is reported as 0;\n"
+        "by more, as null, flagged unreliable. Summary: the largest k's cost at --summary-size and its largest cost\n"
         "over the sizes.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_NONE,

@@ -173,12 +173,17 @@ static void run_polling(const nb_context *ctx)
     double poll_period_us = test_call_us(ctx);
     if (ctx->result != NULL)
         nb_summary_real(ctx->result, "test_call_us", poll_period_us);
+    nb_paired_plan plan = {.min_iterations = 5, .max_iterations = o->iterations,
+                           .time_cap_s = o->time_cap_ms * 1e-3, .rounds = o->repetitions,
+                           .common_count_from = NB_PAIRED_OWN_COUNTS};
+    void *states[MODE_COUNT];
+    for (size_t v = 0; v < MODE_COUNT; v++)
+        states[v] = &state; /* one state for every variant */
     nb_paired_measurement m;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
         state.size = (int)size;
-        nb_paired_measure(ctx, polling_variants, MODE_COUNT, &state, 5, o->iterations,
-                          o->time_cap_ms * 1e-3, o->repetitions, &m);
+        nb_paired_measure(ctx, polling_variants, MODE_COUNT, states, &plan, &m);
         m.baseline_resolution_us = POLL_PERIODS_RESOLVED * poll_period_us;
         if (ctx->result == NULL)
             continue;
@@ -236,7 +241,8 @@ const nb_method nb_method_polling = {
         "Latencies: min/median/max over the rounds. A cost is the median over the rounds of\n"
         "the paired difference within a round, so a slow phase of the machine hits both\n"
         "sides; its noise_floor_us is the largest of 3 standard errors of that median (from\n"
-        "the MAD of the differences), 3% of busy_poll's median latency, and 2 x test_call_us\n"
+        "the MAD of the differences), 3% of busy_poll's median latency, the timer's\n"
+        "resolution of the difference and 2 x test_call_us\n"
         "(summary): the time of one MPI_Test call on a pending receive (the slower rank's,\n"
         "the fastest of 5 x 20000 calls), the period of the busy-poll loop. A message that\n"
         "arrives during a call is seen at the next, up to a period late for each of the 3\n"

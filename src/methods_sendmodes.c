@@ -131,12 +131,17 @@ static void run_sendmodes(const nb_context *ctx)
         latency = nb_result_add_declared_table(ctx->result, &sendmodes_table);
         ratio = nb_result_add_declared_table(ctx->result, &sendmodes_ratio_table);
     }
+    nb_paired_plan plan = {.min_iterations = 5, .max_iterations = o->iterations,
+                           .time_cap_s = o->time_cap_ms * 1e-3, .rounds = o->repetitions,
+                           .common_count_from = NB_PAIRED_OWN_COUNTS};
+    void *states[MODE_COUNT];
+    for (size_t v = 0; v < MODE_COUNT; v++)
+        states[v] = &state; /* one state for every variant */
     nb_paired_measurement m;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
         state.size = (int)size;
-        nb_paired_measure(ctx, sendmodes_variants, MODE_COUNT, &state, 5, o->iterations,
-                          o->time_cap_ms * 1e-3, o->repetitions, &m);
+        nb_paired_measure(ctx, sendmodes_variants, MODE_COUNT, states, &plan, &m);
         if (ctx->result == NULL)
             continue;
         nb_paired_add_latency_rows(ctx, latency, "send_mode", sendmodes_variants, &m, size);
@@ -234,8 +239,9 @@ const nb_method nb_method_sendmodes = {
         "Latencies: min/median/max over the rounds; the\n"
         "ratio is the median over the rounds of the ratio within a round, so a slow phase of\n"
         "the machine hits both sides. difference_noise_floor_us is the noise of the latency\n"
-        "difference (the larger of 3 standard errors of its median and 3% of standard's\n"
-        "median latency): a mode within it of standard is no different. Sizes up to 256M.",
+        "difference (the largest of 3 standard errors of its median, 3% of standard's\n"
+        "median latency and the timer's resolution of the difference): a mode within it of\n"
+        "standard is no different. Sizes up to 256M.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_4,
     .options = sendmodes_options,

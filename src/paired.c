@@ -1,6 +1,5 @@
-/* methods_paired.c - no method of its own: the side-by-side measurement of ping-pong variants
- * (paired.h) that polling, anysource and sendmodes share. It sits under the methods_ prefix so
- * that the Makefile's wildcard builds it with them. */
+/* paired.c - no method of its own: the side-by-side measurement of ping-pong variants
+ * (paired.h) that polling, anysource, sendmodes, reuse and vector share. */
 #include <math.h>
 #include <stdio.h>
 
@@ -11,8 +10,12 @@
  * standard error of a median (sqrt(pi / 2)). */
 #define MAD_TO_SIGMA 1.4826
 #define MEDIAN_SE_FACTOR 1.2533
+/* Calibration runs of the variant that sets a common count; the fastest sets it, so that one
+ * disturbed run does not shrink every round of the size to a handful of iterations. */
+#define COMMON_CALIBRATION_RUNS 3
 
-/* One timed run of `loop` with exactly `iterations`; returns round trip / 2 in us. */
+/* One timed run of `loop` with exactly `iterations`, after a barrier; returns round trip / 2
+ * in us. */
 static double run_fixed(const nb_context *ctx, nb_timed_loop loop, void *state, long iterations)
 {
     nb_loop spec = {
@@ -31,31 +34,57 @@ static double run_fixed(const nb_context *ctx, nb_timed_loop loop, void *state, 
     return once.per_iteration_us[0] / 2.0;
 }
 
+/* One count for every variant (nb_paired_plan.common_count_from): time cap / the fastest
+ * calibration run of variant `pace`, within the plan's bounds, rank 0's; then every variant
+ * once untimed. */
+static long common_count(const nb_context *ctx, const nb_paired_variant *variants, size_t count,
+                         void *const *states, const nb_paired_plan *plan, size_t pace)
+{
+    nb_measurement calibration;
+    nb_measure(ctx, variants[pace].loop, states[pace], plan->min_iterations,
+               plan->max_iterations, plan->time_cap_s, COMMON_CALIBRATION_RUNS, &calibration);
+    double wanted = calibration.min_us > 0.0 ? plan->time_cap_s * 1e6 / calibration.min_us
+                                             : (double)plan->max_iterations;
+    long iterations = wanted > (double)plan->max_iterations ? plan->max_iterations : (long)wanted;
+    if (iterations < plan->min_iterations)
+        iterations = plan->min_iterations;
+    MPI_Bcast(&iterations, 1, MPI_LONG, 0, ctx->pair);
+    for (size_t v = 0; v < count; v++)
+        run_fixed(ctx, variants[v].loop, states[v], iterations);
+    return iterations;
+}
+
 void nb_paired_measure(const nb_context *ctx, const nb_paired_variant *variants, size_t count,
-                       void *state, long min_iterations, long max_iterations, double time_cap_s,
-                       int rounds, nb_paired_measurement *m)
+                       void *const *states, const nb_paired_plan *plan,
+                       nb_paired_measurement *m)
 {
     if (count > NB_PAIRED_MAX_VARIANTS)
         count = NB_PAIRED_MAX_VARIANTS;
-    if (rounds > NB_MAX_REPETITIONS)
-        rounds = NB_MAX_REPETITIONS;
-    /* Each variant's count from the driver's probe and warm-up (which are also its first
-     * contact: an Ssend handshake, the Bsend buffer's first use, outside the rounds). Not one
-     * count for all: a variant 100x slower (MPI_Bsend of 32 KiB) would run 100x the cap. */
-    for (size_t v = 0; v < count; v++) {
-        nb_measurement calibration;
-        nb_measure(ctx, variants[v].loop, state, min_iterations, max_iterations, time_cap_s, 1,
-                   &calibration);
-        m->iterations[v] = calibration.iterations;
+    int rounds = plan->rounds > NB_MAX_REPETITIONS ? NB_MAX_REPETITIONS : plan->rounds;
+    if (plan->common_count_from >= 0 && (size_t)plan->common_count_from < count) {
+        long iterations = common_count(ctx, variants, count, states, plan,
+                                       (size_t)plan->common_count_from);
+        for (size_t v = 0; v < count; v++)
+            m->iterations[v] = iterations;
+    } else {
+        /* Each variant's count from the driver's probe and warm-up (which are also its first
+         * contact: an Ssend handshake, the Bsend buffer's first use, outside the rounds). */
+        for (size_t v = 0; v < count; v++) {
+            nb_measurement calibration;
+            nb_measure(ctx, variants[v].loop, states[v], plan->min_iterations,
+                       plan->max_iterations, plan->time_cap_s, 1, &calibration);
+            m->iterations[v] = calibration.iterations;
+        }
     }
     m->rounds = rounds;
     m->variant_count = count;
+    m->timer_tick_us = ctx->timer_tick_s * 1e6;
     m->baseline_resolution_us = 0.0;
     for (int r = 0; r < rounds; r++)
         for (size_t k = 0; k < count; k++) {
             /* Rotated order: no variant always runs first (after the barrier) or last. */
             size_t v = (k + (size_t)r) % count;
-            m->latency_us[v][r] = run_fixed(ctx, variants[v].loop, state, m->iterations[v]);
+            m->latency_us[v][r] = run_fixed(ctx, variants[v].loop, states[v], m->iterations[v]);
         }
     for (size_t v = 0; v < count; v++) {
         m->min_us[v] = nb_min(m->latency_us[v], (size_t)rounds);
@@ -80,9 +109,10 @@ void nb_paired_cost_of(const nb_paired_measurement *m, size_t variant, size_t ba
     double standard_error = MEDIAN_SE_FACTOR * MAD_TO_SIGMA * nb_mad(difference, n) / sqrt((double)n);
     double relative = NB_PAIRED_NOISE_FLOOR_RELATIVE * m->median_us[baseline];
     double floor = NB_PAIRED_NOISE_SE_FACTOR * standard_error;
-    cost->noise_floor_us = floor > relative ? floor : relative;
-    if (m->baseline_resolution_us > cost->noise_floor_us)
-        cost->noise_floor_us = m->baseline_resolution_us;
+    /* Each latency is quantised to tick / (2 x iterations); their difference to the sum. */
+    double timer = m->timer_tick_us / (2.0 * (double)m->iterations[variant]) +
+                   m->timer_tick_us / (2.0 * (double)m->iterations[baseline]);
+    cost->noise_floor_us = fmax(fmax(floor, relative), fmax(timer, m->baseline_resolution_us));
 }
 
 double nb_paired_reported_cost(const nb_paired_cost *cost)
@@ -93,10 +123,11 @@ double nb_paired_reported_cost(const nb_paired_cost *cost)
     return cost->difference_us > 0.0 ? cost->difference_us : 0.0;
 }
 
-/* Rank 0: why a cost is null. */
-static void flag_negative_cost(const nb_context *ctx, const nb_paired_cost *cost,
-                               const char *quantity, const char *variant, const char *baseline)
+void nb_paired_flag_cost(const nb_context *ctx, const nb_paired_cost *cost, const char *quantity,
+                         const char *variant, const char *baseline)
 {
+    if (ctx->result == NULL)
+        return;
     if (isfinite(cost->difference_us))
         nb_unreliable(ctx->result, quantity,
                       "%s was faster than %s by %.4g us, beyond the noise floor of %.4g us: a "
@@ -121,7 +152,7 @@ void nb_paired_summary_cost(const nb_context *ctx, const char *prefix,
     double value = nb_paired_reported_cost(&cost);
     nb_summary_real(ctx->result, key, value);
     if (isnan(value))
-        flag_negative_cost(ctx, &cost, key, variants[variant].name, variants[baseline].name);
+        nb_paired_flag_cost(ctx, &cost, key, variants[variant].name, variants[baseline].name);
     snprintf(key, sizeof key, "%s_ratio", prefix);
     nb_summary_real(ctx->result, key, cost.ratio);
 }
@@ -140,13 +171,19 @@ void nb_paired_add_latency_rows(const nb_context *ctx, nb_table *table, const ch
         nb_cell_real(table, "latency_min_us", m->min_us[v]);
         nb_cell_real(table, "latency_median_us", m->median_us[v]);
         nb_cell_real(table, "latency_max_us", m->max_us[v]);
-        /* The timer check is on the per-iteration time: a round trip. */
-        nb_measurement round_trip = {.iterations = m->iterations[v], .min_us = 2.0 * m->min_us[v]};
         char quantity[128];
         snprintf(quantity, sizeof quantity, "latency_median_us[size_bytes=%zu,%s=%s]", size, key,
                  variants[v].name);
-        nb_check_timer_resolution(ctx, &round_trip, quantity);
+        nb_paired_check_timer(ctx, m, v, quantity);
     }
+}
+
+void nb_paired_check_timer(const nb_context *ctx, const nb_paired_measurement *m, size_t v,
+                           const char *quantity)
+{
+    /* The timer check is on the per-iteration time: a round trip. */
+    nb_measurement round_trip = {.iterations = m->iterations[v], .min_us = 2.0 * m->min_us[v]};
+    nb_check_timer_resolution(ctx, &round_trip, quantity);
 }
 
 void nb_paired_add_cost_rows(const nb_context *ctx, nb_table *table, const char *key,
@@ -170,7 +207,7 @@ void nb_paired_add_cost_rows(const nb_context *ctx, nb_table *table, const char 
         double value = nb_paired_reported_cost(&cost);
         nb_cell_real(table, "cost_us", value);
         if (isnan(value))
-            flag_negative_cost(ctx, &cost, quantity, variants[v].name, variants[baseline].name);
+            nb_paired_flag_cost(ctx, &cost, quantity, variants[v].name, variants[baseline].name);
         nb_cell_real(table, "cost_ratio", cost.ratio);
         nb_cell_real(table, "noise_floor_us", cost.noise_floor_us);
     }
@@ -184,6 +221,13 @@ void nb_paired_parameters(const nb_context *ctx)
     nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
     nb_param_common(ctx);
     nb_param_text(ctx->result, "schedule", "rotated_rounds");
+    nb_paired_noise_parameters(ctx);
+}
+
+void nb_paired_noise_parameters(const nb_context *ctx)
+{
+    if (ctx->result == NULL)
+        return;
     nb_param_real(ctx->result, "noise_se_factor", NB_PAIRED_NOISE_SE_FACTOR);
     nb_param_real(ctx->result, "noise_floor_relative", NB_PAIRED_NOISE_FLOOR_RELATIVE);
 }
