@@ -22,9 +22,9 @@ MPICH/UCX UCX_RNDV_THRESH 4096: 10/10 [2-5], 16384: 8/10 [2-6], 65536: 8/10 [1-5
 A miss is a run in which the whole sweep met one of the VM's slow phases: the curve then has
 another shape (the eager/rendezvous step at 4096 B shrinks from 3.6x to 1.4x) and the step is
 merged away or another one found. Open MPI's max_inline_send does not move any step this sweep
-resolves (at 64 the step stayed at 304 B in 4 of 5 runs; the fifth found 6 steps, one at 54 B): the
-256/304 B step is another limit of
-vader's, so the knob is kept for the record, not for the count above.
+resolves (at 64 the step stayed at 304 B in 4 of 5 runs; the fifth found 6 steps, one at 54 B):
+the 256/304 B step is another limit of vader's, so the knob is kept for the record, not for the
+count above.
 
 Run it on a quiet machine (no other benchmark): a slow phase moves G_all, not the switch, but
 can add ranges. It measures; it asserts nothing (tests/test_netbench_program.py holds the CI
