@@ -12,8 +12,8 @@ netbench measures the variants of one ping-pong side by side (src/paired.c): per
 rounds in which each variant runs once, in a rotated order, so that a slow phase of the machine
 hits all of them; a cost is the median of the paired differences within a round, reported with
 a noise floor, and a cost below minus that floor is null and flagged unreliable (a negative cost
-is no sound figure). The check fails on such a flag at the size it reads (8 B) and only logs it
-at the other sizes of its short sweep.
+is no sound figure). The checks log such a flag and do not fail on it: they assert latencies and
+ratios, which stay figures.
 
 - NetbenchPolling: the same non-blocking ping-pong completed by MPI_Wait ("blocking"), by a busy
   MPI_Test loop ("busy_poll") and by MPI_Test then sched_yield() ("test_yield") (Kutlug 3.2.6;
@@ -74,8 +74,7 @@ class NetbenchPolling(NetbenchPairCheck):
     required_sizes = COMPLETION_SIZES
     size_table = "polling"
     # A negative cost is failed where the check reads it (blocking at 8 B), logged elsewhere.
-    tolerated_unreliable = (r"cost_us\[size_bytes=(?!8,)[0-9]+,mode=\w+\]"
-                            r"|cost_us\[size_bytes=8,mode=test_yield\]|test_yield_cost_small_us")
+    tolerated_unreliable = r"cost_us\[size_bytes=[0-9]+,mode=\w+\]|\w+_cost_small_us"
     metrics = {
         **{f"polling_{mode}_8B_us": cell("polling", "latency_median_us", "us", LOWER,
                                          size_bytes=8, mode=mode)
@@ -97,7 +96,7 @@ class NetbenchAnySource(NetbenchPairCheck):
     netbench_options = COMPLETION_OPTIONS
     required_sizes = COMPLETION_SIZES
     size_table = "anysource"
-    tolerated_unreliable = r"cost_us\[size_bytes=(?!8,)[0-9]+,receive=\w+\]"
+    tolerated_unreliable = r"cost_us\[size_bytes=[0-9]+,receive=\w+\]|\w+_cost_small_us"
     metrics = {
         "anysource_named_8B_us": cell("anysource", "latency_median_us", "us", LOWER,
                                       size_bytes=8, receive="named"),
