@@ -83,10 +83,12 @@ def test_local_reference_catches_a_2x_slowdown():
             checked += 1
             if name.endswith("protocol_ranges") or f"{check} local:default {where} {name}" in noisy:
                 continue
-            if name.endswith("MBps") or name.endswith("worst_to_first_1MiB"):
-                assert lower is not None and value * (1 + lower) > value / 2, (check, name)
-            else:
-                assert upper is not None and value * (1 + upper) < value * 2, (check, name)
+            # the bad side's bound (the loader checks that the declared direction has one)
+            assert lower is not None or upper is not None, (check, name)
+            if lower is not None:
+                assert value * (1 + lower) > value / 2, (check, name)
+            if upper is not None:
+                assert value * (1 + upper) < value * 2, (check, name)
     assert checked > 100
     assert len(noisy) <= 0.15 * checked, sorted(noisy)
 

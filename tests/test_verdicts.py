@@ -180,3 +180,22 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     lines = verdict_lines(report)
     named = [x for x in lines if "loggp_threshold_large_bytes" in x]
     assert named and "reference 4096" in named[0] and "confirmed: first run" in named[0], lines
+
+
+def test_one_slow_run_in_five_is_set_aside_not_absorbed_by_the_bound():
+    """A baseline run that met a slow phase (here at 40 % of the others) must not widen the bound
+    to 1.5 x its deviation: from 5 runs on it is set aside (recorded), since confirmation absorbs
+    such a run; with fewer runs nothing is set aside."""
+    from fabricsuite.baseline import Samples, propose
+
+    five = Samples("NetbenchPingPongBandwidth", "local:default", "openmpi",
+                   "bandwidth_1MiB_MBps", "MB/s", [100.0, 100.5, 99.5, 100.2, 40.0],
+                   directions={"higher"}, floors={0.03})
+    (value, lower, _upper, _unit), note, stats = propose(five)
+    assert value == 100.0 and -0.05 < lower < 0 and note is None, (lower, stats)
+    assert stats["set_aside"] == 0.6 and stats["worst"] < 0.01
+    four = Samples("NetbenchPingPongBandwidth", "local:default", "openmpi",
+                   "bandwidth_1MiB_MBps", "MB/s", [100.0, 100.5, 99.5, 40.0],
+                   directions={"higher"}, floors={0.03})
+    (_value, lower, _upper, _unit), _note, stats = propose(four)
+    assert lower < -0.5 and "set_aside" not in stats
