@@ -192,5 +192,6 @@ def test_a_session_that_tests_nothing_fails(tmp_path):
     ]:
         proc = subprocess.run(["bash", "ci/run-local.sh", *args], cwd=REPO_ROOT, env=env,
                               capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 1, (args, proc.stdout[-2000:], proc.stderr[-2000:])
+        # 2: nothing tested is no pass, and no regression either (the nightly's "broken")
+        assert proc.returncode == 2, (args, proc.stdout[-2000:], proc.stderr[-2000:])
         assert expected in proc.stderr, (args, proc.stderr[-2000:])

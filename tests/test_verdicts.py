@@ -199,3 +199,29 @@ def test_one_slow_run_in_five_is_set_aside_not_absorbed_by_the_bound():
                    directions={"higher"}, floors={0.03})
     (_value, lower, _upper, _unit), _note, stats = propose(four)
     assert lower < -0.5 and "set_aside" not in stats
+
+
+def test_a_regression_is_confirmed_per_variable():
+    """Two runs of a case that failed on different variables (a slow phase in each) are no
+    confirmed regression: the session passes and says so; the same variable outside in both runs
+    is a regression."""
+    from fabricsuite.session import REGRESSED, WITHIN, classify
+
+    report = session_report(60.0, 60.0)
+    first, retry = report["runs"][0]["testcases"][0], report["runs"][1]["testcases"][0]
+    names = sorted(first["perfvalues"])
+    assert len(names) >= 2
+    for key in names[1:]:
+        first["perfvalues"][key][5] = "pass"  # the first run failed on names[0] only
+    retry["perfvalues"][names[0]][5] = "pass"  # the retry on the others only
+    code, why = classify(report)
+    assert code == WITHIN and "not confirmed" in why, why
+    lines = verdict_lines(report)
+    assert lines and all(ln.startswith("not confirmed:") for ln in lines), lines
+    assert "first run 60" in lines[0] and "a transient, no regression" in lines[0]
+
+    retry["perfvalues"][names[0]][5] = "fail"  # now names[0] is outside in both runs
+    code, why = classify(report)
+    assert code == REGRESSED, why
+    regression = [ln for ln in verdict_lines(report) if ln.startswith("REGRESSION")]
+    assert len(regression) == 1 and names[0].split(":")[-1] in regression[0], regression
