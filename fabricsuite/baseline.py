@@ -15,6 +15,7 @@ there, never from a constant chosen for the noisiest machine:
 recorded as `set_aside` in `_statistics`; confirmation absorbs such a run, a bound must not.)
 
 `spread` is the robust relative standard deviation of the runs (1.4826 x MAD / median), `floor`
+(a slowdown factor: +f for a lower-is-better figure, -f / (1 + f) for a higher-is-better one)
 a property of the partition: its `extras: {"tolerance_floor": F}` in the system's configuration,
 recorded with every run as the test case's loggable `tolerance_floor` (default DEFAULT_FLOOR, 3 %,
 for dedicated nodes; the shared 2-core development machine declares its own wide floor). The
@@ -30,7 +31,7 @@ unit. A variable whose direction the reports do not give (reports from checks ol
 ones a lower bound, "equal" ones both: a count the seen range +-1, a size from a geometric sweep
 (a protocol threshold, `perf_size_steps`) one sweep step beyond the seen range, any other figure
 the noise bound on both sides. A variable
-whose bound exceeds TOO_NOISY_FOR_2X is listed in `_provenance.too_noisy_to_catch_2x`: a
+whose bound reaches TOO_NOISY_FOR_2X is listed in `_provenance.too_noisy_to_catch_2x`: a
 reference that fails healthy runs is worse than one that says openly what it cannot catch.
 
 The reference file is updated in place under an exclusive lock (a read-modify-write by two
@@ -83,9 +84,9 @@ OUTLIER_RUNS_FROM = 5
 #: The partition's floor when its configuration declares none (extras.tolerance_floor): a
 #: dedicated node repeats within about 1 %; 3 % keeps a 10 % regression well outside.
 DEFAULT_FLOOR = 0.03
-#: A bound wider than this cannot fail a 2x slowdown of a lower-is-better variable (+100 %);
-#: listed openly in _provenance.too_noisy_to_catch_2x (for higher-is-better: -50 %).
-TOO_NOISY_FOR_2X = 0.5
+#: A bound at or beyond this cannot fail a 2x slowdown: +100 % for a lower-is-better variable,
+#: -50 % for a higher-is-better one; listed openly in _provenance.too_noisy_to_catch_2x.
+TOO_NOISY_FOR_2X = {LOWER: 1.0, EQUAL: 1.0, HIGHER: 0.5}
 #: A lower bound never reaches -100 % (that would accept zero).
 MAX_LOWER_BOUND = 0.95
 #: Fewest healthy samples a variable needs before it gets a reference (--min-runs).
@@ -368,20 +369,24 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
                          f"{', '.join(DIRECTIONS)}")
     # lower/higher: the bad side; equal (a continuous figure such as M = g / G): both sides
     floor = samples.floor
+    if better == HIGHER:
+        # The floor is a slowdown the partition tolerates: latency x (1 + f) is bandwidth
+        # / (1 + f), so a higher-is-better figure may drop by f / (1 + f) (35 % -> 25.9 %).
+        floor = round(floor / (1.0 + floor), 3)
     bound = max(floor, NOISE_WIDTHS * stats["spread"], WORST_MARGIN * stats["worst"])
     if better == HIGHER:
         bound = min(bound, MAX_LOWER_BOUND)
     bound = round(bound, 3)
     stats.update({"floor": floor, "bound": bound})
     note = None
-    if bound > TOO_NOISY_FOR_2X:
+    if bound >= TOO_NOISY_FOR_2X[better]:
         note = (f"too noisy to catch 2x: spread {stats['spread']:.1%}, worst deviation "
                 f"{stats['worst']:.0%} on the bad side; bound {bound:.0%}")
     if better == HIGHER:
         return [_round(median), -bound, None, unit], note, stats
     if better == EQUAL:
-        # below -100 % a lower bound admits every value: the same cap as higher-is-better
-        return [_round(median), -min(bound, MAX_LOWER_BOUND), bound, unit], note, stats
+        # the same factor both ways: x (1 + f) above, / (1 + f) below
+        return [_round(median), -round(bound / (1.0 + bound), 3), bound, unit], note, stats
     return [_round(median), None, bound, unit], note, stats
 
 
