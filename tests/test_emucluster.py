@@ -4,9 +4,10 @@ Brings up 4 nodes (network namespaces on a bridge, Slurm with one slurmd per nod
 - ground truth: with `tc tbf` at 1 Gbit, 500 Mbit and 100 Mbit on the node links, netbench's
   ping-pong bandwidth at 1 MiB and its flood G between two nodes recover the imposed rate within
   10 %, through srun, with both MPIs, and the transport is the network (not shared memory);
-- the after-upgrade story, end to end: the point-to-point checks pass through sbatch/srun at 2
-  nodes against reference/emucluster.yaml (taken at 1 Gbit), and after the rate is lowered the
-  same check fails, naming the variable;
+- the point-to-point checks pass through sbatch/srun at 2 nodes against
+  reference/emucluster.yaml (taken at 1 Gbit); the after-upgrade story (900 and 800 Mbit fail,
+  naming the variable, after confirmation; nightly, compare and report) is told by
+  test_verdicts_catch_10_percent_with_no_false_alarm and test_workflows_nightly_compare_and_report;
 - the multi-rank checks at 1, 2 and 4 nodes through Slurm: the timed dense check at 2 nodes
   against its references (scale 2x1), and the mechanics in validation mode at 2 and 4 nodes
   (launch, placement on the requested nodes, every byte checked; 4 nodes share 2 cores, so the
@@ -177,7 +178,7 @@ def run_reframe(emu, results, *args, system="emucluster:nodes", extra_env=None):
                           **(extra_env or {})})
 
 
-def test_pt2pt_checks_pass_at_2_nodes_then_fail_when_the_rate_drops(cluster, tmp_path):
+def test_pt2pt_checks_pass_at_2_nodes_through_srun(cluster, tmp_path):
     emu, _state = cluster
     checks = ["-c", "checks/pt2pt.py", "-n", "NetbenchPingPong%distance=other-node",
               "-n", "NetbenchPingPongBandwidth%distance=other-node"]
@@ -193,18 +194,8 @@ def test_pt2pt_checks_pass_at_2_nodes_then_fail_when_the_rate_drops(cluster, tmp
         assert len({r["host"] for r in ranks}) == 2, ranks
         script = (out.parent / "rfm_job.sh").read_text()
         assert "#SBATCH --ntasks-per-node=1" in script and "\nsrun " in script, script
-
-    # The after-upgrade regression: the link is now half as fast.
-    try:
-        emu("rate", "500mbit")
-        proc = run_reframe(emu, tmp_path / "slow", *checks, "-p", "openmpi")
-    finally:
-        emu("rate", "1gbit", check=False)
-    assert proc.returncode != 0, proc.stdout[-3000:]
-    failures = proc.stdout[proc.stdout.find("SUMMARY OF FAILURES"):]
-    assert "NetbenchPingPongBandwidth" in failures and "bandwidth_1MiB_MBps" in failures, failures
-    assert "NetbenchPingPong " not in failures.replace("NetbenchPingPongBandwidth", ""), (
-        "latency does not depend on the rate: only the bandwidth check may fail")
+    # A slower link failing the bandwidth check (and only it) is test_verdicts_catch_10_percent_
+    # with_no_false_alarm and test_workflows_nightly_compare_and_report.
 
 
 def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
@@ -265,31 +256,6 @@ def test_multirank_at_1_node_and_reference_lookup_at_4_nodes(cluster, tmp_path):
     assert "%node_count=4" in logged["display_name"]
     assert float(logged["aapc_bandwidth_1MiB_MBps_ref"]) == pytest.approx(52.855)
     assert float(logged["aapc_bandwidth_1MiB_MBps_lower_thres"]) == pytest.approx(-0.9)
-
-
-def test_matrix_points_at_the_slow_node(cluster, programs, tmp_path):
-    """One node's link at 100 Mbit among 1 Gbit links: the all-pairs map flags exactly the pairs
-    with that node. One pair measures at a time and the bandwidth is bound by the links, so 4
-    nodes on 2 cores do here, provided that the two ranks of a pair that share a core yield
-    instead of spinning each other out (mpi_yield_when_idle; 2 emulated nodes share each core)."""
-    emu, _state = cluster
-    out = tmp_path / "matrix.json"
-    try:
-        emu("rate", "100mbit", "3")
-        emu("exec", "srun", "-N4", "-n4", "--ntasks-per-node=1", str(programs["openmpi"]),
-            "matrix", "--min-size", "8", "--max-size", "256K", "--repetitions", "3",
-            "--time-cap-ms", "20", "--json-file", str(out),
-            extra_env={**MPI_ENV["openmpi"], "OMPI_MCA_mpi_yield_when_idle": "1"})
-    finally:
-        emu("rate", "1gbit", check=False)
-    result = json.loads(out.read_text())
-    pairs = result["tables"]["pairs"]
-    assert len(pairs) == 6
-    slow = f"{PREFIX}3"
-    flagged = {(p["host_a"], p["host_b"]) for p in pairs if p["flagged"]}
-    expected = {(p["host_a"], p["host_b"]) for p in pairs if slow in (p["host_a"], p["host_b"])}
-    assert flagged == expected, pairs
-    assert result["summary"]["flagged_pairs"] == 3
 
 
 def test_pt2pt_check_through_mpirun_and_the_rsh_agent(cluster, tmp_path):

@@ -4,46 +4,19 @@ local system. The figures are checked for soundness and consistency, never for t
 machine is shared and noisy)."""
 
 import math
-import os
 import re
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from mpi_support import mechanics_session, run
 
-from fabricsuite import REPO_ROOT, SOURCE_DIR
 from fabricsuite.netbench_result import parse_human, parse_json
 
 pytestmark = pytest.mark.integration
 
-MPIS = {
-    "openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]),
-    "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
-}
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 #: Short runs: soundness, not values.
 QUICK = ["--repetitions", "3", "--time-cap-ms", "1"]
 KiB = 1024
-
-
-def run(cmd, timeout=120):
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
-
-
-@pytest.fixture(scope="module", params=sorted(MPIS))
-def netbench(request, tmp_path_factory):
-    """(path to netbench built with this MPI, launcher for 2 ranks bound to cores)."""
-    compiler, launcher = MPIS[request.param]
-    if shutil.which(compiler) is None:
-        pytest.skip(f"{compiler} not installed (ci/setup.sh installs it)")
-    build = tmp_path_factory.mktemp(f"build-{request.param}") / "src"
-    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-    proc = subprocess.run(["make", "-C", str(build), "netbench", f"MPICC={compiler}"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return str(build / "netbench"), launcher
 
 
 def assert_costs_sound(result, table, variant_key):
@@ -74,7 +47,7 @@ def assert_costs_sound(result, table, variant_key):
                 "default: 64,1K,16K,64K,256K,1M", "contiguous", "extra_us [us, lower is better]"]),
 ])
 def test_help_explains_the_method(netbench, method, words):
-    program, _ = netbench
+    program, _, _ = netbench
     proc = run([program, method, "--help"])
     assert proc.returncode == 0, proc.stderr
     text = re.sub(r"\s+", " ", proc.stdout)
@@ -95,7 +68,7 @@ def test_help_explains_the_method(netbench, method, words):
     (["vector", "--reuse-percentages", "100"], "does not apply to vector"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(netbench, args, words):
-    program, _ = netbench
+    program, _, _ = netbench
     proc = run([program, *args])
     assert proc.returncode == 2, proc
     lines = proc.stderr.strip().splitlines()
@@ -105,7 +78,7 @@ def test_bad_arguments_give_one_line_and_status_2(netbench, args, words):
 
 
 def test_reuse_measures_every_size_and_percentage(netbench, tmp_path):
-    program, launcher = netbench
+    program, launcher, _ = netbench
     json_file = tmp_path / "reuse.json"
     # a 1 MiB cap: 128 fresh buffers of 8 B (a page and its guard each), 15 of 64 KiB, 3 of 256 KiB
     proc = run([*launcher, program, "reuse", "--sizes", "8,64K,256K", "--memory-cap", "1M",
@@ -134,7 +107,7 @@ def test_reuse_measures_every_size_and_percentage(netbench, tmp_path):
 
 
 def test_vector_measures_every_size_and_segment_count(netbench, tmp_path):
-    program, launcher = netbench
+    program, launcher, _ = netbench
     proc = run([*launcher, program, "vector", "--sizes", "64,4K", "--segments", "1,4,64",
                 "--stride-factor", "3", "--summary-size", "1M", *QUICK, "--json"])
     assert proc.returncode == 0, proc.stderr
@@ -155,12 +128,7 @@ def test_checks_on_local(tmp_path):
     distance class and report their figures with units."""
     if shutil.which("mpicc.openmpi") is None:
         pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"))
-    cmd = [str(Path(sys.executable).parent / "reframe"), "-C", "config/settings.py",
-           "-c", "checks/buffers.py", "--system", "local", "--exec-policy=serial", "-r",
-           "-p", "openmpi", "-S", "require_reference=false"]
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = mechanics_session(tmp_path / "results", "checks/buffers.py")
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure", proc.stdout)
     # the build and one distance class per check ran, no failure

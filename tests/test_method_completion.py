@@ -5,25 +5,16 @@ and a ReFrame session on the local system. Figures are checked for soundness, ne
 values (the machine is shared and noisy)."""
 
 import math
-import os
 import re
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from mpi_support import mechanics_session, run
 
-from fabricsuite import REPO_ROOT, SOURCE_DIR
 from fabricsuite.netbench_result import parse_human, parse_json
 
 pytestmark = pytest.mark.integration
 
-MPIS = {
-    "openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]),
-    "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
-}
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 SIZES = [8, 65536]
 #: Short runs: 3 rounds of 1 ms per variant and size.
 QUICK = ["--sizes", ",".join(map(str, SIZES)), "--repetitions", "3", "--time-cap-ms", "1"]
@@ -37,24 +28,6 @@ METHODS = {
     "sendmodes": ("sendmodes", "send_mode", ["standard", "synchronous", "buffered", "ready"],
                   "sendmodes_ratio"),
 }
-
-
-def run(cmd, timeout=120):
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
-
-
-@pytest.fixture(scope="module", params=sorted(MPIS))
-def netbench(request, tmp_path_factory):
-    """(path to netbench built with this MPI, launcher for 2 ranks bound to cores, MPI name)."""
-    compiler, launcher = MPIS[request.param]
-    if shutil.which(compiler) is None:
-        pytest.skip(f"{compiler} not installed (ci/setup.sh installs it)")
-    build = tmp_path_factory.mktemp(f"build-{request.param}") / "src"
-    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-    proc = subprocess.run(["make", "-C", str(build), "netbench", f"MPICC={compiler}"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return str(build / "netbench"), launcher, request.param
 
 
 @pytest.mark.parametrize("method, words", [
@@ -157,12 +130,7 @@ def test_checks_on_local(tmp_path):
     this machine has (same-l3) and reports its figures; the other distances skip."""
     if shutil.which("mpicc.openmpi") is None:
         pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"))
-    cmd = [str(Path(sys.executable).parent / "reframe"), "-C", "config/settings.py",
-           "-c", "checks/completion.py", "--system", "local", "--exec-policy=serial", "-r",
-           "-p", "openmpi", "-S", "require_reference=false"]
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = mechanics_session(tmp_path / "results", "checks/completion.py")
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure.*?(\d+) skipped",
                          proc.stdout)

@@ -3,46 +3,19 @@
 MPICH, short sweeps, and a ReFrame session on the local system."""
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from mpi_support import mechanics_session, run
 
-from fabricsuite import REPO_ROOT, SOURCE_DIR
 from fabricsuite.netbench_result import load
 
 pytestmark = pytest.mark.integration
 
-MPIS = {
-    "openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]),
-    "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
-}
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 RULES = ["allreduce_le_reduce_bcast", "reduce_le_allreduce", "bcast_le_scatter_allgather",
          "allgather_le_gather_bcast", "gather_le_allgather"]
 COLLECTIVES = ["bcast", "reduce", "allreduce", "allgather", "alltoall"]
-
-
-def run(cmd, timeout=120):
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV,
-                          timeout=timeout)
-
-
-@pytest.fixture(scope="module", params=sorted(MPIS))
-def netbench(request, tmp_path_factory):
-    """(path to netbench built with this MPI, launcher for 2 ranks bound to cores, MPI name)."""
-    compiler, launcher = MPIS[request.param]
-    if shutil.which(compiler) is None:
-        pytest.skip(f"{compiler} not installed (ci/setup.sh installs it)")
-    build = tmp_path_factory.mktemp(f"build-{request.param}") / "src"
-    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-    proc = run(["make", "-C", str(build), "netbench", f"MPICC={compiler}"], timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return str(build / "netbench"), launcher, request.param
 
 
 def synthetic_loggp(path, library="some other MPI 1.0"):
@@ -202,12 +175,7 @@ def test_checks_on_local(tmp_path):
     the library), never in sanity."""
     if shutil.which("mpicc.openmpi") is None:
         pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"))
-    cmd = [str(Path(sys.executable).parent / "reframe"), "-C",
-           "config/settings.py", "-c", "checks/collective_models.py", "--system", "local",
-           "--exec-policy=serial", "-r", "-p", "openmpi", "-S", "require_reference=false"]
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = mechanics_session(tmp_path / "results", "checks/collective_models.py")
     summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure", proc.stdout)
     # 2 checks x node counts 1, 2, 4 x 2 placements + the build: the build and both checks at
     # 1x2 per-core run; per-node on one node and 2, 4 nodes skip

@@ -62,9 +62,33 @@ def test_ci_run_calls_exactly_the_readme_test_command():
 
 
 #: Whole sessions tried before giving up, and the pause between them: this VM has phases (tens
-#: of seconds) in which shared-memory latency is 2-3x; only a session failing on performance
-#: alone is tried again, never one with a sanity, build or setup failure.
+#: of seconds, sometimes minutes) in which shared-memory latency is 2-3x. Only a session whose
+#: every failure is noise is tried again: a performance failure, or a sanity failure on a figure
+#: netbench itself flagged as unreliable (a LogGP fit too scattered to trust); never one with
+#: another sanity, build or setup failure.
 ATTEMPTS, PAUSE_S = 3, 20
+
+
+def failed_on_noise_only(stdout: str) -> bool:
+    blocks = stdout.split("SUMMARY OF FAILURES")[-1].split("FAILURE INFO for ")[1:]
+    noise = [re.search(r"Failing phase: performance", block)
+             or (re.search(r"Failing phase: sanity", block) and "as unreliable" in block)
+             for block in blocks]
+    return bool(blocks) and all(noise)
+
+
+def test_only_noise_is_tried_again():
+    def failure(phase, reason):
+        return f"FAILURE INFO for X\n  * Failing phase: {phase}\n  * Reason: {reason}\n"
+
+    head = "[ FAILED ]\nSUMMARY OF FAILURES\n"
+    perf = failure("performance", "performance error: failed to meet reference(s)")
+    noisy = failure("sanity", "sanity error: netbench flagged ranges[0] as unreliable: fit")
+    broken = failure("sanity", "sanity error: the launcher exited with status 2")
+    assert failed_on_noise_only(head + perf + noisy)
+    assert not failed_on_noise_only(head + perf + broken)
+    assert not failed_on_noise_only(head + failure("build", "build failed"))
+    assert not failed_on_noise_only("no summary at all")
 
 
 def test_readme_run_command_exits_0(tmp_path):
@@ -75,11 +99,9 @@ def test_readme_run_command_exits_0(tmp_path):
         env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
         proc = subprocess.run(["bash", "-c", run], cwd=REPO_ROOT, env=env, capture_output=True,
                               text=True, timeout=1200)
-        failures = proc.stdout.split("SUMMARY OF FAILURES")[-1]
-        phases = set(re.findall(r"Failing phase: (\w+)", failures))
-        if proc.returncode == 0 or phases != {"performance"}:
+        if proc.returncode == 0 or not failed_on_noise_only(proc.stdout):
             break
-        print(f"attempt {attempt + 1}: performance failures only, trying again in {PAUSE_S} s")
+        print(f"attempt {attempt + 1}: failures on noise only, trying again in {PAUSE_S} s")
         time.sleep(PAUSE_S)
     assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-3000:]
     summary = re.findall(r"Ran (\d+)/(\d+) test case", proc.stdout)
