@@ -1,0 +1,55 @@
+"""What the method tests share: both MPIs, a netbench built with each, and a ReFrame session
+that exercises checks without judging their figures against references.
+
+Imported by tests/conftest.py (the `netbench` fixture) and by the tests themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from fabricsuite import REPO_ROOT, SOURCE_DIR
+
+#: MPI name -> (compiler wrapper, launcher of 2 ranks bound to cores)
+MPIS = {
+    "openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]),
+    "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
+}
+#: Open MPI refuses root without these (the CI machine runs as root).
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+REFRAME = str(Path(sys.executable).parent / "reframe")
+
+
+def run(cmd: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=timeout)
+
+
+def build_netbench(directory: Path, mpi: str) -> Path:
+    """netbench built with `mpi` from a copy of src/ (the tests never touch the repo's build)."""
+    build = directory / "src"
+    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    proc = run(["make", "-C", str(build), "netbench", f"MPICC={MPIS[mpi][0]}"], timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return build / "netbench"
+
+
+def mechanics_session(results: Path, check_file: str, *args: str,
+                      timeout: float = 600) -> subprocess.CompletedProcess:
+    """A real ReFrame session of `check_file` on `local` with Open MPI, judged against an empty
+    reference directory: build, run, sanity and the performance figures with their units are
+    exercised, the verdict on values is not (the VM's slow phases make a 2-3x latency for
+    minutes at a time; tests/test_verdicts.py and tests/test_trust.py judge against
+    references, with confirmation and retries). Checks with built-in references (the
+    self-consistency rules) are still judged."""
+    no_references = results / "no-references"
+    no_references.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results),
+               RFM_REFERENCE_PREFIX=str(no_references))
+    cmd = [REFRAME, "-C", "config/settings.py", "-c", check_file, "--system", "local",
+           "--exec-policy=serial", "-r", "-p", "openmpi", "-S", "require_reference=false", *args]
+    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
