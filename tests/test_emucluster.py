@@ -19,76 +19,32 @@ The cluster is torn down afterwards, also when a test fails.
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
+import emu_support
 import pytest
 import yaml
+from emu_support import BIN
+from mpi_support import build_netbench
 
 from fabricsuite import REPO_ROOT
 
-EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
-BIN = Path(sys.executable).parent
-PREFIX = f"fst{os.getpid() % 10000}"  # unique per test run: never touches another cluster
-
-
-def _why_not() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root for network namespaces"
-    for tool in ("ip", "tc", "slurmctld", "slurmd", "munged", "srun", "mpicc.openmpi",
-                 "mpicc.mpich"):
-        if shutil.which(tool) is None:
-            return f"{tool} not installed (ci/setup.sh installs it)"
-    probe = subprocess.run(["ip", "netns", "add", f"{PREFIX}probe"], capture_output=True)
-    subprocess.run(["ip", "netns", "del", f"{PREFIX}probe"], capture_output=True)
-    if probe.returncode != 0:
-        return f"network namespaces unavailable: {probe.stderr.decode().strip()}"
-    return None
-
-
-pytestmark = [pytest.mark.integration, pytest.mark.emucluster]
-_REASON = _why_not()
-if _REASON:
-    pytestmark.append(pytest.mark.skip(reason=_REASON))
+PREFIX = emu_support.prefix("fst")  # unique per test run: never touches another cluster
+pytestmark = emu_support.marks(PREFIX, (*emu_support.TOOLS, "mpicc.mpich"))
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     state = tmp_path_factory.mktemp("emucluster")
-    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=PREFIX, FABRICSUITE_EMU_DIR=str(state),
-               FABRICSUITE_EMU_PORT=str(20000 + os.getpid() % 5000 * 2))
-
-    def emu(*args, check=True, timeout=600, extra_env=None):
-        proc = subprocess.run([EMU, *args], env={**env, **(extra_env or {})}, cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=timeout)
-        if check:
-            assert proc.returncode == 0, f"emucluster {args[0]}: {proc.stderr[-3000:]}"
-        return proc
-
-    emu("up", "--nodes", "4", "--rate", "1gbit")
-    try:
+    for emu in emu_support.cluster(state, PREFIX, emu_support.port_base(20000), nodes=4):
         yield emu, state
-    finally:
-        emu("down", check=False)
-        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-        assert PREFIX not in leftover, leftover
 
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
     """netbench built with each MPI (a shared file system: every namespace sees it)."""
-    built = {}
-    for mpi, compiler in (("openmpi", "mpicc.openmpi"), ("mpich", "mpicc.mpich")):
-        build = tmp_path_factory.mktemp(f"nb-{mpi}") / "src"
-        shutil.copytree(REPO_ROOT / "src", build,
-                        ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-        proc = subprocess.run(["make", "-C", str(build), "netbench", f"MPICC={compiler}"],
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        built[mpi] = build / "netbench"
-    return built
+    return {mpi: build_netbench(tmp_path_factory.mktemp(f"nb-{mpi}"), mpi)
+            for mpi in ("openmpi", "mpich")}
 
 
 MPI_ENV = {
@@ -276,6 +232,10 @@ def test_pt2pt_check_through_mpirun_and_the_rsh_agent(cluster, tmp_path):
         assert "mpirun -np 2" in script and "srun" not in script, script
 
 
+#: Runs at each lowered rate in CI; bench/verdicts_emucluster.py measures 10 of 10.
+SLOW_REPEATS = 2
+
+
 def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     """Issue 12's ground truth: references from 5 runs at 1 Gbit through `fabricsuite baseline`
     (the partition's 3 % floor, the measured spread); 10 identical runs pass; at 900 and 800
@@ -307,14 +267,14 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     for rate in ("900mbit", "800mbit"):
         try:
             emu("rate", rate)
-            slow = run_reframe(emu, tmp_path / rate, *checks, "--repeat", "3",
+            slow = run_reframe(emu, tmp_path / rate, *checks, "--repeat", str(SLOW_REPEATS),
                                extra_env=with_refs)
         finally:
             emu("rate", "1gbit", check=False)
         assert slow.returncode != 0, (rate, slow.stdout[-3000:])
         # every repeat failed, after its confirmation, on bandwidth
         failed = re.findall(r"FAILURE INFO for NetbenchPingPongBandwidth", slow.stdout)
-        assert len(failed) == 3, (rate, slow.stdout[-4000:])
+        assert len(failed) == SLOW_REPEATS, (rate, slow.stdout[-4000:])
         report_path = sorted((tmp_path / rate / "reports").glob("*.json"))[-1]
         # each repeat failed its confirmation on a bandwidth variable
         final = json.loads(report_path.read_text())["runs"][-1]["testcases"]
@@ -327,7 +287,7 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
                                   str(report_path)], capture_output=True, text=True,
                                  cwd=REPO_ROOT, env={**os.environ, **with_refs})
         lines = [ln for ln in summary.stdout.splitlines() if ln.strip().startswith("REGRESSION")]
-        assert len(lines) >= 3, (rate, summary.stdout)
+        assert len(lines) >= SLOW_REPEATS, (rate, summary.stdout)
         assert all("bandwidth_" in ln and "noise widths" in ln and "confirmed: first run" in ln
                    for ln in lines), lines
         print(f"{rate}:", *lines, sep="\n  ")

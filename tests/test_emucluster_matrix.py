@@ -16,74 +16,27 @@ spinning each other out; the bandwidth is bound by the shaped links.
 """
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
+import emu_support
 import pytest
+from mpi_support import build_netbench
 
-from fabricsuite import REPO_ROOT
-
-EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
-BIN = Path(sys.executable).parent
-PREFIX = f"fsm{os.getpid() % 10000}"  # unique per test run, distinct from test_emucluster's
+PREFIX = emu_support.prefix("fsm")  # unique per test run, distinct from test_emucluster's
+pytestmark = emu_support.marks(PREFIX)
 NODES, SLOW_NODE, RUNS = 6, 4, 5
 MPI_ENV = {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self", "OMPI_ALLOW_RUN_AS_ROOT": "1",
            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
 
 
-def _why_not() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root for network namespaces"
-    for tool in ("ip", "tc", "slurmctld", "slurmd", "munged", "srun", "mpicc.openmpi"):
-        if shutil.which(tool) is None:
-            return f"{tool} not installed (ci/setup.sh installs it)"
-    probe = subprocess.run(["ip", "netns", "add", f"{PREFIX}probe"], capture_output=True)
-    subprocess.run(["ip", "netns", "del", f"{PREFIX}probe"], capture_output=True)
-    if probe.returncode != 0:
-        return f"network namespaces unavailable: {probe.stderr.decode().strip()}"
-    return None
-
-
-pytestmark = [pytest.mark.integration, pytest.mark.emucluster]
-_REASON = _why_not()
-if _REASON:
-    pytestmark.append(pytest.mark.skip(reason=_REASON))
-
-
 @pytest.fixture(scope="module")
 def six_nodes(tmp_path_factory):
     state = tmp_path_factory.mktemp("emucluster6")
-    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=PREFIX, FABRICSUITE_EMU_DIR=str(state),
-               FABRICSUITE_EMU_PORT=str(30000 + os.getpid() % 5000 * 2))
-
-    def emu(*args, check=True, timeout=600, extra_env=None):
-        proc = subprocess.run([EMU, *args], env={**env, **(extra_env or {})}, cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=timeout)
-        if check:
-            assert proc.returncode == 0, f"emucluster {args[0]}: {proc.stderr[-3000:]}"
-        return proc
-
-    emu("up", "--nodes", str(NODES), "--rate", "1gbit")
-    try:
-        yield emu
-    finally:
-        emu("down", check=False)
-        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-        assert PREFIX not in leftover, leftover
+    yield from emu_support.cluster(state, PREFIX, emu_support.port_base(30000), nodes=NODES)
 
 
 @pytest.fixture(scope="module")
 def netbench(tmp_path_factory):
-    build = tmp_path_factory.mktemp("nb-matrix") / "src"
-    shutil.copytree(REPO_ROOT / "src", build,
-                    ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-    proc = subprocess.run(["make", "-C", str(build), "netbench", "MPICC=mpicc.openmpi"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return build / "netbench"
+    return build_netbench(tmp_path_factory.mktemp("nb-matrix"), "openmpi")
 
 
 def matrix(emu, netbench, out):

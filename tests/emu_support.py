@@ -1,0 +1,83 @@
+"""What the emulated-cluster tests share: why a machine cannot run them, and a cluster of
+their own (ci/emucluster.sh) that is torn down afterwards, also when a test fails.
+
+Every test module brings up its own cluster under its own namespace prefix, state directory
+and port range, so that no module ever touches another's cluster (or one a person started).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import REPO_ROOT
+
+EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
+BIN = Path(sys.executable).parent
+TOOLS = ("ip", "tc", "slurmctld", "slurmd", "munged", "srun", "mpicc.openmpi")
+
+Emu = Callable[..., subprocess.CompletedProcess]
+
+
+def prefix(letters: str) -> str:
+    """A namespace prefix unique to this test run: `letters` and the pytest process id."""
+    return f"{letters}{os.getpid() % 10000}"
+
+
+def why_not(name_prefix: str, tools: tuple[str, ...] = TOOLS) -> str | None:
+    """Why this machine cannot run an emulated cluster, or None."""
+    if os.geteuid() != 0:
+        return "needs root for network namespaces"
+    for tool in tools:
+        if shutil.which(tool) is None:
+            return f"{tool} not installed (ci/setup.sh installs it)"
+    probe = subprocess.run(["ip", "netns", "add", f"{name_prefix}probe"], capture_output=True)
+    subprocess.run(["ip", "netns", "del", f"{name_prefix}probe"], capture_output=True)
+    if probe.returncode != 0:
+        return f"network namespaces unavailable: {probe.stderr.decode().strip()}"
+    return None
+
+
+def marks(name_prefix: str, tools: tuple[str, ...] = TOOLS) -> list:
+    """pytestmark of an emulated-cluster module: integration, emucluster, and a skip with the
+    reason where the machine cannot run it."""
+    found = [pytest.mark.integration, pytest.mark.emucluster]
+    reason = why_not(name_prefix, tools)
+    if reason:
+        found.append(pytest.mark.skip(reason=reason))
+    return found
+
+
+def cluster(state: Path, name_prefix: str, port: int, nodes: int, rate: str = "1gbit",
+            default_timeout: float = 600) -> Iterator[Emu]:
+    """Brings up `nodes` nodes at `rate`, yields `emu(*args, check=True, timeout=...,
+    extra_env=None)` (ci/emucluster.sh with this cluster's settings), and tears it down; no
+    namespace of the prefix may be left."""
+    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=name_prefix, FABRICSUITE_EMU_DIR=str(state),
+               FABRICSUITE_EMU_PORT=str(port))
+
+    def emu(*args, check=True, timeout=default_timeout, extra_env=None):
+        proc = subprocess.run([EMU, *args], env={**env, **(extra_env or {})}, cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=timeout)
+        if check:
+            assert proc.returncode == 0, f"emucluster {args[0]}: {proc.stderr[-3000:]}"
+        return proc
+
+    emu("up", "--nodes", str(nodes), "--rate", rate)
+    try:
+        yield emu
+    finally:
+        emu("down", check=False)
+        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert name_prefix not in leftover, leftover
+
+
+def port_base(first: int) -> int:
+    """Ports of this test run's cluster: `first` + an even offset from the process id."""
+    return first + os.getpid() % 5000 * 2
