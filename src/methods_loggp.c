@@ -36,6 +36,7 @@ typedef struct {
     int lookahead;                /* --lookahead */
     double pfact;                 /* --pfact */
     int passes;                   /* --passes */
+    int max_passes;               /* --max-passes */
 } loggp_settings;
 
 /* A pass of a size whose PRTT(n,0,s) exceeds the kept (lowest) pass's by more than this share
@@ -231,20 +232,66 @@ static double non_negative_or_nan(double v)
     return v >= 0.0 ? v : NAN;
 }
 
-/* Rank 0: tables, ranges, summary. */
-static void report_loggp(const nb_context *ctx, const size_figures *figures)
+/* Per range, for the summary: value and interval of g, G, o_s, o_r, and whether the figure is
+ * sound (fit present, reliable, not clamped, not negative). */
+enum { P_g, P_G, P_o_s, P_o_r, P_count };
+typedef struct {
+    double value, low, high;
+    int sound;
+} loggp_param;
+
+/* The fit of one protocol range (§2.4, §2.6). */
+typedef struct {
+    int fitted;                /* 0: fewer than 2 distinct sizes, no fit */
+    nb_linfit fit;
+    nb_bootstrap_ci ci;
+    double median_o_s, median_o_r;
+    loggp_param p[P_count];
+} range_fit;
+
+/* The figures of the summary that can be unreliable or unresolved, in the order of their
+ * `unreliable` entries; their names are the summary keys. */
+enum { S_g_small, S_o_s_small, S_o_r_small, S_G_large, S_M, S_threshold_small,
+       S_threshold_large, S_count };
+static const char *const summary_figure_names[S_count] = {
+    "g_small_us", "o_s_small_us", "o_r_small_us", "G_large_ns_per_byte", "M_bytes",
+    "threshold_small_bytes", "threshold_large_bytes"};
+
+/* What the check asserts: small-message g, o_s, o_r (first range), large-message G (last
+ * range), with their intervals; summary keys <name>_<unit>, index S_g_small + h. */
+static const struct {
+    const char *name, *unit;
+    int param, last;
+} headline[] = {{"g_small", "us", P_g, 0},
+                {"o_s_small", "us", P_o_s, 0},
+                {"o_r_small", "us", P_o_r, 0},
+                {"G_large", "ns_per_byte", P_G, 1}};
+
+/* The analysis of the kept figures, without output: despiking, protocol ranges, fits and the
+ * soundness of every summary figure. report_loggp writes it; run_loggp decides on it whether to
+ * make another pass. */
+typedef struct {
+    double x[NB_MAX_SIZES], G_all[NB_MAX_SIZES], noise[NB_MAX_SIZES];
+    double o_s[NB_MAX_SIZES], o_r[NB_MAX_SIZES], G_all_despiked[NB_MAX_SIZES];
+    size_t spikes;
+    nb_range ranges[NB_MAX_SIZES];
+    size_t range_count, detected_count;
+    range_fit fits[NB_MAX_SIZES];
+    loggp_param first_range[P_count], last_range[P_count];
+    double M, M_low, M_high;
+    int sound[S_count];        /* per summary figure: a figure, reliable and resolved */
+} loggp_analysis;
+
+/* Rank 0: analyses `figures` (one per size) into *a. */
+static void analyse_loggp(const nb_options *o, const size_figures *figures, loggp_analysis *a)
 {
-    const nb_options *o = ctx->options;
-    nb_result *r = ctx->result;
     size_t count = o->size_count;
-    double x[NB_MAX_SIZES] = {0}, G_all[NB_MAX_SIZES] = {0}, noise[NB_MAX_SIZES] = {0};
-    double o_s[NB_MAX_SIZES] = {0}, o_r[NB_MAX_SIZES] = {0};
     for (size_t i = 0; i < count; i++) {
-        x[i] = (double)o->sizes[i] - 1.0;
-        G_all[i] = figures[i].G_all_us;
-        noise[i] = figures[i].G_all_noise_var;
-        o_s[i] = figures[i].o_s_us;
-        o_r[i] = figures[i].o_r_us;
+        a->x[i] = (double)o->sizes[i] - 1.0;
+        a->G_all[i] = figures[i].G_all_us;
+        a->noise[i] = figures[i].G_all_noise_var;
+        a->o_s[i] = figures[i].o_s_us;
+        a->o_r[i] = figures[i].o_r_us;
     }
 
     /* A single disturbed timing (another process on the core) looks like a protocol change to
@@ -252,19 +299,102 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
      * neighbours. The tables keep the measured values; the fits use the despiked series too:
      * on a busy node a third of a short range can be disturbed, more than the robust fit's own
      * outlier rejection may drop before it (rightly) calls the fit unreliable. */
-    double G_all_despiked[NB_MAX_SIZES] = {0};
-    size_t spikes = nb_despike(G_all, count, DESPIKE_HALF_WINDOW, DESPIKE_Z,
-                               DESPIKE_FLOOR_RELATIVE, G_all_despiked);
-    nb_range ranges[NB_MAX_SIZES];
+    a->spikes = nb_despike(a->G_all, count, DESPIKE_HALF_WINDOW, DESPIKE_Z,
+                           DESPIKE_FLOOR_RELATIVE, a->G_all_despiked);
     const loggp_settings *ls = settings_of(o);
-    size_t range_count = nb_detect_ranges(x, G_all_despiked, noise, count, ls->lookahead,
-                                          ls->pfact, RANGE_MIN_POINTS, ranges, NB_MAX_SIZES);
+    size_t range_count = nb_detect_ranges(a->x, a->G_all_despiked, a->noise, count,
+                                          ls->lookahead, ls->pfact, RANGE_MIN_POINTS, a->ranges,
+                                          NB_MAX_SIZES);
     if (range_count > NB_MAX_SIZES)
         range_count = NB_MAX_SIZES;
-    size_t detected_count = range_count;
-    range_count = nb_merge_ranges(x, G_all_despiked, noise, count, ranges, range_count,
-                                  RANGE_REL_FLOOR, RANGE_MERGE_MARGIN, RANGE_MIN_POINTS,
-                                  ls->lookahead > 0 ? (size_t)ls->lookahead : 0);
+    a->detected_count = range_count;
+    a->range_count = nb_merge_ranges(a->x, a->G_all_despiked, a->noise, count, a->ranges,
+                                     range_count, RANGE_REL_FLOOR, RANGE_MERGE_MARGIN,
+                                     RANGE_MIN_POINTS,
+                                     ls->lookahead > 0 ? (size_t)ls->lookahead : 0);
+    range_count = a->range_count;
+
+    for (int j = 0; j < P_count; j++)
+        a->first_range[j] = a->last_range[j] = (loggp_param){NAN, NAN, NAN, 0};
+    for (size_t k = 0; k < range_count; k++) {
+        size_t first = a->ranges[k].first, last = a->ranges[k].last;
+        range_fit *rf = &a->fits[k];
+        loggp_param *p = rf->p;
+        for (int j = 0; j < P_count; j++)
+            p[j] = (loggp_param){NAN, NAN, NAN, 0};
+        rf->fitted = nb_fit_robust_nonneg(a->x, a->G_all_despiked, first, last,
+                                          NB_FIT_MAX_RMS_RELATIVE, &rf->fit) == 0;
+        if (rf->fitted) {
+            nb_bootstrap_fit_ci(a->x, a->G_all_despiked, first, last, NB_FIT_MAX_RMS_RELATIVE,
+                                CI_RESAMPLES, CI_SEED + k, CI_LEVEL, &rf->ci);
+            /* A parameter held at its bound 0 by the non-negative fit is no measurement: the
+             * unconstrained fit wanted it negative, i.e. it is below the noise of the range. */
+            const nb_linfit *fit = &rf->fit;
+            int g_clamped = fit->intercept_clamped, G_clamped = fit->slope_clamped;
+            p[P_g] = (loggp_param){g_clamped ? NAN : fit->intercept, rf->ci.intercept_low,
+                                   rf->ci.intercept_high, fit->reliable && !g_clamped};
+            /* us/byte -> ns/byte */
+            p[P_G] = (loggp_param){G_clamped ? NAN : fit->slope * 1000.0,
+                                   rf->ci.slope_low * 1000.0, rf->ci.slope_high * 1000.0,
+                                   fit->reliable && !G_clamped};
+        }
+        rf->median_o_s = finite_median(a->o_s, first, last);
+        rf->median_o_r = finite_median(a->o_r, first, last);
+        p[P_o_s].value = non_negative_or_nan(rf->median_o_s);
+        p[P_o_r].value = non_negative_or_nan(rf->median_o_r);
+        p[P_o_s].sound = isfinite(p[P_o_s].value);
+        p[P_o_r].sound = isfinite(p[P_o_r].value);
+        nb_bootstrap_median_ci(a->o_s, first, last, CI_RESAMPLES, CI_SEED + k, CI_LEVEL,
+                               &p[P_o_s].low, &p[P_o_s].high);
+        nb_bootstrap_median_ci(a->o_r, first, last, CI_RESAMPLES, CI_SEED + k, CI_LEVEL,
+                               &p[P_o_r].low, &p[P_o_r].high);
+        if (k == 0)
+            memcpy(a->first_range, p, sizeof a->first_range);
+        if (k + 1 == range_count)
+            memcpy(a->last_range, p, sizeof a->last_range);
+    }
+
+    for (size_t h = 0; h < sizeof headline / sizeof headline[0]; h++)
+        a->sound[S_g_small + h] =
+            (headline[h].last ? a->last_range : a->first_range)[headline[h].param].sound;
+    /* M = g / G in bytes (g in us, G in ns/B); its interval from the ends of both intervals. */
+    const loggp_param *g_small = &a->first_range[P_g], *G_large = &a->last_range[P_G];
+    a->M = g_small->value * 1000.0 / G_large->value;
+    a->sound[S_M] = g_small->sound && G_large->sound && isfinite(a->M) && a->M > 0.0;
+    a->M_low = g_small->low * 1000.0 / G_large->high;
+    a->M_high = g_small->high * 1000.0 / G_large->low;
+    /* Thresholds: resolved with at least two ranges. */
+    a->sound[S_threshold_small] = a->sound[S_threshold_large] = range_count >= 2;
+}
+
+/* How many summary figures of `a` would be flagged unreliable or unresolved; their names,
+ * comma-separated, in names[0..size-1] (names may be NULL). */
+static size_t unsound_summary(const loggp_analysis *a, char *names, size_t size)
+{
+    size_t unsound = 0, used = 0;
+    if (names != NULL && size > 0)
+        names[0] = '\0';
+    for (int s = 0; s < S_count; s++) {
+        if (a->sound[s])
+            continue;
+        if (names != NULL && used < size) {
+            int n = snprintf(names + used, size - used, "%s%s", unsound > 0 ? ", " : "",
+                             summary_figure_names[s]);
+            used += n > 0 ? (size_t)n : 0;
+        }
+        unsound++;
+    }
+    return unsound;
+}
+
+/* Rank 0: tables, ranges, summary, from `figures` and their analysis `a`. */
+static void report_loggp(const nb_context *ctx, const size_figures *figures,
+                         const loggp_analysis *a)
+{
+    const nb_options *o = ctx->options;
+    nb_result *r = ctx->result;
+    size_t count = o->size_count, range_count = a->range_count;
+    const nb_range *ranges = a->ranges;
     int range_of[NB_MAX_SIZES];
     for (size_t i = 0; i < count; i++)
         range_of[i] = -1;
@@ -289,7 +419,7 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
         nb_cell_real(prtt, "o_r_us", non_negative_or_nan(f->o_r_us));
         if (range_of[i] >= 0)
             nb_cell_int(prtt, "range", range_of[i]);
-        nb_cell_bool(prtt, "G_all_spike", G_all_despiked[i] != G_all[i]);
+        nb_cell_bool(prtt, "G_all_spike", a->G_all_despiked[i] != a->G_all[i]);
         negative_o_s += f->o_s_us < 0.0;
         negative_G_all += f->G_all_us < 0.0;
         if (f->d_G_is_prtt_2_0 && fallbacks++ == 0)
@@ -311,19 +441,10 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
 
     /* table ranges: fit per protocol range (§2.4, §2.6), with bootstrap intervals */
     nb_table *table = nb_result_add_declared_table(r, &ranges_table);
-    /* Per range, for the summary: value and interval of g, G, o_s, o_r, and whether the
-     * figure is sound (fit present, reliable, not clamped, not negative). */
-    enum { P_g, P_G, P_o_s, P_o_r, P_count };
-    typedef struct {
-        double value, low, high;
-        int sound;
-    } param;
-    param first_range[P_count], last_range[P_count];
     for (size_t k = 0; k < range_count; k++) {
         size_t first = ranges[k].first, last = ranges[k].last;
-        param p[P_count];
-        for (int j = 0; j < P_count; j++)
-            p[j] = (param){NAN, NAN, NAN, 0};
+        const range_fit *rf = &a->fits[k];
+        const loggp_param *p = rf->p;
         nb_table_add_row(table);
         nb_cell_int(table, "range", (long long)k);
         nb_cell_int(table, "first_size_bytes", (long long)o->sizes[first]);
@@ -331,48 +452,39 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
         nb_cell_int(table, "points", (long long)(last - first + 1));
         if (k > 0)
             nb_cell_real(table, "split_bic_gain",
-                         nb_split_gain(x, G_all_despiked, noise, ranges[k - 1].first,
+                         nb_split_gain(a->x, a->G_all_despiked, a->noise, ranges[k - 1].first,
                                        ranges[k - 1].last, last, RANGE_REL_FLOOR));
         else
             nb_cell_real(table, "split_bic_gain", NAN);
         char quantity[64];
-        nb_linfit fit;
-        if (nb_fit_robust_nonneg(x, G_all_despiked, first, last, NB_FIT_MAX_RMS_RELATIVE, &fit) == 0) {
-            nb_bootstrap_ci ci;
-            nb_bootstrap_fit_ci(x, G_all_despiked, first, last, NB_FIT_MAX_RMS_RELATIVE,
-                                CI_RESAMPLES, CI_SEED + k, CI_LEVEL, &ci);
-            /* A parameter held at its bound 0 by the non-negative fit is no measurement: the
-             * unconstrained fit wanted it negative, i.e. it is below the noise of the range. */
-            int g_clamped = fit.intercept_clamped, G_clamped = fit.slope_clamped;
-            p[P_g] = (param){g_clamped ? NAN : fit.intercept, ci.intercept_low,
-                             ci.intercept_high, fit.reliable && !g_clamped};
-            p[P_G] = (param){G_clamped ? NAN : fit.slope * 1000.0, ci.slope_low * 1000.0,
-                             ci.slope_high * 1000.0, fit.reliable && !G_clamped};
+        if (rf->fitted) {
+            const nb_linfit *fit = &rf->fit;
+            int g_clamped = fit->intercept_clamped, G_clamped = fit->slope_clamped;
             nb_cell_real(table, "g_us", p[P_g].value);
-            nb_cell_real(table, "G_ns_per_byte", p[P_G].value); /* us/byte -> ns/byte */
-            nb_cell_real(table, "fit_rms_relative", fit.rms_relative);
-            nb_cell_bool(table, "fit_reliable", fit.reliable);
+            nb_cell_real(table, "G_ns_per_byte", p[P_G].value);
+            nb_cell_real(table, "fit_rms_relative", fit->rms_relative);
+            nb_cell_bool(table, "fit_reliable", fit->reliable);
             nb_cell_bool(table, "fit_clamped", g_clamped || G_clamped);
             if (g_clamped) {
                 snprintf(quantity, sizeof quantity, "g_us[range=%zu]", k);
                 nb_unreliable(r, quantity, "unresolved: the non-negative fit of G_all over "
                               "%zu-%zu B clamped g at 0 (below the noise of the range; 95%% "
                               "interval up to %.4g us)", o->sizes[first], o->sizes[last],
-                              ci.intercept_high);
+                              rf->ci.intercept_high);
             }
             if (G_clamped) {
                 snprintf(quantity, sizeof quantity, "G_ns_per_byte[range=%zu]", k);
                 nb_unreliable(r, quantity, "unresolved: the non-negative fit of G_all over "
                               "%zu-%zu B clamped G at 0 (below the noise of the range; 95%% "
                               "interval up to %.4g ns/B)", o->sizes[first], o->sizes[last],
-                              1000.0 * ci.slope_high);
+                              1000.0 * rf->ci.slope_high);
             }
-            if (!fit.reliable) {
+            if (!fit->reliable) {
                 snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
                 nb_unreliable(r, quantity, "fit of G_all over %zu-%zu B: rms residual %.1f%% of "
                               "the mean (limit %.0f%%), %zu of %zu points rejected as outliers",
-                              o->sizes[first], o->sizes[last], 100.0 * fit.rms_relative,
-                              100.0 * NB_FIT_MAX_RMS_RELATIVE, fit.outliers, last - first + 1);
+                              o->sizes[first], o->sizes[last], 100.0 * fit->rms_relative,
+                              100.0 * NB_FIT_MAX_RMS_RELATIVE, fit->outliers, last - first + 1);
             }
         } else {
             nb_cell_real(table, "g_us", NAN);
@@ -384,21 +496,11 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
             nb_unreliable(r, quantity, "no fit over %zu-%zu B: fewer than 2 distinct sizes",
                           o->sizes[first], o->sizes[last]);
         }
-        double median_o_s = finite_median(o_s, first, last);
-        double median_o_r = finite_median(o_r, first, last);
-        if (median_o_s < 0.0) {
+        if (rf->median_o_s < 0.0) {
             snprintf(quantity, sizeof quantity, "ranges[%zu].o_s_us", k);
             nb_unreliable(r, quantity, "median o_s over the range is negative (%.3g us): below "
-                          "the noise", median_o_s);
+                          "the noise", rf->median_o_s);
         }
-        p[P_o_s].value = non_negative_or_nan(median_o_s);
-        p[P_o_r].value = non_negative_or_nan(median_o_r);
-        p[P_o_s].sound = isfinite(p[P_o_s].value);
-        p[P_o_r].sound = isfinite(p[P_o_r].value);
-        nb_bootstrap_median_ci(o_s, first, last, CI_RESAMPLES, CI_SEED + k, CI_LEVEL,
-                               &p[P_o_s].low, &p[P_o_s].high);
-        nb_bootstrap_median_ci(o_r, first, last, CI_RESAMPLES, CI_SEED + k, CI_LEVEL,
-                               &p[P_o_r].low, &p[P_o_r].high);
         nb_cell_real(table, "o_s_us", p[P_o_s].value);
         nb_cell_real(table, "o_r_us", p[P_o_r].value);
         /* An interval bound below 0 (o_s: noise) is shown as null, as the figures are. */
@@ -410,31 +512,21 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
         nb_cell_real(table, "o_s_ci95_high_us", non_negative_or_nan(p[P_o_s].high));
         nb_cell_real(table, "o_r_ci95_low_us", non_negative_or_nan(p[P_o_r].low));
         nb_cell_real(table, "o_r_ci95_high_us", non_negative_or_nan(p[P_o_r].high));
-        if (k == 0)
-            memcpy(first_range, p, sizeof p);
-        if (k + 1 == range_count)
-            memcpy(last_range, p, sizeof p);
     }
 
     nb_summary_real(r, "L_us", figures[0].prtt_1_0_us / 2.0); /* sizes[0] == 1 */
     nb_summary_int(r, "protocol_ranges", (long long)range_count);
-    nb_summary_int(r, "protocol_ranges_detected", (long long)detected_count);
+    nb_summary_int(r, "protocol_ranges_detected", (long long)a->detected_count);
 
     /* What the check asserts: small-message g, o_s, o_r (first range), large-message G (last
      * range), M = g / G (Bell et al. 5.5) and the thresholds, each with its interval. */
-    static const struct {
-        const char *name, *unit;
-        int param, last;
-    } headline[] = {{"g_small", "us", P_g, 0},
-                    {"o_s_small", "us", P_o_s, 0},
-                    {"o_r_small", "us", P_o_r, 0},
-                    {"G_large", "ns_per_byte", P_G, 1}};
     for (size_t h = 0; h < sizeof headline / sizeof headline[0]; h++) {
-        const param *p = &(headline[h].last ? last_range : first_range)[headline[h].param];
+        const loggp_param *p =
+            &(headline[h].last ? a->last_range : a->first_range)[headline[h].param];
         char key[64];
         snprintf(key, sizeof key, "%s_%s", headline[h].name, headline[h].unit);
         nb_summary_real(r, key, p->value);
-        if (!p->sound)
+        if (!a->sound[S_g_small + h])
             nb_unreliable(r, key, "taken from ranges[%zu], whose figure is unresolved, "
                           "unreliable or below the noise (see that range)",
                           headline[h].last ? range_count - 1 : (size_t)0);
@@ -443,21 +535,16 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
         snprintf(key, sizeof key, "%s_ci95_high_%s", headline[h].name, headline[h].unit);
         nb_summary_real(r, key, non_negative_or_nan(p->high));
     }
-    /* M = g / G in bytes (g in us, G in ns/B); its interval from the ends of both intervals. */
-    const param *g_small = &first_range[P_g], *G_large = &last_range[P_G];
-    double M = g_small->value * 1000.0 / G_large->value;
-    int M_sound = g_small->sound && G_large->sound && isfinite(M) && M > 0.0;
-    nb_summary_real(r, "M_bytes", M_sound ? M : NAN);
+    int M_sound = a->sound[S_M];
+    nb_summary_real(r, "M_bytes", M_sound ? a->M : NAN);
     if (!M_sound)
         nb_unreliable(r, "M_bytes", "g_small_us or G_large_ns_per_byte is unresolved or "
                       "unreliable");
-    double M_low = g_small->low * 1000.0 / G_large->high;
-    double M_high = g_small->high * 1000.0 / G_large->low;
-    nb_summary_real(r, "M_ci95_low_bytes", M_sound && isfinite(M_low) ? M_low : NAN);
-    nb_summary_real(r, "M_ci95_high_bytes", M_sound && isfinite(M_high) ? M_high : NAN);
+    nb_summary_real(r, "M_ci95_low_bytes", M_sound && isfinite(a->M_low) ? a->M_low : NAN);
+    nb_summary_real(r, "M_ci95_high_bytes", M_sound && isfinite(a->M_high) ? a->M_high : NAN);
     /* Thresholds: the first size of the range after the small-message range and of the last
      * range (the same when there are two ranges). */
-    if (range_count >= 2) {
+    if (a->sound[S_threshold_small]) {
         nb_summary_int(r, "threshold_small_bytes", (long long)o->sizes[ranges[1].first]);
         nb_summary_int(r, "threshold_large_bytes",
                        (long long)o->sizes[ranges[range_count - 1].first]);
@@ -469,7 +556,7 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures)
         nb_unreliable(r, "threshold_large_bytes", "unresolved: one protocol range, no "
                       "threshold between %zu and %zu B", o->sizes[0], o->sizes[count - 1]);
     }
-    nb_summary_int(r, "G_all_spikes", (long long)spikes);
+    nb_summary_int(r, "G_all_spikes", (long long)a->spikes);
     nb_summary_int(r, "n", settings_of(o)->messages);
     nb_summary_int(r, "lookahead", settings_of(o)->lookahead);
     nb_summary_real(r, "pfact", settings_of(o)->pfact);
@@ -483,6 +570,55 @@ static size_t gcd_size(size_t a, size_t b)
         b = t;
     }
     return a;
+}
+
+/* Where in the scattered order pass p starts. The --passes passes start step = count / passes
+ * + 1 positions apart (pass p at p * step); a pass beyond them (p >= passes) starts within the
+ * gap after pass p mod passes, at the van der Corput fraction (1/2, 1/4, 3/4, 1/8, ...) of the
+ * gap for its round p / passes, so that extra passes start at yet other points while the gaps
+ * allow. */
+static size_t pass_start(size_t p, size_t passes, size_t count)
+{
+    size_t step = count / passes + 1;
+    double fraction = 0.0, unit = 0.5;
+    for (size_t round = p / passes; round > 0; round >>= 1, unit /= 2.0)
+        if (round & 1)
+            fraction += unit;
+    return ((p % passes) * step + (size_t)(fraction * (double)step)) % count;
+}
+
+/* One sweep over all sizes in the scattered order (j * stride mod count), starting at
+ * pass_start; the figures of size i go to pass_figures[i]. */
+static void measure_pass(const nb_context *ctx, prtt_state *state, size_t start, size_t stride,
+                         size_figures *pass_figures)
+{
+    const nb_options *o = ctx->options;
+    size_t count = o->size_count;
+    for (size_t j = 0; j < count; j++) {
+        size_t i = (((j + start) % count) * stride) % count;
+        state->size = (int)o->sizes[i];
+        measure_size(ctx, state, &pass_figures[i]);
+    }
+}
+
+/* Per size the pass (of the `made` passes in measured[pass * count + size]) with the lowest
+ * PRTT(n,0,s) into figures; returns how many passes exceed their size's kept one by more than
+ * SLOW_PASS_EXCESS. */
+static size_t keep_lowest(const size_figures *measured, size_t made, size_t count,
+                          size_figures *figures)
+{
+    size_t slow_passes = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t kept = 0;
+        for (size_t p = 1; p < made; p++)
+            if (measured[p * count + i].prtt_n_0_us < measured[kept * count + i].prtt_n_0_us)
+                kept = p;
+        figures[i] = measured[kept * count + i];
+        for (size_t p = 0; p < made; p++)
+            slow_passes += measured[p * count + i].prtt_n_0_us >
+                           (1.0 + SLOW_PASS_EXCESS) * figures[i].prtt_n_0_us;
+    }
+    return slow_passes;
 }
 
 static void run_loggp(const nb_context *ctx)
@@ -509,12 +645,17 @@ static void run_loggp(const nb_context *ctx)
         nb_param_int(ctx->result, "ci_resamples", CI_RESAMPLES);
         nb_param_text(ctx->result, "size_order", "scattered");
         nb_param_int(ctx->result, "passes", settings_of(o)->passes);
+        nb_param_int(ctx->result, "max_passes", settings_of(o)->max_passes);
         nb_param_text(ctx->result, "pass_kept", "lowest PRTT(n,0,s)");
     }
     size_t passes = (size_t)settings_of(o)->passes;
-    size_figures *figures = calloc(o->size_count, sizeof *figures);
-    size_figures *measured = calloc(o->size_count * passes, sizeof *measured);
-    if (figures == NULL || measured == NULL) {
+    size_t max_passes = (size_t)settings_of(o)->max_passes;
+    size_t capacity = max_passes > passes ? max_passes : passes;
+    size_t count = o->size_count;
+    size_figures *figures = calloc(count, sizeof *figures);
+    size_figures *measured = calloc(count * capacity, sizeof *measured);
+    loggp_analysis *analysis = ctx->rank == 0 ? calloc(1, sizeof *analysis) : NULL;
+    if (figures == NULL || measured == NULL || (ctx->rank == 0 && analysis == NULL)) {
         fprintf(stderr, "netbench: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -523,7 +664,7 @@ static void run_loggp(const nb_context *ctx)
      * then disturbs sizes spread over the sweep, isolated points that the spike filter and the
      * robust fits handle, instead of a block of adjacent sizes that looks like a protocol range.
      * Both ranks compute the same order. */
-    size_t count = o->size_count, stride = 1;
+    size_t stride = 1;
     for (size_t candidate = (size_t)(0.618 * (double)count); candidate > 1; candidate--)
         if (gcd_size(candidate, count) == 1) {
             stride = candidate;
@@ -534,27 +675,50 @@ static void run_loggp(const nb_context *ctx)
      * sweep) then hit a size in some passes, not all: per size the pass with the lowest
      * PRTT(n,0,s) is kept, with all its figures (they come from the same seconds). The range
      * count and the thresholds then no longer follow which sizes a slow phase hit. */
-    for (size_t p = 0; p < passes; p++)
-        for (size_t j = 0; j < count; j++) {
-            size_t i = (((j + p * (count / passes + 1)) % count) * stride) % count;
-            state.size = (int)o->sizes[i];
-            measure_size(ctx, &state, &measured[p * count + i]);
-        }
-    size_t slow_passes = 0;
-    for (size_t i = 0; i < count; i++) {
-        size_t kept = 0;
-        for (size_t p = 1; p < passes; p++)
-            if (measured[p * count + i].prtt_n_0_us < measured[kept * count + i].prtt_n_0_us)
-                kept = p;
-        figures[i] = measured[kept * count + i];
-        for (size_t p = 0; p < passes; p++)
-            slow_passes += measured[p * count + i].prtt_n_0_us >
-                           (1.0 + SLOW_PASS_EXCESS) * figures[i].prtt_n_0_us;
+    size_t made = 0;
+    for (; made < passes; made++)
+        measure_pass(ctx, &state, pass_start(made, passes, count), stride,
+                     &measured[made * count]);
+    size_t slow_passes = keep_lowest(measured, made, count, figures);
+    if (ctx->rank == 0)
+        analyse_loggp(o, figures, analysis);
+    /* A slow phase can outlast all --passes passes (a whole run is about 12 s): while a figure
+     * of the summary is unreliable or unresolved, one more pass, up to --max-passes, each at
+     * yet another start; the kept figures are taken again over all passes made. Rank 0 decides,
+     * both ranks measure. */
+    char unsound_first[256] = "";
+    if (ctx->rank == 0)
+        unsound_summary(analysis, unsound_first, sizeof unsound_first);
+    while (made < max_passes) {
+        int more = ctx->rank == 0 && unsound_summary(analysis, NULL, 0) > 0;
+        MPI_Bcast(&more, 1, MPI_INT, 0, ctx->pair);
+        if (!more)
+            break;
+        measure_pass(ctx, &state, pass_start(made, passes, count), stride,
+                     &measured[made * count]);
+        made++;
+        slow_passes = keep_lowest(measured, made, count, figures);
+        if (ctx->rank == 0)
+            analyse_loggp(o, figures, analysis);
     }
     if (ctx->result != NULL) {
-        report_loggp(ctx, figures);
+        report_loggp(ctx, figures, analysis);
         nb_summary_int(ctx->result, "slow_passes", (long long)slow_passes);
+        nb_summary_int(ctx->result, "passes_made", (long long)made);
+        if (made > passes) {
+            char unsound_last[256];
+            if (unsound_summary(analysis, unsound_last, sizeof unsound_last) == 0)
+                nb_warning(ctx->result, "summary %s unreliable or unresolved after %zu pass%s; "
+                           "%zu passes made, after which all summary figures are sound",
+                           unsound_first, passes, passes == 1 ? "" : "es", made);
+            else
+                nb_warning(ctx->result, "summary %s unreliable or unresolved after %zu pass%s; "
+                           "%zu passes made (--max-passes), still unreliable or unresolved: %s",
+                           unsound_first, passes, passes == 1 ? "" : "es", made,
+                           unsound_last);
+        }
     }
+    free(analysis);
     free(measured);
     free(figures);
     free(state.send);
@@ -608,6 +772,10 @@ static const nb_option loggp_options[] = {
     {.name = "--passes", .type = NB_OPTION_INT, NB_SETTING(loggp_settings, passes), .min = 1,
      .max = 20, .value_name = "N", .default_value = "3", .example = "3",
      .help = "sweeps over all sizes; per size the pass with the lowest PRTT(n,0,s) is kept"},
+    {.name = "--max-passes", .type = NB_OPTION_INT, NB_SETTING(loggp_settings, max_passes),
+     .min = 1, .max = 20, .value_name = "N", .default_value = "9", .example = "9",
+     .help = "most sweeps: after --passes, one more while a summary figure is unreliable or "
+             "unresolved (at most --passes: none)"},
     NB_USE(NB_COMMON_REPETITIONS, "7"),
     NB_USE(NB_COMMON_ITERATIONS, "1000"),
     NB_USE(NB_COMMON_TIME_CAP, "3"),
@@ -628,7 +796,11 @@ const nb_method nb_method_loggp = {
         "all sizes is made --passes times, each pass starting elsewhere in the size order;\n"
         "per size the pass with the lowest PRTT(n,0,s) is kept with all its figures (a slow\n"
         "phase of the machine then disturbs a size's pass, not the size; summary slow_passes\n"
-        "counts the passes more than 25% above the kept one).\n"
+        "counts the passes more than 25% above the kept one). A slow phase can outlast all\n"
+        "passes: while a figure of the summary (g, o_s, o_r of the first range, G of the\n"
+        "last, M, the thresholds) is unreliable or unresolved, one more pass is made, each\n"
+        "starting at yet another point, up to --max-passes in all, and the kept pass per size\n"
+        "is chosen again over all passes made (summary passes_made; a warning says why).\n"
         "Per size: PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d_G,s) with d_G = PRTT(1,0,s)\n"
         "(section 2.3; when G_all > d_G, a warning and d_G = PRTT(2,0,s) instead).\n"
         "  G_all(s) = (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)               eq. (5)\n"

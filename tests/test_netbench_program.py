@@ -61,6 +61,8 @@ def test_help_lists_every_subcommand(netbench):
     (["pingpong", "--repetitions", "0"], "--repetitions"),
     (["flood", "--queue-depths", "3,abc"], "--queue-depths"),
     (["loggp", "--pfact", "-1"], "--pfact"),
+    (["loggp", "--max-passes", "0"], "--max-passes"),
+    (["loggp", "--max-passes", "x"], "--max-passes"),
     (["warp"], "warp"),
     (["pingpong", "--no-such-option"], "--no-such-option"),
     (["dense", "--algorithms", "aapc,ring"], "ring"),
@@ -242,6 +244,51 @@ def test_loggp_on_shared_memory_finds_positive_g_and_G(netbench):
                  "--repetitions", "3"], timeout=300)
     assert human.returncode == 0, human.stderr
     assert "G_ci95_high_ns_per_byte" in human.stdout and "# summary M_bytes=" in human.stdout
+
+
+#: The summary figures whose unreliable or unresolved state makes loggp add a pass.
+LOGGP_SUMMARY_FIGURES = {"g_small_us", "o_s_small_us", "o_r_small_us", "G_large_ns_per_byte",
+                         "M_bytes", "threshold_small_bytes", "threshold_large_bytes"}
+
+
+def _loggp(netbench, *options):
+    program, launcher = netbench
+    proc = run([*launcher, program, "loggp", "--repetitions", "3", *options, "--json"],
+               timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    raw = json.loads(proc.stdout)
+    unsound = {e["quantity"] for e in raw["unreliable"]} & LOGGP_SUMMARY_FIGURES
+    passes_warnings = [w for w in raw["warnings"] if "passes made" in w]
+    return raw, unsound, passes_warnings
+
+
+def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netbench):
+    """--max-passes: after the --passes sweeps, one more while a figure of the summary is
+    unreliable or unresolved, up to --max-passes; a warning says why. At most --passes: exactly
+    --passes sweeps."""
+    raw, unsound, warned = _loggp(netbench, "--max-size", "4K")
+    assert raw["parameters"]["passes"] == 3 and raw["parameters"]["max_passes"] == 9
+    made = raw["summary"]["passes_made"]
+    assert 3 <= made <= 9 and isinstance(made, int)
+    # Stopping early means every summary figure is sound; extra passes are explained.
+    if made < 9:
+        assert unsound == set(), raw["unreliable"]
+    assert len(warned) == (1 if made > 3 else 0), raw["warnings"]
+    assert "slow_passes" in raw["summary"]
+
+    raw, _, warned = _loggp(netbench, "--max-size", "4K", "--passes", "3", "--max-passes", "2")
+    assert raw["parameters"]["max_passes"] == 2
+    assert raw["summary"]["passes_made"] == 3 and warned == []
+
+    # One protocol range (5 sizes, at least 5 per range): the thresholds stay unresolved, so
+    # every pass up to --max-passes is made, and the warning names what is still unresolved.
+    raw, unsound, warned = _loggp(netbench, "--sizes", "1,2,4,8,16", "--passes", "2",
+                                  "--max-passes", "4")
+    assert raw["summary"]["protocol_ranges"] == 1
+    assert raw["summary"]["passes_made"] == 4
+    assert {"threshold_small_bytes", "threshold_large_bytes"} <= unsound
+    assert len(warned) == 1 and "after 2 passes; 4 passes made" in warned[0], warned
+    assert "still unreliable or unresolved" in warned[0] and "threshold_large_bytes" in warned[0]
 
 
 # Protocol thresholds imposed through each MPI's own parameter (issue 12, item 5): the detected
