@@ -19,7 +19,7 @@ Measured on the 2-core development VM, 2026-11-24, netbench loggp with 3 passes 
 (`--runs 10`, within one step / runs; the range counts in brackets):
 Open MPI eager_limit 1024: 10/10 [3-4], 4096 (the default): 9/10 [3-5], 16384: 9/10 [3-8];
 MPICH/UCX UCX_RNDV_THRESH 4096: 10/10 [2-5], 16384: 8/10 [2-6], 65536: 8/10 [1-5].
-Again after the BIC merge margin went from 10 to 50 (`--runs 5`, 06:45-07:00 UTC):
+Again after the BIC merge margin went from 10 to 50 (`--runs 5`, 06:18-06:29 UTC):
 Open MPI eager_limit 1024: 5/5 [3-4], 4096: 5/5 [3-4], 16384: 5/5 [3-4];
 MPICH/UCX UCX_RNDV_THRESH 4096: 5/5 [3-4], 16384: 5/5 [2-5], 65536: 5/5 [2-5].
 A miss is a run in which the whole sweep met one of the VM's slow phases: the curve then has

@@ -7,6 +7,7 @@ Imported by tests/conftest.py (the `netbench` fixture) and by the tests themselv
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,3 +54,14 @@ def mechanics_session(results: Path, check_file: str, *args: str,
            "--exec-policy=serial", "-r", "-p", "openmpi", "-S", "require_reference=false", *args]
     return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)
+
+
+def failed_on_noise_only(stdout: str) -> bool:
+    """Whether every failure of a ReFrame session is noise, worth another session after a
+    pause: a performance failure, or a sanity failure on a figure netbench itself flagged as
+    unreliable (a fit too scattered to trust). Never a build, setup or other sanity failure."""
+    blocks = stdout.split("SUMMARY OF FAILURES")[-1].split("FAILURE INFO for ")[1:]
+    noise = [re.search(r"Failing phase: performance", block)
+             or (re.search(r"Failing phase: sanity", block) and "as unreliable" in block)
+             for block in blocks]
+    return bool(blocks) and all(noise)

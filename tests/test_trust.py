@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from mpi_support import failed_on_noise_only
 
 from fabricsuite import REPO_ROOT
 
@@ -67,14 +68,6 @@ def test_ci_run_calls_exactly_the_readme_test_command():
 #: netbench itself flagged as unreliable (a LogGP fit too scattered to trust); never one with
 #: another sanity, build or setup failure.
 ATTEMPTS, PAUSE_S = 3, 20
-
-
-def failed_on_noise_only(stdout: str) -> bool:
-    blocks = stdout.split("SUMMARY OF FAILURES")[-1].split("FAILURE INFO for ")[1:]
-    noise = [re.search(r"Failing phase: performance", block)
-             or (re.search(r"Failing phase: sanity", block) and "as unreliable" in block)
-             for block in blocks]
-    return bool(blocks) and all(noise)
 
 
 def test_only_noise_is_tried_again():
