@@ -1,6 +1,7 @@
 """The reference loader: the shipped files are valid, broken or missing ones give clear errors."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -277,3 +278,20 @@ def test_scoped_references_give_a_case_its_entries_and_nothing_else(tmp_path):
         scoped_references("local", "NetbenchSelfConsistency", scope,
                           {"reduce_le_allreduce_8B_violations": PerfSpec("count", LOWER)},
                           tmp_path)
+
+
+def test_loggp_check_fails_on_the_figures_it_reads_not_on_per_size_noise():
+    """netbench loggp flags per-size o_s and G_all below zero (noise) and the figures of every
+    range; the check reads the summary, so only the summary figures' own flags fail it."""
+    spec = importlib.util.spec_from_file_location("_tolerated_pt2pt",
+                                                  REPO_ROOT / "checks" / "pt2pt.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    tolerated = re.compile(str(module.NetbenchLogGP.tolerated_unreliable))
+    for quantity in ("o_s_us", "G_all_us", "ranges[2]", "ranges[0].o_s_us",
+                     "G_ns_per_byte[range=1]"):
+        assert tolerated.fullmatch(quantity), quantity
+    for quantity in ("g_small_us", "o_s_small_us", "o_r_small_us", "G_large_ns_per_byte",
+                     "M_bytes", "threshold_large_bytes", "timings", "L_us"):
+        assert not tolerated.fullmatch(quantity), quantity
