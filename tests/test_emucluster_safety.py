@@ -21,40 +21,27 @@ directories of this test run only; each bring-up is 1 or 2 nodes and takes about
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import emu_support
 import pytest
 
 from fabricsuite import REPO_ROOT
 
 EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
 LAUNCHERS = REPO_ROOT / "config" / "launchers"
-PREFIX = f"fss{os.getpid() % 10000}"  # unique per test run: never touches another cluster
+PREFIX = emu_support.prefix("fss")  # unique per test run: never touches another cluster
 AGENT = f"{PREFIX}a"  # the cluster the nsagent tests share; each other test has its own letter
 PORT = 30000 + os.getpid() % 5000 * 4
 SUBNET = "10.213.0"  # the script's default
 
 
-def _why_not() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root for network namespaces"
-    for tool in ("ip", "tc", "nsenter", "unshare", "slurmctld", "slurmd", "munged", "munge",
-                 "sinfo"):
-        if shutil.which(tool) is None:
-            return f"{tool} not installed (ci/setup.sh installs it)"
-    probe = subprocess.run(["ip", "netns", "add", f"{PREFIX}probe"], capture_output=True)
-    subprocess.run(["ip", "netns", "del", f"{PREFIX}probe"], capture_output=True)
-    if probe.returncode != 0:
-        return f"network namespaces unavailable: {probe.stderr.decode().strip()}"
-    return None
-
-
-_REASON = _why_not()
+_REASON = emu_support.why_not(PREFIX, ("ip", "tc", "nsenter", "unshare", "slurmctld",
+                                          "slurmd", "munged", "munge", "sinfo"))
 
 
 def needs_cluster(test):
