@@ -34,7 +34,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.session import final_cases, is_broken  # noqa: E402
+from fabricsuite.session import (  # noqa: E402
+    case_key,
+    confirmed_variables,
+    final_cases,
+    first_runs,
+    is_broken,
+    unconfirmed,
+)
 
 BIN = Path(sys.executable).parent
 EMU = str(REPO / "ci" / "emucluster.sh")
@@ -94,11 +101,19 @@ def main() -> int:
                                f"{proc.stderr[-2000:]}")
         report = json.loads(reports[-1].read_text())
         cases = [c for c in final_cases(report) if not c.get("fixture")]
+        first = first_runs(report)
         broken = sum(1 for c in cases if is_broken(c))
-        regressed = sum(1 for c in cases if c.get("result") == "fail" and not is_broken(c))
+        # The suite's verdict, as ci/run-local.sh and nightly give it: a case regressed when a
+        # variable was outside its reference in both runs; different variables in the two runs
+        # are a transient (fabricsuite.session.unconfirmed), a pass.
+        regressed = sum(1 for c in cases if c.get("result") == "fail" and not is_broken(c)
+                        and not unconfirmed(c, first.get(case_key(c))))
         for c in cases:
             if c.get("result") == "fail":
-                print(f"  {family}: {c.get('unique_name')}: {c.get('fail_phase')}: "
+                earlier = first.get(case_key(c))
+                verdict = ("broken" if is_broken(c) else "transient" if unconfirmed(c, earlier)
+                           else "confirmed " + ",".join(sorted(confirmed_variables(c, earlier))))
+                print(f"  {family}: {c.get('unique_name')}: {c.get('fail_phase')}: {verdict}: "
                       f"{' '.join(str(c.get('fail_reason')).split())[:200]}", flush=True)
         return len(cases), regressed, broken
 
