@@ -83,6 +83,30 @@ static const nb_paired_variant anysource_variants[RECEIVE_COUNT] = {
     {"any_source_any_tag", any_source_any_tag_loop},
 };
 
+typedef struct {
+    nb_table *latency, *cost;
+} anysource_tables_out;
+
+static void write_anysource_size(const nb_context *ctx, size_t index, size_t size,
+                                 nb_paired_measurement *m, void *user)
+{
+    const anysource_tables_out *out = user;
+    nb_paired_add_latency_rows(ctx, out->latency, "receive", anysource_variants, m, size);
+    nb_paired_add_cost_rows(ctx, out->cost, "receive", anysource_variants, m, size, NAMED);
+    if (index == 0) {
+        /* The smallest size: the figures the summary carries. */
+        nb_summary_int(ctx->result, "small_size_bytes", (long long)size);
+        nb_summary_real(ctx->result, "named_latency_small_us", m->median_us[NAMED]);
+        nb_summary_real(ctx->result, "any_source_latency_small_us", m->median_us[ANY_SOURCE]);
+        nb_summary_real(ctx->result, "any_source_any_tag_latency_small_us",
+                        m->median_us[ANY_SOURCE_ANY_TAG]);
+        nb_paired_summary_cost(ctx, "any_source_cost_small", anysource_variants, m,
+                               ANY_SOURCE, NAMED);
+        nb_paired_summary_cost(ctx, "any_source_any_tag_cost_small", anysource_variants, m,
+                               ANY_SOURCE_ANY_TAG, NAMED);
+    }
+}
+
 static void run_anysource(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -91,40 +115,14 @@ static void run_anysource(const nb_context *ctx)
     state.send = nb_buffer_new(largest);
     state.recv = nb_buffer_new(largest);
 
-    nb_table *latency = NULL, *cost = NULL;
+    anysource_tables_out out = {NULL, NULL};
     if (ctx->result != NULL) {
         nb_paired_parameters(ctx);
-        latency = nb_result_add_declared_table(ctx->result, &anysource_table);
-        cost = nb_result_add_declared_table(ctx->result, &anysource_cost_table);
+        out.latency = nb_result_add_declared_table(ctx->result, &anysource_table);
+        out.cost = nb_result_add_declared_table(ctx->result, &anysource_cost_table);
     }
-    nb_paired_plan plan = {.min_iterations = 5, .max_iterations = o->iterations,
-                           .time_cap_s = o->time_cap_ms * 1e-3, .rounds = o->repetitions,
-                           .common_count_from = NB_PAIRED_OWN_COUNTS};
-    void *states[RECEIVE_COUNT];
-    for (size_t v = 0; v < RECEIVE_COUNT; v++)
-        states[v] = &state; /* one state for every variant */
-    nb_paired_measurement m;
-    for (size_t i = 0; i < o->size_count; i++) {
-        size_t size = o->sizes[i];
-        state.size = (int)size;
-        nb_paired_measure(ctx, anysource_variants, RECEIVE_COUNT, states, &plan, &m);
-        if (ctx->result == NULL)
-            continue;
-        nb_paired_add_latency_rows(ctx, latency, "receive", anysource_variants, &m, size);
-        nb_paired_add_cost_rows(ctx, cost, "receive", anysource_variants, &m, size, NAMED);
-        if (i == 0) {
-            /* The smallest size: the figures the summary carries. */
-            nb_summary_int(ctx->result, "small_size_bytes", (long long)size);
-            nb_summary_real(ctx->result, "named_latency_small_us", m.median_us[NAMED]);
-            nb_summary_real(ctx->result, "any_source_latency_small_us", m.median_us[ANY_SOURCE]);
-            nb_summary_real(ctx->result, "any_source_any_tag_latency_small_us",
-                            m.median_us[ANY_SOURCE_ANY_TAG]);
-            nb_paired_summary_cost(ctx, "any_source_cost_small", anysource_variants, &m,
-                                   ANY_SOURCE, NAMED);
-            nb_paired_summary_cost(ctx, "any_source_any_tag_cost_small", anysource_variants, &m,
-                                   ANY_SOURCE_ANY_TAG, NAMED);
-        }
-    }
+    nb_paired_sweep(ctx, anysource_variants, RECEIVE_COUNT, &state, &state.size,
+                    write_anysource_size, &out);
     free(state.send);
     free(state.recv);
 }

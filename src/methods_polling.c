@@ -156,6 +156,32 @@ static const nb_paired_variant polling_variants[MODE_COUNT] = {
 };
 enum { BUSY_POLL = 0, BLOCKING = 1, TEST_YIELD = 2 };
 
+typedef struct {
+    nb_table *latency, *cost;
+    double poll_period_us;     /* one MPI_Test call, the busy-poll loop's period */
+} polling_tables_out;
+
+static void write_polling_size(const nb_context *ctx, size_t index, size_t size,
+                               nb_paired_measurement *m, void *user)
+{
+    const polling_tables_out *out = user;
+    m->baseline_resolution_us = POLL_PERIODS_RESOLVED * out->poll_period_us;
+    nb_paired_add_latency_rows(ctx, out->latency, "mode", polling_variants, m, size);
+    nb_paired_add_cost_rows(ctx, out->cost, "mode", polling_variants, m, size, BUSY_POLL);
+    if (index == 0) {
+        /* The smallest size: the figures the summary carries. */
+        nb_result *r = ctx->result;
+        nb_summary_int(r, "small_size_bytes", (long long)size);
+        nb_summary_real(r, "busy_poll_latency_small_us", m->median_us[BUSY_POLL]);
+        nb_summary_real(r, "blocking_latency_small_us", m->median_us[BLOCKING]);
+        nb_summary_real(r, "test_yield_latency_small_us", m->median_us[TEST_YIELD]);
+        nb_paired_summary_cost(ctx, "blocking_cost_small", polling_variants, m, BLOCKING,
+                               BUSY_POLL);
+        nb_paired_summary_cost(ctx, "test_yield_cost_small", polling_variants, m, TEST_YIELD,
+                               BUSY_POLL);
+    }
+}
+
 static void run_polling(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -164,44 +190,17 @@ static void run_polling(const nb_context *ctx)
     state.send = nb_buffer_new(largest);
     state.recv = nb_buffer_new(largest);
 
-    nb_table *latency = NULL, *cost = NULL;
+    polling_tables_out out = {NULL, NULL, 0.0};
     if (ctx->result != NULL) {
         nb_paired_parameters(ctx);
-        latency = nb_result_add_declared_table(ctx->result, &polling_table);
-        cost = nb_result_add_declared_table(ctx->result, &polling_cost_table);
+        out.latency = nb_result_add_declared_table(ctx->result, &polling_table);
+        out.cost = nb_result_add_declared_table(ctx->result, &polling_cost_table);
     }
-    double poll_period_us = test_call_us(ctx);
+    out.poll_period_us = test_call_us(ctx);
     if (ctx->result != NULL)
-        nb_summary_real(ctx->result, "test_call_us", poll_period_us);
-    nb_paired_plan plan = {.min_iterations = 5, .max_iterations = o->iterations,
-                           .time_cap_s = o->time_cap_ms * 1e-3, .rounds = o->repetitions,
-                           .common_count_from = NB_PAIRED_OWN_COUNTS};
-    void *states[MODE_COUNT];
-    for (size_t v = 0; v < MODE_COUNT; v++)
-        states[v] = &state; /* one state for every variant */
-    nb_paired_measurement m;
-    for (size_t i = 0; i < o->size_count; i++) {
-        size_t size = o->sizes[i];
-        state.size = (int)size;
-        nb_paired_measure(ctx, polling_variants, MODE_COUNT, states, &plan, &m);
-        m.baseline_resolution_us = POLL_PERIODS_RESOLVED * poll_period_us;
-        if (ctx->result == NULL)
-            continue;
-        nb_paired_add_latency_rows(ctx, latency, "mode", polling_variants, &m, size);
-        nb_paired_add_cost_rows(ctx, cost, "mode", polling_variants, &m, size, BUSY_POLL);
-        if (i == 0) {
-            /* The smallest size: the figures the summary carries. */
-            nb_result *r = ctx->result;
-            nb_summary_int(r, "small_size_bytes", (long long)size);
-            nb_summary_real(r, "busy_poll_latency_small_us", m.median_us[BUSY_POLL]);
-            nb_summary_real(r, "blocking_latency_small_us", m.median_us[BLOCKING]);
-            nb_summary_real(r, "test_yield_latency_small_us", m.median_us[TEST_YIELD]);
-            nb_paired_summary_cost(ctx, "blocking_cost_small", polling_variants, &m, BLOCKING,
-                                   BUSY_POLL);
-            nb_paired_summary_cost(ctx, "test_yield_cost_small", polling_variants, &m,
-                                   TEST_YIELD, BUSY_POLL);
-        }
-    }
+        nb_summary_real(ctx->result, "test_call_us", out.poll_period_us);
+    nb_paired_sweep(ctx, polling_variants, MODE_COUNT, &state, &state.size, write_polling_size,
+                    &out);
     free(state.send);
     free(state.recv);
 }

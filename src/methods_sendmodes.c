@@ -113,6 +113,40 @@ static int bsend_buffer_bytes(size_t largest)
     return (int)(BSEND_MESSAGES * (largest + MPI_BSEND_OVERHEAD));
 }
 
+typedef struct {
+    nb_table *latency, *ratio;
+} sendmodes_tables_out;
+
+static void write_sendmodes_size(const nb_context *ctx, size_t index, size_t size,
+                                 nb_paired_measurement *m, void *user)
+{
+    const sendmodes_tables_out *out = user;
+    nb_paired_add_latency_rows(ctx, out->latency, "send_mode", sendmodes_variants, m, size);
+    for (size_t v = SYNCHRONOUS; v < MODE_COUNT; v++) {
+        nb_paired_cost against;
+        nb_paired_cost_of(m, v, STANDARD, &against);
+        nb_table_add_row(out->ratio);
+        nb_cell_int(out->ratio, "size_bytes", (long long)size);
+        nb_cell_text(out->ratio, "send_mode", sendmodes_variants[v].name);
+        nb_cell_text(out->ratio, "against", sendmodes_variants[STANDARD].name);
+        nb_cell_real(out->ratio, "ratio_to_standard", against.ratio);
+        nb_cell_real(out->ratio, "difference_noise_floor_us", against.noise_floor_us);
+        if (index == 0) {
+            char key[64];
+            snprintf(key, sizeof key, "%s_ratio_small", sendmodes_variants[v].name);
+            nb_summary_real(ctx->result, key, against.ratio);
+        }
+    }
+    if (index == 0) {
+        nb_summary_int(ctx->result, "small_size_bytes", (long long)size);
+        for (size_t v = 0; v < MODE_COUNT; v++) {
+            char key[64];
+            snprintf(key, sizeof key, "%s_latency_small_us", sendmodes_variants[v].name);
+            nb_summary_real(ctx->result, key, m->median_us[v]);
+        }
+    }
+}
+
 static void run_sendmodes(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -124,51 +158,15 @@ static void run_sendmodes(const nb_context *ctx)
     void *attached = nb_buffer_new((size_t)attached_bytes);
     MPI_Buffer_attach(attached, attached_bytes);
 
-    nb_table *latency = NULL, *ratio = NULL;
+    sendmodes_tables_out out = {NULL, NULL};
     if (ctx->result != NULL) {
         nb_paired_parameters(ctx);
         nb_param_int(ctx->result, "bsend_buffer_bytes", attached_bytes);
-        latency = nb_result_add_declared_table(ctx->result, &sendmodes_table);
-        ratio = nb_result_add_declared_table(ctx->result, &sendmodes_ratio_table);
+        out.latency = nb_result_add_declared_table(ctx->result, &sendmodes_table);
+        out.ratio = nb_result_add_declared_table(ctx->result, &sendmodes_ratio_table);
     }
-    nb_paired_plan plan = {.min_iterations = 5, .max_iterations = o->iterations,
-                           .time_cap_s = o->time_cap_ms * 1e-3, .rounds = o->repetitions,
-                           .common_count_from = NB_PAIRED_OWN_COUNTS};
-    void *states[MODE_COUNT];
-    for (size_t v = 0; v < MODE_COUNT; v++)
-        states[v] = &state; /* one state for every variant */
-    nb_paired_measurement m;
-    for (size_t i = 0; i < o->size_count; i++) {
-        size_t size = o->sizes[i];
-        state.size = (int)size;
-        nb_paired_measure(ctx, sendmodes_variants, MODE_COUNT, states, &plan, &m);
-        if (ctx->result == NULL)
-            continue;
-        nb_paired_add_latency_rows(ctx, latency, "send_mode", sendmodes_variants, &m, size);
-        for (size_t v = SYNCHRONOUS; v < MODE_COUNT; v++) {
-            nb_paired_cost against;
-            nb_paired_cost_of(&m, v, STANDARD, &against);
-            nb_table_add_row(ratio);
-            nb_cell_int(ratio, "size_bytes", (long long)size);
-            nb_cell_text(ratio, "send_mode", sendmodes_variants[v].name);
-            nb_cell_text(ratio, "against", sendmodes_variants[STANDARD].name);
-            nb_cell_real(ratio, "ratio_to_standard", against.ratio);
-            nb_cell_real(ratio, "difference_noise_floor_us", against.noise_floor_us);
-            if (i == 0) {
-                char key[64];
-                snprintf(key, sizeof key, "%s_ratio_small", sendmodes_variants[v].name);
-                nb_summary_real(ctx->result, key, against.ratio);
-            }
-        }
-        if (i == 0) {
-            nb_summary_int(ctx->result, "small_size_bytes", (long long)size);
-            for (size_t v = 0; v < MODE_COUNT; v++) {
-                char key[64];
-                snprintf(key, sizeof key, "%s_latency_small_us", sendmodes_variants[v].name);
-                nb_summary_real(ctx->result, key, m.median_us[v]);
-            }
-        }
-    }
+    nb_paired_sweep(ctx, sendmodes_variants, MODE_COUNT, &state, &state.size,
+                    write_sendmodes_size, &out);
     /* Waits until every buffered message is out, then hands the buffer back. */
     MPI_Buffer_detach(&attached, &attached_bytes);
     free(attached);

@@ -231,3 +231,25 @@ void nb_paired_noise_parameters(const nb_context *ctx)
     nb_param_real(ctx->result, "noise_se_factor", NB_PAIRED_NOISE_SE_FACTOR);
     nb_param_real(ctx->result, "noise_floor_relative", NB_PAIRED_NOISE_FLOOR_RELATIVE);
 }
+
+void nb_paired_sweep(const nb_context *ctx, const nb_paired_variant *variants, size_t count,
+                     void *state, int *message_size, nb_paired_size_writer write_size,
+                     void *user)
+{
+    const nb_options *o = ctx->options;
+    nb_paired_plan plan = {.min_iterations = 5, .max_iterations = o->iterations,
+                           .time_cap_s = o->time_cap_ms * 1e-3, .rounds = o->repetitions,
+                           .common_count_from = NB_PAIRED_OWN_COUNTS};
+    void *states[NB_PAIRED_MAX_VARIANTS];
+    if (count > NB_PAIRED_MAX_VARIANTS)
+        count = NB_PAIRED_MAX_VARIANTS;
+    for (size_t v = 0; v < count; v++)
+        states[v] = state; /* one state for every variant */
+    nb_paired_measurement m;
+    for (size_t i = 0; i < o->size_count; i++) {
+        *message_size = (int)o->sizes[i];
+        nb_paired_measure(ctx, variants, count, states, &plan, &m);
+        if (ctx->result != NULL)
+            write_size(ctx, i, o->sizes[i], &m, user);
+    }
+}

@@ -125,6 +125,20 @@ void nb_paired_noise_parameters(const nb_context *ctx);
  * tick, schedule and the noise floor's constants. */
 void nb_paired_parameters(const nb_context *ctx);
 
+/* Rank 0: writes the rows of one size of a sweep (nb_paired_sweep); `index` counts the sizes
+ * from 0 (the smallest size, the one the summary carries). */
+typedef void (*nb_paired_size_writer)(const nb_context *ctx, size_t index, size_t size,
+                                      nb_paired_measurement *m, void *user);
+
+/* The sweep of polling, anysource and sendmodes, whose variants share one state that differs
+ * per size only by its message size: for each of the options' sizes, `*message_size` is set, the
+ * variants are measured in rotated rounds (each its own iteration count, at least 5; the
+ * options' repetitions as rounds, their time cap and iteration cap), and on rank 0
+ * `write_size(ctx, index, size, m, user)` writes that size's rows. Collective over the pair. */
+void nb_paired_sweep(const nb_context *ctx, const nb_paired_variant *variants, size_t count,
+                     void *state, int *message_size, nb_paired_size_writer write_size,
+                     void *user);
+
 /* Rank 0: the summary values `<prefix>_us` (the reported cost) and `<prefix>_ratio` of variant
  * `variant` against `baseline`; a null cost gets an `unreliable` entry under its key. */
 void nb_paired_summary_cost(const nb_context *ctx, const char *prefix,
