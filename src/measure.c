@@ -246,3 +246,20 @@ size_t nb_memory_per_process(MPI_Comm comm)
         return 0;
     return (size_t)pages * (size_t)page_size / (size_t)ranks_on_node;
 }
+
+double nb_pingpong_loop(void *state, long iterations)
+{
+    const nb_pingpong *s = state;
+    int peer = 1 - s->rank;
+    double start = MPI_Wtime();
+    for (long i = 0; i < iterations; i++) {
+        if (s->rank == 0) {
+            MPI_Send(s->send, s->size, MPI_BYTE, peer, s->tag, s->comm);
+            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, s->tag, s->comm, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, s->tag, s->comm, MPI_STATUS_IGNORE);
+            MPI_Send(s->send, s->size, MPI_BYTE, peer, s->tag, s->comm);
+        }
+    }
+    return MPI_Wtime() - start;
+}

@@ -49,6 +49,19 @@ static inline int nb_waitall(int count, MPI_Request *requests)
  * with the same count. */
 typedef double (*nb_timed_loop)(void *state, long iterations);
 
+/* Blocking ping-pong between ranks 0 and 1 of `comm` (a pair's own communicator): one
+ * iteration is one round trip of `size` bytes each way, MPI_Send then MPI_Recv on rank 0. */
+typedef struct {
+    MPI_Comm comm;             /* MPI_COMM_NULL on a rank outside every measuring pair */
+    int rank;                  /* in comm: 0 or 1 */
+    int tag;
+    int size;                  /* message size in bytes */
+    void *send, *recv;
+} nb_pingpong;
+
+/* nb_timed_loop of an nb_pingpong. */
+double nb_pingpong_loop(void *state, long iterations);
+
 typedef struct {
     long iterations;            /* per repetition, the same on every rank */
     int repetitions;

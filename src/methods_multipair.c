@@ -69,31 +69,6 @@ static void *checked_calloc(size_t count, size_t size)
     return memory;
 }
 
-/* Blocking ping-pong between ranks 0 and 1 of `comm`; one iteration is one round trip. */
-typedef struct {
-    MPI_Comm comm;
-    int rank;
-    int size;
-    void *send, *recv;
-} pingpong_state;
-
-static double pingpong_loop(void *state, long iterations)
-{
-    const pingpong_state *s = state;
-    int peer = 1 - s->rank;
-    double start = MPI_Wtime();
-    for (long i = 0; i < iterations; i++) {
-        if (s->rank == 0) {
-            MPI_Send(s->send, s->size, MPI_BYTE, peer, NB_TAG_DATA, s->comm);
-            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, NB_TAG_DATA, s->comm, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, NB_TAG_DATA, s->comm, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, s->size, MPI_BYTE, peer, NB_TAG_DATA, s->comm);
-        }
-    }
-    return MPI_Wtime() - start;
-}
-
 /* One-way latency of a size, from a measurement of round trips. */
 typedef struct {
     long iterations;
@@ -102,14 +77,14 @@ typedef struct {
 
 /* Ranks 0 and 1 of s->comm ping-pong `size` bytes; rank 0 of ctx gets the figures (others:
  * undefined). Checks the timer resolution on rank 0. */
-static latency measure_latency(const nb_context *ctx, pingpong_state *s, size_t size,
+static latency measure_latency(const nb_context *ctx, nb_pingpong *s, size_t size,
                                const char *quantity)
 {
     const nb_options *o = ctx->options;
     s->size = (int)size;
     nb_loop loop = {
         .comm = s->comm,
-        .loop = pingpong_loop,
+        .loop = nb_pingpong_loop,
         .state = s,
         .min_iterations = MP_MIN_ITERATIONS,
         .max_iterations = o->iterations,
@@ -252,8 +227,8 @@ static void run_connections(const nb_context *ctx)
     size_t largest = o->sizes[o->size_count - 1];
     void *send = nb_buffer_new(largest > 0 ? largest : 1);
     void *recv = nb_buffer_new(largest > 0 ? largest : 1);
-    pingpong_state pair = {.comm = ranks_below(ctx, 2), .rank = ctx->rank, .send = send,
-                           .recv = recv};
+    nb_pingpong pair = {.comm = ranks_below(ctx, 2), .rank = ctx->rank,
+                        .tag = NB_TAG_DATA, .send = send, .recv = recv};
     int steps[MP_MAX_STEPS];
     int step_count = connection_steps(ctx->size, steps);
 
@@ -504,7 +479,7 @@ static double stream_until_stopped(window_state *s, MPI_Comm world)
 
 /* Rank 0's (and every rank's) part of one step of (a): pair 0 measures while pairs 1..k
  * stream. Returns on rank 0 the latency and in *load_MBps the streams' total bandwidth. */
-static latency latency_under_load(const nb_context *ctx, pingpong_state *pair, window_state *ws,
+static latency latency_under_load(const nb_context *ctx, nb_pingpong *pair, window_state *ws,
                                   int k, double *load_MBps)
 {
     const loaded_settings *ls = ctx->options->settings;
@@ -603,8 +578,8 @@ static void run_loaded(const nb_context *ctx)
     size_t stride = (largest + 63) / 64 * 64;
     void *send = nb_buffer_new(largest > 0 ? largest : 1);
     void *recv = nb_buffer_new(largest > 0 ? largest : 1);
-    pingpong_state pair = {.comm = ranks_below(ctx, 2), .rank = ctx->rank, .send = send,
-                           .recv = recv};
+    nb_pingpong pair = {.comm = ranks_below(ctx, 2), .rank = ctx->rank,
+                        .tag = NB_TAG_DATA, .send = send, .recv = recv};
     window_state ws = {.comm = ctx->pair, .partner = ctx->rank ^ 1, .sender = ctx->rank % 2 == 0,
                        .window = ls->window, .stride = stride > 0 ? stride : 64};
     /* The sender sends every message of a window from one buffer; the receiver needs one slot

@@ -102,45 +102,20 @@ static void quiet_barrier(MPI_Comm comm)
         nanosleep(&pause, NULL);
 }
 
-/* One pair's communicator (ranks a < b as 0 and 1) and buffers. */
-typedef struct {
-    MPI_Comm comm;             /* MPI_COMM_NULL on a rank outside every measuring pair */
-    int rank;                  /* in comm: 0 is the lower rank a, 1 is b */
-    void *send, *recv;
-    int size;
-} pair_state;
-
-/* Blocking ping-pong, one iteration = one round trip. */
-static double round_trips(void *state, long iterations)
-{
-    const pair_state *s = state;
-    int peer = 1 - s->rank;
-    double start = MPI_Wtime();
-    for (long i = 0; i < iterations; i++) {
-        if (s->rank == 0) {
-            MPI_Send(s->send, s->size, MPI_BYTE, peer, PAIRS_TAG, s->comm);
-            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, PAIRS_TAG, s->comm, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, PAIRS_TAG, s->comm, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, s->size, MPI_BYTE, peer, PAIRS_TAG, s->comm);
-        }
-    }
-    return MPI_Wtime() - start;
-}
-
 /* Collective over ctx->pair: every rank names its partner (-1: none this time) and gets the
  * pair's own communicator, so that disjoint pairs can measure at once with the shared driver
  * (its barriers then involve the pair alone). */
-static void pair_open(const nb_context *ctx, int partner, void *send, void *recv, pair_state *s)
+static void pair_open(const nb_context *ctx, int partner, void *send, void *recv, nb_pingpong *s)
 {
     int lower = partner < ctx->rank ? partner : ctx->rank;
     MPI_Comm_split(ctx->pair, partner < 0 ? MPI_UNDEFINED : lower, ctx->rank, &s->comm);
     s->rank = partner < 0 ? -1 : (ctx->rank == lower ? 0 : 1);
+    s->tag = PAIRS_TAG;
     s->send = send;
     s->recv = recv;
 }
 
-static void pair_close(pair_state *s)
+static void pair_close(nb_pingpong *s)
 {
     if (s->comm != MPI_COMM_NULL)
         MPI_Comm_free(&s->comm);
@@ -148,7 +123,7 @@ static void pair_close(pair_state *s)
 
 /* The pair ping-pongs `size` bytes; on its lower rank the median one-way time in us (half a
  * round trip), elsewhere NAN. Only the pair takes part. */
-static double pair_one_way_local(const nb_context *ctx, pair_state *s, size_t size)
+static double pair_one_way_local(const nb_context *ctx, nb_pingpong *s, size_t size)
 {
     if (s->comm == MPI_COMM_NULL)
         return NAN;
@@ -156,7 +131,7 @@ static double pair_one_way_local(const nb_context *ctx, pair_state *s, size_t si
     s->size = (int)size;
     nb_loop loop = {
         .comm = s->comm,
-        .loop = round_trips,
+        .loop = nb_pingpong_loop,
         .state = s,
         .min_iterations = PAIRS_MIN_ITERATIONS,
         .max_iterations = o->iterations,
@@ -180,7 +155,7 @@ typedef struct {
 static pair_figures measure_pair(const nb_context *ctx, int a, int b, void *send, void *recv)
 {
     const nb_options *o = ctx->options;
-    pair_state s;
+    nb_pingpong s;
     int partner = ctx->rank == a ? b : ctx->rank == b ? a : -1;
     pair_open(ctx, partner, send, recv, &s);
     double latency = pair_one_way_local(ctx, &s, o->min_size);
@@ -328,7 +303,7 @@ static void measure_concurrently(const nb_context *ctx, const int *chosen, int c
     snprintf(detail, sizeof detail, "concurrent, %d ranks", P);
     for (int i = 0; i < count; i++) {
         int partner = nb_tournament_partner(P, chosen[i], ctx->rank);
-        pair_state pair;
+        nb_pingpong pair;
         pair_open(ctx, partner, send, recv, &pair);
         quiet_barrier(ctx->pair);
         double latency = pair_one_way_local(ctx, &pair, o->min_size);
