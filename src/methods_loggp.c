@@ -371,15 +371,17 @@ static void analyse_loggp(const nb_options *o, const size_figures *figures, logg
     a->sound[S_threshold_small] = a->sound[S_threshold_large] = range_count >= 2;
 }
 
-/* How many summary figures of `a` would be flagged unreliable or unresolved; their names,
- * comma-separated, in names[0..size-1] (names may be NULL). */
+/* How many fitted summary figures of `a` (g, o_s, o_r, G, M) would be flagged unreliable; their
+ * names, comma-separated, in names[0..size-1] (names may be NULL). The thresholds are left out:
+ * unresolved with one protocol range, they say what the sweep holds (an eager limit beyond
+ * --max-size), which another pass does not change. */
 static size_t unsound_summary(const loggp_analysis *a, char *names, size_t size)
 {
     size_t unsound = 0, used = 0;
     if (names != NULL && size > 0)
         names[0] = '\0';
     for (int s = 0; s < S_count; s++) {
-        if (a->sound[s])
+        if (a->sound[s] || s == S_threshold_small || s == S_threshold_large)
             continue;
         if (names != NULL && used < size) {
             int n = snprintf(names + used, size - used, "%s%s", unsound > 0 ? ", " : "",
@@ -686,8 +688,8 @@ static void run_loggp(const nb_context *ctx)
     size_t slow_passes = keep_lowest(measured, made, count, figures);
     if (ctx->rank == 0)
         analyse_loggp(o, figures, analysis);
-    /* A slow phase can outlast all --passes passes (a whole run is about 12 s): while a figure
-     * of the summary is unreliable or unresolved, one more pass, up to --max-passes, each at
+    /* A slow phase can outlast all --passes passes (a whole run is about 12 s): while a fitted
+     * figure of the summary is unreliable, one more pass, up to --max-passes, each at
      * yet another start; the kept figures are taken again over all passes made. Rank 0 decides,
      * both ranks measure. */
     char unsound_first[256] = "";
@@ -712,12 +714,12 @@ static void run_loggp(const nb_context *ctx)
         if (made > passes) {
             char unsound_last[256];
             if (unsound_summary(analysis, unsound_last, sizeof unsound_last) == 0)
-                nb_warning(ctx->result, "summary %s unreliable or unresolved after %zu pass%s; "
-                           "%zu passes made, after which all summary figures are sound",
+                nb_warning(ctx->result, "summary %s unreliable after %zu pass%s; "
+                           "%zu passes made, after which all fitted summary figures are sound",
                            unsound_first, passes, passes == 1 ? "" : "es", made);
             else
-                nb_warning(ctx->result, "summary %s unreliable or unresolved after %zu pass%s; "
-                           "%zu passes made (--max-passes), still unreliable or unresolved: %s",
+                nb_warning(ctx->result, "summary %s unreliable after %zu pass%s; "
+                           "%zu passes made (--max-passes), still unreliable: %s",
                            unsound_first, passes, passes == 1 ? "" : "es", made,
                            unsound_last);
         }
@@ -778,8 +780,8 @@ static const nb_option loggp_options[] = {
      .help = "sweeps over all sizes; per size the pass with the lowest PRTT(n,0,s) is kept"},
     {.name = "--max-passes", .type = NB_OPTION_INT, NB_SETTING(loggp_settings, max_passes),
      .min = 1, .max = 20, .value_name = "N", .default_value = "9", .example = "9",
-     .help = "most sweeps: after --passes, one more while a summary figure is unreliable or "
-             "unresolved (at most --passes: none)"},
+     .help = "most sweeps: after --passes, one more while a fitted summary figure is "
+             "unreliable (at most --passes: none)"},
     NB_USE(NB_COMMON_REPETITIONS, "7"),
     NB_USE(NB_COMMON_ITERATIONS, "1000"),
     NB_USE(NB_COMMON_TIME_CAP, "3"),
@@ -801,8 +803,9 @@ const nb_method nb_method_loggp = {
         "per size the pass with the lowest PRTT(n,0,s) is kept with all its figures (a slow\n"
         "phase of the machine then disturbs a size's pass, not the size; summary slow_passes\n"
         "counts the passes more than 25% above the kept one). A slow phase can outlast all\n"
-        "passes: while a figure of the summary (g, o_s, o_r of the first range, G of the\n"
-        "last, M, the thresholds) is unreliable or unresolved, one more pass is made, each\n"
+        "passes: while a fitted figure of the summary (g, o_s, o_r of the first range, G of\n"
+        "the last, M) is unreliable, one more pass is made (not for the thresholds: one\n"
+        "range means the sweep holds no protocol switch, which a pass does not change), each\n"
         "starting at yet another point, up to --max-passes in all, and the kept pass per size\n"
         "is chosen again over all passes made (summary passes_made; a warning says why).\n"
         "Per size: PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d_G,s) with d_G = PRTT(1,0,s)\n"
