@@ -2,14 +2,17 @@
 """False-alarm and detection rates of the suite's verdicts on the emulated cluster (issue 12).
 
     bench/verdicts_emucluster.py [--repeats 30] [--detect-repeats 10] [--baseline-runs 5]
-                                 [--mpi openmpi] [--families pingpong,bandwidth,dense]
+                                 [--baseline-gap-s 60] [--mpi openmpi]
+                                 [--families pingpong,bandwidth,dense]
 
 Brings up a 2-node emulated cluster (ci/emucluster.sh, its own prefix and state directory) at
-1 Gbit, takes references from --baseline-runs runs through `fabricsuite baseline` (the
-partition's 3 % floor and the measured spread), then runs every check family --repeats times
-at 1 Gbit (any failure is a false alarm) and --detect-repeats times at 900 Mbit (-10 %) and
-800 Mbit (-20 %) (a run that passes is a missed detection). A run that failed for another
-reason than its figures (build, launch, sanity: e.g. an MPI that hangs in MPI_Finalize) is
+1 Gbit, takes references through `fabricsuite baseline` (the partition's 3 % floor and the
+measured spread) from --baseline-runs separate sessions of one run each, --baseline-gap-s
+apart (as a center baselines from nightly runs; runs of one --repeat session miss the drift
+between sessions, and `fabricsuite baseline` refuses them), then runs every check family
+--repeats times at 1 Gbit (any failure is a false alarm) and --detect-repeats times at 900 Mbit
+(-10 %) and 800 Mbit (-20 %) (a run that passes is a missed detection). A run that failed for
+another reason than its figures (build, launch, sanity: e.g. an MPI that hangs in MPI_Finalize) is
 counted apart as broken, neither an alarm nor a detection. Every run is a real ReFrame session
 through sbatch/srun with confirmation (--max-retries=1, the partition's pause). Prints a table
 per family and writes it as JSON beside the results (--out). Root, Slurm and munge needed
@@ -30,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,7 +63,10 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=30, help="identical runs at 1 Gbit")
     parser.add_argument("--detect-repeats", type=int, default=10,
                         help="runs at each slower rate")
-    parser.add_argument("--baseline-runs", type=int, default=5)
+    parser.add_argument("--baseline-runs", type=int, default=5,
+                        help="separate baseline sessions, one run each")
+    parser.add_argument("--baseline-gap-s", type=float, default=60.0,
+                        help="pause between two baseline sessions (seconds)")
     parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     parser.add_argument("--families", default=",".join(FAMILIES),
                         help=f"comma-separated, of {', '.join(FAMILIES)}")
@@ -130,14 +137,18 @@ def main() -> int:
             # shipped reference taken on another day must not make them "unhealthy".
             no_refs = work / family / "no-refs"
             no_refs.mkdir(parents=True)
-            runs, _failed, _broken = session(base, family, args.baseline_runs, no_refs,
-                                             "-S", "require_reference=false")
+            runs = 0
+            for i in range(args.baseline_runs):
+                if i:
+                    time.sleep(args.baseline_gap_s)
+                runs += session(base, family, 1, no_refs, "-S", "require_reference=false")[0]
             refs = work / family / "refs"
             refs.mkdir(parents=True)
             reports = sorted((base / "reports").glob("*.json"))
             made = subprocess.run(
                 [str(BIN / "fabricsuite"), "baseline", "--system", "emucluster", "--min-runs",
-                 str(args.baseline_runs), "--output", str(refs / "emucluster.yaml"),
+                 str(args.baseline_runs), "--min-sessions", str(args.baseline_runs),
+                 "--output", str(refs / "emucluster.yaml"),
                  *map(str, reports)], capture_output=True, text=True, cwd=REPO)
             if made.returncode != 0:
                 raise RuntimeError(f"{family}: baseline failed: {made.stderr}")

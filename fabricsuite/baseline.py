@@ -14,6 +14,13 @@ there, never from a constant chosen for the noisiest machine:
 (from 5 runs on, "worst" is the worst but one: a single run that met a slow phase is set aside,
 recorded as `set_aside` in `_statistics`; confirmation absorbs such a run, a bound must not.)
 
+The runs must come from at least MIN_SESSIONS separate ReFrame sessions (`--min-sessions`): runs of
+one session (`--repeat 5`) lie seconds apart and miss how a figure drifts between sessions. On the
+emulated cluster the dense patterns' pairwise bandwidth moved 13-18 % between sessions minutes
+apart while 5 back-to-back runs spread 2 %: a bound from one session raised 11 false alarms in 60
+cases. A variable seen in fewer sessions keeps its old reference, with a note; `_statistics`
+records each variable's session count and the hours its runs span.
+
 `spread` is the robust relative standard deviation of the runs (1.4826 x MAD / median), `floor`
 (a slowdown factor: +f for a lower-is-better figure, -f / (1 + f) for a higher-is-better one)
 a property of the partition: its `extras: {"tolerance_floor": F}` in the system's configuration,
@@ -91,6 +98,9 @@ TOO_NOISY_FOR_2X = {LOWER: 1.0, EQUAL: 1.0, HIGHER: 0.5}
 MAX_LOWER_BOUND = 0.95
 #: Fewest healthy samples a variable needs before it gets a reference (--min-runs).
 MIN_RUNS = 3
+#: Fewest separate sessions (ReFrame runs, told apart by their session uuid) those samples must
+#: come from (--min-sessions): the spread between sessions is what a bound must hold.
+MIN_SESSIONS = 3
 #: Mode of a new reference file (a replaced one keeps its own).
 NEW_FILE_MODE = 0o644
 
@@ -127,6 +137,10 @@ class Samples:
     #: How the test cases declared the variable (`perf_counts`): True a count, False not,
     #: None when they predate the declaration (an "equal" variable was then a count).
     counts: set[bool | None] = field(default_factory=set)
+    #: The sessions (report session uuid, else the report's path) the values come from.
+    sessions: set[str] = field(default_factory=set)
+    #: Start time (Unix seconds) of each of those sessions whose reports give it.
+    session_starts: dict[str, float] = field(default_factory=dict)
 
     @property
     def floor(self) -> float:
@@ -212,6 +226,11 @@ def read_reports(paths: list[Path], system: str | None = None) -> Collected:
     collected = Collected([])
     for path in paths:
         report = _load_report(path)
+        info = report.get("session_info")
+        info = info if isinstance(info, dict) else {}
+        session = str(info.get("uuid") or path.resolve())
+        start = info.get("time_start_unix")
+        start = float(start) if is_number(start) else None
         for r, run in enumerate(report["runs"]):
             cases = run.get("testcases") if isinstance(run, dict) else None
             if not isinstance(cases, list):
@@ -236,13 +255,13 @@ def read_reports(paths: list[Path], system: str | None = None) -> Collected:
                 if not perfvalues:
                     continue  # a build or another case without figures
                 collected.used += 1
-                _add_case(table, path, where, case, perfvalues)
+                _add_case(table, path, where, case, perfvalues, session, start)
     collected.samples = list(table.values())
     return collected
 
 
 def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
-              perfvalues: dict[str, Any]) -> None:
+              perfvalues: dict[str, Any], session: str, start: float | None) -> None:
     check, partition, environ, levels = case_scope(case)
     directions = case.get("perf_directions")
     if not isinstance(directions, dict):
@@ -262,6 +281,9 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
             k, Samples(check, partition, environ, variable, unit, [], levels)
         )
         samples.values.append(float(value))
+        samples.sessions.add(session)
+        if start is not None:
+            samples.session_starts.setdefault(session, start)
         better = directions.get(variable)
         if better is not None:
             samples.directions.add(str(better))
@@ -276,9 +298,12 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
             samples.floors.add(float(floor))
 
 
-def usable(samples: list[Samples], min_runs: int = MIN_RUNS) -> tuple[list[Samples], list[str]]:
-    """The samples that may become references, and one note per reason the others may not."""
-    unknown, invalid, conflicting, too_few, keep = [], [], [], [], []
+def usable(samples: list[Samples], min_runs: int = MIN_RUNS,
+           min_sessions: int = MIN_SESSIONS) -> tuple[list[Samples], list[str]]:
+    """The samples that may become references, and one note per reason the others may not.
+    Sessions needed: `min_sessions`, at most `min_runs` (each session gives a run or more)."""
+    min_sessions = min(min_sessions, min_runs)
+    unknown, invalid, conflicting, too_few, one_time, keep = [], [], [], [], [], []
     for s in samples:
         if not s.directions:
             unknown.append(s.key)
@@ -288,6 +313,8 @@ def usable(samples: list[Samples], min_runs: int = MIN_RUNS) -> tuple[list[Sampl
             conflicting.append(f"{s.key} ({'/'.join(sorted(s.directions))})")
         elif len(s.values) < min_runs:
             too_few.append(f"{s.key} ({len(s.values)})")
+        elif len(s.sessions) < min_sessions:
+            one_time.append(f"{s.key} ({len(s.sessions)})")
         else:
             keep.append(s)
     notes = []
@@ -311,6 +338,13 @@ def usable(samples: list[Samples], min_runs: int = MIN_RUNS) -> tuple[list[Sampl
             f"left out {len(too_few)} variable(s) with fewer than {min_runs} healthy runs (the "
             f"reference there is unchanged); run the suite again or lower --min-runs: "
             + ", ".join(sorted(too_few)))
+    if one_time:
+        notes.append(
+            f"left out {len(one_time)} variable(s) whose runs come from fewer than "
+            f"{min_sessions} sessions (the reference there is unchanged): runs of one session "
+            f"miss the drift between sessions; run the suite in {min_sessions} separate "
+            f"sessions, hours apart on a shared machine, or lower --min-sessions: "
+            + ", ".join(sorted(one_time)))
     return keep, notes
 
 
@@ -334,6 +368,12 @@ def noise(samples: Samples) -> dict[str, Any]:
     kept = deviations[:-1] if len(deviations) >= OUTLIER_RUNS_FROM else deviations
     stats = {"n": len(values), "median": _round(median), "spread": float(f"{spread:.3g}"),
              "worst": float(f"{max(kept[-1], 0.0):.3g}")}
+    if samples.sessions:
+        stats["sessions"] = len(samples.sessions)
+    if len(samples.session_starts) > 1:
+        starts = samples.session_starts.values()
+        span = max(starts) - min(starts)
+        stats["span_h"] = round(span / 3600.0, 2)
     if kept is not deviations:
         stats["set_aside"] = float(f"{max(deviations[-1], 0.0):.3g}")
     return stats
@@ -461,7 +501,8 @@ def _child(mapping: CommentedMap, key: str) -> CommentedMap:
 
 
 def build_reference(samples: list[Samples], sources: list[Path],
-                    existing: CommentedMap | None = None) -> tuple[CommentedMap, list[str]]:
+                    existing: CommentedMap | None = None,
+                    min_sessions: int = MIN_SESSIONS) -> tuple[CommentedMap, list[str]]:
     """Merge proposals into `existing` in place (other checks, partitions and comments kept).
 
     Every sample must have a direction (see `usable`). Returns (data, notes).
@@ -498,7 +539,8 @@ def build_reference(samples: list[Samples], sources: list[Path],
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "runs_per_variable": f"{min(runs_per_var, default=0)}..{max(runs_per_var, default=0)}",
         "reports": reports,
-        "rule": f"healthy runs only; median; bound on the bad side of the variable's direction "
+        "rule": f"healthy runs only, from {min_sessions} sessions or more; median; bound on "
+                f"the bad side of the variable's direction "
                 f"(perf_directions) = max(partition floor (extras.tolerance_floor, default "
                 f"{DEFAULT_FLOOR}), {NOISE_WIDTHS} x robust spread, {WORST_MARGIN} x worst "
                 f"deviation); equal: a count the seen range +-1, a sweep size "

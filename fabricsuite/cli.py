@@ -17,6 +17,7 @@ from pathlib import Path
 from . import compare, history, nightly, report
 from .baseline import (
     MIN_RUNS,
+    MIN_SESSIONS,
     build_reference,
     diff_lines,
     dump,
@@ -74,13 +75,16 @@ def _baseline(args: argparse.Namespace) -> int:
     check_system(args.system)
     if args.min_runs < 1:
         raise UsageError(f"--min-runs {args.min_runs}: give 1 or more (default {MIN_RUNS})")
+    if args.min_sessions < 1:
+        raise UsageError(f"--min-sessions {args.min_sessions}: give 1 or more (default "
+                         f"{MIN_SESSIONS})")
     reports = _select_reports(args)
     collected = read_reports(reports, system=args.system)
     print(f"fabricsuite baseline: {collected.summary(args.system)}", file=sys.stderr)
     if not collected.samples:
         raise UsageError(f"the reports hold no healthy performance values for system "
                          f"{args.system!r}; check --system and the runs' results")
-    samples, notes = usable(collected.samples, args.min_runs)
+    samples, notes = usable(collected.samples, args.min_runs, args.min_sessions)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if args.acceptance:
@@ -89,7 +93,8 @@ def _baseline(args: argparse.Namespace) -> int:
         too_few = len(collected.samples) - len(samples)
         noisy = [s.key for s in samples if propose(s)[1]]
         if too_few or noisy:
-            what = ([f"{too_few} variable(s) without {args.min_runs} healthy runs"] if too_few
+            what = ([f"{too_few} variable(s) without {args.min_runs} healthy runs from "
+                     f"{args.min_sessions} sessions"] if too_few
                     else []) + ([f"{len(noisy)} too noisy to catch 2x ({noisy[0]}"
                                  + (", ..." if len(noisy) > 1 else "") + ")"] if noisy else [])
             raise UsageError(f"--acceptance refused, nothing written: {'; '.join(what)}; run "
@@ -116,7 +121,7 @@ def _baseline(args: argparse.Namespace) -> int:
         print(f"fabricsuite baseline: changes to {output}:", file=sys.stderr)
         for line in changes:
             print(line, file=sys.stderr)
-        data, noisy = build_reference(samples, reports, existing)
+        data, noisy = build_reference(samples, reports, existing, args.min_sessions)
         text = dump(data, "" if existing is not None else HEADER)
         if args.dry_run:
             sys.stdout.write(text)
@@ -157,8 +162,10 @@ Only healthy test cases count: passed ones, and ones that failed only for lack o
 reference ("no reference value found"); the others are left out and counted. The bad side
 comes from each test case's perf_directions (lower, higher or equal); a variable whose
 direction the reports do not give (older checks) is left out: re-run with the current checks.
-A variable with fewer than --min-runs healthy runs keeps its old reference (with
---acceptance the whole baseline is refused instead). Before writing, the changes against the
+A variable with fewer than --min-runs healthy runs, or with runs from fewer than
+--min-sessions separate sessions, keeps its old reference (with --acceptance the whole
+baseline is refused instead): runs of one session (--repeat) lie seconds apart and miss how a
+figure drifts between sessions, which its bound must hold. Before writing, the changes against the
 current file are printed (new, changed: old -> new value and bound, unchanged).
 
 The file is locked while it is read and rewritten (concurrent baselines lose nothing), its
@@ -172,6 +179,10 @@ Bad input stops with one line and exit status 2.""")
     base.add_argument("--min-runs", type=int, default=MIN_RUNS, metavar="N",
                       help=f"fewest healthy runs a variable needs to get a reference "
                            f"(default {MIN_RUNS}); --last below it is an error")
+    base.add_argument("--min-sessions", type=int, default=MIN_SESSIONS, metavar="N",
+                      help=f"fewest separate ReFrame sessions (report session uuids) a "
+                           f"variable's runs must come from (default {MIN_SESSIONS}); 1 accepts "
+                           f"the runs of one --repeat session")
     base.add_argument("--output",
                       help="reference file (default: <system>.yaml in $RFM_REFERENCE_PREFIX, "
                            "else in reference/)")

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -89,9 +90,17 @@ def no_reference(case: dict, missing: str) -> None:
     case["perfvalues"] = kept
 
 
-def write_report(directory: Path, name: str, report: dict, mtime: float | None = None) -> Path:
+def write_report(directory: Path, name: str, report: dict, mtime: float | None = None,
+                 session: str | None = None) -> Path:
+    """`report` as a run report file of its own session (a fresh session uuid, started at
+    `mtime`), or of the session `session` names (the runs of one `--repeat` session)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
+    info = report.get("session_info") if isinstance(report, dict) else None
+    if isinstance(info, dict):  # not in the malformed reports of the bad-input tests
+        info["uuid"] = session or str(uuid.uuid4())
+        if mtime is not None:
+            info["time_start_unix"] = mtime
     path.write_text(json.dumps(report))
     if mtime is not None:
         os.utime(path, (mtime, mtime))
@@ -99,8 +108,9 @@ def write_report(directory: Path, name: str, report: dict, mtime: float | None =
 
 
 def latency_reports(directory: Path, latencies: list[float], regressed: set[int] = frozenset(),
-                    edit=None) -> list[Path]:
-    """One report per latency; those at the indices in `regressed` failed their reference."""
+                    edit=None, session: str | None = None) -> list[Path]:
+    """One report per latency, each its own session unless `session` names one for all; those
+    at the indices in `regressed` failed their reference."""
     paths = []
     for i, latency in enumerate(latencies):
         report = real()
@@ -110,7 +120,8 @@ def latency_reports(directory: Path, latencies: list[float], regressed: set[int]
             fail_reference(case)
         if edit:
             edit(report)
-        paths.append(write_report(directory, f"run-report-{i}.json", report, 1_000_000 + i))
+        paths.append(write_report(directory, f"run-report-{i}.json", report,
+                                  1_000_000 + 3600 * i, session))
     return paths
 
 
@@ -597,3 +608,40 @@ def test_acceptance_refuses_too_few_or_too_noisy_runs(tmp_path, ref_file, capsys
                         *map(str, quiet), capsys=capsys)
     assert rc == 0, err
     assert reference_at(ref_file)[LAT][0] == pytest.approx(0.34)
+
+
+def test_runs_of_one_session_do_not_make_a_reference(tmp_path, ref_file, capsys):
+    """Runs of one `--repeat` session lie seconds apart and miss the drift between sessions
+    (the emulated cluster's dense patterns: 13-18 % between sessions, 2 % within one): a
+    variable needs runs from --min-sessions sessions (default 3), or keeps its reference."""
+    one = latency_reports(tmp_path / "one", [0.33, 0.34, 0.35, 0.34, 0.33], session="s-1")
+    args = ["--system", "local", "--output", str(ref_file), *map(str, one)]
+    rc, _out, err = run(*args, capsys=capsys)
+    assert rc == 2 and ref_file.read_text() == REFERENCE, err
+    assert "fewer than 3 sessions" in err and "lower --min-sessions" in err, err
+    assert f"{LAT} (1)" in err
+    rc, _out, err = run(*args, "--acceptance", capsys=capsys)
+    assert rc == 2 and "refused" in err and "from 3 sessions" in err, err
+    # told that one session is enough, it is; the statistics say how many there were
+    rc, _out, err = run(*args, "--min-sessions", "1", capsys=capsys)
+    assert rc == 0, err
+    stats = yaml.safe_load(ref_file.read_text())["_statistics"]
+    key = f"NetbenchPingPong local:default openmpi same-l3 {LAT}"
+    assert stats[key]["sessions"] == 1 and "span_h" not in stats[key], stats[key]
+    # three sessions an hour apart each: enough by default, and their span is recorded
+    three = latency_reports(tmp_path / "three", [0.33, 0.34, 0.35])
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), *map(str, three),
+                        capsys=capsys)
+    assert rc == 0, err
+    stats = yaml.safe_load(ref_file.read_text())["_statistics"]
+    assert stats[key]["sessions"] == 3 and stats[key]["span_h"] == 2.0, stats[key]
+    assert "from 3 sessions or more" in yaml.safe_load(ref_file.read_text())["_provenance"][
+        "rule"]
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_min_sessions_below_1_is_one_line(tmp_path, ref_file, capsys, value):
+    reports = latency_reports(tmp_path / "r", [0.33, 0.34, 0.35])
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), "--min-sessions", value,
+                        *map(str, reports), capsys=capsys)
+    assert rc == 2 and err.count("\n") == 1 and f"--min-sessions {value}: give 1" in err, err
