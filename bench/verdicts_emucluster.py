@@ -71,6 +71,9 @@ def main() -> int:
     parser.add_argument("--families", default=",".join(FAMILIES),
                         help=f"comma-separated, of {', '.join(FAMILIES)}")
     parser.add_argument("--out", help="JSON result file (default: print only)")
+    parser.add_argument("--keep-reports", metavar="DIR",
+                        help="copy every session's run report here, by family and phase "
+                             "(the baseline sessions can then rebaseline a reference file)")
     args = parser.parse_args()
     families = [f for f in args.families.split(",") if f]
     unknown = [f for f in families if f not in FAMILIES]
@@ -176,6 +179,12 @@ def main() -> int:
               f"{row['minus20_detected']:>8} of {row['minus20_runs']:<5} {broken:>12}")
     if args.out:
         Path(args.out).write_text(json.dumps(table, indent=2))
+    if args.keep_reports:
+        for report in work.glob("*/*/reports/run-report-*.json"):
+            family, phase = report.parent.parent.parent.name, report.parent.parent.name
+            dest = Path(args.keep_reports) / family / phase
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(report, dest / report.name)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
