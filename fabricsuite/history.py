@@ -87,6 +87,7 @@ from .commands import (
     results_dir,
 )
 from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
+from .session import final_cases
 
 #: Fewest points on each side of a change point (the within-side means need two).
 MIN_SIZE = 2
@@ -292,18 +293,22 @@ def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None
                                "or runs); pass run reports written by ReFrame 4.10")
         uuid = str(info.get("uuid", "?"))
         start = info.get("time_start_unix")
-        for run in runs:
-            for case in (run.get("testcases") or []) if isinstance(run, dict) else []:
-                if not isinstance(case, dict) or case.get("system") != system:
-                    continue
-                seen_sessions.add(uuid)
-                if not is_counted(case):
-                    continue
-                when = case.get("job_completion_time_unix")
-                when = when if is_number(when) else start
-                if not is_number(when) or (since is not None and when < since):
-                    continue
-                _add(table, case, uuid, float(when), variable)
+        # One point per test case and session: a case measured again to confirm a failure
+        # (--max-retries) counts with its last run only, as the session's verdict judges it; its
+        # first run would count the same session twice in a trend or a compare.
+        cases = [{"testcases": [c for c in (run.get("testcases") or []) if isinstance(c, dict)]}
+                 for run in runs if isinstance(run, dict)]
+        for case in final_cases({"runs": cases}):
+            if case.get("system") != system:
+                continue
+            seen_sessions.add(uuid)
+            if not is_counted(case):
+                continue
+            when = case.get("job_completion_time_unix")
+            when = when if is_number(when) else start
+            if not is_number(when) or (since is not None and when < since):
+                continue
+            _add(table, case, uuid, float(when), variable)
     for s in table.values():
         s.points.sort(key=lambda p: p.time)
     return sorted(table.values(), key=lambda s: s.key), len(seen_sessions)

@@ -389,6 +389,9 @@ def _two_distances(sessions, factors_far, seed):
                      and t["perfvalues"]]:
             far = copy.deepcopy(case)
             far["name"] = far["name"].replace("same-l3", "other-package")
+            # another parameter point of the check: ReFrame names it by its index
+            far["unique_name"] = (far["unique_name"].rsplit("_", 1)[0]
+                                  + f"_{100 + len(run['testcases'])}")
             far["distance"] = "other-package"
             far["uuid"] = f"{s['session_info']['uuid']}:0:{len(run['testcases'])}"
             for name, perf in far["perfvalues"].items():

@@ -267,6 +267,34 @@ def test_sanity_failure_left_out_since_and_variable_filter():
     assert {s.variable for s in series} == {"bandwidth_1MiB_MBps", "bandwidth_peak_MBps"}
 
 
+def test_a_confirmed_case_counts_once_with_its_last_run():
+    """A case measured again to confirm a failure (--max-retries) is one point of its session,
+    the last run's, as the session's verdict judges it; its first run is not a second sample."""
+    sessions = _variants(3, 99, 1.0)
+    report = sessions[1]
+    first = next(c for c in report["runs"][0]["testcases"]
+                 if c["name"].startswith("NetbenchPingPong ") and c["perfvalues"])
+    retry = copy.deepcopy(first)
+    for perf in first["perfvalues"].values():
+        perf[0] *= 3.0  # the slow first run, failed on performance
+    first["result"], first["fail_phase"] = "fail", "performance"
+    retry["result"], retry["fail_phase"] = "pass", None
+    report["runs"].append({"testcases": [retry]})
+    series, _ = h.collect(sessions, "local")
+    lat = next(s for s in series if s.variable == "latency_8B_median_us"
+               and s.check == "NetbenchPingPong" and s.levels == first_levels(first))
+    mine = [p for p in lat.points if p.session == report["session_info"]["uuid"]]
+    retried = next(v for k, v in retry["perfvalues"].items()
+                   if k.endswith(":latency_8B_median_us"))[0]
+    assert [p.value for p in mine] == [retried], mine
+    assert len(lat.points) == 3
+
+
+def first_levels(case):
+    from fabricsuite.metrics import case_scope
+    return case_scope(case)[3]
+
+
 def _store(db_dir: Path, sessions):
     """Store sessions with ReFrame's own storage backend (what `reframe` does after a run)."""
     db_dir.mkdir(parents=True, exist_ok=True)
