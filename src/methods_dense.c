@@ -15,13 +15,11 @@
 #include "methods.h"
 #include "patterns.h"
 
-/* Fewest iterations of one timed loop, however slow a size is. */
-#define DENSE_MIN_ITERATIONS 2
-
 /* dense's own options (nb_options.settings). */
 typedef struct {
     unsigned algorithms;          /* --algorithms: bit (1 << nb_dense_algorithm) per algorithm */
     int phases;                   /* --phases: phases of the random pairwise algorithm */
+    long min_iterations;          /* --min-iterations: fewest exchanges in one timed loop */
 } dense_settings;
 
 /* Output tables (docs/output-format.md). */
@@ -87,11 +85,12 @@ static double exchange_loop(void *state, long iterations)
 static double time_phase(const nb_context *ctx, phase_state *s, long *iterations_out)
 {
     const nb_options *o = ctx->options;
+    const dense_settings *ds = o->settings;
     nb_loop loop = {
         .comm = ctx->pair,
         .loop = exchange_loop,
         .state = s,
-        .min_iterations = DENSE_MIN_ITERATIONS,
+        .min_iterations = ds->min_iterations,
         .max_iterations = o->iterations,
         .time_cap_s = o->time_cap_ms * 1e-3,
         .repetitions = o->repetitions,
@@ -286,6 +285,7 @@ static void run_dense(const nb_context *ctx)
         nb_param_int(ctx->result, "ranks", ctx->size);
         nb_param_text(ctx->result, "algorithms", names);
         nb_param_int(ctx->result, "random_phases", ds->phases);
+        nb_param_int(ctx->result, "min_iterations", ds->min_iterations);
         nb_param_int(ctx->result, "seed", (long long)o->seed);
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
         nb_param_int(ctx->result, "validate", o->validate);
@@ -327,6 +327,12 @@ static const nb_option dense_options[] = {
     NB_USE(NB_COMMON_REPETITIONS, "5"),
     NB_USE(NB_COMMON_ITERATIONS, "10000"),
     NB_USE(NB_COMMON_TIME_CAP, "2"),
+    {.name = "--min-iterations", .type = NB_OPTION_LONG,
+     NB_SETTING(dense_settings, min_iterations), .min = 1, .max = 1000000, .value_name = "N",
+     .default_value = "2", .example = "16",
+     .help = "fewest exchanges in one timed loop, however long they take: on a slow link "
+             "(1 Gbit: 1 MiB takes 8 ms) --time-cap-ms alone would time one or two, whose "
+             "luck (TCP's window, a shaper's bucket) then decides the figure"},
 };
 
 static const nb_table_spec *const dense_tables_declared[] = {&phases_table, &algorithms_table,

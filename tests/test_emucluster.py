@@ -158,7 +158,9 @@ def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
     emu, _state = cluster
     proc = run_reframe(emu, tmp_path / "mech", "-c", "checks/dense.py", "-c",
                        "checks/collectives.py", "-n", "Validation",
-                       "-n", "NetbenchDense%node_count=2", "-n", "NetbenchDense%node_count=4",
+                       # per-node: per-core is the same 2 ranks on 2 one-core nodes (a minute)
+                       "-n", "NetbenchDense%node_count=2%placement=per-node",
+                       "-n", "NetbenchDense%node_count=4",
                        "-p", "openmpi")
     assert proc.returncode == 0, proc.stdout[-5000:]
     # 1 node has 1 core: a multi-rank check needs 2 ranks, so that case is skipped with the reason
@@ -200,10 +202,12 @@ def test_multirank_at_1_node_and_reference_lookup_at_4_nodes(cluster, tmp_path):
         ranks = json.loads(out.read_text())["ranks"]
         assert len(ranks) == 2 and len({r["host"] for r in ranks}) == 1, ranks
 
-    # 4 nodes, timed anyway: the verdict uses the 4x1 references (wide bounds: mechanics only)
+    # 4 nodes, timed anyway: the verdict uses the 4x1 references (wide bounds: mechanics only;
+    # 2 exchanges per timed loop, not the check's 16, keep it short)
     proc = run_reframe(emu, tmp_path / "four", "-c", "checks/dense.py",
                        "-n", "NetbenchDense%node_count=4%placement=per-core",
-                       "-S", "timing_on_shared_cores=true", "-p", "openmpi")
+                       "-S", "timing_on_shared_cores=true", "-S", "min_exchanges=2",
+                       "-p", "openmpi")
     assert proc.returncode == 0, proc.stdout[-5000:]
     perflog = next((tmp_path / "four" / "perflogs").rglob("NetbenchDense.log")).read_text()
     header, row = perflog.splitlines()[0].split("|"), perflog.splitlines()[-1].split("|")

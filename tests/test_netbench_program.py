@@ -390,6 +390,24 @@ def test_dense_runs_every_phase_of_every_algorithm(netbench, tmp_path):
         assert 1 <= row["worst_phase"] <= row["phases"]
 
 
+def test_dense_times_at_least_min_iterations_exchanges(netbench, tmp_path):
+    """--min-iterations: however short --time-cap-ms, each timed loop makes at least N exchanges
+    (a slow link's 1 MiB takes 8 ms: one or two exchanges made the figure a coin toss); the
+    default stays 2."""
+    program, launcher = netbench
+    counts = {}
+    for extra in ([], ["--min-iterations", "40"]):
+        out = tmp_path / f"dense{len(extra)}.json"
+        proc = run([*launcher, program, "dense", "--sizes", "256K", "--algorithms", "aapc",
+                    "--repetitions", "1", "--time-cap-ms", "0.001", *extra,
+                    "--json-file", str(out)])
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        result = parse_json(out.read_text())
+        counts[result.parameters["min_iterations"]] = {
+            r["iterations"] for r in result.table("phases")}
+    assert counts == {2: {2}, 40: {40}}, counts
+
+
 # A validation mode that cannot fail proves nothing: each of these mutants breaks the data path
 # the way a faulty MPI or fabric would (wrong content, wrong reduction, a shifted receive), and
 # the validation run of the mutant must report it.
