@@ -23,8 +23,9 @@ records each variable's session count and the hours its runs span.
 
 `spread` is the robust relative standard deviation of the runs (1.4826 x MAD / median), `floor`
 (a slowdown factor: +f for a lower-is-better figure, -f / (1 + f) for a higher-is-better one)
-a property of the partition: its `extras: {"tolerance_floor": F}` in the system's configuration,
-recorded with every run as the test case's loggable `tolerance_floor` (default DEFAULT_FLOOR, 3 %,
+a property of the partition: its `extras: {"tolerance_floor": F}` in the system's configuration
+(per unit where `extras.tolerance_floor_by_unit` says so, e.g. {"us": 0.35}), recorded with every
+run as the test case's loggable `tolerance_floor` and `perf_floors` (default DEFAULT_FLOOR, 3 %,
 for dedicated nodes; the shared 2-core development machine declares its own wide floor). The
 file's `_statistics` records per variable the sample count, median, spread, worst deviation,
 floor and bound; the checks use it to say how many noise widths a failing figure is from its
@@ -293,7 +294,10 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
             samples.size_steps.add(float(step))
         counts = case.get("perf_counts")
         samples.counts.add(variable in counts if isinstance(counts, list) else None)
-        floor = case.get("tolerance_floor")
+        floors = case.get("perf_floors")
+        floor = floors.get(variable) if isinstance(floors, dict) else None
+        if not is_number(floor):
+            floor = case.get("tolerance_floor")
         if is_number(floor) and 0 <= floor < 1:
             samples.floors.add(float(floor))
 

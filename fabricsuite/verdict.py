@@ -44,6 +44,11 @@ class Judged(rfm.RegressionTestPlugin):
     #: The partition's tolerance floor (extras.tolerance_floor): the narrowest bound a baseline
     #: may give this partition's references, as a fraction. Stored with every run.
     tolerance_floor = variable(float, value=DEFAULT_TOLERANCE_FLOOR, loggable=True)
+    #: The floor of each performance variable: the partition's `tolerance_floor`, or its
+    #: `extras.tolerance_floor_by_unit` entry for the variable's unit (an emulated node's
+    #: latency is the host's kernel TCP path, with its slow phases; its bandwidth is the shaped
+    #: link's). Stored with every run; `fabricsuite baseline` sizes each bound from it.
+    perf_floors = variable(typ.Dict[str, float], value={}, loggable=True)
     #: Seconds to wait before the confirmation round (extras.confirm_pause_s).
     confirm_pause_s = variable(float, value=DEFAULT_CONFIRM_PAUSE_S)
     #: Run id of this job (rfm_netbench.record_exit_status).
@@ -67,6 +72,9 @@ class Judged(rfm.RegressionTestPlugin):
     def take_partition_tolerances(self):
         extras = self.current_partition.extras
         self.tolerance_floor = float(extras.get("tolerance_floor", self.tolerance_floor))
+        by_unit = extras.get("tolerance_floor_by_unit") or {}
+        self.perf_floors = {name: float(by_unit.get(spec.unit, self.tolerance_floor))
+                            for name, spec in self.perf_specs().items()}
         self.confirm_pause_s = float(extras.get("confirm_pause_s", self.confirm_pause_s))
 
     @run_before("run")

@@ -150,6 +150,13 @@ def test_pt2pt_checks_pass_at_2_nodes_through_srun(cluster, tmp_path):
         assert len({r["host"] for r in ranks}) == 2, ranks
         script = (out.parent / "rfm_job.sh").read_text()
         assert "#SBATCH --ntasks-per-node=1" in script and "\nsrun " in script, script
+    # each variable's floor as the partition declares it: latency (the host's TCP path) 35 %,
+    # bandwidth (the shaped link) 3 %; recorded with the run for `fabricsuite baseline`
+    report = json.loads(next((tmp_path / "good" / "reports").glob("*.json")).read_text())
+    floors = {c["name"].split(" ")[0]: c["perf_floors"]
+              for run in report["runs"] for c in run["testcases"] if c.get("perf_floors")}
+    assert set(floors["NetbenchPingPong"].values()) == {0.35}, floors
+    assert set(floors["NetbenchPingPongBandwidth"].values()) == {0.03}, floors
     # A slower link failing the bandwidth check (and only it) is test_verdicts_catch_10_percent_
     # with_no_false_alarm and test_workflows_nightly_compare_and_report.
 

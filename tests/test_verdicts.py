@@ -8,9 +8,10 @@ The run reports are variants of a real ReFrame 4.10 report (tests/data/baseline/
 from __future__ import annotations
 
 import copy
+import os
 
 import yaml
-from test_baseline import real, write_report
+from test_baseline import LAT, LAT_MIN, latency_reports, pingpong, real, write_report
 
 from fabricsuite.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
 from fabricsuite.cli import main
@@ -71,6 +72,38 @@ def test_a_quiet_variable_gets_the_partitions_floor_and_catches_10_percent(tmp_p
 def test_the_floor_is_the_partitions_own(tmp_path):
     data = baseline(tmp_path, reports_with(tmp_path, [123.1, 123.4, 123.5], 0.35))
     assert bandwidth_ref(data)[1] == -0.259  # a 1.35x slowdown: 1 / 1.35 = 0.741
+
+
+def test_a_unit_may_have_a_floor_of_its_own(tmp_path):
+    """extras.tolerance_floor_by_unit, recorded per variable as perf_floors: here the median
+    latency gets 35 % (the emulated cluster's latency: the host's TCP path, with slow phases),
+    the minimum keeps the partition's 3 % and its measured spread."""
+    def floors(report):
+        pingpong(report)["perf_floors"] = {LAT: 0.35, LAT_MIN: 0.03}
+    paths = latency_reports(tmp_path / "r", [0.33, 0.34, 0.35], edit=floors)
+    out = tmp_path / "ref.yaml"
+    assert main(["baseline", "--system", "local", "--output", str(out), *map(str, paths)]) == 0
+    data = yaml.safe_load(out.read_text())
+    scope = data["NetbenchPingPong"]["local:default"]["openmpi"]["same-l3"]
+    assert scope[LAT][2] == 0.35, scope
+    assert scope[LAT_MIN][2] < 0.35, scope
+    stats = data["_statistics"]
+    assert stats[f"NetbenchPingPong local:default openmpi same-l3 {LAT}"]["floor"] == 0.35
+
+
+def test_the_emulated_cluster_declares_a_latency_floor():
+    """What Judged.take_partition_tolerances turns into each variable's floor (perf_floors; a
+    real run's are asserted in test_emucluster.py::test_pt2pt_checks_pass_at_2_nodes_through_
+    srun): the partition's 3 %, 35 % for latency."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "emucluster_config",
+        os.path.join(os.path.dirname(__file__), "..", "config", "systems", "emucluster.py"))
+    config = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(config)
+    extras = config._TOLERANCES
+    assert extras["tolerance_floor"] == 0.03 and extras["tolerance_floor_by_unit"] == {"us": 0.35}
 
 
 def test_a_noisy_variable_gets_a_bound_from_its_spread(tmp_path):

@@ -29,10 +29,14 @@ import shlex
 from pathlib import Path
 
 _launchers = Path(__file__).resolve().parents[1] / "launchers"
-# The links are shaped by tc tbf: a figure repeats within about 1 % (ping-pong bandwidth within
+# The links are shaped by tc tbf: a bandwidth repeats within about 1 % (ping-pong bandwidth within
 # 0.4 %), so the dedicated-node floor of 3 % applies (a 10 % slower link fails); a failed case is
-# confirmed after 10 s (network figures here have no slow phases of tens of seconds).
-_TOLERANCES = {"tolerance_floor": 0.03, "confirm_pause_s": 10}
+# confirmed after 10 s. A latency (us) is not the shaped link's but the host's kernel TCP path
+# between namespaces, with the VM's slow phases: 30 identical runs on 2026-11-24 fell in two
+# modes, 7.3-7.9 us and 9.4-10.3 us (+30 %), the slow one for minutes at a time (5 runs in a
+# row), beyond a 10 s confirmation pause; its floor is 35 %, still failing a 2x slower path.
+_TOLERANCES = {"tolerance_floor": 0.03, "tolerance_floor_by_unit": {"us": 0.35},
+               "confirm_pause_s": 10}
 _state = Path(os.environ.get("FABRICSUITE_EMU_DIR",
                              Path(__file__).resolve().parents[2] / "results" / "emucluster"))
 try:
