@@ -17,9 +17,9 @@ recorded as `set_aside` in `_statistics`; confirmation absorbs such a run, a bou
 The runs must come from at least MIN_SESSIONS separate ReFrame sessions (`--min-sessions`): runs of
 one session (`--repeat 5`) lie seconds apart and miss how a figure drifts between sessions. On the
 emulated cluster the dense patterns' pairwise bandwidth moved 13-18 % between sessions minutes
-apart while 5 back-to-back runs spread 2 %: a bound from one session raised 11 false alarms in 60
-cases. A variable seen in fewer sessions keeps its old reference, with a note; `_statistics`
-records each variable's session count and the hours its runs span.
+apart while 5 back-to-back runs spread 2 %: a bound from one session raised 11 false alarms in 30
+runs, bounds from 5 sessions none. A variable seen in fewer sessions keeps its old reference, with
+a note; `_statistics` records each variable's session count and the hours its runs span.
 
 `spread` is the robust relative standard deviation of the runs (1.4826 x MAD / median), `floor`
 (a slowdown factor: +f for a lower-is-better figure, -f / (1 + f) for a higher-is-better one)
