@@ -163,12 +163,17 @@ def test_pt2pt_checks_pass_at_2_nodes_through_srun(cluster, tmp_path):
 
 def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
     emu, _state = cluster
+    # Mechanics: the timed case is judged against no reference (its verdict over identical and
+    # slower runs is bench/verdicts_emucluster.py --families dense; the 4x1 lookup is below).
+    no_refs = tmp_path / "no-refs"
+    no_refs.mkdir()
     proc = run_reframe(emu, tmp_path / "mech", "-c", "checks/dense.py", "-c",
                        "checks/collectives.py", "-n", "Validation",
                        # per-core: per-node, on one-core nodes the same, is skipped saying so
                        "-n", "NetbenchDense%node_count=2%placement=per-core",
                        "-n", "NetbenchDense%node_count=4",
-                       "-p", "openmpi")
+                       "-p", "openmpi", "-S", "require_reference=false",
+                       extra_env={"RFM_REFERENCE_PREFIX": str(no_refs)})
     assert proc.returncode == 0, proc.stdout[-5000:]
     # 1 node has 1 core: a multi-rank check needs 2 ranks, so that case is skipped with the reason
     assert "needs at least 2 ranks" in proc.stdout
@@ -181,7 +186,7 @@ def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
     for check in ("NetbenchDenseValidation", "NetbenchCollectivesValidation"):
         for nodes in ("2", "4"):
             assert (check, nodes) in passed, (check, nodes, sorted(passed))
-    # the timed dense check at 2 nodes passed against reference/emucluster.yaml (scale 2x1)
+    # the timed dense check at 2 nodes ran, with sound figures
     assert ("NetbenchDense", "2") in passed, sorted(passed)
     outs = [p for p in (tmp_path / "mech" / "output").rglob("netbench.json")
             if "Validation" in p.parent.name]
