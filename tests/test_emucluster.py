@@ -320,8 +320,8 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     `fabricsuite compare` of the two tags names those variables as significant regressions and
     nothing else; `fabricsuite report` draws the drop with a change point at the first run of
     the new level. Each nightly run repeats the case twice (--repeat 2): 6 runs before and 4
-    after are enough for Mann-Whitney to reach significance (3 vs 2 cannot: p >= 0.2); the
-    confirmation runs of failed cases are measurements too and count."""
+    after are enough for Mann-Whitney to reach significance (3 vs 2 cannot: p >= 0.2); a case
+    measured again to confirm its failure counts once, with its last run."""
     emu, _state = cluster
     results = tmp_path / "results"
 
