@@ -6,7 +6,7 @@
                                  [--families pingpong,bandwidth,dense]
 
 Brings up a 2-node emulated cluster (ci/emucluster.sh, its own prefix and state directory) at
-1 Gbit, takes references through `fabricsuite baseline` (the partition's 3 % floor and the
+1 Gbit, takes references through `fabricsuite baseline` (the partition's 7 % floor and the
 measured spread) from --baseline-runs separate sessions of one run each, --baseline-gap-s
 apart (as a center baselines from nightly runs; runs of one --repeat session miss the drift
 between sessions, and `fabricsuite baseline` refuses them), then runs every check family

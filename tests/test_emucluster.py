@@ -151,12 +151,12 @@ def test_pt2pt_checks_pass_at_2_nodes_through_srun(cluster, tmp_path):
         script = (out.parent / "rfm_job.sh").read_text()
         assert "#SBATCH --ntasks-per-node=1" in script and "\nsrun " in script, script
     # each variable's floor as the partition declares it: latency (the host's TCP path) 35 %,
-    # bandwidth (the shaped link) 3 %; recorded with the run for `fabricsuite baseline`
+    # bandwidth (the shaped link) 7 %; recorded with the run for `fabricsuite baseline`
     report = json.loads(next((tmp_path / "good" / "reports").glob("*.json")).read_text())
     floors = {c["name"].split(" ")[0]: c["perf_floors"]
               for run in report["runs"] for c in run["testcases"] if c.get("perf_floors")}
     assert set(floors["NetbenchPingPong"].values()) == {0.35}, floors
-    assert set(floors["NetbenchPingPongBandwidth"].values()) == {0.03}, floors
+    assert set(floors["NetbenchPingPongBandwidth"].values()) == {0.07}, floors
     # A slower link failing the bandwidth check (and only it) is test_verdicts_catch_10_percent_
     # with_no_false_alarm and test_workflows_nightly_compare_and_report.
 
@@ -254,7 +254,7 @@ SLOW_REPEATS = 2
 
 def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     """Issue 12's ground truth: references from 5 runs at 1 Gbit through `fabricsuite baseline`
-    (the partition's 3 % floor, the measured spread); 10 identical runs pass; at 900 and 800
+    (the partition's 7 % floor, the measured spread); 10 identical runs pass; at 900 and 800
     Mbit every run fails, naming the variable, both figures and the noise widths."""
     emu, _state = cluster
     checks = ["-c", "checks/pt2pt.py", "-n", "NetbenchPingPongBandwidth%distance=other-node",
@@ -265,9 +265,8 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     refs = tmp_path / "refs"
     refs.mkdir()
     reports = sorted((tmp_path / "base" / "reports").glob("*.json"))
-    # One --repeat 5 session (--min-sessions 1): the rate-bound link's bandwidth does not drift
-    # between sessions (0 false alarms in 30, bench/verdicts_emucluster.py --families
-    # bandwidth), and 4 more sessions would add a minute of CI.
+    # One --repeat 5 session (--min-sessions 1), 4 more would add a minute of CI: the drift of
+    # the link's bandwidth between sessions (up to 4 %) is what the partition's 7 % floor holds.
     proc = subprocess.run([str(BIN / "fabricsuite"), "baseline", "--system", "emucluster",
                            "--min-runs", "5", "--min-sessions", "1",
                            "--output", str(refs / "emucluster.yaml"),

@@ -29,13 +29,15 @@ import shlex
 from pathlib import Path
 
 _launchers = Path(__file__).resolve().parents[1] / "launchers"
-# The links are shaped by tc tbf: a bandwidth repeats within about 1 % (ping-pong bandwidth within
-# 0.4 %), so the dedicated-node floor of 3 % applies (a 10 % slower link fails); a failed case is
-# confirmed after 10 s. A latency (us) is not the shaped link's but the host's kernel TCP path
+# The links are shaped by tc tbf: within a session a bandwidth repeats within about 1 % (ping-pong
+# bandwidth within 0.4 %), but sessions minutes apart moved by up to 4 % (1 MiB ping-pong: 120-125
+# MB/s in one session, 116-125 in the next, the CI run of 2026-11-24 10:27, a false alarm at a 3 %
+# floor); the floor is 7 %, which still fails a 10 % slower link (900 Mbit: -13 %). A failed case
+# is confirmed after 10 s. A latency (us) is not the shaped link's but the host's kernel TCP path
 # between namespaces, with the VM's slow phases: 30 identical runs on 2026-11-24 fell in two
 # modes, 7.3-7.9 us and 9.4-10.3 us (+30 %), the slow one for minutes at a time (5 runs in a
 # row), beyond a 10 s confirmation pause; its floor is 35 %, still failing a 2x slower path.
-_TOLERANCES = {"tolerance_floor": 0.03, "tolerance_floor_by_unit": {"us": 0.35},
+_TOLERANCES = {"tolerance_floor": 0.07, "tolerance_floor_by_unit": {"us": 0.35},
                "confirm_pause_s": 10}
 _state = Path(os.environ.get("FABRICSUITE_EMU_DIR",
                              Path(__file__).resolve().parents[2] / "results" / "emucluster"))
