@@ -3,7 +3,7 @@
 
     bench/verdicts_emucluster.py [--repeats 30] [--detect-repeats 10] [--baseline-runs 5]
                                  [--baseline-gap-s 60] [--mpi openmpi]
-                                 [--families pingpong,bandwidth,dense]
+                                 [--families pingpong,bandwidth,dense] [--together]
 
 Brings up a 2-node emulated cluster (ci/emucluster.sh, its own prefix and state directory) at
 1 Gbit, takes references through `fabricsuite baseline` (the partition's 7 % floor and the
@@ -18,6 +18,10 @@ through sbatch/srun with confirmation (--max-retries=1, the partition's pause). 
 per family and writes it as JSON beside the results (--out). Root, Slurm and munge needed
 (ci/setup.sh). Takes long: about (baseline + repeats + 2 x detect) x the family's run time.
 
+With --together, every run is one ReFrame session of all the families' checks, as a nightly run
+of the emulated cluster's set would be, and a further row "whole set" counts a run once when any
+of its checks alarmed (the issue's target: at most 1 false alarm in 30 runs for the whole set).
+
 Families (checks at other-node / scale 2x1):
 - pingpong: NetbenchPingPong (latency)
 - bandwidth: NetbenchPingPongBandwidth
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +60,35 @@ FAMILIES = {
                   "NetbenchPingPongBandwidth%distance=other-node"],
     "dense": ["-c", "checks/dense.py", "-n", "NetbenchDense%node_count=2"],
 }
+SET = "whole set"
+
+
+def family_of(case: dict) -> str:
+    """The bench family a test case belongs to, from its check's name."""
+    check = str(case.get("display_name") or case.get("name")).split()[0]
+    return {"NetbenchPingPongBandwidth": "bandwidth", "NetbenchPingPong": "pingpong",
+            "NetbenchDense": "dense"}.get(check, check)
+
+
+def repeat_of(case: dict) -> int:
+    """Which --repeat repetition a case is (ReFrame names it `%.repeat_no=N`)."""
+    found = re.search(r"\.repeat_no=(\d+)", str(case.get("display_name")))
+    return int(found.group(1)) if found else 0
+
+
+def tally(outcomes: list[tuple[str, int, str]], families: list[str]) -> dict[str, tuple]:
+    """(runs, runs with a confirmed regression, runs broken) per family and, over all families
+    of a run, for the whole set: a run alarms once however many of its checks alarmed."""
+    rows = {}
+    for family in [*families, SET]:
+        mine = [o for o in outcomes if family == SET or o[0] == family]
+        runs = {o[1] for o in mine}
+        rows[family] = (len(runs) if family == SET else len(mine),
+                        len({o[1] for o in mine if o[2] == "regressed"}) if family == SET
+                        else sum(1 for o in mine if o[2] == "regressed"),
+                        len({o[1] for o in mine if o[2] == "broken"}) if family == SET
+                        else sum(1 for o in mine if o[2] == "broken"))
+    return rows
 
 
 def main() -> int:
@@ -70,6 +104,9 @@ def main() -> int:
     parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     parser.add_argument("--families", default=",".join(FAMILIES),
                         help=f"comma-separated, of {', '.join(FAMILIES)}")
+    parser.add_argument("--together", action="store_true",
+                        help="run all the families' checks in one session per run and count "
+                             "the whole set's false alarms per run")
     parser.add_argument("--out", help="JSON result file (default: print only)")
     parser.add_argument("--keep-reports", metavar="DIR",
                         help="copy every session's run report here, by family and phase "
@@ -93,21 +130,23 @@ def main() -> int:
         return subprocess.run([EMU, *emu_args], env={**env, **(extra or {})}, cwd=REPO,
                               capture_output=True, text=True, timeout=3600)
 
-    def session(results: Path, family: str, repeats: int, refs: Path | None,
-                *extra: str) -> tuple[int, int, int]:
-        """(runs, runs failed on performance, runs broken) of one ReFrame session of `repeats`
-        repetitions, from its run report (each case's last outcome, after confirmation)."""
+    def session(results: Path, group: list[str], repeats: int, refs: Path | None,
+                *extra: str) -> list[tuple[str, int, str]]:
+        """(family, repetition, outcome) of each case of one ReFrame session of `repeats`
+        repetitions of the group's checks, from its run report (each case's last outcome, after
+        confirmation); outcome is "passed", "regressed" or "broken"."""
         extra_env = {"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90"}
         if refs is not None:
             extra_env["RFM_REFERENCE_PREFIX"] = str(refs)
+        selection = [arg for family in group for arg in FAMILIES[family]]
         proc = emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
                    "emucluster:nodes", "--exec-policy=serial", "-r", "--max-retries=1",
                    "-S", "time_limit=3m", "-p", args.mpi, "--repeat", str(repeats),
-                   *FAMILIES[family], *extra, extra=extra_env)
+                   *selection, *extra, extra=extra_env)
         reports = sorted((results / "reports").glob("run-report-*.json"),
                          key=lambda p: p.stat().st_mtime)
         if not reports:
-            raise RuntimeError(f"{family}: no run report:\n{proc.stdout[-3000:]}"
+            raise RuntimeError(f"{group}: no run report:\n{proc.stdout[-3000:]}"
                                f"{proc.stderr[-2000:]}")
         report = json.loads(reports[-1].read_text())
         # A skipped case (per-node placement on one-core nodes is the per-core case) ran nothing:
@@ -115,20 +154,23 @@ def main() -> int:
         cases = [c for c in final_cases(report)
                  if not c.get("fixture") and c.get("result") != "skip"]
         first = first_runs(report)
-        broken = sum(1 for c in cases if is_broken(c))
-        # The suite's verdict, as ci/run-local.sh and nightly give it: a case regressed when a
-        # variable was outside its reference in both runs; different variables in the two runs
-        # are a transient (fabricsuite.session.unconfirmed), a pass.
-        regressed = sum(1 for c in cases if c.get("result") == "fail" and not is_broken(c)
-                        and not unconfirmed(c, first.get(case_key(c))))
+        outcomes = []
         for c in cases:
+            # The suite's verdict, as ci/run-local.sh and nightly give it: a case regressed when
+            # a variable was outside its reference in both runs; different variables in the two
+            # runs are a transient (fabricsuite.session.unconfirmed), a pass.
+            earlier = first.get(case_key(c))
+            outcome = ("passed" if c.get("result") != "fail"
+                       else "broken" if is_broken(c)
+                       else "passed" if unconfirmed(c, earlier) else "regressed")
+            outcomes.append((family_of(c), repeat_of(c), outcome))
             if c.get("result") == "fail":
-                earlier = first.get(case_key(c))
                 verdict = ("broken" if is_broken(c) else "transient" if unconfirmed(c, earlier)
                            else "confirmed " + ",".join(sorted(confirmed_variables(c, earlier))))
-                print(f"  {family}: {c.get('unique_name')}: {c.get('fail_phase')}: {verdict}: "
-                      f"{' '.join(str(c.get('fail_reason')).split())[:200]}", flush=True)
-        return len(cases), regressed, broken
+                print(f"  {family_of(c)}: {c.get('display_name')}: {c.get('fail_phase')}: "
+                      f"{verdict}: {' '.join(str(c.get('fail_reason')).split())[:200]}",
+                      flush=True)
+        return outcomes
 
     up = emu("up", "--nodes", "2", "--rate", "1gbit")
     if up.returncode != 0:
@@ -136,19 +178,24 @@ def main() -> int:
               file=sys.stderr)
         return 1
     table = {}
+    groups = [families] if args.together else [[family] for family in families]
     try:
-        for family in families:
-            base = work / family / "base"
+        for group in groups:
+            name = "+".join(group)
+            base = work / name / "base"
             # The baseline runs are judged against nothing (an empty reference directory): a
             # shipped reference taken on another day must not make them "unhealthy".
-            no_refs = work / family / "no-refs"
+            no_refs = work / name / "no-refs"
             no_refs.mkdir(parents=True)
-            runs = 0
+            baseline_outcomes = []
             for i in range(args.baseline_runs):
                 if i:
                     time.sleep(args.baseline_gap_s)
-                runs += session(base, family, 1, no_refs, "-S", "require_reference=false")[0]
-            refs = work / family / "refs"
+                baseline_outcomes += session(base, group, 1, no_refs,
+                                             "-S", "require_reference=false")
+                print(f"{name}: baseline session {i + 1} of {args.baseline_runs} done",
+                      flush=True)
+            refs = work / name / "refs"
             refs.mkdir(parents=True)
             reports = sorted((base / "reports").glob("*.json"))
             made = subprocess.run(
@@ -157,20 +204,26 @@ def main() -> int:
                  "--output", str(refs / "emucluster.yaml"),
                  *map(str, reports)], capture_output=True, text=True, cwd=REPO)
             if made.returncode != 0:
-                raise RuntimeError(f"{family}: baseline failed: {made.stderr}")
-            row = {"baseline_runs": runs}
-            row["same_runs"], row["false_alarms"], row["same_broken"] = session(
-                work / family / "same", family, args.repeats, refs)
-            for rate, label in (("900mbit", "minus10"), ("800mbit", "minus20")):
+                raise RuntimeError(f"{name}: baseline failed: {made.stderr}")
+            rows = {family: {"baseline_runs": runs}
+                    for family, (runs, _, _) in tally(baseline_outcomes, group).items()}
+            phases = [("same", "1gbit", args.repeats), ("minus10", "900mbit", args.detect_repeats),
+                      ("minus20", "800mbit", args.detect_repeats)]
+            for label, rate, repeats in phases:
                 emu("rate", rate)
                 try:
-                    (row[f"{label}_runs"], row[f"{label}_detected"],
-                     row[f"{label}_broken"]) = session(
-                        work / family / rate, family, args.detect_repeats, refs)
+                    outcomes = session(work / name / rate, group, repeats, refs)
                 finally:
                     emu("rate", "1gbit")
-            table[family] = row
-            print(f"{family}: {row}", flush=True)
+                for family, (runs, regressed, broken) in tally(outcomes, group).items():
+                    key = "false_alarms" if label == "same" else f"{label}_detected"
+                    rows[family].update({f"{label}_runs": runs, key: regressed,
+                                         f"{label}_broken": broken})
+                print(f"{name}: {label} at {rate}: {tally(outcomes, group)}", flush=True)
+            for family, row in rows.items():
+                if family != SET or args.together:
+                    table[family] = row
+                    print(f"{family}: {row}", flush=True)
     finally:
         emu("down")
     print(f"\n{'family':<10} {'false alarms':>16} {'-10 % detected':>16} "
