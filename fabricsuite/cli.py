@@ -84,7 +84,9 @@ def _baseline(args: argparse.Namespace) -> int:
     if not collected.samples:
         raise UsageError(f"the reports hold no healthy performance values for system "
                          f"{args.system!r}; check --system and the runs' results")
-    samples, notes = usable(collected.samples, args.min_runs, args.min_sessions)
+    # The effective rule: a session gives one run or more, so never more sessions than runs.
+    min_sessions = min(args.min_sessions, args.min_runs)
+    samples, notes = usable(collected.samples, args.min_runs, min_sessions)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if args.acceptance:
@@ -94,7 +96,7 @@ def _baseline(args: argparse.Namespace) -> int:
         noisy = [s.key for s in samples if propose(s)[1]]
         if too_few or noisy:
             what = ([f"{too_few} variable(s) without {args.min_runs} healthy runs from "
-                     f"{args.min_sessions} sessions"] if too_few
+                     f"{min_sessions} sessions"] if too_few
                     else []) + ([f"{len(noisy)} too noisy to catch 2x ({noisy[0]}"
                                  + (", ..." if len(noisy) > 1 else "") + ")"] if noisy else [])
             raise UsageError(f"--acceptance refused, nothing written: {'; '.join(what)}; run "
@@ -121,7 +123,7 @@ def _baseline(args: argparse.Namespace) -> int:
         print(f"fabricsuite baseline: changes to {output}:", file=sys.stderr)
         for line in changes:
             print(line, file=sys.stderr)
-        data, noisy = build_reference(samples, reports, existing, args.min_sessions)
+        data, noisy = build_reference(samples, reports, existing, min_sessions)
         text = dump(data, "" if existing is not None else HEADER)
         if args.dry_run:
             sys.stdout.write(text)

@@ -637,6 +637,13 @@ def test_runs_of_one_session_do_not_make_a_reference(tmp_path, ref_file, capsys)
     assert stats[key]["sessions"] == 3 and stats[key]["span_h"] == 2.0, stats[key]
     assert "from 3 sessions or more" in yaml.safe_load(ref_file.read_text())["_provenance"][
         "rule"]
+    # never more sessions than runs: with --min-runs 2 the rule (and the record of it) is 2
+    two = latency_reports(tmp_path / "two", [0.33, 0.34])
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), "--min-runs", "2",
+                        *map(str, two), capsys=capsys)
+    assert rc == 0, err
+    assert "from 2 sessions or more" in yaml.safe_load(ref_file.read_text())["_provenance"][
+        "rule"]
 
 
 @pytest.mark.parametrize("value", ["0", "-1"])
