@@ -13,6 +13,7 @@ value, and whether it lies within one size step of the sweep of the first swept 
 imposed value. A summary line per value gives "k of N within one step" and the range counts.
 
     python3 bench/loggp_thresholds.py --runs 10
+    python3 bench/loggp_thresholds.py --defaults --runs 10    # the check's own sweep, no knob
     python3 bench/loggp_thresholds.py --knob eager_limit --values 4096,16384 --runs 3
 
 Measured on the 2-core development VM, 2026-11-24, netbench loggp with 3 passes per size
@@ -82,12 +83,13 @@ def sweep_index(sizes: list[int], size: int) -> int:
     return next((i for i, s in enumerate(sizes) if s >= size), len(sizes))
 
 
-def detected(program: Path, mpi: str, variable: str, value: int, max_size: str,
+def detected(program: Path, mpi: str, variable: str | None, value: int, max_size: str | None,
              timeout: int) -> dict:
     spec = MPIS[mpi]
-    env = dict(os.environ, **spec["extra_env"], **{variable: str(value)})
+    env = dict(os.environ, **spec["extra_env"], **({variable: str(value)} if variable else {}))
+    sweep = ["--max-size", max_size] if max_size else []
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        proc = subprocess.run([*spec["launcher"], str(program), "loggp", "--max-size", max_size,
+        proc = subprocess.run([*spec["launcher"], str(program), "loggp", *sweep,
                                "--json-file", out.name], env=env, capture_output=True,
                               text=True, timeout=timeout)
         if proc.returncode != 0:
@@ -98,8 +100,36 @@ def detected(program: Path, mpi: str, variable: str, value: int, max_size: str,
     want = sweep_index(sizes, value)
     nearest = min(starts, key=lambda s: abs(sweep_index(sizes, s) - want), default=None)
     steps = None if nearest is None else sweep_index(sizes, nearest) - want
-    return {"starts": starts, "nearest": nearest, "steps": steps,
-            "ranges": result["summary"]["protocol_ranges"]}
+    gains = [r.get("split_bic_gain") for r in result["tables"]["ranges"][1:]]
+    return {"starts": starts, "nearest": nearest, "steps": steps, "gains": gains,
+            "ranges": result["summary"]["protocol_ranges"],
+            "passes_made": result["summary"].get("passes_made")}
+
+
+def defaults(programs: dict[str, Path], tmp: Path, runs: int, timeout: int) -> None:
+    """The check's own command (default sweep 1 B - 64 KiB, no knob): per run the range count,
+    the detected thresholds with their BIC gains, and how often the count was the most common."""
+    print(f"{'mpi':8} {'run':>3} {'ranges':>6} {'passes':>6}  thresholds (B) [BIC gain]")
+    for mpi in MPIS:
+        if shutil.which(MPIS[mpi]["compiler"]) is None:
+            print(f"{mpi}: {MPIS[mpi]['compiler']} not installed, skipped")
+            continue
+        if mpi not in programs:
+            programs[mpi] = build(mpi, tmp)
+        counts = []
+        for run in range(1, runs + 1):
+            d = detected(programs[mpi], mpi, None, 0, None, timeout)
+            if "error" in d:
+                print(f"{mpi:8} {run:3} failed: {d['error']}")
+                continue
+            counts.append(d["ranges"])
+            shown = ", ".join(f"{s} [{g:.0f}]" if isinstance(g, (int, float)) else f"{s}"
+                              for s, g in zip(d["starts"], d["gains"], strict=True))
+            print(f"{mpi:8} {run:3} {d['ranges']:6} {d['passes_made'] or '-':>6}  {shown or '-'}",
+                  flush=True)
+        mode = max(set(counts), key=counts.count, default=None)
+        print(f"# {mpi} defaults: range count {mode} in {counts.count(mode)} of {runs} runs; "
+              f"counts {counts}", flush=True)
 
 
 def main() -> int:
@@ -111,9 +141,15 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--max-size", default="256K")
     parser.add_argument("--timeout", type=int, default=600)
+    parser.add_argument("--defaults", action="store_true",
+                        help="run the check's own sweep with no knob set, each MPI, and count "
+                             "the protocol ranges")
     args = parser.parse_args()
     programs: dict[str, Path] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        if args.defaults:
+            defaults(programs, Path(tmp), args.runs, args.timeout)
+            return 0
         print(f"{'mpi':8} {'variable':36} {'imposed':>8} {'run':>3} {'ranges':>6} "
               f"{'nearest':>8} {'steps':>5}  detected thresholds (B)")
         for knob in args.knob or sorted(KNOBS):
