@@ -81,6 +81,16 @@ def _baseline(args: argparse.Namespace) -> int:
     reports = _select_reports(args)
     collected = read_reports(reports, system=args.system)
     print(f"fabricsuite baseline: {collected.summary(args.system)}", file=sys.stderr)
+    if args.check:
+        # Rebaseline some checks only: the others keep their references, whatever the reports
+        # hold of them (their runs may span other sessions than these).
+        seen = sorted({s.check for s in collected.samples})
+        unknown = [name for name in args.check if name not in seen]
+        if unknown:
+            raise UsageError(f"--check {unknown[0]}: the reports hold no healthy values of "
+                             f"that check on {args.system!r} (they hold: "
+                             f"{', '.join(seen) or 'none'}); name one of those")
+        collected.samples = [s for s in collected.samples if s.check in args.check]
     if not collected.samples:
         raise UsageError(f"the reports hold no healthy performance values for system "
                          f"{args.system!r}; check --system and the runs' results")
@@ -185,6 +195,10 @@ Bad input stops with one line and exit status 2.""")
                       help=f"fewest separate ReFrame sessions (report session uuids) a "
                            f"variable's runs must come from (default {MIN_SESSIONS}); 1 accepts "
                            f"the runs of one --repeat session")
+    base.add_argument("--check", action="append", metavar="NAME",
+                      help="baseline only this check (its class name, e.g. "
+                           "NetbenchPingPongBandwidth; repeatable); the other checks keep "
+                           "their references (default: every check in the reports)")
     base.add_argument("--output",
                       help="reference file (default: <system>.yaml in $RFM_REFERENCE_PREFIX, "
                            "else in reference/)")

@@ -652,3 +652,35 @@ def test_min_sessions_below_1_is_one_line(tmp_path, ref_file, capsys, value):
     rc, _out, err = run("--system", "local", "--output", str(ref_file), "--min-sessions", value,
                         *map(str, reports), capsys=capsys)
     assert rc == 2 and err.count("\n") == 1 and f"--min-sessions {value}: give 1" in err, err
+
+
+def test_check_rebaselines_only_the_named_checks(tmp_path, ref_file, capsys):
+    """`--check NAME` updates that check's references only: the reports' other checks (the real
+    pt2pt report holds the bandwidth check too) are neither added nor changed."""
+
+    def healthy_bandwidth(report: dict) -> None:
+        case = case_of(report, "NetbenchPingPongBandwidth")
+        case["result"], case["fail_phase"], case["fail_reason"] = "pass", None, None
+        for perf in case["perfvalues"].values():
+            perf[5] = "pass"
+
+    reports = latency_reports(tmp_path / "r", [0.33, 0.34, 0.35], edit=healthy_bandwidth)
+    everything = yaml.safe_load(REFERENCE)
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), "--check",
+                        "NetbenchPingPong", *map(str, reports), capsys=capsys)
+    assert rc == 0, err
+    data = yaml.safe_load(ref_file.read_text())
+    assert reference_at(ref_file)[LAT][0] == pytest.approx(0.34)
+    checks = {k for k in data if not k.startswith("_")}
+    assert checks == {k for k in everything}, checks
+    # without --check the same reports bring the other checks of the report in
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), *map(str, reports),
+                        capsys=capsys)
+    assert rc == 0, err
+    assert len({k for k in yaml.safe_load(ref_file.read_text()) if not k.startswith("_")}) > 1
+    # a check the reports do not hold is one line naming those they do
+    before = ref_file.read_text()
+    rc, _out, err = run("--system", "local", "--output", str(ref_file), "--check",
+                        "NetbenchPingpong", *map(str, reports), capsys=capsys)
+    assert rc == 2 and ref_file.read_text() == before, err
+    assert "--check NetbenchPingpong" in err and "NetbenchPingPong," in err, err
