@@ -23,6 +23,12 @@ MPICH/UCX UCX_RNDV_THRESH 4096: 10/10 [2-5], 16384: 8/10 [2-6], 65536: 8/10 [1-5
 Again after the BIC merge margin went from 10 to 50 (`--runs 5`, 06:18-06:29 UTC):
 Open MPI eager_limit 1024: 5/5 [3-4], 4096: 5/5 [3-4], 16384: 5/5 [3-4];
 MPICH/UCX UCX_RNDV_THRESH 4096: 5/5 [3-4], 16384: 5/5 [2-5], 65536: 5/5 [2-5].
+At default settings (`--defaults --runs 10`, the check's own sweep 1 B - 64 KiB, 2026-11-24
+14:27-14:31 UTC, right after a two-hour emulated-cluster bench): Open MPI 3 ranges in 8 of 10 runs
+(304 B gain 436-2085, 4096 B gain 574-2391 in all 10; the misses added 1448 B [48] with 11 B [502],
+and 1722 B [54]); MPICH/UCX 4 ranges in only 4 of 10 (108 B [279-982], 1024-1448 B [245-677] and
+8192-11585 B [1031-2451] in those; 2 ranges in 3 runs where only the rendezvous switch was found,
+with gains of 118-182 instead of over 1000; 5 ranges in 3 runs with another step at 32 B [58-129]).
 A miss is a run in which the whole sweep met one of the VM's slow phases: the curve then has
 another shape (the eager/rendezvous step at 4096 B shrinks from 3.6x to 1.4x) and the step is
 merged away or another one found. Open MPI's max_inline_send does not move any step this sweep
