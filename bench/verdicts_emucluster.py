@@ -70,10 +70,10 @@ SET = "whole set"
 
 
 def family_of(case: dict) -> str:
-    """The bench family a test case belongs to, from its check's name."""
+    """The bench family a test case belongs to: the one whose `-n` selection names its check."""
     check = str(case.get("display_name") or case.get("name")).split()[0]
-    return {"NetbenchPingPongBandwidth": "bandwidth", "NetbenchPingPong": "pingpong",
-            "NetbenchDense": "dense"}.get(check, check)
+    return next((family for family, selection in FAMILIES.items()
+                 if selection[-1].split("%")[0] == check), check)
 
 
 def repeat_of(case: dict) -> int:
@@ -83,17 +83,15 @@ def repeat_of(case: dict) -> int:
 
 
 def tally(outcomes: list[tuple[str, int, str]], families: list[str]) -> dict[str, tuple]:
-    """(runs, runs with a confirmed regression, runs broken) per family and, over all families
-    of a run, for the whole set: a run alarms once however many of its checks alarmed."""
+    """(runs, runs with a confirmed regression, runs broken) per family, and for the whole set,
+    where a run is a repetition number: it alarms once however many of its checks alarmed."""
     rows = {}
-    for family in [*families, SET]:
-        mine = [o for o in outcomes if family == SET or o[0] == family]
-        runs = {o[1] for o in mine}
-        rows[family] = (len(runs) if family == SET else len(mine),
-                        len({o[1] for o in mine if o[2] == "regressed"}) if family == SET
-                        else sum(1 for o in mine if o[2] == "regressed"),
-                        len({o[1] for o in mine if o[2] == "broken"}) if family == SET
-                        else sum(1 for o in mine if o[2] == "broken"))
+    for family in families:
+        statuses = [status for f, _, status in outcomes if f == family]
+        rows[family] = (len(statuses), statuses.count("regressed"), statuses.count("broken"))
+    rows[SET] = (len({rep for _, rep, _ in outcomes}),
+                 len({rep for _, rep, status in outcomes if status == "regressed"}),
+                 len({rep for _, rep, status in outcomes if status == "broken"}))
     return rows
 
 
