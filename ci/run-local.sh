@@ -7,7 +7,7 @@
 # ends with a one-screen outcome: counts, skips grouped by reason, every failure with its
 # figures (python -m fabricsuite.session).
 # Exit status: the session's verdict (python -m fabricsuite.session --classify): 0 every case
-# within its references (a variable outside in only one of a case's two runs is a transient,
+# within its references (a variable outside in the first run but not the last is a transient,
 # not a regression), 1 a confirmed regression, 2 something broken or nothing tested ("Ran 0/0"
 # is not a pass; no run report at all).
 set -euo pipefail
@@ -20,12 +20,13 @@ report="$RESULTS/reports/run-report-$(date -u +%Y%m%dT%H%M%SZ)-$$.json"
 skips="${report%.json}.skips.jsonl"
 mkdir -p "$RESULTS/reports"
 # Serial execution: concurrent timing checks on the same cores distort each other.
-# --max-retries=1: confirm before alarm; a failed case is measured again after a pause
-# (fabricsuite/verdict.py) and fails only if the confirmation fails too.
+# --max-retries=3: confirm before alarm; a failed case is measured again after a pause, up to
+# 3 rounds with longer pauses (20, 60, 180 s), and fails only if every confirmation fails too
+# (fabricsuite/verdict.py, CONFIRM_ROUNDS).
 status=0
 "$VENV/bin/reframe" -C config/settings.py -c checks -R \
     --system local --exec-policy=serial -r --performance-report --report-file "$report" \
-    --max-retries=1 "$@" | "$VENV/bin/python" -m fabricsuite.console --skips "$skips" || status=$?
+    --max-retries=3 "$@" | "$VENV/bin/python" -m fabricsuite.console --skips "$skips" || status=$?
 # The verdict decides (ReFrame fails a case whose confirmation disagreed with its first run; no
 # report at all is 2 there). $status stays for the record: the outcome names ReFrame's failures.
 verdict=0

@@ -132,8 +132,8 @@ def confirmed_variables(case: dict, first: dict | None) -> set[str]:
 
 
 def unconfirmed(case: dict, first: dict | None) -> bool:
-    """A performance failure whose variables were outside their references in only one of the
-    two runs: the confirmation round disagrees, a transient (a slow phase in one run)."""
+    """A performance failure whose variables were outside their references in the first run or
+    in the last but not in both: the confirmation disagrees, a transient (a slow phase)."""
     return (case.get("result") == "fail" and not is_broken(case)
             and not confirmed_variables(case, first))
 
@@ -145,7 +145,9 @@ def verdict_lines(report: dict) -> list[str]:
         return []
     first = first_runs(report)
     lines, cache = [], {}
-    for case in runs[-1].get("testcases", []):
+    # each case's last run: with several confirmation rounds a case that passed round 1 is not
+    # in the last run at all
+    for case in final_cases(report):
         earlier = first.get(case_key(case)) if len(runs) > 1 else None
         if case.get("result") == "pass" and earlier is not None:
             failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 
 import yaml
 from test_baseline import LAT, LAT_MIN, latency_reports, pingpong, real, write_report
@@ -195,11 +196,17 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     proc = subprocess.run(
         [str(bin_dir / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
          "--system", "local", "-n", "^NetbenchLogGP%distance=same-l3", "-p", "openmpi",
-         "--exec-policy=serial", "-r", "--max-retries=1", "-S", "confirm_pause_s=2",
+         "--exec-policy=serial", "-r", "--max-retries=2", "-S", "confirm_pause_s=2",
          "--report-file", str(tmp_path / "report.json")],
         capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=900)
     assert proc.returncode != 0, proc.stdout[-3000:]
     report = json.loads((tmp_path / "report.json").read_text())
+    # a regression fails every confirmation round, each after a longer pause (2 s, then 6 s)
+    assert len(report["runs"]) == 3, [len(r["testcases"]) for r in report["runs"]]
+    assert "confirmation round 1: measuring the failed cases again after a 2 s pause" in (
+        proc.stdout), proc.stdout[-3000:]
+    assert "confirmation round 2: measuring the failed cases again after a 6 s pause" in (
+        proc.stdout), proc.stdout[-3000:]
     (final,) = [c for c in report["runs"][-1]["testcases"]
                 if c["name"].startswith("NetbenchLogGP")]
     assert final["result"] == "fail" and final["fail_phase"] == "performance", final[
@@ -259,3 +266,39 @@ def test_a_regression_is_confirmed_per_variable():
     assert code == REGRESSED, why
     regression = [ln for ln in verdict_lines(report) if ln.startswith("REGRESSION")]
     assert len(regression) == 1 and names[0].split(":")[-1] in regression[0], regression
+
+
+def test_every_run_command_asks_for_the_same_confirmation_rounds():
+    """ci/run-local.sh and the run modes of config/settings.py pass --max-retries equal to
+    fabricsuite.verdict.CONFIRM_ROUNDS, and the pauses grow round by round."""
+    from fabricsuite import REPO_ROOT
+    from fabricsuite.verdict import CONFIRM_ROUNDS, confirm_pause
+
+    wanted = f"--max-retries={CONFIRM_ROUNDS}"
+    for path in ("ci/run-local.sh", "config/settings.py"):
+        text = (REPO_ROOT / path).read_text()
+        found = set(re.findall(r"--max-retries=\d+", text))
+        assert found == {wanted}, (path, found)
+    assert [confirm_pause(n, 20.0) for n in (1, 2, 3)] == [20.0, 60.0, 180.0]
+    assert confirm_pause(1, 10.0) == 10.0
+
+
+def test_three_confirmation_rounds_judge_each_case_by_its_own_last_round():
+    """With --max-retries=3 a case that passed round 1 is absent from the later rounds: it still
+    prints as `confirmation passed`, and a case that failed every round is the regression."""
+    from fabricsuite.session import REGRESSED, classify
+
+    report = session_report(60.0, 124.0)  # case A: failed, then passed round 1
+    transient = report["runs"][0]["testcases"][0]
+    steady = copy.deepcopy(transient)  # case B: failed the first run and all three rounds
+    steady["unique_name"] = steady["name"] = steady["display_name"] = "NetbenchSteadyLoss"
+    report["runs"][0]["testcases"].append(steady)
+    report["runs"][1]["testcases"].append(copy.deepcopy(steady))
+    report["runs"] += [{"testcases": [copy.deepcopy(steady)]} for _ in range(2)]
+    code, why = classify(report)
+    assert code == REGRESSED and why.startswith("REGRESSION: 1 case(s)"), why
+    lines = verdict_lines(report)
+    assert any(ln.startswith("confirmation passed: NetbenchPingPongBandwidth") for ln in lines), (
+        lines)
+    regressions = [ln for ln in lines if ln.startswith("REGRESSION")]
+    assert regressions and all("NetbenchSteadyLoss" in ln for ln in regressions), lines
