@@ -35,3 +35,14 @@ def netbench(request, tmp_path_factory):
     program = mpi_support.build_netbench(tmp_path_factory.mktemp(f"build-{request.param}"),
                                          request.param)
     return str(program), launcher, request.param
+
+
+#: Tests run before all others: the README's run command is a new user's first session on a fresh
+#: machine. After half an hour of the other tests this VM stays slower for minutes (CI on
+#: 2026-11-24: its first attempt found Open MPI's allreduce at 8 B 2x its reference in the first
+#: run and in all three confirmation rounds, 5 minutes apart; the second attempt passed).
+RUN_FIRST = ("tests/test_trust.py::test_readme_run_command_exits_0",)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: item.nodeid not in RUN_FIRST)  # stable: the rest keep their order
