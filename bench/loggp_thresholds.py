@@ -29,6 +29,11 @@ At default settings (`--defaults --runs 10`, the check's own sweep 1 B - 64 KiB,
 and 1722 B [54]); MPICH/UCX 4 ranges in only 4 of 10 (108 B [279-982], 1024-1448 B [245-677] and
 8192-11585 B [1031-2451] in those; 2 ranges in 3 runs where only the rendezvous switch was found,
 with gains of 118-182 instead of over 1000; 5 ranges in 3 runs with another step at 32 B [58-129]).
+Again with 10 runs at margin 50 (`--knob eager_limit --knob rndv_thresh --runs 10`, 2026-11-24
+17:00-17:16 UTC, alone on the machine): Open MPI eager_limit 1024: 10/10 [2-4], 4096: 8/10 [2-5]
+(the two misses found 11 B and 304 B only, the 4096 B step merged away), 16384: 10/10 [3-5]
+(13777 B twice, one step early); MPICH/UCX UCX_RNDV_THRESH 4096: 10/10 [3-5], 16384: 10/10 [2-5],
+65536: 9/10 [2-5] (the miss: one step at 19484 B and nothing else, a flattened run).
 A miss is a run in which the whole sweep met one of the VM's slow phases: the curve then has
 another shape (the eager/rendezvous step at 4096 B shrinks from 3.6x to 1.4x) and the step is
 merged away or another one found. Open MPI's max_inline_send does not move any step this sweep
