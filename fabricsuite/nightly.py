@@ -7,8 +7,8 @@ Runs ReFrame's `nightly` mode (config/settings.py: the timed checks once, serial
 failed case confirmed up to 3 times after growing pauses) on the system, stores the session in
 ReFrame's results database tagged with --tag (`--session-extras`: `fabricsuite compare
 --before-tag` finds it), folds the skipped cases out of the output, prints the one-screen
-outcome and writes JUnit XML
-(skips as <skipped> with their reason, which ReFrame's own JUnit report counts as passes).
+outcome and writes JUnit XML (skips as <skipped> with their reason, which ReFrame's own JUnit
+report counts as passes).
 
 Exit status: 0 every case within its references; 1 a performance regression (confirmed by the
 second measurement); 2 something broken: a build, launch or sanity failure, a missing reference,
