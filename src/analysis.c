@@ -682,6 +682,41 @@ size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var
     return count;
 }
 
+size_t nb_add_ranges(const double *x, const double *y, const double *noise_var, size_t n,
+                     nb_range *ranges, size_t count, size_t max_ranges, double rel_floor,
+                     double margin, size_t min_points)
+{
+    if (x == NULL || y == NULL || ranges == NULL || count == 0 || n == 0)
+        return count;
+    size_t mp = min_points < 3 ? 3 : min_points;
+    while (count < max_ranges) {
+        double best = -INFINITY;
+        size_t best_k = 0, best_split = 0;
+        for (size_t k = 0; k < count; k++) {
+            size_t first = ranges[k].first, last = ranges[k].last;
+            if (last < first || last - first + 1 < 2 * mp)
+                continue;
+            for (size_t split = first + mp - 1; split + mp <= last; split++) {
+                double gain = nb_split_gain(x, y, noise_var, first, split, last, rel_floor);
+                if (isfinite(gain) && gain > best) {
+                    best = gain;
+                    best_k = k;
+                    best_split = split;
+                }
+            }
+        }
+        if (!(best >= margin))
+            break;
+        memmove(&ranges[best_k + 2], &ranges[best_k + 1],
+                (count - best_k - 1) * sizeof *ranges);
+        ranges[best_k + 1].first = best_split + 1;
+        ranges[best_k + 1].last = ranges[best_k].last;
+        ranges[best_k].last = best_split;
+        count++;
+    }
+    return count;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Bootstrap confidence intervals                                                              */
 /* ------------------------------------------------------------------------------------------ */
@@ -833,6 +868,47 @@ size_t nb_despike(const double *y, size_t n, size_t half_window, double z, doubl
     }
     free(neighbours);
     return replaced;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Which pass to keep when the machine switches between a fast and a slow state                */
+/* ------------------------------------------------------------------------------------------ */
+
+size_t nb_keep_fast_state(const double *probe, const double *key, size_t made, size_t count,
+                          double ratio, size_t *kept, double *fast_probe,
+                          size_t *slow_state_passes)
+{
+    double lowest = INFINITY;
+    size_t slow_passes = 0, slow_sizes = 0;
+    for (size_t j = 0; probe != NULL && j < made * count; j++)
+        if (probe[j] < lowest)
+            lowest = probe[j];
+    double limit = ratio * lowest;
+    for (size_t i = 0; i < count && made > 0; i++) {
+        size_t best = made, best_any = 0;
+        for (size_t p = 0; p < made; p++) {
+            size_t j = p * count + i;
+            if (key[j] < key[best_any * count + i])
+                best_any = p;
+            if (probe != NULL && probe[j] > limit) {
+                slow_passes++;
+                continue;
+            }
+            if (best == made || key[j] < key[best * count + i])
+                best = p;
+        }
+        if (best == made) {
+            slow_sizes++;
+            best = best_any;
+        }
+        if (kept != NULL)
+            kept[i] = best;
+    }
+    if (fast_probe != NULL)
+        *fast_probe = lowest;
+    if (slow_state_passes != NULL)
+        *slow_state_passes = slow_passes;
+    return slow_sizes;
 }
 
 /* ------------------------------------------------------------------------------------------ */

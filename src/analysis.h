@@ -90,6 +90,19 @@ size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var
                        nb_range *ranges, size_t count, double rel_floor, double margin,
                        size_t min_points, size_t refine_window);
 
+/* The forward step of the model selection after nb_merge_ranges: the look-ahead test of
+ * nb_detect_ranges is greedy and can miss a break (an MPICH run on the development VM found the
+ * breaks at 108 B and 9742 B but not the one near 1.2 KiB), and a range that holds a missed break
+ * fits badly, which lowers the gain of every split next to it until the merging removes real
+ * breaks too. So: over all ranges of at least 2 * min_points points (min_points at least 3), the
+ * split with the largest nb_split_gain, each side keeping min_points points, is made while that
+ * gain is at least `margin` and count < max_ranges. ranges[0..count-1] must tile [0, n-1] in
+ * order; ranges must have room for max_ranges. Returns the new count. Call nb_merge_ranges
+ * again afterwards: a new break can make an old one insignificant. */
+size_t nb_add_ranges(const double *x, const double *y, const double *noise_var, size_t n,
+                     nb_range *ranges, size_t count, size_t max_ranges, double rel_floor,
+                     double margin, size_t min_points);
+
 /* The BIC gain of keeping ranges [first, split] and [split + 1, last] apart rather than one
  * range (see nb_merge_ranges); NAN when either side has fewer than 2 points. */
 double nb_split_gain(const double *x, const double *y, const double *noise_var, size_t first,
@@ -124,6 +137,20 @@ void nb_bootstrap_median_ci(const double *v, size_t first, size_t last, size_t r
  * median) in out, which must not alias y. Returns the number of points replaced. */
 size_t nb_despike(const double *y, size_t n, size_t half_window, double z, double floor_relative,
                   double *out);
+
+/* The pass to keep per size of a sweep made `made` times over `count` sizes (values of pass p,
+ * size i at [p * count + i]), when the machine may switch between a fast and a slow state:
+ * probe[] is a measure of the state taken right before each size pass (lower is faster), key[]
+ * the figure that ranks passes (lower is better). A pass is in the fast state when its probe is
+ * at most `ratio` times the lowest probe of all passes (a NaN probe counts as fast: no evidence
+ * of a slow state). kept[i] gets the fast-state pass of size i with the lowest key, or, for a
+ * size none of whose passes was in the fast state, its pass with the lowest key over all.
+ * *fast_probe (may be NULL) gets the lowest probe (INFINITY when there is none), and
+ * *slow_state_passes (may be NULL) the number of passes not in the fast state. Returns the
+ * number of sizes none of whose passes was in the fast state. */
+size_t nb_keep_fast_state(const double *probe, const double *key, size_t made, size_t count,
+                          double ratio, size_t *kept, double *fast_probe,
+                          size_t *slow_state_passes);
 
 /* Knee of an overhead sweep (Bell et al. §4.3): compute[i] ascending, time[i] the time per message
  * with compute[i] inserted, time0 the time without. Returns the largest compute c such that all

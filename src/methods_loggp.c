@@ -28,6 +28,11 @@
  * range count that a regression check can compare. */
 #define RANGE_MERGE_MARGIN 50.0
 #define RANGE_REL_FLOOR 0.03
+/* Rounds of the forward step (nb_add_ranges, then nb_merge_ranges again). MPICH on the
+ * development VM (2026-11-24): 2 of 6 runs whose every size had a pass in the fast state found
+ * the 108 B and 1.2-1.7 KiB breaks only through it (2 ranges before, 4 after); the others kept
+ * their ranges. */
+#define ADD_ROUNDS 3
 /* Confidence intervals: percentile bootstrap over the sizes of a range. */
 #define CI_LEVEL 0.95
 #define CI_RESAMPLES 1000
@@ -46,6 +51,18 @@ typedef struct {
 /* A pass of a size whose PRTT(n,0,s) exceeds the kept (lowest) pass's by more than this share
  * was disturbed (summary slow_passes): how much of the run a slow phase hit. */
 #define SLOW_PASS_EXCESS 0.25
+/* The state of the machine while a size is measured: right before it, the lowest of
+ * STATE_PROBE_REPS timings of STATE_PROBE_ROUNDS 1-byte round trips (after as many for warm-up).
+ * The 2-core development VM switches, for seconds to minutes, between two states of its
+ * core-to-core path: a 1-byte round trip of 0.27 us or of 0.78 us (2026-11-24, 36000 probes over
+ * 2 minutes, bimodal, with the same CPU speed in both: it is the path between the cores, not the
+ * CPU). A run that meets both measures some sizes only in the slow one, and its G_all curve then
+ * mixes two curves: steps vanish or appear (a 1-range and a 3-range MPICH run where 4 is the
+ * rule). A size pass is in the fast state when its probe is within STATE_RATIO of the lowest
+ * probe of the run (the states differ 2.5-4x; the fast state's own probes vary by up to 1.4x). */
+#define STATE_PROBE_ROUNDS 20
+#define STATE_PROBE_REPS 5
+#define STATE_RATIO 1.7
 
 static const loggp_settings *settings_of(const nb_options *o)
 {
@@ -165,7 +182,32 @@ typedef struct {
     double G_all_noise_var;    /* us^2 */
     double o_s_us;
     double o_r_us;
+    double state_probe_us;     /* 1-byte round trip right before the size (see STATE_RATIO) */
 } size_figures;
+
+/* Rank 0: the machine state probe, the lowest of STATE_PROBE_REPS timings of
+ * STATE_PROBE_ROUNDS 1-byte round trips, in us per round trip; rank 1 answers (returns NAN). */
+static double state_probe(const prtt_state *s)
+{
+    char byte = 0;
+    double lowest = INFINITY;
+    for (int rep = -1; rep < STATE_PROBE_REPS; rep++) { /* rep -1: warm-up, not timed */
+        double start = MPI_Wtime();
+        for (int i = 0; i < STATE_PROBE_ROUNDS; i++) {
+            if (s->rank == 0) {
+                MPI_Send(&byte, 1, MPI_BYTE, 1, NB_TAG_DATA, s->pair);
+                MPI_Recv(&byte, 1, MPI_BYTE, 1, NB_TAG_DATA, s->pair, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(&byte, 1, MPI_BYTE, 0, NB_TAG_DATA, s->pair, MPI_STATUS_IGNORE);
+                MPI_Send(&byte, 1, MPI_BYTE, 0, NB_TAG_DATA, s->pair);
+            }
+        }
+        double per_round_us = (MPI_Wtime() - start) * 1e6 / STATE_PROBE_ROUNDS;
+        if (rep >= 0 && per_round_us < lowest)
+            lowest = per_round_us;
+    }
+    return s->rank == 0 ? lowest : NAN;
+}
 
 static void measure_prtt(const nb_context *ctx, prtt_state *state, int n, double delay_us,
                          nb_timed_loop loop, nb_measurement *m)
@@ -182,6 +224,7 @@ static void measure_size(const nb_context *ctx, prtt_state *state, size_figures 
     const nb_options *o = ctx->options;
     int n = settings_of(o)->messages;
     nb_measurement one, many, delayed, receive;
+    f->state_probe_us = state_probe(state);
     measure_prtt(ctx, state, 1, 0.0, prtt_loop, &one);
     measure_prtt(ctx, state, n, 0.0, prtt_loop, &many);
 
@@ -312,10 +355,24 @@ static void analyse_loggp(const nb_options *o, const size_figures *figures, logg
     if (range_count > NB_MAX_SIZES)
         range_count = NB_MAX_SIZES;
     a->detected_count = range_count;
+    size_t refine_window = ls->lookahead > 0 ? (size_t)ls->lookahead : 0;
     a->range_count = nb_merge_ranges(a->x, a->G_all_despiked, a->noise, count, a->ranges,
                                      range_count, RANGE_REL_FLOOR, RANGE_MERGE_MARGIN,
-                                     RANGE_MIN_POINTS,
-                                     ls->lookahead > 0 ? (size_t)ls->lookahead : 0);
+                                     RANGE_MIN_POINTS, refine_window);
+    /* Then the forward step: a break the look-ahead test missed is added where it lowers the
+     * BIC by the same margin, and the ranges are merged again (at most ADD_ROUNDS times, so
+     * that a break added and merged again cannot cycle). */
+    for (int round = 0; round < ADD_ROUNDS; round++) {
+        size_t before = a->range_count;
+        size_t added = nb_add_ranges(a->x, a->G_all_despiked, a->noise, count, a->ranges,
+                                     before, NB_MAX_SIZES, RANGE_REL_FLOOR, RANGE_MERGE_MARGIN,
+                                     RANGE_MIN_POINTS);
+        if (added == before)
+            break;
+        a->range_count = nb_merge_ranges(a->x, a->G_all_despiked, a->noise, count, a->ranges,
+                                         added, RANGE_REL_FLOOR, RANGE_MERGE_MARGIN,
+                                         RANGE_MIN_POINTS, refine_window);
+    }
     range_count = a->range_count;
 
     for (int j = 0; j < P_count; j++)
@@ -607,24 +664,46 @@ static void measure_pass(const nb_context *ctx, prtt_state *state, size_t start,
     }
 }
 
+/* How the kept passes stand: passes more than SLOW_PASS_EXCESS above their size's kept one, the
+ * lowest state probe of the run, the size passes in a slower state than the run's fast one, and
+ * the sizes none of whose passes was in the fast state. */
+typedef struct {
+    size_t slow_passes;
+    double fast_probe_us;
+    size_t slow_state_passes;
+    size_t slow_state_sizes;
+} kept_passes;
+
 /* Per size the pass (of the `made` passes in measured[pass * count + size]) with the lowest
- * PRTT(n,0,s) into figures; returns how many passes exceed their size's kept one by more than
- * SLOW_PASS_EXCESS. */
-static size_t keep_lowest(const size_figures *measured, size_t made, size_t count,
-                          size_figures *figures)
+ * PRTT(n,0,s) among those measured in the run's fast state (nb_keep_fast_state: its probe within
+ * STATE_RATIO of the lowest probe of the run; all passes when none was) into figures. */
+static kept_passes keep_lowest(const size_figures *measured, size_t made, size_t count,
+                               size_figures *figures)
 {
-    size_t slow_passes = 0;
-    for (size_t i = 0; i < count; i++) {
-        size_t kept = 0;
-        for (size_t p = 1; p < made; p++)
-            if (measured[p * count + i].prtt_n_0_us < measured[kept * count + i].prtt_n_0_us)
-                kept = p;
-        figures[i] = measured[kept * count + i];
-        for (size_t p = 0; p < made; p++)
-            slow_passes += measured[p * count + i].prtt_n_0_us >
-                           (1.0 + SLOW_PASS_EXCESS) * figures[i].prtt_n_0_us;
+    kept_passes k = {0, INFINITY, 0, 0};
+    double *probe = malloc(made * count * sizeof *probe);
+    double *key = malloc(made * count * sizeof *key);
+    size_t *kept = malloc(count * sizeof *kept);
+    if (probe == NULL || key == NULL || kept == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    return slow_passes;
+    for (size_t j = 0; j < made * count; j++) {
+        probe[j] = measured[j].state_probe_us;
+        key[j] = measured[j].prtt_n_0_us;
+    }
+    k.slow_state_sizes = nb_keep_fast_state(probe, key, made, count, STATE_RATIO, kept,
+                                            &k.fast_probe_us, &k.slow_state_passes);
+    for (size_t i = 0; i < count; i++) {
+        figures[i] = measured[kept[i] * count + i];
+        for (size_t p = 0; p < made; p++)
+            k.slow_passes += measured[p * count + i].prtt_n_0_us >
+                             (1.0 + SLOW_PASS_EXCESS) * figures[i].prtt_n_0_us;
+    }
+    free(probe);
+    free(key);
+    free(kept);
+    return k;
 }
 
 static void run_loggp(const nb_context *ctx)
@@ -652,7 +731,9 @@ static void run_loggp(const nb_context *ctx)
         nb_param_text(ctx->result, "size_order", "scattered");
         nb_param_int(ctx->result, "passes", settings_of(o)->passes);
         nb_param_int(ctx->result, "max_passes", settings_of(o)->max_passes);
-        nb_param_text(ctx->result, "pass_kept", "lowest PRTT(n,0,s)");
+        nb_param_text(ctx->result, "pass_kept", "lowest PRTT(n,0,s) in the fast state");
+        nb_param_real(ctx->result, "state_ratio", STATE_RATIO);
+        nb_param_int(ctx->result, "state_probe_round_trips", STATE_PROBE_ROUNDS);
     }
     size_t passes = (size_t)settings_of(o)->passes;
     size_t max_passes = (size_t)settings_of(o)->max_passes;
@@ -685,43 +766,66 @@ static void run_loggp(const nb_context *ctx)
     for (; made < passes; made++)
         measure_pass(ctx, &state, pass_start(made, passes, count), stride,
                      &measured[made * count]);
-    size_t slow_passes = keep_lowest(measured, made, count, figures);
+    kept_passes kept = keep_lowest(measured, made, count, figures);
     if (ctx->rank == 0)
         analyse_loggp(o, figures, analysis);
     /* A slow phase can outlast all --passes passes (a whole run is about 12 s): while a fitted
-     * figure of the summary is unreliable, one more pass, up to --max-passes, each at
-     * yet another start; the kept figures are taken again over all passes made. Rank 0 decides,
-     * both ranks measure. */
+     * figure of the summary is unreliable, or a size was measured only in a slower state of the
+     * machine than the run's fast one (its figures would mix two curves), one more pass, up to
+     * --max-passes, each at yet another start; the kept figures are taken again over all passes
+     * made. Rank 0 decides, both ranks measure. */
     char unsound_first[256] = "";
+    size_t slow_state_first = kept.slow_state_sizes;
     if (ctx->rank == 0)
         unsound_summary(analysis, unsound_first, sizeof unsound_first);
     while (made < max_passes) {
-        int more = ctx->rank == 0 && unsound_summary(analysis, NULL, 0) > 0;
+        int more = ctx->rank == 0 &&
+                   (unsound_summary(analysis, NULL, 0) > 0 || kept.slow_state_sizes > 0);
         MPI_Bcast(&more, 1, MPI_INT, 0, ctx->pair);
         if (!more)
             break;
         measure_pass(ctx, &state, pass_start(made, passes, count), stride,
                      &measured[made * count]);
         made++;
-        slow_passes = keep_lowest(measured, made, count, figures);
+        kept = keep_lowest(measured, made, count, figures);
         if (ctx->rank == 0)
             analyse_loggp(o, figures, analysis);
     }
     if (ctx->result != NULL) {
         report_loggp(ctx, figures, analysis);
-        nb_summary_int(ctx->result, "slow_passes", (long long)slow_passes);
+        nb_summary_int(ctx->result, "slow_passes", (long long)kept.slow_passes);
         nb_summary_int(ctx->result, "passes_made", (long long)made);
+        nb_summary_real(ctx->result, "state_probe_fast_us", kept.fast_probe_us);
+        nb_summary_real(ctx->result, "slow_state_share",
+                        (double)kept.slow_state_passes / (double)(made * count));
+        nb_summary_int(ctx->result, "slow_state_sizes", (long long)kept.slow_state_sizes);
         if (made > passes) {
+            /* Why the extra passes were made, and whether they helped. */
+            char why[384], still[384];
             char unsound_last[256];
-            if (unsound_summary(analysis, unsound_last, sizeof unsound_last) == 0)
-                nb_warning(ctx->result, "summary %s unreliable after %zu pass%s; "
-                           "%zu passes made, after which all fitted summary figures are sound",
-                           unsound_first, passes, passes == 1 ? "" : "es", made);
+            size_t unsound_now = unsound_summary(analysis, unsound_last, sizeof unsound_last);
+            snprintf(why, sizeof why, "%s%s%s", unsound_first[0] ? "summary " : "",
+                     unsound_first[0] ? unsound_first : "",
+                     unsound_first[0] ? " unreliable" : "");
+            if (slow_state_first > 0)
+                snprintf(why + strlen(why), sizeof why - strlen(why),
+                         "%s%zu sizes measured only in a slow state of the machine",
+                         why[0] ? ", " : "", slow_state_first);
+            still[0] = '\0';
+            if (unsound_now > 0)
+                snprintf(still, sizeof still, "still unreliable: %s", unsound_last);
+            if (kept.slow_state_sizes > 0)
+                snprintf(still + strlen(still), sizeof still - strlen(still),
+                         "%s%zu sizes still only in a slow state (probe over %.1fx the "
+                         "run's lowest, %.3f us)", still[0] ? "; " : "",
+                         kept.slow_state_sizes, STATE_RATIO, kept.fast_probe_us);
+            if (still[0] == '\0')
+                nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made, after which all "
+                           "fitted summary figures are sound and every size has a pass in the "
+                           "fast state", why, passes, passes == 1 ? "" : "es", made);
             else
-                nb_warning(ctx->result, "summary %s unreliable after %zu pass%s; "
-                           "%zu passes made (--max-passes), still unreliable: %s",
-                           unsound_first, passes, passes == 1 ? "" : "es", made,
-                           unsound_last);
+                nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made (--max-passes), "
+                           "%s", why, passes, passes == 1 ? "" : "es", made, still);
         }
     }
     free(analysis);
@@ -777,11 +881,12 @@ static const nb_option loggp_options[] = {
      .help = "sensitivity factor of the protocol-change detection"},
     {.name = "--passes", .type = NB_OPTION_INT, NB_SETTING(loggp_settings, passes), .min = 1,
      .max = 20, .value_name = "N", .default_value = "3", .example = "3",
-     .help = "sweeps over all sizes; per size the pass with the lowest PRTT(n,0,s) is kept"},
+     .help = "sweeps over all sizes; per size the pass with the lowest PRTT(n,0,s) in the "
+             "run's fast state is kept"},
     {.name = "--max-passes", .type = NB_OPTION_INT, NB_SETTING(loggp_settings, max_passes),
      .min = 1, .max = 20, .value_name = "N", .default_value = "9", .example = "9",
      .help = "most sweeps: after --passes, one more while a fitted summary figure is "
-             "unreliable (at most --passes: none)"},
+             "unreliable or a size has no pass in the fast state (at most --passes: none)"},
     NB_USE(NB_COMMON_REPETITIONS, "7"),
     NB_USE(NB_COMMON_ITERATIONS, "1000"),
     NB_USE(NB_COMMON_TIME_CAP, "3"),
@@ -802,12 +907,17 @@ const nb_method nb_method_loggp = {
         "all sizes is made --passes times, each pass starting elsewhere in the size order;\n"
         "per size the pass with the lowest PRTT(n,0,s) is kept with all its figures (a slow\n"
         "phase of the machine then disturbs a size's pass, not the size; summary slow_passes\n"
-        "counts the passes more than 25% above the kept one). A slow phase can outlast all\n"
-        "passes: while a fitted figure of the summary (g, o_s, o_r of the first range, G of\n"
-        "the last, M) is unreliable, one more pass is made (not for the thresholds: one\n"
-        "range means the sweep holds no protocol switch, which a pass does not change), each\n"
-        "starting at yet another point, up to --max-passes in all, and the kept pass per size\n"
-        "is chosen again over all passes made (summary passes_made; a warning says why).\n"
+        "counts the passes more than 25% above the kept one). Right before each size pass,\n"
+        "1-byte round trips probe the state of the machine (the lowest of 5 timings of 20); a\n"
+        "pass whose probe exceeds 1.7x the lowest of the run was made in a slower state (a VM\n"
+        "whose core-to-core path switches between two speeds) and is kept only when its size\n"
+        "has no other (summary state_probe_fast_us, slow_state_share, slow_state_sizes). A\n"
+        "slow phase can outlast all passes: while a fitted figure of the summary (g, o_s, o_r\n"
+        "of the first range, G of the last, M) is unreliable, or a size has no pass in the\n"
+        "fast state, one more pass is made (not for the thresholds: one range means the\n"
+        "sweep holds no protocol switch, which a pass does not change), each starting at yet\n"
+        "another point, up to --max-passes in all, and the kept pass per size is chosen\n"
+        "again over all passes made (summary passes_made; a warning says why).\n"
         "Per size: PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d_G,s) with d_G = PRTT(1,0,s)\n"
         "(section 2.3; when G_all > d_G, a warning and d_G = PRTT(2,0,s) instead).\n"
         "  G_all(s) = (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)               eq. (5)\n"
@@ -821,7 +931,8 @@ const nb_method nb_method_loggp = {
         "G_all); at least 5 sizes per range. Adjacent ranges whose lines do not differ\n"
         "significantly are then merged (BIC: a split must lower it by 50, with each point's\n"
         "noise at least 3% of its value) and the remaining breaks refined within --lookahead\n"
-        "sizes. The sizes are measured in a scattered order (j * stride mod count), so that\n"
+        "sizes; then a break the look-ahead test missed is added where it lowers the BIC by\n"
+        "50 (the best split of any range, one at a time) and the ranges merged again. The sizes are measured in a scattered order (j * stride mod count), so that\n"
         "a slow phase of the machine disturbs isolated sizes, not a block that looks like a\n"
         "protocol range. Before the detection, isolated spikes of G_all\n"
         "(a disturbed timing, off both neighbour medians) are replaced by their neighbours;\n"

@@ -112,6 +112,13 @@ class Analysis:
         lib.nb_overlap_knee.restype = _D
         lib.nb_despike.argtypes = [_PD, _SZ, _SZ, _D, _D, _PD]
         lib.nb_despike.restype = _SZ
+        lib.nb_add_ranges.argtypes = [_PD, _PD, _PD, _SZ, ctypes.POINTER(Range), _SZ, _SZ, _D,
+                                      _D, _SZ]
+        lib.nb_add_ranges.restype = _SZ
+        lib.nb_keep_fast_state.argtypes = [
+            _PD, _PD, _SZ, _SZ, _D, ctypes.POINTER(_SZ), _PD, ctypes.POINTER(_SZ),
+        ]
+        lib.nb_keep_fast_state.restype = _SZ
         # patterns.h
         _I, _PI = ctypes.c_int, ctypes.POINTER(ctypes.c_int)
         lib.nb_dense_phase_count.argtypes = [_I, _I, _I]
@@ -218,6 +225,26 @@ class Analysis:
         )
         return [(out[i].first, out[i].last) for i in range(count)]
 
+    def add_ranges(
+        self,
+        x: Sequence[float],
+        y: Sequence[float],
+        ranges: Sequence[tuple[int, int]],
+        noise_var: Sequence[float] | None = None,
+        rel_floor: float = 0.03,
+        margin: float = 50.0,
+        min_points: int = 5,
+        max_ranges: int = 64,
+    ) -> list[tuple[int, int]]:
+        """nb_add_ranges on (first, last) pairs: the ranges with the missed breaks added."""
+        out = (Range * max_ranges)(*[Range(a, b) for a, b in ranges])
+        nv = _array(noise_var) if noise_var is not None else None
+        count = self.lib.nb_add_ranges(
+            _array(x), _array(y), nv, len(x), out, len(ranges), max_ranges, rel_floor, margin,
+            min_points,
+        )
+        return [(out[i].first, out[i].last) for i in range(count)]
+
     def split_gain(
         self,
         x: Sequence[float],
@@ -280,6 +307,21 @@ class Analysis:
         out = (ctypes.c_double * max(len(y), 1))()
         count = self.lib.nb_despike(_array(y), len(y), half_window, z, floor_relative, out)
         return count, list(out)[: len(y)]
+
+    def keep_fast_state(
+        self, probe: Sequence[Sequence[float]], key: Sequence[Sequence[float]], ratio: float
+    ) -> tuple[list[int], int, float, int]:
+        """probe[pass][size], key[pass][size] -> (kept pass per size, sizes with no fast-state
+        pass, lowest probe, passes not in the fast state)."""
+        made, count = len(key), len(key[0])
+        kept = (_SZ * count)()
+        fast = _D()
+        slow_passes = _SZ()
+        slow_sizes = self.lib.nb_keep_fast_state(
+            _array([v for row in probe for v in row]), _array([v for row in key for v in row]),
+            made, count, ratio, kept, ctypes.byref(fast), ctypes.byref(slow_passes),
+        )
+        return list(kept), slow_sizes, fast.value, slow_passes.value
 
     # ---- patterns.h -------------------------------------------------------------------------
 

@@ -535,6 +535,104 @@ def test_despike_then_detect_on_synthetic_spiky_data(nb):
                                                                                strict=True))
 
 
+# -- forward step of the range selection: breaks the look-ahead test missed -----------------------
+def _three_lines(n_per: int = 12):
+    """Three straight pieces with clear steps at indices n_per and 2 * n_per."""
+    x = [float(i) for i in range(3 * n_per)]
+    y = [1.0 + 0.01 * xi if xi < n_per else (3.0 + 0.01 * xi if xi < 2 * n_per else 0.5 * xi)
+         for xi in x]
+    return x, [v * (1.0 + 0.002 * ((i * 7) % 5 - 2)) for i, v in enumerate(y)]
+
+
+def test_add_ranges_adds_a_missed_break(nb):
+    x, y = _three_lines()
+    added = nb.add_ranges(x, y, [(0, 11), (12, 35)], None, 0.03, 50.0, 5)
+    assert added == [(0, 11), (12, 23), (24, 35)]
+
+
+def test_add_ranges_adds_nothing_to_a_complete_model(nb):
+    x, y = _three_lines()
+    complete = [(0, 11), (12, 23), (24, 35)]
+    assert nb.add_ranges(x, y, complete, None, 0.03, 50.0, 5) == complete
+    # A straight line gets no break at all, and ranges too short to split stay as they are.
+    line = [2.0 + 0.1 * xi for xi in x]
+    assert nb.add_ranges(x, line, [(0, 35)], None, 0.03, 50.0, 5) == [(0, 35)]
+    assert nb.add_ranges(x[:9], y[:9], [(0, 8)], None, 0.03, 50.0, 5) == [(0, 8)]
+
+
+def test_add_ranges_respects_max_ranges(nb):
+    x, y = _three_lines()
+    one_more = nb.add_ranges(x, y, [(0, 35)], None, 0.03, 50.0, 5, max_ranges=2)
+    assert len(one_more) == 2, one_more  # the three-range model would need room for 3
+    (first, split), (after, last) = one_more
+    assert first == 0 and after == split + 1 and last == 35 and split >= 4 and last - split >= 5
+    assert len(nb.add_ranges(x, y, [(0, 35)], None, 0.03, 50.0, 5, max_ranges=3)) == 3
+
+
+def test_forward_step_recovers_the_breaks_of_a_real_mpich_run(nb):
+    """Real output (tests/data/loggp-real/loggp-mpich-missed-break.json): the look-ahead test
+    and the merging alone leave only the rendezvous break; the forward step finds the 108 B
+    break and the one between 1 and 2 KiB, as in the other runs of that machine."""
+    rows = json.loads((REAL / "loggp-mpich-missed-break.json").read_text())["tables"]["prtt"]
+    sizes = [r["size_bytes"] for r in rows]
+    x = [s - 1.0 for s in sizes]
+    _count, y = nb.despike([r["G_all_us"] for r in rows])
+    merged = nb.merge_ranges(x, y, nb.detect_ranges(x, y, None, 4, 2.0, 5), None, 0.03, 50.0,
+                             5, 4)
+    assert [sizes[first] for first, _last in merged] == [1, 9742]
+    for _round in range(3):
+        added = nb.add_ranges(x, y, merged, None, 0.03, 50.0, 5)
+        if len(added) == len(merged):
+            break
+        merged = nb.merge_ranges(x, y, added, None, 0.03, 50.0, 5, 4)
+    starts = [sizes[first] for first, _last in merged]
+    assert len(starts) == 4 and starts[1] == 108 and starts[3] == 9742, starts
+    assert 1024 <= starts[2] <= 2048, starts
+
+
+# -- which pass to keep when the machine switches between a fast and a slow state ----------------
+def test_keep_fast_state_keeps_the_lowest_key_among_fast_passes(nb):
+    """The 2-core VM's core-to-core path has a fast and a slow state (1-byte round trip 0.27 or
+    0.78 us): a pass measured in the slow state is never kept while the size has a fast one,
+    even with a lower key (its figures belong to another curve)."""
+    probe = [[0.27, 0.27, 0.80, 0.28],   # pass 0
+             [0.79, 0.30, 0.78, 0.29],   # pass 1
+             [0.27, 0.81, 0.27, 0.77]]   # pass 2
+    key = [[5.0, 4.0, 1.0, 3.0],
+           [1.0, 5.0, 2.0, 1.0],
+           [6.0, 1.0, 3.0, 2.0]]
+    kept, slow_sizes, fast_probe, slow_passes = nb.keep_fast_state(probe, key, 1.7)
+    # size 0: pass 1 has the lowest key but is slow -> pass 0; size 1: pass 2 slow -> pass 0
+    # (4.0 < 5.0); size 2: only pass 2 is fast; size 3: pass 1 (1.0) is fast.
+    assert kept == [0, 0, 2, 1]
+    assert slow_sizes == 0 and fast_probe == 0.27 and slow_passes == 5
+
+
+def test_keep_fast_state_counts_sizes_with_no_fast_pass_and_keeps_their_lowest_key(nb):
+    probe = [[0.27, 0.80], [0.27, 0.79], [0.28, 0.81]]
+    key = [[3.0, 2.0], [2.0, 3.0], [1.0, 3.5]]
+    kept, slow_sizes, _fast, slow_passes = nb.keep_fast_state(probe, key, 1.7)
+    assert slow_sizes == 1 and slow_passes == 3
+    assert kept == [2, 0]  # size 1: no fast pass, so the lowest key over all of them
+
+
+def test_keep_fast_state_whole_run_in_one_state_is_all_fast(nb):
+    """A run that never met another state has nothing to compare: every pass is in its own fast
+    state, and the lowest key is kept, as without probes. NaN probes are no evidence."""
+    probe = [[0.78, 0.80, math.nan], [0.79, 0.81, 0.80]]
+    key = [[2.0, 1.0, 5.0], [1.0, 2.0, 4.0]]
+    kept, slow_sizes, fast_probe, slow_passes = nb.keep_fast_state(probe, key, 1.7)
+    assert kept == [1, 0, 1] and slow_sizes == 0 and slow_passes == 0
+    assert fast_probe == 0.78
+
+
+@pytest.mark.parametrize("ratio, kept_size_0", [(1.7, 1), (1.4, 0)])
+def test_keep_fast_state_ratio_is_the_bound(nb, ratio, kept_size_0):
+    # pass 1's probe is 1.5x the lowest: fast at ratio 1.7, slow at 1.4
+    kept, *_ = nb.keep_fast_state([[0.2], [0.3]], [[2.0], [1.0]], ratio)
+    assert kept == [kept_size_0]
+
+
 REAL = Path(__file__).parent / "data" / "loggp-real"
 
 

@@ -274,11 +274,20 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     assert raw["parameters"]["passes"] == 3 and raw["parameters"]["max_passes"] == 9
     made = raw["summary"]["passes_made"]
     assert 3 <= made <= 9 and isinstance(made, int)
-    # Stopping early means every summary figure is sound; extra passes are explained.
+    # Stopping early means every summary figure is sound and every size has a pass in the fast
+    # state of the machine; extra passes are explained.
+    summary = raw["summary"]
     if made < 9:
         assert unsound == set(), raw["unreliable"]
+        assert summary["slow_state_sizes"] == 0
     assert len(warned) == (1 if made > 3 else 0), raw["warnings"]
-    assert "slow_passes" in raw["summary"]
+    assert "slow_passes" in summary
+    # The state probe: a 1-byte round trip (well under a millisecond on shared memory), the
+    # share of size passes in a slower state, and the sizes left with none in the fast one.
+    assert 0.0 < summary["state_probe_fast_us"] < 1000.0
+    assert 0.0 <= summary["slow_state_share"] <= 1.0
+    assert isinstance(summary["slow_state_sizes"], int)
+    assert raw["parameters"]["state_ratio"] == 1.7
 
     raw, _, warned = _loggp(netbench, "--max-size", "4K", "--passes", "3", "--max-passes", "2")
     assert raw["parameters"]["max_passes"] == 2
