@@ -138,7 +138,10 @@ def detected(program: Path, mpi: str, variable: str | None, value: int, max_size
 #: A run that met both states is quiet: netbench keeps per size a pass in the fast one, with
 #: extra passes while a size has none (summary slow_state_sizes), and this bench tests that.
 #: The criterion comes from the probes, not from the ranges it is used to count.
-STATE_RATIO = 1.7
+STATE_RATIO = 2.0
+#: Of the quiet runs, those whose size passes stayed in the fast state (at most this share in a
+#: slower one) are reported apart as steady: the others depended on netbench's choice of passes.
+STEADY_SHARE = 0.25
 
 
 def quiet(run: dict, fastest_probe_us: float) -> bool:
@@ -174,7 +177,10 @@ def summarise(label: str, runs: list[dict], ok=None) -> None:
     """One line: the most common range count over all runs and over the quiet ones (and, with
     `ok`, how many runs it holds for), the counts of each."""
     done = [r for r in runs if "error" not in r]
-    for which, chosen in (("all", done), ("quiet", [r for r in done if r["quiet"]])):
+    quiet_runs = [r for r in done if r["quiet"]]
+    for which, chosen in (("all", done), ("quiet", quiet_runs),
+                          (f"steady (quiet, slow share <= {STEADY_SHARE})",
+                           [r for r in quiet_runs if r["slow_state_share"] <= STEADY_SHARE])):
         counts = [r["ranges"] for r in chosen]
         mode = max(set(counts), key=counts.count, default=None)
         line = (f"# {label} {which} runs: range count {mode} in {counts.count(mode)} of "

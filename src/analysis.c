@@ -879,10 +879,18 @@ size_t nb_keep_fast_state(const double *probe, const double *key, size_t made, s
                           size_t *slow_state_passes)
 {
     double lowest = INFINITY;
-    size_t slow_passes = 0, slow_sizes = 0;
-    for (size_t j = 0; probe != NULL && j < made * count; j++)
-        if (probe[j] < lowest)
-            lowest = probe[j];
+    size_t slow_passes = 0, slow_sizes = 0, finite = 0;
+    double *sorted = probe != NULL ? malloc(made * count * sizeof *sorted) : NULL;
+    for (size_t j = 0; sorted != NULL && j < made * count; j++)
+        if (isfinite(probe[j]))
+            sorted[finite++] = probe[j];
+    if (finite > 0) {
+        /* The fast state's level: the k-th lowest probe, k = 1 + finite / 64, so that one
+         * freak low timing does not make the whole run look slow. */
+        qsort(sorted, finite, sizeof *sorted, cmp_double);
+        lowest = sorted[finite / 64];
+    }
+    free(sorted);
     double limit = ratio * lowest;
     for (size_t i = 0; i < count && made > 0; i++) {
         size_t best = made, best_any = 0;

@@ -626,6 +626,19 @@ def test_keep_fast_state_whole_run_in_one_state_is_all_fast(nb):
     assert fast_probe == 0.78
 
 
+def test_keep_fast_state_one_freak_low_probe_does_not_make_the_run_slow(nb):
+    """The fast state's level is the k-th lowest probe (k = 1 + probes / 64): among 128 probes
+    near 0.30 one of 0.10 would, as the level, put all others beyond 2x; the third lowest does
+    not. Below 64 probes the lowest is the level."""
+    probe = [[0.30 + 0.0005 * i for i in range(64)], [0.31] * 63 + [0.10]]
+    key = [[1.0] * 64, [2.0] * 64]
+    kept, slow_sizes, level, slow_passes = nb.keep_fast_state(probe, key, 2.0)
+    assert level == pytest.approx(0.3005) and slow_sizes == 0 and slow_passes == 0
+    assert kept == [0] * 64
+    _kept, _slow, level, slow_passes = nb.keep_fast_state([[0.10, 0.30, 0.31]], [[1, 1, 1]], 2.0)
+    assert level == 0.10 and slow_passes == 2
+
+
 @pytest.mark.parametrize("ratio, kept_size_0", [(1.7, 1), (1.4, 0)])
 def test_keep_fast_state_ratio_is_the_bound(nb, ratio, kept_size_0):
     # pass 1's probe is 1.5x the lowest: fast at ratio 1.7, slow at 1.4

@@ -287,7 +287,7 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     assert 0.0 < summary["state_probe_fast_us"] < 1000.0
     assert 0.0 <= summary["slow_state_share"] <= 1.0
     assert isinstance(summary["slow_state_sizes"], int)
-    assert raw["parameters"]["state_ratio"] == 1.7
+    assert raw["parameters"]["state_ratio"] == 2.0
 
     raw, _, warned = _loggp(netbench, "--max-size", "4K", "--passes", "3", "--max-passes", "2")
     assert raw["parameters"]["max_passes"] == 2
