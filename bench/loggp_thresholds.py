@@ -34,6 +34,22 @@ Again with 10 runs at margin 50 (`--knob eager_limit --knob rndv_thresh --runs 1
 (the two misses found 11 B and 304 B only, the 4096 B step merged away), 16384: 10/10 [3-5]
 (13777 B twice, one step early); MPICH/UCX UCX_RNDV_THRESH 4096: 10/10 [3-5], 16384: 10/10 [2-5],
 65536: 9/10 [2-5] (the miss: one step at 19484 B and nothing else, a flattened run).
+With the state probe and the forward step of the range selection (netbench keeps per size a pass
+in the run's fast state; runs reported as all, quiet = met the machine's fast state, steady =
+quiet with at most 25 % of the size passes in a slower state), `--defaults --runs 10
+--max-runs 16`, 2026-11-24 19:59-20:05 UTC, alone: Open MPI 3 ranges in 10 of 10 quiet runs
+(10 of 10 steady; 10 of 13 in all: the 3 whole-run slow-state runs, probe 0.67-0.72 us against
+0.26-0.31, found 4-5 with an 11 B step); MPICH/UCX 4 ranges in 6 of 10 quiet runs (5 of 7
+steady; 6 of 12 in all): the misses found only the rendezvous break (2 ranges) in runs whose
+small-size G_all scattered 10-30 %; 2 whole-run slow-state runs (probe 1.24 against 0.36 us).
+Imposed thresholds with it (`--knob eager_limit --knob rndv_thresh --runs 10 --max-runs 12`,
+20:05-20:26 UTC, alone; within one step in quiet runs, all runs in brackets): Open MPI
+eager_limit 1024: 10/10 (10/10), 4096: 10/10 (11/11), 16384: 7/8 (10/12; the quiet miss found 8
+ranges); MPICH/UCX UCX_RNDV_THRESH 4096: 10/10 (12/12), 16384: 8/9 (10/12; the quiet miss: one
+range, 35 sizes still in the slow state after 9 passes), 65536: 1/4 (8/12; the machine spent 8 of
+the 12 runs in its slow state, and two steady runs put the break at 46341 B, two steps early,
+where G_all curves as the messages leave the caches). Range counts stayed 3 for Open MPI in all
+quiet runs but one; MPICH's varied (2-4 at 4096, 1-4 at 16384).
 A miss is a run in which the whole sweep met one of the VM's slow phases: the curve then has
 another shape (the eager/rendezvous step at 4096 B shrinks from 3.6x to 1.4x) and the step is
 merged away or another one found. Open MPI's max_inline_send does not move any step this sweep
