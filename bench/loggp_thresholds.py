@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -141,27 +142,30 @@ def detected(program: Path, mpi: str, variable: str | None, value: int, max_size
     return {"starts": starts, "nearest": nearest, "steps": steps, "gains": gains,
             "ranges": summary["protocol_ranges"], "passes_made": summary.get("passes_made"),
             "probe_us": summary.get("state_probe_fast_us"),
+            "state_ratio": result["parameters"]["state_ratio"],
             "slow_state_share": summary.get("slow_state_share"),
             "slow_state_sizes": summary.get("slow_state_sizes")}
 
 
-#: A run is quiet when it met the machine's fast state at all: the lowest of its state probes
-#: (1-byte round trips right before each size, summary state_probe_fast_us) within STATE_RATIO
-#: of the lowest of any run of the same MPI in this session. This VM's core-to-core path
-#: switches between two states (a 1-byte round trip of 0.27 or 0.78 us), for seconds to
-#: minutes; a run that spent all its passes in the slow one measured another curve (Open MPI
-#: then shows an 11 B step, MPICH a 32 B one), which no analysis can tell from inside the run.
-#: A run that met both states is quiet: netbench keeps per size a pass in the fast one, with
-#: extra passes while a size has none (summary slow_state_sizes), and this bench tests that.
-#: The criterion comes from the probes, not from the ranges it is used to count.
-STATE_RATIO = 2.0
-#: Of the quiet runs, those whose size passes stayed in the fast state (at most this share in a
-#: slower one) are reported apart as steady: the others depended on netbench's choice of passes.
+#: Of the quiet runs (see quiet()), those whose size passes stayed in the fast state (at most this
+#: share in a slower one) are reported apart as steady: the others depended on netbench's choice
+#: of passes.
 STEADY_SHARE = 0.25
 
 
 def quiet(run: dict, fastest_probe_us: float) -> bool:
-    return run["probe_us"] is not None and run["probe_us"] <= STATE_RATIO * fastest_probe_us
+    """A run is quiet when it met the machine's fast state at all: its fast state's probe level
+    (1-byte round trips right before each size, summary state_probe_fast_us) within netbench's
+    own state_ratio (a parameter of the run; 2) of the lowest level of any run of the same MPI
+    in this session. This VM's core-to-core path switches between two states (a 1-byte round
+    trip of 0.27 or 0.78 us) for seconds to minutes; a run that spent all its passes in the slow
+    one measured another curve (Open MPI then shows an 11 B step, MPICH a 32 B one), which no
+    analysis can tell from inside the run. A run that met both states is quiet: netbench keeps
+    per size a pass in the fast one, with extra passes while a size has none (summary
+    slow_state_sizes), and this bench tests that. The criterion comes from the probes, not from
+    the ranges it is used to count."""
+    return (run["probe_us"] is not None
+            and run["probe_us"] <= run["state_ratio"] * fastest_probe_us)
 
 
 def collect(measure, want_quiet: int, max_runs: int, fastest: dict, mpi: str, show) -> list:
@@ -176,10 +180,11 @@ def collect(measure, want_quiet: int, max_runs: int, fastest: dict, mpi: str, sh
         if "error" not in d and d["probe_us"] is not None:
             fastest[mpi] = min(fastest.get(mpi, d["probe_us"]), d["probe_us"])
         show(len(runs), d)
-        if sum(quiet(r, fastest[mpi]) for r in runs if "error" not in r) >= want_quiet:
+        lowest = fastest.get(mpi, math.inf)
+        if sum(quiet(r, lowest) for r in runs if "error" not in r) >= want_quiet:
             break
     for r in runs:
-        r["quiet"] = "error" not in r and quiet(r, fastest[mpi])
+        r["quiet"] = "error" not in r and quiet(r, fastest.get(mpi, math.inf))
     return runs
 
 
@@ -190,8 +195,8 @@ def state(d: dict) -> str:
 
 
 def summarise(label: str, runs: list[dict], ok=None) -> None:
-    """One line: the most common range count over all runs and over the quiet ones (and, with
-    `ok`, how many runs it holds for), the counts of each."""
+    """One line each for all runs, the quiet ones and the steady ones: the most common range
+    count and how many runs have it (with `ok`, also how many runs it holds for), the counts."""
     done = [r for r in runs if "error" not in r]
     quiet_runs = [r for r in done if r["quiet"]]
     for which, chosen in (("all", done), ("quiet", quiet_runs),
@@ -210,7 +215,7 @@ def defaults(programs: dict[str, Path], tmp: Path, want_quiet: int, max_runs: in
              timeout: int, fastest: dict) -> None:
     """The check's own command (default sweep 1 B - 64 KiB, no knob): per run the range count,
     the detected thresholds with their BIC gains, and how often the count was the most common,
-    over all runs and over the quiet ones."""
+    over all runs, the quiet ones and the steady ones."""
     print(f"{'mpi':8} {'run':>3} {'ranges':>6} {'passes':>6} {'probe':>5} {'slow':>5} {'s.s':>3}  "
           "thresholds (B) [BIC gain]")
     for mpi in MPIS:
@@ -241,7 +246,7 @@ def main() -> int:
     parser.add_argument("--values", help="imposed thresholds in bytes, comma-separated "
                         "(default: the knob's own list)")
     parser.add_argument("--runs", type=int, default=10,
-                        help="quiet runs wanted per value (see STATE_RATIO); runs go on "
+                        help="quiet runs wanted per value (see quiet()); runs go on "
                              "until that many are quiet or --max-runs were made")
     parser.add_argument("--max-runs", type=int,
                         help="most runs per value (default: 3 x --runs)")

@@ -144,8 +144,9 @@ size_t nb_despike(const double *y, size_t n, size_t half_window, double z, doubl
  * the figure that ranks passes (lower is better). A pass is in the fast state when its probe is
  * at most `ratio` times the fast state's level, the k-th lowest finite probe of all passes with
  * k = 1 + (their number) / 64 (the lowest, up to 63 probes: one freak low timing must not make a
- * whole run look slow); a NaN probe counts as fast (no evidence of a slow state). kept[i] gets the fast-state pass of size i with the lowest key, or, for a
- * size none of whose passes was in the fast state, its pass with the lowest key over all.
+ * whole run look slow); a NaN probe counts as fast (no evidence of a slow state). kept[i] gets
+ * the fast-state pass of size i with the lowest key, or, for a size none of whose passes was in
+ * the fast state, its pass with the lowest key over all.
  * *fast_probe (may be NULL) gets that level (INFINITY when there is no probe), and
  * *slow_state_passes (may be NULL) the number of passes not in the fast state. Returns the
  * number of sizes none of whose passes was in the fast state. */

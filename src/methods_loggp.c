@@ -668,8 +668,8 @@ static void measure_pass(const nb_context *ctx, prtt_state *state, size_t start,
 }
 
 /* How the kept passes stand: passes more than SLOW_PASS_EXCESS above their size's kept one, the
- * lowest state probe of the run, the size passes in a slower state than the run's fast one, and
- * the sizes none of whose passes was in the fast state. */
+ * fast state's probe level (about the lowest probe of the run), the size passes in a slower
+ * state, and the sizes none of whose passes was in the fast state. */
 typedef struct {
     size_t slow_passes;
     double fast_probe_us;
@@ -679,7 +679,7 @@ typedef struct {
 
 /* Per size the pass (of the `made` passes in measured[pass * count + size]) with the lowest
  * PRTT(n,0,s) among those measured in the run's fast state (nb_keep_fast_state: its probe within
- * STATE_RATIO of the lowest probe of the run; all passes when none was) into figures. */
+ * STATE_RATIO of the fast state's level; all passes when none was) into figures. */
 static kept_passes keep_lowest(const size_figures *measured, size_t made, size_t count,
                                size_figures *figures)
 {
@@ -820,7 +820,7 @@ static void run_loggp(const nb_context *ctx)
             if (kept.slow_state_sizes > 0)
                 snprintf(still + strlen(still), sizeof still - strlen(still),
                          "%s%zu sizes still only in a slow state (probe over %.1fx the "
-                         "run's lowest, %.3f us)", still[0] ? "; " : "",
+                         "fast state's %.3f us)", still[0] ? "; " : "",
                          kept.slow_state_sizes, STATE_RATIO, kept.fast_probe_us);
             if (still[0] == '\0')
                 nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made, after which all "
