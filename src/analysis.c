@@ -870,6 +870,42 @@ size_t nb_despike(const double *y, size_t n, size_t half_window, double z, doubl
     return replaced;
 }
 
+size_t nb_recheck_flags(const double *y, size_t n, size_t half_window, double excess,
+                        unsigned char *flag)
+{
+    if (y == NULL || flag == NULL || n < 2 || half_window == 0)
+        return 0;
+    double *neighbours = malloc(2 * half_window * sizeof *neighbours);
+    if (neighbours == NULL)
+        return 0;
+    size_t flagged = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(y[i]))
+            continue;
+        int above = 1, sides = 0;
+        for (int side = 0; side < 2 && above; side++) {
+            size_t count = 0;
+            for (size_t d = 1; d <= half_window; d++) {
+                if (side == 0 ? i < d : i + d >= n)
+                    break;
+                double v = y[side == 0 ? i - d : i + d];
+                if (isfinite(v))
+                    neighbours[count++] = v;
+            }
+            if (count == 0)
+                continue;
+            sides++;
+            above = y[i] > (1.0 + excess) * nb_median(neighbours, count);
+        }
+        if (above && sides > 0) {
+            flag[i] = 1;
+            flagged++;
+        }
+    }
+    free(neighbours);
+    return flagged;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Which pass to keep when the machine switches between a fast and a slow state                */
 /* ------------------------------------------------------------------------------------------ */

@@ -138,6 +138,16 @@ void nb_bootstrap_median_ci(const double *v, size_t first, size_t last, size_t r
 size_t nb_despike(const double *y, size_t n, size_t half_window, double z, double floor_relative,
                   double *out);
 
+/* Points to measure again: y[i] is flagged (flag[i] = 1; other entries are left as they are,
+ * so that the flags of several series can be combined) when it exceeds by more than `excess`
+ * (relative) both the median of its left neighbours y[i-h..i-1] and that of its right
+ * neighbours y[i+1..i+h] (NaNs skipped; at an end the one existing side decides, so the last
+ * point of a steep curve is flagged). A timing disturbed upward in every pass that measured it
+ * stands out so; a point on a rising curve or on either side of a step does not. Returns the
+ * number of points of y flagged. */
+size_t nb_recheck_flags(const double *y, size_t n, size_t half_window, double excess,
+                        unsigned char *flag);
+
 /* The pass to keep per size of a sweep made `made` times over `count` sizes (values of pass p,
  * size i at [p * count + i]), when the machine may switch between a fast and a slow state:
  * probe[] is a measure of the state taken right before each size pass (lower is faster), key[]

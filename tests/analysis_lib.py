@@ -119,6 +119,8 @@ class Analysis:
             _PD, _PD, _SZ, _SZ, _D, ctypes.POINTER(_SZ), _PD, ctypes.POINTER(_SZ),
         ]
         lib.nb_keep_fast_state.restype = _SZ
+        lib.nb_recheck_flags.argtypes = [_PD, _SZ, _SZ, _D, ctypes.POINTER(ctypes.c_ubyte)]
+        lib.nb_recheck_flags.restype = _SZ
         # patterns.h
         _I, _PI = ctypes.c_int, ctypes.POINTER(ctypes.c_int)
         lib.nb_dense_phase_count.argtypes = [_I, _I, _I]
@@ -322,6 +324,15 @@ class Analysis:
             made, count, ratio, kept, ctypes.byref(fast), ctypes.byref(slow_passes),
         )
         return list(kept), slow_sizes, fast.value, slow_passes.value
+
+    def recheck_flags(
+        self, y: Sequence[float], half_window: int = 2, excess: float = 0.10,
+        flags: Sequence[int] | None = None,
+    ) -> tuple[int, list[int]]:
+        """(points of y flagged, flags after the call; `flags` are the flags before it)."""
+        out = (ctypes.c_ubyte * max(len(y), 1))(*(flags or []))
+        count = self.lib.nb_recheck_flags(_array(y), len(y), half_window, excess, out)
+        return count, list(out)[: len(y)]
 
     # ---- patterns.h -------------------------------------------------------------------------
 

@@ -535,6 +535,46 @@ def test_despike_then_detect_on_synthetic_spiky_data(nb):
                                                                                strict=True))
 
 
+# -- points to measure again (netbench loggp --rechecks) ------------------------------------------
+def test_recheck_flags_points_above_their_neighbours_only(nb):
+    """A size 15 % above its neighbours is flagged; 5 % above, or below them, is not."""
+    y = [1.0, 1.01, 1.15, 0.99, 1.0, 0.80, 1.0, 1.05, 1.0, 1.01]
+    count, flags = nb.recheck_flags(y)
+    assert count == 1 and flags == [0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("step_at", [3, 8, 12])
+def test_recheck_flags_no_point_of_a_step(nb, step_at):
+    """A protocol step: each point lies at the level of its neighbours on one side."""
+    y = [1.0 + 0.01 * (i % 2) if i < step_at else 2.0 + 0.01 * (i % 2) for i in range(16)]
+    count, flags = nb.recheck_flags(y)
+    assert count == 0 and sum(flags) == 0
+
+
+def test_recheck_flags_a_disturbed_point_next_to_a_step(nb):
+    """The first point of the upper level, 20 % above that level: above both sides."""
+    y = [1.0] * 8 + [2.4] + [2.0] * 7
+    count, flags = nb.recheck_flags(y)
+    assert count == 1 and flags[8] == 1
+
+
+def test_recheck_flags_combine_series_and_skip_nan(nb):
+    """Flags set before the call stay (the PRTT and the G_all series are combined); a NaN is
+    neither flagged nor a neighbour."""
+    y = [1.0, 1.0, math.nan, 1.3, 1.0, 1.0]
+    count, flags = nb.recheck_flags(y, flags=[1, 0, 0, 0, 0, 0])
+    assert count == 1 and flags == [1, 0, 0, 1, 0, 0]
+
+
+def test_recheck_flags_on_a_rising_curve_only_its_last_point(nb):
+    """G_all's shape (a line with an intercept over geometric sizes): no inner point is above
+    both sides; the last point has only its left side, which it exceeds (measured again, a small
+    cost)."""
+    y = [0.1 + 0.0001 * s for s in SIZES]
+    count, flags = nb.recheck_flags(y)
+    assert count == 1 and flags[-1] == 1
+
+
 # -- forward step of the range selection: breaks the look-ahead test missed -----------------------
 def _three_lines(n_per: int = 12):
     """Three straight pieces with clear steps at indices n_per and 2 * n_per."""

@@ -288,10 +288,18 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     assert 0.0 <= summary["slow_state_share"] <= 1.0
     assert isinstance(summary["slow_state_sizes"], int)
     assert raw["parameters"]["state_ratio"] == 2.0
+    # Rechecks: at most --rechecks rounds over the sizes (default 4), and only measurements
+    # made count as lowered.
+    sizes = len(raw["parameters"]["sizes_bytes"])
+    assert raw["parameters"]["rechecks"] == 4 and raw["parameters"]["recheck_excess"] == 0.1
+    assert 0 <= summary["recheck_lowered"] <= summary["recheck_measurements"] <= 4 * sizes
 
-    raw, _, warned = _loggp(netbench, "--max-size", "4K", "--passes", "3", "--max-passes", "2")
+    raw, _, warned = _loggp(netbench, "--max-size", "4K", "--passes", "3", "--max-passes", "2",
+                            "--rechecks", "0")
     assert raw["parameters"]["max_passes"] == 2
     assert raw["summary"]["passes_made"] == 3 and warned == []
+    assert raw["parameters"]["rechecks"] == 0
+    assert raw["summary"]["recheck_measurements"] == raw["summary"]["recheck_lowered"] == 0
 
     # One protocol range (5 sizes, at least 5 per range): the thresholds are unresolved, yet no
     # extra pass is made for them (another pass cannot add a protocol switch to the sweep); a
