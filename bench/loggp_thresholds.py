@@ -144,7 +144,8 @@ def detected(program: Path, mpi: str, variable: str | None, value: int, max_size
             "probe_us": summary.get("state_probe_fast_us"),
             "state_ratio": result["parameters"]["state_ratio"],
             "slow_state_share": summary.get("slow_state_share"),
-            "slow_state_sizes": summary.get("slow_state_sizes")}
+            "slow_state_sizes": summary.get("slow_state_sizes"),
+            "rechecks": (summary.get("recheck_measurements"), summary.get("recheck_lowered"))}
 
 
 #: Of the quiet runs (see quiet()), those whose size passes stayed in the fast state (at most this
@@ -212,13 +213,13 @@ def summarise(label: str, runs: list[dict], ok=None) -> None:
 
 
 def defaults(programs: dict[str, Path], tmp: Path, want_quiet: int, max_runs: int,
-             timeout: int, fastest: dict) -> None:
+             timeout: int, fastest: dict, mpis: list[str]) -> None:
     """The check's own command (default sweep 1 B - 64 KiB, no knob): per run the range count,
     the detected thresholds with their BIC gains, and how often the count was the most common,
     over all runs, the quiet ones and the steady ones."""
-    print(f"{'mpi':8} {'run':>3} {'ranges':>6} {'passes':>6} {'probe':>5} {'slow':>5} {'s.s':>3}  "
-          "thresholds (B) [BIC gain]")
-    for mpi in MPIS:
+    print(f"{'mpi':8} {'run':>3} {'ranges':>6} {'passes':>6} {'probe':>5} {'slow':>5} {'s.s':>3} "
+          f"{'rechecked':>9}  thresholds (B) [BIC gain]")
+    for mpi in mpis:
         if shutil.which(MPIS[mpi]["compiler"]) is None:
             print(f"{mpi}: {MPIS[mpi]['compiler']} not installed, skipped")
             continue
@@ -231,8 +232,10 @@ def defaults(programs: dict[str, Path], tmp: Path, want_quiet: int, max_runs: in
                 return
             shown = ", ".join(f"{s} [{g:.0f}]" if isinstance(g, (int, float)) else f"{s}"
                               for s, g in zip(d["starts"], d["gains"], strict=True))
-            print(f"{mpi:8} {run:3} {d['ranges']:6} {d['passes_made'] or '-':>6} {state(d)}  "
-                  f"{shown or '-'}", flush=True)
+            made, lowered = d["rechecks"]
+            rechecked = "-" if made is None else f"{lowered}/{made}"
+            print(f"{mpi:8} {run:3} {d['ranges']:6} {d['passes_made'] or '-':>6} {state(d)} "
+                  f"{rechecked:>9}  {shown or '-'}", flush=True)
 
         runs = collect(lambda mpi=mpi: detected(programs[mpi], mpi, None, 0, None, timeout),
                        want_quiet, max_runs, fastest, mpi, show)
@@ -255,6 +258,8 @@ def main() -> int:
     parser.add_argument("--defaults", action="store_true",
                         help="run the check's own sweep with no knob set, each MPI, and count "
                              "the protocol ranges")
+    parser.add_argument("--mpi", choices=sorted(MPIS), action="append",
+                        help="with --defaults: only this MPI (default: both); repeatable")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep each run's JSON output in DIR (for a closer look)")
     args = parser.parse_args()
@@ -265,7 +270,8 @@ def main() -> int:
     fastest: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.defaults:
-            defaults(programs, Path(tmp), args.runs, max_runs, args.timeout, fastest)
+            defaults(programs, Path(tmp), args.runs, max_runs, args.timeout, fastest,
+                     args.mpi or list(MPIS))
             return 0
         print(f"{'mpi':8} {'variable':36} {'imposed':>8} {'run':>3} {'ranges':>6} "
               f"{'nearest':>8} {'steps':>5} {'probe':>5} {'slow':>5} {'s.s':>3}  "

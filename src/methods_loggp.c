@@ -723,13 +723,16 @@ static kept_passes keep_lowest(const size_figures *measured, size_t made, size_t
 }
 
 typedef struct {
-    size_t measurements; /* sizes measured again */
-    size_t lowered;      /* of them, those whose new figures replaced the kept ones */
+    size_t measurements;     /* sizes measured again */
+    size_t lowered;          /* of them, those whose new figures replaced the kept ones */
+    size_t slow_state_sizes; /* afterwards, the sizes whose kept figures are not in the fast
+                                state (rank 0) */
 } recheck_counts;
 
 /* Up to --rechecks rounds: the sizes whose kept PRTT(n,0,s) or G_all stands out above their
- * neighbours (RECHECK_EXCESS) are measured once more each, in the scattered order; the new
- * figures replace the kept ones when their probe is in the fast state (within STATE_RATIO of
+ * neighbours (RECHECK_EXCESS), and those whose kept figures were not measured in the fast state
+ * (--max-passes ran out), are measured once more each, in the scattered order; the new figures
+ * replace the kept ones when their probe is in the fast state (within STATE_RATIO of
  * fast_probe_us) and their PRTT(n,0,s) is lower, or when the kept ones were not in the fast
  * state. Rank 0 decides, both ranks measure. */
 static recheck_counts recheck(const nb_context *ctx, prtt_state *state, size_figures *figures,
@@ -737,7 +740,7 @@ static recheck_counts recheck(const nb_context *ctx, prtt_state *state, size_fig
 {
     const nb_options *o = ctx->options;
     size_t count = o->size_count;
-    recheck_counts c = {0, 0};
+    recheck_counts c = {0, 0, 0};
     double fast_limit = STATE_RATIO * fast_probe_us;
     for (int round = 0; round < settings_of(o)->rechecks; round++) {
         int chosen[NB_MAX_SIZES];
@@ -751,6 +754,9 @@ static recheck_counts recheck(const nb_context *ctx, prtt_state *state, size_fig
             }
             nb_recheck_flags(prtt, count, RECHECK_HALF_WINDOW, RECHECK_EXCESS, flag);
             nb_recheck_flags(G_all, count, RECHECK_HALF_WINDOW, RECHECK_EXCESS, flag);
+            for (size_t i = 0; i < count; i++)
+                if (figures[i].state_probe_us > fast_limit)
+                    flag[i] = 1;
             for (size_t j = 0; j < count; j++) {
                 size_t i = (j * stride) % count;
                 if (flag[i])
@@ -777,6 +783,9 @@ static recheck_counts recheck(const nb_context *ctx, prtt_state *state, size_fig
             }
         }
     }
+    if (ctx->rank == 0)
+        for (size_t i = 0; i < count; i++)
+            c.slow_state_sizes += figures[i].state_probe_us > fast_limit;
     return c;
 }
 
@@ -871,6 +880,7 @@ static void run_loggp(const nb_context *ctx)
     recheck_counts rechecked = recheck(ctx, &state, figures, kept.fast_probe_us, stride);
     if (ctx->rank == 0 && rechecked.lowered > 0)
         analyse_loggp(o, figures, analysis);
+    kept.slow_state_sizes = rechecked.slow_state_sizes;
     if (ctx->result != NULL) {
         report_loggp(ctx, figures, analysis);
         nb_summary_int(ctx->result, "slow_passes", (long long)kept.slow_passes);
@@ -902,12 +912,14 @@ static void run_loggp(const nb_context *ctx)
                          "fast state's %.3f us)", still[0] ? "; " : "",
                          kept.slow_state_sizes, STATE_RATIO, kept.fast_probe_us);
             if (still[0] == '\0')
-                nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made, after which all "
-                           "fitted summary figures are sound and every size has a pass in the "
-                           "fast state", why, passes, passes == 1 ? "" : "es", made);
+                nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made and %zu sizes "
+                           "rechecked, after which all fitted summary figures are sound and "
+                           "every size has a pass in the fast state", why, passes,
+                           passes == 1 ? "" : "es", made, rechecked.measurements);
             else
-                nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made (--max-passes), "
-                           "%s", why, passes, passes == 1 ? "" : "es", made, still);
+                nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made (--max-passes) "
+                           "and %zu sizes rechecked, %s", why, passes, passes == 1 ? "" : "es",
+                           made, rechecked.measurements, still);
         }
     }
     free(analysis);
@@ -972,7 +984,8 @@ static const nb_option loggp_options[] = {
     {.name = "--rechecks", .type = NB_OPTION_INT, NB_SETTING(loggp_settings, rechecks),
      .min = 0, .max = 20, .value_name = "N", .default_value = "4", .example = "4",
      .help = "rounds in which the sizes whose PRTT(n,0,s) or G_all stands more than 10% above "
-             "their neighbours are measured again (0: none)"},
+             "their neighbours, or that have no pass in the fast state, are measured again "
+             "(0: none)"},
     NB_USE(NB_COMMON_REPETITIONS, "7"),
     NB_USE(NB_COMMON_ITERATIONS, "1000"),
     NB_USE(NB_COMMON_TIME_CAP, "3"),
@@ -1005,10 +1018,10 @@ const nb_method nb_method_loggp = {
         "another point, up to --max-passes in all, and the kept pass per size is chosen\n"
         "again over all passes made (summary passes_made; a warning says why). Then, up to\n"
         "--rechecks rounds, a size whose kept PRTT(n,0,s) or G_all stands more than 10%\n"
-        "above the median of its 2 neighbours on each side (a VM's noisy stretch can raise a\n"
-        "size in every pass) is measured again; the new figures replace the kept ones when\n"
-        "they are in the fast state and lower (summary recheck_measurements,\n"
-        "recheck_lowered).\n"
+        "above the medians of its 2 neighbours on each side (a VM's noisy stretch can raise\n"
+        "a size in every pass), or that still has no pass in the fast state, is measured\n"
+        "again; the new figures replace the kept ones when they are in the fast state and\n"
+        "lower (summary recheck_measurements, recheck_lowered).\n"
         "Per size: PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d_G,s) with d_G = PRTT(1,0,s)\n"
         "(section 2.3; when G_all > d_G, a warning and d_G = PRTT(2,0,s) instead).\n"
         "  G_all(s) = (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)               eq. (5)\n"
