@@ -50,6 +50,17 @@ range, 35 sizes still in the slow state after 9 passes), 65536: 1/4 (8/12; the m
 the 12 runs in its slow state, and two steady runs put the break at 46341 B, two steps early,
 where G_all curves as the messages leave the caches). Range counts stayed 3 for Open MPI in all
 quiet runs but one; MPICH's varied (2-4 at 4096, 1-4 at 16384).
+With the rechecks (netbench measures again the sizes more than 10 % above their neighbours on
+both sides, and those still without a fast-state pass), `--defaults --runs 10 --max-runs 16`:
+first version (edge points flagged too, 22:53-23:02 UTC): Open MPI 3 ranges in 8 of 8 quiet runs
+(5 of 5 steady, 8 of 16 all), MPICH 4 in 10 of 10 quiet (6 of 6 steady, 13 of 15 all); final
+version (23:33-23:42, a third of the runs never met the fast state): Open MPI 8 of 10 quiet
+(6 of 6 steady, 8 of 16 all; the misses spent 92-94 % of their passes in the slow state), MPICH 7
+of 10 quiet (5 of 6 steady, 9 of 15 all). `--knob eager_limit --knob rndv_thresh --runs 10
+--max-runs 12` (2026-11-24 23:42 - 2026-11-25 00:10 UTC; MPICH now also at 32768), within one step
+in quiet runs (steady; all): Open MPI eager_limit 1024: 10/10 (6/6; 10/10), 4096: 7/7 (5/5;
+12/12), 16384: 10/10 (8/8; 10/10); MPICH/UCX UCX_RNDV_THRESH 4096: 9/10 (3/3; 11/12), 16384: 8/10
+(3/3; 10/12), 32768: 6/7 (4/4; 11/12), 65536: 4/9 (3/4; 6/12); the MPICH misses found 1 range.
 A miss is a run in which the whole sweep met one of the VM's slow phases: the curve then has
 another shape (the eager/rendezvous step at 4096 B shrinks from 3.6x to 1.4x) and the step is
 merged away or another one found. Open MPI's max_inline_send does not move any step this sweep
@@ -94,7 +105,7 @@ MPIS = {
 KNOBS = {
     "eager_limit": ("openmpi", "OMPI_MCA_btl_vader_eager_limit", [1024, 4096, 16384]),
     "max_inline_send": ("openmpi", "OMPI_MCA_btl_vader_max_inline_send", [64, 128, 1024]),
-    "rndv_thresh": ("mpich", "UCX_RNDV_THRESH", [4096, 16384, 65536]),
+    "rndv_thresh": ("mpich", "UCX_RNDV_THRESH", [4096, 16384, 32768, 65536]),
 }
 
 
