@@ -64,21 +64,20 @@ typedef struct {
  * 2.7x (Open MPI, 0.26 against 0.70 us) to 3.5-4x (MPICH, 0.30 against 1.1-1.3 us); the fast
  * state's own probes vary by up to 1.4x, and a freak low one (0.215 us among MPICH's 0.28-0.35)
  * made a whole run look slow at 1.7. */
-/* Besides the two states, the VM has noisy stretches (seconds) in which a size's PRTT(n,0,s) comes
- * out 10-40 % high in every repetition while the probe stays near the fast level: with 3 passes
- * some sizes are then high in all of them. On the development VM (2026-11-24, MPICH, 14 runs of
- * which 3 met such a stretch) those runs found 2 protocol ranges instead of 4: the scattered
- * high points hide the 1.2 KiB break. So after the passes, a size whose kept PRTT(n,0,s) or
- * G_all lies more than RECHECK_EXCESS above the median of its RECHECK_HALF_WINDOW neighbours on
- * each side is measured again (nb_recheck_flags), up to --rechecks rounds, and the new figures
- * replace the kept ones when they were measured in the fast state with a lower PRTT(n,0,s), the
- * rule by which passes are kept. A real step flags only its edge points, which measure the same
- * again. */
-#define RECHECK_EXCESS 0.10
-#define RECHECK_HALF_WINDOW 2
 #define STATE_PROBE_ROUNDS 20
 #define STATE_PROBE_REPS 5
 #define STATE_RATIO 2.0
+/* Besides the two states, the VM has noisy stretches in which a size's PRTT(n,0,s) comes out
+ * 10-40 % high in every repetition while the probe stays near the fast level; with 3 passes some
+ * sizes are then high in all of them, and the scattered high points hid MPICH's 1.2 KiB break
+ * (development VM, 2026-11-24: 4 ranges in 16 of 20 quiet MPICH runs before the rechecks, the
+ * misses found 1-2). So after the passes, a size whose kept PRTT(n,0,s) or G_all lies more than
+ * RECHECK_EXCESS above the medians of both its left and its right RECHECK_HALF_WINDOW
+ * neighbours (nb_recheck_flags: no point of a step or of a rising curve is above both sides),
+ * or that still has no pass in the fast state, is measured again, up to --rechecks rounds; the
+ * new figures replace the kept ones by the rule by which passes are kept (see recheck()). */
+#define RECHECK_EXCESS 0.10
+#define RECHECK_HALF_WINDOW 2
 
 static const loggp_settings *settings_of(const nb_options *o)
 {
