@@ -37,6 +37,15 @@ def netbench(request, tmp_path_factory):
     return str(program), launcher, request.param
 
 
+@pytest.fixture(scope="session")
+def readme_session(tmp_path_factory):
+    """(results directory, process) of the README's run command, as written, on this machine:
+    a full session on `local` (every check, both MPIs). test_trust judges its exit status;
+    test_reframe_local and test_reframe_multirank read what it wrote (the point-to-point and
+    multi-rank cases, their skips and perflogs) instead of running those checks again."""
+    return mpi_support.readme_session(tmp_path_factory.mktemp("readme"))
+
+
 #: Tests run before all others: the README's run command is a new user's first session on a fresh
 #: machine. After half an hour of the other tests this VM stays slower for minutes (CI on
 #: 2026-11-24: its first attempt found Open MPI's allreduce at 8 B 2x its reference in the first

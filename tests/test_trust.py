@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mpi_support import failed_on_noise_only
+from mpi_support import failed_on_noise_only, readme_commands
 
 from fabricsuite import REPO_ROOT
 
@@ -33,15 +33,6 @@ pytestmark = [
 ]
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
-README = (REPO_ROOT / "README.md").read_text()
-
-
-def readme_commands() -> tuple[str, str]:
-    """The two commands of the README's "Two commands" block: (run, test)."""
-    block = README.split("## Two commands", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
-    commands = [line.split("#", 1)[0].strip() for line in block.strip().splitlines()]
-    assert len(commands) == 2, block
-    return commands[0], commands[1]
 
 
 def reframe(results: Path, *args: str, env: dict | None = None, action: str = "-r"):
@@ -62,14 +53,6 @@ def test_ci_run_calls_exactly_the_readme_test_command():
     assert lines[-1] == f"exec bash {test}", lines
 
 
-#: Whole sessions tried before giving up, and the pause between them: this VM has phases (tens
-#: of seconds, sometimes minutes) in which shared-memory latency is 2-3x. Only a session whose
-#: every failure is noise is tried again: a performance failure, or a sanity failure on a figure
-#: netbench itself flagged as unreliable (a LogGP fit too scattered to trust); never one with
-#: another sanity, build or setup failure.
-ATTEMPTS, PAUSE_S = 3, 20
-
-
 def test_only_noise_is_tried_again():
     def failure(phase, reason):
         return f"FAILURE INFO for X\n  * Failing phase: {phase}\n  * Reason: {reason}\n"
@@ -84,18 +67,12 @@ def test_only_noise_is_tried_again():
     assert not failed_on_noise_only("no summary at all")
 
 
-def test_readme_run_command_exits_0(tmp_path):
+def test_readme_run_command_exits_0(readme_session):
+    # The whole session is tried again (mpi_support.README_ATTEMPTS) only when every failure is
+    # noise (mpi_support.failed_on_noise_only, tested below).
     run, _test = readme_commands()
     assert run == "ci/run-local.sh"
-    for attempt in range(ATTEMPTS):
-        results = tmp_path / f"results-{attempt}"
-        env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
-        proc = subprocess.run(["bash", "-c", run], cwd=REPO_ROOT, env=env, capture_output=True,
-                              text=True, timeout=1200)
-        if proc.returncode == 0 or not failed_on_noise_only(proc.stdout):
-            break
-        print(f"attempt {attempt + 1}: failures on noise only, trying again in {PAUSE_S} s")
-        time.sleep(PAUSE_S)
+    results, proc = readme_session
     assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-3000:]
     summary = re.findall(r"Ran (\d+)/(\d+) test case", proc.stdout)
     assert summary and int(summary[-1][0]) >= 20, summary  # it really tested something
