@@ -90,8 +90,10 @@ class Judged(rfm.RegressionTestPlugin):
     #: latency is the host's kernel TCP path, with its slow phases; its bandwidth is the shaped
     #: link's). Stored with every run; `fabricsuite baseline` sizes each bound from it.
     perf_floors = variable(typ.Dict[str, float], value={}, loggable=True)
-    #: Seconds to wait before the confirmation round (extras.confirm_pause_s).
-    confirm_pause_s = variable(float, value=DEFAULT_CONFIRM_PAUSE_S)
+    #: Seconds to wait before the first confirmation round: `-S confirm_pause_s=N` on the
+    #: command line, else the partition's extras.confirm_pause_s, else DEFAULT_CONFIRM_PAUSE_S
+    #: (None until setup: a value given with -S must win over the partition's).
+    confirm_pause_s = variable(float, type(None), value=None)
     #: Run id of this job (rfm_netbench.record_exit_status).
     run_id = variable(str, value="")
     #: Files the job writes that must not survive from an earlier run in the stage.
@@ -116,7 +118,8 @@ class Judged(rfm.RegressionTestPlugin):
         by_unit = extras.get("tolerance_floor_by_unit") or {}
         self.perf_floors = {name: float(by_unit.get(spec.unit, self.tolerance_floor))
                             for name, spec in self.perf_specs().items()}
-        self.confirm_pause_s = float(extras.get("confirm_pause_s", self.confirm_pause_s))
+        if self.confirm_pause_s is None:
+            self.confirm_pause_s = float(extras.get("confirm_pause_s", DEFAULT_CONFIRM_PAUSE_S))
 
     @run_before("run")
     def pause_before_confirming(self):

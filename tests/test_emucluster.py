@@ -291,6 +291,9 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
         finally:
             emu("rate", "1gbit", check=False)
         assert slow.returncode != 0, (rate, slow.stdout[-3000:])
+        # the partition's pause (extras.confirm_pause_s), no -S given
+        assert "confirmation round 1: measuring the failed cases again after a 10 s pause" in (
+            slow.stdout), (rate, slow.stdout[-3000:])
         # every repeat failed, after its confirmation, on bandwidth
         failed = re.findall(r"FAILURE INFO for NetbenchPingPongBandwidth", slow.stdout)
         assert len(failed) == SLOW_REPEATS, (rate, slow.stdout[-4000:])
@@ -323,12 +326,17 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     measured again to confirm its failure counts once, with its last run."""
     emu, _state = cluster
     results = tmp_path / "results"
+    # The link stays slow whatever the pause: 1 s instead of the partition's 10 s (10, 30, 90 s
+    # for the 3 rounds of each failing session) spares CI 4 minutes of sleep; -S wins over the
+    # partition's extras.
+    PAUSE_S = 1
 
     def nightly(tag):
         return emu("exec", str(BIN / "fabricsuite"), "nightly", "--system", "emucluster:nodes",
                    "--tag", tag, "--results", str(results), "--junit", str(tmp_path / "j.xml"),
                    "--", "-n", "NetbenchPingPongBandwidth%distance=other-node", "-p", "openmpi",
-                   "--repeat", "2", check=False, extra_env={"MPIEXEC_TIMEOUT": "90"})
+                   "--repeat", "2", "-S", f"confirm_pause_s={PAUSE_S}", check=False,
+                   extra_env={"MPIEXEC_TIMEOUT": "90"})
 
     for _ in range(3):
         before = nightly("before")
@@ -345,6 +353,10 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     assert named and all("NetbenchPingPongBandwidth emucluster:nodes openmpi other-node "
                          "bandwidth_" in ln for ln in named), named
     assert "outcome: REGRESSION" in after[-1].stdout
+    # three confirmation rounds, each after the pause given with -S (x1, x3, x9)
+    for round_no, pause_s in ((1, PAUSE_S), (2, 3 * PAUSE_S), (3, 9 * PAUSE_S)):
+        assert (f"confirmation round {round_no}: measuring the failed cases again after a "
+                f"{pause_s} s pause") in after[-1].stdout, after[-1].stdout[-4000:]
     junit = (tmp_path / "j.xml").read_text()
     assert 'failures="2"' in junit and "bandwidth_" in junit
 
