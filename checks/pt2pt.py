@@ -103,15 +103,16 @@ class NetbenchOverlap(NetbenchPairCheck):
 class NetbenchLogGP(NetbenchPairCheck):
     """LogGP per protocol range; the check asserts the figures that are stable by construction.
 
-    netbench measures the sizes in a scattered order, merges adjacent protocol ranges whose
-    lines do not differ significantly (BIC) and prints a parameter that is below the noise (a fit
-    clamped at 0) as null and "unresolved". Asserted: L; g, o_s and o_r of the first
-    (small-message) range; G of the last (large-message) range; M = g / G (Bell et al. 5.5); the
-    number of ranges; and the threshold into the last range (`threshold_large_bytes`, the first
-    size of the last range: the eager/rendezvous switch, 4096 B with Open MPI's vader, 9742 B
-    with MPICH/UCX here). netbench also reports `threshold_small_bytes` (the first size of the
-    second range); the check does not assert it: on the 2-core development VM the small-size
-    steps (10-25 % in G_all) came and went between runs (6 to 304 B in 10 runs).
+    netbench measures the sizes in a scattered order, chooses the protocol ranges over every way
+    to cut the sweep (optimal segmentation, the count by BIC) and prints a parameter that is
+    below the noise (a fit clamped at 0) as null and "unresolved". Asserted: L; g, o_s and o_r
+    of the first (small-message) range; G of the last (large-message) range; M = g / G (Bell et
+    al. 5.5); the number of ranges; and the threshold into the last range
+    (`threshold_large_bytes`, the first size of the last range: the eager/rendezvous switch,
+    4096 B with Open MPI's vader, 9742 B with MPICH/UCX here). netbench also reports
+    `threshold_small_bytes` (the first size of the second range); the check does not assert it:
+    on the 2-core development VM the small-size steps (10-25 % in G_all) came and went between
+    runs (6 to 304 B in 10 runs).
 
     A threshold is compared as a size step, not as a percentage: the default sweep has 4 sizes
     per doubling, one step is a factor 2^(1/4) = 1.19 (declared as the metric's `size_step`),

@@ -707,7 +707,7 @@ def loggp_tables(cases: list[StoredCase], results: Results,
                                       ("threshold_large_bytes", "threshold into the last range",
                                        "B"),
                                       ("protocol_ranges_detected",
-                                       "ranges detected before merging", "")):
+                                       "ranges of the look-ahead test", "")):
                 if name in s:
                     figures.append((f"{label} ({name}, result file)",
                                     f"{_fmt(s.get(name))} {unit}".strip(), "-"))

@@ -718,6 +718,118 @@ size_t nb_add_ranges(const double *x, const double *y, const double *noise_var, 
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Model selection over all segmentations (dynamic programming + BIC)                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A standardized residual counts at most this much in a segment's cost (squared): a disturbed
+ * timing costs the same in every segmentation, so it can neither make nor hide a break. */
+#define SEGMENT_RESIDUAL_CAP 3.5
+
+/* Cost of one line over [first, last]: the robust weighted line of robust_keep, then the sum over
+ * all points of min(z^2, cap^2), z the standardized residual. NAN when no line can be fitted. */
+static double segment_cost(const double *x, const double *y, unsigned char *keep, size_t first,
+                           size_t last, double rel_floor, double scale)
+{
+    robust_keep(x, y, NULL, keep, first, last, rel_floor, scale);
+    double a, b;
+    if (isnan(weighted_fit(x, y, NULL, keep, first, last, rel_floor, scale, &a, &b)))
+        return NAN;
+    double cost = 0.0, cap = SEGMENT_RESIDUAL_CAP * SEGMENT_RESIDUAL_CAP;
+    for (size_t i = first; i <= last; i++) {
+        double r = y[i] - (a + b * x[i]);
+        double z2 = r * r / point_variance(y, NULL, i, rel_floor, scale);
+        cost += z2 < cap ? z2 : cap;
+    }
+    return cost;
+}
+
+size_t nb_segment_optimal(const double *x, const double *y, size_t n, size_t min_points,
+                          double rel_floor, double margin, size_t max_segments,
+                          nb_range *ranges, size_t max_ranges)
+{
+    if (x == NULL || y == NULL || n == 0 || ranges == NULL || max_ranges == 0)
+        return 0;
+    size_t mp = min_points < 3 ? 3 : min_points;
+    size_t kmax = n / mp;
+    if (max_segments > 0 && kmax > max_segments)
+        kmax = max_segments;
+    if (kmax > max_ranges)
+        kmax = max_ranges;
+    if (kmax <= 1) {
+        ranges[0].first = 0;
+        ranges[0].last = n - 1;
+        return 1;
+    }
+    double scale = mean_abs(y, 0, n - 1);
+    double *cost = malloc(n * n * sizeof *cost);
+    double *best = malloc((kmax + 1) * n * sizeof *best);
+    size_t *from = malloc((kmax + 1) * n * sizeof *from);
+    unsigned char *keep = malloc(n);
+    if (cost == NULL || best == NULL || from == NULL || keep == NULL) {
+        free(cost);
+        free(best);
+        free(from);
+        free(keep);
+        ranges[0].first = 0;
+        ranges[0].last = n - 1;
+        return 1;
+    }
+    /* cost[i * n + j]: one line over [i, j] (INFINITY when shorter than mp points) */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double c = INFINITY;
+            if (j >= i + mp - 1) {
+                c = segment_cost(x, y, keep, i, j, rel_floor, scale);
+                if (isnan(c))
+                    c = INFINITY;
+            }
+            cost[i * n + j] = c;
+        }
+    /* best[k * n + j]: lowest cost of k segments tiling [0, j]; from: where the last one starts */
+    for (size_t k = 0; k <= kmax; k++)
+        for (size_t j = 0; j < n; j++) {
+            best[k * n + j] = INFINITY;
+            from[k * n + j] = 0;
+        }
+    for (size_t j = 0; j < n; j++)
+        best[1 * n + j] = cost[j];
+    for (size_t k = 2; k <= kmax; k++)
+        for (size_t j = k * mp - 1; j < n; j++)
+            for (size_t i = (k - 1) * mp; i + mp - 1 <= j; i++) {
+                double c = best[(k - 1) * n + i - 1] + cost[i * n + j];
+                if (c < best[k * n + j]) {
+                    best[k * n + j] = c;
+                    from[k * n + j] = i;
+                }
+            }
+    /* BIC: each segment beyond the first adds 3 parameters (a line and its break); it must also
+     * lower the cost by `margin`, as a split must in nb_merge_ranges. Ties go to fewer. */
+    double per_segment = margin + 3.0 * log((double)n);
+    size_t chosen = 1;
+    double chosen_bic = best[1 * n + n - 1];
+    for (size_t k = 2; k <= kmax; k++) {
+        double bic = best[k * n + n - 1] + (double)(k - 1) * per_segment;
+        if (bic < chosen_bic) {
+            chosen_bic = bic;
+            chosen = k;
+        }
+    }
+    size_t end = n - 1;
+    for (size_t k = chosen; k >= 1; k--) {
+        size_t start = k == 1 ? 0 : from[k * n + end];
+        ranges[k - 1].first = start;
+        ranges[k - 1].last = end;
+        if (k > 1)
+            end = start - 1;
+    }
+    free(cost);
+    free(best);
+    free(from);
+    free(keep);
+    return chosen;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Bootstrap confidence intervals                                                              */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -103,6 +103,21 @@ size_t nb_add_ranges(const double *x, const double *y, const double *noise_var, 
                      nb_range *ranges, size_t count, size_t max_ranges, double rel_floor,
                      double margin, size_t min_points);
 
+/* Model selection over every segmentation: the ranges that tile [0, n-1] into at most
+ * max_segments (0: no limit but n / min_points) lines of at least min_points (at least 3) points
+ * each, with the lowest cost for their count (dynamic programming over all break positions,
+ * Bellman's optimal segmentation), and of those counts the one with the lowest BIC. A line's cost
+ * is the sum over its points of min(z^2, 3.5^2), z the point's residual from the robust weighted
+ * line of nb_merge_ranges in units of sigma_i = rel_floor * max(|y_i|, 0.1 * mean |y|) (the
+ * repetitions' noise is not used: see the caller); each segment beyond the first must lower the
+ * cost by margin + 3 ln n (3 parameters: a line and its break). Unlike the look-ahead detection
+ * followed by greedy merging, no break depends on where an earlier one was put, and a curved
+ * range next to a step does not hide the step. Writes min(count, max_ranges) ranges in order;
+ * returns the count (1 when n < 2 min_points, 0 when there are no points). */
+size_t nb_segment_optimal(const double *x, const double *y, size_t n, size_t min_points,
+                          double rel_floor, double margin, size_t max_segments,
+                          nb_range *ranges, size_t max_ranges);
+
 /* The BIC gain of keeping ranges [first, split] and [split + 1, last] apart rather than one
  * range (see nb_merge_ranges); NAN when either side has fewer than 2 points. */
 double nb_split_gain(const double *x, const double *y, const double *noise_var, size_t first,

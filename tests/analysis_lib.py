@@ -119,6 +119,9 @@ class Analysis:
             _PD, _PD, _SZ, _SZ, _D, ctypes.POINTER(_SZ), _PD, ctypes.POINTER(_SZ),
         ]
         lib.nb_keep_fast_state.restype = _SZ
+        lib.nb_segment_optimal.argtypes = [_PD, _PD, _SZ, _SZ, _D, _D, _SZ,
+                                           ctypes.POINTER(Range), _SZ]
+        lib.nb_segment_optimal.restype = _SZ
         lib.nb_recheck_flags.argtypes = [_PD, _SZ, _SZ, _D, ctypes.POINTER(ctypes.c_ubyte)]
         lib.nb_recheck_flags.restype = _SZ
         # patterns.h
@@ -244,6 +247,23 @@ class Analysis:
         count = self.lib.nb_add_ranges(
             _array(x), _array(y), nv, len(x), out, len(ranges), max_ranges, rel_floor, margin,
             min_points,
+        )
+        return [(out[i].first, out[i].last) for i in range(count)]
+
+    def segment_optimal(
+        self,
+        x: Sequence[float],
+        y: Sequence[float],
+        min_points: int = 5,
+        rel_floor: float = 0.03,
+        margin: float = 50.0,
+        max_segments: int = 8,
+    ) -> list[tuple[int, int]]:
+        """nb_segment_optimal: the (first, last) ranges of the chosen segmentation."""
+        out = (Range * max(len(x), 1))()
+        count = self.lib.nb_segment_optimal(
+            _array(x), _array(y), len(x), min_points, rel_floor, margin, max_segments, out,
+            max(len(x), 1),
         )
         return [(out[i].first, out[i].last) for i in range(count)]
 

@@ -846,3 +846,104 @@ def test_clamped_parameters_are_named(nb):
     fit = nb.fit_robust([s - 1.0 for s in sizes], [r["G_all_us"] for r in rows], 0.2,
                         sizes.index(32), sizes.index(91))
     assert fit.slope == 0.0 and fit.slope_clamped == 1
+
+
+# --------------------------------------------------------------------------------------------
+# Model selection over every segmentation (nb_segment_optimal): what netbench loggp uses
+# --------------------------------------------------------------------------------------------
+
+# The program's settings (methods_loggp.c): 5 points per range, 3 % floor, margin 40, 8 ranges.
+SEGMENT = {"min_points": 5, "rel_floor": 0.03, "margin": 40.0, "max_segments": 8}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_segmentation_finds_every_true_break_of_three_protocols(nb, seed):
+    """A jump in g at 4 KiB and a change of slope only at 64 KiB, 1 % noise: both breaks, each
+    within one size step, and the ranges tile the sweep."""
+    x = [s - 1.0 for s in SIZES]
+    y, _noise_var = measure(THREE, seed, rel=0.01)
+    ranges = nb.segment_optimal(x, y, **SEGMENT)
+    check_partition(ranges, len(SIZES), 5)
+    assert breakpoints(ranges) == pytest.approx([I_EAGER, I_SLOPE], abs=1), ranges
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_segmentation_leaves_one_noisy_line_as_one_range(nb, seed):
+    x = [s - 1.0 for s in SIZES]
+    y, _noise_var = measure(ONE, seed, rel=0.02)
+    assert nb.segment_optimal(x, y, **SEGMENT) == [(0, len(SIZES) - 1)]
+
+
+def test_segmentation_is_stable_with_one_true_break(nb):
+    """30 noisy runs (3 % noise, the floor itself) of the eager -> rendezvous jump: 2 ranges in
+    every run, the break within one size step."""
+    x = [s - 1.0 for s in SIZES]
+    for seed in range(30):
+        y, _noise_var = measure(TWO, seed, rel=0.03)
+        ranges = nb.segment_optimal(x, y, **SEGMENT)
+        assert len(ranges) == 2 and abs(ranges[1][0] - I_EAGER) <= 1, (seed, ranges)
+
+
+def test_segmentation_is_not_moved_by_disturbed_timings(nb):
+    """Two timings 3x too high in a line (another process on the core): a residual counts at
+    most 3.5 noise widths, so isolating them never pays for a range (and a range needs 5
+    points)."""
+    x = [s - 1.0 for s in SIZES]
+    y = [g_all(TWO)(s) for s in SIZES]
+    for i in (10, 30):
+        y[i] *= 3.0
+    assert nb.segment_optimal(x, y, **SEGMENT) == [(0, I_EAGER - 1), (I_EAGER, len(SIZES) - 1)]
+
+
+def test_segmentation_of_small_inputs_and_its_limits(nb):
+    x = [s - 1.0 for s in SIZES]
+    y = [g_all(THREE)(s) for s in SIZES]
+    assert nb.segment_optimal([], [], **SEGMENT) == []
+    # fewer than 2 x min_points points: one range
+    assert nb.segment_optimal(x[:9], y[:9], **SEGMENT) == [(0, 8)]
+    # at most max_segments ranges (the three-protocol sweep would get 3), each of 5 points
+    (first, split), (after, last) = nb.segment_optimal(x, y, **{**SEGMENT, "max_segments": 2})
+    assert (first, after, last) == (0, split + 1, len(SIZES) - 1)
+    assert 5 <= split + 1 <= len(SIZES) - 5
+    assert len(nb.segment_optimal(x, y, **SEGMENT)) == 3
+    # a larger margin asks for stronger evidence: a 15 % step in g is kept at 40, not at 10000,
+    # and a 2 % one (within the 3 % floor) at neither
+    step = [(0.25 if s < 128 else 0.2875) for s in SIZES]
+    assert len(nb.segment_optimal(x, [(0.25 if s < 128 else 0.255) for s in SIZES],
+                                  **SEGMENT)) == 1
+    assert len(nb.segment_optimal(x, step, **SEGMENT)) == 2
+    assert len(nb.segment_optimal(x, step, **{**SEGMENT, "margin": 10000.0})) == 1
+
+
+@pytest.mark.parametrize("capture, steps", [
+    # the forward step of the greedy selection was needed for these breaks
+    ("loggp-mpich-missed-break", [108, (1024, 2048), 9742]),
+    # the greedy selection (look-ahead, merging, forward step) kept only 9742 here
+    ("loggp-mpich-curved-range", [108, (1024, 2048), 9742]),
+])
+def test_segmentation_of_real_mpich_runs_finds_the_usual_breaks(nb, capture, steps):
+    """Real output (tests/data/loggp-real/README.md): MPICH's 4 ranges, with a 108 B - 8 KiB
+    stretch that curves upward."""
+    rows = json.loads((REAL / f"{capture}.json").read_text())["tables"]["prtt"]
+    sizes = [r["size_bytes"] for r in rows]
+    x = [s - 1.0 for s in sizes]
+    _count, y = nb.despike([r["G_all_us"] for r in rows])
+    starts = [sizes[first] for first, _last in nb.segment_optimal(x, y, **SEGMENT)[1:]]
+    assert len(starts) == len(steps), starts
+    for start, step in zip(starts, steps, strict=True):
+        low, high = step if isinstance(step, tuple) else (step, step)
+        assert low <= start <= high, starts
+
+
+def test_segmentation_of_real_clean_runs_keeps_the_visible_steps(nb):
+    """Quiet real runs (tests/data/netbench): Open MPI's steps at 304 B and 4 KiB, MPICH's
+    rendezvous step, and no break inside a smooth stretch."""
+    data = Path(__file__).parent / "data" / "netbench"
+    for name, must in {"loggp-openmpi": [304, 4096], "loggp-mpich": [108, 9742]}.items():
+        rows = json.loads((data / f"{name}.json").read_text())["tables"]["prtt"]
+        sizes = [r["size_bytes"] for r in rows]
+        x = [s - 1.0 for s in sizes]
+        _count, y = nb.despike([r["G_all_us"] for r in rows])
+        starts = [sizes[first] for first, _ in nb.segment_optimal(x, y, **SEGMENT)[1:]]
+        assert all(step in starts for step in must), (name, starts)
+        assert len(starts) <= len(must) + 1, (name, starts)

@@ -225,7 +225,18 @@ def test_loggp_on_shared_memory_finds_positive_g_and_G(netbench):
             if value is not None:  # a figure always comes with its interval
                 assert r[low] is not None and r[high] is not None and r[low] <= r[high], r
     summary = raw["summary"]
-    assert summary["protocol_ranges"] == len(ranges) <= summary["protocol_ranges_detected"]
+    # the look-ahead test's count is reported beside the chosen ranges, not bounding them
+    assert summary["protocol_ranges"] == len(ranges) <= raw["parameters"]["range_max_segments"]
+    assert summary["protocol_ranges_detected"] >= 1
+    assert raw["parameters"]["range_segment_bic_margin"] == 40
+    # the ranges tile the sweep, each of at least range_min_points sizes
+    sizes = raw["parameters"]["sizes_bytes"]
+    assert ranges[0]["first_size_bytes"] == sizes[0]
+    assert ranges[-1]["last_size_bytes"] == sizes[-1]
+    for before, after in zip(ranges, ranges[1:], strict=False):
+        assert sizes.index(after["first_size_bytes"]) == sizes.index(
+            before["last_size_bytes"]) + 1
+    assert all(r["points"] >= raw["parameters"]["range_min_points"] for r in ranges), ranges
     first, last = ranges[0], ranges[-1]
     assert summary["g_small_us"] == first["g_us"]
     assert summary["G_large_ns_per_byte"] == last["G_ns_per_byte"]
