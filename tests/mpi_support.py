@@ -120,3 +120,28 @@ def session_outcomes(report_path: Path) -> dict[tuple[str, str, str], str]:
             outcome = "transient"
         outcomes[(check, parameters, case["environ"])] = outcome
     return outcomes
+
+
+def assert_each_check_ran_once_per_mpi(results: Path, checks: tuple[str, ...], parameters: str,
+                                       skip_reasons: tuple[str, ...]) -> None:
+    """In the session under `results` (one run report): each of `checks` ran with `parameters`
+    once per MPI of the session (Open MPI among them), and passed or was a transient its
+    confirmation dispelled (session_outcomes); its other cases were skipped, with each of
+    `skip_reasons` among their reasons (the skips file beside the report)."""
+    (report_path,) = (results / "reports").glob("run-report-*.json")
+    outcomes = session_outcomes(report_path)
+    mpis = sorted({environ for _check, _parameters, environ in outcomes})
+    assert "openmpi" in mpis, mpis
+    skipped = [json.loads(line) for line in
+               report_path.with_suffix(".skips.jsonl").read_text().splitlines()]
+    for check in checks:
+        ran = sorted((environ, case_parameters, outcome)
+                     for (name, case_parameters, environ), outcome in outcomes.items()
+                     if name == check)
+        assert [(environ, case_parameters) for environ, case_parameters, _ in ran] == [
+            (mpi, parameters) for mpi in mpis], (check, ran)
+        assert all(outcome in ("pass", "transient") for *_, outcome in ran), (check, ran)
+        reasons = " | ".join(s["reason"] for s in skipped
+                             if s["case"].split(" ", 1)[0] == check)
+        for reason in skip_reasons:
+            assert reason in reasons, (check, reason, reasons)
