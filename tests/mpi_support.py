@@ -15,8 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from fabricsuite import REPO_ROOT, SOURCE_DIR
 
 #: MPI name -> (compiler wrapper, launcher of 2 ranks bound to cores)
@@ -92,13 +90,17 @@ README_ATTEMPTS, README_PAUSE_S = 3, 20
 README_WAIT_S, README_PROBE_EVERY_S = 300, 10
 
 
-def wait_for_reference_state(workdir: Path, max_wait_s: float = README_WAIT_S) -> str:
-    """Waits, at most max_wait_s, until an 8-byte ping-pong between two cores (Open MPI) is
-    within its reference's bound; returns what it saw, for the test's output."""
-    entry = yaml.safe_load((REPO_ROOT / "reference" / "local.yaml").read_text())[
+def wait_for_reference_state(program: Path, workdir: Path,
+                             max_wait_s: float = README_WAIT_S) -> str:
+    """Waits, at most max_wait_s, until an 8-byte ping-pong between two cores with `program`
+    (netbench built with Open MPI) is within its reference's bound; returns what it saw, for
+    the test's output."""
+    from fabricsuite import references
+
+    entry = references.load_file(references.reference_file("local"))[
         "NetbenchPingPong"]["local:default"]["openmpi"]["same-l3"]["latency_8B_median_us"]
     limit_us = entry[0] * (1.0 + entry[2])
-    program = build_netbench(workdir, "openmpi")
+    workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / "pingpong.json"
     start = time.monotonic()
     seen = []
@@ -122,9 +124,10 @@ def readme_session(results_root: Path) -> tuple[Path, subprocess.CompletedProces
     under `results_root`, each after wait_for_reference_state: (results directory, process) of
     the last attempt."""
     run_command, _test = readme_commands()
+    program = build_netbench(results_root / "probe", "openmpi")
     for attempt in range(README_ATTEMPTS):
         print(f"attempt {attempt + 1}: "
-              f"{wait_for_reference_state(results_root / f'probe-{attempt}')}")
+              f"{wait_for_reference_state(program, results_root / 'probe')}")
         results = results_root / f"results-{attempt}"
         env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
         proc = subprocess.run(["bash", "-c", run_command], cwd=REPO_ROOT, env=env,

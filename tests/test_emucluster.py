@@ -28,6 +28,7 @@ from emu_support import BIN
 from mpi_support import build_netbench
 
 from fabricsuite import REPO_ROOT
+from fabricsuite.verdict import CONFIRM_ROUNDS, confirm_pause
 
 PREFIX = emu_support.prefix("fst")  # unique per test run: never touches another cluster
 pytestmark = emu_support.marks(PREFIX, (*emu_support.TOOLS, "mpicc.mpich"))
@@ -353,10 +354,11 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     assert named and all("NetbenchPingPongBandwidth emucluster:nodes openmpi other-node "
                          "bandwidth_" in ln for ln in named), named
     assert "outcome: REGRESSION" in after[-1].stdout
-    # three confirmation rounds, each after the pause given with -S (x1, x3, x9)
-    for round_no, pause_s in ((1, PAUSE_S), (2, 3 * PAUSE_S), (3, 9 * PAUSE_S)):
+    # three confirmation rounds, each after the pause given with -S and its growth (1, 3, 9 s)
+    for round_no in range(1, CONFIRM_ROUNDS + 1):
         assert (f"confirmation round {round_no}: measuring the failed cases again after a "
-                f"{pause_s} s pause") in after[-1].stdout, after[-1].stdout[-4000:]
+                f"{confirm_pause(round_no, PAUSE_S):g} s pause") in after[-1].stdout, (
+            after[-1].stdout[-4000:])
     junit = (tmp_path / "j.xml").read_text()
     assert 'failures="2"' in junit and "bandwidth_" in junit
 
