@@ -28,6 +28,7 @@ from emu_support import BIN
 from mpi_support import build_netbench
 
 from fabricsuite import REPO_ROOT
+from fabricsuite.baseline import NOISE_WIDTHS, WORST_MARGIN
 from fabricsuite.verdict import CONFIRM_ROUNDS, confirm_pause
 
 PREFIX = emu_support.prefix("fst")  # unique per test run: never touches another cluster
@@ -275,8 +276,18 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = yaml.safe_load((refs / "emucluster.yaml").read_text())
     ref = data["NetbenchPingPongBandwidth"]["emucluster:nodes"]["openmpi"]["other-node"]
-    # noise-aware, not the old -45 %: narrower than the 10 % to be caught
-    assert ref["bandwidth_1MiB_MBps"][1] > -0.10, (ref, data["_statistics"])
+    stats = data["_statistics"]
+    # noise-aware, not the old -45 %: a steady figure gets the partition's floor, narrower than
+    # the 10 % to be caught. The peak (at 32 KiB every round trip drains the token bucket: twice
+    # the shaped rate) repeats within 0.01 %.
+    assert ref["bandwidth_peak_MBps"][1] > -0.10, (ref, stats)
+    # The 1 MiB median is bimodal through the bucket (it rides the burst in some round trips and
+    # not in others: 116-125 MB/s over 28 runs), so 4 noise widths from 5 runs land anywhere from
+    # the floor to 13 % (a CI run met 11.8 %): its bound is the one its own noise gives.
+    mib = stats["NetbenchPingPongBandwidth emucluster:nodes openmpi other-node "
+                "bandwidth_1MiB_MBps"]
+    assert -ref["bandwidth_1MiB_MBps"][1] == mib["bound"] == round(max(
+        mib["floor"], NOISE_WIDTHS * mib["spread"], WORST_MARGIN * mib["worst"]), 3), mib
     with_refs = {"RFM_REFERENCE_PREFIX": str(refs)}
 
     same = run_reframe(emu, tmp_path / "same", *checks, "--repeat", "10", extra_env=with_refs)
