@@ -137,6 +137,8 @@ def sweep_index(sizes: list[int], size: int) -> int:
 
 #: Where each run's JSON output is kept (--keep), or None.
 KEEP: Path | None = None
+#: Extra arguments of every `netbench loggp` run (--netbench-arg), e.g. --state-wait-s=0.
+NETBENCH_ARGS: list[str] = []
 
 
 def detected(program: Path, mpi: str, variable: str | None, value: int, max_size: str | None,
@@ -145,7 +147,7 @@ def detected(program: Path, mpi: str, variable: str | None, value: int, max_size
     env = dict(os.environ, **spec["extra_env"], **({variable: str(value)} if variable else {}))
     sweep = ["--max-size", max_size] if max_size else []
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        proc = subprocess.run([*spec["launcher"], str(program), "loggp", *sweep,
+        proc = subprocess.run([*spec["launcher"], str(program), "loggp", *sweep, *NETBENCH_ARGS,
                                "--json-file", out.name], env=env, capture_output=True,
                               text=True, timeout=timeout)
         if proc.returncode != 0:
@@ -169,7 +171,8 @@ def detected(program: Path, mpi: str, variable: str | None, value: int, max_size
             "state_ratio": result["parameters"]["state_ratio"],
             "slow_state_share": summary.get("slow_state_share"),
             "slow_state_sizes": summary.get("slow_state_sizes"),
-            "rechecks": (summary.get("recheck_measurements"), summary.get("recheck_lowered"))}
+            "rechecks": (summary.get("recheck_measurements"), summary.get("recheck_lowered")),
+            "waited_s": summary.get("state_waited_s")}
 
 
 #: Of the quiet runs (see quiet()), those whose size passes stayed in the fast state (at most this
@@ -215,8 +218,11 @@ def collect(measure, want_quiet: int, max_runs: int, fastest: dict, mpi: str, sh
 
 def state(d: dict) -> str:
     """The run's fast-state probe (us), its share of size passes in a slower state and the
-    sizes left with none in the fast state, as printed."""
-    return f"{d['probe_us']:.3f} {d['slow_state_share']:5.2f} {d['slow_state_sizes']:3}"
+    sizes left with none in the fast state, and the seconds it waited for the fast state, as
+    printed."""
+    waited = "-" if d.get("waited_s") is None else f"{d['waited_s']:.1f}"
+    return (f"{d['probe_us']:.3f} {d['slow_state_share']:5.2f} {d['slow_state_sizes']:3} "
+            f"{waited:>5}")
 
 
 #: A run whose fast-state probe is within this factor of the session's lowest for its MPI met
@@ -265,7 +271,7 @@ def defaults(programs: dict[str, Path], tmp: Path, want_quiet: int, max_runs: in
     over all runs, the quiet ones and the steady ones."""
     groups: list[tuple[str, list[dict], object]] = []
     print(f"{'mpi':8} {'run':>3} {'ranges':>6} {'passes':>6} {'probe':>5} {'slow':>5} {'s.s':>3} "
-          f"{'rechecked':>9}  thresholds (B) [BIC gain]")
+          f"{'wait':>5} {'rechecked':>9}  thresholds (B) [BIC gain]")
     for mpi in mpis:
         if shutil.which(MPIS[mpi]["compiler"]) is None:
             print(f"{mpi}: {MPIS[mpi]['compiler']} not installed, skipped")
@@ -313,9 +319,13 @@ def main() -> int:
                         help="with --defaults: only this MPI (default: both); repeatable")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep each run's JSON output in DIR (for a closer look)")
+    parser.add_argument("--netbench-arg", action="append", default=[], metavar="ARG",
+                        help="an extra argument of every netbench loggp run, e.g. "
+                             "--netbench-arg=--state-wait-s=0; repeatable")
     args = parser.parse_args()
     global KEEP
     KEEP = args.keep
+    NETBENCH_ARGS.extend(args.netbench_arg)
     max_runs = args.max_runs or 3 * args.runs
     programs: dict[str, Path] = {}
     fastest: dict[str, float] = {}
@@ -326,8 +336,8 @@ def main() -> int:
                      args.mpi or list(MPIS))
             return 0
         print(f"{'mpi':8} {'variable':36} {'imposed':>8} {'run':>3} {'ranges':>6} "
-              f"{'nearest':>8} {'steps':>5} {'probe':>5} {'slow':>5} {'s.s':>3}  "
-              "detected thresholds (B)")
+              f"{'nearest':>8} {'steps':>5} {'probe':>5} {'slow':>5} {'s.s':>3} "
+              f"{'wait':>5}  detected thresholds (B)")
         for knob in args.knob or sorted(KNOBS):
             mpi, variable, default_values = KNOBS[knob]
             if shutil.which(MPIS[mpi]["compiler"]) is None:

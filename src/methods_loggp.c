@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis.h"
 #include "methods.h"
@@ -50,6 +51,7 @@ typedef struct {
     int passes;                   /* --passes */
     int max_passes;               /* --max-passes */
     int rechecks;                 /* --rechecks */
+    double state_wait_s;          /* --state-wait-s */
 } loggp_settings;
 
 /* A pass of a size whose PRTT(n,0,s) exceeds the kept (lowest) pass's by more than this share
@@ -70,6 +72,13 @@ typedef struct {
 #define STATE_PROBE_ROUNDS 20
 #define STATE_PROBE_REPS 5
 #define STATE_RATIO 2.0
+/* Waiting out a slow phase: when a size's probe is over STATE_RATIO times the lowest probe of the
+ * run so far, netbench probes again every STATE_WAIT_STEP_S until the probe is back in the fast
+ * state or the run has waited --state-wait-s in all, and only then measures the size. Extra
+ * passes alone cannot help a run whose slow phase outlasts them (a quiet Open MPI run spent 98 %
+ * of its 9 passes in the slow state and found 4 ranges where 3 is the rule). On a machine
+ * without slow phases no probe is slow and nothing waits. */
+#define STATE_WAIT_STEP_S 0.02
 /* Besides the two states, the VM has noisy stretches in which a size's PRTT(n,0,s) comes out
  * 10-40 % high in every repetition while the probe stays near the fast level; with 3 passes some
  * sizes are then high in all of them, and the scattered high points hid MPICH's 1.2 KiB break
@@ -135,6 +144,10 @@ typedef struct {
     double delay_s;            /* d */
     void *send;
     void *recv;
+    double lowest_probe_us;    /* rank 0: the lowest state probe of the run so far */
+    double wait_budget_s;      /* --state-wait-s */
+    double waited_s;           /* time spent waiting for the fast state (see STATE_WAIT_STEP_S) */
+    long waits;                /* size measurements that waited */
 } prtt_state;
 
 /* Hoefler §2.2: one round = n sends with d between them, one reply. */
@@ -205,7 +218,7 @@ typedef struct {
 
 /* Rank 0: the machine state probe, the lowest of STATE_PROBE_REPS timings of
  * STATE_PROBE_ROUNDS 1-byte round trips, in us per round trip; rank 1 answers (returns NAN). */
-static double state_probe(const prtt_state *s)
+static double state_probe_once(const prtt_state *s)
 {
     char byte = 0;
     double lowest = INFINITY;
@@ -225,6 +238,37 @@ static double state_probe(const prtt_state *s)
             lowest = per_round_us;
     }
     return s->rank == 0 ? lowest : NAN;
+}
+
+/* The state probe, after waiting out a slow phase within the run's budget (STATE_WAIT_STEP_S):
+ * both ranks probe again while rank 0 finds the probe slow against the run's lowest so far. */
+static double state_probe(prtt_state *s)
+{
+    double probe = state_probe_once(s);
+    int waited = 0;
+    for (;;) {
+        int slow = 0;
+        if (s->rank == 0) {
+            if (probe < s->lowest_probe_us)
+                s->lowest_probe_us = probe;
+            slow = probe > STATE_RATIO * s->lowest_probe_us;
+            if (s->waited_s >= s->wait_budget_s)
+                slow = 0; /* the budget is spent: measure in the state there is */
+        }
+        MPI_Bcast(&slow, 1, MPI_INT, 0, s->pair);
+        if (!slow)
+            break;
+        if (!waited && s->rank == 0)
+            s->waits++;
+        waited = 1;
+        double start = MPI_Wtime();
+        const struct timespec pause = {.tv_sec = 0,
+                                       .tv_nsec = (long)(STATE_WAIT_STEP_S * 1e9)};
+        nanosleep(&pause, NULL);
+        probe = state_probe_once(s);
+        s->waited_s += MPI_Wtime() - start;
+    }
+    return probe;
 }
 
 static void measure_prtt(const nb_context *ctx, prtt_state *state, int n, double delay_us,
@@ -780,7 +824,8 @@ static void run_loggp(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
     size_t largest = o->sizes[o->size_count - 1];
-    prtt_state state = {.pair = ctx->pair, .rank = ctx->rank};
+    prtt_state state = {.pair = ctx->pair, .rank = ctx->rank, .lowest_probe_us = INFINITY,
+                        .wait_budget_s = settings_of(o)->state_wait_s};
     state.send = nb_buffer_new(largest);
     state.recv = nb_buffer_new(largest);
     if (ctx->result != NULL) {
@@ -806,6 +851,8 @@ static void run_loggp(const nb_context *ctx)
         nb_param_real(ctx->result, "state_ratio", STATE_RATIO);
         nb_param_int(ctx->result, "state_probe_round_trips", STATE_PROBE_ROUNDS);
         nb_param_int(ctx->result, "rechecks", settings_of(o)->rechecks);
+        nb_param_real(ctx->result, "state_wait_s", settings_of(o)->state_wait_s);
+        nb_param_real(ctx->result, "state_wait_step_s", STATE_WAIT_STEP_S);
         nb_param_real(ctx->result, "recheck_excess", RECHECK_EXCESS);
         nb_param_int(ctx->result, "recheck_half_window", RECHECK_HALF_WINDOW);
     }
@@ -879,6 +926,13 @@ static void run_loggp(const nb_context *ctx)
         nb_summary_int(ctx->result, "slow_state_sizes", (long long)kept.slow_state_sizes);
         nb_summary_int(ctx->result, "recheck_measurements", (long long)rechecked.measurements);
         nb_summary_int(ctx->result, "recheck_lowered", (long long)rechecked.lowered);
+        nb_summary_real(ctx->result, "state_waited_s", state.waited_s);
+        nb_summary_int(ctx->result, "state_waits", (long long)state.waits);
+        if (state.wait_budget_s > 0.0 && state.waited_s >= state.wait_budget_s)
+            nb_warning(ctx->result, "the machine stayed in a slower state than the run's fast "
+                       "one (probe over %.1fx %.3f us) through the %g s of --state-wait-s; "
+                       "the sizes measured after that may mix two curves", STATE_RATIO,
+                       state.lowest_probe_us, state.wait_budget_s);
         if (made > passes) {
             /* Why the extra passes were made, and whether they helped. */
             char why[384], still[384];
@@ -974,6 +1028,10 @@ static const nb_option loggp_options[] = {
      .help = "rounds in which the sizes whose PRTT(n,0,s) or G_all stands more than 10% above "
              "their neighbours, or that have no pass in the fast state, are measured again "
              "(0: none)"},
+    {.name = "--state-wait-s", .type = NB_OPTION_DOUBLE, NB_SETTING(loggp_settings, state_wait_s),
+     .min = 0.0, .max = 600.0, .value_name = "S", .default_value = "30", .example = "30",
+     .help = "most seconds a run waits, in all, for the machine to leave a slower state "
+             "than its fast one before measuring a size (0: never waits)"},
     NB_USE(NB_COMMON_REPETITIONS, "7"),
     NB_USE(NB_COMMON_ITERATIONS, "1000"),
     NB_USE(NB_COMMON_TIME_CAP, "3"),
@@ -998,7 +1056,10 @@ const nb_method nb_method_loggp = {
         "1-byte round trips probe the state of the machine (the lowest of 5 timings of 20); a\n"
         "pass whose probe exceeds 2x the lowest of the run was made in a slower state (a VM\n"
         "whose core-to-core path switches between two speeds) and is kept only when its size\n"
-        "has no other (summary state_probe_fast_us, slow_state_share, slow_state_sizes). A\n"
+        "has no other (summary state_probe_fast_us, slow_state_share, slow_state_sizes).\n"
+        "While a probe is over 2x the lowest of the run so far, netbench probes again every\n"
+        "20 ms before measuring the size, up to --state-wait-s in all for the run (summary\n"
+        "state_waited_s, state_waits; a warning when the time ran out). A\n"
         "slow phase can outlast all passes: while a fitted figure of the summary (g, o_s, o_r\n"
         "of the first range, G of the last, M) is unreliable, or a size has no pass in the\n"
         "fast state, one more pass is made (not for the thresholds: one range means the\n"

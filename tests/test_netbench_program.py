@@ -299,6 +299,11 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     assert 0.0 <= summary["slow_state_share"] <= 1.0
     assert isinstance(summary["slow_state_sizes"], int)
     assert raw["parameters"]["state_ratio"] == 2.0
+    # Waiting out a slow phase: never beyond the run's budget (plus one step and a probe)
+    assert raw["parameters"]["state_wait_s"] == 30.0
+    assert 0.0 <= summary["state_waited_s"] <= 30.0 + 0.1
+    assert isinstance(summary["state_waits"], int) and summary["state_waits"] >= 0
+    assert (summary["state_waits"] == 0) == (summary["state_waited_s"] == 0.0)
     # Rechecks: at most --rechecks rounds over the sizes (default 4), and only measurements
     # made count as lowered.
     sizes = len(raw["parameters"]["sizes_bytes"])
@@ -311,6 +316,9 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     assert raw["summary"]["passes_made"] == 3 and warned == []
     assert raw["parameters"]["rechecks"] == 0
     assert raw["summary"]["recheck_measurements"] == raw["summary"]["recheck_lowered"] == 0
+    # --state-wait-s 0: no waiting, whatever the machine's state
+    raw, _, _ = _loggp(netbench, "--max-size", "4K", "--max-passes", "3", "--state-wait-s", "0")
+    assert raw["summary"]["state_waited_s"] == 0.0 and raw["summary"]["state_waits"] == 0
 
     # One protocol range (5 sizes, at least 5 per range): the thresholds are unresolved, yet no
     # extra pass is made for them (another pass cannot add a protocol switch to the sweep); a
