@@ -71,6 +71,16 @@ rndv_thresh --runs 10 --max-runs 12` (02:34-02:55), within one step in quiet run
 Open MPI 1024: 7/7 (4/4; 12/12), 4096: 8/9 (7/7; 11/12), 16384: 9/9 (6/6; 12/12); MPICH 4096:
 10/10 (10/10; 10/10), 16384: 10/10 (10/10; 10/10), 32768: 3/3 (3/3; 10/12), 65536: 6/9 (5/8;
 9/12; the misses at 46341 B, two steps early); MPICH's range count was 4 in every quiet run.
+With the wait (netbench probes again every 20 ms while the probe is over 2x the run's lowest so
+far, up to --state-wait-s 30 s a run), 2026-11-25, alone: `--defaults --runs 10 --max-runs 14`
+(19:47-19:55 UTC): Open MPI 3 ranges in 10 of 10 quiet runs (8 of 8 steady, 10 of 11 all), MPICH
+4 in 10 of 10 (10 of 10, 10 of 10); runs waited in 3 of 11 and 4 of 10, 2-30 s each.
+`--knob eager_limit --runs 10 --max-runs 12` and `--knob rndv_thresh --values 4096,16384,32768`
+(19:56-20:16), within one step in quiet runs (steady; all): Open MPI 1024: 6/6 (3/3; 12/12;
+a slow phase of minutes), 4096: 10/10 (10/10; 10/10), 16384: 10/10 (9/9; 10/10; 13777 B in 8);
+MPICH 4096: 10/10 (9/9; 11/11), 16384: 10/10 (10/10; 10/10), 32768: 9/9 (7/7; 11/12). Again
+with --max-runs 14 (20:17-20:28): Open MPI 1024: 10/10 (7/7; 11/11), MPICH 32768: 10/10 (6/6;
+10/10). No --state-wait-s=0 session ran alongside (--netbench-arg runs one).
 A miss is a run in which the whole sweep met one of the VM's slow phases: the curve then has
 another shape (the eager/rendezvous step at 4096 B shrinks from 3.6x to 1.4x) and the step is
 merged away or another one found. Open MPI's max_inline_send does not move any step this sweep

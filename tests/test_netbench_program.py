@@ -281,7 +281,7 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     """--max-passes: after the --passes sweeps, one more while a figure of the summary is
     unreliable or unresolved, up to --max-passes; a warning says why. At most --passes: exactly
     --passes sweeps."""
-    raw, unsound, warned = _loggp(netbench, "--max-size", "4K")
+    raw, unsound, warned = _loggp(netbench, "--max-size", "4K", "--state-wait-s", "5")
     assert raw["parameters"]["passes"] == 3 and raw["parameters"]["max_passes"] == 9
     made = raw["summary"]["passes_made"]
     assert 3 <= made <= 9 and isinstance(made, int)
@@ -299,11 +299,15 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     assert 0.0 <= summary["slow_state_share"] <= 1.0
     assert isinstance(summary["slow_state_sizes"], int)
     assert raw["parameters"]["state_ratio"] == 2.0
-    # Waiting out a slow phase: never beyond the run's budget (plus one step and a probe)
-    assert raw["parameters"]["state_wait_s"] == 30.0
-    assert 0.0 <= summary["state_waited_s"] <= 30.0 + 0.1
+    # Waiting out a slow phase: never beyond the run's budget (plus one 20 ms step and a probe),
+    # and a warning exactly when the budget ran out
+    assert raw["parameters"]["state_wait_s"] == 5.0
+    assert raw["parameters"]["state_wait_step_s"] == 0.02
+    assert 0.0 <= summary["state_waited_s"] <= 5.0 + 0.1
     assert isinstance(summary["state_waits"], int) and summary["state_waits"] >= 0
     assert (summary["state_waits"] == 0) == (summary["state_waited_s"] == 0.0)
+    ran_out = [w for w in raw["warnings"] if "--state-wait-s" in w]
+    assert len(ran_out) == (1 if summary["state_waited_s"] >= 5.0 else 0), raw["warnings"]
     # Rechecks: at most --rechecks rounds over the sizes (default 4), and only measurements
     # made count as lowered.
     sizes = len(raw["parameters"]["sizes_bytes"])
@@ -311,13 +315,13 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     assert 0 <= summary["recheck_lowered"] <= summary["recheck_measurements"] <= 4 * sizes
 
     raw, _, warned = _loggp(netbench, "--max-size", "4K", "--passes", "3", "--max-passes", "2",
-                            "--rechecks", "0")
+                            "--rechecks", "0", "--state-wait-s", "0")
     assert raw["parameters"]["max_passes"] == 2
     assert raw["summary"]["passes_made"] == 3 and warned == []
     assert raw["parameters"]["rechecks"] == 0
     assert raw["summary"]["recheck_measurements"] == raw["summary"]["recheck_lowered"] == 0
     # --state-wait-s 0: no waiting, whatever the machine's state
-    raw, _, _ = _loggp(netbench, "--max-size", "4K", "--max-passes", "3", "--state-wait-s", "0")
+    assert raw["parameters"]["state_wait_s"] == 0.0
     assert raw["summary"]["state_waited_s"] == 0.0 and raw["summary"]["state_waits"] == 0
 
     # One protocol range (5 sizes, at least 5 per range): the thresholds are unresolved, yet no
