@@ -1029,7 +1029,8 @@ static const nb_option loggp_options[] = {
              "their neighbours, or that have no pass in the fast state, are measured again "
              "(0: none)"},
     {.name = "--state-wait-s", .type = NB_OPTION_DOUBLE, NB_SETTING(loggp_settings, state_wait_s),
-     .min = 0.0, .max = 600.0, .value_name = "S", .default_value = "30", .example = "30",
+     .min = 0.0, .max = 600.0, .value_name = "SECONDS", .default_value = "30",
+     .example = "30",
      .help = "most seconds a run waits, in all, for the machine to leave a slower state "
              "than its fast one before measuring a size (0: never waits)"},
     NB_USE(NB_COMMON_REPETITIONS, "7"),
