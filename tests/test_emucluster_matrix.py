@@ -13,6 +13,12 @@ directory of its own: the 4-node cluster of tests/test_emucluster.py is never to
 The 6 nodes share this machine's cores (2 here): the ranks yield when idle
 (mpi_yield_when_idle) so that the pairs of a round, 3 nodes to a core, take turns instead of
 spinning each other out; the bandwidth is bound by the shaped links.
+
+A job that never reached the end of its first round (no progress line for it) is started once
+more, at most once per test, and says so: the verdict is about completed runs. CI met one such
+job in about 200: Open MPI's TCP connections to rank 0 stayed "in progress" until Slurm's time
+limit killed the ranks (rank 0 with a segfault on the way out). A run normally takes 5-10 s, so
+the jobs get 1 minute, not 5.
 """
 
 import json
@@ -39,17 +45,29 @@ def netbench(tmp_path_factory):
     return build_netbench(tmp_path_factory.mktemp("nb-matrix"), "openmpi")
 
 
-def matrix(emu, netbench, out):
-    out.unlink(missing_ok=True)
-    proc = emu("exec", "srun", f"-N{NODES}", f"-n{NODES}", "--ntasks-per-node=1", "--time=5",
-               str(netbench), "matrix", "--max-size", "256K", "--repetitions", "3",
-               "--time-cap-ms", "20", "--progress-every", "0", "--json-file", str(out),
-               extra_env=MPI_ENV, check=False, timeout=400)
+FIRST_ROUND = f"round 1 of {NODES - 1} (concurrent, {NODES} ranks)"
+
+
+def matrix(emu, netbench, out, restarts):
+    """One `netbench matrix` job; `restarts` (a list) collects the stderr of a job that died
+    before its first round, which is started again once per test."""
+    while True:
+        out.unlink(missing_ok=True)
+        proc = emu("exec", "srun", f"-N{NODES}", f"-n{NODES}", "--ntasks-per-node=1",
+                   "--time=1", str(netbench), "matrix", "--max-size", "256K", "--repetitions",
+                   "3", "--time-cap-ms", "20", "--progress-every", "0", "--json-file", str(out),
+                   extra_env=MPI_ENV, check=False, timeout=200)
+        if proc.returncode == 0 or FIRST_ROUND in proc.stderr or restarts:
+            break
+        restarts.append(proc.stderr[-3000:])
+        print(f"a job died before its first round (exit {proc.returncode}), started once more; "
+              f"its stderr:\n{restarts[-1]}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert len({r["host"] for r in result["ranks"]}) == NODES, result["ranks"]
     assert result["parameters"]["schedule"] == "concurrent"
     assert result["summary"]["rounds"] == NODES - 1
+    assert FIRST_ROUND in proc.stderr
     assert f"round {NODES - 1} of {NODES - 1} (concurrent, {NODES} ranks)" in proc.stderr
     for name in ("matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"):
         assert (out.parent / name).is_file(), name
@@ -66,11 +84,11 @@ def describe(result):
 
 def test_the_map_names_the_slow_node_in_5_of_5_runs(six_nodes, netbench, tmp_path):
     slow = f"{PREFIX}{SLOW_NODE}"
-    outcomes = []
+    outcomes, restarts = [], []
     try:
         six_nodes("rate", "100mbit", str(SLOW_NODE))
         for run in range(RUNS):
-            result = matrix(six_nodes, netbench, tmp_path / "matrix.json")
+            result = matrix(six_nodes, netbench, tmp_path / "matrix.json", restarts)
             pairs = result["tables"]["pairs"]
             assert len(pairs) == NODES * (NODES - 1) // 2
             with_slow = {(p["host_a"], p["host_b"]) for p in pairs
@@ -91,10 +109,10 @@ def test_the_map_names_the_slow_node_in_5_of_5_runs(six_nodes, netbench, tmp_pat
 
 def test_equal_links_flag_nothing_in_5_of_5_runs(six_nodes, netbench, tmp_path):
     six_nodes("rate", "1gbit")
-    outcomes = []
+    outcomes, restarts = [], []
     try:
         for run in range(RUNS):
-            result = matrix(six_nodes, netbench, tmp_path / "matrix.json")
+            result = matrix(six_nodes, netbench, tmp_path / "matrix.json", restarts)
             outcomes.append(f"run {run + 1}: {describe(result)}")
             flagged = [p for p in result["tables"]["pairs"] if p["flagged"]]
             assert flagged == [], (outcomes[-1], flagged)
