@@ -2,9 +2,12 @@
 
 An emulated cluster of its own (ci/emucluster.sh, 6 nodes, 1 Gbit links, a prefix and state
 directory of its own: the 4-node cluster of tests/test_emucluster.py is never touched), and
-`netbench matrix` through srun, one rank per node, with its defaults: the concurrent schedule
-(5 tournament rounds of 3 pairs), the verdict relative to the run (0.93 x the best bandwidth,
-2.1 x the lowest latency) and the suspects re-tested alone.
+`netbench matrix` through srun, one rank per node: the concurrent schedule (5 tournament rounds
+of 3 pairs), the verdict relative to the run (0.85 x the best bandwidth, not the default 0.93;
+2.1 x the lowest latency) and the suspects re-tested alone. The 6 nodes share 2 cores, so a
+healthy pair alone varies by more than the 7 % a real cluster's links keep: at 0.93, 9-13 of the
+15 pairs were suspect in every run, and a CI run (99f3f51) confirmed a healthy pair alone at
+under 0.93 x a best of 80 MB/s. The slow node's pairs deliver a seventh of the others'.
 
 - one node's link slowed to 100 Mbit (`ci/emucluster.sh rate 100mbit 4`, tbf on its egress):
   in 5 of 5 runs exactly that node's 5 pairs are bad (suspect, and confirmed by the re-test
@@ -30,6 +33,7 @@ from mpi_support import build_netbench
 PREFIX = emu_support.prefix("fsm")  # unique per test run, distinct from test_emucluster's
 pytestmark = emu_support.marks(PREFIX)
 NODES, SLOW_NODE, RUNS = 6, 4, 5
+BANDWIDTH_FRACTION = 0.85
 MPI_ENV = {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self", "OMPI_ALLOW_RUN_AS_ROOT": "1",
            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
 
@@ -55,7 +59,8 @@ def matrix(emu, netbench, out, restarts):
         out.unlink(missing_ok=True)
         proc = emu("exec", "srun", f"-N{NODES}", f"-n{NODES}", "--ntasks-per-node=1",
                    "--time=1", str(netbench), "matrix", "--max-size", "256K", "--repetitions",
-                   "3", "--time-cap-ms", "20", "--progress-every", "0", "--json-file", str(out),
+                   "3", "--time-cap-ms", "20", "--bandwidth-fraction", str(BANDWIDTH_FRACTION),
+                   "--progress-every", "0", "--json-file", str(out),
                    extra_env=MPI_ENV, check=False, timeout=200)
         if proc.returncode == 0 or FIRST_ROUND in proc.stderr or restarts:
             break
@@ -66,6 +71,7 @@ def matrix(emu, netbench, out, restarts):
     result = json.loads(out.read_text())
     assert len({r["host"] for r in result["ranks"]}) == NODES, result["ranks"]
     assert result["parameters"]["schedule"] == "concurrent"
+    assert result["parameters"]["bandwidth_fraction"] == BANDWIDTH_FRACTION
     assert result["summary"]["rounds"] == NODES - 1
     assert FIRST_ROUND in proc.stderr
     assert f"round {NODES - 1} of {NODES - 1} (concurrent, {NODES} ranks)" in proc.stderr
