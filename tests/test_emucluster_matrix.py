@@ -49,7 +49,9 @@ def netbench(tmp_path_factory):
     return build_netbench(tmp_path_factory.mktemp("nb-matrix"), "openmpi")
 
 
-FIRST_ROUND = f"round 1 of {NODES - 1} (concurrent, {NODES} ranks)"
+def round_line(done):
+    """netbench matrix's progress line after round `done` of the whole tournament."""
+    return f"round {done} of {NODES - 1} (concurrent, {NODES} ranks)"
 
 
 def matrix(emu, netbench, out, restarts):
@@ -62,7 +64,7 @@ def matrix(emu, netbench, out, restarts):
                    "3", "--time-cap-ms", "20", "--bandwidth-fraction", str(BANDWIDTH_FRACTION),
                    "--progress-every", "0", "--json-file", str(out),
                    extra_env=MPI_ENV, check=False, timeout=200)
-        if proc.returncode == 0 or FIRST_ROUND in proc.stderr or restarts:
+        if proc.returncode == 0 or round_line(1) in proc.stderr or restarts:
             break
         restarts.append(proc.stderr[-3000:])
         print(f"a job died before its first round (exit {proc.returncode}), started once more; "
@@ -73,8 +75,7 @@ def matrix(emu, netbench, out, restarts):
     assert result["parameters"]["schedule"] == "concurrent"
     assert result["parameters"]["bandwidth_fraction"] == BANDWIDTH_FRACTION
     assert result["summary"]["rounds"] == NODES - 1
-    assert FIRST_ROUND in proc.stderr
-    assert f"round {NODES - 1} of {NODES - 1} (concurrent, {NODES} ranks)" in proc.stderr
+    assert round_line(1) in proc.stderr and round_line(NODES - 1) in proc.stderr
     for name in ("matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"):
         assert (out.parent / name).is_file(), name
     return result
