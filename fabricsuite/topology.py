@@ -16,12 +16,15 @@ is one end of every pair where possible, so that results of different classes sh
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+#: classify's answer for two PUs whose relation the topology does not describe.
+UNKNOWN = "unknown"
 DISTANCES = ["same-core", "same-l2", "same-l3", "same-package", "other-package", "other-node"]
 INTRA_NODE = DISTANCES[:-1]
 
@@ -33,11 +36,32 @@ class TopologyError(Exception):
 @dataclass(frozen=True)
 class PU:
     os_index: int
-    core: int | None      # gp_index of the enclosing object of each kind, None when absent
-    l2: int | None
-    l3: int | None
-    package: int | None
+    # The enclosing object of each kind, named by its cpuset (unique among objects of one kind
+    # in every hwloc XML format; gp_index is not always written), None when absent.
+    core: str | None
+    l2: str | None
+    l3: str | None
+    package: str | None
     numa: str             # the PU's nodeset (which NUMA node(s) it is local to)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What a topology says of its machine, for a person and for the machine's fingerprint."""
+
+    cpu_model: str        # the first package's CPUModel info, "" when the file has none
+    packages: int         # Package objects (0 when the topology names none)
+    cores: int            # Core objects (or PUs, in a topology without Core objects)
+    pus: int
+    memory_bytes: int     # the NUMA nodes' local memory, summed
+
+    @property
+    def threads_per_core(self) -> int:
+        return max(1, round(self.pus / self.cores)) if self.cores else 1
+
+    @property
+    def cores_per_package(self) -> int:
+        return max(1, round(self.cores / max(self.packages, 1)))
 
 
 def _cpuset_bits(text: str | None) -> set[int]:
@@ -45,9 +69,11 @@ def _cpuset_bits(text: str | None) -> set[int]:
     if not text:
         return set()
     bits = set()
-    words = [w for w in text.split(",") if w]
+    # hwloc writes a zero word in the middle as nothing ("0x00000303,,0x03030303"): it still
+    # counts as a word of 32 bits.
+    words = text.split(",")
     for position, word in enumerate(reversed(words)):
-        value = int(word, 16)
+        value = int(word, 16) if word else 0
         base = 32 * position
         index = 0
         while value:
@@ -76,7 +102,7 @@ def parse(xml_text: str, source: str = "<xml>") -> tuple[list[PU], set[int]]:
         kind = element.get("type")
         here = dict(enclosing)
         if kind in kinds:
-            here[kinds[kind]] = int(element.get("gp_index", "-1"))
+            here[kinds[kind]] = element.get("cpuset") or element.get("gp_index") or "?"
         if kind == "PU":
             pus.append(PU(os_index=int(element.get("os_index", "-1")), core=here.get("core"),
                           l2=here.get("l2"), l3=here.get("l3"), package=here.get("package"),
@@ -97,6 +123,8 @@ def classify(a: PU, b: PU) -> str:
         return "same-core"
     if a.l2 is not None and a.l2 == b.l2:
         return "same-l2"
+    if a.package is None or b.package is None:
+        return UNKNOWN  # a topology without Package objects: above the caches nothing is known
     if a.package != b.package:
         return "other-package"
     if a.l3 is not None and a.l3 == b.l3 and a.numa == b.numa:
@@ -114,7 +142,9 @@ def pairs(xml_text: str, source: str = "<xml>") -> dict[str, tuple[int, int]]:
         for b in usable:
             if b.os_index <= a.os_index:
                 continue
-            found.setdefault(classify(a, b), (a.os_index, b.os_index))
+            distance = classify(a, b)
+            if distance != UNKNOWN:
+                found.setdefault(distance, (a.os_index, b.os_index))
         if len(found) == len(INTRA_NODE):
             break
     return found
@@ -126,6 +156,9 @@ def missing_reason(distance: str, xml_text: str, source: str) -> str:
     usable = [p for p in pus if p.os_index in allowed]
     cores = {p.core for p in usable}
     packages = {p.package for p in usable}
+    if distance in ("same-package", "other-package") and None in packages:
+        return (f"{source}: the topology names no package, so nothing above the caches is known "
+                f"({len(usable)} usable PUs, {len(cores)} cores)")
     what = {
         "same-core": "no core with two usable PUs (no SMT)",
         "same-l2": "no L2 cache shared by two cores",
@@ -136,17 +169,66 @@ def missing_reason(distance: str, xml_text: str, source: str) -> str:
     return f"{source}: {what} ({len(usable)} usable PUs, {len(cores)} cores)"
 
 
+def machine(xml_text: str, source: str = "<xml>") -> Machine:
+    """The machine a topology describes: CPU model, packages, cores, PUs and memory."""
+    parse(xml_text, source)  # one message for a file that is no topology
+    root = ET.fromstring(xml_text)
+    counts = {"Package": 0, "Core": 0, "PU": 0}
+    memory = 0
+    model = ""
+    for element in root.iter("object"):
+        kind = element.get("type")
+        if kind in counts:
+            counts[kind] += 1
+        if kind == "NUMANode" or (kind == "Machine" and element.get("local_memory")):
+            memory += int(element.get("local_memory", "0") or 0)
+        if kind == "Package" and not model:
+            model = next((i.get("value", "") for i in element.findall("info")
+                          if i.get("name") == "CPUModel"), "")
+    return Machine(cpu_model=model.strip(), packages=counts["Package"],
+                   cores=counts["Core"] or counts["PU"], pus=counts["PU"], memory_bytes=memory)
+
+
+def _this_machine_counts() -> tuple[int, int | None]:
+    """(online CPUs, packages) of the machine this runs on, from the kernel; packages None
+    where /sys does not say."""
+    cpus = os.cpu_count() or 0
+    ids = set()
+    for path in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/topology/physical_package_id"):
+        try:
+            ids.add(path.read_text().strip())
+        except OSError:
+            continue
+    return cpus, (len(ids) or None)
+
+
+def check_cache_matches(xml_text: str, cache: Path) -> None:
+    """Refuse a cached topology recorded on another machine (results directories travel and
+    are shared): its PU or package count differs from this machine's."""
+    recorded = machine(xml_text, str(cache))
+    cpus, packages = _this_machine_counts()
+    if recorded.pus != cpus or (packages is not None and recorded.packages not in (0, packages)):
+        raise TopologyError(
+            f"{cache} was recorded on another machine ({recorded.pus} PUs, {recorded.packages} "
+            f"package(s); this one has {cpus} online CPUs, {packages or '?'} package(s)): remove "
+            f"it and it is recorded again here")
+
+
 def local_topology_xml(cache: Path) -> str:
-    """This machine's topology, recorded once into `cache` with lstopo (hwloc)."""
-    if not cache.is_file():
-        lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
-        if lstopo is None:
-            raise TopologyError("lstopo not found; install hwloc (ci/setup.sh does)")
-        proc = subprocess.run([lstopo, "--of", "xml", "-"], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise TopologyError(f"lstopo --of xml failed: {proc.stderr.strip()}")
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(".tmp")
-        tmp.write_text(proc.stdout)
-        tmp.replace(cache)
-    return cache.read_text()
+    """This machine's topology, recorded once into `cache` with lstopo (hwloc); a cache that
+    does not match this machine is refused (check_cache_matches)."""
+    if cache.is_file():
+        text = cache.read_text()
+        check_cache_matches(text, cache)
+        return text
+    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+    if lstopo is None:
+        raise TopologyError("lstopo not found; install hwloc (ci/setup.sh does)")
+    proc = subprocess.run([lstopo, "--of", "xml", "-"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise TopologyError(f"lstopo --of xml failed: {proc.stderr.strip()}")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(proc.stdout)
+    tmp.replace(cache)
+    return proc.stdout
