@@ -105,7 +105,8 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
         scope = {"$partition": self.current_partition.fullname,
                  "$environ": self.current_environ.name, "scale": str(self.scale)}
         known = scoped_references(self.current_system.name, type(self).__name__, scope,
-                                  self.perf_specs())
+                                  self.perf_specs(),
+                                  machine=self.current_partition.extras.get("machine"))
         for name in known:
             getlogger().info(f"{self.display_name}: {name}: a known finding, reference "
                              f"{known[name]} from the reference file")

@@ -30,7 +30,8 @@ status=0
 # The verdict decides (ReFrame fails a case whose confirmation disagreed with its first run; no
 # report at all is 2 there). $status stays for the record: the outcome names ReFrame's failures.
 verdict=0
-"$VENV/bin/python" -m fabricsuite.session --classify --skips "$skips" "$report" -- "$@" ||
+"$VENV/bin/python" -m fabricsuite.session --classify --take-references --skips "$skips" "$report" \
+    -- "$@" ||
     verdict=$?
 [ "$status" -eq 0 ] || echo "(reframe exited $status; the verdict above decides)" >&2
 exit "$verdict"

@@ -39,8 +39,10 @@ unit. A variable whose direction the reports do not give (reports from checks ol
 ones a lower bound, "equal" ones both: a count the seen range +-1, a size from a geometric sweep
 (a protocol threshold, `perf_size_steps`) one sweep step beyond the seen range, any other figure
 the noise bound on both sides. A variable
-whose bound reaches TOO_NOISY_FOR_2X is listed in `_provenance.too_noisy_to_catch_2x`: a
-reference that fails healthy runs is worse than one that says openly what it cannot catch.
+whose bound reaches TOO_NOISY_FOR_2X is recorded only: written without bounds and listed with
+its reason in the file's `_recorded_only` (shown and trended, never judged). A reference that
+fails healthy runs is worse than none, and a bound that cannot fail a 2x slowdown only pretends
+to judge.
 
 The reference file is updated in place under an exclusive lock (a read-modify-write by two
 baselines at once loses neither), with a round-trip YAML library so that hand-written comments
@@ -93,7 +95,7 @@ OUTLIER_RUNS_FROM = 5
 #: dedicated node repeats within about 1 %; 3 % keeps a 10 % regression well outside.
 DEFAULT_FLOOR = 0.03
 #: A bound at or beyond this cannot fail a 2x slowdown: +100 % for a lower-is-better variable,
-#: -50 % for a higher-is-better one; listed openly in _provenance.too_noisy_to_catch_2x.
+#: -50 % for a higher-is-better one: such a variable is recorded only (_recorded_only).
 TOO_NOISY_FOR_2X = {LOWER: 1.0, EQUAL: 1.0, HIGHER: 0.5}
 #: A lower bound never reaches -100 % (that would accept zero).
 MAX_LOWER_BOUND = 0.95
@@ -223,10 +225,19 @@ def _load_report(path: Path) -> dict[str, Any]:
 
 def read_reports(paths: list[Path], system: str | None = None) -> Collected:
     """Collect the healthy samples per variable (of `system`, if given) from run report files."""
+    return collect([_load_report(path) for path in paths], paths, system)
+
+
+def collect(reports: list[dict[str, Any]], names: list[Any],
+            system: str | None = None) -> Collected:
+    """`read_reports` over reports already read (`names`: where each came from, for the
+    messages and as the session of a report without a session uuid)."""
     table: dict[tuple[str, str, str, tuple, str], Samples] = {}
     collected = Collected([])
-    for path in paths:
-        report = _load_report(path)
+    for path, report in zip(names, reports, strict=True):
+        path = Path(path)
+        if not isinstance(report, dict) or not isinstance(report.get("runs"), list):
+            raise _not_a_report(path, "the top level", type(report).__name__)
         info = report.get("session_info")
         info = info if isinstance(info, dict) else {}
         session = str(info.get("uuid") or path.resolve())
@@ -516,7 +527,9 @@ def build_reference(samples: list[Samples], sources: list[Path],
     old_provenance = data.get("_provenance")
     if not isinstance(old_provenance, dict):
         old_provenance = {}
-    old_noisy = set(old_provenance.get("too_noisy_to_catch_2x") or [])
+    recorded_only = data.get("_recorded_only")
+    if not isinstance(recorded_only, dict):
+        recorded_only = CommentedMap()
     reports = sorted(set(old_provenance.get("reports") or []) | {p.name for p in sources})
     runs_per_var = []
     order = sorted(samples, key=lambda s: (s.check, s.partition, s.environ, s.levels, s.variable))
@@ -529,12 +542,17 @@ def build_reference(samples: list[Samples], sources: list[Path],
         scope = _child(_child(entry, s.partition), s.environ)
         for _field, value in s.levels:
             scope = _child(scope, value)
+        dotted = ".".join([s.check, s.partition, s.environ, *[v for _, v in s.levels],
+                           s.variable])
+        recorded_only.pop(dotted, None)
+        if note:
+            # Too noisy to catch 2x: recorded (shown, trended), never judged; a bound that
+            # cannot fail would only pretend to judge.
+            ref = [ref[0], None, None, ref[3]]
+            notes.append(f"{s.key}: {note}; recorded only")
+            recorded_only[dotted] = f"recorded only: {note}"
         _set_list(scope, s.variable, ref)
         runs_per_var.append(len(s.values))
-        old_noisy.discard(s.key)
-        if note:
-            notes.append(f"{s.key}: {note}")
-            old_noisy.add(s.key)
     provenance = data.get("_provenance")
     if not isinstance(provenance, CommentedMap):
         provenance = data["_provenance"] = CommentedMap()
@@ -549,13 +567,57 @@ def build_reference(samples: list[Samples], sources: list[Path],
                 f"{DEFAULT_FLOOR}), {NOISE_WIDTHS} x robust spread, {WORST_MARGIN} x worst "
                 f"deviation); equal: a count the seen range +-1, a sweep size "
                 f"(perf_size_steps) one step beyond the seen range, else the same bound on both "
-                f"sides; per variable in _statistics",
-        "too_noisy_to_catch_2x": sorted(old_noisy),
+                f"sides; a bound that cannot catch a 2x slowdown is not written: the variable "
+                f"is recorded only (_recorded_only, no bounds); per variable in _statistics",
     })
+    provenance.pop("too_noisy_to_catch_2x", None)  # older files: now _recorded_only
+    if recorded_only:
+        data["_recorded_only"] = CommentedMap(sorted(recorded_only.items()))
+    else:
+        data.pop("_recorded_only", None)
     return data, notes
 
 
 # --- the reference file ------------------------------------------------------------------------
+
+HEADER = """\
+# Reference values per partition, programming environment and topology distance (point-to-point
+# checks) or scale, nodes x ranks per node (multi-rank checks), read by ReFrame 4.10 as external
+# references ($ref). Each entry: [value, lower, upper, unit]; bounds are fractions, null = none
+# (only for a variable listed in _recorded_only: shown, never judged).
+# Produced by `fabricsuite baseline` from stored runs (see _provenance); edit with care.
+"""
+
+
+def update_file(path: Path, samples: list[Samples], sources: list[Path], min_sessions: int, *,
+                dry_run: bool = False, machine: dict[str, Any] | None = None,
+                show_changes: Any = None) -> tuple[str, Path | None, list[str]]:
+    """Merge the references of `samples` into the file at `path` under its lock (created with
+    its directory when missing): (new text, backup of the old version or None, notes).
+    `show_changes(lines)` sees the changes before anything is written; `dry_run` writes
+    nothing; `machine` (the embedded default's fingerprint) is recorded as `_machine`."""
+    from .references import ReferenceFileError, load_file
+
+    if not dry_run:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        if not dry_run:
+            stack.enter_context(locked(path))
+        existing = None
+        if path.exists():
+            try:
+                load_file(path)  # validate: one message naming the entry and the fix
+            except ReferenceFileError as err:
+                raise BaselineError(str(err)) from None
+            existing = load_roundtrip(path)
+        if show_changes is not None:
+            show_changes(diff_lines(samples, existing))
+        data, notes = build_reference(samples, sources, existing, min_sessions)
+        if machine:
+            data["_machine"] = CommentedMap(machine)
+        text = dump(data, "" if existing is not None else HEADER)
+        saved = None if dry_run else write_atomically(path, text)
+    return text, saved, notes
 
 def _yaml() -> YAML:
     y = YAML(typ="rt")

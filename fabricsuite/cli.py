@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 
@@ -18,15 +17,10 @@ from . import compare, history, nightly, report
 from .baseline import (
     MIN_RUNS,
     MIN_SESSIONS,
-    build_reference,
-    diff_lines,
-    dump,
-    load_roundtrip,
-    locked,
     propose,
     read_reports,
+    update_file,
     usable,
-    write_atomically,
 )
 from .commands import (
     UsageError,
@@ -35,14 +29,7 @@ from .commands import (
     one_line_errors,
     results_dir,
 )
-from .references import ReferenceFileError, load_file, reference_file
-
-HEADER = """\
-# Reference values per partition, programming environment and topology distance (point-to-point
-# checks) or scale, nodes x ranks per node (multi-rank checks), read by ReFrame 4.10 as external
-# references ($ref). Each entry: [value, lower, upper, unit]; bounds are fractions, null = none.
-# Produced by `fabricsuite baseline` from stored runs (see _provenance); edit with care.
-"""
+from .references import reference_file
 
 
 def _select_reports(args: argparse.Namespace) -> list[Path]:
@@ -116,30 +103,21 @@ def _baseline(args: argparse.Namespace) -> int:
         raise UsageError("no variable is left to baseline (see the notes above); nothing "
                          "written")
     output = Path(args.output) if args.output else reference_file(args.system)
-    if not output.parent.is_dir():
+    if not output.parent.is_dir() and (args.output or args.system != "local"):
         raise UsageError(f"cannot write {output}: directory {output.parent} does not exist; "
                          f"create it or pass --output")
-    with contextlib.ExitStack() as stack:
-        if not args.dry_run:
-            stack.enter_context(locked(output))
-        existing = None
-        if output.exists():
-            try:
-                load_file(output)  # validate: one message naming the entry and the fix
-            except ReferenceFileError as err:
-                raise UsageError(str(err)) from None
-            existing = load_roundtrip(output)
-        changes = diff_lines(samples, existing)
+
+    def show(changes: list[str]) -> None:
         print(f"fabricsuite baseline: changes to {output}:", file=sys.stderr)
         for line in changes:
             print(line, file=sys.stderr)
-        data, noisy = build_reference(samples, reports, existing, min_sessions)
-        text = dump(data, "" if existing is not None else HEADER)
-        if args.dry_run:
-            sys.stdout.write(text)
-        else:
-            saved = write_atomically(output, text)
-            print(f"wrote {output}" + (f" (previous version kept as {saved})" if saved else ""))
+
+    text, saved, noisy = update_file(output, samples, reports, min_sessions,
+                                     dry_run=args.dry_run, show_changes=show)
+    if args.dry_run:
+        sys.stdout.write(text)
+    else:
+        print(f"wrote {output}" + (f" (previous version kept as {saved})" if saved else ""))
     for note in noisy:
         print(f"note: {note}", file=sys.stderr)
     return 0

@@ -126,8 +126,10 @@ def run(args: Any) -> int:
     if not report.is_file():
         return _fail(f"reframe exited {returncode} without a run report: nothing was tested "
                      f"(a bad option, system or mode? see its output above)")
-    argv = ["--skips", str(skips), "--junit", str(junit), "--classify", str(report), "--",
-            "--system", args.system, *extra]
+    # The embedded default takes its machine's references after its first sessions.
+    take = ["--take-references"] if args.system.split(":")[0] == "local" else []
+    argv = ["--skips", str(skips), "--junit", str(junit), "--classify", *take, str(report),
+            "--", "--system", args.system, *extra]
     status = session.main(argv)
     print(f"fabricsuite nightly: JUnit XML in {junit}; run report {report}")
     if status == session.WITHIN and returncode != 0:

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from . import REFERENCE_DIR
+from .machine import LOCAL_SYSTEM, reference_path, this_machine
 from .metrics import PerfSpec, bad_sides, is_finite_number
 
 _CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -63,16 +64,31 @@ def reference_dir() -> Path:
     return Path(env) if env else REFERENCE_DIR
 
 
-def reference_file(system: str, directory: Path | None = None) -> Path:
-    return (directory or reference_dir()) / f"{system}.yaml"
+def reference_file(system: str, directory: Path | None = None,
+                   machine: str | None = None) -> Path:
+    """`<system>.yaml` in the reference directory; for the embedded default `local`, the file
+    of the machine this runs on (`machine`, else its fingerprint: fabricsuite.machine)."""
+    directory = directory or reference_dir()
+    if system == LOCAL_SYSTEM:
+        if machine is None:
+            machine = this_machine()[0]
+        return reference_path(directory, machine)
+    return directory / f"{system}.yaml"
+
+
+def recorded_only(data: dict[str, Any]) -> dict[str, str]:
+    """{dotted entry: reason} of the variables a file records without judging them."""
+    found = data.get("_recorded_only")
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 def load_file(path: Path) -> dict[str, Any]:
     """Read and validate a reference file; returns the parsed mapping."""
     if not path.is_file():
         raise ReferenceFileError(
-            f"no reference file {path}: every system needs one; create it from stored runs "
-            f"(README, 'Reference values') or copy reference/local.yaml and adapt it"
+            f"no reference file {path}: every system needs one; run the acceptance sessions "
+            f"without references, then `fabricsuite baseline` (README, 'Adopting it on a "
+            f"cluster')"
         )
     try:
         data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
@@ -94,14 +110,21 @@ def load_file(path: Path) -> dict[str, Any]:
             f"{path}: expected a mapping of check class names to references, got "
             f"{type(data).__name__}"
         )
+    recorded = data.get("_recorded_only", {})
+    if not isinstance(recorded, dict) or not all(
+            isinstance(v, str) and v.strip() for v in recorded.values()):
+        raise ReferenceFileError(
+            f"{path}: _recorded_only must map entries (Check.partition.environ...variable) to "
+            f"the reason each is recorded without being judged, got {recorded!r}")
     for check, entry in data.items():
         if str(check).startswith("_"):
             continue
-        _validate_check_entry(path, str(check), entry)
+        _validate_check_entry(path, str(check), entry, set(recorded))
     return data
 
 
-def _validate_check_entry(path: Path, check: str, entry: Any) -> None:
+def _validate_check_entry(path: Path, check: str, entry: Any,
+                          recorded: set[str] | frozenset = frozenset()) -> None:
     if not _CLASS_NAME.match(check):
         raise ReferenceFileError(f"{path}: {check!r} is not a check class name")
     if not isinstance(entry, dict):
@@ -116,16 +139,17 @@ def _validate_check_entry(path: Path, check: str, entry: Any) -> None:
     else:
         depth = 1
     body = {k: v for k, v in entry.items() if k != "$index"}
-    _validate_level(path, [check], body, depth)
+    _validate_level(path, [check], body, depth, recorded)
 
 
-def _validate_level(path: Path, keys: list[str], node: Any, depth: int) -> None:
+def _validate_level(path: Path, keys: list[str], node: Any, depth: int,
+                    recorded: set[str] | frozenset = frozenset()) -> None:
     where = ".".join(keys)
     if not isinstance(node, dict):
         raise ReferenceFileError(f"{path}: {where}: expected a mapping, got {node!r}")
     for key, child in node.items():
         if depth > 1:
-            _validate_level(path, keys + [str(key)], child, depth - 1)
+            _validate_level(path, keys + [str(key)], child, depth - 1, recorded)
             continue
         # depth 1: key is the scope (partition or last index value), child maps variables
         if not isinstance(child, dict):
@@ -134,10 +158,11 @@ def _validate_level(path: Path, keys: list[str], node: Any, depth: int) -> None:
                 f"[value, lower, upper, unit], got {child!r}"
             )
         for variable, ref in child.items():
-            _validate_tuple(path, f"{where}.{key}.{variable}", ref)
+            entry = f"{where}.{key}.{variable}"
+            _validate_tuple(path, entry, ref, entry in recorded)
 
 
-def _validate_tuple(path: Path, where: str, ref: Any) -> None:
+def _validate_tuple(path: Path, where: str, ref: Any, recorded: bool = False) -> None:
     if isinstance(ref, list) and ref and ref[0] == "$xfail":
         if len(ref) != 3 or not isinstance(ref[1], str):
             raise ReferenceFileError(
@@ -161,27 +186,35 @@ def _validate_tuple(path: Path, where: str, ref: Any) -> None:
         )
     if len(ref) == 4 and ref[3] is not None and not isinstance(ref[3], str):
         raise ReferenceFileError(f"{path}: {where}: unit {ref[3]!r} must be a string")
+    if recorded:
+        if lower is not None or upper is not None:
+            raise ReferenceFileError(
+                f"{path}: {where}: listed in _recorded_only (never judged) but has a bound; "
+                f"remove the bound or the _recorded_only entry")
+        return
     if lower is None and upper is None:
         raise ReferenceFileError(
             f"{path}: {where}: no bound on either side, so any value passes; give the bound on "
-            f"the variable's bad side (upper for lower-is-better, lower for higher-is-better)"
+            f"the variable's bad side (upper for lower-is-better, lower for higher-is-better), "
+            f"or list it in _recorded_only with the reason it is not judged"
         )
 
 
-def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec) -> None:
+def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec,
+                recorded: bool = False) -> None:
     """A reference tuple against its variable's declared unit and direction: the unit must be
-    the variable's, and the bad side (metrics.bad_sides) must be bounded. Raises
-    ReferenceFileError naming the entry and the fix."""
+    the variable's, and the bad side (metrics.bad_sides) must be bounded unless the variable is
+    recorded only. Raises ReferenceFileError naming the entry and the fix."""
     if isinstance(ref, list) and ref and ref[0] == "$xfail":
         ref = ref[2]
-    _validate_tuple(path, where, ref)
+    _validate_tuple(path, where, ref, recorded)
     unit = ref[3] if len(ref) == 4 else None
     if unit != spec.unit:
         raise ReferenceFileError(
             f"{path}: {where}: unit {unit!r}, but the variable is measured in {spec.unit!r}; "
             f"write the reference in {spec.unit}"
         )
-    for side in bad_sides(spec.better):
+    for side in bad_sides(spec.better) if not recorded else ():
         bound = ref[1] if side == "lower" else ref[2]
         if bound is None:
             better = {"lower": "lower is better", "higher": "higher is better",
@@ -237,16 +270,18 @@ def check_test_references(path: Path, data: dict[str, Any], check: str,
                 f"{path}: {where}.{variable}: {check} has no performance variable {variable!r}; "
                 f"it has {', '.join(sorted(specs))}"
             )
-        check_tuple(path, f"{where}.{variable}", ref, specs[variable])
+        entry = f"{where}.{variable}"
+        check_tuple(path, entry, ref, specs[variable], entry in recorded_only(data))
 
 
 def scoped_references(system: str, check: str, scope: dict[str, str],
-                      specs: dict[str, PerfSpec],
-                      directory: Path | None = None) -> dict[str, tuple[Any, ...]]:
+                      specs: dict[str, PerfSpec], directory: Path | None = None,
+                      machine: str | None = None) -> dict[str, tuple[Any, ...]]:
     """The validated reference tuples of one test case, {variable: (value, lower, upper,
     unit)}; empty when the system's file does not exist or has none for the case. For checks
-    whose references are built in and the file only adds exceptions (known findings)."""
-    path = reference_file(system, directory)
+    whose references are built in and the file only adds exceptions (known findings), and for
+    the embedded default, which records a case it has no references of."""
+    path = reference_file(system, directory, machine)
     if not path.exists():
         return {}
     data = load_file(path)
@@ -259,13 +294,14 @@ def scoped_references(system: str, check: str, scope: dict[str, str],
 
 def external_reference(system: str, check: str, directory: Path | None = None,
                        scope: dict[str, str] | None = None,
-                       specs: dict[str, PerfSpec] | None = None) -> dict[str, str]:
+                       specs: dict[str, PerfSpec] | None = None,
+                       machine: str | None = None) -> dict[str, str]:
     """The `reference` value for a check on `system`, after validating the file and, given the
     test case's `scope` and its variables' `specs`, the entries that case will use.
 
     Raises ReferenceFileError when the file is missing or broken, or has no entry for the check.
     """
-    path = reference_file(system, directory)
+    path = reference_file(system, directory, machine)
     data = load_file(path)
     if check not in data:
         raise ReferenceFileError(

@@ -32,7 +32,7 @@ from reframe.core.logging import getlogger
 from . import REPO_ROOT, SOURCE_DIR, topology
 from .metrics import PerfSpec
 from .netbench_result import NetbenchResult, ResultError, load
-from .references import ReferenceFileError, external_reference
+from .references import ReferenceFileError, external_reference, scoped_references
 from .spackenv import (
     SPACK_ENV,
     SPACK_PROVENANCE,
@@ -405,9 +405,20 @@ def load_references(test) -> None:
     for level in ("distance", "scale"):
         if getattr(test, level, None):
             scope[level] = str(getattr(test, level))
+    system = test.current_system.name
+    machine = test.current_partition.extras.get("machine")
     try:
-        test.reference = external_reference(test.current_system.name, name, scope=scope,
-                                            specs=test.perf_specs())
+        if machine and not scoped_references(system, name, scope, test.perf_specs(),
+                                             machine=machine):
+            # The embedded default on a machine without references of this case: measured and
+            # recorded, never judged against another machine's figures (fabricsuite.machine).
+            test.require_reference = False
+            test.judged = False
+            getlogger().info(f"{test.display_name}: no references for this machine yet "
+                             f"({machine}): measured and recorded, not judged")
+            return
+        test.reference = external_reference(system, name, scope=scope,
+                                            specs=test.perf_specs(), machine=machine)
     except ReferenceFileError as err:
         if test.require_reference:
             raise

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .metrics import case_scope, series_key
-from .references import ReferenceFileError, load_file, reference_file
+from .references import ReferenceFileError, load_file, recorded_only, reference_file
 
 
 def _requested(reframe_args: list[str]) -> tuple[list[str], list[str]]:
@@ -84,15 +84,48 @@ def _where(case: dict) -> str:
     return " ".join([check, partition, environ, *[value for _, value in levels]])
 
 
-def reference_statistics(system: str, cache: dict) -> dict[str, Any]:
-    """The `_statistics` of `system`'s reference file ({} without a valid one), kept in `cache`."""
-    if system not in cache:
+def _reference_data(system: str, cache: dict, machine: str | None = None) -> dict[str, Any]:
+    """`system`'s reference file ({} without a valid one; `local`: `machine`'s file), kept in
+    `cache`."""
+    key = (system, machine)
+    if key not in cache:
         try:
-            stats = load_file(reference_file(system)).get("_statistics") or {}
-        except ReferenceFileError:
-            stats = {}
-        cache[system] = stats if isinstance(stats, dict) else {}
-    return cache[system]
+            cache[key] = load_file(reference_file(system, machine=machine or None))
+        except (ReferenceFileError, ValueError, OSError):
+            cache[key] = {}
+    return cache[key]
+
+
+def reference_statistics(system: str, cache: dict, machine: str | None = None) -> dict[str, Any]:
+    """The `_statistics` of `system`'s reference file ({} without a valid one), kept in `cache`."""
+    stats = _reference_data(system, cache, machine).get("_statistics") or {}
+    return stats if isinstance(stats, dict) else {}
+
+
+def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
+    """The variables this session measured that its reference files record without judging
+    them (`_recorded_only`: the machine moves them too much to catch a 2x slowdown), with the
+    reason of the first few."""
+    cache = {} if cache is None else cache
+    found: dict[str, str] = {}
+    for case in final_cases(report):
+        if case.get("result") == "skip" or not case.get("perfvalues"):
+            continue
+        check, partition, environ, levels = case_scope(case)
+        data = _reference_data(str(case.get("system")), cache, case.get("machine"))
+        recorded = recorded_only(data)
+        for key in case.get("perfvalues") or {}:
+            variable = str(key).split(":")[-1]
+            dotted = ".".join([check, partition, environ, *[v for _, v in levels], variable])
+            if dotted in recorded:
+                found[series_key(check, partition, environ, levels, variable)] = recorded[dotted]
+    if not found:
+        return []
+    lines = [f"recorded, not judged: {len(found)} variable(s) this machine itself moves too "
+             f"much to catch a 2x slowdown (the reference file's _recorded_only), e.g.:"]
+    for key in sorted(found)[:3]:
+        lines.append(f"  {key}: {_short(found[key], 110)}")
+    return lines
 
 
 def _figure(perf: list) -> str:
@@ -158,7 +191,7 @@ def verdict_lines(report: dict) -> list[str]:
             continue
         if case.get("result") != "fail" or case.get("fail_phase") != "performance":
             continue
-        stats = reference_statistics(str(case.get("system")), cache)
+        stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
         confirmed = confirmed_variables(case, earlier)
         for key, perf in (case.get("perfvalues") or {}).items():
             if len(perf) < 6 or perf[5] != "fail":
@@ -231,6 +264,13 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
         return REGRESSED, f"REGRESSION: {len(regressed)} case(s) outside their references"
     ran = [c for c in cases if c.get("result") != "skip" and not c.get("fixture")]
     transients = [c for c in cases if unconfirmed(c, first.get(case_key(c)))]
+    recorded = [c for c in ran if c.get("judged") is False]
+    if recorded:
+        # The embedded default's first sessions on a machine: measured, not judged.
+        judged = len(ran) - len(recorded)
+        return WITHIN, (f"RECORDED: {len(recorded)} case(s) measured and recorded without "
+                        f"references of this machine (not judged)"
+                        + (f"; {judged} case(s) within their references" if judged else ""))
     why = f"PASSED: {len(ran)} case(s) within their references"
     if transients:
         why += (f" ({len(transients)} of them outside in one run only, not confirmed by the "
@@ -275,8 +315,10 @@ def _short(text: Any, width: int = 150) -> str:
 
 
 def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | None = None,
-                  status: tuple[int, str] | None = None, show_exit: bool = True) -> list[str]:
-    """The session's outcome on one screen."""
+                  status: tuple[int, str] | None = None, show_exit: bool = True,
+                  machine_lines: list[str] | None = None) -> list[str]:
+    """The session's outcome on one screen (`machine_lines`: what the embedded default
+    recorded of its machine, fabricsuite.machine.take_references, just before the outcome)."""
     info = report.get("session_info", {})
     cases = final_cases(report)
     tests = [c for c in cases if not c.get("fixture")]
@@ -320,6 +362,8 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
             phase = ("reference missing" if MISSING_REFERENCE in str(case.get("fail_reason"))
                      else case.get("fail_phase"))
             lines.append(f"  BROKEN {_where(case)}: {phase}: {_short(case.get('fail_reason'))}")
+    lines += recorded_only_lines(report)
+    lines += machine_lines or []
     code, why = status if status is not None else classify(report, reframe_args)
     lines.append(f"outcome: {why}" + (f" (exit {code})" if show_exit else ""))
     return lines
@@ -397,6 +441,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--classify", action="store_true",
                         help="exit 0 within references, 1 regression, 2 broken (default: 1 "
                              "only when the session tested nothing or not what was asked)")
+    parser.add_argument("--take-references", action="store_true",
+                        help="the embedded default: count the sessions recorded without "
+                             "references of this machine, and take its references once there "
+                             "are enough (fabricsuite.machine)")
     parser.add_argument("reframe_args", nargs=argparse.REMAINDER,
                         help="-- then the arguments the session was run with")
     args = parser.parse_args(argv)
@@ -411,7 +459,17 @@ def main(argv: list[str] | None = None) -> int:
         return BROKEN if args.classify else 1
     skips = read_skips(Path(args.skips) if args.skips else None)
     status = classify(report, reframe_args)
-    for line in summary_lines(report, skips, reframe_args, status, show_exit=args.classify):
+    machine_lines = []
+    if args.take_references:
+        from . import baseline, machine
+        from .references import reference_dir
+        try:
+            machine_lines = machine.take_references(report, Path(args.report).parent,
+                                                    reference_dir())
+        except (baseline.BaselineError, OSError) as err:
+            machine_lines = [f"references of this machine not taken: {err}"]
+    for line in summary_lines(report, skips, reframe_args, status, show_exit=args.classify,
+                              machine_lines=machine_lines):
         print(line)
     found = problems(report, reframe_args)
     for line in found:

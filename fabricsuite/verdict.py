@@ -94,6 +94,14 @@ class Judged(rfm.RegressionTestPlugin):
     #: command line, else the partition's extras.confirm_pause_s, else DEFAULT_CONFIRM_PAUSE_S
     #: (None until setup: a value given with -S must win over the partition's).
     confirm_pause_s = variable(float, type(None), value=None)
+    #: The machine's key on the embedded default `local` (its own references:
+    #: reference/local/<key>.yaml, fabricsuite.machine); empty on a center's system.
+    machine = variable(str, value="", loggable=True)
+    #: The machine's fingerprint in words (CPU model, packages x cores x threads, memory).
+    machine_descr = variable(str, value="", loggable=True)
+    #: False when the case was measured and recorded without references of its machine (the
+    #: embedded default's first sessions); the outcome never calls such a case a pass.
+    judged = variable(bool, value=True, loggable=True)
     #: Run id of this job (rfm_netbench.record_exit_status).
     run_id = variable(str, value="")
     #: Files the job writes that must not survive from an earlier run in the stage.
@@ -114,6 +122,8 @@ class Judged(rfm.RegressionTestPlugin):
     @run_after("setup")
     def take_partition_tolerances(self):
         extras = self.current_partition.extras
+        self.machine = str(extras.get("machine", ""))
+        self.machine_descr = str(extras.get("machine_descr", ""))
         self.tolerance_floor = float(extras.get("tolerance_floor", self.tolerance_floor))
         by_unit = extras.get("tolerance_floor_by_unit") or {}
         self.perf_floors = {name: float(by_unit.get(spec.unit, self.tolerance_floor))

@@ -27,6 +27,58 @@ MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CO
 REFRAME = str(Path(sys.executable).parent / "reframe")
 
 
+#: The development VM's key (fabricsuite.machine): tests of its own recorded data name it.
+VM_KEY = "amd-epyc-1x2x1-24gib"
+
+
+def local_pairs() -> dict[str, tuple[int, int]]:
+    """The intra-node distance classes of the machine the tests run on (its hwloc topology),
+    each with the pair of CPUs the checks bind to."""
+    from fabricsuite import topology
+
+    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+    assert lstopo, "lstopo not installed (ci/setup.sh installs hwloc)"
+    proc = subprocess.run([lstopo, "--of", "xml", "-"], capture_output=True, text=True,
+                          check=True)
+    return topology.pairs(proc.stdout, "lstopo")
+
+
+def local_distance() -> str:
+    """The distance class the live tests run their pair checks at: the first one this machine
+    has (same-l3 on the 2-core development VM, same-core on a machine with SMT)."""
+    pairs = local_pairs()
+    assert pairs, "this machine has no two CPUs to place a pair on"
+    return next(d for d in ("same-core", "same-l2", "same-l3", "same-package", "other-package")
+                if d in pairs)
+
+
+def missing_distance_reasons() -> tuple[str, ...]:
+    """The skip reasons of the distance classes this machine lacks (other-node: one node)."""
+    from fabricsuite import topology
+
+    pairs = local_pairs()
+    return (*(f"no {d} pair" for d in topology.INTRA_NODE if d not in pairs),
+            "other-node needs 2")
+
+
+def local_reference_file(directory: Path) -> Path:
+    """The embedded default's reference file of this machine under a reference directory
+    (RFM_REFERENCE_PREFIX), its folder created."""
+    from fabricsuite.references import reference_file
+
+    path = reference_file("local", directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def vm_reference_file() -> Path:
+    """The development VM's own committed references."""
+    from fabricsuite import REFERENCE_DIR
+    from fabricsuite.machine import reference_path
+
+    return reference_path(REFERENCE_DIR, VM_KEY)
+
+
 def run(cmd: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=timeout)
 
@@ -79,59 +131,25 @@ def readme_commands() -> tuple[str, str]:
 
 
 #: Whole sessions of the README's run command tried before giving up, and the pause between
-#: them: this VM has phases (tens of seconds, sometimes minutes) in which shared-memory latency
-#: is 2-3x. Only a session whose every failure is noise (failed_on_noise_only) is tried again.
-README_ATTEMPTS, README_PAUSE_S = 3, 20
-#: Before each attempt, up to this long, an 8-byte ping-pong every README_PROBE_EVERY_S
-#: seconds until its median is within the reference's own bound (reference/local.yaml,
-#: NetbenchPingPong, Open MPI, same-l3): the session starts in the state its references were
-#: taken in. The VM's slow state (ping-pong 0.70 us against 0.21) outlasted three whole sessions
-#: in the CI run of 2026-11-25 02:59-03:22 (collectives 1.8-2x in every confirmation round).
-README_WAIT_S, README_PROBE_EVERY_S = 300, 10
-
-
-def wait_for_reference_state(program: Path, workdir: Path,
-                             max_wait_s: float = README_WAIT_S) -> str:
-    """Waits, at most max_wait_s, until an 8-byte ping-pong between two cores with `program`
-    (netbench built with Open MPI) is within its reference's bound; returns what it saw, for
-    the test's output."""
-    from fabricsuite import references
-
-    entry = references.load_file(references.reference_file("local"))[
-        "NetbenchPingPong"]["local:default"]["openmpi"]["same-l3"]["latency_8B_median_us"]
-    limit_us = entry[0] * (1.0 + entry[2])
-    workdir.mkdir(parents=True, exist_ok=True)
-    out = workdir / "pingpong.json"
-    start = time.monotonic()
-    seen = []
-    while True:
-        proc = run([*MPIS["openmpi"][1], str(program), "pingpong", "--sizes", "8",
-                    "--json-file", str(out)])
-        if proc.returncode == 0:
-            seen.append(json.loads(out.read_text())["summary"]["latency_small_median_us"])
-            if seen[-1] <= limit_us:
-                break
-        if time.monotonic() - start > max_wait_s:
-            break
-        time.sleep(README_PROBE_EVERY_S)
-    waited = time.monotonic() - start
-    return (f"ping-pong 8 B medians {seen} us (reference bound {limit_us:.3g} us) "
-            f"after {waited:.0f} s")
+#: them. The machine's references describe it in both of its states (the development VM's
+#: slow phases: shared-memory latency 2-3x for seconds to minutes; a figure they move by 2x is
+#: recorded, not judged), so no session waits for a state; a second session is only for a
+#: failure on noise alone (failed_on_noise_only), which must stay rare.
+README_ATTEMPTS, README_PAUSE_S = 2, 20
 
 
 def readme_session(results_root: Path) -> tuple[Path, subprocess.CompletedProcess]:
     """The README's run command exactly as written, each attempt with its own results directory
-    under `results_root`, each after wait_for_reference_state: (results directory, process) of
-    the last attempt."""
+    under `results_root`: (results directory, process) of the last attempt."""
     run_command, _test = readme_commands()
-    program = build_netbench(results_root / "probe", "openmpi")
     for attempt in range(README_ATTEMPTS):
-        print(f"attempt {attempt + 1}: "
-              f"{wait_for_reference_state(program, results_root / 'probe')}")
         results = results_root / f"results-{attempt}"
         env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+        start = time.monotonic()
         proc = subprocess.run(["bash", "-c", run_command], cwd=REPO_ROOT, env=env,
                               capture_output=True, text=True, timeout=1200)
+        print(f"attempt {attempt + 1}: exit {proc.returncode} after "
+              f"{time.monotonic() - start:.0f} s")
         if proc.returncode == 0 or not failed_on_noise_only(proc.stdout):
             break
         print(f"attempt {attempt + 1}: failures on noise only, trying again in "

@@ -1,8 +1,9 @@
 """Integration: the point-to-point checks in a real ReFrame session on the local system (the
 README's run command, conftest.readme_session).
 
-They pass against reference/local.yaml, their perflog holds the variables, and the same check fails,
-naming the variable, when a reference is tightened below the measured value.
+They pass against this machine's own references (reference/local/<machine>.yaml), their perflog
+holds the variables, and the same check fails, naming the variable, when a reference is tightened
+below the measured value. Distances are this machine's (its hwloc topology), never assumed.
 """
 
 import os
@@ -13,7 +14,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mpi_support import assert_each_check_ran_once_per_mpi
+from mpi_support import (
+    assert_each_check_ran_once_per_mpi,
+    local_distance,
+    local_reference_file,
+    missing_distance_reasons,
+)
 
 from fabricsuite import REPO_ROOT
 
@@ -53,15 +59,13 @@ def passing_session(readme_session):
 
 def test_all_pt2pt_checks_pass_on_local(passing_session):
     results, _proc = passing_session
-    # 6 checks x 6 distances per declared MPI (both by default). This 2-core VM has only the
-    # same-l3 class (two cores under one L3, each with its own L2): each check ran there, with
-    # each MPI, and passed (in the last of its confirmation rounds), or failed in a way its
-    # confirmation did not confirm (a transient; the session's exit status 0 counts it so); the
-    # other 5 distances were skipped, each with its reason.
+    # 6 checks x 6 distances per declared MPI (both by default). Each check ran at every class
+    # this machine has, with each MPI, and passed (in the last of its confirmation rounds), was
+    # recorded without references of this machine, or failed in a way its confirmation did not
+    # confirm (a transient; the session's exit status 0 counts it so); the classes it lacks were
+    # skipped, each with its reason. The first class is checked here (the 2-core VM has one).
     assert_each_check_ran_once_per_mpi(
-        results, PT2PT_CHECKS, "%distance=same-l3",
-        ("no same-core pair", "no same-l2 pair", "no same-package pair",
-         "no other-package pair", "other-node needs 2"))
+        results, PT2PT_CHECKS, f"%distance={local_distance()}", missing_distance_reasons())
 
 
 @pytest.mark.parametrize("check, variables", [
@@ -86,20 +90,28 @@ def test_perflog_holds_the_variables(passing_session, check, variables):
     # is a fail)
     openmpi = [r for r in records if "|openmpi|" in r]
     assert openmpi and ("|pass|" in openmpi[-1] or "|fail|" in openmpi[-1]), records
-    assert "%distance=same-l3" in openmpi[-1], openmpi[-1]
+    assert "%distance=" in openmpi[-1], openmpi[-1]
+
+
+def pingpong_references(directory: Path, distance: str, median_us: float) -> Path:
+    """This machine's reference file under `directory` with NetbenchPingPong's two variables
+    at `distance` for Open MPI: the median at `median_us`, the minimum at 1000 us (met)."""
+    entry = {"latency_8B_median_us": [median_us, None, 0.1, "us"],
+             "latency_8B_min_us": [1000.0, None, 0.1, "us"]}
+    data = {"NetbenchPingPong": {"$index": ["$partition", "$environ", "distance"],
+                                 "local:default": {"openmpi": {distance: entry}}}}
+    path = local_reference_file(directory)
+    path.write_text(yaml.safe_dump(data))
+    return path
 
 
 def test_tightened_reference_fails_naming_the_variable(tmp_path):
     refs = tmp_path / "reference"
-    refs.mkdir()
-    data = yaml.safe_load((REPO_ROOT / "reference" / "local.yaml").read_text())
-    entry = data["NetbenchPingPong"]["local:default"]["openmpi"]["same-l3"]
-    measured_ref = entry["latency_8B_median_us"][0]
-    # A reference a thousand times below anything measurable, 10 % upper bound.
-    entry["latency_8B_median_us"] = [measured_ref / 1000, None, 0.1, "us"]
-    (refs / "local.yaml").write_text(yaml.safe_dump(data))
+    distance = local_distance()
+    # A reference far below anything measurable (1 ns), 10 % upper bound.
+    pingpong_references(refs, distance, 0.001)
     proc = run_reframe(tmp_path / "results", "-p", "openmpi",
-                       "-n", "NetbenchPingPong%distance=same-l3",
+                       "-n", f"NetbenchPingPong%distance={distance}",
                        reference_dir=refs)
     assert proc.returncode != 0, proc.stdout[-3000:]
     failure = proc.stdout[proc.stdout.find("SUMMARY OF FAILURES"):]
@@ -111,12 +123,13 @@ def test_tightened_reference_fails_naming_the_variable(tmp_path):
 
 def test_missing_reference_entry_fails_loudly(tmp_path):
     refs = tmp_path / "reference"
-    refs.mkdir()
-    data = yaml.safe_load((REPO_ROOT / "reference" / "local.yaml").read_text())
-    del data["NetbenchPingPong"]["local:default"]["openmpi"]["same-l3"]["latency_8B_min_us"]
-    (refs / "local.yaml").write_text(yaml.safe_dump(data))
+    distance = local_distance()
+    path = pingpong_references(refs, distance, 1000.0)
+    data = yaml.safe_load(path.read_text())
+    del data["NetbenchPingPong"]["local:default"]["openmpi"][distance]["latency_8B_min_us"]
+    path.write_text(yaml.safe_dump(data))
     proc = run_reframe(tmp_path / "results", "-p", "openmpi",
-                       "-n", "NetbenchPingPong%distance=same-l3",
+                       "-n", f"NetbenchPingPong%distance={distance}",
                        reference_dir=refs)
     assert proc.returncode != 0
     assert "no reference value found for performance variable 'latency_8B_min_us'" in proc.stdout

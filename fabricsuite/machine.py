@@ -1,0 +1,259 @@
+"""Which machine the embedded default `local` runs on, and the references it keeps of itself.
+
+`local` is whatever machine checks the suite out, so its references cannot be one file: a
+laptop 3x faster than the development VM would pass a 2x regression against the VM's figures,
+and a slower one would fail everything. Each machine keeps its own file,
+`reference/local/<key>.yaml`, where the key is a fingerprint a person can read:
+
+    amd-epyc-1x2x1-24gib      CPU model, packages x cores per package x threads per core, memory
+
+from the machine's hwloc topology (the CPU model, the counts) and the kernel (memory). The MPI
+libraries are not part of the key: an MPI upgrade is exactly what the suite must judge against
+the machine's references (the file records the libraries its references were taken with, and
+`fabricsuite machine` shows both). `FABRICSUITE_MACHINE=<key>` stands in for another machine
+(a test of a fresh machine, or two machines that must share one file).
+
+A machine without references of a test case is measured and recorded, never judged against
+another machine's figures: the case runs with `require_reference=false`, says so (`judged`
+false), and the session's outcome counts the sessions recorded. Once SESSIONS_FOR_REFERENCES
+separate sessions hold healthy runs of a case, `take_references` writes them into the machine's
+file with `fabricsuite baseline`'s rule (median; bound from the runs' own noise, floor
+DEFAULT_FLOOR; a figure too noisy to catch a 2x slowdown is recorded only, with its reason), and
+the next session judges against them. Automatic, because the two commands of the README must
+give a meaningful first hour on any machine without a person writing references; the outcome
+says how far apart the sessions were, since a machine's figures drift between sessions and
+sessions hours apart give bounds that hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import REPO_ROOT, topology
+
+#: Overrides the fingerprint's key (tests stand in for a new machine with it).
+OVERRIDE = "FABRICSUITE_MACHINE"
+#: Separate sessions with healthy runs before a case's references are taken automatically.
+SESSIONS_FOR_REFERENCES = 3
+#: The embedded default's system name.
+LOCAL_SYSTEM = "local"
+_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    cpu_model: str
+    packages: int
+    cores_per_package: int
+    threads_per_core: int
+    memory_gib: int
+
+    @property
+    def key(self) -> str:
+        model = re.sub(r"\((r|tm)\)|\bcpu\b|@", " ", self.cpu_model.lower())
+        model = re.sub(r"[^a-z0-9]+", "-", model).strip("-") or "unknown-cpu"
+        return (f"{model}-{self.packages}x{self.cores_per_package}x{self.threads_per_core}"
+                f"-{self.memory_gib}gib")
+
+    @property
+    def description(self) -> str:
+        def n(count: int, what: str) -> str:
+            return f"{count} {what}{'' if count == 1 else 's'}"
+        return (f"{self.cpu_model or 'unknown CPU'}, {n(self.packages, 'package')} x "
+                f"{n(self.cores_per_package, 'core')} x {n(self.threads_per_core, 'thread')}, "
+                f"{self.memory_gib} GiB")
+
+
+def fingerprint(xml_text: str, memory_bytes: int | None = None,
+                source: str = "<xml>") -> Fingerprint:
+    """The fingerprint of the machine a topology describes; `memory_bytes` (the kernel's
+    figure) wins over the topology's NUMA memory, which a VM may under-report."""
+    m = topology.machine(xml_text, source)
+    memory = memory_bytes if memory_bytes else m.memory_bytes
+    return Fingerprint(cpu_model=m.cpu_model or _cpuinfo_model(), packages=max(m.packages, 1),
+                       cores_per_package=m.cores_per_package,
+                       threads_per_core=m.threads_per_core,
+                       memory_gib=max(1, round(memory / 2**30)) if memory else 0)
+
+
+def _cpuinfo_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.split(":")[0].strip() in ("model name", "cpu model", "Processor"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+
+
+def results_dir() -> Path:
+    return Path(os.environ.get("FABRICSUITE_RESULTS", REPO_ROOT / "results"))
+
+
+def topology_cache(partition: str = "local:default") -> Path:
+    """Where a partition's topology (local scheduler: recorded here by lstopo) is cached."""
+    return results_dir() / "topology" / f"{partition.replace(':', '-')}.xml"
+
+
+def this_machine() -> tuple[str, str]:
+    """(key, description) of the machine this runs on, or of FABRICSUITE_MACHINE."""
+    override = os.environ.get(OVERRIDE)
+    if override is not None:
+        if not _KEY.match(override):
+            raise ValueError(f"{OVERRIDE}={override!r}: a key is lower-case letters, digits, "
+                             f"'.', '_' and '-', e.g. amd-epyc-1x2x1-24gib")
+        return override, f"declared by {OVERRIDE}"
+    xml = topology.local_topology_xml(topology_cache())
+    found = fingerprint(xml, _memory_bytes(), "lstopo")
+    return found.key, found.description
+
+
+def reference_path(directory: Path, key: str) -> Path:
+    """The machine's own reference file under a reference directory."""
+    return directory / LOCAL_SYSTEM / f"{key}.yaml"
+
+
+# --- the first sessions of a machine ------------------------------------------------------------
+
+def _unjudged_cases(report: dict, key: str) -> list[dict]:
+    """Healthy test cases of the embedded default on machine `key` that ran without
+    references: the material of the machine's first references."""
+    found = []
+    for run in report.get("runs", []):
+        for case in run.get("testcases", []):
+            if (case.get("system") == LOCAL_SYSTEM and case.get("machine") == key
+                    and case.get("judged") is False and case.get("result") == "pass"
+                    and case.get("perfvalues")):
+                found.append(case)
+    return found
+
+
+def recorded_sessions(reports_dir: Path, key: str) -> list[Path]:
+    """Run reports under `reports_dir` with healthy unjudged runs of machine `key`, oldest
+    first."""
+    found = []
+    for path in sorted(reports_dir.glob("run-report-*.json"), key=lambda p: p.stat().st_mtime):
+        try:
+            report = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(report, dict) and _unjudged_cases(report, key):
+            found.append(path)
+    return found
+
+
+def take_references(report: dict, reports_dir: Path, reference_dir: Path) -> list[str]:
+    """After a session of the embedded default: the lines that say what was recorded, and,
+    once SESSIONS_FOR_REFERENCES sessions hold a case's runs, its references written into the
+    machine's file. Nothing when the session judged every case."""
+    keys = {c.get("machine") for run in report.get("runs", []) for c in run.get("testcases", [])
+            if c.get("system") == LOCAL_SYSTEM and c.get("judged") is False}
+    lines = []
+    for key in sorted(k for k in keys if k):
+        lines += _take_for_machine(str(key), report, reports_dir, reference_dir)
+    return lines
+
+
+def _take_for_machine(key: str, report: dict, reports_dir: Path,
+                      reference_dir: Path) -> list[str]:
+    from . import baseline
+
+    descr = next((c.get("machine_descr") for run in report.get("runs", [])
+                  for c in run.get("testcases", []) if c.get("machine") == key), key)
+    sessions = recorded_sessions(reports_dir, key)
+    path = reference_path(reference_dir, key)
+    if len(sessions) < SESSIONS_FOR_REFERENCES:
+        n = len(sessions)
+        return [
+            f"no references for this machine yet ({descr}; key {key}): session {n} of "
+            f"{SESSIONS_FOR_REFERENCES} recorded, nothing judged against another machine's "
+            f"figures",
+            f"  run the same command again {SESSIONS_FOR_REFERENCES - n} more time(s), best "
+            f"hours apart (figures drift between sessions; bounds must hold that drift); the "
+            f"references are then taken into {path} and later runs are judged against them",
+        ]
+    # Runs of unjudged cases only: a case already judged keeps its references.
+    samples = []
+    for report_path in sessions:
+        data = json.loads(report_path.read_text())
+        cases = _unjudged_cases(data, key)
+        samples.append({"session_info": data.get("session_info", {}),
+                        "runs": [{"testcases": cases}]})
+    collected = baseline.collect(samples, [str(p) for p in sessions], LOCAL_SYSTEM)
+    usable, notes = baseline.usable(collected.samples, baseline.MIN_RUNS,
+                                    SESSIONS_FOR_REFERENCES)
+    if not usable:
+        return [f"no references taken for {key} yet: " + "; ".join(notes)]
+    mpis = sorted({str(c.get("mpi_library")) for s in samples for run in s["runs"]
+                   for c in run["testcases"] if c.get("mpi_library")})
+    _text, written, _notes = baseline.update_file(
+        path, usable, sessions, SESSIONS_FOR_REFERENCES,
+        machine={"key": key, "description": descr, "mpi_libraries": mpis})
+    span = _span_hours(sessions)
+    recorded = [s for s in usable if baseline.propose(s)[1]]
+    lines = [
+        f"references for this machine ({descr}) taken from {len(sessions)} sessions over "
+        f"{span:.1f} h: {len(usable) - len(recorded)} variable(s) judged from the next run on, "
+        f"{len(recorded)} recorded only (the machine moves them too much to catch a 2x "
+        f"slowdown) -> {path}" + (f" (previous version kept as {written})" if written else ""),
+    ]
+    if span < 1.0:
+        lines.append("  the sessions lie less than an hour apart: if later runs fail on a "
+                     "machine that drifts, retake them from sessions hours apart (fabricsuite "
+                     "baseline --system local REPORTS)")
+    lines += [f"  note: {note}" for note in notes]
+    return lines
+
+
+def _span_hours(reports: list[Path]) -> float:
+    starts = []
+    for path in reports:
+        try:
+            start = json.loads(path.read_text()).get("session_info", {}).get("time_start_unix")
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(start, (int, float)):
+            starts.append(float(start))
+    return (max(starts) - min(starts)) / 3600.0 if len(starts) > 1 else 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m fabricsuite.machine",
+        description="Print this machine's fingerprint (the key of its own references as the "
+                    "embedded default `local`), where those references are, and how many "
+                    "recorded sessions it has.")
+    parser.parse_args(argv)
+    from .references import reference_dir
+    try:
+        key, descr = this_machine()
+    except (ValueError, topology.TopologyError) as err:
+        print(f"fabricsuite machine: {err}", file=sys.stderr)
+        return 2
+    path = reference_path(reference_dir(), key)
+    print(f"machine: {descr}")
+    print(f"key: {key}")
+    if path.is_file():
+        print(f"references: {path}")
+    else:
+        n = len(recorded_sessions(results_dir() / "reports", key))
+        print(f"references: none yet ({n} of {SESSIONS_FOR_REFERENCES} sessions recorded in "
+              f"{results_dir() / 'reports'}); ci/run-local.sh records them")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

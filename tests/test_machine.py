@@ -1,0 +1,123 @@
+"""The embedded default belongs to the machine it runs on (fabricsuite/machine.py).
+
+Unit tests of the fingerprint on real topologies, and the first sessions of a machine that has no
+references yet, through the README's run command: recorded and not judged (exit 0), references
+taken after the third session, and the next run judged against them: forced onto TCP loopback,
+it fails as a confirmed regression.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from mpi_support import readme_commands
+
+from fabricsuite import REPO_ROOT, machine, topology
+from fabricsuite.references import load_file, reference_file
+
+HWLOC = Path(__file__).parent / "data" / "hwloc"
+
+
+def test_fingerprint_of_real_topologies_reads_as_a_person_would_say_it():
+    xml = (HWLOC / "hwloc-2.9" / "192em64t-24n8c2t.xml").read_text()
+    found = machine.fingerprint(xml)
+    assert found.description == ("Intel(R) Xeon(R) CPU E5-4640 0 @ 2.40GHz, 24 packages x "
+                                 "8 cores x 2 threads, 744 GiB")
+    assert found.key == "intel-xeon-e5-4640-0-2-40ghz-24x8x2-744gib"
+    vm = machine.fingerprint((HWLOC / "vm-2core.xml").read_text(), memory_bytes=24 * 2**30)
+    assert vm.key == "amd-epyc-1x2x1-24gib"
+    assert vm.description == "AMD EPYC, 1 package x 2 cores x 1 thread, 24 GiB"
+
+
+def test_every_real_topology_has_a_distinct_key():
+    keys = {machine.fingerprint(p.read_text(), source=p.name).key
+            for p in sorted((HWLOC / "hwloc-2.9").glob("*.xml"))}
+    assert len(keys) == len(list((HWLOC / "hwloc-2.9").glob("*.xml")))
+
+
+def test_the_override_stands_in_for_another_machine(monkeypatch, tmp_path):
+    monkeypatch.setenv(machine.OVERRIDE, "fresh-box-1x4x2-16gib")
+    assert machine.this_machine() == ("fresh-box-1x4x2-16gib", f"declared by {machine.OVERRIDE}")
+    assert reference_file("local", tmp_path) == tmp_path / "local" / "fresh-box-1x4x2-16gib.yaml"
+    assert reference_file("emucluster", tmp_path) == tmp_path / "emucluster.yaml"
+    monkeypatch.setenv(machine.OVERRIDE, "../../etc/passwd")
+    with pytest.raises(ValueError, match="lower-case letters"):
+        machine.this_machine()
+
+
+def test_this_machine_is_the_topology_it_runs_on(monkeypatch, tmp_path):
+    if shutil.which("lstopo-no-graphics") is None:
+        pytest.skip("lstopo not installed (ci/setup.sh installs hwloc)")
+    monkeypatch.delenv(machine.OVERRIDE, raising=False)
+    monkeypatch.setenv("FABRICSUITE_RESULTS", str(tmp_path))
+    key, descr = machine.this_machine()
+    xml = (tmp_path / "topology" / "local-default.xml").read_text()
+    cores = len({p.core for p in topology.parse(xml)[0]})
+    assert f"x {cores} core" in descr.replace(f"{cores} cores", f"{cores} core"), descr
+    assert key.endswith("gib") and key == machine.fingerprint(xml, machine._memory_bytes()).key
+
+
+# --- a fresh machine, end to end ------------------------------------------------------------------
+
+def _outcome(proc: subprocess.CompletedProcess) -> str:
+    return proc.stdout[proc.stdout.rfind("==== fabricsuite outcome"):]
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
+                    reason="needs Debian's Open MPI (ci/setup.sh installs it)")
+def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_path):
+    run, _test = readme_commands()
+    references = tmp_path / "reference"
+    references.mkdir()
+    key = "fresh-test-machine-1x2x1-1gib"
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"),
+               RFM_REFERENCE_PREFIX=str(references), FABRICSUITE_MACHINE=key)
+    # The ping-pong at every distance this machine has; short confirmation pauses (the outcome,
+    # not the pause, is under test).
+    args = " -n '^NetbenchPingPong%' -S confirm_pause_s=1"
+
+    def session(extra_env=None):
+        return subprocess.run(["bash", "-c", run + args], cwd=REPO_ROOT,
+                              env=dict(env, **(extra_env or {})), capture_output=True,
+                              text=True, timeout=900)
+
+    own = reference_file("local", references, key)
+    for n in (1, 2):
+        proc = session()
+        outcome = _outcome(proc)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        assert f"session {n} of {machine.SESSIONS_FOR_REFERENCES} recorded" in outcome, outcome
+        assert "outcome: RECORDED" in outcome and "not judged" in outcome, outcome
+        assert not own.exists()
+    proc = session()
+    outcome = _outcome(proc)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "references for this machine" in outcome and str(own) in outcome, outcome
+    data = load_file(own)
+    assert data["_machine"]["key"] == key
+    taken = data["NetbenchPingPong"]["local:default"]
+    assert set(taken) >= {"openmpi"}, taken
+    # The next session is judged against them; forced onto TCP loopback, a confirmed regression.
+    tcp = session({"OMPI_MCA_btl": "self,tcp", "UCX_TLS": "tcp,self"})
+    outcome = _outcome(tcp)
+    assert tcp.returncode == 1, tcp.stdout[-4000:] + tcp.stderr[-2000:]
+    assert "outcome: REGRESSION" in outcome and "latency_8B_median_us" in outcome, outcome
+    (report,) = [p for p in (tmp_path / "results" / "reports").glob("run-report-*.json")
+                 if p.stat().st_mtime == max(q.stat().st_mtime for q in
+                                             (tmp_path / "results" / "reports").glob("*.json"))]
+    cases = [c for run_ in json.loads(report.read_text())["runs"] for c in run_["testcases"]
+             if c["result"] != "skip" and c.get("perfvalues")]
+    assert cases and all(c["judged"] is True and c["machine"] == key for c in cases)
+    for case in cases:
+        distance = case["distance"]
+        perf = case["perfvalues"]["local:default:latency_8B_median_us"]
+        assert perf[1] == taken[case["environ"]][distance]["latency_8B_median_us"][0]
+    # The machine's file is its own: the committed references of other machines are untouched.
+    assert yaml.safe_load(own.read_text())["_provenance"]["produced_by"] == "fabricsuite baseline"
