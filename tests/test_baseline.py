@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from fabricsuite import REPO_ROOT
-from fabricsuite import cli as cli_module
+from fabricsuite import baseline as baseline_module
 from fabricsuite.baseline import backup, read_reports
 from fabricsuite.cli import main
 
@@ -403,7 +403,7 @@ def test_read_only_directory_is_one_line(tmp_path, ref_file, capsys, monkeypatch
         def denied(path):
             lock = path.with_name(f".{path.name}.lock")
             raise PermissionError(13, "Permission denied", str(lock))
-        monkeypatch.setattr(cli_module, "locked", denied)
+        monkeypatch.setattr(baseline_module, "locked", denied)
     else:
         ref_file.parent.chmod(0o555)
     try:
@@ -452,11 +452,12 @@ sys.exit(cli.main(sys.argv[1:]))
 
 KILL_AT_FSYNC = "os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)"
 SLOW_MERGE = textwrap.dedent("""\
-    _real = cli.build_reference
+    import fabricsuite.baseline as baseline
+    _real = baseline.build_reference
     def _slow(*args, **kwargs):
         time.sleep(1.5)  # between reading the reference file and writing it
         return _real(*args, **kwargs)
-    cli.build_reference = _slow
+    baseline.build_reference = _slow
 """)
 
 

@@ -23,8 +23,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from mpi_support import local_reference_file, vm_reference_file
 
-from fabricsuite import REFERENCE_DIR, cli, session
+from fabricsuite import cli, session
 from fabricsuite import history as h
 from fabricsuite.netbench_result import load
 from fabricsuite.references import load_file
@@ -130,7 +131,7 @@ def _judge(case: dict) -> None:
 
 def _measure(case: dict, result_file: Path, metrics: dict, reference: dict) -> None:
     """The case's performance variables from a real result file, with the references of
-    reference/local.yaml (none for a check without one there, as ReFrame stores it)."""
+    the development VM's references (none for a check without one there, as ReFrame stores it)."""
     result = load(result_file)
     case["perfvalues"], case["perf_directions"] = {}, {}
     for name, (table, column, where, unit, better) in metrics.items():
@@ -170,7 +171,7 @@ def _derived(root: Path, number: int, template: dict, specs: list[tuple]) -> dic
     base = json.loads(PT2PT.read_text())
     started = [_unix(json.loads(f.read_text())["start_time_utc"]) for _, _, f, _ in specs]
     report = _retime(base, number, min(started) - 5)
-    references = load_file(REFERENCE_DIR / "local.yaml")
+    references = load_file(vm_reference_file())
     cases = []
     for (check, parameters, result_file, metrics), start in zip(specs, started, strict=True):
         case = copy.deepcopy(template)
@@ -399,10 +400,11 @@ def test_noise_widths_from_the_reference_statistics(tmp_path, monkeypatch):
     """With a reference file whose _statistics come from `fabricsuite baseline` over the five
     healthy real sessions, the newest session's regression is given in noise widths, as the
     session summary gives it."""
-    assert cli.main(["baseline", "--system", "local", "--output", str(tmp_path / "local.yaml"),
-                     *map(str, HISTORY[:5])]) == 0
     monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(tmp_path))
-    stats = load_file(tmp_path / "local.yaml")["_statistics"]
+    own = local_reference_file(tmp_path)
+    assert cli.main(["baseline", "--system", "local", "--output", str(own),
+                     *map(str, HISTORY[:5])]) == 0
+    stats = load_file(own)["_statistics"]
     key = "NetbenchOverlap local:default openmpi same-l3 overhead_send_us"
     spread = stats[key]["spread"]
     newest = json.loads(HISTORY[-1].read_text())

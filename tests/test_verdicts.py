@@ -12,6 +12,7 @@ import os
 import re
 
 import yaml
+from mpi_support import local_reference_file
 from test_baseline import LAT, LAT_MIN, latency_reports, pingpong, real, write_report
 
 from fabricsuite.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
@@ -143,7 +144,7 @@ def test_a_confirmed_regression_names_both_figures_and_the_noise_widths(tmp_path
     ref = tmp_path / "refs"
     ref.mkdir()
     data = baseline(tmp_path, reports_with(tmp_path, [123.1, 123.4, 123.5, 123.3, 123.2], None))
-    (ref / "local.yaml").write_text(yaml.safe_dump(data))
+    local_reference_file(ref).write_text(yaml.safe_dump(data))
     monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(ref))
     lines = verdict_lines(session_report(107.0, 106.7))
     line = next(ln for ln in lines if "bandwidth_1MiB_MBps" in ln)
