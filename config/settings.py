@@ -24,7 +24,12 @@ SESSION = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
 
 
 def _system_files():
+    """config/systems/*.py, then those of every directory in $FABRICSUITE_CONFIG_PATH
+    (colon-separated; a center's own configuration, e.g. written by `fabricsuite init
+    --config-dir DIR`: DIR/systems/*.py), the catch-all `local` last."""
     files = sorted((CONFIG_DIR / "systems").glob("*.py"))
+    for extra in filter(None, os.environ.get("FABRICSUITE_CONFIG_PATH", "").split(":")):
+        files += sorted((Path(extra) / "systems").glob("*.py"))
     return [f for f in files if f.name != "local.py"] + [CONFIG_DIR / "systems" / "local.py"]
 
 

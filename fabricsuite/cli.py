@@ -5,6 +5,7 @@
     fabricsuite nightly --system local               # the nightly run: summary, JUnit, exit 0/1/2
     fabricsuite compare --system local --before-tag A --after-tag B   # after an upgrade
     fabricsuite report --system local -o report.html # one self-contained HTML page
+    fabricsuite init --system mycluster              # onboard a Slurm cluster (login node)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import compare, history, nightly, report
+from . import compare, history, init, nightly, report
 from .baseline import (
     MIN_RUNS,
     MIN_SESSIONS,
@@ -187,7 +188,8 @@ Bad input stops with one line and exit status 2.""")
                            "slowdown; run after the acceptance mode's repeats")
     base.add_argument("reports", nargs="*", help="run report files (default: the newest --last)")
     # Each further subcommand is one module with add_parser(sub) and run(args) -> exit status.
-    commands = {m.__name__.rsplit(".", 1)[-1]: m for m in (history, compare, nightly, report)}
+    commands = {m.__name__.rsplit(".", 1)[-1]: m for m in (history, compare, nightly, report,
+                                                             init)}
     for module in commands.values():
         module.add_parser(sub)
     args = parser.parse_args(argv)

@@ -305,7 +305,9 @@ def external_reference(system: str, check: str, directory: Path | None = None,
     data = load_file(path)
     if check not in data:
         raise ReferenceFileError(
-            f"{path}: no references for {check}; add them (README, 'Reference values')"
+            f"{path}: no references for {check}; run without them (-S "
+            f"require_reference=false), then `fabricsuite baseline` (README, 'Adopting it on "
+            f"a cluster')"
         )
     if scope is not None and specs is not None:
         check_test_references(path, data, check, scope, specs)

@@ -22,6 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from mpi_support import local_distance, local_reference_file
 
 from fabricsuite import console, session
 
@@ -214,25 +215,26 @@ def test_nightly_that_tests_nothing_exits_2_with_its_skips_in_junit(tmp_path):
 
 @pytest.mark.integration
 def test_nightly_exit_status_0_1_2_from_real_runs(tmp_path):
-    """One timed case (ping-pong latency, same-l3), three times: against a reference it meets
-    (0), against one it cannot meet, confirmed by the retry (1), and with no reference (2)."""
-    args = ["--tag", "t1", "--", "-n", "^NetbenchPingPong%distance=same-l3", "-p", "openmpi",
-            "-S", "confirm_pause_s=0"]
+    """One timed case (ping-pong latency at this machine's first distance), three times: against
+    a reference it meets (0), against one it cannot meet, confirmed by the retry (1), and with a
+    reference for one of its two variables only (2: the other one's is missing)."""
+    distance = local_distance()
+    args = ["--tag", "t1", "--", "-n", f"^NetbenchPingPong%distance={distance}", "-p",
+            "openmpi", "-S", "confirm_pause_s=0"]
     met, unmet, none = (tmp_path / d for d in ("met", "unmet", "none"))
     for directory, factor in ((met, 100.0), (unmet, 0.001), (none, None)):
-        directory.mkdir()
-        body = "NetbenchPingPong:\n  $index: [$partition, $environ, distance]\n"
+        body = ("NetbenchPingPong:\n  $index: [$partition, $environ, distance]\n"
+                f"  local:default:\n    openmpi:\n      {distance}:\n"
+                f"        latency_8B_min_us: [{0.5 * (factor or 100)}, null, 0.1, us]\n")
         if factor is not None:
-            body += ("  local:default:\n    openmpi:\n      same-l3:\n"
-                     f"        latency_8B_min_us: [{0.5 * factor}, null, 0.1, us]\n"
-                     f"        latency_8B_median_us: [{0.5 * factor}, null, 0.1, us]\n")
-        (directory / "local.yaml").write_text(body)
+            body += f"        latency_8B_median_us: [{0.5 * factor}, null, 0.1, us]\n"
+        local_reference_file(directory).write_text(body)
     ok = _nightly(tmp_path / "r0", *args, refs=met)
     assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr
     assert "outcome: PASSED: 1 case(s) within their references (exit 0)" in ok.stdout
     bad = _nightly(tmp_path / "r1", *args, refs=unmet)
     assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr
-    assert "REGRESSION NetbenchPingPong local:default openmpi same-l3 latency_8B" in bad.stdout
+    assert f"REGRESSION NetbenchPingPong local:default openmpi {distance} latency_8B" in bad.stdout
     assert "confirmed: first run" in bad.stdout
     missing = _nightly(tmp_path / "r2", *args, refs=none)
     assert missing.returncode == 2, missing.stdout[-3000:] + missing.stderr
@@ -282,7 +284,7 @@ def test_perflog_export_to_a_time_series_store_when_asked(tmp_path):
                 env["FABRICSUITE_PERFLOG_URL"] = export
             proc = subprocess.run(
                 [str(BIN / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
-                 "--system", "local", "-n", "^NetbenchPingPong%distance=same-l3",
+                 "--system", "local", "-n", f"^NetbenchPingPong%distance={local_distance()}",
                  "-p", "openmpi", "-r", "-S", "require_reference=false"],
                 capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
             assert "Ran 2/2" in proc.stdout, proc.stdout[-3000:]
@@ -292,7 +294,7 @@ def test_perflog_export_to_a_time_series_store_when_asked(tmp_path):
         server.shutdown()
     (record,) = [r for r in received if "NetbenchPingPong" in str(r.get("check_name"))]
     assert record["facility"] == "fabricsuite" and record["check_system"] == "local"
-    assert record["check_environ"] == "openmpi" and record["check_distance"] == "same-l3"
+    assert record["check_environ"] == "openmpi" and record["check_distance"] == local_distance()
     # ReFrame flattens the figures: check_perf_<variable>_value, _unit, _ref, ...
     assert record["check_perf_latency_8B_median_us_value"] > 0
     assert record["check_perf_latency_8B_median_us_unit"] == "us"

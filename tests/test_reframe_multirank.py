@@ -1,10 +1,10 @@
 """Integration: the multi-rank checks (dense, b_eff, collectives) in a real ReFrame session
 (the README's run command, conftest.readme_session).
 
-On the local system (one node, one rank per core) the 1-node cases run and pass against
-reference/local.yaml, the 2- and 4-node cases are skipped with the reason, the perflog holds the
-variables, `fabricsuite baseline` files the figures under the scale, and a tightened reference at
-that scale fails naming the variable.
+On the local system (one node, one rank per core) the 1-node cases run and pass against this
+machine's references (or are recorded on a machine without them), the 2- and 4-node cases are
+skipped with the reason, the perflog holds the variables, `fabricsuite baseline` files the
+figures under the scale, and a tightened reference at that scale fails naming the variable.
 """
 
 import json
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mpi_support import assert_each_check_ran_once_per_mpi
+from mpi_support import assert_each_check_ran_once_per_mpi, local_reference_file
 
 from fabricsuite import REPO_ROOT
 
@@ -116,14 +116,22 @@ def test_baseline_files_figures_under_the_scale(passing_session, tmp_path):
     assert ran and all(c.get("scale") == SCALE for c in ran)
 
 
-def test_tightened_reference_at_the_scale_fails_naming_the_variable(tmp_path):
-    refs = tmp_path / "reference"
-    refs.mkdir()
-    data = yaml.safe_load((REPO_ROOT / "reference" / "local.yaml").read_text())
+def test_tightened_reference_at_the_scale_fails_naming_the_variable(passing_session, tmp_path):
+    # This machine's references of the check, from the README session's own figures.
+    results, _proc = passing_session
+    own = local_reference_file(tmp_path / "reference")
+    proc = subprocess.run(
+        [str(BIN / "fabricsuite"), "baseline", "--system", "local", "--min-runs", "1",
+         "--check", "NetbenchBeff", "--output", str(own),
+         *map(str, sorted((results / "reports").glob("*.json")))],
+        capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    refs = own.parent.parent
+    data = yaml.safe_load(own.read_text())
     scope = data["NetbenchBeff"]["local:default"]["openmpi"][SCALE]
     # A reference a thousand times above anything this machine reaches, -10 % lower bound.
     scope["b_eff_MBps"] = [scope["b_eff_MBps"][0] * 1000, -0.1, None, "MB/s"]
-    (refs / "local.yaml").write_text(yaml.safe_dump(data))
+    own.write_text(yaml.safe_dump(data))
     proc = run_reframe(tmp_path / "results", "-p", "openmpi", "-n", "NetbenchBeff%node_count=1",
                        reference_dir=refs)
     assert proc.returncode != 0, proc.stdout[-3000:]

@@ -12,7 +12,7 @@ import os
 import re
 
 import yaml
-from mpi_support import local_reference_file
+from mpi_support import local_distance, local_reference_file
 from test_baseline import LAT, LAT_MIN, latency_reports, pingpong, real, write_report
 
 from fabricsuite.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
@@ -196,7 +196,7 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     bin_dir = Path(sys.executable).parent
     proc = subprocess.run(
         [str(bin_dir / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
-         "--system", "local", "-n", "^NetbenchLogGP%distance=same-l3", "-p", "openmpi",
+         "--system", "local", "-n", f"^NetbenchLogGP%distance={local_distance()}", "-p", "openmpi",
          "--exec-policy=serial", "-r", "--max-retries=2", "-S", "confirm_pause_s=2",
          "--report-file", str(tmp_path / "report.json")],
         capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=900)

@@ -1,0 +1,150 @@
+"""`fabricsuite init` (fabricsuite/init.py): a Slurm cluster onboarded in one command.
+
+Unit tests of what it reads from Slurm, and the acceptance on the emulated cluster (real Slurm in
+network namespaces, ci/emucluster.sh): `fabricsuite init --system emu2` on its head node writes a
+configuration whose partition, node count, scheduler and launcher match the hand-written
+`emucluster` system, with the node topology recorded through srun; the point-to-point checks
+then run through srun at other-node; a second init overwrites nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import emu_support
+import pytest
+
+from fabricsuite import REPO_ROOT, init, topology
+
+SINFO = """\
+emu*|2|2|2|1|1|(null)|fsemu[1-2]
+gpu|16|64|2|16|2|gpu:a100:4(S:0-1)|gn[001-016]
+gpu|4|128|2|32|2|gpu:h100:8|gx[01,05-07]
+"""
+
+
+def test_sinfo_lines_become_node_types():
+    emu, gpu, big = init.parse_sinfo(SINFO)
+    assert (emu.partition, emu.nodes, emu.cpus, emu.label, emu.gpus) == ("emu", 2, 2, "2s1c1t",
+                                                                         0)
+    assert (gpu.partition, gpu.nodes, gpu.label, gpu.gpus) == ("gpu", 16, "2s16c2t", 4)
+    assert big.gpus == 8
+    assert [init.first_node(t.nodelist) for t in (emu, gpu, big)] == ["fsemu1", "gn001", "gx01"]
+    with pytest.raises(init.UsageError, match="not %R"):
+        init.parse_sinfo("emu|2|2\n")
+    with pytest.raises(init.UsageError, match="no partition"):
+        init.parse_sinfo("\n")
+
+
+def test_a_partition_of_several_node_types_is_judged_by_its_smallest_nodes():
+    types = init.parse_sinfo(SINFO)
+    mpis = [init.MpiEnv("openmpi", "mpicc", "4.1.4", "/usr", [["SLURM_MPI_TYPE", "pmix"]])]
+    hwloc = {f"{t.label}@{t.partition}": f"hwloc/x-{t.partition}-{t.label}.xml" for t in types}
+    fragment = init.system_config("x", types, mpis, {"AccountingStorageType":
+                                                     "accounting_storage/slurmdbd"}, hwloc)
+    emu, gpu = fragment["systems"][0]["partitions"]
+    assert emu["scheduler"] == "slurm" and emu["launcher"] == "srun"
+    assert emu["access"] == ["--partition=emu"] and emu["extras"]["nodes"] == 2
+    assert gpu["extras"]["nodes"] == 20 and gpu["processor"]["num_cpus"] == 64
+    assert gpu["devices"] == [{"type": "gpu", "num_devices": 4}] and "gpu" in gpu["features"]
+    assert "mixed: 2s16c2t, 2s32c2t" in gpu["descr"]
+
+
+# --- the emulated cluster ------------------------------------------------------------------------
+
+PREFIX = emu_support.prefix("fsi")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    reason = emu_support.why_not(PREFIX)
+    if reason:
+        pytest.skip(reason)
+    state = tmp_path_factory.mktemp("emucluster")
+    for emu in emu_support.cluster(state, PREFIX, emu_support.port_base(24000), nodes=2):
+        yield emu, state
+
+
+def _hand_written(state: Path) -> dict:
+    """The hand-written emucluster system, as ReFrame reads it for this cluster's state."""
+    os.environ["FABRICSUITE_EMU_DIR"] = str(state)
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "_emucluster_config", REPO_ROOT / "config" / "systems" / "emucluster.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        del os.environ["FABRICSUITE_EMU_DIR"]
+    return module.site_configuration
+
+
+@pytest.mark.integration
+@pytest.mark.emucluster
+def test_init_onboards_the_emulated_cluster(cluster, tmp_path):
+    emu, state = cluster
+    config, references = tmp_path / "config", tmp_path / "reference"
+    args = ["init", "--system", "emu2", "--config-dir", str(config),
+            "--reference-dir", str(references)]
+    proc = emu("exec", str(Path(sys.executable).parent / "fabricsuite"), *args, timeout=300)
+    system_file = config / "systems" / "emu2.py"
+    for path in (system_file, config / "spack" / "emu2.yaml", references / "emu2.yaml"):
+        assert f"wrote {path}" in proc.stdout, proc.stdout
+    assert "fabricsuite baseline --system emu2 --acceptance" in proc.stdout
+    # the configuration against the hand-written emucluster system
+    spec = importlib.util.spec_from_file_location("_emu2", system_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    (generated,) = module.site_configuration["systems"][0]["partitions"]
+    hand = next(p for p in _hand_written(state)["systems"][0]["partitions"]
+                if p["name"] == "nodes")
+    for key in ("scheduler", "launcher", "access", "environs", "features"):
+        assert generated[key] == hand[key], key
+    assert generated["extras"]["nodes"] == hand["extras"]["nodes"] == 2
+    assert {e["name"] for e in module.site_configuration["environments"]} == {"openmpi", "mpich"}
+    # the topology recorded on a node: the nodes are namespaces of this machine, so it is this
+    # machine's (Slurm reports the machine's CPUs; the hand-written partition says 1 because
+    # each slurmd is pinned to one core)
+    xml = Path(generated["extras"]["hwloc_xml"]).read_text()
+    recorded = topology.machine(xml)
+    assert recorded.pus == os.cpu_count() == generated["processor"]["num_cpus"]
+    # the point-to-point checks run through srun at other-node under it
+    results = tmp_path / "results"
+    run = emu("exec", "env", f"FABRICSUITE_CONFIG_PATH={config}",
+              f"RFM_REFERENCE_PREFIX={references}", f"FABRICSUITE_RESULTS={results}",
+              str(Path(sys.executable).parent / "reframe"), "-C", "config/settings.py",
+              "-c", "checks/pt2pt.py", "--system", "emu2", "-p", "openmpi",
+              "-n", "NetbenchPingPong%distance=other-node",
+              "-n", "NetbenchPingPongBandwidth%distance=other-node",
+              "-S", "require_reference=false", "-r", check=False, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:]
+    assert re.search(r"Ran 3/3 test case", run.stdout), run.stdout[-3000:]
+    outs = list((results / "output").rglob("netbench.json"))
+    assert len(outs) == 2
+    for out in outs:
+        assert len({r["host"] for r in json.loads(out.read_text())["ranks"]}) == 2
+        assert "\nsrun " in (out.parent / "rfm_job.sh").read_text()
+    # a second init keeps every file as it is
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()
+              and results not in p.parents}
+    again = emu("exec", str(Path(sys.executable).parent / "fabricsuite"), *args, timeout=300)
+    assert again.stdout.count("nothing overwritten") == 3 and "kept" in again.stdout
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_init_outside_slurm_is_one_line(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))  # no sinfo, scontrol, srun
+    proc = subprocess.run([sys.executable, "-m", "fabricsuite.cli", "init", "--system", "x",
+                           "--config-dir", str(tmp_path / "c")], capture_output=True, text=True,
+                          env=env, cwd=REPO_ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "login node" in proc.stderr, proc.stderr
+    assert not (tmp_path / "c").exists()
+    local = subprocess.run([sys.executable, "-m", "fabricsuite.cli", "init", "--system",
+                            "local"], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert local.returncode == 2 and "embedded default" in local.stderr
