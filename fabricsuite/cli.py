@@ -1,6 +1,6 @@
 """`fabricsuite`: helper commands around the ReFrame suite.
 
-    fabricsuite baseline --system local --last 5     # reference/local.yaml from the last 5 runs
+    fabricsuite baseline --system local --last 5     # this machine's references from 5 runs
     fabricsuite history --system local               # where each variable's level shifted
     fabricsuite nightly --system local               # the nightly run: summary, JUnit, exit 0/1/2
     fabricsuite compare --system local --before-tag A --after-tag B   # after an upgrade

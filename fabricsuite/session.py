@@ -323,7 +323,8 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     cases = final_cases(report)
     tests = [c for c in cases if not c.get("fixture")]
     ran = [c for c in tests if c.get("result") != "skip"]
-    passed = [c for c in ran if c.get("result") == "pass"]
+    recorded = [c for c in ran if c.get("result") == "pass" and c.get("judged") is False]
+    passed = [c for c in ran if c.get("result") == "pass" and c.get("judged") is not False]
     failed = [c for c in ran if c.get("result") != "pass"]
     phases: dict[str, int] = {}
     for case in failed:
@@ -338,6 +339,8 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     lines = [f"==== fabricsuite outcome: {head} ===="]
     skipped = len(skips) or len([c for c in tests if c.get("result") == "skip"])
     counts = f"ran {len(ran)} case(s): {len(passed)} passed, {len(failed)} failed"
+    if recorded:
+        counts += f", {len(recorded)} recorded without references (not judged)"
     if phases:
         counts += " (" + ", ".join(f"{n} {p}" for p, n in sorted(phases.items())) + ")"
     lines.append(counts + f"; {skipped} skipped")
@@ -382,13 +385,20 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     reasons = {str(r.get("case")): str(r.get("reason")) for r in skips}
     suite = ET.Element("testsuite", name="fabricsuite", hostname=str(info.get("hostname", "")),
                        timestamp=str(info.get("time_start", "")))
-    failures = errors = 0
+    failures = errors = recorded = 0
     first = first_runs(report)
     for case in cases:
         element = ET.SubElement(
             suite, "testcase", classname=str(case.get("name", "")).split(" ")[0],
             name=f"{_where(case)} [{case.get('unique_name', '')}]",
             time=f"{float(case.get('time_total') or 0):.3f}")
+        if case.get("result") == "pass" and case.get("judged") is False:
+            # measured and stored, not judged (no references of this machine yet): not a pass
+            recorded += 1
+            ET.SubElement(element, "skipped", message=(
+                f"recorded, not judged: no references of this machine "
+                f"({case.get('machine_descr') or case.get('machine')}) yet"))
+            continue
         if case.get("result") == "pass":
             continue
         if unconfirmed(case, first.get(case_key(case))):
@@ -416,7 +426,7 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     suite.set("tests", str(len(cases) + len(reasons)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
-    suite.set("skipped", str(len(reasons)))
+    suite.set("skipped", str(len(reasons) + recorded))
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -95,6 +96,9 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
         assert f"session {n} of {machine.SESSIONS_FOR_REFERENCES} recorded" in outcome, outcome
         assert "outcome: RECORDED" in outcome and "not judged" in outcome, outcome
+        # never counted as passed
+        assert re.search(r"ran (\d+) case\(s\): 0 passed, 0 failed, \1 recorded without "
+                         r"references", outcome), outcome
         assert not own.exists()
     proc = session()
     outcome = _outcome(proc)
