@@ -445,7 +445,8 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
     return [_round(median), None, bound, unit], note, stats
 
 
-def _old_entry(existing: Any, s: Samples) -> list[Any] | None:
+def old_entry(existing: Any, s: Samples) -> list[Any] | None:
+    """The entry `s` has in a reference file's data, or None."""
     node = existing
     for key in (s.check, s.partition, s.environ, *[v for _, v in s.levels], s.variable):
         if not isinstance(node, dict) or key not in node:
@@ -466,7 +467,7 @@ def diff_lines(samples: list[Samples], existing: Any) -> list[str]:
     changed, new, same = [], [], []
     for s in sorted(samples, key=lambda s: s.key):
         ref, _note, _stats = propose(s)
-        old = _old_entry(existing, s)
+        old = old_entry(existing, s)
         unit = ref[3]
         if old is None:
             new.append(f"  new      {s.key}: {ref[0]:g} {unit}, bound {_bound_text(ref)}")

@@ -177,8 +177,9 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
     path = reference_path(reference_dir, key)
     if len(sessions) < SESSIONS_FOR_REFERENCES:
         n = len(sessions)
+        what = "some cases of this machine" if path.exists() else "this machine"
         return [
-            f"no references for this machine yet ({descr}; key {key}): session {n} of "
+            f"no references for {what} yet ({descr}; key {key}): session {n} of "
             f"{SESSIONS_FOR_REFERENCES} recorded, nothing judged against another machine's "
             f"figures",
             f"  run the same command again {SESSIONS_FOR_REFERENCES - n} more time(s), best "
@@ -193,10 +194,17 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
         samples.append({"session_info": data.get("session_info", {}),
                         "runs": [{"testcases": cases}]})
     collected = baseline.collect(samples, [str(p) for p in sessions], LOCAL_SYSTEM)
+    if path.exists():
+        # Only what the file lacks: a reference once taken is retaken by a person, never here.
+        existing = baseline.load_roundtrip(path)
+        collected.samples = [s for s in collected.samples
+                             if baseline.old_entry(existing, s) is None]
     usable, notes = baseline.usable(collected.samples, baseline.MIN_RUNS,
                                     SESSIONS_FOR_REFERENCES)
     if not usable:
-        return [f"no references taken for {key} yet: " + "; ".join(notes)]
+        return [f"no references for some cases of this machine yet ({descr}): recorded, not "
+                f"judged; they are taken once {SESSIONS_FOR_REFERENCES} sessions hold "
+                f"healthy runs of them" + (f" ({notes[0]})" if notes else "")]
     mpis = sorted({str(c.get("mpi_library")) for s in samples for run in s["runs"]
                    for c in run["testcases"] if c.get("mpi_library")})
     _text, written, _notes = baseline.update_file(
