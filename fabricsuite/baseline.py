@@ -30,7 +30,8 @@ for dedicated nodes; the shared 2-core development machine declares its own wide
 file's `_statistics` records per variable the sample count, median, spread, worst deviation,
 floor and bound; the checks use it to say how many noise widths a failing figure is from its
 reference. A transient slow phase is not absorbed by a wider bound but by confirmation: a case
-that fails is measured again after a pause (`--max-retries`, docs/verdicts.md "Confirm before alarm").
+that fails is measured again after a pause (`--max-retries`, docs/verdicts.md, "Confirm before
+alarm").
 
 The bad side comes from the variable's declared direction (`fabricsuite.metrics`), stored with
 every run as the test case's loggable variable `perf_directions`; it is never guessed from the
