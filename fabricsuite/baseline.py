@@ -682,7 +682,7 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _write_temp(directory: Path, name: str, text: str, mode: int) -> str:
+def write_temp(directory: Path, name: str, text: str, mode: int) -> str:
     """A fsync'ed temporary file with `text` and `mode` in `directory`; returns its path."""
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:
@@ -709,7 +709,7 @@ def backup(path: Path, now: datetime | None = None) -> Path:
     """Copy `path` to `<name>.<UTC time>.bak` atomically, never replacing an existing backup."""
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H%M%SZ")
     mode = os_mode(path)
-    tmp = _write_temp(path.parent, path.name, path.read_text(), mode)
+    tmp = write_temp(path.parent, path.name, path.read_text(), mode)
     try:
         for n in range(1, 1000):
             target = path.with_name(f"{path.name}.{stamp}{'' if n == 1 else f'-{n}'}.bak")
@@ -741,7 +741,7 @@ def write_atomically(path: Path, text: str) -> Path | None:
     """
     saved = backup(path) if path.exists() else None
     mode = os_mode(path) if path.exists() else NEW_FILE_MODE
-    tmp = _write_temp(path.parent, path.name, text, mode)
+    tmp = write_temp(path.parent, path.name, text, mode)
     try:
         os.replace(tmp, path)
     except BaseException:

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import REPO_ROOT, topology
+from .baseline import NEW_FILE_MODE, write_temp
 from .commands import UsageError, check_system, one_line_errors
 from .references import reference_dir
 
@@ -55,6 +56,11 @@ class NodeType:
     @property
     def label(self) -> str:
         return f"{self.sockets}s{self.cores_per_socket}c{self.threads_per_core}t"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(partition, label): where its recorded topology is looked up."""
+        return self.partition, self.label
 
     @property
     def gpus(self) -> int:
@@ -198,17 +204,18 @@ def first_node(nodelist: str) -> str:
 
 
 def _write_new(path: Path, text: str) -> None:
+    """`text` into a new file `path` (fsync'ed temporary file, then a hard link, which fails if
+    the file appeared meanwhile: never overwrites)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    tmp = write_temp(path.parent, path.name, text, NEW_FILE_MODE)
     try:
-        os.link(tmp, path)  # fails if the file appeared meanwhile: never overwrites
+        os.link(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
 
 
 def system_config(system: str, types: list[NodeType], mpis: list[MpiEnv],
-                  settings: dict[str, str], hwloc: dict[str, str]) -> dict:
+                  settings: dict[str, str], hwloc: dict[tuple[str, str], str]) -> dict:
     """The ReFrame configuration fragment of the cluster (config/systems/NAME.py)."""
     accounting = settings.get("AccountingStorageType", "accounting_storage/none")
     scheduler = "squeue" if accounting.endswith("/none") else "slurm"
@@ -234,7 +241,7 @@ def system_config(system: str, types: list[NodeType], mpis: list[MpiEnv],
                           "num_cpus_per_core": small.threads_per_core,
                           "num_sockets": small.sockets,
                           "num_cpus_per_socket": small.cores_per_socket * small.threads_per_core},
-            "extras": {"nodes": nodes, "hwloc_xml": hwloc[small.label + "@" + name]},
+            "extras": {"nodes": nodes, "hwloc_xml": hwloc[small.key]},
             # Timing checks must not overlap: concurrent benchmarks distort each other.
             "max_jobs": 1,
         }
@@ -290,9 +297,8 @@ def run_init(args: argparse.Namespace) -> int:
     hwloc = {}
     for node_type in types:
         path = config / "hwloc" / f"{system}-{node_type.partition}-{node_type.label}.xml"
-        key = node_type.label + "@" + node_type.partition
         # relative to config/ where the system lives in the repository; absolute elsewhere
-        hwloc[key] = (str(path.relative_to(REPO_ROOT / "config"))
+        hwloc[node_type.key] = (str(path.relative_to(REPO_ROOT / "config"))
                       if path.is_relative_to(REPO_ROOT / "config") else str(path))
         print(f"fabricsuite init: recording the topology of {node_type.partition} "
               f"({node_type.label}) on {first_node(node_type.nodelist)} ...", file=sys.stderr)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import REPO_ROOT, topology
+from .commands import UsageError
 
 #: Overrides the fingerprint's key (tests stand in for a new machine with it).
 OVERRIDE = "FABRICSUITE_MACHINE"
@@ -44,6 +45,10 @@ SESSIONS_FOR_REFERENCES = 3
 #: The embedded default's system name.
 LOCAL_SYSTEM = "local"
 _KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+class MachineError(UsageError):
+    """This machine cannot be told (a bad FABRICSUITE_MACHINE, no topology): one line."""
 
 
 @dataclass(frozen=True)
@@ -113,11 +118,14 @@ def this_machine() -> tuple[str, str]:
     override = os.environ.get(OVERRIDE)
     if override is not None:
         if not _KEY.match(override):
-            raise ValueError(f"{OVERRIDE}={override!r}: a key is lower-case letters, digits, "
+            raise MachineError(f"{OVERRIDE}={override!r}: a key is lower-case letters, digits, "
                              f"'.', '_' and '-', e.g. amd-epyc-1x2x1-24gib")
         return override, f"declared by {OVERRIDE}"
-    xml = topology.local_topology_xml(topology_cache())
-    found = fingerprint(xml, _memory_bytes(), "lstopo")
+    try:
+        xml = topology.local_topology_xml(topology_cache())
+        found = fingerprint(xml, _memory_bytes(), "lstopo")
+    except topology.TopologyError as err:
+        raise MachineError(str(err)) from None
     return found.key, found.description
 
 
@@ -141,9 +149,9 @@ def _unjudged_cases(report: dict, key: str) -> list[dict]:
     return found
 
 
-def recorded_sessions(reports_dir: Path, key: str) -> list[Path]:
-    """Run reports under `reports_dir` with healthy unjudged runs of machine `key`, oldest
-    first."""
+def recorded_sessions(reports_dir: Path, key: str) -> list[tuple[Path, dict]]:
+    """(path, report) of the run reports under `reports_dir` with healthy unjudged runs of
+    machine `key`, oldest first."""
     found = []
     for path in sorted(reports_dir.glob("run-report-*.json"), key=lambda p: p.stat().st_mtime):
         try:
@@ -151,7 +159,7 @@ def recorded_sessions(reports_dir: Path, key: str) -> list[Path]:
         except (OSError, json.JSONDecodeError):
             continue
         if isinstance(report, dict) and _unjudged_cases(report, key):
-            found.append(path)
+            found.append((path, report))
     return found
 
 
@@ -188,12 +196,12 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
         ]
     # Runs of unjudged cases only: a case already judged keeps its references.
     samples = []
-    for report_path in sessions:
-        data = json.loads(report_path.read_text())
+    for _path, data in sessions:
         cases = _unjudged_cases(data, key)
         samples.append({"session_info": data.get("session_info", {}),
                         "runs": [{"testcases": cases}]})
-    collected = baseline.collect(samples, [str(p) for p in sessions], LOCAL_SYSTEM)
+    paths = [p for p, _report in sessions]
+    collected = baseline.collect(samples, paths, LOCAL_SYSTEM)
     if path.exists():
         # Only what the file lacks: a reference once taken is retaken by a person, never here.
         existing = baseline.load_roundtrip(path)
@@ -208,9 +216,9 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
     mpis = sorted({str(c.get("mpi_library")) for s in samples for run in s["runs"]
                    for c in run["testcases"] if c.get("mpi_library")})
     _text, written, _notes = baseline.update_file(
-        path, usable, sessions, SESSIONS_FOR_REFERENCES,
+        path, usable, paths, SESSIONS_FOR_REFERENCES,
         machine={"key": key, "description": descr, "mpi_libraries": mpis})
-    span = _span_hours(sessions)
+    span = _span_hours([report for _path, report in sessions])
     recorded = [s for s in usable if baseline.propose(s)[1]]
     lines = [
         f"references for this machine ({descr}) taken from {len(sessions)} sessions over "
@@ -226,15 +234,9 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
     return lines
 
 
-def _span_hours(reports: list[Path]) -> float:
-    starts = []
-    for path in reports:
-        try:
-            start = json.loads(path.read_text()).get("session_info", {}).get("time_start_unix")
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(start, (int, float)):
-            starts.append(float(start))
+def _span_hours(reports: list[dict]) -> float:
+    starts = [r.get("session_info", {}).get("time_start_unix") for r in reports]
+    starts = [float(t) for t in starts if isinstance(t, (int, float))]
     return (max(starts) - min(starts)) / 3600.0 if len(starts) > 1 else 0.0
 
 
@@ -248,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     from .references import reference_dir
     try:
         key, descr = this_machine()
-    except (ValueError, topology.TopologyError) as err:
+    except MachineError as err:
         print(f"fabricsuite machine: {err}", file=sys.stderr)
         return 2
     path = reference_path(reference_dir(), key)

@@ -30,6 +30,7 @@ from reframe.core.exceptions import EnvironError, SanityError
 from reframe.core.logging import getlogger
 
 from . import REPO_ROOT, SOURCE_DIR, topology
+from .machine import topology_cache
 from .metrics import PerfSpec
 from .netbench_result import NetbenchResult, ResultError, load
 from .references import ReferenceFileError, external_reference, scoped_references
@@ -329,8 +330,7 @@ class NetbenchPairCheck(NetbenchCheck):
                 path = REPO_ROOT / "config" / recorded
                 return path.read_text(), str(path)
             if partition.scheduler.registered_name == "local":
-                lstopo = os.environ.get("FABRICSUITE_RESULTS", str(REPO_ROOT / "results"))
-                cache = Path(lstopo) / "topology" / f"{partition.fullname.replace(':', '-')}.xml"
+                cache = topology_cache(partition.fullname)
                 return topology.local_topology_xml(cache), f"lstopo on {partition.fullname}"
         except (OSError, topology.TopologyError) as err:
             raise SanityError(

@@ -45,7 +45,7 @@ def test_sinfo_lines_become_node_types():
 def test_a_partition_of_several_node_types_is_judged_by_its_smallest_nodes():
     types = init.parse_sinfo(SINFO)
     mpis = [init.MpiEnv("openmpi", "mpicc", "4.1.4", "/usr", [["SLURM_MPI_TYPE", "pmix"]])]
-    hwloc = {f"{t.label}@{t.partition}": f"hwloc/x-{t.partition}-{t.label}.xml" for t in types}
+    hwloc = {t.key: f"hwloc/x-{t.partition}-{t.label}.xml" for t in types}
     fragment = init.system_config("x", types, mpis, {"AccountingStorageType":
                                                      "accounting_storage/slurmdbd"}, hwloc)
     emu, gpu = fragment["systems"][0]["partitions"]

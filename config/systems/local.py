@@ -18,8 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from fabricsuite.machine import this_machine
-from fabricsuite.topology import TopologyError
+from fabricsuite.machine import MachineError, this_machine
 
 LAUNCHERS = Path(__file__).resolve().parent.parent / "launchers"
 
@@ -124,7 +123,7 @@ def _extras():
     # Whose references: this machine's own (reference/local/<key>.yaml; fabricsuite.machine).
     try:
         extras["machine"], extras["machine_descr"] = this_machine()
-    except (ValueError, TopologyError) as err:
+    except MachineError as err:
         _fail(str(err))
     # No floor of its own: the bounds come from this machine's measured noise (the default
     # floor of 3 % only keeps a bound off zero). A person may widen it for a machine known to
