@@ -1,4 +1,12 @@
-"""Shared fixtures: the MPI-free netbench library (src/libnbanalysis.so) through ctypes."""
+"""Shared fixtures (the MPI-free netbench library through ctypes, netbench built with each MPI,
+the README's session) and the test lanes.
+
+Lanes (markers, README "Tests"): `unit` is every test without another lane's marker; it runs no
+MPI program, no ReFrame session and creates no namespace, and a guard below fails a unit test
+that tries. `mpi` runs netbench (or another MPI program) with mpirun; `reframe` runs a ReFrame
+session on this machine (with MPI); `emucluster` brings up the emulated Slurm cluster. Each of
+the last three is also `integration`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import analysis_lib
+import emu_support
 import mpi_support
 import pytest
 
@@ -53,5 +62,91 @@ def readme_session(tmp_path_factory):
 RUN_FIRST = ("tests/test_trust.py::test_readme_run_command_exits_0",)
 
 
+#: The lane of every module with integration tests that is not an emulated-cluster module: a new
+#: such module must say which (collection fails otherwise).
+LANES = {
+    "mpi": ("test_method_buffers", "test_method_completion", "test_method_models",
+            "test_method_multipair", "test_netbench_program", "test_matrix"),
+    "reframe": ("test_external_checks", "test_machine", "test_outcome", "test_reframe_local",
+                "test_reframe_multirank", "test_trust", "test_verdicts"),
+}
+#: What a unit test must not start: MPI launchers and compilers, Slurm, ReFrame, namespaces, the
+#: emulated cluster's `up` and `exec`. The guard sees what a test starts itself, not what
+#: that starts in turn: our launcher wrappers (config/launchers), which unit tests run against a
+#: fake MPI on PATH, pass.
+NOT_IN_UNIT = frozenset({
+    "mpirun", "mpiexec", "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich",
+    "mpiexec.hydra", "mpicc", "mpicc.openmpi", "mpicc.mpich", "srun", "sbatch", "salloc",
+    "slurmctld", "slurmd", "munged", "reframe", "ip", "unshare", "nsenter", "netbench",
+})
+LAUNCHERS = Path(__file__).resolve().parents[1] / "config" / "launchers"
+
+
+def heavy(argv: list) -> str | None:
+    """What in `argv` a unit test must not start, or None."""
+    words = [str(word) for word in argv[:2]]
+    if Path(words[0]).name.startswith(("python", "bash", "sh")) and len(words) > 1:
+        words = words[1:]  # an interpreter: judge its script
+    program = Path(words[0])
+    if program.name == "emucluster.sh":
+        return "emucluster.sh " + str(argv[1]) if str(argv[1:2]) in (
+            "['up']", "['exec']") else None
+    if LAUNCHERS in program.parents:
+        return None
+    return program.name if program.name in NOT_IN_UNIT else None
+
+
+def _lane(item) -> str:
+    if item.get_closest_marker("emucluster"):
+        return "emucluster"
+    if not item.get_closest_marker("integration"):
+        return "unit"
+    module = item.module.__name__.rpartition(".")[2]
+    for lane, modules in LANES.items():
+        if module in modules:
+            return lane
+    raise pytest.UsageError(f"{item.nodeid}: an integration test of a module without a lane: "
+                            "add it to LANES in tests/conftest.py")
+
+
 def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        item.add_marker(_lane(item))
     items.sort(key=lambda item: item.nodeid not in RUN_FIRST)  # stable: the rest keep their order
+
+
+_cluster_reasons: dict = {}
+
+
+def pytest_runtest_setup(item):
+    """An emulated-cluster test on a machine that cannot run one is skipped with the reason,
+    probed once per module's prefix when its first test is set up (not at collection)."""
+    mark = item.get_closest_marker("emucluster")
+    if mark and "prefix" in mark.kwargs:
+        key = (mark.kwargs["prefix"], tuple(mark.kwargs.get("tools", emu_support.TOOLS)))
+        if key not in _cluster_reasons:
+            _cluster_reasons[key] = emu_support.why_not(*key)
+        if _cluster_reasons[key]:
+            pytest.skip(_cluster_reasons[key])
+
+
+@pytest.fixture(autouse=True)
+def _unit_runs_nothing_heavy(request, monkeypatch):
+    """A unit test that starts MPI, Slurm, ReFrame or a namespace fails, naming what it started
+    and where it belongs (the unit lane must stay fast and run anywhere)."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    real_popen = subprocess.Popen
+
+    class Guarded(real_popen):
+        def __init__(self, args, *rest, **kwargs):
+            argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+            if kwargs.get("shell"):
+                argv = str(argv[0]).split()
+            started = heavy(argv)
+            if started:
+                pytest.fail(f"a unit test started {started} ({argv!r}): mark it integration "
+                            "and give its module a lane (tests/conftest.py)", pytrace=False)
+            super().__init__(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Guarded)

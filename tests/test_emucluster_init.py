@@ -63,9 +63,6 @@ PREFIX = emu_support.prefix("fsi")
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    reason = emu_support.why_not(PREFIX)
-    if reason:
-        pytest.skip(reason)
     state = tmp_path_factory.mktemp("emucluster")
     for emu in emu_support.cluster(state, PREFIX, emu_support.port_base(24000), nodes=2):
         yield emu, state
@@ -85,7 +82,7 @@ def _hand_written(state: Path) -> dict:
 
 
 @pytest.mark.integration
-@pytest.mark.emucluster
+@pytest.mark.emucluster(prefix=PREFIX)
 def test_init_onboards_the_emulated_cluster(cluster, tmp_path):
     emu, state = cluster
     config, references = tmp_path / "config", tmp_path / "reference"

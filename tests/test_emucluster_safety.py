@@ -40,13 +40,9 @@ PORT = 30000 + os.getpid() % 5000 * 4
 SUBNET = "10.213.0"  # the script's default
 
 
-_REASON = emu_support.why_not(PREFIX, ("ip", "tc", "nsenter", "unshare", "slurmctld",
-                                          "slurmd", "munged", "munge", "sinfo"))
-
-
 def needs_cluster(test):
-    for mark in (pytest.mark.integration, pytest.mark.emucluster,
-                 pytest.mark.skipif(_REASON is not None, reason=_REASON or "")):
+    for mark in emu_support.marks(PREFIX, ("ip", "tc", "nsenter", "unshare", "slurmctld",
+                                           "slurmd", "munged", "munge", "sinfo")):
         test = mark(test)
     return test
 

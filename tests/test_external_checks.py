@@ -199,6 +199,7 @@ def _local_spack_env(tmp_path, with_spack: bool):
                 FABRICSUITE_LOCAL_SPACK=str(tmp_path / "opt"))
 
 
+@pytest.mark.integration  # lists the checks with `reframe -l`
 def test_local_spack_opt_in_without_spack_says_what_to_do(tmp_path):
     proc = subprocess.run([REFRAME, "-C", "config/settings.py", "--system", "local", "-l"],
                           cwd=REPO_ROOT, env=_local_spack_env(tmp_path, with_spack=False),

@@ -21,6 +21,8 @@ import pytest
 from fabricsuite import SOURCE_DIR
 from fabricsuite.netbench_result import parse_human, parse_json
 
+pytestmark = pytest.mark.integration  # netbench matrix under mpirun (the mpi lane)
+
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 LAUNCH_2 = ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]
 LAUNCH_3 = ["mpirun.openmpi", "-np", "3", "--oversubscribe", "--bind-to", "none"]

@@ -11,6 +11,7 @@ import copy
 import os
 import re
 
+import pytest
 import yaml
 from mpi_support import local_distance, local_reference_file
 from test_baseline import LAT, LAT_MIN, latency_reports, pingpong, real, write_report
@@ -170,6 +171,7 @@ def test_a_count_bound_is_rounded_outwards():
 
 # --- the after-upgrade story of an MPI that changed its eager limit ------------------------------
 
+@pytest.mark.integration
 def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     """The shipped local references of NetbenchLogGP were taken at Open MPI's default
     shared-memory eager limit (4 KiB: the last protocol range starts at 4096 B). The same check
@@ -183,8 +185,6 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
-
-    import pytest
 
     from fabricsuite import REPO_ROOT
 
