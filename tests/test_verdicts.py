@@ -176,7 +176,7 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     """The shipped local references of NetbenchLogGP were taken at Open MPI's default
     shared-memory eager limit (4 KiB: the last protocol range starts at 4096 B). The same check
     with `btl_vader_eager_limit=1024`, as after an MPI update that lowered it, fails on the
-    threshold variable, confirmed by the retry, and the summary names it with both figures.
+    threshold variable, confirmed by a retry, and the summary names it with both figures.
     (1024: the check's sweep, up to 64 KiB, resolves it in 4 of 4 runs here; a limit of 16 KiB
     leaves too few sizes above it and comes out as one range, unresolved: a sanity failure;
     8 KiB came out at 4871 B in 1 of 4 runs, inside the reference's +19 % step.)"""
@@ -197,16 +197,15 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     proc = subprocess.run(
         [str(bin_dir / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
          "--system", "local", "-n", f"^NetbenchLogGP%distance={local_distance()}", "-p", "openmpi",
-         "--exec-policy=serial", "-r", "--max-retries=2", "-S", "confirm_pause_s=2",
+         "--exec-policy=serial", "-r", "--max-retries=1", "-S", "confirm_pause_s=2",
          "--report-file", str(tmp_path / "report.json")],
         capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=900)
     assert proc.returncode != 0, proc.stdout[-3000:]
     report = json.loads((tmp_path / "report.json").read_text())
-    # a regression fails every confirmation round, each after a longer pause (2 s, then 6 s)
-    assert len(report["runs"]) == 3, [len(r["testcases"]) for r in report["runs"]]
+    # a regression fails its confirmation round too (one round here: the growing pauses of
+    # three rounds are test_emucluster's workflows test)
+    assert len(report["runs"]) == 2, [len(r["testcases"]) for r in report["runs"]]
     assert "confirmation round 1: measuring the failed cases again after a 2 s pause" in (
-        proc.stdout), proc.stdout[-3000:]
-    assert "confirmation round 2: measuring the failed cases again after a 6 s pause" in (
         proc.stdout), proc.stdout[-3000:]
     (final,) = [c for c in report["runs"][-1]["testcases"]
                 if c["name"].startswith("NetbenchLogGP")]
