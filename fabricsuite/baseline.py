@@ -53,17 +53,11 @@ stay, after a dated backup of the previous version; every file is written atomic
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import io
-import json
 import math
-import os
 import re
 import statistics
-import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,6 +69,7 @@ from ruamel.yaml.error import YAMLError
 
 from .commands import UsageError
 from .metrics import (
+    DEFAULT_FLOOR,
     DIRECTIONS,
     EQUAL,
     HIGHER,
@@ -84,6 +79,7 @@ from .metrics import (
     series_key,
     size_step_bounds,
 )
+from .store import load_report, locked, write_atomically
 
 #: The bound is at least this many noise widths (robust relative standard deviations): with
 #: normal noise a healthy figure lands beyond 4 widths once in ~30,000 runs.
@@ -92,9 +88,6 @@ NOISE_WIDTHS = 4.0
 #: OUTLIER_RUNS_FROM runs or more, the worst but one: see `noise`).
 WORST_MARGIN = 1.5
 OUTLIER_RUNS_FROM = 5
-#: The partition's floor when its configuration declares none (extras.tolerance_floor): a
-#: dedicated node repeats within about 1 %; 3 % keeps a 10 % regression well outside.
-DEFAULT_FLOOR = 0.03
 #: A bound at or beyond this cannot fail a 2x slowdown: +100 % for a lower-is-better variable,
 #: -50 % for a higher-is-better one: such a variable is recorded only (_recorded_only).
 TOO_NOISY_FOR_2X = {LOWER: 1.0, EQUAL: 1.0, HIGHER: 0.5}
@@ -105,8 +98,6 @@ MIN_RUNS = 3
 #: Fewest separate sessions (ReFrame runs, told apart by their session uuid) those samples must
 #: come from (--min-sessions): the spread between sessions is what a bound must hold.
 MIN_SESSIONS = 3
-#: Mode of a new reference file (a replaced one keeps its own).
-NEW_FILE_MODE = 0o644
 
 #: ReFrame 4.10's performance-phase failure of a test case that has no reference for a variable
 #: (reframe/core/pipeline.py, formatted by reframe.core.exceptions.what): the figures are sound.
@@ -208,25 +199,9 @@ def _not_a_report(path: Path, where: str, what: Any) -> BaselineError:
     )
 
 
-def _load_report(path: Path) -> dict[str, Any]:
-    try:
-        report = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: no such run report; check the path") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise BaselineError(
-            f"{path}: not a readable ReFrame run report ({err}); pass run reports written by "
-            f"ReFrame (RESULTS/reports/run-report-*.json)"
-        ) from None
-    if not isinstance(report, dict) or not isinstance(report.get("runs"), list):
-        raise _not_a_report(path, "the top level", type(report).__name__ if not isinstance(
-            report, dict) else "a mapping without a list of runs")
-    return report
-
-
 def read_reports(paths: list[Path], system: str | None = None) -> Collected:
     """Collect the healthy samples per variable (of `system`, if given) from run report files."""
-    return collect([_load_report(path) for path in paths], paths, system)
+    return collect([load_report(path, BaselineError) for path in paths], paths, system)
 
 
 def collect(reports: list[dict[str, Any]], names: list[Any],
@@ -650,102 +625,3 @@ def dump(data: CommentedMap, header: str = "") -> str:
     out = io.StringIO()
     _yaml().dump(data, out)
     return header + out.getvalue()
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock for a read-modify-write of `path` (lock file `.<name>.lock`).
-
-    The lock file is removed on the way out; one that another process removed before we locked
-    it is opened anew, so that two processes never hold locks on different files.
-    """
-    lock = path.with_name(f".{path.name}.lock")
-    while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                same = os.path.samestat(os.fstat(fd), os.stat(lock))
-            except FileNotFoundError:
-                same = False
-        except BaseException:
-            os.close(fd)
-            raise
-        if same:
-            break
-        os.close(fd)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(lock)
-        os.close(fd)
-
-
-def write_temp(directory: Path, name: str, text: str, mode: int) -> str:
-    """A fsync'ed temporary file with `text` and `mode` in `directory`; returns its path."""
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-            out.flush()
-            os.fchmod(out.fileno(), mode)
-            os.fsync(out.fileno())
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return tmp
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def backup(path: Path, now: datetime | None = None) -> Path:
-    """Copy `path` to `<name>.<UTC time>.bak` atomically, never replacing an existing backup."""
-    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H%M%SZ")
-    mode = os_mode(path)
-    tmp = write_temp(path.parent, path.name, path.read_text(), mode)
-    try:
-        for n in range(1, 1000):
-            target = path.with_name(f"{path.name}.{stamp}{'' if n == 1 else f'-{n}'}.bak")
-            try:
-                os.link(tmp, target)  # fails if the name exists: never overwrites
-            except FileExistsError:
-                continue
-            except OSError as err:
-                if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
-                    raise
-                if target.exists():  # a file system without hard links
-                    continue
-                os.replace(tmp, target)
-            _fsync_dir(path.parent)
-            return target
-        raise FileExistsError(errno.EEXIST, "too many backups with this time stamp", str(path))
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
-def os_mode(path: Path) -> int:
-    return path.stat().st_mode & 0o7777
-
-
-def write_atomically(path: Path, text: str) -> Path | None:
-    """Replace `path` by `text` (temporary file, fsync, rename), after a dated backup of it.
-
-    The file keeps its mode; a new one gets NEW_FILE_MODE. Returns the backup, if any.
-    """
-    saved = backup(path) if path.exists() else None
-    mode = os_mode(path) if path.exists() else NEW_FILE_MODE
-    tmp = write_temp(path.parent, path.name, text, mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-    return saved

@@ -31,6 +31,7 @@ from .commands import (
     results_dir,
 )
 from .references import reference_file
+from .store import run_report_paths
 
 
 def _select_reports(args: argparse.Namespace) -> list[Path]:
@@ -47,7 +48,7 @@ def _select_reports(args: argparse.Namespace) -> list[Path]:
                          f"reference needs at least {args.min_runs} runs; use --last "
                          f"{args.min_runs} or more")
     directory = results_dir(args) / "reports"
-    found = sorted(directory.glob("run-report-*.json"), key=lambda p: p.stat().st_mtime)
+    found = run_report_paths(directory)
     if not found:
         raise UsageError(f"no run reports in {directory}; run the suite first "
                          f"(ci/run-local.sh), set FABRICSUITE_RESULTS or --results, or name "

@@ -88,6 +88,7 @@ from .commands import (
 )
 from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
 from .session import final_cases
+from .store import load_report
 
 #: Fewest points on each side of a change point (the within-side means need two).
 MIN_SIZE = 2
@@ -418,17 +419,7 @@ def read_sessions(args: Any, since: float | None) -> tuple[list[dict[str, Any]],
 
 def report_sessions(paths: list[Path]) -> list[dict[str, Any]]:
     """Sessions from JSON run report files (the same content as the stored sessions)."""
-    import json
-
-    sessions = []
-    for path in paths:
-        try:
-            sessions.append(json.loads(path.read_text()))
-        except FileNotFoundError:
-            raise HistoryError(f"{path}: no such run report; check the path") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise HistoryError(f"{path}: not a readable ReFrame run report ({err})") from None
-    return sessions
+    return [load_report(path, HistoryError) for path in paths]
 
 
 # --- detection over all series -----------------------------------------------------------------

@@ -32,9 +32,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import REPO_ROOT, topology
-from .baseline import NEW_FILE_MODE, write_temp
 from .commands import UsageError, check_system, one_line_errors
 from .references import reference_dir
+from .store import write_new
 
 #: Seconds a Slurm query or a topology job may take.
 QUERY_TIMEOUT_S = 120
@@ -188,7 +188,8 @@ def record_topology(node_type: NodeType, path: Path) -> str:
                 f"--nodelist={first_node(node_type.nodelist)}", "--time=5", lstopo,
                 "--of", "xml", "-"], f"lstopo on a node of {node_type.partition}")
     topology.parse(xml, f"lstopo on {node_type.partition}")  # a real topology, or one line
-    _write_new(path, xml)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_new(path, xml)
     return f"wrote {path}"
 
 
@@ -201,17 +202,6 @@ def first_node(nodelist: str) -> str:
         return head.group(1)
     first = re.split(r"[,-]", head.group(3))[0]
     return head.group(1) + first
-
-
-def _write_new(path: Path, text: str) -> None:
-    """`text` into a new file `path` (fsync'ed temporary file, then a hard link, which fails if
-    the file appeared meanwhile: never overwrites)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = write_temp(path.parent, path.name, text, NEW_FILE_MODE)
-    try:
-        os.link(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def system_config(system: str, types: list[NodeType], mpis: list[MpiEnv],
@@ -325,7 +315,8 @@ def run_init(args: argparse.Namespace) -> int:
         if path.exists():
             done.append(f"kept {path} (exists; nothing overwritten)")
             continue
-        _write_new(path, text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_new(path, text)
         done.append(f"wrote {path}")
     for line in done:
         print(line)

@@ -28,7 +28,6 @@ sessions hours apart give bounds that hold.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from . import REPO_ROOT, topology
 from .commands import UsageError
+from .store import readable_reports
 
 #: Overrides the fingerprint's key (tests stand in for a new machine with it).
 OVERRIDE = "FABRICSUITE_MACHINE"
@@ -152,15 +152,8 @@ def _unjudged_cases(report: dict, key: str) -> list[dict]:
 def recorded_sessions(reports_dir: Path, key: str) -> list[tuple[Path, dict]]:
     """(path, report) of the run reports under `reports_dir` with healthy unjudged runs of
     machine `key`, oldest first."""
-    found = []
-    for path in sorted(reports_dir.glob("run-report-*.json"), key=lambda p: p.stat().st_mtime):
-        try:
-            report = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(report, dict) and _unjudged_cases(report, key):
-            found.append((path, report))
-    return found
+    return [(path, report) for path, report in readable_reports(reports_dir)
+            if _unjudged_cases(report, key)]
 
 
 def take_references(report: dict, reports_dir: Path, reference_dir: Path) -> list[str]:

@@ -34,6 +34,11 @@ EQUAL = "equal"
 DIRECTIONS = (LOWER, HIGHER, EQUAL)
 
 
+#: A partition's tolerance floor when its configuration declares none (extras.tolerance_floor):
+#: the narrowest bound a baseline gives. A dedicated node repeats within about 1 %; 3 % keeps a
+#: 10 % regression well outside.
+DEFAULT_FLOOR = 0.03
+
 def is_number(value: Any) -> bool:
     """An int or float from a report, not a bool (JSON's true and false are no figures)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -45,7 +45,6 @@ import math
 import os
 import re
 import statistics
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -57,6 +56,7 @@ from .commands import UsageError, add_selection_options, check_system, one_line_
 from .metrics import case_scope, is_finite_number, series_key
 from .netbench_result import NetbenchResult, ResultError, load
 from .session import case_key, reference_statistics, verdict_lines
+from .store import write_atomically
 
 #: At most this many trend plots (series with a change point first).
 TREND_PLOT_LIMIT = 12
@@ -1015,24 +1015,6 @@ def build_page(sessions: list[dict[str, Any]], system: str, since: float | None,
         plots=len(trends) + len(sizes) + len(matrices) + len(dense))
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, sync it and rename it over `path`."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                         dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would hide the page from others
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def default_output(results: Path, system: str) -> Path:
     """RESULTS/report-<system>-<UTC time>.html, never an existing file."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -1108,7 +1090,11 @@ def run(args: Any) -> int:
         sessions, where = history.read_sessions(args, since)
         path = _output_path(args, results_dir(args))  # before the plots: a bad -o fails at once
         page = build_page(sessions, args.system, since, where)
-        write_atomically(path, page)
+        umask = os.umask(0)
+        os.umask(umask)
+        # a page is for everyone the umask allows (not mkstemp's 0600); one replaced by -o is
+        # kept as a dated backup
+        write_atomically(path, page, new_mode=0o666 & ~umask)
     except OSError as err:
         where = err.filename or path or "the output"
         raise ReportError(f"cannot write {where}: {err.strerror or err}; check the path and the "

@@ -23,6 +23,8 @@ from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 from reframe.frontend import dependencies
 
+from .metrics import DEFAULT_FLOOR
+
 #: Partition default for the pause before a confirmation round (extras.confirm_pause_s).
 DEFAULT_CONFIRM_PAUSE_S = 20.0
 #: Confirmation rounds the run commands ask ReFrame for (--max-retries): a failed case is measured
@@ -31,8 +33,6 @@ DEFAULT_CONFIRM_PAUSE_S = 20.0
 CONFIRM_ROUNDS = 3
 #: Each confirmation round waits this many times longer than the one before.
 CONFIRM_PAUSE_GROWTH = 3.0
-#: Partition default for the tolerance floor (extras.tolerance_floor), see baseline.py.
-DEFAULT_TOLERANCE_FLOOR = 0.03
 
 _paused_before_round = 0
 
@@ -84,7 +84,7 @@ class Judged(rfm.RegressionTestPlugin):
     reference_builtin = variable(bool, value=False, loggable=True)
     #: The partition's tolerance floor (extras.tolerance_floor): the narrowest bound a baseline
     #: may give this partition's references, as a fraction. Stored with every run.
-    tolerance_floor = variable(float, value=DEFAULT_TOLERANCE_FLOOR, loggable=True)
+    tolerance_floor = variable(float, value=DEFAULT_FLOOR, loggable=True)
     #: The floor of each performance variable: the partition's `tolerance_floor`, or its
     #: `extras.tolerance_floor_by_unit` entry for the variable's unit (an emulated node's
     #: latency is the host's kernel TCP path, with its slow phases; its bandwidth is the shaped

@@ -263,3 +263,22 @@ double nb_pingpong_loop(void *state, long iterations)
     }
     return MPI_Wtime() - start;
 }
+
+void nb_pingpong_measure(const nb_context *ctx, nb_pingpong *s, size_t size, long min_iterations,
+                         nb_measurement *m)
+{
+    const nb_options *o = ctx->options;
+    s->size = (int)size;
+    nb_loop loop = {
+        .comm = s->comm,
+        .loop = nb_pingpong_loop,
+        .state = s,
+        .min_iterations = min_iterations,
+        .max_iterations = o->iterations,
+        .time_cap_s = o->time_cap_ms * 1e-3,
+        .repetitions = o->repetitions,
+        .pacing = NB_PACE_BY_ROOT,
+        .figure = NB_FIGURE_OWN,
+    };
+    nb_drive(&loop, m);
+}

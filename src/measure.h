@@ -109,6 +109,12 @@ void nb_drive(const nb_loop *loop, nb_measurement *m);
 void nb_measure(const nb_context *ctx, nb_timed_loop loop, void *state, long min_iterations,
                 long max_iterations, double time_cap_s, int repetitions, nb_measurement *m);
 
+/* A ping-pong of `size` bytes each way on the pair's own communicator (s->comm), paced by its
+ * rank 0, each rank's own figures (per round trip); counts and repetitions from the options.
+ * Collective over s->comm. */
+void nb_pingpong_measure(const nb_context *ctx, nb_pingpong *s, size_t size, long min_iterations,
+                         nb_measurement *m);
+
 /* Rank 0: adds an `unreliable` entry when the per-iteration average is below 10 x MPI_Wtick. */
 void nb_check_timer_resolution(const nb_context *ctx, const nb_measurement *m,
                                const char *quantity);

@@ -80,21 +80,8 @@ typedef struct {
 static latency measure_latency(const nb_context *ctx, nb_pingpong *s, size_t size,
                                const char *quantity)
 {
-    const nb_options *o = ctx->options;
-    s->size = (int)size;
-    nb_loop loop = {
-        .comm = s->comm,
-        .loop = nb_pingpong_loop,
-        .state = s,
-        .min_iterations = MP_MIN_ITERATIONS,
-        .max_iterations = o->iterations,
-        .time_cap_s = o->time_cap_ms * 1e-3,
-        .repetitions = o->repetitions,
-        .pacing = NB_PACE_BY_ROOT,
-        .figure = NB_FIGURE_OWN,
-    };
     nb_measurement m;
-    nb_drive(&loop, &m);
+    nb_pingpong_measure(ctx, s, size, MP_MIN_ITERATIONS, &m);
     nb_check_timer_resolution(ctx, &m, quantity);
     latency l = {m.iterations, m.min_us / 2.0, m.median_us / 2.0, m.max_us / 2.0};
     return l;

@@ -127,21 +127,8 @@ static double pair_one_way_local(const nb_context *ctx, nb_pingpong *s, size_t s
 {
     if (s->comm == MPI_COMM_NULL)
         return NAN;
-    const nb_options *o = ctx->options;
-    s->size = (int)size;
-    nb_loop loop = {
-        .comm = s->comm,
-        .loop = nb_pingpong_loop,
-        .state = s,
-        .min_iterations = PAIRS_MIN_ITERATIONS,
-        .max_iterations = o->iterations,
-        .time_cap_s = o->time_cap_ms * 1e-3,
-        .repetitions = o->repetitions,
-        .pacing = NB_PACE_BY_ROOT,
-        .figure = NB_FIGURE_OWN,
-    };
     nb_measurement m;
-    nb_drive(&loop, &m);
+    nb_pingpong_measure(ctx, s, size, PAIRS_MIN_ITERATIONS, &m);
     return s->rank == 0 ? m.median_us / 2.0 : NAN;
 }
 

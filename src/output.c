@@ -504,92 +504,7 @@ static void format_utc(time_t t, char *text, size_t length)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Human format                                                                                 */
-/* ------------------------------------------------------------------------------------------ */
-
-static void human_value(const value *v, FILE *out)
-{
-    char number[64];
-    switch (v->kind) {
-    case VALUE_NULL:
-        fputs("-", out);
-        break;
-    case VALUE_INT:
-        fprintf(out, "%lld", v->integer);
-        break;
-    case VALUE_REAL:
-        nb_format_real(v->real, number, sizeof number);
-        fputs(number, out);
-        break;
-    case VALUE_BOOL:
-        fputs(v->integer ? "true" : "false", out);
-        break;
-    case VALUE_TEXT:
-        fputs(v->text, out);
-        break;
-    case VALUE_INT_LIST:
-        format_int_list(v->list, v->list_count, out, ",");
-        break;
-    }
-}
-
-int nb_render_human(const nb_result *result, FILE *out)
-{
-    char when[32];
-    format_utc(result->start, when, sizeof when);
-    fprintf(out, "# netbench %s %s\n", NETBENCH_VERSION, result->method);
-    /* Only the first line of the library version (MPICH's has many), kept verbatim. */
-    size_t first_line = strcspn(result->mpi_library, "\r\n");
-    fprintf(out, "# mpi: %.*s\n", (int)first_line, result->mpi_library);
-    fprintf(out, "# mpi_standard: %d.%d\n", result->mpi_version, result->mpi_subversion);
-    fprintf(out, "# start_time_utc: %s\n", when);
-    fputs("# command_line:", out);
-    for (int i = 0; i < result->argc; i++)
-        fprintf(out, " %s", result->argv[i]);
-    fputs("\n", out);
-    for (size_t r = 0; r < result->rank_count; r++) {
-        const rank_entry *entry = &result->ranks[r];
-        fprintf(out, "# rank %d: host=%s cpus_bound=", entry->rank, entry->host);
-        format_cpu_ranges(entry->cpus, entry->cpu_count, out);
-        fprintf(out, " cpu_at_start=%d cpu_at_end=%d\n", entry->cpu_at_start, entry->cpu_at_end);
-    }
-    for (size_t i = 0; i < result->parameters.count; i++) {
-        fprintf(out, "# parameter %s=", result->parameters.items[i].key);
-        human_value(&result->parameters.items[i].value, out);
-        fputs("\n", out);
-    }
-    for (size_t t = 0; t < result->table_count; t++) {
-        const nb_table *table = result->tables[t];
-        fprintf(out, "# table %s\n# columns", table->name);
-        for (size_t c = 0; c < table->column_count; c++)
-            fprintf(out, " %s", table->columns[c]);
-        fputs("\n", out);
-        for (size_t row = 0; row < table->row_count; row++) {
-            for (size_t c = 0; c < table->column_count; c++) {
-                if (c > 0)
-                    fputs(" ", out);
-                human_value(&table->cells[row * table->column_count + c], out);
-            }
-            fputs("\n", out);
-        }
-    }
-    for (size_t i = 0; i < result->summary.count; i++) {
-        fprintf(out, "# summary %s=", result->summary.items[i].key);
-        human_value(&result->summary.items[i].value, out);
-        fputs("\n", out);
-    }
-    for (size_t i = 0; i < result->warning_count; i++)
-        fprintf(out, "# warning: %s\n", result->warnings[i]);
-    for (size_t i = 0; i < result->unreliable_count; i++)
-        fprintf(out, "# unreliable: %s: %s\n", result->unreliable[i].quantity,
-                result->unreliable[i].reason);
-    fprintf(out, "# status: %s\n", result->unreliable_count == 0 ? "ok" : "unreliable");
-    fflush(out);
-    return ferror(out) ? -1 : 0;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* JSON                                                                                         */
+/* Values, in both formats                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
 static void json_string(const char *text, FILE *out)
@@ -628,12 +543,13 @@ static void json_string(const char *text, FILE *out)
     fputc('"', out);
 }
 
-static void json_value(const value *v, FILE *out)
+/* One rendering of a value for both formats: they differ only in null, text and lists. */
+static void render_value(const value *v, int as_json, FILE *out)
 {
     char number[64];
     switch (v->kind) {
     case VALUE_NULL:
-        fputs("null", out);
+        fputs(as_json ? "null" : "-", out);
         break;
     case VALUE_INT:
         fprintf(out, "%lld", v->integer);
@@ -646,15 +562,83 @@ static void json_value(const value *v, FILE *out)
         fputs(v->integer ? "true" : "false", out);
         break;
     case VALUE_TEXT:
-        json_string(v->text, out);
+        if (as_json)
+            json_string(v->text, out);
+        else
+            fputs(v->text, out);
         break;
     case VALUE_INT_LIST:
-        fputc('[', out);
-        format_int_list(v->list, v->list_count, out, ", ");
-        fputc(']', out);
+        if (as_json)
+            fputc('[', out);
+        format_int_list(v->list, v->list_count, out, as_json ? ", " : ",");
+        if (as_json)
+            fputc(']', out);
         break;
     }
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Human format                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+int nb_render_human(const nb_result *result, FILE *out)
+{
+    char when[32];
+    format_utc(result->start, when, sizeof when);
+    fprintf(out, "# netbench %s %s\n", NETBENCH_VERSION, result->method);
+    /* Only the first line of the library version (MPICH's has many), kept verbatim. */
+    size_t first_line = strcspn(result->mpi_library, "\r\n");
+    fprintf(out, "# mpi: %.*s\n", (int)first_line, result->mpi_library);
+    fprintf(out, "# mpi_standard: %d.%d\n", result->mpi_version, result->mpi_subversion);
+    fprintf(out, "# start_time_utc: %s\n", when);
+    fputs("# command_line:", out);
+    for (int i = 0; i < result->argc; i++)
+        fprintf(out, " %s", result->argv[i]);
+    fputs("\n", out);
+    for (size_t r = 0; r < result->rank_count; r++) {
+        const rank_entry *entry = &result->ranks[r];
+        fprintf(out, "# rank %d: host=%s cpus_bound=", entry->rank, entry->host);
+        format_cpu_ranges(entry->cpus, entry->cpu_count, out);
+        fprintf(out, " cpu_at_start=%d cpu_at_end=%d\n", entry->cpu_at_start, entry->cpu_at_end);
+    }
+    for (size_t i = 0; i < result->parameters.count; i++) {
+        fprintf(out, "# parameter %s=", result->parameters.items[i].key);
+        render_value(&result->parameters.items[i].value, 0, out);
+        fputs("\n", out);
+    }
+    for (size_t t = 0; t < result->table_count; t++) {
+        const nb_table *table = result->tables[t];
+        fprintf(out, "# table %s\n# columns", table->name);
+        for (size_t c = 0; c < table->column_count; c++)
+            fprintf(out, " %s", table->columns[c]);
+        fputs("\n", out);
+        for (size_t row = 0; row < table->row_count; row++) {
+            for (size_t c = 0; c < table->column_count; c++) {
+                if (c > 0)
+                    fputs(" ", out);
+                render_value(&table->cells[row * table->column_count + c], 0, out);
+            }
+            fputs("\n", out);
+        }
+    }
+    for (size_t i = 0; i < result->summary.count; i++) {
+        fprintf(out, "# summary %s=", result->summary.items[i].key);
+        render_value(&result->summary.items[i].value, 0, out);
+        fputs("\n", out);
+    }
+    for (size_t i = 0; i < result->warning_count; i++)
+        fprintf(out, "# warning: %s\n", result->warnings[i]);
+    for (size_t i = 0; i < result->unreliable_count; i++)
+        fprintf(out, "# unreliable: %s: %s\n", result->unreliable[i].quantity,
+                result->unreliable[i].reason);
+    fprintf(out, "# status: %s\n", result->unreliable_count == 0 ? "ok" : "unreliable");
+    fflush(out);
+    return ferror(out) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* JSON                                                                                         */
+/* ------------------------------------------------------------------------------------------ */
 
 static void json_object(const keyed_list *list, FILE *out)
 {
@@ -663,7 +647,7 @@ static void json_object(const keyed_list *list, FILE *out)
         fputs(i ? ", " : "", out);
         json_string(list->items[i].key, out);
         fputs(": ", out);
-        json_value(&list->items[i].value, out);
+        render_value(&list->items[i].value, 1, out);
     }
     fputc('}', out);
 }
@@ -710,7 +694,7 @@ int nb_render_json(const nb_result *result, FILE *out)
                 fputs(c ? ", " : "", out);
                 json_string(table->columns[c], out);
                 fputs(": ", out);
-                json_value(&table->cells[row * table->column_count + c], out);
+                render_value(&table->cells[row * table->column_count + c], 1, out);
             }
             fputc('}', out);
         }

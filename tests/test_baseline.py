@@ -24,8 +24,9 @@ import yaml
 
 from fabricsuite import REPO_ROOT
 from fabricsuite import baseline as baseline_module
-from fabricsuite.baseline import backup, read_reports
+from fabricsuite.baseline import read_reports
 from fabricsuite.cli import main
+from fabricsuite.store import backup
 
 REAL_REPORT = Path(__file__).parent / "data" / "baseline" / "run-report-pt2pt-local.json"
 PYTHON = sys.executable

@@ -1,0 +1,177 @@
+"""The data layer under the workflows: the run reports a session stored, and the files the
+suite writes (reference files, pages), replaced atomically, with a dated backup and a lock.
+
+`baseline`, `compare`, `history`, `report`, `nightly`, `session` and `machine` read stored run
+reports and write their files through this module, so that a report is found, read and refused
+the same way everywhere, and no file the suite keeps is ever half written or lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .commands import UsageError
+
+#: Mode of a new file (a replaced one keeps its own).
+NEW_FILE_MODE = 0o644
+
+
+class StoreError(UsageError):
+    """A stored run report that cannot be read: one line that names the file and the fix."""
+
+
+# --- stored run reports --------------------------------------------------------------------------
+
+def run_report_paths(reports_dir: Path) -> list[Path]:
+    """The run reports ReFrame wrote under `reports_dir` (RESULTS/reports), oldest first."""
+    return sorted(reports_dir.glob("run-report-*.json"), key=lambda p: p.stat().st_mtime)
+
+
+def load_report(path: Path, error: type[UsageError] = StoreError) -> dict[str, Any]:
+    """A ReFrame run report, or `error` with one line naming the file and what to pass."""
+    try:
+        report = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise error(f"{path}: no such run report; check the path") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise error(
+            f"{path}: not a readable ReFrame run report ({err}); pass run reports written by "
+            f"ReFrame (RESULTS/reports/run-report-*.json)"
+        ) from None
+    if not isinstance(report, dict) or not isinstance(report.get("runs"), list):
+        what = (type(report).__name__ if not isinstance(report, dict)
+                else "a mapping without a list of runs")
+        raise error(
+            f"{path}: the top level is {what!r}, not what a ReFrame 4.10 run report holds; pass "
+            f"run reports written by ReFrame (RESULTS/reports/run-report-*.json)")
+    return report
+
+
+def readable_reports(reports_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """(path, report) of every readable run report under `reports_dir`, oldest first; one being
+    written or damaged is passed over (a workflow that scans a directory must not stop at it)."""
+    for path in run_report_paths(reports_dir):
+        try:
+            yield path, load_report(path)
+        except StoreError:
+            continue
+
+
+# --- files written atomically ---------------------------------------------------------------------
+
+def write_temp(directory: Path, name: str, text: str, mode: int) -> str:
+    """A fsync'ed temporary file with `text` and `mode` in `directory`; returns its path."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fchmod(out.fileno(), mode)
+            os.fsync(out.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def os_mode(path: Path) -> int:
+    return path.stat().st_mode & 0o7777
+
+
+def backup(path: Path, now: datetime | None = None) -> Path:
+    """Copy `path` to `<name>.<UTC time>.bak` atomically, never replacing an existing backup."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H%M%SZ")
+    tmp = write_temp(path.parent, path.name, path.read_text(), os_mode(path))
+    try:
+        for n in range(1, 1000):
+            target = path.with_name(f"{path.name}.{stamp}{'' if n == 1 else f'-{n}'}.bak")
+            try:
+                os.link(tmp, target)  # fails if the name exists: never overwrites
+            except FileExistsError:
+                continue
+            except OSError as err:
+                if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                    raise
+                if target.exists():  # a file system without hard links
+                    continue
+                os.replace(tmp, target)
+            fsync_dir(path.parent)
+            return target
+        raise FileExistsError(errno.EEXIST, "too many backups with this time stamp", str(path))
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def write_atomically(path: Path, text: str, new_mode: int = NEW_FILE_MODE) -> Path | None:
+    """Replace `path` by `text` (temporary file, fsync, rename), after a dated backup of it.
+
+    The file keeps its mode; a new one gets `new_mode`. Returns the backup, if any.
+    """
+    saved = backup(path) if path.exists() else None
+    mode = os_mode(path) if path.exists() else new_mode
+    tmp = write_temp(path.parent, path.name, text, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+    return saved
+
+
+def write_new(path: Path, text: str, mode: int = NEW_FILE_MODE) -> None:
+    """Write `text` to `path`, which must not exist: never replaces a file (FileExistsError);
+    the file appears whole or not at all."""
+    tmp = write_temp(path.parent, path.name, text, mode)
+    try:
+        os.link(tmp, path)  # fails if the name exists
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for a read-modify-write of `path` (lock file `.<name>.lock`).
+
+    The lock file is removed on the way out; one that another process removed before we locked
+    it is opened anew, so that two processes never hold locks on different files.
+    """
+    lock = path.with_name(f".{path.name}.lock")
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(lock))
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
