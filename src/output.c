@@ -509,35 +509,18 @@ static void format_utc(time_t t, char *text, size_t length)
 
 static void json_string(const char *text, FILE *out)
 {
+    /* The characters JSON escapes with a backslash and a letter, and those letters. */
+    static const char special[] = "\"\\\n\r\t\b\f", letter[] = "\"\\nrtbf";
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        switch (*p) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\r':
-            fputs("\\r", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        case '\b':
-            fputs("\\b", out);
-            break;
-        case '\f':
-            fputs("\\f", out);
-            break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
+        const char *at = strchr(special, *p);
+        if (at != NULL) {
+            fputc('\\', out);
+            fputc(letter[at - special], out);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            fprintf(out, "\\u%04x", *p);
+        } else {
+            fputc(*p, out);
         }
     }
     fputc('"', out);
