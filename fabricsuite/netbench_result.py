@@ -315,3 +315,16 @@ def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
         parameters=parameters, tables=tables, summary=summary, warnings=warnings,
         unreliable=unreliable, status=status, source=source,
     )
+
+
+#: netbench's unit names (output.h) as the checks and the reference files write them; the others
+#: are the same on both sides.
+CHECK_UNITS = {"MBps": "MB/s", "ns_per_byte": "ns/B"}
+
+
+def declared_columns(description: dict[str, Any]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(table, column) -> (unit as the checks write it, "higher"/"lower"/"equal") from the JSON
+    of `netbench METHOD --describe`: the one declaration of every column, in C."""
+    return {(table["name"], column["name"]): (CHECK_UNITS.get(column["unit"], column["unit"]),
+                                              column["better"] or "equal")
+            for table in description["tables"] for column in table["columns"]}

@@ -781,6 +781,28 @@ static void print_tables_help(const nb_method *method)
     }
 }
 
+/* `netbench METHOD --describe`: the declared tables as JSON, for the checks, the docs and the
+ * report (docs/output-format.md); one declaration per column, here and nowhere else. */
+static void print_method_description(const nb_method *method)
+{
+    printf("{\"method\": \"%s\", \"scope\": \"%s\", \"tables\": [", method->name,
+           method->scope == NB_ON_ALL_RANKS ? "all_ranks" : "pair");
+    for (const nb_table_spec *const *t = method->tables; t != NULL && *t != NULL; t++) {
+        printf("%s\n  {\"name\": \"%s\", \"columns\": [", t == method->tables ? "" : ",",
+               (*t)->name);
+        for (size_t c = 0; c < (*t)->column_count; c++) {
+            const nb_column *column = &(*t)->columns[c];
+            const char *better = column->direction == NB_HIGHER_IS_BETTER  ? "\"higher\""
+                                 : column->direction == NB_LOWER_IS_BETTER ? "\"lower\""
+                                                                           : "null";
+            printf("%s\n    {\"name\": \"%s\", \"unit\": \"%s\", \"better\": %s}", c ? "," : "",
+                   column->name, column->unit, better);
+        }
+        printf("\n  ]}");
+    }
+    printf("\n]}\n");
+}
+
 static void print_method_help(const nb_method *method, const option_list *list)
 {
     printf("usage: mpirun -np %s --bind-to core netbench %s [OPTIONS]\n\n",
@@ -789,6 +811,8 @@ static void print_method_help(const nb_method *method, const option_list *list)
     for (size_t i = 0; i < list->count; i++)
         print_option_help(&list->options[i]);
     print_wrapped("-h, --help", "this text");
+    print_wrapped("--describe", "print the output tables' declarations (columns, units, "
+                                "directions) as JSON");
     print_tables_help(method);
     printf("\nSizes take a K or M suffix (binary: 1K = 1024). Output: docs/output-format.md.\n"
            "Exit status: 0 done (check 'status'), 1 runtime failure or --timeout, 2 wrong "
@@ -906,12 +930,18 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_o
     option_list list;
     list_options(method, &list);
 
-    for (int i = 2; i < argc; i++)
+    for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             if (nb_cli_is_printing_process())
                 print_method_help(method, &list);
             return NB_CLI_EXIT_OK;
         }
+        if (strcmp(argv[i], "--describe") == 0) {
+            if (nb_cli_is_printing_process())
+                print_method_description(method);
+            return NB_CLI_EXIT_OK;
+        }
+    }
     nb_cli_outcome outcome = apply_defaults(method, &list, options, settings);
     if (outcome != NB_CLI_RUN)
         return outcome;
