@@ -127,6 +127,15 @@ typedef struct {
     .capacity = sizeof(((type *)0)->member) / sizeof(((type *)0)->member[0])
 /* A shared option with this method's default (NULL: none). */
 #define NB_USE(id, default_text_) {.common = (id), .default_value = (default_text_)}
+/* The size options (--sizes, --min-size, --max-size) with the method's default range. */
+#define NB_USE_SIZES(min_size, max_size)                                                       \
+    NB_USE(NB_COMMON_SIZES, NULL), NB_USE(NB_COMMON_MIN_SIZE, (min_size)),                     \
+        NB_USE(NB_COMMON_MAX_SIZE, (max_size))
+/* The repetition options (--repetitions, --iterations, --time-cap-ms) with the method's
+ * defaults. */
+#define NB_USE_REPEATS(repetitions, iterations, time_cap_ms)                                   \
+    NB_USE(NB_COMMON_REPETITIONS, (repetitions)), NB_USE(NB_COMMON_ITERATIONS, (iterations)),  \
+        NB_USE(NB_COMMON_TIME_CAP, (time_cap_ms))
 #define NB_COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
 
 /* How the default size list is generated from min_size and max_size. */

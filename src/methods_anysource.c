@@ -132,12 +132,8 @@ static void run_anysource(const nb_context *ctx)
 /* ------------------------------------------------------------------------------------------ */
 
 static const nb_option anysource_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "64K"),
-    NB_USE(NB_COMMON_REPETITIONS, "11"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "2"),
+    NB_USE_SIZES("8", "64K"),
+    NB_USE_REPEATS("11", "10000", "2"),
 };
 
 static const nb_table_spec *const anysource_tables[] = {&anysource_table, &anysource_cost_table,

@@ -68,6 +68,55 @@ static double bandwidth_MBps(size_t size, double latency_us)
     return latency_us > 0.0 ? (double)size / latency_us : NAN;
 }
 
+/* A variant's measured cells, common to the reuse, vector and contiguous rows. */
+static void add_latency_cells(nb_table *table, size_t size, const nb_paired_measurement *m,
+                              size_t v)
+{
+    nb_cell_int(table, "iterations", m->iterations[v]);
+    nb_cell_real(table, "latency_min_us", m->min_us[v]);
+    nb_cell_real(table, "latency_median_us", m->median_us[v]);
+    nb_cell_real(table, "latency_max_us", m->max_us[v]);
+    nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, m->median_us[v]));
+}
+
+/* The cost summary of reuse and vector, over the rows of the costliest variant: its cost at the
+ * summary size, and its largest extra cost with the size where it was. */
+typedef struct {
+    nb_paired_cost at_summary_size;
+    double extra_max_us;
+    size_t extra_max_size;
+} cost_summary;
+
+#define COST_SUMMARY_EMPTY                                                                     \
+    {.at_summary_size = {.difference_us = NAN, .ratio = NAN, .noise_floor_us = NAN},           \
+     .extra_max_us = NAN,                                                                      \
+     .extra_max_size = 0}
+
+static void cost_summary_add(cost_summary *summary, const nb_paired_cost *cost, double extra_us,
+                             size_t size, int at_summary_size)
+{
+    if (at_summary_size)
+        summary->at_summary_size = *cost;
+    if (isfinite(extra_us) && !(extra_us <= summary->extra_max_us)) {
+        summary->extra_max_us = extra_us;
+        summary->extra_max_size = size;
+    }
+}
+
+/* The summary figures from cost_extra_us on (the method writes what identifies the variant). */
+static void write_cost_summary(nb_result *r, const cost_summary *summary, size_t summary_bytes)
+{
+    double cost = nb_paired_reported_cost(&summary->at_summary_size);
+    nb_summary_real(r, "cost_extra_us", cost);
+    if (!isfinite(cost))
+        nb_unreliable(r, "cost_extra_us", "the cost at %zu bytes is null (see its row)",
+                      summary_bytes);
+    nb_summary_real(r, "cost_ratio", summary->at_summary_size.ratio);
+    nb_summary_real(r, "cost_noise_us", summary->at_summary_size.noise_floor_us);
+    nb_summary_real(r, "cost_extra_max_us", summary->extra_max_us);
+    nb_summary_int(r, "cost_extra_max_size_bytes", (long long)summary->extra_max_size);
+}
+
 /* "8,64,1K" -> sizes (the default lists; parsed like --sizes). */
 static int parse_default_sizes(const char *text, nb_options *o)
 {
@@ -242,9 +291,8 @@ static void run_reuse(const nb_context *ctx)
     size_t summary_index;
     size_t summary_bytes = summary_size(o, rs->summary_size, &summary_index);
     size_t lowest = variants - 1;
-    nb_paired_cost summary_cost = {.difference_us = NAN, .ratio = NAN, .noise_floor_us = NAN};
-    double small_latency = NAN, max_extra = NAN;
-    size_t max_extra_size = 0;
+    cost_summary costs = COST_SUMMARY_EMPTY;
+    double small_latency = NAN;
     nb_paired_measurement m;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
@@ -288,43 +336,25 @@ static void run_reuse(const nb_context *ctx)
             nb_cell_int(table, "size_bytes", (long long)size);
             nb_cell_int(table, "reuse_percent", percent_of[v]);
             nb_cell_int(table, "buffers", (long long)pool);
-            nb_cell_int(table, "iterations", m.iterations[v]);
-            nb_cell_real(table, "latency_min_us", m.min_us[v]);
-            nb_cell_real(table, "latency_median_us", m.median_us[v]);
-            nb_cell_real(table, "latency_max_us", m.max_us[v]);
-            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, m.median_us[v]));
+            add_latency_cells(table, size, &m, v);
             nb_cell_real(table, "extra_us", v == 0 ? 0.0 : extra);
             nb_cell_real(table, "ratio", v == 0 ? 1.0 : c.ratio);
             nb_cell_real(table, "noise_us", v == 0 ? 0.0 : c.noise_floor_us);
             if (v == 0 && i == 0)
                 small_latency = m.median_us[v];
-            if (v == lowest && v != 0) {
-                if (i == summary_index)
-                    summary_cost = c;
-                if (isfinite(extra) && !(extra <= max_extra)) {
-                    max_extra = extra;
-                    max_extra_size = size;
-                }
-            }
+            if (v == lowest && v != 0)
+                cost_summary_add(&costs, &c, extra, size, i == summary_index);
         }
     }
     free(reused);
 
     if (ctx->result != NULL) {
         nb_result *r = ctx->result;
-        double cost = nb_paired_reported_cost(&summary_cost);
         nb_summary_int(r, "latency_reuse100_small_size_bytes", (long long)o->sizes[0]);
         nb_summary_real(r, "latency_reuse100_small_us", small_latency);
         nb_summary_int(r, "cost_size_bytes", (long long)summary_bytes);
         nb_summary_int(r, "cost_reuse_percent", percent_of[lowest]);
-        nb_summary_real(r, "cost_extra_us", cost);
-        if (!isfinite(cost))
-            nb_unreliable(r, "cost_extra_us", "the cost at %zu bytes is null (see its row)",
-                          summary_bytes);
-        nb_summary_real(r, "cost_ratio", summary_cost.ratio);
-        nb_summary_real(r, "cost_noise_us", summary_cost.noise_floor_us);
-        nb_summary_real(r, "cost_extra_max_us", max_extra);
-        nb_summary_int(r, "cost_extra_max_size_bytes", (long long)max_extra_size);
+        write_cost_summary(r, &costs, summary_bytes);
     }
 }
 
@@ -392,9 +422,7 @@ static const nb_option reuse_options[] = {
      .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K",
      .example = "64K",
      .help = "the summary's cost is taken at the largest size measured up to this one"},
-    NB_USE(NB_COMMON_REPETITIONS, "7"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "5"),
+    NB_USE_REPEATS("7", "10000", "5"),
 };
 
 static const nb_table_spec *const reuse_tables[] = {&reuse_table, NULL};
@@ -541,9 +569,7 @@ static void run_vector(const nb_context *ctx)
 
     size_t summary_index;
     size_t summary_bytes = summary_size(o, vs->summary_size, &summary_index);
-    nb_paired_cost summary_cost = {.difference_us = NAN, .ratio = NAN, .noise_floor_us = NAN};
-    double max_extra = NAN;
-    size_t max_extra_size = 0;
+    cost_summary costs = COST_SUMMARY_EMPTY;
     nb_paired_measurement m;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
@@ -574,11 +600,7 @@ static void run_vector(const nb_context *ctx)
         flag_unsound(ctx, what, variant, &m, 0, &c);
         nb_table_add_row(plain);
         nb_cell_int(plain, "size_bytes", (long long)size);
-        nb_cell_int(plain, "iterations", m.iterations[0]);
-        nb_cell_real(plain, "latency_min_us", m.min_us[0]);
-        nb_cell_real(plain, "latency_median_us", m.median_us[0]);
-        nb_cell_real(plain, "latency_max_us", m.max_us[0]);
-        nb_cell_real(plain, "bandwidth_median_MBps", bandwidth_MBps(size, m.median_us[0]));
+        add_latency_cells(plain, size, &m, 0);
         for (size_t k = 0; k < counts; k++) {
             size_t v = k + 1;
             size_t segment = size / (size_t)vs->segments[k];
@@ -591,22 +613,12 @@ static void run_vector(const nb_context *ctx)
             nb_cell_int(table, "segments", vs->segments[k]);
             nb_cell_int(table, "segment_bytes", (long long)segment);
             nb_cell_int(table, "stride_bytes", (long long)(segment * (size_t)vs->stride_factor));
-            nb_cell_int(table, "iterations", m.iterations[v]);
-            nb_cell_real(table, "latency_min_us", m.min_us[v]);
-            nb_cell_real(table, "latency_median_us", m.median_us[v]);
-            nb_cell_real(table, "latency_max_us", m.max_us[v]);
-            nb_cell_real(table, "bandwidth_median_MBps", bandwidth_MBps(size, m.median_us[v]));
+            add_latency_cells(table, size, &m, v);
             nb_cell_real(table, "extra_us", extra);
             nb_cell_real(table, "ratio", c.ratio);
             nb_cell_real(table, "noise_us", c.noise_floor_us);
-            if (k == counts - 1) {
-                if (i == summary_index)
-                    summary_cost = c;
-                if (isfinite(extra) && !(extra <= max_extra)) {
-                    max_extra = extra;
-                    max_extra_size = size;
-                }
-            }
+            if (k == counts - 1)
+                cost_summary_add(&costs, &c, extra, size, i == summary_index);
         }
     }
     free(send);
@@ -614,17 +626,9 @@ static void run_vector(const nb_context *ctx)
 
     if (ctx->result != NULL) {
         nb_result *r = ctx->result;
-        double cost = nb_paired_reported_cost(&summary_cost);
         nb_summary_int(r, "cost_size_bytes", (long long)summary_bytes);
         nb_summary_int(r, "cost_segments", vs->segments[counts - 1]);
-        nb_summary_real(r, "cost_extra_us", cost);
-        if (!isfinite(cost))
-            nb_unreliable(r, "cost_extra_us", "the cost at %zu bytes is null (see its row)",
-                          summary_bytes);
-        nb_summary_real(r, "cost_ratio", summary_cost.ratio);
-        nb_summary_real(r, "cost_noise_us", summary_cost.noise_floor_us);
-        nb_summary_real(r, "cost_extra_max_us", max_extra);
-        nb_summary_int(r, "cost_extra_max_size_bytes", (long long)max_extra_size);
+        write_cost_summary(r, &costs, summary_bytes);
     }
 }
 
@@ -676,9 +680,7 @@ static const nb_option vector_options[] = {
      .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K",
      .example = "64K",
      .help = "the summary's cost is taken at the largest size measured up to this one"},
-    NB_USE(NB_COMMON_REPETITIONS, "7"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "5"),
+    NB_USE_REPEATS("7", "10000", "5"),
 };
 
 static const nb_table_spec *const vector_tables[] = {&contiguous_table, &vector_table, NULL};

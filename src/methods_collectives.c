@@ -659,9 +659,7 @@ static const char *collective_name_of(int index)
 }
 
 static const nb_option collectives_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    NB_USE_SIZES("8", "1M"),
     {.name = "--collectives", .type = NB_OPTION_ENUM_LIST,
      NB_SETTING(collectives_settings, collectives), .name_of = collective_name_of,
      .name_count = NB_COLL_COUNT, .value_name = "LIST",

@@ -310,9 +310,7 @@ static const char *algorithm_name(int index)
 }
 
 static const nb_option dense_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    NB_USE_SIZES("8", "1M"),
     {.name = "--algorithms", .type = NB_OPTION_ENUM_LIST, NB_SETTING(dense_settings, algorithms),
      .name_of = algorithm_name, .name_count = NB_DENSE_ALGORITHM_COUNT, .value_name = "LIST",
      .default_value = "aapc,pairwise,cumulative,random", .example = "aapc,random",
@@ -324,9 +322,7 @@ static const nb_option dense_options[] = {
      .help = "phases of the random pairwise algorithm (new random pairs in each)"},
     NB_USE(NB_COMMON_SEED, "1"),
     NB_USE(NB_COMMON_VALIDATE, NULL),
-    NB_USE(NB_COMMON_REPETITIONS, "5"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "2"),
+    NB_USE_REPEATS("5", "10000", "2"),
     {.name = "--min-iterations", .type = NB_OPTION_LONG,
      NB_SETTING(dense_settings, min_iterations), .min = 1, .max = 1000000, .value_name = "N",
      .default_value = "2", .example = "16",

@@ -269,9 +269,7 @@ static unsigned long long flood_buffer_bytes(const nb_options *o, char *how, siz
 /* ------------------------------------------------------------------------------------------ */
 
 static const nb_option flood_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "4M"),
+    NB_USE_SIZES("8", "4M"),
     {.name = "--queue-depths", .type = NB_OPTION_INT_LIST,
      NB_SETTING_LIST(flood_settings, queue_depths, queue_depth_count), .min = 1, .max = 1024,
      .value_name = "LIST", .default_value = "1,2,4,8,16,32,64", .example = "1,8,64",
@@ -284,9 +282,7 @@ static const nb_option flood_options[] = {
      NB_SETTING(flood_settings, G_fit_max_size), .min = 0, .max = (double)NB_MAX_MESSAGE_SIZE,
      .value_name = "SIZE", .default_value = "1M", .example = "1M",
      .help = "largest size used in the fit for G"},
-    NB_USE(NB_COMMON_REPETITIONS, "5"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "8"),
+    NB_USE_REPEATS("5", "10000", "8"),
 };
 
 static const nb_table_spec *const flood_tables[] = {&flood_table, &flood_best_table, NULL};

@@ -1033,9 +1033,7 @@ static const nb_option loggp_options[] = {
      .example = "30",
      .help = "most seconds a run waits, in all, for the machine to leave a slower state "
              "than its fast one before measuring a size (0: never waits)"},
-    NB_USE(NB_COMMON_REPETITIONS, "7"),
-    NB_USE(NB_COMMON_ITERATIONS, "1000"),
-    NB_USE(NB_COMMON_TIME_CAP, "3"),
+    NB_USE_REPEATS("7", "1000", "3"),
 };
 
 static const nb_table_spec *const loggp_tables[] = {&prtt_table, &ranges_table, NULL};

@@ -1323,9 +1323,7 @@ static unsigned long long models_buffer_bytes(const nb_options *o, char *how, si
 }
 
 static const nb_option models_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    NB_USE_SIZES("8", "1M"),
     {.name = "--loggp-json", .type = NB_OPTION_STRING, NB_SETTING(models_settings, loggp_json),
      .value_name = "PATH", .example = "loggp.json",
      .default_text = "none: a quick PRTT measurement at 1 byte and the sizes",
@@ -1335,9 +1333,7 @@ static const nb_option models_options[] = {
     {.name = "--calls", .type = NB_OPTION_INT, NB_SETTING(models_settings, calls), .min = 3,
      .max = 100000, .value_name = "N", .default_value = "30", .example = "30",
      .help = "individually timed calls per collective, size and repetition"},
-    NB_USE(NB_COMMON_REPETITIONS, "3"),
-    NB_USE(NB_COMMON_ITERATIONS, "1000"),
-    NB_USE(NB_COMMON_TIME_CAP, "2"),
+    NB_USE_REPEATS("3", "1000", "2"),
 };
 
 static const nb_table_spec *const models_tables[] = {
@@ -1634,9 +1630,7 @@ static const char *rule_name_of(int index)
 }
 
 static const nb_option consistency_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    NB_USE_SIZES("8", "1M"),
     {.name = "--rules", .type = NB_OPTION_ENUM_LIST, NB_SETTING(consistency_settings, rules),
      .name_of = rule_name_of, .name_count = CONS_RULE_COUNT, .value_name = "LIST",
      .default_value = "allreduce_le_reduce_bcast,reduce_le_allreduce,"

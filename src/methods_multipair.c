@@ -323,9 +323,7 @@ static const nb_option connections_options[] = {
      NB_SETTING(connections_settings, setup_round_trips), .min = 1, .max = 1000,
      .value_name = "N", .default_value = "2", .example = "2",
      .help = "round trips of each size rank 0 makes with each new peer to open the connection"},
-    NB_USE(NB_COMMON_REPETITIONS, "5"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "5"),
+    NB_USE_REPEATS("5", "10000", "5"),
 };
 
 static const nb_table_spec *const connections_tables[] = {&connections_table, NULL};
@@ -717,9 +715,7 @@ static const nb_option loaded_options[] = {
     {.name = "--window", .type = NB_OPTION_INT, NB_SETTING(loaded_settings, window), .min = 1,
      .max = MP_MAX_WINDOW, .value_name = "N", .default_value = "64", .example = "64",
      .help = "non-blocking messages in flight per window (then the receiver acknowledges)"},
-    NB_USE(NB_COMMON_REPETITIONS, "5"),
-    NB_USE(NB_COMMON_ITERATIONS, "100000"),
-    NB_USE(NB_COMMON_TIME_CAP, "5"),
+    NB_USE_REPEATS("5", "100000", "5"),
 };
 
 static const nb_table_spec *const loaded_tables[] = {&loaded_latency_table, &aggregate_table,

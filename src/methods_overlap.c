@@ -357,9 +357,7 @@ static unsigned long long overlap_buffer_bytes(const nb_options *o, char *how, s
 /* ------------------------------------------------------------------------------------------ */
 
 static const nb_option overlap_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    NB_USE_SIZES("8", "1M"),
     {.name = "--overhead-size", .type = NB_OPTION_SIZE,
      NB_SETTING(overlap_settings, overhead_size), .min = 0,
      .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "8",
@@ -371,9 +369,7 @@ static const nb_option overlap_options[] = {
     {.name = "--compute-steps", .type = NB_OPTION_INT,
      NB_SETTING(overlap_settings, compute_steps), .min = 4, .max = 1000, .value_name = "N",
      .default_value = "24", .example = "24", .help = "steps of each computation sweep"},
-    NB_USE(NB_COMMON_REPETITIONS, "5"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "4"),
+    NB_USE_REPEATS("5", "10000", "4"),
 };
 
 static const nb_table_spec *const overlap_tables[] = {

@@ -820,9 +820,7 @@ static const nb_option matrix_options[] = {
      .max = MATRIX_MAX_SCHEDULE_RANKS, .value_name = "N", .default_text = "off", .example = "6",
      .help = "print the rounds (with --rounds/--seed: the chosen ones) for N ranks and exit; "
              "needs no MPI (--json: as JSON)"},
-    NB_USE(NB_COMMON_REPETITIONS, "5"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "5"),
+    NB_USE_REPEATS("5", "10000", "5"),
 };
 
 static const nb_table_spec *const matrix_tables[] = {&pairs_table, &bad_nodes_table, NULL};
@@ -870,9 +868,7 @@ static const nb_option rankdist_options[] = {
      .range_note = "0.2 = 20%",
      .help = "a distance whose bandwidth is below (1 - X) x the best distance's is flagged "
              "(0.2 = 20%)"},
-    NB_USE(NB_COMMON_REPETITIONS, "5"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "5"),
+    NB_USE_REPEATS("5", "10000", "5"),
 };
 
 static const nb_table_spec *const rankdist_tables[] = {&distances_table, NULL};

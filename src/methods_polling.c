@@ -210,12 +210,8 @@ static void run_polling(const nb_context *ctx)
 /* ------------------------------------------------------------------------------------------ */
 
 static const nb_option polling_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "64K"),
-    NB_USE(NB_COMMON_REPETITIONS, "11"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "2"),
+    NB_USE_SIZES("8", "64K"),
+    NB_USE_REPEATS("11", "10000", "2"),
 };
 
 static const nb_table_spec *const polling_tables[] = {&polling_table, &polling_cost_table, NULL};

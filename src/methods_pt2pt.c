@@ -209,12 +209,8 @@ static void run_bothway(const nb_context *ctx)
 /* ------------------------------------------------------------------------------------------ */
 
 static const nb_option pt2pt_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "4M"),
-    NB_USE(NB_COMMON_REPETITIONS, "11"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "30"),
+    NB_USE_SIZES("8", "4M"),
+    NB_USE_REPEATS("11", "10000", "30"),
 };
 
 static const nb_table_spec *const pingpong_tables[] = {&pingpong_table, NULL};

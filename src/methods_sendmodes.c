@@ -205,12 +205,8 @@ static unsigned long long sendmodes_buffer_bytes(const nb_options *o, char *how,
 /* ------------------------------------------------------------------------------------------ */
 
 static const nb_option sendmodes_options[] = {
-    NB_USE(NB_COMMON_SIZES, NULL),
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "64K"),
-    NB_USE(NB_COMMON_REPETITIONS, "11"),
-    NB_USE(NB_COMMON_ITERATIONS, "10000"),
-    NB_USE(NB_COMMON_TIME_CAP, "2"),
+    NB_USE_SIZES("8", "64K"),
+    NB_USE_REPEATS("11", "10000", "2"),
 };
 
 static const nb_table_spec *const sendmodes_tables[] = {&sendmodes_table, &sendmodes_ratio_table,
