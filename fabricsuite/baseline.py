@@ -308,34 +308,23 @@ def usable(samples: list[Samples], min_runs: int = MIN_RUNS,
             one_time.append(f"{s.key} ({len(s.sessions)})")
         else:
             keep.append(s)
-    notes = []
-    if unknown:
-        notes.append(
-            f"left out {len(unknown)} variable(s) whose direction the reports do not give (run "
-            f"by checks older than perf_directions); re-run with the current checks: "
-            + ", ".join(sorted(unknown)))
-    if invalid:
-        notes.append(
-            f"left out {len(invalid)} variable(s) whose perf_directions is none of "
-            f"{', '.join(DIRECTIONS)}; fix the check's declaration (fabricsuite/metrics.py) and "
-            f"re-run: " + ", ".join(sorted(invalid)))
-    if conflicting:
-        notes.append(
-            f"left out {len(conflicting)} variable(s) whose direction differs between the "
-            f"reports; baseline from runs of one version of the checks: "
-            + ", ".join(sorted(conflicting)))
-    if too_few:
-        notes.append(
-            f"left out {len(too_few)} variable(s) with fewer than {min_runs} healthy runs (the "
-            f"reference there is unchanged); run the suite again or lower --min-runs: "
-            + ", ".join(sorted(too_few)))
-    if one_time:
-        notes.append(
-            f"left out {len(one_time)} variable(s) whose runs come from fewer than "
-            f"{min_sessions} sessions (the reference there is unchanged): runs of one session "
-            f"miss the drift between sessions; run the suite in {min_sessions} separate "
-            f"sessions, hours apart on a shared machine, or lower --min-sessions: "
-            + ", ".join(sorted(one_time)))
+    # each group of left-out variables: why, and what to do (the list of them follows)
+    left_out = [
+        (unknown, "whose direction the reports do not give (run by checks older than "
+                  "perf_directions); re-run with the current checks: "),
+        (invalid, f"whose perf_directions is none of {', '.join(DIRECTIONS)}; fix the check's "
+                  f"declaration (fabricsuite/metrics.py) and re-run: "),
+        (conflicting, "whose direction differs between the reports; baseline from runs of one "
+                      "version of the checks: "),
+        (too_few, f"with fewer than {min_runs} healthy runs (the reference there is unchanged); "
+                  f"run the suite again or lower --min-runs: "),
+        (one_time, f"whose runs come from fewer than {min_sessions} sessions (the reference "
+                   f"there is unchanged): runs of one session miss the drift between sessions; "
+                   f"run the suite in {min_sessions} separate sessions, hours apart on a shared "
+                   f"machine, or lower --min-sessions: "),
+    ]
+    notes = [f"left out {len(keys)} variable(s) {why}" + ", ".join(sorted(keys))
+             for keys, why in left_out if keys]
     return keep, notes
 
 

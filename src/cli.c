@@ -811,8 +811,8 @@ static void print_method_help(const nb_method *method, const option_list *list)
     for (size_t i = 0; i < list->count; i++)
         print_option_help(&list->options[i]);
     print_wrapped("-h, --help", "this text");
-    print_wrapped("--describe", "print the output tables' declarations (columns, units, "
-                                "directions) as JSON");
+    print_wrapped("--describe", "print the declaration of every column below (unit, "
+                                "direction) as JSON");
     print_tables_help(method);
     printf("\nSizes take a K or M suffix (binary: 1K = 1024). Output: docs/output-format.md.\n"
            "Exit status: 0 done (check 'status'), 1 runtime failure or --timeout, 2 wrong "

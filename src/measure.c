@@ -250,15 +250,20 @@ size_t nb_memory_per_process(MPI_Comm comm)
 double nb_pingpong_loop(void *state, long iterations)
 {
     const nb_pingpong *s = state;
-    int peer = 1 - s->rank;
+    MPI_Comm comm = s->comm;
+    MPI_Datatype type = s->count > 0 ? s->type : MPI_BYTE;
+    int count = s->count > 0 ? s->count : s->size, tag = s->tag;
+    void *send = s->send, *recv = s->recv;
     double start = MPI_Wtime();
-    for (long i = 0; i < iterations; i++) {
-        if (s->rank == 0) {
-            MPI_Send(s->send, s->size, MPI_BYTE, peer, s->tag, s->comm);
-            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, s->tag, s->comm, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(s->recv, s->size, MPI_BYTE, peer, s->tag, s->comm, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, s->size, MPI_BYTE, peer, s->tag, s->comm);
+    if (s->rank == 0) {
+        for (long i = 0; i < iterations; i++) {
+            MPI_Send(send, count, type, 1, tag, comm);
+            MPI_Recv(recv, count, type, 1, tag, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (long i = 0; i < iterations; i++) {
+            MPI_Recv(recv, count, type, 0, tag, comm, MPI_STATUS_IGNORE);
+            MPI_Send(send, count, type, 0, tag, comm);
         }
     }
     return MPI_Wtime() - start;

@@ -50,16 +50,21 @@ static inline int nb_waitall(int count, MPI_Request *requests)
 typedef double (*nb_timed_loop)(void *state, long iterations);
 
 /* Blocking ping-pong between ranks 0 and 1 of `comm` (a pair's own communicator): one
- * iteration is one round trip of `size` bytes each way, MPI_Send then MPI_Recv on rank 0. */
+ * iteration is one round trip of one message each way, MPI_Send then MPI_Recv on rank 0 (Bell
+ * 4.1). The message is `size` bytes (MPI_BYTE), or `count` of `type` where count > 0 (a derived
+ * datatype, Kutlug 4.2.5). The one blocking ping-pong of netbench: pingpong, bibw, vector,
+ * connections, loaded, rankdist and matrix time this loop. */
 typedef struct {
     MPI_Comm comm;             /* MPI_COMM_NULL on a rank outside every measuring pair */
     int rank;                  /* in comm: 0 or 1 */
     int tag;
     int size;                  /* message size in bytes */
     void *send, *recv;
+    MPI_Datatype type;         /* with count > 0: the message is count x type */
+    int count;
 } nb_pingpong;
 
-/* nb_timed_loop of an nb_pingpong. */
+/* nb_timed_loop of an nb_pingpong; the rank's branch is taken once, outside the loop. */
 double nb_pingpong_loop(void *state, long iterations);
 
 typedef struct {

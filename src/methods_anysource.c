@@ -27,21 +27,13 @@ static const nb_column anysource_cost_columns[] = {
 static const nb_table_spec anysource_cost_table =
     NB_TABLE_SPEC("anysource_cost", anysource_cost_columns);
 
-typedef struct {
-    MPI_Comm pair;
-    int rank;
-    int size;                  /* message size in bytes */
-    void *send;
-    void *recv;
-} anysource_state;
-
 /* The pingpong loop (Bell §4.1: MPI_Send, MPI_Recv) with the receive's source and tag as
  * given; one iteration = one round trip. */
-static inline __attribute__((always_inline)) double pingpong(const anysource_state *s,
+static inline __attribute__((always_inline)) double pingpong(const nb_pingpong *s,
                                                              long iterations, int source,
                                                              int tag)
 {
-    MPI_Comm comm = s->pair;
+    MPI_Comm comm = s->comm;
     int count = s->size, peer = 1 - s->rank;
     void *send = s->send, *recv = s->recv;
     double start = MPI_Wtime();
@@ -61,7 +53,7 @@ static inline __attribute__((always_inline)) double pingpong(const anysource_sta
 
 static double named_loop(void *state, long iterations)
 {
-    const anysource_state *s = state;
+    const nb_pingpong *s = state;
     return pingpong(s, iterations, 1 - s->rank, NB_TAG_DATA);
 }
 
@@ -109,11 +101,7 @@ static void write_anysource_size(const nb_context *ctx, size_t index, size_t siz
 
 static void run_anysource(const nb_context *ctx)
 {
-    const nb_options *o = ctx->options;
-    anysource_state state = {.pair = ctx->pair, .rank = ctx->rank};
-    size_t largest = o->sizes[o->size_count - 1];
-    state.send = nb_buffer_new(largest);
-    state.recv = nb_buffer_new(largest);
+    nb_pingpong state = nb_paired_pair(ctx);
 
     anysource_tables_out out = {NULL, NULL};
     if (ctx->result != NULL) {
@@ -123,8 +111,7 @@ static void run_anysource(const nb_context *ctx)
     }
     nb_paired_sweep(ctx, anysource_variants, RECEIVE_COUNT, &state, &state.size,
                     write_anysource_size, &out);
-    free(state.send);
-    free(state.recv);
+    nb_paired_release(&state);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -507,35 +507,6 @@ static const nb_column vector_columns[] = {
 };
 static const nb_table_spec vector_table = NB_TABLE_SPEC("vector", vector_columns);
 
-typedef struct {
-    MPI_Comm pair;
-    int rank;
-    MPI_Datatype type;          /* MPI_BYTE (contiguous) or the vector */
-    int count;                  /* size (MPI_BYTE) or 1 (the vector) */
-    void *send;
-    void *recv;
-} vector_state;
-
-/* Kutlug 4.2.5: the latency test, sending and receiving the datatype. */
-static double vector_loop(void *state, long iterations)
-{
-    const vector_state *s = state;
-    MPI_Comm comm = s->pair;
-    double start = MPI_Wtime();
-    if (s->rank == 0) {
-        for (long i = 0; i < iterations; i++) {
-            MPI_Send(s->send, s->count, s->type, 1, NB_TAG_DATA, comm);
-            MPI_Recv(s->recv, s->count, s->type, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
-        }
-    } else {
-        for (long i = 0; i < iterations; i++) {
-            MPI_Recv(s->recv, s->count, s->type, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, s->count, s->type, 0, NB_TAG_DATA, comm);
-        }
-    }
-    return MPI_Wtime() - start;
-}
-
 static void run_vector(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -544,10 +515,10 @@ static void run_vector(const nb_context *ctx)
     size_t variants = counts + 1; /* variant 0: contiguous */
     nb_paired_variant variant[NB_PAIRED_MAX_VARIANTS];
     char names[NB_PAIRED_MAX_VARIANTS][24];
-    variant[0] = (nb_paired_variant){"contiguous", vector_loop};
+    variant[0] = (nb_paired_variant){"contiguous", nb_pingpong_loop};
     for (size_t k = 0; k < counts; k++) {
         snprintf(names[k + 1], sizeof names[k + 1], "%d segments", vs->segments[k]);
-        variant[k + 1] = (nb_paired_variant){names[k + 1], vector_loop};
+        variant[k + 1] = (nb_paired_variant){names[k + 1], nb_pingpong_loop};
     }
     size_t largest = o->sizes[o->size_count - 1];
     size_t extent = largest * (size_t)vs->stride_factor;
@@ -573,10 +544,12 @@ static void run_vector(const nb_context *ctx)
     nb_paired_measurement m;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
-        vector_state states[NB_PAIRED_MAX_VARIANTS];
+        /* Kutlug 4.2.5: the latency test, sending and receiving the datatype */
+        nb_pingpong states[NB_PAIRED_MAX_VARIANTS];
         void *pointers[NB_PAIRED_MAX_VARIANTS];
-        states[0] = (vector_state){.pair = ctx->pair, .rank = ctx->rank, .type = MPI_BYTE,
-                                   .count = (int)size, .send = send, .recv = recv};
+        states[0] = (nb_pingpong){.comm = ctx->pair, .rank = ctx->rank, .tag = NB_TAG_DATA,
+                                  .type = MPI_BYTE, .count = (int)size, .send = send,
+                                  .recv = recv};
         for (size_t k = 0; k < counts; k++) {
             int segment = (int)(size / (size_t)vs->segments[k]);
             states[k + 1] = states[0];

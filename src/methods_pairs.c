@@ -108,11 +108,9 @@ static void quiet_barrier(MPI_Comm comm)
 static void pair_open(const nb_context *ctx, int partner, void *send, void *recv, nb_pingpong *s)
 {
     int lower = partner < ctx->rank ? partner : ctx->rank;
+    *s = (nb_pingpong){.rank = partner < 0 ? -1 : (ctx->rank == lower ? 0 : 1),
+                       .tag = PAIRS_TAG, .send = send, .recv = recv};
     MPI_Comm_split(ctx->pair, partner < 0 ? MPI_UNDEFINED : lower, ctx->rank, &s->comm);
-    s->rank = partner < 0 ? -1 : (ctx->rank == lower ? 0 : 1);
-    s->tag = PAIRS_TAG;
-    s->send = send;
-    s->recv = recv;
 }
 
 static void pair_close(nb_pingpong *s)

@@ -36,14 +36,6 @@ static const nb_column polling_cost_columns[] = {
 };
 static const nb_table_spec polling_cost_table = NB_TABLE_SPEC("polling_cost", polling_cost_columns);
 
-typedef struct {
-    MPI_Comm pair;
-    int rank;
-    int size;                  /* message size in bytes */
-    void *send;
-    void *recv;
-} polling_state;
-
 /* Completes `count` requests (1 or 2) by the mode's mechanism. MPICH defines
  * MPI_STATUSES_IGNORE as (MPI_Status *)1, which gcc's access analysis takes for an empty array
  * (see nb_waitall); silenced here only. */
@@ -74,10 +66,10 @@ static inline __attribute__((always_inline)) void complete(int count, MPI_Reques
 /* Rank 0: MPI_Irecv of the reply, MPI_Isend of the message, complete both; rank 1: MPI_Irecv,
  * complete, MPI_Isend of the reply, complete. One iteration = one round trip. The mode is a
  * constant in each caller, so every mode gets its own loop without a branch on it. */
-static inline __attribute__((always_inline)) double pingpong(const polling_state *s,
+static inline __attribute__((always_inline)) double pingpong(const nb_pingpong *s,
                                                              long iterations, polling_mode mode)
 {
-    MPI_Comm comm = s->pair;
+    MPI_Comm comm = s->comm;
     int count = s->size;
     void *send = s->send, *recv = s->recv;
     MPI_Request requests[2];
@@ -184,11 +176,7 @@ static void write_polling_size(const nb_context *ctx, size_t index, size_t size,
 
 static void run_polling(const nb_context *ctx)
 {
-    const nb_options *o = ctx->options;
-    polling_state state = {.pair = ctx->pair, .rank = ctx->rank};
-    size_t largest = o->sizes[o->size_count - 1];
-    state.send = nb_buffer_new(largest);
-    state.recv = nb_buffer_new(largest);
+    nb_pingpong state = nb_paired_pair(ctx);
 
     polling_tables_out out = {NULL, NULL, 0.0};
     if (ctx->result != NULL) {
@@ -201,8 +189,7 @@ static void run_polling(const nb_context *ctx)
         nb_summary_real(ctx->result, "test_call_us", out.poll_period_us);
     nb_paired_sweep(ctx, polling_variants, MODE_COUNT, &state, &state.size, write_polling_size,
                     &out);
-    free(state.send);
-    free(state.recv);
+    nb_paired_release(&state);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -41,41 +41,11 @@ static const nb_column bothway_columns[] = {
 };
 static const nb_table_spec bothway_table = NB_TABLE_SPEC("bothway", bothway_columns);
 
-typedef struct {
-    MPI_Comm pair;
-    int rank;
-    int size;                  /* message size in bytes (MPI count of MPI_BYTE) */
-    void *send;
-    void *recv;
-} exchange_state;
-
-/* Bell §4.1: blocking ping-pong; one iteration is one round trip. */
-static double pingpong_loop(void *state, long iterations)
-{
-    const exchange_state *s = state;
-    MPI_Comm comm = s->pair;
-    int count = s->size;
-    void *send = s->send, *recv = s->recv;
-    double start = MPI_Wtime();
-    if (s->rank == 0) {
-        for (long i = 0; i < iterations; i++) {
-            MPI_Send(send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
-            MPI_Recv(recv, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
-        }
-    } else {
-        for (long i = 0; i < iterations; i++) {
-            MPI_Recv(recv, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
-            MPI_Send(send, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
-        }
-    }
-    return MPI_Wtime() - start;
-}
-
 /* Zamani §4.1 both-way: both ranks send and receive at the same time. */
 static double bothway_loop(void *state, long iterations)
 {
-    const exchange_state *s = state;
-    MPI_Comm comm = s->pair;
+    const nb_pingpong *s = state;
+    MPI_Comm comm = s->comm;
     int count = s->size, peer = 1 - s->rank;
     void *send = s->send, *recv = s->recv;
     MPI_Request requests[2];
@@ -102,7 +72,7 @@ static void run_exchange(const nb_context *ctx, nb_timed_loop loop, report_kind 
                          const nb_table_spec *spec)
 {
     const nb_options *o = ctx->options;
-    exchange_state state = {.pair = ctx->pair, .rank = ctx->rank};
+    nb_pingpong state = {.comm = ctx->pair, .rank = ctx->rank, .tag = NB_TAG_DATA};
     size_t largest = o->sizes[o->size_count - 1];
     state.send = nb_buffer_new(largest);
     state.recv = nb_buffer_new(largest);
@@ -191,12 +161,12 @@ static void run_exchange(const nb_context *ctx, nb_timed_loop loop, report_kind 
 
 static void run_pingpong(const nb_context *ctx)
 {
-    run_exchange(ctx, pingpong_loop, REPORT_LATENCY, &pingpong_table);
+    run_exchange(ctx, nb_pingpong_loop, REPORT_LATENCY, &pingpong_table);
 }
 
 static void run_bibw(const nb_context *ctx)
 {
-    run_exchange(ctx, pingpong_loop, REPORT_BANDWIDTH, &bibw_table);
+    run_exchange(ctx, nb_pingpong_loop, REPORT_BANDWIDTH, &bibw_table);
 }
 
 static void run_bothway(const nb_context *ctx)

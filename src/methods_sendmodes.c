@@ -33,14 +33,6 @@ static const nb_column sendmodes_ratio_columns[] = {
 static const nb_table_spec sendmodes_ratio_table =
     NB_TABLE_SPEC("sendmodes_ratio", sendmodes_ratio_columns);
 
-typedef struct {
-    MPI_Comm pair;
-    int rank;
-    int size;                  /* message size in bytes */
-    void *send;
-    void *recv;
-} sendmodes_state;
-
 typedef int (*send_call)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 
 /* One loop for every mode; only the send call differs. Each rank has the receive of the next
@@ -49,10 +41,10 @@ typedef int (*send_call)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
  * every message is a reply to one that came after the peer posted the receive for it. Rank 0:
  * MPI_Irecv of the reply, send, MPI_Wait; rank 1: MPI_Wait, MPI_Irecv of the next message
  * (not after the last), send of the reply. One iteration = one round trip. */
-static inline __attribute__((always_inline)) double pingpong(const sendmodes_state *s,
+static inline __attribute__((always_inline)) double pingpong(const nb_pingpong *s,
                                                              long iterations, send_call send)
 {
-    MPI_Comm comm = s->pair;
+    MPI_Comm comm = s->comm;
     int count = s->size;
     void *out = s->send, *in = s->recv;
     MPI_Request request;
@@ -150,11 +142,8 @@ static void write_sendmodes_size(const nb_context *ctx, size_t index, size_t siz
 static void run_sendmodes(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
-    sendmodes_state state = {.pair = ctx->pair, .rank = ctx->rank};
-    size_t largest = o->sizes[o->size_count - 1];
-    state.send = nb_buffer_new(largest);
-    state.recv = nb_buffer_new(largest);
-    int attached_bytes = bsend_buffer_bytes(largest);
+    nb_pingpong state = nb_paired_pair(ctx);
+    int attached_bytes = bsend_buffer_bytes(o->sizes[o->size_count - 1]);
     void *attached = nb_buffer_new((size_t)attached_bytes);
     MPI_Buffer_attach(attached, attached_bytes);
 
@@ -170,8 +159,7 @@ static void run_sendmodes(const nb_context *ctx)
     /* Waits until every buffered message is out, then hands the buffer back. */
     MPI_Buffer_detach(&attached, &attached_bytes);
     free(attached);
-    free(state.send);
-    free(state.recv);
+    nb_paired_release(&state);
 }
 
 /* Before MPI: the sizes fit the int of the MPI_Bsend buffer. */

@@ -2,6 +2,7 @@
  * (paired.h) that polling, anysource, sendmodes, reuse and vector share. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analysis.h"
 #include "paired.h"
@@ -252,4 +253,19 @@ void nb_paired_sweep(const nb_context *ctx, const nb_paired_variant *variants, s
         if (ctx->result != NULL)
             write_size(ctx, i, o->sizes[i], &m, user);
     }
+}
+
+nb_pingpong nb_paired_pair(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    size_t largest = o->sizes[o->size_count - 1];
+    return (nb_pingpong){.comm = ctx->pair, .rank = ctx->rank, .tag = NB_TAG_DATA,
+                         .send = nb_buffer_new(largest), .recv = nb_buffer_new(largest)};
+}
+
+void nb_paired_release(nb_pingpong *pair)
+{
+    free(pair->send);
+    free(pair->recv);
+    pair->send = pair->recv = NULL;
 }

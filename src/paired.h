@@ -125,6 +125,11 @@ void nb_paired_noise_parameters(const nb_context *ctx);
  * tick, schedule and the noise floor's constants. */
 void nb_paired_parameters(const nb_context *ctx);
 
+/* The ping-pong pair of a paired sweep (ctx->pair, tag NB_TAG_DATA) with send and receive
+ * buffers of the options' largest size; nb_paired_release frees them. */
+nb_pingpong nb_paired_pair(const nb_context *ctx);
+void nb_paired_release(nb_pingpong *pair);
+
 /* Rank 0: writes the rows of one size of a sweep (nb_paired_sweep); `index` counts the sizes
  * from 0 (the smallest size, the one the summary carries). */
 typedef void (*nb_paired_size_writer)(const nb_context *ctx, size_t index, size_t size,

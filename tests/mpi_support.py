@@ -83,6 +83,14 @@ def run(cmd: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=timeout)
 
 
+def help_missing(program: str, method: str, words: list[str]) -> list[str]:
+    """What of `words` `netbench METHOD --help` does not say (white space folded)."""
+    proc = run([program, method, "--help"])
+    assert proc.returncode == 0, proc.stderr
+    text = re.sub(r"\s+", " ", proc.stdout)
+    return [word for word in words if word not in text]
+
+
 def build_netbench(directory: Path, mpi: str) -> Path:
     """netbench built with `mpi` from a copy of src/ (the tests never touch the repo's build)."""
     build = directory / "src"

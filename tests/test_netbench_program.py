@@ -728,7 +728,7 @@ def test_every_checked_column_has_the_unit_and_direction_netbench_declares(netbe
     that asserts a table cell with another unit or direction fails here."""
     from fabricsuite.netbench_result import declared_columns
 
-    program, _launcher, _mpi = netbench
+    program = netbench[0]
     checked = 0
     for name, cls in _netbench_checks().items():
         method = str(cls.method)  # a ReFrame variable: its value as a string
