@@ -88,7 +88,7 @@ from .commands import (
 )
 from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
 from .session import final_cases
-from .store import load_report
+from .store import load_report, session_runs
 
 #: Fewest points on each side of a change point (the within-side means need two).
 MIN_SIZE = 2
@@ -287,11 +287,7 @@ def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None
     table: dict[tuple, Series] = {}
     seen_sessions = set()
     for report in sessions:
-        info = report.get("session_info") if isinstance(report, dict) else None
-        runs = report.get("runs") if isinstance(report, dict) else None
-        if not isinstance(info, dict) or not isinstance(runs, list):
-            raise HistoryError("a stored session is not a ReFrame run report (no session_info "
-                               "or runs); pass run reports written by ReFrame 4.10")
+        info, runs = session_runs(report, HistoryError)
         uuid = str(info.get("uuid", "?"))
         start = info.get("time_start_unix")
         # One point per test case and session: a case measured again to confirm a failure

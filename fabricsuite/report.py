@@ -56,7 +56,7 @@ from .commands import UsageError, add_selection_options, check_system, one_line_
 from .metrics import case_scope, is_finite_number, series_key
 from .netbench_result import NetbenchResult, ResultError, load
 from .session import case_key, reference_statistics, verdict_lines
-from .store import write_atomically
+from .store import session_runs, write_atomically
 
 #: At most this many trend plots (series with a change point first).
 TREND_PLOT_LIMIT = 12
@@ -249,11 +249,7 @@ def stored_cases(sessions: Iterable[dict[str, Any]], system: str,
     one, both oldest first."""
     cases, had = [], []
     for report in sessions:
-        info = report.get("session_info") if isinstance(report, dict) else None
-        runs = report.get("runs") if isinstance(report, dict) else None
-        if not isinstance(info, dict) or not isinstance(runs, list):
-            raise ReportError("a stored session is not a ReFrame run report (no session_info "
-                              "or runs); pass run reports written by ReFrame 4.10")
+        info, runs = session_runs(report, ReportError)
         start = info.get("time_start_unix")
         found = False
         for run in runs:

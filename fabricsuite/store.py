@@ -56,6 +56,17 @@ def load_report(path: Path, error: type[UsageError] = StoreError) -> dict[str, A
     return report
 
 
+def session_runs(report: Any, error: type[UsageError] = StoreError) -> tuple[dict, list]:
+    """(session_info, runs) of a stored session (a run report, or a session from the results
+    database), or `error` naming what ReFrame writes."""
+    info = report.get("session_info") if isinstance(report, dict) else None
+    runs = report.get("runs") if isinstance(report, dict) else None
+    if not isinstance(info, dict) or not isinstance(runs, list):
+        raise error("a stored session is not a ReFrame run report (no session_info or runs); "
+                    "pass run reports written by ReFrame 4.10")
+    return info, runs
+
+
 def readable_reports(reports_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
     """(path, report) of every readable run report under `reports_dir`, oldest first; one being
     written or damaged is passed over (a workflow that scans a directory must not stop at it)."""
