@@ -89,8 +89,8 @@ def heavy(argv: list) -> str | None:
         words = words[1:]  # an interpreter: judge its script
     program = Path(words[0])
     if program.name == "emucluster.sh":
-        return "emucluster.sh " + str(argv[1]) if str(argv[1:2]) in (
-            "['up']", "['exec']") else None
+        command = str(argv[1]) if len(argv) > 1 else ""
+        return f"emucluster.sh {command}" if command in ("up", "exec") else None
     if LAUNCHERS in program.parents:
         return None
     return program.name if program.name in NOT_IN_UNIT else None
