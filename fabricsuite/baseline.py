@@ -58,7 +58,7 @@ import math
 import re
 import statistics
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -408,6 +408,24 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
         # the same factor both ways: x (1 + f) above, / (1 + f) below
         return [_round(median), -round(bound / (1.0 + bound), 3), bound, unit], note, stats
     return [_round(median), None, bound, unit], note, stats
+
+
+def one_run_away(samples: Samples) -> str | None:
+    """A note when the variable is too noisy to catch 2x only because of one run, with fewer
+    than OUTLIER_RUNS_FROM runs (where that run would be set aside): more sessions decide
+    whether the machine is that noisy or the run met a slow phase. None otherwise."""
+    _entry, note, stats = propose(samples)
+    if note is None or len(samples.values) >= OUTLIER_RUNS_FROM or len(samples.values) < 3:
+        return None
+    median = statistics.median(samples.values)
+    sign = {HIGHER: -1.0, LOWER: 1.0}.get(samples.better)
+    worst = max(samples.values, key=lambda v: (v - median) * sign if sign else abs(v - median))
+    rest = list(samples.values)
+    rest.remove(worst)
+    if propose(replace(samples, values=rest))[1] is not None:
+        return None
+    return (f"{samples.key}: one run of {len(samples.values)} lies {stats['worst']:.0%} off "
+            f"the median on the bad side, the others within the machine's noise")
 
 
 def old_entry(existing: Any, s: Samples) -> list[Any] | None:

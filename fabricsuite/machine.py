@@ -19,8 +19,12 @@ false), and the session's outcome counts the sessions recorded. Once SESSIONS_FO
 separate sessions hold healthy runs of a case, `take_references` writes them into the machine's
 file with `fabricsuite baseline`'s rule (median; bound from the runs' own noise, floor
 DEFAULT_FLOOR; a figure too noisy to catch a 2x slowdown is recorded only, with its reason), and
-the next session judges against them. Automatic, because the two commands of the README must
-give a meaningful first hour on any machine without a person writing references; the outcome
+the next session judges against them. When a figure is too noisy only because of one session (a
+slow phase of a shared machine), the references wait for baseline.OUTLIER_RUNS_FROM sessions,
+where that one run is set aside, rather than record the figure unjudged for good.
+
+Automatic, because the two commands of the README must give a meaningful first hour on any
+machine without a person writing references; the outcome
 says how far apart the sessions were, since a machine's figures drift between sessions and
 sessions hours apart give bounds that hold.
 """
@@ -206,6 +210,19 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
         return [f"no references for some cases of this machine yet ({descr}): recorded, not "
                 f"judged; they are taken once {SESSIONS_FOR_REFERENCES} sessions hold "
                 f"healthy runs of them" + (f" ({notes[0]})" if notes else "")]
+    # One run far off the others (a slow phase) would make a variable "recorded only" for good;
+    # from baseline.OUTLIER_RUNS_FROM runs on, that one run is set aside, so wait for them.
+    n = len(sessions)
+    outliers = [note for s in usable if (note := baseline.one_run_away(s))]
+    if outliers and n < baseline.OUTLIER_RUNS_FROM:
+        return [
+            f"no references for this machine yet ({descr}): session {n} recorded; one session "
+            f"lies far off the others, so the references wait for "
+            f"{baseline.OUTLIER_RUNS_FROM} sessions, where a single outlying run is set aside",
+            f"  e.g. {outliers[0]}" + (f" (and {len(outliers) - 1} more)" if outliers[1:] else ""),
+            f"  run the same command again {baseline.OUTLIER_RUNS_FROM - n} more time(s); "
+            f"nothing is judged against another machine's figures meanwhile",
+        ]
     mpis = sorted({str(c.get("mpi_library")) for s in samples for run in s["runs"]
                    for c in run["testcases"] if c.get("mpi_library")})
     _text, written, _notes = baseline.update_file(

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from mpi_support import readme_commands
 
-from fabricsuite import REPO_ROOT, machine, topology
+from fabricsuite import REPO_ROOT, baseline, machine, topology
 from fabricsuite.references import load_file, reference_file
 
 HWLOC = Path(__file__).parent / "data" / "hwloc"
@@ -100,10 +100,16 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
         assert re.search(r"ran (\d+) case\(s\): 0 passed, 0 failed, \1 recorded without "
                          r"references", outcome), outcome
         assert not own.exists()
-    proc = session()
-    outcome = _outcome(proc)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "references for this machine" in outcome and str(own) in outcome, outcome
+    # The third session takes them, or, when one session met a slow phase of a shared machine
+    # (3.5x on a CI host), the fifth, where that one run is set aside.
+    for n in range(3, baseline.OUTLIER_RUNS_FROM + 1):
+        proc = session()
+        outcome = _outcome(proc)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        if "taken from" in outcome:
+            break
+        assert n < baseline.OUTLIER_RUNS_FROM and "one session lies far off" in outcome, outcome
+    assert "references for this machine (" in outcome and str(own) in outcome, outcome
     data = load_file(own)
     assert data["_machine"]["key"] == key
     taken = data["NetbenchPingPong"]["local:default"]
@@ -185,7 +191,7 @@ def test_references_are_taken_after_three_sessions_and_never_retaken(tmp_path):
 def test_a_figure_the_machine_moves_by_2x_is_recorded_only(tmp_path, monkeypatch):
     reports, refs, key = tmp_path / "reports", tmp_path / "ref", "noisy-box-1x2x1-1gib"
     reports.mkdir()
-    for n, latency in enumerate((0.13, 0.35, 0.14), start=1):
+    for n, latency in enumerate((0.13, 0.35, 0.24), start=1):
         lines = machine.take_references(recorded_session(reports, n, key, "same-l3", latency),
                                         reports, refs)
     assert "1 recorded only" in lines[0] or "2 recorded only" in lines[0], lines
@@ -203,3 +209,27 @@ def test_a_figure_the_machine_moves_by_2x_is_recorded_only(tmp_path, monkeypatch
     later = recorded_session(reports, 4, key, "same-l3", 0.3)
     lines = session.recorded_only_lines(later)
     assert lines[0].startswith("recorded, not judged: ") and "too noisy" in lines[1], lines
+
+
+def test_one_session_far_off_the_others_waits_for_five_sessions(tmp_path):
+    """A slow phase in one of the first three sessions would make the figure unjudged for good;
+    the references wait for the fifth session, where that one run is set aside."""
+    reports, refs, key = tmp_path / "reports", tmp_path / "ref", "slow-phase-box-1x2x1-1gib"
+    reports.mkdir()
+    own = machine.reference_path(refs, key)
+    for n, latency in enumerate((0.30, 1.05, 0.31, 0.32), start=1):
+        lines = machine.take_references(recorded_session(reports, n, key, "same-l3", latency),
+                                        reports, refs)
+        assert not own.exists(), lines
+    assert "session 4 recorded; one session lies far off the others" in lines[0], lines
+    assert "one run of 4 lies 233% off the median" in lines[1], lines
+    assert "run the same command again 1 more time(s)" in lines[2], lines
+    lines = machine.take_references(recorded_session(reports, 5, key, "same-l3", 0.30),
+                                    reports, refs)
+    assert "taken from 5 sessions" in lines[0] and "0 recorded only" in lines[0], lines
+    data = load_file(own)
+    entry = data["NetbenchPingPong"]["local:default"]["openmpi"]["same-l3"]
+    assert entry["latency_8B_median_us"][0] == 0.31 and entry["latency_8B_median_us"][2] < 1.0
+    stats = data["_statistics"]["NetbenchPingPong local:default openmpi same-l3 "
+                                "latency_8B_median_us"]
+    assert stats["set_aside"] > 2.0, stats
