@@ -947,6 +947,9 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_o
         return outcome;
 
     int range_given = 0;
+    /* Which options were given: a repeated one is refused, never "the last one wins" (a second
+     * --sizes silently replacing the first would measure other sizes than asked). */
+    unsigned char given[MAX_OPTIONS] = {0};
     for (int i = 2; i < argc; i++) {
         const char *argument = argv[i];
         if (argument[0] != '-' || argument[1] == '\0')
@@ -963,6 +966,13 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_o
             return usage_error("%s: unknown option '%.*s'; see netbench %s --help",
                                method->name, (int)name_length, argument, method->name);
         }
+        size_t index = (size_t)(o - list.options);
+        if (given[index] && o->example != NULL && o->type != NB_OPTION_FLAG)
+            return usage_error("%s: %s is given twice; give it once, e.g. %s %s", method->name,
+                               o->name, o->name, o->example);
+        if (given[index])
+            return usage_error("%s: %s is given twice; give it once", method->name, o->name);
+        given[index] = 1;
         const char *value = NULL;
         if (o->type == NB_OPTION_FLAG) {
             if (equals != NULL)

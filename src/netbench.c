@@ -5,6 +5,7 @@
  * are in the registry, methods.c.
  * Output contract: docs/output-format.md.
  */
+#include <errno.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -203,22 +204,34 @@ static int write_result(nb_result *result, const nb_options *options, time_t sta
     return status != 0 ? 1 : 0;
 }
 
+/* What netbench printed itself (help, --describe, a dry run) must reach stdout: a full disk or
+ * a closed pipe is an error, not exit 0 with the text lost. (Under mpirun, rank 0's stdout is
+ * the launcher's pipe; the launcher writes the file - --json-file is checked end to end.) */
+static int flushed(int status)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "netbench: writing to stdout failed: %s\n", strerror(errno));
+        return status != 0 ? status : 1;
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     /* Everything about the arguments is settled before MPI_Init (exit 2, no MPI traffic). */
     nb_cli_outcome outcome = NB_CLI_RUN;
     const nb_method *chosen = nb_cli_pick_method(argc, argv, &outcome);
     if (chosen == NULL)
-        return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
+        return flushed(outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE);
     nb_options options;
     outcome = nb_cli_parse(argc, argv, chosen, &options);
     if (outcome != NB_CLI_RUN)
-        return outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE;
+        return flushed(outcome == NB_CLI_EXIT_OK ? 0 : NB_EXIT_USAGE);
     const char *method = chosen->name;
     if (chosen->without_mpi != NULL) { /* a dry run (matrix --print-schedule): no MPI */
         int status = chosen->without_mpi(&options);
         if (status >= 0)
-            return status;
+            return flushed(status);
     }
 
     time_t start = time(NULL);

@@ -70,6 +70,10 @@ def test_help_lists_every_subcommand(netbench):
     (["beff", "--lmax", "4K"], "--lmax"),
     (["collectives", "--collectives", "allreduce,scan"], "scan"),
     (["pingpong", "--validate"], "--validate"),
+    # a repeated option is refused, never "the last one wins" (issue 27)
+    (["pingpong", "--sizes", "8", "--sizes", "16"], "--sizes is given twice"),
+    (["pingpong", "--repetitions=3", "--repetitions", "3"], "--repetitions is given twice"),
+    (["matrix", "--print-schedule", "4", "--json", "--json"], "--json is given twice"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(netbench, args, words):
     program, _ = netbench
@@ -79,6 +83,18 @@ def test_bad_arguments_give_one_line_and_status_2(netbench, args, words):
     assert len(lines) == 1, proc.stderr
     assert words in lines[0] and lines[0].startswith("netbench: ")
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["pingpong", "--help"],
+                                  ["pingpong", "--describe"], ["matrix", "--print-schedule", "4"]])
+def test_what_netbench_prints_itself_to_a_full_disk_is_an_error(netbench, args):
+    program, _ = netbench
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([program, *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                              env=ENV, timeout=60)
+    assert proc.returncode != 0, proc
+    assert proc.stderr.strip() == ("netbench: writing to stdout failed: No space left on "
+                                   "device"), proc.stderr
 
 
 def _methods_from_help(program):
