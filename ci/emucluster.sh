@@ -16,8 +16,9 @@
 # installs them). Names start with $FABRICSUITE_EMU_PREFIX (default "fsemu"; 1 to 12 of A-Z a-z
 # 0-9 _ -). The script touches only what it started itself, as recorded in its state directory
 # ($FABRICSUITE_EMU_DIR): the namespaces it created (name and namespace inode) and the daemons it
-# started (PID and start time, checked before any signal). `down` ends those; `up` first ends what
-# an earlier run with the same state directory left, and a failed `up` ends what it started.
+# started (PID and start time, checked before any signal). `down` ends those; `up` refuses while
+# the cluster of its state directory is up, first ends what an earlier, killed run with it left,
+# and a failed `up` ends what it started.
 # Another cluster (another state directory) is never touched, whatever its names.
 #
 # Nodes: ${PREFIX}1..N at 10.213.0.1..N/24, head ${PREFIX}h at 10.213.0.254, bridge in namespace
@@ -106,6 +107,15 @@ start_daemon() { # NAME COMMAND...: start COMMAND (a daemon kept in the foregrou
     "$@" < /dev/null >> "$STATE/log/$name.out" 2>&1 &
     pid=$!
     echo "$name $pid $(proc_start "$pid")" >> "$STATE/run/daemons"
+}
+
+running_daemons() { # true when a daemon `up` recorded still runs
+    local name pid start
+    [ -f "$STATE/run/daemons" ] || return 1
+    while read -r name pid start; do
+        is_started "$pid" "$start" && return 0
+    done < "$STATE/run/daemons"
+    return 1
 }
 
 stop_daemons() {
@@ -383,7 +393,11 @@ up() {
     [[ "$nodes" =~ ^[1-9][0-9]*$ ]] && [ "$nodes" -le 64 ] ||
         die "--nodes $(printf %q "$nodes"): use 1 to 64"
     mkdir -p "$STATE/run" "$STATE/log"
-    down   # whatever an earlier, failed run with this state directory left
+    # A cluster of this state directory that is up is someone's: refused, never ended by `up`.
+    if [ "$(node_count)" -gt 0 ] && { [ -n "$(recorded_namespaces)" ] || running_daemons; }; then
+        die "already up ($(node_count) nodes ${PREFIX}1..$(node_count), state in $STATE); run ci/emucluster.sh down first"
+    fi
+    down   # whatever an earlier, killed run with this state directory left
     # A failure anywhere from here on (a command inside a function under set -e, die, a signal)
     # ends the script through this trap, which ends what this run started and nothing else.
     trap 'rc=$?; set +e; if [ "$rc" -ne 0 ]; then log "bring-up failed; ending what it started"; down; fi' EXIT

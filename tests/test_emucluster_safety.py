@@ -236,6 +236,32 @@ def test_a_foreign_namespace_with_the_prefix_survives_up_and_down(emu):
 
 
 @needs_cluster
+def test_up_on_a_cluster_that_is_up_is_refused_and_ends_nothing(emu):
+    """`up` twice with one state directory ran `down` first and killed what ran on the nodes
+    (issue 27): the second `up` is refused with one line and the cluster keeps running."""
+    proc = emu("up", "--nodes", "1")
+    assert proc.returncode == 0, proc.stderr
+    daemons = sorted(processes_of(emu.state))
+    on_node = subprocess.Popen(["ip", "netns", "exec", f"{PREFIX}e1", "sleep", "120"])
+    try:
+        again = emu("up", "--nodes", "2")
+        assert again.returncode != 0
+        assert again.stderr.strip() == (
+            f"emucluster: already up (1 nodes {PREFIX}e1..1, state in {emu.state}); run "
+            f"ci/emucluster.sh down first"), again.stderr
+        assert on_node.poll() is None, "up killed a process on a node of the running cluster"
+        assert all(alive(pid) for pid in daemons)
+        assert ours(f"{PREFIX}e") == {f"{PREFIX}efab", f"{PREFIX}eh", f"{PREFIX}e1"}
+    finally:
+        on_node.kill()
+        on_node.wait()
+    # after `down`, `up` works again
+    assert emu("down").returncode == 0
+    proc = emu("up", "--nodes", "1")
+    assert proc.returncode == 0, proc.stderr
+
+
+@needs_cluster
 def test_a_second_cluster_with_the_same_names_fails_and_leaves_the_first_running(tmp_path):
     prefix = f"{PREFIX}s"
     first = Emu(tmp_path / "first", prefix=prefix, port=PORT + 4)
