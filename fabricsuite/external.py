@@ -25,6 +25,31 @@ def _number(text: str) -> float:
     return value
 
 
+_ROW_START = re.compile(r"[-+]?\.?\d")
+
+
+def _table_row(line: str, columns: list[str], where: str,
+               text_columns: tuple[str, ...] = ()) -> dict | None:
+    """One row of a benchmark's table, or None for a line that is not a row: one that does not
+    begin as a number does (an MPI library's warning on stdout, "[1795720393.248903] [vm:20705:0]
+    ... UCX WARN ..." or Intel MPI's "[0] MPI startup(): ..."; it stays in the job's log). A row
+    that begins with a digit but is not all numbers, or has another number of fields than the
+    header's columns, was cut or garbled and is refused, never taken for its first numbers."""
+    if not _ROW_START.match(line):
+        return None
+    fields = line.split()
+    if len(fields) != len(columns):
+        raise SuiteOutputError(
+            f"{where}: truncated or malformed row {line!r} (expected {len(columns)} columns: "
+            f"{columns})"
+        )
+    try:
+        return {c: (f if c in text_columns else _number(f))
+                for c, f in zip(columns, fields, strict=True)}
+    except ValueError:
+        raise SuiteOutputError(f"{where}: not a number in row {line!r}") from None
+
+
 # -- OSU Micro-Benchmarks --
 #: OSU column titles (every version seen) -> our column names.
 _OSU_COLUMNS = {
@@ -60,6 +85,8 @@ class OsuResult:
     version: str  # e.g. "7.2"
     columns: list[str]
     rows: list[dict]  # column -> number ("validation": "Pass"/"Fail")
+    #: Lines that are neither banner, header nor row (an MPI library's warnings on stdout).
+    other_lines: list[str] = field(default_factory=list)
 
     def value(self, column: str, size_bytes: int | None = None) -> float:
         for row in self.rows:
@@ -99,6 +126,7 @@ def parse_osu(text: str, source: str = "<osu>", sizes: list[int] | None = None) 
     columns: list[str] | None = None
     headers = 0
     rows: list[dict] = []
+    other_lines: list[str] = []  # neither banner, header nor row: kept, never judged
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
@@ -139,18 +167,15 @@ def parse_osu(text: str, source: str = "<osu>", sizes: list[int] | None = None) 
                 f"{f' at message size(s) {failed}' if failed else ''}: it printed {stripped!r}"
             )
         if columns is None:
+            if not _ROW_START.match(stripped):
+                other_lines.append(stripped)  # an MPI library's line before the table
+                continue
             raise SuiteOutputError(f"{source}: data before the column header: {stripped!r}")
-        fields = stripped.split()
-        if len(fields) != len(columns):
-            raise SuiteOutputError(
-                f"{source}: truncated or malformed row {stripped!r} (expected {len(columns)} "
-                f"columns: {columns})"
-            )
-        try:
-            rows.append({c: (f if c == "validation" else _number(f))
-                         for c, f in zip(columns, fields, strict=True)})
-        except ValueError:
-            raise SuiteOutputError(f"{source}: not a number in row {stripped!r}") from None
+        row = _table_row(stripped, columns, source, text_columns=("validation",))
+        if row is None:
+            other_lines.append(stripped)
+        else:
+            rows.append(row)
     if not rows:
         raise SuiteOutputError(f"{source}: {banner.group(1)} printed no results (failed run?)")
     if sizes is not None:
@@ -161,22 +186,52 @@ def parse_osu(text: str, source: str = "<osu>", sizes: list[int] | None = None) 
                 f"{source}: {banner.group(1)} has no row for size(s) {missing}: the run stopped "
                 f"early (its figures are not judged)"
             )
-    return OsuResult(banner.group(1), banner.group(2), columns or [], rows)
+    return OsuResult(banner.group(1), banner.group(2), columns or [], rows, other_lines)
+
+
+#: OSU 7.x's message-size range when `-m` leaves an end out (MIN_MESSAGE_SIZE 1,
+#: MAX_MESSAGE_SIZE 1 MiB for point-to-point and collectives alike; `osu_latency --help`).
+OSU_DEFAULT_SIZES = (1, 1 << 20)
 
 
 def osu_sizes(options: list[str]) -> list[int] | None:
-    """The message sizes an OSU run measures with these options (`-m MIN:MAX`, doubling from
-    MIN, 0 then 1), or None when the options name no range (osu_barrier)."""
-    for flag, value in zip(options, options[1:], strict=False):
-        if flag in ("-m", "--message-size"):
-            low, _, high = value.partition(":")
-            size, top = int(low or 1), int(high)
-            sizes = []
-            while size <= top:
-                sizes.append(size)
-                size = size * 2 if size else 1
-            return sizes
-    return None
+    """The message sizes an OSU run measures with these options, or None when they name no
+    range (osu_barrier). Every form OSU 7.x's getopt accepts: `-m MAX`, `-m MIN:MAX`,
+    `-m MIN:` (the other end OSU's default), `-mVALUE`, `--message-size VALUE`,
+    `--message-size=VALUE`; the last one given wins, as in OSU. Sizes double from MIN (0, then
+    1). A value OSU would not read is refused: a silently dropped size check would judge a run
+    that stopped early."""
+    value = None
+    for i, option in enumerate(options):
+        if option in ("-m", "--message-size"):
+            if i + 1 >= len(options):
+                raise SuiteOutputError(f"OSU option {option} needs a value, e.g. {option} "
+                                       f"1:4194304")
+            value = options[i + 1]
+        elif option.startswith("--message-size="):
+            value = option.partition("=")[2]
+        elif option.startswith("-m") and not option.startswith("--"):
+            value = option[2:]
+    if value is None:
+        return None
+    low, colon, high = value.partition(":")
+    try:
+        if not colon:  # -m MAX
+            size, top = OSU_DEFAULT_SIZES[0], int(low)
+        else:  # -m MIN:MAX or -m MIN:
+            size, top = int(low), int(high) if high else OSU_DEFAULT_SIZES[1]
+    except ValueError:
+        raise SuiteOutputError(
+            f"OSU option -m {value!r}: not [MIN:]MAX in bytes (e.g. -m 1:4194304, -m 8:, "
+            f"-m 65536)") from None
+    if size < 0 or top < size:
+        raise SuiteOutputError(f"OSU option -m {value!r}: MIN must be 0 or more and at most "
+                               f"MAX (e.g. -m 1:4194304)")
+    sizes = []
+    while size <= top:
+        sizes.append(size)
+        size = size * 2 if size else 1
+    return sizes
 
 
 # -- Intel MPI Benchmarks --
@@ -272,17 +327,9 @@ def parse_imb(text: str, source: str = "<imb>", processes: int | None = None) ->
             continue
         if stripped.startswith("("):
             continue  # IMB notes such as "( 2 additional processes waiting in MPI_Barrier)"
-        fields = stripped.split()
-        if len(fields) != len(columns):
-            raise SuiteOutputError(
-                f"{source}: {benchmark}: truncated or malformed row {stripped!r} "
-                f"(expected columns {columns})"
-            )
-        try:
-            row = {c: _number(f) for c, f in zip(columns, fields, strict=True)}
-        except ValueError:
-            raise SuiteOutputError(f"{source}: {benchmark}: not a number in {stripped!r}") from None
-        result.tables[(benchmark, nprocs)].append(row)
+        row = _table_row(stripped, columns, f"{source}: {benchmark}")
+        if row is not None:  # None: an MPI library's line inside the table, not a row
+            result.tables[(benchmark, nprocs)].append(row)
     if "All processes entering MPI_Finalize" not in text:
         raise SuiteOutputError(
             f"{source}: IMB did not finish (no 'All processes entering MPI_Finalize'): the run "

@@ -1,5 +1,6 @@
 """Parsers of the external suites, on real captured output (tests/data/external, see its README)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,63 @@ def test_osu_figure_only_from_a_complete_table():
     with pytest.raises(SuiteOutputError, match=r"no row for size\(s\) \[4194304\]"):
         parse_osu(stopped, sizes=sizes)
     assert osu_sizes(["-x", "10"]) is None and osu_sizes(["-m", "0:4"]) == [0, 1, 2, 4]
+
+
+UCX_WARNINGS = text("mpi-noise/ucx-warn-stdout.txt").splitlines(keepends=True)
+
+
+def _with_noise(output: str, *, at_line: int) -> str:
+    """A real output with the real UCX warnings before it and after its line `at_line`."""
+    lines = output.splitlines(keepends=True)
+    return "".join([UCX_WARNINGS[0], *lines[:at_line], UCX_WARNINGS[1], *lines[at_line:]])
+
+
+def test_osu_accepts_an_mpi_librarys_lines_and_judges_only_the_complete_table():
+    clean = text("osu-7.2/osu_latency.txt")
+    sizes = osu_sizes(["-m", "1:4194304"])
+    noisy = parse_osu(_with_noise(clean, at_line=8), "osu_latency", sizes=sizes)
+    assert noisy.rows == parse_osu(clean, sizes=sizes).rows
+    assert [line.split()[3:5] for line in noisy.other_lines] == [["UCX", "WARN"]] * 2
+    # the table must still be complete: noise does not stand in for a missing row
+    last = clean.rstrip("\n").splitlines()[-1]
+    stopped = clean[: clean.rindex(last)] + UCX_WARNINGS[1]
+    with pytest.raises(SuiteOutputError, match=r"no row for size\(s\) \[4194304\]"):
+        parse_osu(stopped, sizes=sizes)
+    # a garbled row (a number first, then too few fields) is still refused
+    with pytest.raises(SuiteOutputError, match="truncated or malformed row"):
+        parse_osu(clean.replace("65536", "65536 0.1 x", 1), sizes=sizes)
+
+
+def test_imb_accepts_an_mpi_librarys_lines_inside_a_table():
+    clean = text("imb-2021.11/imb_p2p.txt")
+    first_row = next(i for i, line in enumerate(clean.splitlines())
+                     if line.split() and line.split()[0] == "0")
+    noisy = parse_imb(_with_noise(clean, at_line=first_row + 1), "IMB-MPI1")
+    assert noisy.tables == parse_imb(clean, "IMB-MPI1").tables
+
+
+@pytest.mark.parametrize("options, sizes", [
+    (["-m", "1:8"], [1, 2, 4, 8]),
+    (["-m", "0:4"], [0, 1, 2, 4]),
+    (["-m", "4"], [1, 2, 4]),                           # -m MAX: MIN is OSU's default, 1
+    (["-m", "262144:"], [262144, 524288, 1048576]),     # -m MIN: MAX is OSU's default, 1 MiB
+    (["-m1:64"], [1, 2, 4, 8, 16, 32, 64]),
+    (["--message-size=2:8"], [2, 4, 8]),
+    (["--message-size", "8:16"], [8, 16]),
+    (["-m", "1:4", "-x", "10", "-m", "8:16"], [8, 16]),  # the last one wins, as in OSU
+    (["-x", "10", "-i", "100"], None),
+])
+def test_osu_sizes_reads_every_form_of_osu_7s_message_size_option(options, sizes):
+    assert osu_sizes(options) == sizes
+
+
+@pytest.mark.parametrize("options, words", [
+    (["-m", "4K"], "not [MIN:]MAX"), (["-m", "8:4"], "at most MAX"), (["-m"], "needs a value"),
+    (["--message-size="], "not [MIN:]MAX"), (["-m", "1:2:3"], "not [MIN:]MAX"),
+])
+def test_osu_sizes_refuses_what_osu_would_not_read(options, words):
+    with pytest.raises(SuiteOutputError, match=re.escape(words)):
+        osu_sizes(options)
 
 
 def test_osu_several_runs_in_one_output_are_rejected():
