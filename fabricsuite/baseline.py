@@ -74,6 +74,7 @@ from .metrics import (
     EQUAL,
     HIGHER,
     LOWER,
+    TOO_NOISY_FOR_2X,
     case_scope,
     is_number,
     series_key,
@@ -88,9 +89,6 @@ NOISE_WIDTHS = 4.0
 #: OUTLIER_RUNS_FROM runs or more, the worst but one: see `noise`).
 WORST_MARGIN = 1.5
 OUTLIER_RUNS_FROM = 5
-#: A bound at or beyond this cannot fail a 2x slowdown: +100 % for a lower-is-better variable,
-#: -50 % for a higher-is-better one: such a variable is recorded only (_recorded_only).
-TOO_NOISY_FOR_2X = {LOWER: 1.0, EQUAL: 1.0, HIGHER: 0.5}
 #: A lower bound never reaches -100 % (that would accept zero).
 MAX_LOWER_BOUND = 0.95
 #: Fewest healthy samples a variable needs before it gets a reference (--min-runs).

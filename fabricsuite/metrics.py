@@ -82,6 +82,23 @@ def size_step_bounds(low: float, high: float, median: float, step: float) -> tup
     return lower, upper
 
 
+#: A bound on the bad side at or beyond this cannot fail a 2x slowdown: +100 % for a
+#: lower-is-better variable, -50 % for a higher-is-better one (and +100 % either way for an
+#: "equal" one). The baseline records such a variable only (_recorded_only); a reference file
+#: that judges with such a bound must say why (_wide_bounds).
+TOO_NOISY_FOR_2X = {LOWER: 1.0, EQUAL: 1.0, HIGHER: 0.5}
+
+
+def catches_2x(better: str, lower: float | None, upper: float | None) -> bool:
+    """Whether a reference's bounds on the bad side of `better` fail a 2x slowdown (a
+    lower-is-better figure doubled, a higher-is-better one halved)."""
+    if better == LOWER:
+        return upper is not None and upper < TOO_NOISY_FOR_2X[LOWER]
+    if better == HIGHER:
+        return lower is not None and lower > -TOO_NOISY_FOR_2X[HIGHER]
+    return True  # "equal": counts and sweep sizes are bounded in steps, not slowdowns
+
+
 def bad_sides(better: str) -> tuple[str, ...]:
     """Which bounds of a reference tuple guard the bad side: ("upper",), ("lower",) or both."""
     if better == LOWER:

@@ -28,7 +28,7 @@ import yaml
 
 from . import REFERENCE_DIR
 from .machine import LOCAL_SYSTEM, reference_path, this_machine
-from .metrics import PerfSpec, bad_sides, is_finite_number
+from .metrics import PerfSpec, bad_sides, catches_2x, is_finite_number
 
 _CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -82,6 +82,13 @@ def recorded_only(data: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
+def wide_bounds(data: dict[str, Any]) -> dict[str, str]:
+    """{dotted entry: reason} of the variables a file judges, on purpose, with a bound that
+    cannot fail a 2x slowdown (a mechanics-only scale on shared cores)."""
+    found = data.get("_wide_bounds")
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
 def load_file(path: Path) -> dict[str, Any]:
     """Read and validate a reference file; returns the parsed mapping."""
     if not path.is_file():
@@ -92,6 +99,11 @@ def load_file(path: Path) -> dict[str, Any]:
         )
     try:
         data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
+    except (OSError, UnicodeDecodeError) as err:
+        why = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        raise ReferenceFileError(
+            f"{path}: cannot read it ({why}); make it readable by the user who runs the "
+            f"suite (chmod a+r), or restore it from its backup or from git") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -110,12 +122,15 @@ def load_file(path: Path) -> dict[str, Any]:
             f"{path}: expected a mapping of check class names to references, got "
             f"{type(data).__name__}"
         )
+    for key, what in (("_recorded_only", "recorded without being judged"),
+                      ("_wide_bounds", "judged with a bound that cannot fail a 2x slowdown")):
+        reasons = data.get(key, {})
+        if not isinstance(reasons, dict) or not all(
+                isinstance(v, str) and v.strip() for v in reasons.values()):
+            raise ReferenceFileError(
+                f"{path}: {key} must map entries (Check.partition.environ...variable) to the "
+                f"reason each is {what}, got {reasons!r}")
     recorded = data.get("_recorded_only", {})
-    if not isinstance(recorded, dict) or not all(
-            isinstance(v, str) and v.strip() for v in recorded.values()):
-        raise ReferenceFileError(
-            f"{path}: _recorded_only must map entries (Check.partition.environ...variable) to "
-            f"the reason each is recorded without being judged, got {recorded!r}")
     for check, entry in data.items():
         if str(check).startswith("_"):
             continue
@@ -201,10 +216,11 @@ def _validate_tuple(path: Path, where: str, ref: Any, recorded: bool = False) ->
 
 
 def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec,
-                recorded: bool = False) -> None:
+                recorded: bool = False, wide: bool = False) -> None:
     """A reference tuple against its variable's declared unit and direction: the unit must be
     the variable's, and the bad side (metrics.bad_sides) must be bounded unless the variable is
-    recorded only. Raises ReferenceFileError naming the entry and the fix."""
+    recorded only, with a bound that fails a 2x slowdown unless the file's _wide_bounds says
+    why not (`wide`). Raises ReferenceFileError naming the entry and the fix."""
     if isinstance(ref, list) and ref and ref[0] == "$xfail":
         ref = ref[2]
     _validate_tuple(path, where, ref, recorded)
@@ -223,6 +239,12 @@ def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec,
                 f"{path}: {where}: no {side} bound, but {better}: a regression would pass; "
                 f"give a {side} bound (a fraction {'<= 0' if side == 'lower' else '>= 0'})"
             )
+    if not recorded and not wide and ref[0] != 0 and not catches_2x(spec.better, ref[1], ref[2]):
+        side, bound = ("upper", ref[2]) if spec.better == "lower" else ("lower", ref[1])
+        raise ReferenceFileError(
+            f"{path}: {where}: {side} bound {bound} cannot fail a 2x slowdown, so a regression "
+            f"would pass; narrow it, or list the entry with the reason in _recorded_only "
+            f"(recorded, not judged; no bounds) or _wide_bounds (judged loosely on purpose)")
 
 
 def _scoped(path: Path, data: dict[str, Any], check: str,
@@ -271,7 +293,8 @@ def check_test_references(path: Path, data: dict[str, Any], check: str,
                 f"it has {', '.join(sorted(specs))}"
             )
         entry = f"{where}.{variable}"
-        check_tuple(path, entry, ref, specs[variable], entry in recorded_only(data))
+        check_tuple(path, entry, ref, specs[variable], entry in recorded_only(data),
+                    entry in wide_bounds(data))
 
 
 def scoped_references(system: str, check: str, scope: dict[str, str],

@@ -2,7 +2,10 @@
 
 import importlib.util
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -320,6 +323,58 @@ def test_a_variable_without_bounds_must_be_listed_as_recorded_only(tmp_path):
     no_reason = RECORDED.replace("'recorded only: too noisy'", "''")
     with pytest.raises(ReferenceFileError, match="the reason each is recorded"):
         load_file(write(tmp_path, no_reason))
+
+
+@pytest.mark.parametrize("old, new", [
+    # a latency may grow 50x: one 15x its reference passed (issue 27)
+    ("[0.27, null, 0.7, us]", "[0.30, null, 50, us]"),
+    ("[0.27, null, 0.7, us]", "[0.27, null, 1.0, us]"),       # exactly 2x passes
+    # a bandwidth may drop to 0
+    ("[5000, -0.4, null, MB/s]", "[11843.0, -1.0, null, MB/s]"),
+    ("[5000, -0.4, null, MB/s]", "[5000, -0.5, null, MB/s]"),  # exactly half passes
+])
+def test_a_bound_that_cannot_fail_a_2x_slowdown_is_refused_unless_the_file_says_why(
+        tmp_path, old, new):
+    with pytest.raises(ReferenceFileError, match="cannot fail a 2x slowdown") as err:
+        check_good_with(tmp_path, old, new)
+    variable = "latency_8B_median_us" if "us]" in new else "bandwidth_1MiB_MBps"
+    entry = f"NetbenchPingPong.local:default.openmpi.{variable}"
+    assert entry in str(err.value) and "_wide_bounds" in str(err.value)
+    # said on purpose, with its reason: judged with that bound
+    write(tmp_path, GOOD.replace(old, new) + f"_wide_bounds:\n  '{entry}': 'mechanics only'\n")
+    external_reference("site", "NetbenchPingPong", tmp_path, scope=SCOPE, specs=SPECS)
+    # a reason is required
+    write(tmp_path, GOOD.replace(old, new) + f"_wide_bounds:\n  '{entry}': ''\n")
+    with pytest.raises(ReferenceFileError, match="_wide_bounds must map entries"):
+        external_reference("site", "NetbenchPingPong", tmp_path, scope=SCOPE, specs=SPECS)
+    # just inside the 2x limit is judged as it is
+    tight = "[0.27, null, 0.99, us]" if "us]" in new else "[5000, -0.49, null, MB/s]"
+    check_good_with(tmp_path, old, tight)
+
+
+def test_an_unreadable_reference_file_gives_one_line(tmp_path):
+    # root reads a mode-000 file anyway: read it as nobody, in a child process, from a
+    # directory nobody may enter
+    shared = Path(tempfile.mkdtemp(prefix="fs-ref-"))
+    shared.chmod(0o755)
+    path = write(shared, GOOD)
+    path.chmod(0)
+    proc = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+         "import sys; from pathlib import Path; "
+         "from fabricsuite.references import load_file, ReferenceFileError\n"
+         "try: load_file(Path(sys.argv[1]))\n"
+         "except ReferenceFileError as err: print(err); sys.exit(2)", str(path)],
+        capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout.strip() == (f"{path}: cannot read it (Permission denied); make it "
+                                   f"readable by the user who runs the suite (chmod a+r), or "
+                                   f"restore it from its backup or from git"), proc.stdout
+    path.chmod(0o644)
+    path.write_bytes(b"\xff\xfe not text")
+    with pytest.raises(ReferenceFileError, match="cannot read it .not UTF-8 text."):
+        load_file(path)
+    shutil.rmtree(shared)
 
 
 def test_loggp_check_fails_on_the_figures_it_reads_not_on_per_size_noise():
