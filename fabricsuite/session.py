@@ -238,9 +238,32 @@ def final_cases(report: dict) -> list[dict]:
     return list(last.values())
 
 
+#: ReFrame's result of a case it did not run because a case it depends on failed (the build)
+FAIL_DEPS = "fail_deps"
+#: ReFrame's skip reason for such a case (printed as a SKIP, recorded by fabricsuite.console)
+DEPS_SKIP_REASON = "dependencies failed"
+
+
+def failed_dependency(case: dict, report: dict) -> str:
+    """For a case not run because a dependency failed: which one, and how ("NetbenchBuild
+    ~local:default+openmpi (build: make did not produce src/netbench)")."""
+    wanted = {(d[0], d[1] if len(d) > 1 else None, d[2] if len(d) > 2 else None)
+              for d in case.get("dependencies_actual") or [] if d}
+    for other in final_cases(report):
+        scope = (other.get("unique_name"), f"{other.get('system')}:{other.get('partition')}",
+                 other.get("environ"))
+        if scope in wanted and other.get("result") not in ("pass", "skip"):
+            return (f"{other.get('name')} ({other.get('fail_phase') or other.get('result')}: "
+                    f"{_short(other.get('fail_reason'), 150)})")
+    names = sorted(str(d[0]) for d in wanted)
+    return ", ".join(names) or "a dependency"
+
+
 def is_broken(case: dict) -> bool:
     """A failure that is not a measured regression: build, launch, sanity, a missing or
     invalid reference, an abort."""
+    if case.get("result") == FAIL_DEPS:
+        return True  # not run: what it depends on (the build) is broken
     if case.get("result") not in ("fail", "abort", "aborted", "error"):
         return False
     return (case.get("fail_phase") != "performance"
@@ -257,7 +280,9 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
                  and not unconfirmed(c, first.get(case_key(c)))]
     lost = problems(report, reframe_args or [])
     if broken or lost:
-        what = [f"{len(broken)} case(s) broken"] if broken else []
+        not_run = [c for c in broken if c.get("result") == FAIL_DEPS]
+        what = [f"{len(broken) - len(not_run)} case(s) broken"] if broken else []
+        what += [f"{len(not_run)} not run (a dependency failed)"] if not_run else []
         what += lost[:1]
         return BROKEN, "BROKEN: " + "; ".join(what)
     if regressed:
@@ -321,6 +346,8 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     recorded of its machine, fabricsuite.machine.take_references, just before the outcome)."""
     info = report.get("session_info", {})
     cases = final_cases(report)
+    # a case not run for a failed dependency is counted (and shown) as such, not as a skip
+    skips = [r for r in skips if str(r.get("reason")) != DEPS_SKIP_REASON]
     tests = [c for c in cases if not c.get("fixture")]
     ran = [c for c in tests if c.get("result") != "skip"]
     recorded = [c for c in ran if c.get("result") == "pass" and c.get("judged") is False]
@@ -361,10 +388,17 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     if verdicts or broken:
         lines.append("failures and confirmations:")
         lines += [f"  {line}" for line in verdicts]
+        not_run: dict[str, int] = {}
         for case in broken:
+            if case.get("result") == FAIL_DEPS:
+                dependency = failed_dependency(case, report)
+                not_run[dependency] = not_run.get(dependency, 0) + 1
+                continue
             phase = ("reference missing" if MISSING_REFERENCE in str(case.get("fail_reason"))
                      else case.get("fail_phase"))
             lines.append(f"  BROKEN {_where(case)}: {phase}: {_short(case.get('fail_reason'))}")
+        lines += [f"  NOT RUN {n} case(s): their dependency failed: {dependency}"
+                  for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
     lines += machine_lines or []
     code, why = status if status is not None else classify(report, reframe_args)
@@ -382,10 +416,13 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
 
     info = report.get("session_info", {})
     cases = [c for c in final_cases(report) if c.get("result") != "skip"]
-    reasons = {str(r.get("case")): str(r.get("reason")) for r in skips}
+    # a case whose dependency failed is ReFrame's fail_deps in the report and a SKIP on its
+    # console: one <skipped> from the report, naming the dependency
+    reasons = {str(r.get("case")): str(r.get("reason")) for r in skips
+               if str(r.get("reason")) != DEPS_SKIP_REASON}
     suite = ET.Element("testsuite", name="fabricsuite", hostname=str(info.get("hostname", "")),
                        timestamp=str(info.get("time_start", "")))
-    failures = errors = recorded = 0
+    failures = errors = recorded = not_run = 0
     first = first_runs(report)
     for case in cases:
         element = ET.SubElement(
@@ -400,6 +437,11 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
                 f"({case.get('machine_descr') or case.get('machine')}) yet"))
             continue
         if case.get("result") == "pass":
+            continue
+        if case.get("result") == FAIL_DEPS:
+            not_run += 1
+            ET.SubElement(element, "skipped", message=_short(
+                f"not run: its dependency failed: {failed_dependency(case, report)}", 300))
             continue
         if unconfirmed(case, first.get(case_key(case))):
             # a transient: each run outside on other variables; a pass, with what was seen
@@ -426,7 +468,7 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     suite.set("tests", str(len(cases) + len(reasons)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
-    suite.set("skipped", str(len(reasons) + recorded))
+    suite.set("skipped", str(len(reasons) + recorded + not_run))
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)

@@ -241,6 +241,41 @@ def test_nightly_exit_status_0_1_2_from_real_runs(tmp_path):
     assert "reference missing" in missing.stdout
 
 
+@pytest.mark.integration
+def test_a_failed_build_is_one_error_and_its_dependents_one_skip_each_naming_it(tmp_path):
+    """A real build failure (the MPI compiler wrapper on PATH fails): the build is the one
+    error; each case that depends on it is one <skipped> naming it, not a performance failure
+    with message "None" plus a skip (issue 27)."""
+    broken = tmp_path / "bin"
+    broken.mkdir()
+    for wrapper in ("mpicc.openmpi", "mpicc"):
+        (broken / wrapper).write_text("#!/bin/sh\necho 'cc1: fatal error: broken toolchain' >&2\n"
+                                      "exit 1\n")
+        (broken / wrapper).chmod(0o755)
+    env_path = f"{broken}:{os.environ['PATH']}"
+    distance = local_distance()
+    proc = subprocess.run(
+        [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--junit",
+         str(tmp_path / "junit.xml"), "--", "-n", f"^NetbenchPingPong%distance={distance}",
+         "-n", f"^NetbenchPingPongBandwidth%distance={distance}", "-p", "openmpi"],
+        capture_output=True, text=True, cwd=REPO, timeout=900,
+        env=dict(os.environ, PATH=env_path, FABRICSUITE_RESULTS=str(tmp_path / "results"),
+                 OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
+    assert "outcome: BROKEN: 1 case(s) broken; 2 not run (a dependency failed)" in proc.stdout
+    assert "NOT RUN 2 case(s): their dependency failed: NetbenchBuild" in proc.stdout
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    errors = [c for c in cases if c.find("error") is not None]
+    skipped = [c.find("skipped").get("message") for c in cases if c.find("skipped") is not None]
+    assert [c.get("classname") for c in errors] == ["NetbenchBuild"]
+    assert not [c for c in cases if c.find("failure") is not None]
+    assert len(skipped) == 2 and all(m.startswith("not run: its dependency failed: NetbenchBuild")
+                                     for m in skipped), skipped
+    assert (suite.get("tests"), suite.get("errors"), suite.get("failures"),
+            suite.get("skipped")) == ("3", "1", "0", "2")
+
+
 def test_nightly_bad_options_are_one_line(tmp_path, capsys):
     from fabricsuite import cli
 
