@@ -53,9 +53,10 @@ def add_selection_options(parser: Any, *, since: bool = False, reports: bool = F
 
 
 def results_dir(args: Any) -> Path:
-    """RESULTS: --results, else $FABRICSUITE_RESULTS, else results/ in the repository."""
+    """RESULTS: --results, else $FABRICSUITE_RESULTS, else results/ in the repository; a
+    relative path is the caller's (resolved here: ReFrame runs in the repository)."""
     return Path(getattr(args, "results", None) or os.environ.get("FABRICSUITE_RESULTS")
-                or REPO_ROOT / "results")
+                or REPO_ROOT / "results").absolute()
 
 
 def check_system(system: str, *, partition: bool = False) -> str:

@@ -103,6 +103,9 @@ def fold(source: IO[str], sink: IO[str], skips: IO[str] | None, every: float = 6
         sink.write(text)
         sink.flush()
 
+    # Python logging's report of a log record it could not write (ReFrame's log on a full
+    # disk): a traceback per record, thousands of lines; counted, and one line said at the end.
+    logging_errors, in_logging_error, logging_cause = 0, False, ""
     while True:
         timeout = HOLD_S if held is not None else max(0.1, every - (clock() - last_progress))
         try:
@@ -114,6 +117,12 @@ def fold(source: IO[str], sink: IO[str], skips: IO[str] | None, every: float = 6
         now = clock()
         if raw:
             text = ANSI.sub("", raw.rstrip("\n"))
+            if text == "--- Logging error ---" or in_logging_error:
+                logging_errors += text == "--- Logging error ---"
+                in_logging_error = not text.startswith("Arguments:")
+                if re.match(r"^\w+(Error|Exception): ", text):
+                    logging_cause = text
+                continue
             progress.seen(text)
             skip = SKIP.match(text)
             if skip:
@@ -124,9 +133,14 @@ def fold(source: IO[str], sink: IO[str], skips: IO[str] | None, every: float = 6
                     emit(held + "\n")
                     held = None
                 if skips is not None:
-                    skips.write(json.dumps({"case": skip.group(3), "reason": skip.group(4)})
-                                + "\n")
-                    skips.flush()
+                    try:
+                        skips.write(json.dumps({"case": skip.group(3),
+                                                "reason": skip.group(4)}) + "\n")
+                        skips.flush()
+                    except OSError as err:  # a full disk: the session goes on, unrecorded
+                        emit(f"[ fabricsuite ] cannot record skipped cases any more "
+                             f"({err.strerror}); the outcome counts them from the report\n")
+                        skips = None
             else:
                 if held is not None:
                     emit(held + "\n")
@@ -143,6 +157,10 @@ def fold(source: IO[str], sink: IO[str], skips: IO[str] | None, every: float = 6
             last_progress = now
     if held is not None:
         emit(held + "\n")
+    if logging_errors:
+        emit(f"[ fabricsuite ] ReFrame could not write its log {logging_errors} time(s)"
+             f"{f' ({logging_cause})' if logging_cause else ''}; those tracebacks are left "
+             f"out\n")
     return folded
 
 

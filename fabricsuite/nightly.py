@@ -19,16 +19,20 @@ NetbenchPingPong -p openmpi`).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from . import REPO_ROOT, console, session
+from . import REPO_ROOT, console, session, store
 from .commands import (
     UsageError,
     add_selection_options,
@@ -84,6 +88,60 @@ def _fail(message: str) -> int:
 
 @one_line_errors("nightly")
 def run(args: Any) -> int:
+    """The nightly, with its contract kept whatever happens: a crash of this process (a full
+    disk, anything unforeseen) is exit 2 with one line naming the cause and, where one can be
+    written, a JUnit file that says broken; never a traceback or the status of a regression."""
+    try:
+        return _run(args)
+    except UsageError:
+        raise
+    except Exception as err:  # noqa: BLE001 - the contract: any crash is "broken", exit 2
+        if isinstance(err, OSError) and err.strerror:
+            cause = err.strerror + (f" ({err.filename})" if err.filename else "")
+        else:
+            cause = f"{type(err).__name__}: {err}"
+        why = f"crashed: {cause} (FABRICSUITE_DEBUG=1 shows where)"
+        if os.environ.get("FABRICSUITE_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        junit = _junit_path(args)
+        if junit is not None and session.write_broken_junit(junit, why):
+            why += f"; JUnit XML in {junit}"
+        return _fail(f"BROKEN: {why}")
+
+
+def _junit_path(args: Any) -> Path | None:
+    """Where this nightly's JUnit goes: --junit, else RESULTS/junit/<mode>-<time>.xml."""
+    stamp = getattr(args, "_stamp", None) or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    args._stamp = stamp
+    if args.junit:
+        return Path(args.junit).absolute()
+    return results_dir(args) / "junit" / f"{args.mode}-{stamp}.xml"
+
+
+def _check_results_path(results: Path) -> None:
+    # ReFrame 4.10 starts a build or local job through a command line it splits on blanks, so a
+    # stage directory with a space fails every case with a truncated path ("/tmp/my" of
+    # "/tmp/my results"): refused here, with the fix.
+    if any(c.isspace() for c in str(results)):
+        raise UsageError(f"--results {str(results)!r} holds a blank, which ReFrame 4.10 cannot "
+                         f"run jobs under (it splits the stage path); choose a path without "
+                         f"blanks")
+
+
+def _lock_paths(results: Path, system: str) -> list[Path]:
+    """The locks a nightly of `system` holds: one per system and results directory and, for a
+    system whose jobs run on this machine's cores (the embedded default, the emulated cluster),
+    one per machine, so that two sessions never time on the same cores at once."""
+    name = system.split(":")[0]
+    paths = [results / f".nightly-{name}.lock"]
+    if name in ("local", "emucluster"):
+        paths.append(Path(tempfile.gettempdir()) / f"fabricsuite-nightly-{name}.lock")
+    return paths
+
+
+def _run(args: Any) -> int:
     extra = args.reframe_args[1:] if args.reframe_args[:1] == ["--"] else args.reframe_args
     check_system(args.system, partition=True)
     if not TAG.match(args.tag):
@@ -94,14 +152,28 @@ def run(args: Any) -> int:
     if args.progress_every <= 0:
         raise UsageError("--progress-every must be positive seconds, e.g. 60")
     results = results_dir(args)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    _check_results_path(results)
     try:
         (results / "reports").mkdir(parents=True, exist_ok=True)
-        junit = Path(args.junit) if args.junit else results / "junit" / f"{args.mode}-{stamp}.xml"
+        junit = _junit_path(args)
         junit.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UsageError(f"cannot create {err.filename}: {err.strerror}; check --results or "
                          f"--junit") from None
+    with contextlib.ExitStack() as held:
+        for lock in _lock_paths(results, args.system):
+            try:
+                held.enter_context(store.exclusive_or_busy(lock))
+            except store.Busy as busy:
+                raise UsageError(
+                    f"another nightly of {args.system.split(':')[0]} is running ({busy}): one "
+                    f"at a time, so that no two sessions time on the same nodes; wait for it "
+                    f"to end") from None
+        return _session(args, results, junit, extra)
+
+
+def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
+    stamp = args._stamp
     env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
     os.environ["FABRICSUITE_RESULTS"] = str(results)  # read by config/settings.py
     options = mode_options(args.mode)
@@ -116,13 +188,18 @@ def run(args: Any) -> int:
                "--report-file", str(report), "--session-extras", f"tag={args.tag}", *extra]
     print(f"fabricsuite nightly: {shlex.join(command)}", flush=True)
     try:
+        # its own process group: a signal to the nightly reaches ReFrame and its jobs, and no
+        # one else (_Interrupted)
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, cwd=REPO_ROOT, env=env, bufsize=1)
+                                text=True, cwd=REPO_ROOT, env=env, bufsize=1,
+                                start_new_session=True)
     except OSError as err:
         return _fail(f"cannot start reframe ({err.strerror}); run ci/setup.sh first")
-    with open(skips, "a") as skip_log:
+    with _Interrupted(proc) as interrupted, open(skips, "a") as skip_log:
         console.fold(proc.stdout, sys.stdout, skip_log, args.progress_every)
-    returncode = proc.wait()
+        returncode = proc.wait()
+    if interrupted.signal is not None:
+        return _interrupted(interrupted, report, junit, results)
     if not report.is_file():
         return _fail(f"reframe exited {returncode} without a run report: nothing was tested "
                      f"(a bad option, system or mode? see its output above)")
@@ -136,3 +213,110 @@ def run(args: Any) -> int:
         # ReFrame failed for a reason the report does not show (e.g. an error after the run)
         return _fail(f"reframe exited {returncode} although every case passed; see its output")
     return status
+
+
+class _Interrupted:
+    """SIGTERM or SIGINT to the nightly (a cron or CI time-out, Ctrl-C): ReFrame gets SIGTERM
+    (it aborts its cases and cancels their jobs); whatever of its process tree is left after
+    GRACE_S gets SIGTERM, then SIGKILL. Only processes started by this nightly are signalled."""
+
+    GRACE_S = 30.0
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Interrupted:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum: int, _frame: Any) -> None:
+        if self.signal is not None:
+            return
+        self.signal = signum
+        print(f"fabricsuite nightly: {signal.Signals(signum).name}: ending ReFrame and its jobs",
+              file=sys.stderr, flush=True)
+        tree = _descendants(self.proc.pid)
+        with contextlib.suppress(ProcessLookupError):
+            # ReFrame 4.10 answers SIGTERM by aborting the session and cancelling its jobs
+            # ("force exit error: received signal 15"); SIGINT waits for the running case
+            os.kill(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=self.GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        tree |= _descendants(self.proc.pid)
+        _end(tree | {self.proc.pid})
+
+    def __exit__(self, *exc: Any) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
+def _descendants(pid: int) -> set[tuple[int, str]]:
+    """(pid, start time) of every process below `pid` (from /proc): the jobs a ReFrame started
+    in sessions of their own are still its children."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add((child, _start_time(child)))
+            todo.append(child)
+    return found
+
+
+def _start_time(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _end(processes: set[tuple[int, str] | int]) -> None:
+    """SIGTERM, then after a grace SIGKILL, each process still the one recorded."""
+    recorded = {(p, _start_time(p)) if isinstance(p, int) else p for p in processes}
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
+        alive = [(pid, start) for pid, start in recorded if start and _start_time(pid) == start]
+        for pid, _start in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [(pid, start) for pid, start in alive if _start_time(pid) == start]
+
+
+def _interrupted(interrupted: _Interrupted, report: Path, junit: Path, results: Path) -> int:
+    """An interrupted session is not judged: its report is kept as interrupted-*.json (the
+    workflows read run-report-*.json only), its session leaves the results database, and the
+    JUnit says broken. Exit 2."""
+    name = signal.Signals(interrupted.signal).name
+    why = f"interrupted by {name}: the session was not judged"
+    if report.is_file():
+        kept = report.with_name(f"interrupted-{report.name}")
+        report.replace(kept)
+        uuid = _session_uuid(kept)
+        if uuid:
+            subprocess.run([str(Path(sys.executable).parent / "reframe"), "-C",
+                            str(REPO_ROOT / "config" / "settings.py"),
+                            "--delete-stored-sessions", uuid],
+                           capture_output=True, text=True, cwd=REPO_ROOT,
+                           env=dict(os.environ, FABRICSUITE_RESULTS=str(results)), timeout=120)
+        why += f"; its report kept as {kept}, left out of history, compare and baseline"
+    if session.write_broken_junit(junit, why):
+        why += f"; JUnit XML in {junit}"
+    return _fail(f"BROKEN: {why}")
+
+
+def _session_uuid(report: Path) -> str | None:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        uuid = json.loads(report.read_text()).get("session_info", {}).get("uuid")
+        return uuid if isinstance(uuid, str) and re.fullmatch(r"[0-9a-f-]{36}", uuid) else None
+    return None

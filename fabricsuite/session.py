@@ -406,12 +406,38 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     return lines
 
 
+def write_broken_junit(path: Path, why: str) -> bool:
+    """A JUnit file that says the session is broken (a crash, an interruption), with `why`;
+    False when it cannot be written either (a full disk)."""
+    import xml.etree.ElementTree as ET
+
+    suite = ET.Element("testsuite", name="fabricsuite", tests="1", failures="0", errors="1",
+                       skipped="0")
+    case = ET.SubElement(suite, "testcase", classname="fabricsuite", name="session", time="0")
+    ET.SubElement(case, "error", type="broken", message=_short(why, 300)).text = why
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    try:
+        _write_xml(root, path)
+    except OSError:
+        return False
+    return True
+
+
+def _write_xml(root: Any, path: Path) -> None:
+    """An XML tree written atomically (store.replace_file)."""
+    import xml.etree.ElementTree as ET
+
+    from .store import replace_file
+
+    replace_file(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+
+
 def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     """JUnit XML of the final outcome, written atomically. ReFrame's own (--report-junit)
     counts a skipped case as passed and keeps no skip reason; here a skip is <skipped> with
     its reason, and a performance failure names the variables, figures and bounds."""
-    import os
-    import tempfile
     import xml.etree.ElementTree as ET
 
     info = report.get("session_info", {})
@@ -472,14 +498,7 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _write_xml(root, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -147,6 +147,18 @@ def write_atomically(path: Path, text: str, new_mode: int = NEW_FILE_MODE) -> Pa
     return saved
 
 
+def replace_file(path: Path, text: str, mode: int = NEW_FILE_MODE) -> None:
+    """Replace `path` by `text` atomically, without a backup: for a file that is the latest
+    of its kind by design (a JUnit report a CI job reads)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = write_temp(path.parent, path.name, text, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_new(path: Path, text: str, mode: int = NEW_FILE_MODE) -> None:
     """Write `text` to `path`, which must not exist: never replaces a file (FileExistsError);
     the file appears whole or not at all."""
@@ -185,4 +197,30 @@ def locked(path: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)
+        os.close(fd)
+
+
+class Busy(Exception):
+    """A lock another process holds; str() says which process, since when."""
+
+
+@contextlib.contextmanager
+def exclusive_or_busy(lock: Path) -> Iterator[None]:
+    """Hold `lock` (a file kept in place, holding the holder's PID and start) for the block,
+    or raise Busy at once, naming the holder, when another process holds it."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            if err.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+                raise
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "a process"
+            raise Busy(f"{holder}; lock {lock}") from None
+        os.ftruncate(fd, 0)
+        started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        os.pwrite(fd, f"PID {os.getpid()} since {started}\n".encode(), 0)
+        yield
+    finally:
         os.close(fd)

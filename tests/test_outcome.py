@@ -346,3 +346,132 @@ def test_the_skip_record_survives_a_missing_reports_directory(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert len(skips.read_text().splitlines()) == 110
     assert "110 skipped case(s) folded" in proc.stdout
+
+
+# --- the nightly under faults (issue 27): exit 2 with one line, whatever happens -------------
+
+def _long_nightly(results: Path, junit: Path, *extra: str) -> subprocess.Popen:
+    """A nightly whose one case runs for tens of seconds (1000 repetitions of the sweep)."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return subprocess.Popen(
+        [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--results", str(results),
+         "--junit", str(junit), *extra, "--", "-n", f"^NetbenchPingPong%distance="
+         f"{local_distance()}", "-p", "openmpi", "-S",
+         "netbench_options=--repetitions,1000", "-S", "require_reference=false"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+
+
+def _netbench_below(pid: int) -> list[int]:
+    """PIDs of netbench processes in the process tree of `pid`."""
+    from fabricsuite.nightly import _descendants
+
+    found = []
+    for child, _start in _descendants(pid):
+        try:
+            if Path(f"/proc/{child}/comm").read_text().strip() == "netbench":
+                found.append(child)
+        except OSError:
+            pass
+    return found
+
+
+def _wait_for_netbench(process: subprocess.Popen, timeout: float = 120.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        ranks = _netbench_below(process.pid)
+        if ranks:
+            return ranks
+        time.sleep(0.2)
+    raise AssertionError("the nightly's netbench never started")
+
+
+@pytest.mark.integration
+def test_sigterm_ends_reframe_and_its_job_and_the_session_is_not_judged(tmp_path):
+    import signal
+
+    results, junit = tmp_path / "results", tmp_path / "junit.xml"
+    nightly = _long_nightly(results, junit)
+    ranks = _wait_for_netbench(nightly)
+    nightly.send_signal(signal.SIGTERM)
+    out, err = nightly.communicate(timeout=120)
+    assert nightly.returncode == 2, out[-3000:] + err
+    assert not [pid for pid in ranks if Path(f"/proc/{pid}").exists()
+                and Path(f"/proc/{pid}/comm").read_text().strip() == "netbench"], \
+        "a rank of the interrupted nightly still runs"
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("fabricsuite nightly: BROKEN: interrupted by SIGTERM: the session "
+                           "was not judged"), err
+    # the report is kept, under a name the workflows do not read; the JUnit says broken
+    reports = results / "reports"
+    assert not list(reports.glob("run-report-*.json"))
+    assert len(list(reports.glob("interrupted-run-report-*.json"))) == 1
+    error = ET.parse(junit).getroot().find("testsuite/testcase/error")
+    assert error is not None and "interrupted by SIGTERM" in error.get("message")
+
+
+@pytest.mark.integration
+def test_a_second_nightly_of_the_system_is_refused_while_one_runs(tmp_path):
+    first = _long_nightly(tmp_path / "r1", tmp_path / "j1.xml")
+    try:
+        _wait_for_netbench(first)
+        # another results directory too: the embedded default's jobs share this machine's cores
+        for results in (tmp_path / "r1", tmp_path / "r2"):
+            second = subprocess.run(
+                [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--results",
+                 str(results), "--", "-n", "^NetbenchPingPong%", "-p", "openmpi"],
+                capture_output=True, text=True, cwd=REPO, timeout=120)
+            assert second.returncode == 2, second.stdout[-2000:] + second.stderr
+            assert len(second.stderr.strip().splitlines()) == 1, second.stderr
+            assert f"another nightly of local is running (PID {first.pid} since" in \
+                second.stderr, second.stderr
+            assert "ReFrame" not in second.stdout
+    finally:
+        first.send_signal(2)
+        first.communicate(timeout=120)
+    assert first.returncode == 2
+
+
+def test_a_results_path_is_the_callers_and_one_with_a_blank_is_refused(tmp_path, monkeypatch,
+                                                                       capsys):
+    from argparse import Namespace
+
+    from fabricsuite import cli
+    from fabricsuite.commands import results_dir
+
+    monkeypatch.chdir(tmp_path)
+    assert results_dir(Namespace(results="rel")) == tmp_path / "rel"
+    assert cli.main(["nightly", "--system", "local", "--results", "my results"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "holds a blank" in err, err
+    assert not (tmp_path / "my results").exists()
+
+
+@pytest.mark.integration
+def test_a_full_disk_is_exit_2_with_one_line_and_a_junit_that_says_broken(tmp_path):
+    full = tmp_path / "full"
+    full.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(full)],
+                           capture_output=True, text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill ({mount.stderr.strip()}); needs root")
+    try:
+        (full / "results").mkdir()
+        with open(full / "filler", "wb") as filler:
+            with pytest.raises(OSError):
+                filler.write(b"\0" * (1 << 20))
+                filler.flush()
+        proc = subprocess.run(
+            [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--results",
+             str(full / "results"), "--junit", str(tmp_path / "junit.xml"), "--", "-n",
+             "^NetbenchPingPong%", "-p", "openmpi"],
+            capture_output=True, text=True, cwd=REPO, timeout=300,
+            env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+    finally:
+        subprocess.run(["umount", "-l", str(full)])
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert len(proc.stdout.splitlines()) < 200, proc.stdout[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("fabricsuite nightly: BROKEN: ") and "No space left on device" in last
+    error = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite/testcase/error")
+    assert error is not None and "No space left on device" in error.get("message")
