@@ -570,6 +570,24 @@ def test_bind_rank_places_each_rank_and_the_check_verifies_it(netbench, tmp_path
     assert alone.returncode == 2 and "no MPI rank" in alone.stderr
 
 
+@pytest.mark.parametrize("cpus, words", [("0", "no CPU for rank 1 in '0'"),
+                                         ("0,4096", "cannot bind rank 1 to CPU 4096")])
+def test_a_rank_bind_rank_refuses_ends_the_whole_job_at_once(netbench, cpus, words):
+    """The refused rank exits before MPI_Init; the other rank must not wait in MPI_Init until
+    netbench's time-out (MPICH's hydra kept it there, issue 27): ended at once, exit non-zero.
+    (A 30 s limit on a job that ends within a second here; the hang it guards against lasted
+    until --timeout, 60 s below.)"""
+    from fabricsuite import REPO_ROOT
+
+    program, launcher = netbench
+    bind = str(REPO_ROOT / "config" / "launchers" / "bind-rank")
+    proc = run([*launcher, bind, cpus, program, "pingpong", "--sizes", "8", "--repetitions",
+                "2", "--timeout", "60"], timeout=30)
+    assert proc.returncode != 0
+    assert f"bind-rank: {words}" in proc.stderr, proc.stderr[-2000:]
+    assert "# status" not in proc.stdout
+
+
 # ------------------------------------------------------------------------------------------------
 # netbench under faults (issue 11, section 7)
 # ------------------------------------------------------------------------------------------------
