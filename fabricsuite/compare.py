@@ -28,6 +28,15 @@ p <= FDR is "insufficient data", never "unchanged"; so is one with fewer than --
 a side. With m variables tested and a single one changed, BH needs p <= FDR / m of it (more runs
 per side: `runs_per_side_needed`); when many changed, the thresholds are larger.
 
+Few runs, known noise. A center compares the runs it has, one to three a side. Where the
+ranks cannot decide (fewer than --min-runs, or p unable to reach the FDR), a variable is tested
+against the noise the suite already measured: the between-session spread recorded with its
+reference (`_statistics`, sized by `fabricsuite baseline` from sessions hours apart), or the
+runs' own spread where that is wider; a z-test of the change of the means in units of that
+spread (`known_noise_p`). A -20 % shift at 60 noise widths is then a verdict at 3 vs 3, and a
+variable without a recorded spread stays "insufficient data". The output names the noise each
+such verdict used.
+
 Why not ReFrame's own `--performance-compare`: it aggregates each side (mean, median, ...) and
 prints the difference in %, without a significance test, without the variables' directions and
 without a correction across variables; a 5 % difference of two medians of three noisy runs looks
@@ -133,6 +142,30 @@ def mann_whitney_p(before: list[float], after: list[float]) -> float:
     return min(1.0, float(result.pvalue))
 
 
+def observed_spread(before: list[float], after: list[float]) -> float | None:
+    """The runs' own relative spread (pooled sample standard deviation of both sides over the
+    median before), None with fewer than two runs on every side."""
+    variances = [(statistics.variance(v), len(v) - 1) for v in (before, after) if len(v) >= 2]
+    if not variances or not before:
+        return None
+    pooled = sum(var * dof for var, dof in variances) / sum(dof for _var, dof in variances)
+    scale = abs(statistics.median(before)) or 1.0
+    return math.sqrt(pooled) / scale
+
+
+def known_noise_p(before: list[float], after: list[float], spread: float) -> float:
+    """Two-sided p-value of the change of the means, in units of a known relative spread of one
+    run (a z-test): with the noise known from elsewhere (the between-session spread the
+    reference was sized from), one run a side can show a shift far outside it, where ranks of
+    three runs a side cannot (Mann-Whitney's p >= 0.1)."""
+    base = statistics.fmean(before)
+    change = (statistics.fmean(after) - base) / (abs(base) or 1.0)
+    width = spread * math.sqrt(1 / len(before) + 1 / len(after))
+    if width == 0:
+        return 0.0 if change else 1.0
+    return math.erfc(abs(change) / width / math.sqrt(2))
+
+
 @dataclass
 class Comparison:
     """One variable: its runs before and after and the verdict."""
@@ -144,6 +177,9 @@ class Comparison:
     min_change: float
     #: Why the variable was not tested (insufficient data), else None.
     reason: str | None = None
+    #: The known noise the test used instead of the runs' ranks (`known_noise_p`): relative
+    #: spread of one run, and where it comes from; None for Mann-Whitney.
+    noise: tuple[float, str] | None = None
     p: float | None = None
     bh_threshold: float | None = None
     significant: bool = False
@@ -206,9 +242,14 @@ def check_options(fdr: float, min_change: float, min_runs: int) -> None:
 
 
 def compare(before: list[Series], after: list[Series], *, fdr: float = FDR,
-            min_change: float = MIN_CHANGE, min_runs: int = MIN_RUNS) -> list[Comparison]:
+            min_change: float = MIN_CHANGE, min_runs: int = MIN_RUNS,
+            noise: dict[str, tuple[float, str]] | None = None) -> list[Comparison]:
     """Every variable of either set, tested where its runs allow, with Benjamini-Hochberg at
-    `fdr` over the tested ones; in the order of `grouped`."""
+    `fdr` over the tested ones; in the order of `grouped`. `noise`: per series key, a known
+    relative spread of one run and where it comes from (`reference_noise`): a variable too
+    short of runs for Mann-Whitney is tested against it (`known_noise_p`), with at least one
+    run a side, and never against less than the spread its own runs show."""
+    noise = noise or {}
     check_options(fdr, min_change, min_runs)
     by_side = [{s.key: s for s in series} for series in (before, after)]
     comparisons = []
@@ -220,10 +261,21 @@ def compare(before: list[Series], after: list[Series], *, fdr: float = FDR,
         c = Comparison(ident, [p.value for p in b.points] if b else [],
                        [p.value for p in a.points] if a else [], min_change)
         c.reason = _untestable(c, b, a, fdr, min_runs)
+        known = noise.get(key)
+        if c.reason is not None and known is not None and b is not None and a is not None \
+                and b.unit == a.unit and c.before and c.after and known[0] > 0:
+            seen = observed_spread(c.before, c.after)
+            if seen is not None and seen > known[0]:
+                c.noise = (seen, f"the runs' own spread, wider than {known[1]}'s "
+                                 f"{known[0]:.2%}")
+            else:
+                c.noise = known
+            c.reason = None
         comparisons.append(c)
     tested = [c for c in comparisons if c.reason is None]
     for c in tested:
-        c.p = mann_whitney_p(c.before, c.after)
+        c.p = (known_noise_p(c.before, c.after, c.noise[0]) if c.noise is not None
+               else mann_whitney_p(c.before, c.after))
     rejected, thresholds = benjamini_hochberg([c.p for c in tested], fdr)
     for c, r, t in zip(tested, rejected, thresholds, strict=True):
         c.significant, c.bh_threshold = r, t
@@ -244,6 +296,27 @@ def _untestable(c: Comparison, b: Series | None, a: Series | None, fdr: float,
         return (f"p cannot fall below {floor:.2g} > FDR {fdr:g} with these runs; "
                 f"{runs_per_side_needed(fdr)} per side needed")
     return None
+
+
+def reference_noise(system: str) -> dict[str, tuple[float, str]]:
+    """Per series key, the between-session spread (robust relative standard deviation of one
+    run) recorded with the system's references (`_statistics`, fabricsuite baseline), and the
+    file it comes from; {} without a readable reference file."""
+    from .references import ReferenceFileError, load_file, reference_file
+
+    try:
+        path = reference_file(system)
+        stats = load_file(path).get("_statistics") or {}
+    except (ReferenceFileError, UsageError, OSError, ValueError):
+        return {}
+    found = {}
+    for key, entry in stats.items() if isinstance(stats, dict) else ():
+        spread = entry.get("spread") if isinstance(entry, dict) else None
+        if isinstance(spread, (int, float)) and spread > 0:
+            sessions = entry.get("sessions")
+            where = f"{path.name} _statistics" + (f", {sessions} sessions" if sessions else "")
+            found[str(key)] = (float(spread), f"the between-session spread ({where})")
+    return found
 
 
 def _group_key(s: Series) -> tuple:
@@ -539,6 +612,11 @@ def summary(comparisons: list[Comparison], fdr: float, min_change: float) -> lis
     parts += [f"{counts[UNCHANGED]} unchanged", f"{counts[INSUFFICIENT]} insufficient data"]
     lines = [f"{len(comparisons)} variable(s): {', '.join(parts)}"]
     first = fdr / max(1, tested)
+    known = sum(c.noise is not None for c in comparisons)
+    if known:
+        lines.append(f"{known} variable(s) with too few runs for Mann-Whitney tested against "
+                     f"a known noise (z-test): the spread recorded with the references, or "
+                     f"the runs' own where wider (named per variable)")
     lines.append(
         f"Mann-Whitney U (two-sided), Benjamini-Hochberg at FDR {fdr:g} over {tested} tested, "
         f"at least {100 * min_change:g}% change; one change alone among {max(1, tested)} needs "
@@ -559,6 +637,8 @@ def table(before: Side, after: Side, comparisons: list[Comparison], fdr: float,
         verdict = c.verdict
         label = {REGRESSION: "REGRESSION", INSUFFICIENT: "insufficient"}.get(verdict, verdict)
         detail = c.reason if c.p is None else f"p {c.p:.2g}"
+        if c.noise is not None:
+            detail += f" against a noise of {c.noise[0]:.2%} ({c.noise[1]})"
         rows.append((label, s.check, s.variable,
                      f"{_fmt(c.median_before)} -> {_fmt(c.median_after)} {s.unit}",
                      _change_text(c), f"{len(c.before)} vs {len(c.after)}", detail or ""))
@@ -611,6 +691,10 @@ def _variable_dict(c: Comparison) -> dict[str, Any]:
         "p_value": c.p, "bh_threshold": c.bh_threshold, "significant": c.significant,
         "min_p_value": min_p_value(len(c.before), len(c.after)),
         "reason": c.reason,
+        "test": ("known noise (z)" if c.noise is not None
+                 else "mann-whitney" if c.p is not None else None),
+        "noise_spread": c.noise[0] if c.noise else None,
+        "noise_source": c.noise[1] if c.noise else None,
         "before": c.before, "after": c.after,
     }
 
@@ -649,7 +733,10 @@ direction) only if it is significant after the correction and at least --min-cha
 How many runs. Mann-Whitney cannot give p below 2 / C(n1+n2, n1) with n1 and n2 runs:
 {_min_p_lines()}.
 3 runs per side can never be significant at 0.05; a variable whose runs cannot reach p <= FDR,
-or with fewer than --min-runs (default {MIN_RUNS}) on a side, is "insufficient data". A change
+or with fewer than --min-runs (default {MIN_RUNS}) on a side, is tested against the noise
+recorded with its reference (the between-session spread in the reference file's _statistics,
+or the runs' own spread where wider: a z-test, named per variable), and without one is
+"insufficient data". A change
 in one variable alone among m tested needs p <= FDR / m; runs per side needed at FDR {FDR}:
 {_needed_line()}.
 
@@ -708,7 +795,7 @@ def run(args: Any) -> int:
     check_options(fdr, min_change, args.min_runs)
     before, after = select_sides(args, args.system, pattern)
     comparisons = compare(before.series, after.series, fdr=fdr, min_change=min_change,
-                          min_runs=args.min_runs)
+                          min_runs=args.min_runs, noise=reference_noise(args.system))
     if args.json:
         json.dump(to_json(args.system, before, after, comparisons, fdr, min_change,
                           args.min_runs), sys.stdout, indent=1)

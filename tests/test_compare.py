@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,11 +82,27 @@ def _day(day):
     return datetime.fromtimestamp(T0 + 86400 * day, UTC).strftime("%Y-%m-%d")
 
 
-def _compare(tmp_path, capsys, *args, json_out=True):
+def _compare(tmp_path, capsys, *args, json_out=True, references=None):
+    """`fabricsuite compare` of system local on a test machine whose references are those in
+    `references` (a directory; by default none: no known noise, the ranks alone)."""
     argv = ["compare", "--system", "local", "--results", str(tmp_path), *args]
-    status = cli.main([*argv, "--json"] if json_out else argv)
+    saved = {k: os.environ.get(k) for k in ("RFM_REFERENCE_PREFIX", "FABRICSUITE_MACHINE")}
+    os.environ["RFM_REFERENCE_PREFIX"] = str(references or tmp_path / "no-references")
+    os.environ["FABRICSUITE_MACHINE"] = TEST_MACHINE
+    try:
+        status = cli.main([*argv, "--json"] if json_out else argv)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     out = capsys.readouterr()
     return status, (json.loads(out.out) if json_out else out.out), out.err
+
+
+#: The machine key the compare tests stand in for (its references are the test's own).
+TEST_MACHINE = "compare-test-box-1x2x1-1gib"
 
 
 def _verdicts(data):
@@ -256,6 +273,60 @@ def test_too_few_runs_is_insufficient_not_a_verdict(tmp_path, capsys):
                                "--after-since", _day(1), "--min-runs", "4", json_out=False)
     assert status == 2 and text.count("insufficient  ") == 4
     assert "fewer than 4 runs on a side" in text and "p 0." not in text
+
+
+def _noise_references(directory: Path, spread: float) -> Path:
+    """A reference file of the test machine whose _statistics give every variable of the
+    same-l3 ping-pong and bandwidth cases the between-session spread `spread`."""
+    lines = ["_statistics:"]
+    for check, variables in (
+            ("NetbenchPingPong", ("latency_8B_median_us", "latency_8B_min_us")),
+            ("NetbenchPingPongBandwidth", ("bandwidth_1MiB_MBps", "bandwidth_peak_MBps"))):
+        for variable in variables:
+            lines.append(f"  {check} local:default openmpi same-l3 {variable}: "
+                         f"{{n: 5, spread: {spread}, sessions: 5}}")
+    path = directory / "local" / f"{TEST_MACHINE}.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join(lines) + "\n")
+    return directory
+
+
+def test_a_shift_far_outside_the_known_noise_is_a_verdict_at_3_vs_3(tmp_path, capsys):
+    """Issue 27: 3 vs 3 runs of a 20 % drop at 1 % noise, with the between-session spread the
+    references recorded (2 %): the drop is a regression, the rest unchanged, and the output
+    says which noise was used. With 1 vs 1 too; with runs noisier than the recorded spread,
+    their own spread is used."""
+    _store(tmp_path, _sessions(3, 100, 0, seed=1) + _sessions(3, 200, 2, factors=BANDWIDTH,
+                                                               seed=2))
+    refs = _noise_references(tmp_path / "refs", 0.02)
+    args = ["--before-until", _day(1), "--after-since", _day(1)]
+    status, data, _ = _compare(tmp_path, capsys, *args, references=refs)
+    assert status == 1
+    assert _verdicts(data) == {"bandwidth_1MiB_MBps": "regression",
+                               "bandwidth_peak_MBps": "regression",
+                               "latency_8B_median_us": "unchanged",
+                               "latency_8B_min_us": "unchanged"}
+    for v in data["variables"]:
+        assert v["test"] == "known noise (z)" and v["noise_spread"] == 0.02, v
+        assert "between-session spread" in v["noise_source"] and TEST_MACHINE in \
+            v["noise_source"]
+    status, text, _ = _compare(tmp_path, capsys, *args, references=refs, json_out=False)
+    assert "against a noise of 2.00% (the between-session spread" in text
+    assert "tested against a known noise (z-test)" in text
+    # one run a side
+    one = tmp_path / "one"
+    _store(one, _sessions(1, 100, 0, seed=1) + _sessions(1, 200, 2, factors=BANDWIDTH, seed=2))
+    status, data, _ = _compare(one, capsys, *args, references=refs)
+    assert status == 1 and _verdicts(data)["bandwidth_1MiB_MBps"] == "regression"
+    # runs that spread more than the recorded 2 % (15 % noise): judged by their own spread,
+    # so the p-value is that of 8 %, not of 2 % (which would be below 1e-15)
+    noisy = tmp_path / "noisy"
+    _store(noisy, _sessions(3, 100, 0, seed=1, noise=0.15)
+           + _sessions(3, 200, 2, factors=BANDWIDTH, seed=2, noise=0.15))
+    status, data, _ = _compare(noisy, capsys, *args, references=refs)
+    bandwidth = next(v for v in data["variables"] if v["variable"] == "bandwidth_1MiB_MBps")
+    assert bandwidth["noise_spread"] > 0.05 and "runs' own spread" in bandwidth["noise_source"]
+    assert bandwidth["p_value"] > 1e-3, bandwidth
 
 
 def test_variable_with_too_few_runs_among_tested_ones(tmp_path, capsys):
@@ -433,6 +504,7 @@ def test_grouping_regressions_first_and_json_schema(tmp_path, capsys):
                               "unchanged": 5, "insufficient data": 0}
     v = data["variables"][0]
     assert set(v) == {"check", "partition", "environ", "distance", "variable", "unit", "better",
+                      "test", "noise_spread", "noise_source",
                       "verdict", "median_before", "median_after", "change_pct", "n_before",
                       "n_after", "p_value", "bh_threshold", "significant", "min_p_value",
                       "reason", "before", "after"}
