@@ -441,15 +441,7 @@ class ChangePoint:
     @property
     def kind(self) -> str:
         """regression, improvement, or shift (the variable's direction is unknown)."""
-        better = self.series.better
-        up = self.after > self.before
-        if better == EQUAL:
-            return "regression"
-        if better == LOWER:
-            return "regression" if up else "improvement"
-        if better == HIGHER:
-            return "improvement" if up else "regression"
-        return "shift"
+        return kind_of(self.series.better, self.after > self.before)
 
     @property
     def alarm(self) -> bool:
@@ -477,6 +469,87 @@ class ChangePoint:
         }
 
 
+def smallest_p(length: int, before: int) -> float:
+    """The smallest p-value the permutation test can give a split of `length` points after
+    point `before`: only the two orders that put the same points on each side reach the
+    observed statistic when the sides are completely apart, 2 / C(length, before)."""
+    return min(1.0, 2 / math.comb(length, before))
+
+
+def runs_needed(level: float) -> int:
+    """Fewest runs (half before, half after a shift) whose smallest p-value is <= `level`."""
+    n = 2 * MIN_SIZE
+    while smallest_p(n, n // 2) > level:
+        n += 1
+    return n
+
+
+@dataclass
+class TooShort:
+    """A series the test could not have found a change in at the correction's level: its runs
+    are too few (`smallest_p` > the first Benjamini-Hochberg threshold), and what its best split
+    shows: a clear move there is reported, never read as "no shift"."""
+
+    series: Series
+    index: int  # the best split: the first point after it
+    smallest_p: float
+    fdr: float
+    tests: int  # tests made in all: the first BH threshold is fdr / tests
+    before: float  # median before the split
+    after: float  # median after it
+    #: The two sides do not overlap (every run after beyond every run before).
+    apart: bool
+    min_shift: float
+
+    @property
+    def level(self) -> float:
+        return self.fdr / max(1, self.tests)
+
+    @property
+    def needed(self) -> int:
+        return runs_needed(self.level)
+
+    @property
+    def shift(self) -> float | None:
+        return None if self.before == 0 else (self.after - self.before) / abs(self.before)
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.series.better, self.after > self.before)
+
+    @property
+    def clear_move(self) -> bool:
+        """Apart and at least min_shift: what a person must look at although it is untested."""
+        shift = self.shift
+        return self.apart and (shift is None or abs(shift) >= self.min_shift)
+
+    def text(self) -> str:
+        n = len(self.series.points)
+        return (f"insufficient runs: {self.index} + {n - self.index}, at least {self.needed} "
+                f"needed (p cannot fall below {self.smallest_p:.2g}; one change among "
+                f"{self.tests} tests at FDR {self.fdr:g} needs p <= {self.level:.2g})")
+
+    def as_dict(self) -> dict[str, Any]:
+        shift = self.shift
+        return {"kind": self.kind, "clear_move": self.clear_move, "index": self.index,
+                "runs_before": self.index, "runs_after": len(self.series.points) - self.index,
+                "before": self.before, "after": self.after,
+                "shift_pct": None if shift is None else round(100 * shift, 3),
+                "smallest_p": self.smallest_p, "level": self.level,
+                "runs_needed": self.needed}
+
+
+def kind_of(better: str | None, up: bool) -> str:
+    """regression, improvement, or shift (the variable's direction is unknown) of a move."""
+    if better == EQUAL:
+        return "regression"
+    if better == LOWER:
+        return "regression" if up else "improvement"
+    if better == HIGHER:
+        return "improvement" if up else "regression"
+    return "shift"
+
+
 @dataclass
 class History:
     series: list[Series]
@@ -488,6 +561,13 @@ class History:
     permutations: int
     seed: int
     too_short: int
+    #: Series whose runs are too few for the test to reach the correction's level.
+    untestable: list[TooShort] = field(default_factory=list)
+
+    @property
+    def clear_moves(self) -> list[TooShort]:
+        """Untestable series whose best split shows a clear move the bad (or unknown) way."""
+        return [u for u in self.untestable if u.clear_move and u.kind != "improvement"]
 
     @property
     def alarms(self) -> list[ChangePoint]:
@@ -539,8 +619,25 @@ def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHI
             after = statistics.median(values[cuts[i]:cuts[i + 1]])
             change_points.append(ChangePoint(s, t.index, t.p, t.bh_threshold or 0.0, True,
                                              before, after, min_shift))
+    # A series the test could not have found anything in: too few runs for its best split to
+    # reach BH's first threshold. Its split is shown, so that no move reads as "no shift".
+    n_tests = max(1, len(flat))
+    untestable = []
+    for s in testable:
+        first = tests[s.key][0] if tests[s.key] else None
+        if first is None or any(t.significant for t in tests[s.key]):
+            continue
+        floor = smallest_p(len(s.points), first.index)
+        if floor <= fdr / n_tests:
+            continue
+        values = [p.value for p in s.points]
+        left, right = values[:first.index], values[first.index:]
+        apart = max(left) < min(right) or min(left) > max(right)
+        untestable.append(TooShort(s, first.index, floor, fdr, n_tests,
+                                   statistics.median(left), statistics.median(right), apart,
+                                   min_shift))
     return History(series, tests, change_points, fdr, min_shift, permutations, seed,
-                   len(series) - len(testable))
+                   len(series) - len(testable), untestable)
 
 
 # --- output ------------------------------------------------------------------------------------
@@ -583,10 +680,14 @@ def to_json(history: History, system: str, since: float | None) -> dict[str, Any
                            for p in s.points],
                 "tested": s.key in history.tests,
                 "change_points": [c.as_dict() for c in by_key.get(s.key, [])],
+                "insufficient_runs": next((u.as_dict() for u in history.untestable
+                                           if u.series.key == s.key), None),
             }
             for s in history.series
         ],
         "series_too_short": history.too_short,
+        "untested_clear_moves": [{**_series_id(u.series), **u.as_dict()}
+                                 for u in history.clear_moves],
     }
 
 
@@ -623,6 +724,19 @@ def table(history: History, rows: int = 20) -> str:
             lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
         if len(alarms) > rows:
             lines.append(f"... and {len(alarms) - rows} more (--json for all)")
+    moves = history.clear_moves
+    if moves:
+        lines.append(f"untested, too few runs to reach FDR {history.fdr:g}, but the runs "
+                     f"moved apart by at least {100 * history.min_shift:g}% (look at these; "
+                     f"not \"no shift\"):")
+        for u in sorted(moves, key=lambda u: -abs(u.shift or math.inf))[:rows]:
+            s = u.series
+            shift = u.shift
+            lines.append(
+                f"  {u.kind.upper() if u.kind == 'regression' else u.kind}? {s.check} "
+                f"{s.partition} {_where(s)} {s.variable}: {_fmt(u.before)} -> "
+                f"{_fmt(u.after)} {s.unit} "
+                f"({'from 0' if shift is None else f'{100 * shift:+.1f}%'}); {u.text()}")
     n_reg = len(history.regressions)
     summary = (f"{len(history.series)} series, {history.n_tests} test(s): {n_reg} regression "
                f"shift(s), {len(alarms) - n_reg} other shift(s) at FDR {history.fdr:g} "
@@ -631,6 +745,11 @@ def table(history: History, rows: int = 20) -> str:
         summary += f"; {len(below)} significant shift(s) below {100 * history.min_shift:g}%"
     if history.too_short:
         summary += f"; {history.too_short} series with fewer than {2 * MIN_SIZE} runs not tested"
+    if history.untestable:
+        needed = max(u.needed for u in history.untestable)
+        summary += (f"; {len(history.untestable)} series too short for the test to reach the "
+                    f"level (up to {needed} runs needed), {len(moves)} of them with a clear "
+                    f"move shown above")
     lines.append(summary)
     return "\n".join(lines)
 
@@ -652,8 +771,11 @@ Each shift is a regression or an improvement by the variable's declared directio
 those that failed in sanity or earlier do not.
 
 Prints one screen (regressions first) or, with --json, every series with its points and
-change points. Exit status: 0 no regression shift, 1 a regression shift found, 2 bad input
-(no stored runs, a bad date or pattern), with one line naming the fix."""
+change points. A series too short for the test to reach the level (4 runs before a shift
+and 4 after cannot go below p = 0.029) is said to be so, with the runs it needs, and when its
+runs moved apart by at least --min-shift it is listed: never read as "no shift".
+Exit status: 0 no regression shift, 1 a regression shift found, 2 bad input (no stored runs, a
+bad date or pattern, with one line naming the fix) or a clear move too few runs can test."""
 
 
 def add_parser(sub: Any) -> None:
@@ -679,7 +801,8 @@ def add_parser(sub: Any) -> None:
 
 @one_line_errors("history")
 def run(args: Any) -> int:
-    """`fabricsuite history`: 0 no regression shift, 1 a regression shift, 2 bad input."""
+    """`fabricsuite history`: 0 no regression shift, 1 a regression shift, 2 bad input or a
+    clear move too few runs can test."""
     import json
     import sys
 
@@ -710,7 +833,10 @@ def run(args: Any) -> int:
     else:
         print(f"fabricsuite history: system {args.system}, {n_sessions} session(s) in {where}")
         print(table(history))
-    return 1 if history.regressions else 0
+    if history.regressions:
+        return 1
+    # a clear move the runs are too few to test: inconclusive, never "no shift"
+    return 2 if history.clear_moves else 0
 
 
 # --- measured false-alarm rates ----------------------------------------------------------------

@@ -330,6 +330,34 @@ def test_cli_reads_reframes_results_database(tmp_path, capsys):
     assert "0 regression shift(s)" in capsys.readouterr().out
 
 
+def test_a_16x_shift_in_too_few_runs_is_named_never_no_shift(tmp_path, capsys):
+    """Issue 27: 8 nightlies, 4 at the real latency then 4 at 16x it. 4 + 4 runs cannot reach
+    p below 0.029, above the first Benjamini-Hochberg threshold: the series is said to be too
+    short, with the runs needed, and the 16x move is listed; exit 2 (inconclusive), not 0."""
+    _store(tmp_path, _variants(8, 4, 16.0))
+    status = cli.main(["history", "--system", "local", "--results", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 2, out
+    moved = [ln for ln in out.splitlines() if ln.startswith("  REGRESSION? ")]
+    assert moved and all("latency_8B_m" in ln and "insufficient runs: 4 + 4, at least" in ln
+                         for ln in moved), out
+    assert all("+1500.0%" in ln or "+15" in ln for ln in moved), moved
+    assert "series too short for the test to reach the level" in out
+    assert "with a clear move shown above" in out
+    # for machines: every series says whether its runs were too few, and the moves are listed
+    cli.main(["history", "--system", "local", "--results", str(tmp_path), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    moves = data["untested_clear_moves"]
+    assert {m["variable"] for m in moves} == {"latency_8B_median_us", "latency_8B_min_us"}
+    assert all(m["runs_before"] == 4 and m["runs_after"] == 4 and m["smallest_p"] ==
+               pytest.approx(2 / 70) and m["runs_needed"] > 8 for m in moves), moves
+    # with enough runs the same shift is a regression found by the test (exit 1)
+    more = tmp_path / "more"
+    _store(more, _variants(16, 8, 16.0))
+    assert cli.main(["history", "--system", "local", "--results", str(more)]) == 1
+    assert "REGRESSION? " not in capsys.readouterr().out
+
+
 def test_cli_improvement_exits_0(tmp_path, capsys):
     _store(tmp_path, _variants(10, 5, 1.3))  # bandwidth up, latency up
     assert cli.main(["history", "--system", "local", "--results", str(tmp_path),
