@@ -425,6 +425,12 @@ def test_a_second_nightly_of_the_system_is_refused_while_one_runs(tmp_path):
             assert f"another nightly of local is running (PID {first.pid} since" in \
                 second.stderr, second.stderr
             assert "ReFrame" not in second.stdout
+        # the README's run command shares the machine's lock
+        local = subprocess.run([str(REPO / "ci" / "run-local.sh"), "-n", "^NetbenchPingPong%"],
+                               capture_output=True, text=True, cwd=REPO, timeout=300,
+                               env=dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "r3")))
+        assert local.returncode == 2, local.stdout[-2000:] + local.stderr
+        assert f"another session of local is running (PID {first.pid} since" in local.stderr
     finally:
         first.send_signal(2)
         first.communicate(timeout=120)
