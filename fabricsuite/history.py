@@ -420,8 +420,34 @@ def report_sessions(paths: list[Path]) -> list[dict[str, Any]]:
 
 # --- detection over all series -----------------------------------------------------------------
 
+class _Move:
+    """A move of a series' level from the median `before` to the median `after` (a change point,
+    or the best split of a series too short to test)."""
+
+    series: Series
+    before: float
+    after: float
+    min_shift: float
+
+    @property
+    def shift(self) -> float | None:
+        """Relative shift (after - before) / |before|; None from a level of 0."""
+        return None if self.before == 0 else (self.after - self.before) / abs(self.before)
+
+    @property
+    def kind(self) -> str:
+        """regression, improvement, or shift (the variable's direction is unknown)."""
+        return kind_of(self.series.better, self.after > self.before)
+
+    @property
+    def large(self) -> bool:
+        """At least min_shift (a shift from 0 always is)."""
+        shift = self.shift
+        return shift is None or abs(shift) >= self.min_shift
+
+
 @dataclass
-class ChangePoint:
+class ChangePoint(_Move):
     series: Series
     index: int
     p: float
@@ -432,22 +458,9 @@ class ChangePoint:
     min_shift: float
 
     @property
-    def shift(self) -> float | None:
-        """Relative shift (after - before) / |before|; None from a level of 0."""
-        if self.before == 0:
-            return None
-        return (self.after - self.before) / abs(self.before)
-
-    @property
-    def kind(self) -> str:
-        """regression, improvement, or shift (the variable's direction is unknown)."""
-        return kind_of(self.series.better, self.after > self.before)
-
-    @property
     def alarm(self) -> bool:
         """Significant after BH and at least min_shift (a shift from 0 always is)."""
-        shift = self.shift
-        return self.significant and (shift is None or abs(shift) >= self.min_shift)
+        return self.significant and self.large
 
     @property
     def point(self) -> Point:
@@ -485,7 +498,7 @@ def runs_needed(level: float) -> int:
 
 
 @dataclass
-class TooShort:
+class TooShort(_Move):
     """A series the test could not have found a change in at the correction's level: its runs
     are too few (`smallest_p` > the first Benjamini-Hochberg threshold), and what its best split
     shows: a clear move there is reported, never read as "no shift"."""
@@ -510,18 +523,9 @@ class TooShort:
         return runs_needed(self.level)
 
     @property
-    def shift(self) -> float | None:
-        return None if self.before == 0 else (self.after - self.before) / abs(self.before)
-
-    @property
-    def kind(self) -> str:
-        return kind_of(self.series.better, self.after > self.before)
-
-    @property
     def clear_move(self) -> bool:
         """Apart and at least min_shift: what a person must look at although it is untested."""
-        shift = self.shift
-        return self.apart and (shift is None or abs(shift) >= self.min_shift)
+        return self.apart and self.large
 
     def text(self) -> str:
         n = len(self.series.points)

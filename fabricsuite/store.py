@@ -136,14 +136,7 @@ def write_atomically(path: Path, text: str, new_mode: int = NEW_FILE_MODE) -> Pa
     The file keeps its mode; a new one gets `new_mode`. Returns the backup, if any.
     """
     saved = backup(path) if path.exists() else None
-    mode = os_mode(path) if path.exists() else new_mode
-    tmp = write_temp(path.parent, path.name, text, mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    replace_file(path, text, os_mode(path) if path.exists() else new_mode)
     return saved
 
 
@@ -157,6 +150,7 @@ def replace_file(path: Path, text: str, mode: int = NEW_FILE_MODE) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    fsync_dir(path.parent)
 
 
 def write_new(path: Path, text: str, mode: int = NEW_FILE_MODE) -> None:
