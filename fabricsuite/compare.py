@@ -263,7 +263,7 @@ def compare(before: list[Series], after: list[Series], *, fdr: float = FDR,
         c.reason = _untestable(c, b, a, fdr, min_runs)
         known = noise.get(key)
         if c.reason is not None and known is not None and b is not None and a is not None \
-                and b.unit == a.unit and c.before and c.after and known[0] > 0:
+                and b.unit == a.unit and c.before and c.after:
             seen = observed_spread(c.before, c.after)
             if seen is not None and seen > known[0]:
                 c.noise = (seen, f"the runs' own spread, wider than {known[1]}'s "

@@ -91,6 +91,8 @@ def run(args: Any) -> int:
     """The nightly, with its contract kept whatever happens: a crash of this process (a full
     disk, anything unforeseen) is exit 2 with one line naming the cause and, where one can be
     written, a JUnit file that says broken; never a traceback or the status of a regression."""
+    # one time stamp names the session's report and its JUnit
+    args.stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     try:
         return _run(args)
     except UsageError:
@@ -106,18 +108,16 @@ def run(args: Any) -> int:
 
             traceback.print_exc()
         junit = _junit_path(args)
-        if junit is not None and session.write_broken_junit(junit, why):
+        if session.write_broken_junit(junit, why):
             why += f"; JUnit XML in {junit}"
         return _fail(f"BROKEN: {why}")
 
 
-def _junit_path(args: Any) -> Path | None:
+def _junit_path(args: Any) -> Path:
     """Where this nightly's JUnit goes: --junit, else RESULTS/junit/<mode>-<time>.xml."""
-    stamp = getattr(args, "_stamp", None) or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    args._stamp = stamp
     if args.junit:
         return Path(args.junit).absolute()
-    return results_dir(args) / "junit" / f"{args.mode}-{stamp}.xml"
+    return results_dir(args) / "junit" / f"{args.mode}-{args.stamp}.xml"
 
 
 def _check_results_path(results: Path) -> None:
@@ -173,7 +173,7 @@ def _run(args: Any) -> int:
 
 
 def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
-    stamp = args._stamp
+    stamp = args.stamp
     env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
     os.environ["FABRICSUITE_RESULTS"] = str(results)  # read by config/settings.py
     options = mode_options(args.mode)
@@ -188,8 +188,8 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
                "--report-file", str(report), "--session-extras", f"tag={args.tag}", *extra]
     print(f"fabricsuite nightly: {shlex.join(command)}", flush=True)
     try:
-        # its own process group: a signal to the nightly reaches ReFrame and its jobs, and no
-        # one else (_Interrupted)
+        # its own session: a Ctrl-C at the terminal reaches the nightly only, which ends ReFrame
+        # and its jobs in order (_Interrupted)
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, cwd=REPO_ROOT, env=env, bufsize=1,
                                 start_new_session=True)
@@ -224,6 +224,7 @@ class _Interrupted:
 
     def __init__(self, proc: subprocess.Popen) -> None:
         self.proc = proc
+        self.started = (proc.pid, _start_time(proc.pid))
         self.signal: int | None = None
         self._previous: dict[int, Any] = {}
 
@@ -248,7 +249,7 @@ class _Interrupted:
         except subprocess.TimeoutExpired:
             pass
         tree |= _descendants(self.proc.pid)
-        _end(tree | {self.proc.pid})
+        _end(tree | {self.started})
 
     def __exit__(self, *exc: Any) -> None:
         for signum, handler in self._previous.items():
@@ -279,11 +280,11 @@ def _start_time(pid: int) -> str:
         return ""
 
 
-def _end(processes: set[tuple[int, str] | int]) -> None:
-    """SIGTERM, then after a grace SIGKILL, each process still the one recorded."""
-    recorded = {(p, _start_time(p)) if isinstance(p, int) else p for p in processes}
+def _end(processes: set[tuple[int, str]]) -> None:
+    """SIGTERM, then after a grace SIGKILL, each (pid, start time) still the one recorded."""
     for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
-        alive = [(pid, start) for pid, start in recorded if start and _start_time(pid) == start]
+        alive = [(pid, start) for pid, start in processes
+                 if start and _start_time(pid) == start]
         for pid, _start in alive:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
