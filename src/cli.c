@@ -637,6 +637,16 @@ static unsigned long long default_buffer_bytes(const nb_options *o, char *how, s
     return 2 * largest;
 }
 
+unsigned long long nb_buffer_bytes_after_mpi(const nb_options *o, char *how, size_t length,
+                                             const char **hint)
+{
+    (void)o;
+    (void)how;
+    (void)length;
+    *hint = "";
+    return 0;
+}
+
 /* The buffers must fit in this host's memory before MPI_Init, not fail after it in MPI_Abort.
  * With the launcher's count of ranks on this host (Open MPI, MPICH's hydra), every
  * communicating rank there needs its buffers at once. */

@@ -178,6 +178,11 @@ typedef struct nb_method {
     int (*without_mpi)(const nb_options *options);
 } nb_method;
 
+/* nb_method.buffer_bytes of a method whose buffers depend on the rank count (known only after
+ * MPI_Init): 0, unknown; the method checks its allocation itself. */
+unsigned long long nb_buffer_bytes_after_mpi(const nb_options *options, char *how, size_t length,
+                                             const char **hint);
+
 /* The registry (methods.c): every method, in the order of `netbench --help`. */
 extern const nb_method *const nb_methods[];
 extern const size_t nb_method_count;

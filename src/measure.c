@@ -190,6 +190,16 @@ void *nb_buffer_new(size_t bytes)
     return buffer;
 }
 
+void *nb_calloc_or_abort(MPI_Comm comm, size_t count, size_t size)
+{
+    void *memory = count > 0 && size > 0 ? calloc(count, size) : calloc(1, 1);
+    if (memory == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        MPI_Abort(comm, 1);
+    }
+    return memory;
+}
+
 void nb_param_sizes(const nb_context *ctx, const char *key, const size_t *sizes, size_t count)
 {
     if (ctx->result == NULL)
@@ -286,4 +296,63 @@ void nb_pingpong_measure(const nb_context *ctx, nb_pingpong *s, size_t size, lon
         .figure = NB_FIGURE_OWN,
     };
     nb_drive(&loop, m);
+}
+
+double nb_prtt_loop(void *state, long rounds)
+{
+    const nb_prtt *s = state;
+    MPI_Comm comm = s->comm;
+    int count = s->size, n = s->messages;
+    double delay = s->delay_s;
+    double start = MPI_Wtime();
+    if (s->rank == 0) {
+        for (long r = 0; r < rounds; r++) {
+            MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
+            for (int i = 1; i < n; i++) {
+                nb_busy_wait(delay);
+                MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
+            }
+            MPI_Recv(s->recv, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (long r = 0; r < rounds; r++) {
+            for (int i = 0; i < n; i++)
+                MPI_Recv(s->recv, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            MPI_Send(s->send, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
+double nb_prtt_receive_loop(void *state, long rounds)
+{
+    const nb_prtt *s = state;
+    MPI_Comm comm = s->comm;
+    int count = s->size;
+    double delay = s->delay_s, receiving = 0.0;
+    if (s->rank == 0) {
+        for (long r = 0; r < rounds; r++) {
+            MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
+            nb_busy_wait(delay);
+            double start = MPI_Wtime();
+            MPI_Recv(s->recv, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            receiving += MPI_Wtime() - start;
+        }
+    } else {
+        for (long r = 0; r < rounds; r++) {
+            MPI_Recv(s->recv, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
+            MPI_Send(s->send, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
+        }
+    }
+    return receiving;
+}
+
+void nb_prtt_measure(const nb_context *ctx, nb_prtt *s, int n, double delay_us,
+                     nb_timed_loop loop, long min_rounds, nb_measurement *m)
+{
+    const nb_options *o = ctx->options;
+    s->messages = n;
+    s->delay_s = delay_us * 1e-6;
+    nb_measure(ctx, loop, s, min_rounds, o->iterations, o->time_cap_ms * 1e-3, o->repetitions,
+               m);
 }

@@ -67,6 +67,25 @@ typedef struct {
 /* nb_timed_loop of an nb_pingpong; the rank's branch is taken once, outside the loop. */
 double nb_pingpong_loop(void *state, long iterations);
 
+/* PRTT(n, d, s), Hoefler et al. section 2.2, between ranks 0 and 1 of `comm`: one iteration is
+ * one round of n messages of s bytes from rank 0, with a busy wait of d between them, and one
+ * reply of s bytes (loggp, models). */
+typedef struct {
+    MPI_Comm comm;
+    int rank;                  /* in comm: 0 or 1 */
+    int size;                  /* s, bytes */
+    int messages;              /* n */
+    double delay_s;            /* d */
+    void *send, *recv;
+} nb_prtt;
+
+/* nb_timed_loop of an nb_prtt: PRTT(n, d, s). */
+double nb_prtt_loop(void *state, long rounds);
+
+/* nb_timed_loop of an nb_prtt, o_r by Kielmann's method (Hoefler 2.3): rank 0 sends, waits d
+ * so that the reply has arrived, and times only its MPI_Recv; returns that time (n is 1). */
+double nb_prtt_receive_loop(void *state, long rounds);
+
 typedef struct {
     long iterations;            /* per repetition, the same on every rank */
     int repetitions;
@@ -114,6 +133,11 @@ void nb_drive(const nb_loop *loop, nb_measurement *m);
 void nb_measure(const nb_context *ctx, nb_timed_loop loop, void *state, long min_iterations,
                 long max_iterations, double time_cap_s, int repetitions, nb_measurement *m);
 
+/* nb_measure of `loop` (nb_prtt_loop or nb_prtt_receive_loop) with n messages and delay d, at
+ * least min_rounds rounds; the options' iterations, time cap and repetitions. */
+void nb_prtt_measure(const nb_context *ctx, nb_prtt *s, int n, double delay_us,
+                     nb_timed_loop loop, long min_rounds, nb_measurement *m);
+
 /* A ping-pong of `size` bytes each way on the pair's own communicator (s->comm), paced by its
  * rank 0, each rank's own figures (per round trip); counts and repetitions from the options.
  * Collective over s->comm. */
@@ -137,6 +161,9 @@ unsigned long nb_compute_units_for(double microseconds, double ns_per_unit);
 /* Page-aligned, zero-filled (touched) buffer of at least `bytes`; aborts with status 1 when
  * there is no memory. */
 void *nb_buffer_new(size_t bytes);
+
+/* calloc(count, size), at least one byte; out of memory, the job aborts with one line. */
+void *nb_calloc_or_abort(MPI_Comm comm, size_t count, size_t size);
 
 /* Validation mode of the multi-rank methods: nb_fill_message writes a byte pattern that depends
  * on the sender, a tag (phase, pattern, call) and the byte's position; nb_check_message returns

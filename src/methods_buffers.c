@@ -131,6 +131,13 @@ static int parse_default_sizes(const char *text, nb_options *o)
     return 0;
 }
 
+/* --summary-size of reuse and vector (a `summary_size` field of their settings). */
+#define SUMMARY_SIZE_OPTION(settings_type)                                                         \
+    {.name = "--summary-size", .type = NB_OPTION_SIZE, NB_SETTING(settings_type, summary_size),   \
+     .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K", \
+     .example = "64K",                                                                           \
+     .help = "the summary's cost is taken at the largest size measured up to this one"}
+
 /* The size of the summary: the largest measured size not above `wanted` (else the smallest). */
 static size_t summary_size(const nb_options *o, size_t wanted, size_t *index)
 {
@@ -418,10 +425,7 @@ static const nb_option reuse_options[] = {
      .default_value = "64M", .example = "64M",
      .help = "bytes of fresh buffers per rank and size (each buffer: its pages + one guard "
              "page); it bounds --buffers for large sizes (64M: 63 buffers of 1M)"},
-    {.name = "--summary-size", .type = NB_OPTION_SIZE, NB_SETTING(reuse_settings, summary_size),
-     .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K",
-     .example = "64K",
-     .help = "the summary's cost is taken at the largest size measured up to this one"},
+    SUMMARY_SIZE_OPTION(reuse_settings),
     NB_USE_REPEATS("7", "10000", "5"),
 };
 
@@ -649,10 +653,7 @@ static const nb_option vector_options[] = {
      .min = 1, .max = 64, .value_name = "F", .default_value = "2", .example = "2",
      .help = "distance between the starts of consecutive segments, in segment lengths (1: "
              "no gap, a contiguous layout described as a vector)"},
-    {.name = "--summary-size", .type = NB_OPTION_SIZE, NB_SETTING(vector_settings, summary_size),
-     .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K",
-     .example = "64K",
-     .help = "the summary's cost is taken at the largest size measured up to this one"},
+    SUMMARY_SIZE_OPTION(vector_settings),
     NB_USE_REPEATS("7", "10000", "5"),
 };
 

@@ -1,11 +1,5 @@
 /* methods_collectives.c - MPI collectives, each call timed alone in a synchronised time window
- * (Hoefler et al. section 4; Altix study section 3.2), beside the naive loop/n figure.
- *
- * Rank 0 estimates every rank's clock offset with ping-pongs, then schedules call i of a block
- * at T0 + i * window on its own clock. Every rank spins until that moment (on its own clock,
- * through its offset), calls the collective and records its end. A call's time is the latest
- * end over all ranks (in rank 0's time) minus its scheduled start, so no call can overlap or
- * pipeline with the one before, which is what makes loop/n underestimate a collective.
+ * (window.h: Hoefler et al. section 4; Altix study section 3.2), beside the naive loop/n figure.
  */
 #include <limits.h>
 #include <math.h>
@@ -15,28 +9,14 @@
 
 #include "analysis.h"
 #include "methods.h"
+#include "window.h"
 
-/* window = max(COLL_WINDOW_FACTOR * estimated call time + 2 * clock error bound, minimum) */
-#define COLL_WINDOW_FACTOR 2.0
-#define COLL_WINDOW_MIN_S 5e-6
-/* Ping-pongs per rank of one clock synchronisation; the one with the shortest round trip
- * gives the offset, half of that round trip bounds its error. */
-#define COLL_SYNC_EXCHANGES 30
-/* Untimed calls before a block, and the calls (each after a barrier) that estimate the window. */
-#define COLL_WARMUP_CALLS 5
-#define COLL_ESTIMATE_CALLS 5
-/* T0 lies this far in the future when rank 0 broadcasts it. */
-#define COLL_START_DELAY_S 1e-3
-/* More late calls than this share: the window is doubled and the block redone, at most
- * COLL_MAX_RETRIES times. */
-#define COLL_MAX_LATE_SHARE 0.10
-#define COLL_MAX_RETRIES 3
 /* Late calls are left out, so the figure stays sound while enough calls remain: only when more
  * than this share is late after the retries is the row unreliable. (On a shared VM a rank is
  * descheduled for milliseconds now and then, which makes single calls late at any window.) */
 #define COLL_MAX_LATE_SHARE_REPORTED 0.5
-/* Tag of the clock synchronisation ping-pongs (ctx->pair is a private duplicate). */
-#define COLL_TAG_CLOCK 7
+/* The window timing (window.h); tag 7 on ctx->pair, a private duplicate. */
+static const nb_window coll_window = {.warmup_calls = 5, .sync_exchanges = 30, .tag_clock = 7};
 /* Validation: bytes behind the received data that must stay untouched. */
 #define COLL_GUARD_BYTES 64
 
@@ -185,75 +165,17 @@ static void coll_prepare(coll_state *s, nb_collective collective, size_t size)
     }
 }
 
-/* ---- clock synchronisation ---------------------------------------------------------------- */
-
-/* Collective over s->comm: rank 0 ping-pongs with every other rank in turn. Returns this rank's
- * offset (local MPI_Wtime - rank 0's MPI_Wtime, 0 on rank 0); on rank 0 *error_max is the
- * largest error bound (half the shortest round trip) over the ranks. */
-static double coll_sync_clocks(const coll_state *s, double *error_max)
-{
-    double *offsets = NULL;
-    double local_offset = 0.0;
-    *error_max = 0.0;
-    if (s->rank == 0) {
-        offsets = calloc((size_t)s->ranks, sizeof *offsets);
-        if (offsets == NULL) {
-            fprintf(stderr, "netbench: out of memory\n");
-            MPI_Abort(s->comm, 1);
-        }
-        for (int r = 1; r < s->ranks; r++) {
-            double best_rtt = INFINITY, best_offset = 0.0;
-            for (int k = 0; k < COLL_SYNC_EXCHANGES; k++) {
-                double remote = 0.0, t0 = MPI_Wtime();
-                MPI_Send(&t0, 1, MPI_DOUBLE, r, COLL_TAG_CLOCK, s->comm);
-                MPI_Recv(&remote, 1, MPI_DOUBLE, r, COLL_TAG_CLOCK, s->comm, MPI_STATUS_IGNORE);
-                double t1 = MPI_Wtime();
-                if (t1 - t0 < best_rtt) {
-                    best_rtt = t1 - t0;
-                    best_offset = remote - (t0 + t1) / 2.0;
-                }
-            }
-            offsets[r] = best_offset;
-            if (best_rtt / 2.0 > *error_max)
-                *error_max = best_rtt / 2.0;
-        }
-    } else {
-        for (int k = 0; k < COLL_SYNC_EXCHANGES; k++) {
-            double ping = 0.0;
-            MPI_Recv(&ping, 1, MPI_DOUBLE, 0, COLL_TAG_CLOCK, s->comm, MPI_STATUS_IGNORE);
-            double now = MPI_Wtime();
-            MPI_Send(&now, 1, MPI_DOUBLE, 0, COLL_TAG_CLOCK, s->comm);
-        }
-    }
-    MPI_Scatter(offsets, 1, MPI_DOUBLE, &local_offset, 1, MPI_DOUBLE, 0, s->comm);
-    free(offsets);
-    return local_offset;
-}
-
 /* ---- timed mode --------------------------------------------------------------------------- */
 
 typedef struct {
-    int calls_valid;
-    int late_calls;
-    int attempts;              /* 1 + retries with a doubled window */
-    double window_s;
-    double sync_error_s;       /* largest error bound of the block's synchronisations */
+    nb_window_timing window;
     double time_us[5];         /* min, q25, median, q75, max over the valid calls */
     double loop_average_us;
 } coll_timing;
 
-static double coll_estimate_call(const coll_state *s)
+static void coll_call_in_window(const void *state)
 {
-    double durations[COLL_ESTIMATE_CALLS];
-    for (int k = 0; k < COLL_ESTIMATE_CALLS; k++) {
-        MPI_Barrier(s->comm);
-        double start = MPI_Wtime();
-        coll_call(s);
-        durations[k] = MPI_Wtime() - start;
-    }
-    double local = nb_median(durations, COLL_ESTIMATE_CALLS), longest = 0.0;
-    MPI_Allreduce(&local, &longest, 1, MPI_DOUBLE, MPI_MAX, s->comm);
-    return longest;
+    coll_call(state);
 }
 
 /* The naive loop's timed side: `calls` calls back to back. */
@@ -269,83 +191,16 @@ static double coll_loop(void *state, long calls)
 /* One (collective, size) block, collective over s->comm; figures valid on rank 0. */
 static void coll_time_block(const coll_state *s, int calls, int repetitions, coll_timing *t)
 {
-    double *ends = malloc((size_t)calls * sizeof *ends);
-    double *latest = malloc((size_t)calls * sizeof *latest);
-    double *times = malloc((size_t)calls * sizeof *times);
-    int *late = malloc((size_t)calls * sizeof *late);
-    int *late_any = malloc((size_t)calls * sizeof *late_any);
-    if (ends == NULL || latest == NULL || times == NULL || late == NULL || late_any == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(s->comm, 1);
-        return;
-    }
+    double *times = nb_calloc_or_abort(s->comm, (size_t)calls, sizeof *times);
     memset(t, 0, sizeof *t);
-
-    for (int k = 0; k < COLL_WARMUP_CALLS; k++)
-        coll_call(s);
-    double estimate = coll_estimate_call(s);
-
-    double window = 0.0;
-    for (int attempt = 0; attempt <= COLL_MAX_RETRIES; attempt++) {
-        double error = 0.0;
-        double offset = coll_sync_clocks(s, &error);
-        if (error > t->sync_error_s)
-            t->sync_error_s = error;
-        double schedule[2] = {0.0, 0.0}; /* T0 and window, rank 0's clock */
-        if (s->rank == 0) {
-            if (attempt == 0) {
-                window = COLL_WINDOW_FACTOR * estimate + 2.0 * error;
-                if (window < COLL_WINDOW_MIN_S)
-                    window = COLL_WINDOW_MIN_S;
-            } else {
-                window *= 2.0;
-            }
-            schedule[0] = MPI_Wtime() + COLL_START_DELAY_S + 2.0 * error;
-            schedule[1] = window;
-        }
-        MPI_Bcast(schedule, 2, MPI_DOUBLE, 0, s->comm);
-        window = schedule[1];
-
-        /* The timed block: nothing but spinning, the call and one clock read per call. */
-        double first_local = schedule[0] + offset;
-        for (int i = 0; i < calls; i++) {
-            double start = first_local + (double)i * window;
-            double now = MPI_Wtime();
-            late[i] = now > start;
-            while (now < start)
-                now = MPI_Wtime();
-            coll_call(s);
-            ends[i] = MPI_Wtime();
-        }
-        for (int i = 0; i < calls; i++)
-            ends[i] -= offset; /* into rank 0's time */
-
-        MPI_Allreduce(late, late_any, calls, MPI_INT, MPI_MAX, s->comm);
-        MPI_Reduce(ends, latest, calls, MPI_DOUBLE, MPI_MAX, 0, s->comm);
-        int late_count = 0;
-        for (int i = 0; i < calls; i++)
-            late_count += late_any[i] != 0;
-        t->attempts = attempt + 1;
-        /* Keep the attempt with the fewest late calls (the last one of equals). */
-        int better = attempt == 0 || late_count <= t->late_calls;
-        if (better) {
-            t->late_calls = late_count;
-            t->window_s = window;
-        }
-        if (better && s->rank == 0) {
-            int valid = 0;
-            for (int i = 0; i < calls; i++)
-                if (!late_any[i])
-                    times[valid++] = (latest[i] - (schedule[0] + (double)i * window)) * 1e6;
-            t->calls_valid = valid;
-            t->time_us[0] = nb_min(times, (size_t)valid);
-            t->time_us[1] = nb_quantile(times, (size_t)valid, 0.25);
-            t->time_us[2] = nb_median(times, (size_t)valid);
-            t->time_us[3] = nb_quantile(times, (size_t)valid, 0.75);
-            t->time_us[4] = nb_max(times, (size_t)valid);
-        }
-        if ((double)late_count <= COLL_MAX_LATE_SHARE * (double)calls)
-            break;
+    nb_window_time_block(s->comm, coll_call_in_window, s, &coll_window, calls, times, &t->window);
+    if (s->rank == 0) {
+        size_t valid = (size_t)t->window.calls_valid;
+        t->time_us[0] = nb_min(times, valid);
+        t->time_us[1] = nb_quantile(times, valid, 0.25);
+        t->time_us[2] = nb_median(times, valid);
+        t->time_us[3] = nb_quantile(times, valid, 0.75);
+        t->time_us[4] = nb_max(times, valid);
     }
 
     /* The naive loop: calls back-to-back after a barrier, divided by calls, the slowest rank,
@@ -362,12 +217,7 @@ static void coll_time_block(const coll_state *s, int calls, int repetitions, col
     nb_measurement m;
     nb_drive(&loop, &m);
     t->loop_average_us = s->rank == 0 ? m.median_us : NAN;
-
-    free(ends);
-    free(latest);
     free(times);
-    free(late);
-    free(late_any);
 }
 
 /* ---- validation mode ---------------------------------------------------------------------- */
@@ -526,7 +376,7 @@ static void run_collectives(const nb_context *ctx)
         } else {
             nb_param_int(result, "calls", cs->calls);
             nb_param_text(result, "synchronisation", "window");
-            nb_param_real(result, "window_factor", COLL_WINDOW_FACTOR);
+            nb_param_real(result, "window_factor", NB_WINDOW_FACTOR);
             nb_param_int(result, "repetitions", o->repetitions);
             table = nb_result_add_declared_table(result, &collectives_table);
         }
@@ -582,8 +432,8 @@ static void run_collectives(const nb_context *ctx)
             coll_time_block(&s, cs->calls, o->repetitions, &t);
             if (result == NULL)
                 continue;
-            if (t.sync_error_s > sync_error_max)
-                sync_error_max = t.sync_error_s;
+            if (t.window.sync_error_s > sync_error_max)
+                sync_error_max = t.window.sync_error_s;
             double median = t.time_us[2];
             double ratio = median > 0.0 ? t.loop_average_us / median : NAN;
             if (!isnan(ratio))
@@ -591,9 +441,9 @@ static void run_collectives(const nb_context *ctx)
             nb_table_add_row(table);
             nb_cell_text(table, "collective", name);
             nb_cell_int(table, "size_bytes", (long long)size);
-            nb_cell_int(table, "calls_valid", t.calls_valid);
-            nb_cell_int(table, "late_calls", t.late_calls);
-            nb_cell_real(table, "window_us", t.window_s * 1e6);
+            nb_cell_int(table, "calls_valid", t.window.calls_valid);
+            nb_cell_int(table, "late_calls", t.window.late_calls);
+            nb_cell_real(table, "window_us", t.window.window_s * 1e6);
             nb_cell_real(table, "time_min_us", t.time_us[0]);
             nb_cell_real(table, "time_q25_us", t.time_us[1]);
             nb_cell_real(table, "time_median_us", median);
@@ -606,11 +456,12 @@ static void run_collectives(const nb_context *ctx)
             if (median < 10.0 * ctx->timer_tick_s * 1e6)
                 nb_unreliable(result, quantity, "median time %.3g us is below 10 x MPI_Wtick",
                               median);
-            if ((double)t.late_calls > COLL_MAX_LATE_SHARE_REPORTED * (double)cs->calls) {
+            if ((double)t.window.late_calls > COLL_MAX_LATE_SHARE_REPORTED * (double)cs->calls) {
                 nb_unreliable(result, quantity,
                               "%d of %d calls late (a rank reached the start after it) with "
                               "a window of %.1f us, the best of %d attempts (the window doubled "
-                              "each time)", t.late_calls, cs->calls, t.window_s * 1e6, t.attempts);
+                              "each time)", t.window.late_calls, cs->calls, t.window.window_s * 1e6,
+                              t.window.attempts);
             }
         }
     }
@@ -635,18 +486,6 @@ static void run_collectives(const nb_context *ctx)
     free(s.displacements);
     free(s.send);
     free(s.recv);
-}
-
-/* Before MPI: the buffers depend on the rank count (alltoall: size x ranks); run_collectives
- * allocates them and MPI_Abort()s when they do not fit. */
-static unsigned long long collectives_buffer_bytes(const nb_options *o, char *how, size_t length,
-                                                   const char **hint)
-{
-    (void)o;
-    (void)how;
-    (void)length;
-    *hint = "";
-    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -714,5 +553,5 @@ const nb_method nb_method_collectives = {
     .settings_size = sizeof(collectives_settings),
     .tables = collectives_tables,
     .run = run_collectives,
-    .buffer_bytes = collectives_buffer_bytes,
+    .buffer_bytes = nb_buffer_bytes_after_mpi,
 };

@@ -137,70 +137,12 @@ static const nb_table_spec ranges_table = NB_TABLE_SPEC("ranges", range_columns)
 
 
 typedef struct {
-    MPI_Comm pair;
-    int rank;
-    int size;
-    int messages;              /* n */
-    double delay_s;            /* d */
-    void *send;
-    void *recv;
+    nb_prtt prtt;              /* PRTT(n, d, s) between the pair (measure.h) */
     double lowest_probe_us;    /* rank 0: the lowest state probe of the run so far */
     double wait_budget_s;      /* --state-wait-s */
     double waited_s;           /* time spent waiting for the fast state (see STATE_WAIT_STEP_S) */
     long waits;                /* size measurements that waited */
 } prtt_state;
-
-/* Hoefler §2.2: one round = n sends with d between them, one reply. */
-static double prtt_loop(void *state, long rounds)
-{
-    const prtt_state *s = state;
-    MPI_Comm comm = s->pair;
-    int count = s->size, n = s->messages;
-    double delay = s->delay_s;
-    double start = MPI_Wtime();
-    if (s->rank == 0) {
-        for (long r = 0; r < rounds; r++) {
-            MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
-            for (int i = 1; i < n; i++) {
-                nb_busy_wait(delay);
-                MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
-            }
-            MPI_Recv(s->recv, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
-        }
-    } else {
-        for (long r = 0; r < rounds; r++) {
-            for (int i = 0; i < n; i++)
-                MPI_Recv(s->recv, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
-        }
-    }
-    return MPI_Wtime() - start;
-}
-
-/* Hoefler §2.3, o_r by Kielmann's method: the reply has already arrived when rank 0, after
- * waiting d, posts the receive; only the MPI_Recv is timed. One iteration = one round. */
-static double receive_overhead_loop(void *state, long rounds)
-{
-    const prtt_state *s = state;
-    MPI_Comm comm = s->pair;
-    int count = s->size;
-    double delay = s->delay_s, receiving = 0.0;
-    if (s->rank == 0) {
-        for (long r = 0; r < rounds; r++) {
-            MPI_Send(s->send, count, MPI_BYTE, 1, NB_TAG_DATA, comm);
-            nb_busy_wait(delay);
-            double start = MPI_Wtime();
-            MPI_Recv(s->recv, count, MPI_BYTE, 1, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
-            receiving += MPI_Wtime() - start;
-        }
-    } else {
-        for (long r = 0; r < rounds; r++) {
-            MPI_Recv(s->recv, count, MPI_BYTE, 0, NB_TAG_DATA, comm, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, count, MPI_BYTE, 0, NB_TAG_DATA, comm);
-        }
-    }
-    return receiving;
-}
 
 /* Per-size figures, rank 0. */
 typedef struct {
@@ -225,19 +167,19 @@ static double state_probe_once(const prtt_state *s)
     for (int rep = -1; rep < STATE_PROBE_REPS; rep++) { /* rep -1: warm-up, not timed */
         double start = MPI_Wtime();
         for (int i = 0; i < STATE_PROBE_ROUNDS; i++) {
-            if (s->rank == 0) {
-                MPI_Send(&byte, 1, MPI_BYTE, 1, NB_TAG_DATA, s->pair);
-                MPI_Recv(&byte, 1, MPI_BYTE, 1, NB_TAG_DATA, s->pair, MPI_STATUS_IGNORE);
+            if (s->prtt.rank == 0) {
+                MPI_Send(&byte, 1, MPI_BYTE, 1, NB_TAG_DATA, s->prtt.comm);
+                MPI_Recv(&byte, 1, MPI_BYTE, 1, NB_TAG_DATA, s->prtt.comm, MPI_STATUS_IGNORE);
             } else {
-                MPI_Recv(&byte, 1, MPI_BYTE, 0, NB_TAG_DATA, s->pair, MPI_STATUS_IGNORE);
-                MPI_Send(&byte, 1, MPI_BYTE, 0, NB_TAG_DATA, s->pair);
+                MPI_Recv(&byte, 1, MPI_BYTE, 0, NB_TAG_DATA, s->prtt.comm, MPI_STATUS_IGNORE);
+                MPI_Send(&byte, 1, MPI_BYTE, 0, NB_TAG_DATA, s->prtt.comm);
             }
         }
         double per_round_us = (MPI_Wtime() - start) * 1e6 / STATE_PROBE_ROUNDS;
         if (rep >= 0 && per_round_us < lowest)
             lowest = per_round_us;
     }
-    return s->rank == 0 ? lowest : NAN;
+    return s->prtt.rank == 0 ? lowest : NAN;
 }
 
 /* The state probe, after waiting out a slow phase within the run's budget (STATE_WAIT_STEP_S):
@@ -248,17 +190,17 @@ static double state_probe(prtt_state *s)
     int waited = 0;
     for (;;) {
         int slow = 0;
-        if (s->rank == 0) {
+        if (s->prtt.rank == 0) {
             if (probe < s->lowest_probe_us)
                 s->lowest_probe_us = probe;
             slow = probe > STATE_RATIO * s->lowest_probe_us;
             if (s->waited_s >= s->wait_budget_s)
                 slow = 0; /* the budget is spent: measure in the state there is */
         }
-        MPI_Bcast(&slow, 1, MPI_INT, 0, s->pair);
+        MPI_Bcast(&slow, 1, MPI_INT, 0, s->prtt.comm);
         if (!slow)
             break;
-        if (!waited && s->rank == 0)
+        if (!waited && s->prtt.rank == 0)
             s->waits++;
         waited = 1;
         double start = MPI_Wtime();
@@ -274,11 +216,7 @@ static double state_probe(prtt_state *s)
 static void measure_prtt(const nb_context *ctx, prtt_state *state, int n, double delay_us,
                          nb_timed_loop loop, nb_measurement *m)
 {
-    const nb_options *o = ctx->options;
-    state->messages = n;
-    state->delay_s = delay_us * 1e-6;
-    nb_measure(ctx, loop, state, LOGGP_MIN_ROUNDS, o->iterations, o->time_cap_ms * 1e-3,
-               o->repetitions, m);
+    nb_prtt_measure(ctx, &state->prtt, n, delay_us, loop, LOGGP_MIN_ROUNDS, m);
 }
 
 static void measure_size(const nb_context *ctx, prtt_state *state, size_figures *f)
@@ -287,8 +225,8 @@ static void measure_size(const nb_context *ctx, prtt_state *state, size_figures 
     int n = settings_of(o)->messages;
     nb_measurement one, many, delayed, receive;
     f->state_probe_us = state_probe(state);
-    measure_prtt(ctx, state, 1, 0.0, prtt_loop, &one);
-    measure_prtt(ctx, state, n, 0.0, prtt_loop, &many);
+    measure_prtt(ctx, state, 1, 0.0, nb_prtt_loop, &one);
+    measure_prtt(ctx, state, n, 0.0, nb_prtt_loop, &many);
 
     /* §2.3: d_G = PRTT(1,0,s) must exceed G_all; otherwise fall back to PRTT(2,0,s). */
     double d_G = 0.0;
@@ -306,13 +244,13 @@ static void measure_size(const nb_context *ctx, prtt_state *state, size_figures 
     MPI_Bcast(&fallback, 1, MPI_INT, 0, ctx->pair);
     if (fallback) {
         nb_measurement two;
-        measure_prtt(ctx, state, 2, 0.0, prtt_loop, &two);
+        measure_prtt(ctx, state, 2, 0.0, nb_prtt_loop, &two);
         if (ctx->rank == 0)
             d_G = two.median_us;
     }
     MPI_Bcast(&d_G, 1, MPI_DOUBLE, 0, ctx->pair);
-    measure_prtt(ctx, state, n, d_G, prtt_loop, &delayed);
-    measure_prtt(ctx, state, 1, d_G, receive_overhead_loop, &receive);
+    measure_prtt(ctx, state, n, d_G, nb_prtt_loop, &delayed);
+    measure_prtt(ctx, state, 1, d_G, nb_prtt_receive_loop, &receive);
     if (ctx->rank == 0) {
         f->d_G_us = d_G;
         f->d_G_is_prtt_2_0 = fallback;
@@ -320,7 +258,7 @@ static void measure_size(const nb_context *ctx, prtt_state *state, size_figures 
         f->o_s_us = (delayed.median_us - one.median_us) / (n - 1) - d_G;
         f->o_r_us = receive.median_us;
         char quantity[64];
-        snprintf(quantity, sizeof quantity, "prtt_1_0_us[size_bytes=%d]", state->size);
+        snprintf(quantity, sizeof quantity, "prtt_1_0_us[size_bytes=%d]", state->prtt.size);
         nb_check_timer_resolution(ctx, &one, quantity);
     }
 }
@@ -706,7 +644,7 @@ static void measure_pass(const nb_context *ctx, prtt_state *state, size_t start,
     size_t count = o->size_count;
     for (size_t j = 0; j < count; j++) {
         size_t i = (((j + start) % count) * stride) % count;
-        state->size = (int)o->sizes[i];
+        state->prtt.size = (int)o->sizes[i];
         measure_size(ctx, state, &pass_figures[i]);
     }
 }
@@ -801,7 +739,7 @@ static recheck_counts recheck(const nb_context *ctx, prtt_state *state, size_fig
         for (int k = 0; k < chosen_count; k++) {
             size_t i = (size_t)chosen[k];
             size_figures again;
-            state->size = (int)o->sizes[i];
+            state->prtt.size = (int)o->sizes[i];
             measure_size(ctx, state, &again);
             if (ctx->rank != 0)
                 continue;
@@ -824,10 +762,10 @@ static void run_loggp(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
     size_t largest = o->sizes[o->size_count - 1];
-    prtt_state state = {.pair = ctx->pair, .rank = ctx->rank, .lowest_probe_us = INFINITY,
-                        .wait_budget_s = settings_of(o)->state_wait_s};
-    state.send = nb_buffer_new(largest);
-    state.recv = nb_buffer_new(largest);
+    prtt_state state = {.prtt = {.comm = ctx->pair, .rank = ctx->rank},
+                        .lowest_probe_us = INFINITY, .wait_budget_s = settings_of(o)->state_wait_s};
+    state.prtt.send = nb_buffer_new(largest);
+    state.prtt.recv = nb_buffer_new(largest);
     if (ctx->result != NULL) {
         nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
         nb_param_common(ctx);
@@ -967,8 +905,8 @@ static void run_loggp(const nb_context *ctx)
     free(analysis);
     free(measured);
     free(figures);
-    free(state.send);
-    free(state.recv);
+    free(state.prtt.send);
+    free(state.prtt.recv);
 }
 
 /* Before MPI: the size list. L = PRTT(1,0,1)/2 always needs the 1-byte point; without --sizes,

@@ -4,18 +4,8 @@
  * reduce, recursive-doubling allreduce, recursive-doubling or ring allgather, pairwise-exchange
  * alltoall), from the LogGP parameters of a `netbench loggp` result or of a quick PRTT
  * measurement (Hoefler, Schneider, Lumsdaine, "LogGP in Theory and Practice", sections 2 and 4),
- * beside the same collectives timed call by call; measured / predicted per collective and size.
- *
- * consistency: self-consistency rules of an MPI library (Traff, Gropp, Thakur, "Self-consistent
- * MPI performance guidelines"): a collective must not be slower than a mock-up of it made of
- * other collectives (MPI_Allreduce(n) <= MPI_Reduce(n) + MPI_Bcast(n), ...), nor than a more
- * general one (MPI_Reduce(n) <= MPI_Allreduce(n)). Both sides are timed; a rule is violated at a
- * size only when its left side exceeds its right side by more than the noise the repetitions
- * show. A violation is a finding about the MPI library, not a failure of the program.
- *
- * Timing (both methods): every call timed alone in a time window against clocks synchronised to
- * rank 0, the approach of methods_collectives.c (Hoefler section 4: loop/n underestimates a
- * collective), here for an operation of one or two collectives (a mock-up is timed as a unit).
+ * beside the same collectives timed call by call (operations.h); measured / predicted per
+ * collective and size.
  */
 #include <limits.h>
 #include <math.h>
@@ -25,338 +15,9 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "json_read.h"
 #include "methods.h"
-
-/* ---- the window timing (the approach of methods_collectives.c) ---------------------------- */
-
-#define WIN_FACTOR 2.0             /* window = max(2 x call estimate + 2 x clock error, 5 us) */
-#define WIN_MIN_S 5e-6
-#define WIN_SYNC_EXCHANGES 20      /* ping-pongs per rank of one clock synchronisation */
-#define WIN_WARMUP_CALLS 3
-#define WIN_ESTIMATE_CALLS 5
-#define WIN_START_DELAY_S 1e-3     /* T0 lies this far ahead when rank 0 broadcasts it */
-#define WIN_MAX_LATE_SHARE 0.10    /* more late calls: the window doubles, the block is redone */
-#define WIN_MAX_RETRIES 3
-#define WIN_TAG_CLOCK 11
-#define WIN_TAG_PROGRESS 12        /* never sent: MPI_Iprobe on it only drives progress */
-
-/* The collectives the operations are made of. Sizes: bcast, reduce, allreduce `total` bytes
- * (reductions: MPI_FLOAT sums, total / 4 values, at least 1); gather, scatter, allgather
- * `block` bytes per rank; alltoall `block` bytes per peer; root 0. */
-typedef enum {
-    PRIM_BCAST,
-    PRIM_REDUCE,
-    PRIM_ALLREDUCE,
-    PRIM_GATHER,
-    PRIM_SCATTER,
-    PRIM_ALLGATHER,
-    PRIM_ALLTOALL,
-} prim_collective;
-
-/* An operation: one collective, or a mock-up of two called back to back. */
-typedef struct {
-    const char *name;
-    int count;
-    prim_collective calls[2];
-} operation;
-
-typedef struct {
-    MPI_Comm comm;
-    int rank;
-    int ranks;
-    unsigned char *send;
-    unsigned char *recv;
-    int total;                 /* bytes of bcast, reduce, allreduce */
-    int block;                 /* bytes per rank (gather, scatter, allgather) or per peer */
-    const operation *op;
-} op_state;
-
-static void call_collective(const op_state *s, prim_collective c)
-{
-    int floats = s->total / (int)sizeof(float);
-    if (floats < 1)
-        floats = 1;
-    switch (c) {
-    case PRIM_BCAST:
-        MPI_Bcast(s->recv, s->total, MPI_BYTE, 0, s->comm);
-        break;
-    case PRIM_REDUCE:
-        MPI_Reduce(s->send, s->recv, floats, MPI_FLOAT, MPI_SUM, 0, s->comm);
-        break;
-    case PRIM_ALLREDUCE:
-        MPI_Allreduce(s->send, s->recv, floats, MPI_FLOAT, MPI_SUM, s->comm);
-        break;
-    case PRIM_GATHER:
-        MPI_Gather(s->send, s->block, MPI_BYTE, s->recv, s->block, MPI_BYTE, 0, s->comm);
-        break;
-    case PRIM_SCATTER:
-        /* the scattered block lands where the mock-up's allgather sends it from */
-        MPI_Scatter(s->send, s->block, MPI_BYTE, s->recv, s->block, MPI_BYTE, 0, s->comm);
-        break;
-    case PRIM_ALLGATHER:
-        MPI_Allgather(s->send, s->block, MPI_BYTE, s->recv, s->block, MPI_BYTE, s->comm);
-        break;
-    case PRIM_ALLTOALL:
-        MPI_Alltoall(s->send, s->block, MPI_BYTE, s->recv, s->block, MPI_BYTE, s->comm);
-        break;
-    }
-}
-
-static void call_operation(const op_state *s)
-{
-    for (int i = 0; i < s->op->count; i++)
-        call_collective(s, s->op->calls[i]);
-}
-
-static void out_of_memory(MPI_Comm comm)
-{
-    fprintf(stderr, "netbench: out of memory\n");
-    MPI_Abort(comm, 1);
-}
-
-/* Collective: this rank's clock offset to rank 0 (local - rank 0) from the shortest of a few
- * ping-pongs; on rank 0 *error is the largest error bound (half that round trip). */
-static double sync_clock(const op_state *s, double *error)
-{
-    double offset = 0.0;
-    double *offsets = NULL;
-    *error = 0.0;
-    if (s->rank == 0) {
-        offsets = calloc((size_t)s->ranks, sizeof *offsets);
-        if (offsets == NULL)
-            out_of_memory(s->comm);
-        for (int r = 1; r < s->ranks; r++) {
-            double best = INFINITY;
-            for (int k = 0; k < WIN_SYNC_EXCHANGES; k++) {
-                double remote = 0.0, sent = MPI_Wtime();
-                MPI_Send(&sent, 1, MPI_DOUBLE, r, WIN_TAG_CLOCK, s->comm);
-                MPI_Recv(&remote, 1, MPI_DOUBLE, r, WIN_TAG_CLOCK, s->comm, MPI_STATUS_IGNORE);
-                double back = MPI_Wtime();
-                if (back - sent < best) {
-                    best = back - sent;
-                    offsets[r] = remote - (sent + back) / 2.0;
-                }
-            }
-            if (best / 2.0 > *error)
-                *error = best / 2.0;
-        }
-    } else {
-        for (int k = 0; k < WIN_SYNC_EXCHANGES; k++) {
-            double ping = 0.0;
-            MPI_Recv(&ping, 1, MPI_DOUBLE, 0, WIN_TAG_CLOCK, s->comm, MPI_STATUS_IGNORE);
-            double now = MPI_Wtime();
-            MPI_Send(&now, 1, MPI_DOUBLE, 0, WIN_TAG_CLOCK, s->comm);
-        }
-    }
-    MPI_Scatter(offsets, 1, MPI_DOUBLE, &offset, 1, MPI_DOUBLE, 0, s->comm);
-    free(offsets);
-    return offset;
-}
-
-/* One block: `calls` calls of the operation, each started at T0 + i x window on every rank;
- * a call's time is the latest end over the ranks minus its start. Figures valid on rank 0. */
-typedef struct {
-    int calls_valid;
-    int late_calls;
-    double window_s;
-    double sync_error_s;
-    double median_us;
-} block_timing;
-
-static void time_block(const op_state *s, int calls, block_timing *t)
-{
-    double *ends = malloc((size_t)calls * sizeof *ends);
-    double *latest = malloc((size_t)calls * sizeof *latest);
-    double *times = malloc((size_t)calls * sizeof *times);
-    int *late = malloc((size_t)calls * sizeof *late);
-    int *late_any = malloc((size_t)calls * sizeof *late_any);
-    if (ends == NULL || latest == NULL || times == NULL || late == NULL || late_any == NULL)
-        out_of_memory(s->comm);
-    memset(t, 0, sizeof *t);
-    t->median_us = NAN;
-
-    for (int k = 0; k < WIN_WARMUP_CALLS; k++)
-        call_operation(s);
-    double durations[WIN_ESTIMATE_CALLS];
-    for (int k = 0; k < WIN_ESTIMATE_CALLS; k++) {
-        MPI_Barrier(s->comm);
-        double start = MPI_Wtime();
-        call_operation(s);
-        durations[k] = MPI_Wtime() - start;
-    }
-    double local = nb_median(durations, WIN_ESTIMATE_CALLS), estimate = 0.0;
-    MPI_Allreduce(&local, &estimate, 1, MPI_DOUBLE, MPI_MAX, s->comm);
-
-    double window = 0.0;
-    for (int attempt = 0; attempt <= WIN_MAX_RETRIES; attempt++) {
-        double error = 0.0, offset = sync_clock(s, &error);
-        if (error > t->sync_error_s)
-            t->sync_error_s = error;
-        double schedule[2] = {0.0, 0.0};
-        if (s->rank == 0) {
-            window = attempt == 0 ? fmax(WIN_FACTOR * estimate + 2.0 * error, WIN_MIN_S)
-                                  : 2.0 * window;
-            schedule[0] = MPI_Wtime() + WIN_START_DELAY_S + 2.0 * error;
-            schedule[1] = window;
-        }
-        MPI_Bcast(schedule, 2, MPI_DOUBLE, 0, s->comm);
-        window = schedule[1];
-        double first = schedule[0] + offset;
-        for (int i = 0; i < calls; i++) {
-            double start = first + (double)i * window, now = MPI_Wtime();
-            late[i] = now > start;
-            /* The wait drives MPI's progress: with MPICH a peer's rendezvous transfer of the
-             * previous call completes only while this rank is inside MPI, so a rank merely
-             * spinning on the clock made every other call late (reduce at 64 KiB). */
-            while (now < start) {
-                int flag = 0;
-                MPI_Iprobe(MPI_ANY_SOURCE, WIN_TAG_PROGRESS, s->comm, &flag, MPI_STATUS_IGNORE);
-                now = MPI_Wtime();
-            }
-            call_operation(s);
-            ends[i] = MPI_Wtime() - offset;
-        }
-        MPI_Allreduce(late, late_any, calls, MPI_INT, MPI_MAX, s->comm);
-        MPI_Reduce(ends, latest, calls, MPI_DOUBLE, MPI_MAX, 0, s->comm);
-        int late_count = 0;
-        for (int i = 0; i < calls; i++)
-            late_count += late_any[i] != 0;
-        if (attempt == 0 || late_count <= t->late_calls) {
-            t->late_calls = late_count;
-            t->window_s = window;
-            if (s->rank == 0) {
-                int valid = 0;
-                for (int i = 0; i < calls; i++)
-                    if (!late_any[i])
-                        times[valid++] = (latest[i] - (schedule[0] + (double)i * window)) * 1e6;
-                t->calls_valid = valid;
-                t->median_us = nb_median(times, (size_t)valid);
-            }
-        }
-        if ((double)late_count <= WIN_MAX_LATE_SHARE * (double)calls)
-            break;
-    }
-    free(ends);
-    free(latest);
-    free(times);
-    free(late);
-    free(late_any);
-}
-
-/* An operation at one size over the repetitions (rounds that interleave the operations, so that
- * a slow phase of the machine spreads over all of them instead of biasing one). */
-typedef struct {
-    double round_median_us[NB_MAX_REPETITIONS];
-    int calls_valid;           /* over the rounds */
-    int late_calls;
-    int calls;
-    int rounds;
-    int rounds_valid;          /* rounds with at least half of their calls valid */
-    double sync_error_s;
-    double median_us;          /* median of the valid rounds' medians */
-    double spread_us;          /* max - min of the round medians */
-} op_figures;
-
-/* Over the rounds that have a median (NaN: fewer than half of the round's calls were valid; a
- * median of the few calls a descheduled rank left is no figure). */
-static void summarise(op_figures *f, int rounds)
-{
-    double kept[NB_MAX_REPETITIONS] = {0};
-    size_t count = 0;
-    for (int r = 0; r < rounds; r++)
-        if (isfinite(f->round_median_us[r]))
-            kept[count++] = f->round_median_us[r];
-    f->rounds_valid = (int)count;
-    f->median_us = nb_median(kept, count);
-    f->spread_us = count > 0 ? nb_max(kept, count) - nb_min(kept, count) : NAN;
-}
-
-/* Times ops[0..count-1] at one size for `rounds` rounds; every rank calls it. */
-static void time_operations(op_state *s, const operation *const *ops, size_t count, int calls,
-                            int rounds, op_figures *figures)
-{
-    memset(figures, 0, count * sizeof *figures);
-    for (int r = 0; r < rounds; r++) {
-        for (size_t k = 0; k < count; k++) {
-            block_timing t;
-            s->op = ops[k];
-            time_block(s, calls, &t);
-            figures[k].round_median_us[r] = 2 * t.calls_valid >= calls ? t.median_us : NAN;
-            figures[k].calls_valid += t.calls_valid;
-            figures[k].late_calls += t.late_calls;
-            figures[k].calls += calls;
-            figures[k].rounds++;
-            if (t.sync_error_s > figures[k].sync_error_s)
-                figures[k].sync_error_s = t.sync_error_s;
-        }
-    }
-    for (size_t k = 0; k < count; k++)
-        summarise(&figures[k], rounds);
-}
-
-/* Rank 0: unreliable entries for a timed operation. */
-static void check_figures(const nb_context *ctx, const char *name, size_t size,
-                          const op_figures *f)
-{
-    char quantity[96];
-    snprintf(quantity, sizeof quantity, "%s[size_bytes=%zu]", name, size);
-    /* A round's median counts when at least half of its calls were valid (late calls are left
-     * out: one preemption of a rank makes every call of its time slice late, whatever the
-     * window); the figure needs at least 2 such rounds and half of them. */
-    if (f->rounds_valid < 2 || 2 * f->rounds_valid < f->rounds)
-        nb_unreliable(ctx->result, quantity, "only %d of %d rounds had half of their calls "
-                      "valid (%d of %d calls late: a rank reached the start after it, at the "
-                      "largest window tried)", f->rounds_valid, f->rounds, f->late_calls,
-                      f->calls);
-    else if (!(f->median_us > 0.0))
-        nb_unreliable(ctx->result, quantity, "median time %.3g us is not positive",
-                      f->median_us);
-    else if (f->median_us < 10.0 * ctx->timer_tick_s * 1e6)
-        nb_unreliable(ctx->result, quantity, "median time %.3g us is below 10 x MPI_Wtick",
-                      f->median_us);
-}
-
-static const nb_column timing_columns[] = {
-    NB_KEY("operation", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("calls", "count"),
-    NB_KEY("calls_valid", "count"),
-    NB_LOWER("late_calls", "count"),
-    NB_KEY("rounds_valid", "count"),
-    NB_LOWER("time_median_us", "us"),
-    NB_LOWER("time_spread_us", "us"),
-};
-static const nb_table_spec timings_table = NB_TABLE_SPEC("timings", timing_columns);
-
-static void add_timing_row(nb_table *table, const char *name, size_t size, const op_figures *f)
-{
-    nb_table_add_row(table);
-    nb_cell_text(table, "operation", name);
-    nb_cell_int(table, "size_bytes", (long long)size);
-    nb_cell_int(table, "calls", f->calls);
-    nb_cell_int(table, "calls_valid", f->calls_valid);
-    nb_cell_int(table, "late_calls", f->late_calls);
-    nb_cell_int(table, "rounds_valid", f->rounds_valid);
-    nb_cell_real(table, "time_median_us", f->median_us);
-    nb_cell_real(table, "time_spread_us", f->spread_us);
-}
-
-static op_state new_state(const nb_context *ctx, size_t buffer_bytes)
-{
-    op_state s = {.comm = ctx->pair, .rank = ctx->rank, .ranks = ctx->size};
-    s.send = nb_buffer_new(buffer_bytes);
-    s.recv = nb_buffer_new(buffer_bytes);
-    return s;
-}
-
-static int size_fits_int(size_t bytes)
-{
-    return bytes <= (size_t)INT_MAX;
-}
-
-/* ================================================================================================
- * models
- * ============================================================================================== */
+#include "operations.h"
 
 #define MODELS_MAX_RANGES 64
 #define MODELS_MAX_QUICK NB_MAX_SIZES
@@ -448,12 +109,12 @@ static loggp_terms terms_at(const loggp_source *src, double m)
 typedef enum { MODEL_BCAST, MODEL_REDUCE, MODEL_ALLREDUCE, MODEL_ALLGATHER, MODEL_ALLTOALL,
                MODEL_COUNT } model_kind;
 
-static const operation model_ops[MODEL_COUNT] = {
-    {"bcast", 1, {PRIM_BCAST}},
-    {"reduce", 1, {PRIM_REDUCE}},
-    {"allreduce", 1, {PRIM_ALLREDUCE}},
-    {"allgather", 1, {PRIM_ALLGATHER}},
-    {"alltoall", 1, {PRIM_ALLTOALL}},
+static const nb_operation model_ops[MODEL_COUNT] = {
+    {"bcast", 1, {NB_PRIM_BCAST}},
+    {"reduce", 1, {NB_PRIM_REDUCE}},
+    {"allreduce", 1, {NB_PRIM_ALLREDUCE}},
+    {"allgather", 1, {NB_PRIM_ALLGATHER}},
+    {"alltoall", 1, {NB_PRIM_ALLTOALL}},
 };
 
 static int is_power_of_two(int p)
@@ -573,67 +234,11 @@ static const char *model_algorithm(model_kind kind, int P)
 
 /* ---- the quick LogGP measurement (no --loggp-json) ------------------------------------------ */
 
-typedef struct {
-    MPI_Comm pair;
-    int rank;
-    int size;
-    int messages;
-    double delay_s;
-    void *send;
-    void *recv;
-} prtt_state;
-
-/* PRTT(n, d, s) (Hoefler 2.2): n sends with d between them, one reply. */
-static double prtt_loop(void *state, long rounds)
-{
-    const prtt_state *s = state;
-    double start = MPI_Wtime();
-    for (long r = 0; r < rounds; r++) {
-        if (s->rank == 0) {
-            for (int i = 0; i < s->messages; i++) {
-                if (i > 0)
-                    nb_busy_wait(s->delay_s);
-                MPI_Send(s->send, s->size, MPI_BYTE, 1, NB_TAG_DATA, s->pair);
-            }
-            MPI_Recv(s->recv, s->size, MPI_BYTE, 1, NB_TAG_DATA, s->pair, MPI_STATUS_IGNORE);
-        } else {
-            for (int i = 0; i < s->messages; i++)
-                MPI_Recv(s->recv, s->size, MPI_BYTE, 0, NB_TAG_DATA, s->pair, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, s->size, MPI_BYTE, 0, NB_TAG_DATA, s->pair);
-        }
-    }
-    return MPI_Wtime() - start;
-}
-
-/* o_r by Kielmann's method: rank 0 waits d, so the reply has arrived, and times the receive. */
-static double receive_loop(void *state, long rounds)
-{
-    const prtt_state *s = state;
-    double receiving = 0.0;
-    for (long r = 0; r < rounds; r++) {
-        if (s->rank == 0) {
-            MPI_Send(s->send, s->size, MPI_BYTE, 1, NB_TAG_DATA, s->pair);
-            nb_busy_wait(s->delay_s);
-            double start = MPI_Wtime();
-            MPI_Recv(s->recv, s->size, MPI_BYTE, 1, NB_TAG_DATA, s->pair, MPI_STATUS_IGNORE);
-            receiving += MPI_Wtime() - start;
-        } else {
-            MPI_Recv(s->recv, s->size, MPI_BYTE, 0, NB_TAG_DATA, s->pair, MPI_STATUS_IGNORE);
-            MPI_Send(s->send, s->size, MPI_BYTE, 0, NB_TAG_DATA, s->pair);
-        }
-    }
-    return receiving;
-}
-
-static double prtt(const nb_context *pair_ctx, prtt_state *s, int n, double delay_us,
+static double prtt(const nb_context *pair_ctx, nb_prtt *s, int n, double delay_us,
                    nb_timed_loop loop)
 {
-    const nb_options *o = pair_ctx->options;
     nb_measurement m;
-    s->messages = n;
-    s->delay_s = delay_us * 1e-6;
-    nb_measure(pair_ctx, loop, s, MODELS_MIN_ROUNDS, o->iterations, o->time_cap_ms * 1e-3,
-               o->repetitions, &m);
+    nb_prtt_measure(pair_ctx, s, n, delay_us, loop, MODELS_MIN_ROUNDS, &m);
     /* the fastest loop: on a shared node a loop is only ever lengthened (a preempted rank),
      * while the collectives' figures leave preempted calls out */
     double fastest = m.min_us;
@@ -653,7 +258,7 @@ static void quick_loggp(const nb_context *ctx, const size_t *sizes, size_t count
         pair_ctx.pair = pair;
         pair_ctx.size = 2;
         size_t largest = sizes[count - 1];
-        prtt_state s = {.pair = pair, .rank = ctx->rank};
+        nb_prtt s = {.comm = pair, .rank = ctx->rank};
         s.send = nb_buffer_new(largest);
         s.recv = nb_buffer_new(largest);
         int n = MODELS_PRTT_MESSAGES;
@@ -661,16 +266,16 @@ static void quick_loggp(const nb_context *ctx, const size_t *sizes, size_t count
             s.size = (int)sizes[i];
             quick_point *p = &points[i];
             p->size = (double)sizes[i];
-            p->prtt_1_0_us = prtt(&pair_ctx, &s, 1, 0.0, prtt_loop);
-            double many = prtt(&pair_ctx, &s, n, 0.0, prtt_loop);
+            p->prtt_1_0_us = prtt(&pair_ctx, &s, 1, 0.0, nb_prtt_loop);
+            double many = prtt(&pair_ctx, &s, n, 0.0, nb_prtt_loop);
             p->G_all_us = (many - p->prtt_1_0_us) / (n - 1);
             /* d_G = PRTT(1,0,s) > G_all (section 2.3); PRTT(2,0,s) where it is not */
             double d_G = p->prtt_1_0_us;
             if (p->G_all_us > d_G)
-                d_G = prtt(&pair_ctx, &s, 2, 0.0, prtt_loop);
-            double delayed = prtt(&pair_ctx, &s, n, d_G, prtt_loop);
+                d_G = prtt(&pair_ctx, &s, 2, 0.0, nb_prtt_loop);
+            double delayed = prtt(&pair_ctx, &s, n, d_G, nb_prtt_loop);
             p->o_s_us = (delayed - p->prtt_1_0_us) / (n - 1) - d_G;
-            p->o_r_us = prtt(&pair_ctx, &s, 1, d_G, receive_loop);
+            p->o_r_us = prtt(&pair_ctx, &s, 1, d_G, nb_prtt_receive_loop);
             p->one_message_us = p->prtt_1_0_us / 2.0;
         }
         free(s.send);
@@ -828,7 +433,7 @@ static void run_models(const nb_context *ctx)
 
     /* buffers: allgather and alltoall move size x ranks bytes */
     size_t largest = o->sizes[o->size_count - 1], buffer = largest * (size_t)P;
-    if (!size_fits_int(buffer)) {
+    if (!nb_size_fits_int(buffer)) {
         if (ctx->rank == 0)
             fprintf(stderr, "netbench: models: %zu bytes x %d ranks exceed an MPI int count; "
                     "lower --max-size\n", largest, P);
@@ -845,9 +450,7 @@ static void run_models(const nb_context *ctx)
         for (size_t i = 0; i < o->size_count; i++)
             quick_sizes[i + 1] = o->sizes[i];
         point_count = nb_sort_unique_sizes(quick_sizes, o->size_count + 1);
-        points = calloc(point_count, sizeof *points);
-        if (points == NULL)
-            out_of_memory(ctx->pair);
+        points = nb_calloc_or_abort(ctx->pair, point_count, sizeof *points);
         if (ctx->rank == 0)
             fprintf(stderr, "netbench models: quick LogGP measurement (%zu sizes)\n",
                     point_count);
@@ -857,27 +460,24 @@ static void run_models(const nb_context *ctx)
     }
 
     /* C(m) for the reductions, rank 0's */
-    double *combine = calloc(o->size_count, sizeof *combine);
-    if (combine == NULL)
-        out_of_memory(ctx->pair);
+    double *combine = nb_calloc_or_abort(ctx->pair, o->size_count, sizeof *combine);
     if (ctx->rank == 0)
         for (size_t i = 0; i < o->size_count; i++)
             combine[i] = combine_time_us(o->sizes[i]);
 
-    op_state s = new_state(ctx, buffer);
-    const operation *ops[MODEL_COUNT];
+    nb_op_state s = nb_op_state_new(ctx, buffer);
+    const nb_operation *ops[MODEL_COUNT];
     for (int k = 0; k < MODEL_COUNT; k++)
         ops[k] = &model_ops[k];
-    op_figures *figures = calloc(o->size_count * MODEL_COUNT, sizeof *figures);
-    if (figures == NULL)
-        out_of_memory(ctx->pair);
+    nb_op_figures *figures =
+        nb_calloc_or_abort(ctx->pair, o->size_count * MODEL_COUNT, sizeof *figures);
     if (ctx->rank == 0)
         fprintf(stderr, "netbench models: timing %d collectives at %zu sizes\n", MODEL_COUNT,
                 o->size_count);
     for (size_t i = 0; i < o->size_count; i++) {
         s.total = (int)o->sizes[i];
         s.block = (int)o->sizes[i];
-        time_operations(&s, ops, MODEL_COUNT, ms->calls, o->repetitions,
+        nb_time_operations(&s, ops, MODEL_COUNT, ms->calls, o->repetitions,
                         &figures[i * MODEL_COUNT]);
     }
 
@@ -906,14 +506,14 @@ static void run_models(const nb_context *ctx)
                            ms->nulls_taken_as_zero, ms->loggp_json);
         }
         nb_table *table = nb_result_add_declared_table(result, &models_table);
-        nb_table *timings = nb_result_add_declared_table(result, &timings_table);
+        nb_table *timings = nb_result_add_declared_table(result, &nb_operation_timings_table);
         double ratios[NB_MAX_SIZES * MODEL_COUNT];
         size_t ratio_count = 0;
         double sync_error = 0.0;
         for (int k = 0; k < MODEL_COUNT; k++) {
             for (size_t i = 0; i < o->size_count; i++) {
                 double m = (double)o->sizes[i];
-                const op_figures *f = &figures[i * MODEL_COUNT + (size_t)k];
+                const nb_op_figures *f = &figures[i * MODEL_COUNT + (size_t)k];
                 loggp_terms t = terms_at(&src, m);
                 double c = 0.0, predicted = NAN;
                 switch ((model_kind)k) {
@@ -949,8 +549,8 @@ static void run_models(const nb_context *ctx)
                 nb_cell_real(table, "measured_median_us", f->median_us);
                 nb_cell_real(table, "measured_spread_us", f->spread_us);
                 nb_cell_real(table, "measured_to_predicted", ratio);
-                add_timing_row(timings, model_ops[k].name, o->sizes[i], f);
-                check_figures(ctx, model_ops[k].name, o->sizes[i], f);
+                nb_add_timing_row(timings, model_ops[k].name, o->sizes[i], f);
+                nb_check_operation(ctx, model_ops[k].name, o->sizes[i], f);
                 if (!(predicted > 0.0)) {
                     char quantity[96];
                     snprintf(quantity, sizeof quantity,
@@ -973,245 +573,15 @@ static void run_models(const nb_context *ctx)
     free(s.recv);
 }
 
-/* ---- --loggp-json: a minimal JSON reader (netbench's own result files) ---------------------- */
-
-typedef enum { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } json_type;
-
-typedef struct json_value {
-    json_type type;
-    double number;
-    char *string;
-    char **keys;               /* objects */
-    struct json_value **items; /* arrays and objects */
-    size_t count;
-} json_value;
-
-typedef struct {
-    const char *at;
-    int depth;
-} json_reader;
-
-static void json_free(json_value *v)
-{
-    if (v == NULL)
-        return;
-    for (size_t i = 0; i < v->count; i++) {
-        json_free(v->items[i]);
-        if (v->keys != NULL)
-            free(v->keys[i]);
-    }
-    free(v->items);
-    free(v->keys);
-    free(v->string);
-    free(v);
-}
-
-static void json_skip_space(json_reader *r)
-{
-    while (*r->at == ' ' || *r->at == '\t' || *r->at == '\n' || *r->at == '\r')
-        r->at++;
-}
-
-static char *json_parse_string(json_reader *r)
-{
-    if (*r->at != '"')
-        return NULL;
-    r->at++;
-    size_t capacity = 64, used = 0;
-    char *text = malloc(capacity);
-    while (text != NULL && *r->at != '"') {
-        char c = *r->at++;
-        if (c == '\0') {
-            free(text);
-            return NULL;
-        }
-        if (c == '\\') {
-            char e = *r->at++;
-            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b'
-              : e == 'f' ? '\f' : e;
-            if (e == 'u') { /* non-ASCII is not needed here: keep a placeholder */
-                for (int k = 0; k < 4; k++)
-                    if (*r->at != '\0')
-                        r->at++;
-                c = '?';
-            } else if (e == '\0') {
-                free(text);
-                return NULL;
-            }
-        }
-        if (used + 2 > capacity) {
-            char *bigger = realloc(text, capacity *= 2);
-            if (bigger == NULL)
-                free(text);
-            text = bigger;
-            if (text == NULL)
-                return NULL;
-        }
-        text[used++] = c;
-    }
-    if (text == NULL)
-        return NULL;
-    text[used] = '\0';
-    r->at++;
-    return text;
-}
-
-static json_value *json_parse_value(json_reader *r);
-
-static int json_append(json_value *v, char *key, json_value *item)
-{
-    json_value **items = realloc(v->items, (v->count + 1) * sizeof *items);
-    if (items == NULL)
-        return -1;
-    v->items = items;
-    if (v->type == JSON_OBJECT) {
-        char **keys = realloc(v->keys, (v->count + 1) * sizeof *keys);
-        if (keys == NULL)
-            return -1;
-        v->keys = keys;
-        v->keys[v->count] = key;
-    }
-    v->items[v->count++] = item;
-    return 0;
-}
-
-static json_value *json_parse_container(json_reader *r, json_value *v)
-{
-    char close = v->type == JSON_OBJECT ? '}' : ']';
-    r->at++;
-    json_skip_space(r);
-    if (*r->at == close) {
-        r->at++;
-        return v;
-    }
-    for (;;) {
-        char *key = NULL;
-        json_skip_space(r);
-        if (v->type == JSON_OBJECT) {
-            key = json_parse_string(r);
-            json_skip_space(r);
-            if (key == NULL || *r->at != ':') {
-                free(key);
-                json_free(v);
-                return NULL;
-            }
-            r->at++;
-        }
-        json_value *item = json_parse_value(r);
-        if (item == NULL || json_append(v, key, item) != 0) {
-            free(key);
-            json_free(item);
-            json_free(v);
-            return NULL;
-        }
-        json_skip_space(r);
-        if (*r->at == ',') {
-            r->at++;
-            continue;
-        }
-        if (*r->at == close) {
-            r->at++;
-            return v;
-        }
-        json_free(v);
-        return NULL;
-    }
-}
-
-static json_value *json_parse_value(json_reader *r)
-{
-    json_skip_space(r);
-    if (r->depth > 64)
-        return NULL;
-    json_value *v = calloc(1, sizeof *v);
-    if (v == NULL)
-        return NULL;
-    char c = *r->at;
-    if (c == '{' || c == '[') {
-        v->type = c == '{' ? JSON_OBJECT : JSON_ARRAY;
-        r->depth++;
-        v = json_parse_container(r, v);
-        r->depth--;
-        return v;
-    }
-    if (c == '"') {
-        v->type = JSON_STRING;
-        v->string = json_parse_string(r);
-        if (v->string == NULL) {
-            free(v);
-            return NULL;
-        }
-        return v;
-    }
-    if (strncmp(r->at, "null", 4) == 0) {
-        r->at += 4;
-        return v;
-    }
-    if (strncmp(r->at, "true", 4) == 0 || strncmp(r->at, "false", 5) == 0) {
-        v->type = JSON_BOOL;
-        v->number = c == 't';
-        r->at += c == 't' ? 4 : 5;
-        return v;
-    }
-    char *end = NULL;
-    v->number = strtod(r->at, &end);
-    if (end == r->at) {
-        free(v);
-        return NULL;
-    }
-    v->type = JSON_NUMBER;
-    r->at = end;
-    return v;
-}
-
-static const json_value *json_get(const json_value *v, const char *key)
-{
-    if (v == NULL || v->type != JSON_OBJECT)
-        return NULL;
-    for (size_t i = 0; i < v->count; i++)
-        if (strcmp(v->keys[i], key) == 0)
-            return v->items[i];
-    return NULL;
-}
-
-static char *read_whole_file(const char *path, const char **why)
-{
-    FILE *file = fopen(path, "rb");
-    if (file == NULL) {
-        *why = "cannot be opened";
-        return NULL;
-    }
-    size_t capacity = 1 << 16, used = 0;
-    char *text = malloc(capacity);
-    while (text != NULL) {
-        used += fread(text + used, 1, capacity - used - 1, file);
-        if (used < capacity - 1 || capacity > (1u << 28))
-            break;
-        char *bigger = realloc(text, capacity *= 2);
-        if (bigger == NULL)
-            free(text);
-        text = bigger;
-    }
-    int failed = ferror(file);
-    fclose(file);
-    if (text == NULL || failed) {
-        free(text);
-        *why = text == NULL ? "is too large to read" : "cannot be read";
-        return NULL;
-    }
-    text[used] = '\0';
-    return text;
-}
-
 /* A parameter of the file: a number, or null (an unresolved parameter: 0, counted). */
-static int file_number(const json_value *row, const char *key, double *value, int *nulls)
+static int file_number(const nb_json_value *row, const char *key, double *value, int *nulls)
 {
-    const json_value *v = json_get(row, key);
-    if (v != NULL && v->type == JSON_NUMBER && isfinite(v->number)) {
+    const nb_json_value *v = nb_json_get(row, key);
+    if (v != NULL && v->type == NB_JSON_NUMBER && isfinite(v->number)) {
         *value = v->number;
         return 0;
     }
-    if (v != NULL && v->type == JSON_NULL) {
+    if (v != NULL && v->type == NB_JSON_NULL) {
         *value = 0.0;
         (*nulls)++;
         return 0;
@@ -1224,46 +594,46 @@ static int file_number(const json_value *row, const char *key, double *value, in
 static int read_loggp_json(models_settings *ms)
 {
     const char *path = ms->loggp_json, *why = NULL;
-    char *text = read_whole_file(path, &why);
+    char *text = nb_read_whole_file(path, &why);
     if (text == NULL)
         return nb_usage_error("--loggp-json %s: the file %s", path, why);
-    json_reader reader = {.at = text};
-    json_value *root = json_parse_value(&reader);
+    nb_json_value *root = nb_json_parse(text);
     free(text);
-    const json_value *format = json_get(root, "format"), *method = json_get(root, "method");
-    if (root == NULL || format == NULL || format->type != JSON_STRING ||
+    const nb_json_value *format = nb_json_get(root, "format");
+    const nb_json_value *method = nb_json_get(root, "method");
+    if (root == NULL || format == NULL || format->type != NB_JSON_STRING ||
         strcmp(format->string, "netbench-result") != 0) {
-        json_free(root);
+        nb_json_free(root);
         return nb_usage_error("--loggp-json %s: not a netbench JSON result (write one with "
                               "`netbench loggp --json-file %s`)", path, path);
     }
-    if (method == NULL || method->type != JSON_STRING || strcmp(method->string, "loggp") != 0) {
+    if (method == NULL || method->type != NB_JSON_STRING || strcmp(method->string, "loggp") != 0) {
         char name[64];
         snprintf(name, sizeof name, "%s",
-                 method != NULL && method->type == JSON_STRING ? method->string : "?");
-        json_free(root);
+                 method != NULL && method->type == NB_JSON_STRING ? method->string : "?");
+        nb_json_free(root);
         return nb_usage_error("--loggp-json %s: a result of netbench %s, not of netbench loggp",
                               path, name);
     }
-    const json_value *summary = json_get(root, "summary");
-    const json_value *L = json_get(summary, "L_us");
-    const json_value *ranges = json_get(json_get(root, "tables"), "ranges");
-    if (L == NULL || L->type != JSON_NUMBER || !(L->number > 0.0)) {
-        json_free(root);
+    const nb_json_value *summary = nb_json_get(root, "summary");
+    const nb_json_value *L = nb_json_get(summary, "L_us");
+    const nb_json_value *ranges = nb_json_get(nb_json_get(root, "tables"), "ranges");
+    if (L == NULL || L->type != NB_JSON_NUMBER || !(L->number > 0.0)) {
+        nb_json_free(root);
         return nb_usage_error("--loggp-json %s: summary L_us is missing or not positive", path);
     }
-    if (ranges == NULL || ranges->type != JSON_ARRAY || ranges->count == 0) {
-        json_free(root);
+    if (ranges == NULL || ranges->type != NB_JSON_ARRAY || ranges->count == 0) {
+        nb_json_free(root);
         return nb_usage_error("--loggp-json %s: no table ranges (protocol ranges)", path);
     }
     if (ranges->count > MODELS_MAX_RANGES) {
-        json_free(root);
+        nb_json_free(root);
         return nb_usage_error("--loggp-json %s: %zu protocol ranges; at most %d are read", path,
                               ranges->count, MODELS_MAX_RANGES);
     }
     ms->L_us = L->number;
     for (size_t i = 0; i < ranges->count; i++) {
-        const json_value *row = ranges->items[i];
+        const nb_json_value *row = ranges->items[i];
         loggp_range *g = &ms->ranges[i];
         double G_ns = 0.0;
         int nulls = 0;
@@ -1273,14 +643,14 @@ static int read_loggp_json(models_settings *ms)
             file_number(row, "G_ns_per_byte", &G_ns, &nulls) != 0 ||
             file_number(row, "o_s_us", &g->o_s_us, &nulls) != 0 ||
             file_number(row, "o_r_us", &g->o_r_us, &nulls) != 0) {
-            json_free(root);
+            nb_json_free(root);
             return nb_usage_error("--loggp-json %s: range %zu lacks first_size_bytes, "
                                   "last_size_bytes, g_us, G_ns_per_byte, o_s_us or o_r_us", path,
                                   i);
         }
         if (g->g_us < 0.0 || G_ns < 0.0 || g->o_s_us < 0.0 || g->o_r_us < 0.0 ||
             (i > 0 && g->first_size <= ms->ranges[i - 1].first_size)) {
-            json_free(root);
+            nb_json_free(root);
             return nb_usage_error("--loggp-json %s: range %zu has a negative parameter or is "
                                   "out of order", path, i);
         }
@@ -1288,12 +658,12 @@ static int read_loggp_json(models_settings *ms)
         ms->nulls_taken_as_zero += nulls;
     }
     ms->range_count = ranges->count;
-    const json_value *library = json_get(json_get(root, "mpi"), "library");
-    if (library != NULL && library->type == JSON_STRING) {
+    const nb_json_value *library = nb_json_get(nb_json_get(root, "mpi"), "library");
+    if (library != NULL && library->type == NB_JSON_STRING) {
         snprintf(ms->file_library, sizeof ms->file_library, "%s", library->string);
         ms->file_library[strcspn(ms->file_library, "\r\n")] = '\0';
     }
-    json_free(root);
+    nb_json_free(root);
     return 0;
 }
 
@@ -1307,18 +677,6 @@ static int models_finish(nb_options *o, void *settings)
                               "least 1 byte", o->sizes[0]);
     if (ms->loggp_json != NULL)
         return read_loggp_json(ms);
-    return 0;
-}
-
-/* Before MPI: allgather and alltoall move size x ranks bytes, and the ranks are not known yet;
- * run_models checks the int count and nb_buffer_new the memory. */
-static unsigned long long models_buffer_bytes(const nb_options *o, char *how, size_t length,
-                                              const char **hint)
-{
-    (void)o;
-    (void)how;
-    (void)length;
-    *hint = "";
     return 0;
 }
 
@@ -1337,7 +695,7 @@ static const nb_option models_options[] = {
 };
 
 static const nb_table_spec *const models_tables[] = {
-    &models_table, &timings_table, &loggp_ranges_table, &loggp_quick_table, NULL};
+    &models_table, &nb_operation_timings_table, &loggp_ranges_table, &loggp_quick_table, NULL};
 
 const nb_method nb_method_models = {
     .name = "models",
@@ -1393,296 +751,6 @@ const nb_method nb_method_models = {
     .tables = models_tables,
     .run = run_models,
     .finish = models_finish,
-    .buffer_bytes = models_buffer_bytes,
+    .buffer_bytes = nb_buffer_bytes_after_mpi,
 };
 
-/* ================================================================================================
- * consistency
- * ============================================================================================== */
-
-/* The operations of the rules. Sizes: n bytes in all (a block of n / P bytes per rank, n rounded
- * up to a multiple of P). */
-typedef enum {
-    CONS_ALLREDUCE,
-    CONS_REDUCE_BCAST,
-    CONS_REDUCE,
-    CONS_BCAST,
-    CONS_SCATTER_ALLGATHER,
-    CONS_ALLGATHER,
-    CONS_GATHER_BCAST,
-    CONS_GATHER,
-    CONS_OP_COUNT,
-} cons_op;
-
-static const operation cons_ops[CONS_OP_COUNT] = {
-    {"allreduce", 1, {PRIM_ALLREDUCE}},
-    {"reduce+bcast", 2, {PRIM_REDUCE, PRIM_BCAST}},
-    {"reduce", 1, {PRIM_REDUCE}},
-    {"bcast", 1, {PRIM_BCAST}},
-    {"scatter+allgather", 2, {PRIM_SCATTER, PRIM_ALLGATHER}},
-    {"allgather", 1, {PRIM_ALLGATHER}},
-    {"gather+bcast", 2, {PRIM_GATHER, PRIM_BCAST}},
-    {"gather", 1, {PRIM_GATHER}},
-};
-
-typedef struct {
-    const char *name;
-    const char *text;
-    cons_op left, right;
-} cons_rule;
-
-#define CONS_RULE_COUNT 5
-static const cons_rule cons_rules[CONS_RULE_COUNT] = {
-    {"allreduce_le_reduce_bcast", "MPI_Allreduce(n) <= MPI_Reduce(n) + MPI_Bcast(n)",
-     CONS_ALLREDUCE, CONS_REDUCE_BCAST},
-    {"reduce_le_allreduce", "MPI_Reduce(n) <= MPI_Allreduce(n)", CONS_REDUCE, CONS_ALLREDUCE},
-    {"bcast_le_scatter_allgather", "MPI_Bcast(n) <= MPI_Scatter(n) + MPI_Allgather(n)",
-     CONS_BCAST, CONS_SCATTER_ALLGATHER},
-    {"allgather_le_gather_bcast", "MPI_Allgather(n) <= MPI_Gather(n) + MPI_Bcast(n)",
-     CONS_ALLGATHER, CONS_GATHER_BCAST},
-    {"gather_le_allgather", "MPI_Gather(n) <= MPI_Allgather(n)", CONS_GATHER, CONS_ALLGATHER},
-};
-
-typedef struct {
-    unsigned rules;            /* --rules: bit per rule */
-    int calls;                 /* --calls */
-} consistency_settings;
-
-static const nb_column rule_columns[] = {
-    NB_KEY("rule", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("left", ""),
-    NB_KEY("right", ""),
-    NB_KEY("left_us", "us"),
-    NB_KEY("right_us", "us"),
-    NB_LOWER("left_to_right", "ratio"),
-    NB_KEY("noise_us", "us"),
-    NB_LOWER("excess_us", "us"),
-    NB_LOWER("violations", "count"),
-};
-static const nb_table_spec rules_table = NB_TABLE_SPEC("rules", rule_columns);
-
-static void run_consistency(const nb_context *ctx)
-{
-    const nb_options *o = ctx->options;
-    const consistency_settings *cs = o->settings;
-    nb_result *result = ctx->result;
-    int P = ctx->size;
-
-    /* which operations the chosen rules need */
-    const operation *ops[CONS_OP_COUNT];
-    int index_of[CONS_OP_COUNT];
-    size_t op_count = 0;
-    for (int k = 0; k < CONS_OP_COUNT; k++) {
-        index_of[k] = -1;
-        for (int r = 0; r < CONS_RULE_COUNT; r++)
-            if ((cs->rules & (1u << r)) &&
-                (cons_rules[r].left == (cons_op)k || cons_rules[r].right == (cons_op)k))
-                index_of[k] = 1;
-        if (index_of[k] >= 0) {
-            index_of[k] = (int)op_count;
-            ops[op_count++] = &cons_ops[k];
-        }
-    }
-
-    size_t totals[NB_MAX_SIZES];
-    for (size_t i = 0; i < o->size_count; i++) {
-        size_t block = (o->sizes[i] + (size_t)P - 1) / (size_t)P;
-        totals[i] = block * (size_t)P;
-    }
-    size_t largest = totals[o->size_count - 1];
-    if (!size_fits_int(largest)) {
-        if (ctx->rank == 0)
-            fprintf(stderr, "netbench: consistency: %zu bytes exceed an MPI int count; lower "
-                    "--max-size\n", largest);
-        MPI_Abort(ctx->pair, 1);
-    }
-    op_state s = new_state(ctx, largest >= sizeof(float) ? largest : sizeof(float));
-    op_figures *figures = calloc(o->size_count * op_count, sizeof *figures);
-    if (figures == NULL)
-        out_of_memory(ctx->pair);
-    if (ctx->rank == 0)
-        fprintf(stderr, "netbench consistency: %zu operations at %zu sizes, %d rounds\n",
-                op_count, o->size_count, o->repetitions);
-    for (size_t i = 0; i < o->size_count; i++) {
-        s.total = (int)totals[i];
-        s.block = (int)(totals[i] / (size_t)P);
-        time_operations(&s, ops, op_count, cs->calls, o->repetitions, &figures[i * op_count]);
-    }
-
-    if (result != NULL) {
-        nb_param_int(result, "ranks", P);
-        long long sizes[NB_MAX_SIZES];
-        for (size_t i = 0; i < o->size_count; i++)
-            sizes[i] = (long long)totals[i];
-        nb_param_int_list(result, "sizes_bytes", sizes, o->size_count);
-        char names[256] = "";
-        size_t used = 0;
-        for (int r = 0; r < CONS_RULE_COUNT; r++)
-            if (cs->rules & (1u << r))
-                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                         used ? "," : "", cons_rules[r].name);
-        nb_param_text(result, "rules", names);
-        nb_param_int(result, "calls", cs->calls);
-        nb_param_int(result, "repetitions", o->repetitions);
-        nb_param_text(result, "synchronisation", "window");
-        nb_param_real(result, "timer_tick_us", ctx->timer_tick_s * 1e6);
-
-        nb_table *timings = nb_result_add_declared_table(result, &timings_table);
-        double sync_error = 0.0;
-        for (size_t k = 0; k < op_count; k++)
-            for (size_t i = 0; i < o->size_count; i++) {
-                const op_figures *f = &figures[i * op_count + k];
-                add_timing_row(timings, ops[k]->name, totals[i], f);
-                check_figures(ctx, ops[k]->name, totals[i], f);
-                if (f->sync_error_s > sync_error)
-                    sync_error = f->sync_error_s;
-            }
-
-        nb_table *table = nb_result_add_declared_table(result, &rules_table);
-        long long violations_total = 0, checked = 0;
-        double floor_us = 2.0 * ctx->timer_tick_s * 1e6;
-        for (int r = 0; r < CONS_RULE_COUNT; r++) {
-            if (!(cs->rules & (1u << r)))
-                continue;
-            const cons_rule *rule = &cons_rules[r];
-            long long violated = 0;
-            for (size_t i = 0; i < o->size_count; i++) {
-                const op_figures *left = &figures[i * op_count + (size_t)index_of[rule->left]];
-                const op_figures *right = &figures[i * op_count + (size_t)index_of[rule->right]];
-                double difference = left->median_us - right->median_us;
-                /* the scatter of each side's round medians, averaged: about 3 standard
-                 * deviations of the difference of two medians of 5 */
-                double noise = fmax((left->spread_us + right->spread_us) / 2.0, floor_us);
-                double excess = difference - noise;
-                /* judged only when both sides have a median and a spread from most rounds */
-                int judged = isfinite(difference) && 2 * left->rounds_valid >= left->rounds &&
-                             2 * right->rounds_valid >= right->rounds &&
-                             left->rounds_valid >= 2 && right->rounds_valid >= 2;
-                int bad = judged && excess > 0.0;
-                checked += judged;
-                violated += bad;
-                if (!judged) {
-                    noise = excess = NAN;
-                    char quantity[128];
-                    snprintf(quantity, sizeof quantity, "violations[rule=%s,size_bytes=%zu]",
-                             rule->name, totals[i]);
-                    nb_unreliable(result, quantity, "not judged: %s had %d and %s %d of %d "
-                                  "rounds with half of their calls valid (a side needs at least "
-                                  "2 and half of them for a median and a spread)",
-                                  cons_ops[rule->left].name, left->rounds_valid,
-                                  cons_ops[rule->right].name, right->rounds_valid,
-                                  left->rounds);
-                }
-                nb_table_add_row(table);
-                nb_cell_text(table, "rule", rule->name);
-                nb_cell_int(table, "size_bytes", (long long)totals[i]);
-                nb_cell_text(table, "left", cons_ops[rule->left].name);
-                nb_cell_text(table, "right", cons_ops[rule->right].name);
-                nb_cell_real(table, "left_us", left->median_us);
-                nb_cell_real(table, "right_us", right->median_us);
-                nb_cell_real(table, "left_to_right", left->median_us / right->median_us);
-                nb_cell_real(table, "noise_us", noise);
-                nb_cell_real(table, "excess_us", fmax(excess, 0.0));
-                if (judged)
-                    nb_cell_int(table, "violations", bad);
-                if (bad)
-                    nb_warning(result, "self-consistency rule %s (%s) violated at n = %zu "
-                               "bytes: %s %.4g us > %s %.4g us by %.4g us, %.4g us beyond the "
-                               "noise (%.4g us); a finding about the MPI library",
-                               rule->name, rule->text, totals[i], cons_ops[rule->left].name,
-                               left->median_us, cons_ops[rule->right].name, right->median_us,
-                               difference, excess, noise);
-            }
-            char key[96];
-            snprintf(key, sizeof key, "violations_%s", rule->name);
-            nb_summary_int(result, key, violated);
-            violations_total += violated;
-        }
-        nb_summary_int(result, "violations", violations_total);
-        nb_summary_int(result, "rule_sizes_checked", checked);
-        nb_summary_int(result, "rule_sizes_not_judged",
-                       (long long)(o->size_count * (size_t)__builtin_popcount(cs->rules)) -
-                           checked);
-        nb_summary_real(result, "clock_sync_error_max_us", sync_error * 1e6);
-    }
-    free(figures);
-    free(s.send);
-    free(s.recv);
-}
-
-static int consistency_finish(nb_options *o, void *settings)
-{
-    const consistency_settings *cs = settings;
-    if (cs->rules == 0)
-        return nb_usage_error("--rules: no rule given");
-    if (o->size_count == 0)
-        return nb_usage_error("no sizes to measure");
-    if (o->repetitions < 3)
-        return nb_usage_error("--repetitions %d: the noise is the spread of the repetitions; "
-                              "use at least 3", o->repetitions);
-    return 0;
-}
-
-static const char *rule_name_of(int index)
-{
-    return index >= 0 && index < CONS_RULE_COUNT ? cons_rules[index].name : "?";
-}
-
-static const nb_option consistency_options[] = {
-    NB_USE_SIZES("8", "1M"),
-    {.name = "--rules", .type = NB_OPTION_ENUM_LIST, NB_SETTING(consistency_settings, rules),
-     .name_of = rule_name_of, .name_count = CONS_RULE_COUNT, .value_name = "LIST",
-     .default_value = "allreduce_le_reduce_bcast,reduce_le_allreduce,"
-                      "bcast_le_scatter_allgather,allgather_le_gather_bcast,gather_le_allgather",
-     .example = "reduce_le_allreduce",
-     .help = "rules to check, comma separated (see above)"},
-    {.name = "--calls", .type = NB_OPTION_INT, NB_SETTING(consistency_settings, calls),
-     .min = 3, .max = 100000, .value_name = "N", .default_value = "20", .example = "20",
-     .help = "individually timed calls per operation, size and repetition"},
-    NB_USE(NB_COMMON_REPETITIONS, "5"),
-};
-
-static const nb_table_spec *const consistency_tables[] = {&rules_table, &timings_table, NULL};
-
-const nb_method nb_method_consistency = {
-    .name = "consistency",
-    .summary = "self-consistency rules of MPI collectives, violations beyond the noise (Traff et al.)",
-    .description =
-        "Self-consistent performance guidelines for MPI collectives (Traff, Gropp, Thakur,\n"
-        "\"Self-consistent MPI performance guidelines\", IEEE TPDS 2010): a collective should\n"
-        "be no slower than a mock-up of it made of other collectives, nor than a more general\n"
-        "collective. n is the whole data size: MPI_Bcast of n bytes, MPI_Reduce and\n"
-        "MPI_Allreduce of n bytes of MPI_FLOAT summed, MPI_Gather, MPI_Scatter and\n"
-        "MPI_Allgather of n / P bytes per rank (n rounded up to a multiple of P); root 0.\n"
-        "Rules (--rules):\n"
-        "  allreduce_le_reduce_bcast   MPI_Allreduce(n) <= MPI_Reduce(n) + MPI_Bcast(n)\n"
-        "  reduce_le_allreduce         MPI_Reduce(n)    <= MPI_Allreduce(n)\n"
-        "  bcast_le_scatter_allgather  MPI_Bcast(n)     <= MPI_Scatter(n) + MPI_Allgather(n)\n"
-        "  allgather_le_gather_bcast   MPI_Allgather(n) <= MPI_Gather(n) + MPI_Bcast(n)\n"
-        "  gather_le_allgather         MPI_Gather(n)    <= MPI_Allgather(n)\n"
-        "A mock-up (the right side of a '+' rule) is timed as one operation: its two calls\n"
-        "back to back, as a user would write it. Every operation is timed call by call in a\n"
-        "time window against clocks synchronised to rank 0 (the approach of `netbench\n"
-        "collectives`), --calls calls per block; --repetitions rounds interleave all\n"
-        "operations of a size, so that a slow phase of the machine spreads over both sides.\n"
-        "A side's time is the median of the rounds' medians, its spread their max - min (a\n"
-        "round with fewer than half of its calls valid is left out).\n"
-        "noise = max((spread left + spread right) / 2, 2 x MPI_Wtick); a rule is violated\n"
-        "at a size when left - right > noise; excess_us = max(left - right - noise, 0) (> 0\n"
-        "only for a violation), left_to_right = left / right. A side needs at least 2 rounds, and half of them, with half of\n"
-        "their calls valid; otherwise the rule is not judged at that size (violations null,\n"
-        "an unreliable entry). A violation is a finding about the MPI library (its choice of\n"
-        "algorithm at that size), not an error of the measurement; each one is also a\n"
-        "warning naming the rule, the size and both times. Needs no reference: the count of\n"
-        "violations should be 0 on any system. Default sizes: 8 B to 1 MiB in powers of 4.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_4,
-    .options = consistency_options,
-    .option_count = NB_COUNT_OF(consistency_options),
-    .settings_size = sizeof(consistency_settings),
-    .tables = consistency_tables,
-    .run = run_consistency,
-    .finish = consistency_finish,
-    .buffer_bytes = models_buffer_bytes,
-};

@@ -1,6 +1,6 @@
-"""netbench `models` and `consistency` (src/methods_models.c) and their checks
-(checks/collective_models.py), run for real: 2 ranks bound to cores with Debian's Open MPI and
-MPICH, short sweeps, and a ReFrame session on the local system."""
+"""netbench `models` and `consistency` (src/methods_models.c, src/methods_consistency.c) and
+their checks (checks/collective_models.py), run for real: 2 ranks bound to cores with Debian's
+Open MPI and MPICH, short sweeps, and a ReFrame session on the local system."""
 
 import json
 import re

@@ -1,0 +1,304 @@
+/* methods_consistency.c - self-consistency rules of an MPI library (Traff, Gropp, Thakur,
+ * "Self-consistent MPI performance guidelines"): a collective must not be slower than a mock-up
+ * of it made of other collectives (MPI_Allreduce(n) <= MPI_Reduce(n) + MPI_Bcast(n), ...), nor
+ * than a more general one (MPI_Reduce(n) <= MPI_Allreduce(n)). Both sides are timed call by call
+ * (operations.h); a rule is violated at a size only when its left side exceeds its right side by
+ * more than the noise the repetitions show. A violation is a finding about the MPI library, not
+ * a failure of the program.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "methods.h"
+#include "operations.h"
+
+/* The operations of the rules. Sizes: n bytes in all (a block of n / P bytes per rank, n rounded
+ * up to a multiple of P). */
+typedef enum {
+    CONS_ALLREDUCE,
+    CONS_REDUCE_BCAST,
+    CONS_REDUCE,
+    CONS_BCAST,
+    CONS_SCATTER_ALLGATHER,
+    CONS_ALLGATHER,
+    CONS_GATHER_BCAST,
+    CONS_GATHER,
+    CONS_OP_COUNT,
+} cons_op;
+
+static const nb_operation cons_ops[CONS_OP_COUNT] = {
+    {"allreduce", 1, {NB_PRIM_ALLREDUCE}},
+    {"reduce+bcast", 2, {NB_PRIM_REDUCE, NB_PRIM_BCAST}},
+    {"reduce", 1, {NB_PRIM_REDUCE}},
+    {"bcast", 1, {NB_PRIM_BCAST}},
+    {"scatter+allgather", 2, {NB_PRIM_SCATTER, NB_PRIM_ALLGATHER}},
+    {"allgather", 1, {NB_PRIM_ALLGATHER}},
+    {"gather+bcast", 2, {NB_PRIM_GATHER, NB_PRIM_BCAST}},
+    {"gather", 1, {NB_PRIM_GATHER}},
+};
+
+typedef struct {
+    const char *name;
+    const char *text;
+    cons_op left, right;
+} cons_rule;
+
+#define CONS_RULE_COUNT 5
+static const cons_rule cons_rules[CONS_RULE_COUNT] = {
+    {"allreduce_le_reduce_bcast", "MPI_Allreduce(n) <= MPI_Reduce(n) + MPI_Bcast(n)",
+     CONS_ALLREDUCE, CONS_REDUCE_BCAST},
+    {"reduce_le_allreduce", "MPI_Reduce(n) <= MPI_Allreduce(n)", CONS_REDUCE, CONS_ALLREDUCE},
+    {"bcast_le_scatter_allgather", "MPI_Bcast(n) <= MPI_Scatter(n) + MPI_Allgather(n)",
+     CONS_BCAST, CONS_SCATTER_ALLGATHER},
+    {"allgather_le_gather_bcast", "MPI_Allgather(n) <= MPI_Gather(n) + MPI_Bcast(n)",
+     CONS_ALLGATHER, CONS_GATHER_BCAST},
+    {"gather_le_allgather", "MPI_Gather(n) <= MPI_Allgather(n)", CONS_GATHER, CONS_ALLGATHER},
+};
+
+typedef struct {
+    unsigned rules;            /* --rules: bit per rule */
+    int calls;                 /* --calls */
+} consistency_settings;
+
+static const nb_column rule_columns[] = {
+    NB_KEY("rule", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("left", ""),
+    NB_KEY("right", ""),
+    NB_KEY("left_us", "us"),
+    NB_KEY("right_us", "us"),
+    NB_LOWER("left_to_right", "ratio"),
+    NB_KEY("noise_us", "us"),
+    NB_LOWER("excess_us", "us"),
+    NB_LOWER("violations", "count"),
+};
+static const nb_table_spec rules_table = NB_TABLE_SPEC("rules", rule_columns);
+
+static void run_consistency(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    const consistency_settings *cs = o->settings;
+    nb_result *result = ctx->result;
+    int P = ctx->size;
+
+    /* which operations the chosen rules need */
+    const nb_operation *ops[CONS_OP_COUNT];
+    int index_of[CONS_OP_COUNT];
+    size_t op_count = 0;
+    for (int k = 0; k < CONS_OP_COUNT; k++) {
+        index_of[k] = -1;
+        for (int r = 0; r < CONS_RULE_COUNT; r++)
+            if ((cs->rules & (1u << r)) &&
+                (cons_rules[r].left == (cons_op)k || cons_rules[r].right == (cons_op)k))
+                index_of[k] = 1;
+        if (index_of[k] >= 0) {
+            index_of[k] = (int)op_count;
+            ops[op_count++] = &cons_ops[k];
+        }
+    }
+
+    size_t totals[NB_MAX_SIZES];
+    for (size_t i = 0; i < o->size_count; i++) {
+        size_t block = (o->sizes[i] + (size_t)P - 1) / (size_t)P;
+        totals[i] = block * (size_t)P;
+    }
+    size_t largest = totals[o->size_count - 1];
+    if (!nb_size_fits_int(largest)) {
+        if (ctx->rank == 0)
+            fprintf(stderr, "netbench: consistency: %zu bytes exceed an MPI int count; lower "
+                    "--max-size\n", largest);
+        MPI_Abort(ctx->pair, 1);
+    }
+    nb_op_state s = nb_op_state_new(ctx, largest >= sizeof(float) ? largest : sizeof(float));
+    nb_op_figures *figures =
+        nb_calloc_or_abort(ctx->pair, o->size_count * op_count, sizeof *figures);
+    if (ctx->rank == 0)
+        fprintf(stderr, "netbench consistency: %zu operations at %zu sizes, %d rounds\n",
+                op_count, o->size_count, o->repetitions);
+    for (size_t i = 0; i < o->size_count; i++) {
+        s.total = (int)totals[i];
+        s.block = (int)(totals[i] / (size_t)P);
+        nb_time_operations(&s, ops, op_count, cs->calls, o->repetitions, &figures[i * op_count]);
+    }
+
+    if (result != NULL) {
+        nb_param_int(result, "ranks", P);
+        long long sizes[NB_MAX_SIZES];
+        for (size_t i = 0; i < o->size_count; i++)
+            sizes[i] = (long long)totals[i];
+        nb_param_int_list(result, "sizes_bytes", sizes, o->size_count);
+        char names[256] = "";
+        size_t used = 0;
+        for (int r = 0; r < CONS_RULE_COUNT; r++)
+            if (cs->rules & (1u << r))
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? "," : "", cons_rules[r].name);
+        nb_param_text(result, "rules", names);
+        nb_param_int(result, "calls", cs->calls);
+        nb_param_int(result, "repetitions", o->repetitions);
+        nb_param_text(result, "synchronisation", "window");
+        nb_param_real(result, "timer_tick_us", ctx->timer_tick_s * 1e6);
+
+        nb_table *timings = nb_result_add_declared_table(result, &nb_operation_timings_table);
+        double sync_error = 0.0;
+        for (size_t k = 0; k < op_count; k++)
+            for (size_t i = 0; i < o->size_count; i++) {
+                const nb_op_figures *f = &figures[i * op_count + k];
+                nb_add_timing_row(timings, ops[k]->name, totals[i], f);
+                nb_check_operation(ctx, ops[k]->name, totals[i], f);
+                if (f->sync_error_s > sync_error)
+                    sync_error = f->sync_error_s;
+            }
+
+        nb_table *table = nb_result_add_declared_table(result, &rules_table);
+        long long violations_total = 0, checked = 0;
+        double floor_us = 2.0 * ctx->timer_tick_s * 1e6;
+        for (int r = 0; r < CONS_RULE_COUNT; r++) {
+            if (!(cs->rules & (1u << r)))
+                continue;
+            const cons_rule *rule = &cons_rules[r];
+            long long violated = 0;
+            for (size_t i = 0; i < o->size_count; i++) {
+                const nb_op_figures *left = &figures[i * op_count + (size_t)index_of[rule->left]];
+                const nb_op_figures *right = &figures[i * op_count + (size_t)index_of[rule->right]];
+                double difference = left->median_us - right->median_us;
+                /* the scatter of each side's round medians, averaged: about 3 standard
+                 * deviations of the difference of two medians of 5 */
+                double noise = fmax((left->spread_us + right->spread_us) / 2.0, floor_us);
+                double excess = difference - noise;
+                /* judged only when both sides have a median and a spread from most rounds */
+                int judged = isfinite(difference) && 2 * left->rounds_valid >= left->rounds &&
+                             2 * right->rounds_valid >= right->rounds &&
+                             left->rounds_valid >= 2 && right->rounds_valid >= 2;
+                int bad = judged && excess > 0.0;
+                checked += judged;
+                violated += bad;
+                if (!judged) {
+                    noise = excess = NAN;
+                    char quantity[128];
+                    snprintf(quantity, sizeof quantity, "violations[rule=%s,size_bytes=%zu]",
+                             rule->name, totals[i]);
+                    nb_unreliable(result, quantity, "not judged: %s had %d and %s %d of %d "
+                                  "rounds with half of their calls valid (a side needs at least "
+                                  "2 and half of them for a median and a spread)",
+                                  cons_ops[rule->left].name, left->rounds_valid,
+                                  cons_ops[rule->right].name, right->rounds_valid,
+                                  left->rounds);
+                }
+                nb_table_add_row(table);
+                nb_cell_text(table, "rule", rule->name);
+                nb_cell_int(table, "size_bytes", (long long)totals[i]);
+                nb_cell_text(table, "left", cons_ops[rule->left].name);
+                nb_cell_text(table, "right", cons_ops[rule->right].name);
+                nb_cell_real(table, "left_us", left->median_us);
+                nb_cell_real(table, "right_us", right->median_us);
+                nb_cell_real(table, "left_to_right", left->median_us / right->median_us);
+                nb_cell_real(table, "noise_us", noise);
+                nb_cell_real(table, "excess_us", fmax(excess, 0.0));
+                if (judged)
+                    nb_cell_int(table, "violations", bad);
+                if (bad)
+                    nb_warning(result, "self-consistency rule %s (%s) violated at n = %zu "
+                               "bytes: %s %.4g us > %s %.4g us by %.4g us, %.4g us beyond the "
+                               "noise (%.4g us); a finding about the MPI library",
+                               rule->name, rule->text, totals[i], cons_ops[rule->left].name,
+                               left->median_us, cons_ops[rule->right].name, right->median_us,
+                               difference, excess, noise);
+            }
+            char key[96];
+            snprintf(key, sizeof key, "violations_%s", rule->name);
+            nb_summary_int(result, key, violated);
+            violations_total += violated;
+        }
+        nb_summary_int(result, "violations", violations_total);
+        nb_summary_int(result, "rule_sizes_checked", checked);
+        nb_summary_int(result, "rule_sizes_not_judged",
+                       (long long)(o->size_count * (size_t)__builtin_popcount(cs->rules)) -
+                           checked);
+        nb_summary_real(result, "clock_sync_error_max_us", sync_error * 1e6);
+    }
+    free(figures);
+    free(s.send);
+    free(s.recv);
+}
+
+static int consistency_finish(nb_options *o, void *settings)
+{
+    const consistency_settings *cs = settings;
+    if (cs->rules == 0)
+        return nb_usage_error("--rules: no rule given");
+    if (o->size_count == 0)
+        return nb_usage_error("no sizes to measure");
+    if (o->repetitions < 3)
+        return nb_usage_error("--repetitions %d: the noise is the spread of the repetitions; "
+                              "use at least 3", o->repetitions);
+    return 0;
+}
+
+static const char *rule_name_of(int index)
+{
+    return index >= 0 && index < CONS_RULE_COUNT ? cons_rules[index].name : "?";
+}
+
+static const nb_option consistency_options[] = {
+    NB_USE_SIZES("8", "1M"),
+    {.name = "--rules", .type = NB_OPTION_ENUM_LIST, NB_SETTING(consistency_settings, rules),
+     .name_of = rule_name_of, .name_count = CONS_RULE_COUNT, .value_name = "LIST",
+     .default_value = "allreduce_le_reduce_bcast,reduce_le_allreduce,"
+                      "bcast_le_scatter_allgather,allgather_le_gather_bcast,gather_le_allgather",
+     .example = "reduce_le_allreduce",
+     .help = "rules to check, comma separated (see above)"},
+    {.name = "--calls", .type = NB_OPTION_INT, NB_SETTING(consistency_settings, calls),
+     .min = 3, .max = 100000, .value_name = "N", .default_value = "20", .example = "20",
+     .help = "individually timed calls per operation, size and repetition"},
+    NB_USE(NB_COMMON_REPETITIONS, "5"),
+};
+
+static const nb_table_spec *const consistency_tables[] = {&rules_table,
+                                                          &nb_operation_timings_table, NULL};
+
+const nb_method nb_method_consistency = {
+    .name = "consistency",
+    .summary = "self-consistency rules of MPI collectives, violations beyond the noise (Traff et al.)",
+    .description =
+        "Self-consistent performance guidelines for MPI collectives (Traff, Gropp, Thakur,\n"
+        "\"Self-consistent MPI performance guidelines\", IEEE TPDS 2010): a collective should\n"
+        "be no slower than a mock-up of it made of other collectives, nor than a more general\n"
+        "collective. n is the whole data size: MPI_Bcast of n bytes, MPI_Reduce and\n"
+        "MPI_Allreduce of n bytes of MPI_FLOAT summed, MPI_Gather, MPI_Scatter and\n"
+        "MPI_Allgather of n / P bytes per rank (n rounded up to a multiple of P); root 0.\n"
+        "Rules (--rules):\n"
+        "  allreduce_le_reduce_bcast   MPI_Allreduce(n) <= MPI_Reduce(n) + MPI_Bcast(n)\n"
+        "  reduce_le_allreduce         MPI_Reduce(n)    <= MPI_Allreduce(n)\n"
+        "  bcast_le_scatter_allgather  MPI_Bcast(n)     <= MPI_Scatter(n) + MPI_Allgather(n)\n"
+        "  allgather_le_gather_bcast   MPI_Allgather(n) <= MPI_Gather(n) + MPI_Bcast(n)\n"
+        "  gather_le_allgather         MPI_Gather(n)    <= MPI_Allgather(n)\n"
+        "A mock-up (the right side of a '+' rule) is timed as one operation: its two calls\n"
+        "back to back, as a user would write it. Every operation is timed call by call in a\n"
+        "time window against clocks synchronised to rank 0 (the approach of `netbench\n"
+        "collectives`), --calls calls per block; --repetitions rounds interleave all\n"
+        "operations of a size, so that a slow phase of the machine spreads over both sides.\n"
+        "A side's time is the median of the rounds' medians, its spread their max - min (a\n"
+        "round with fewer than half of its calls valid is left out).\n"
+        "noise = max((spread left + spread right) / 2, 2 x MPI_Wtick); a rule is violated\n"
+        "at a size when left - right > noise; excess_us = max(left - right - noise, 0) (> 0\n"
+        "only for a violation), left_to_right = left / right. A side needs at least 2 rounds, and half of them, with half of\n"
+        "their calls valid; otherwise the rule is not judged at that size (violations null,\n"
+        "an unreliable entry). A violation is a finding about the MPI library (its choice of\n"
+        "algorithm at that size), not an error of the measurement; each one is also a\n"
+        "warning naming the rule, the size and both times. Needs no reference: the count of\n"
+        "violations should be 0 on any system. Default sizes: 8 B to 1 MiB in powers of 4.",
+    .scope = NB_ON_ALL_RANKS,
+    .progression = NB_SIZES_POWERS_OF_4,
+    .options = consistency_options,
+    .option_count = NB_COUNT_OF(consistency_options),
+    .settings_size = sizeof(consistency_settings),
+    .tables = consistency_tables,
+    .run = run_consistency,
+    .finish = consistency_finish,
+    .buffer_bytes = nb_buffer_bytes_after_mpi,
+};
