@@ -75,6 +75,7 @@ from .metrics import (
     HIGHER,
     LOWER,
     TOO_NOISY_FOR_2X,
+    below_resolution,
     case_scope,
     is_number,
     series_key,
@@ -127,6 +128,8 @@ class Samples:
     #: Sweep steps the test cases declared for the variable (`perf_size_steps`): a size from a
     #: geometric sweep, bounded in steps.
     size_steps: set[float] = field(default_factory=set)
+    #: The step the program prints the variable in (`perf_resolutions`), where declared.
+    resolutions: set[float] = field(default_factory=set)
     #: How the test cases declared the variable (`perf_counts`): True a count, False not,
     #: None when they predate the declaration (an "equal" variable was then a count).
     counts: set[bool | None] = field(default_factory=set)
@@ -279,6 +282,10 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
             samples.size_steps.add(float(step))
         counts = case.get("perf_counts")
         samples.counts.add(variable in counts if isinstance(counts, list) else None)
+        resolutions = case.get("perf_resolutions")
+        resolution = resolutions.get(variable) if isinstance(resolutions, dict) else None
+        if is_number(resolution) and resolution > 0:
+            samples.resolutions.add(float(resolution))
         floors = case.get("perf_floors")
         floor = floors.get(variable) if isinstance(floors, dict) else None
         if not is_number(floor):
@@ -400,6 +407,9 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
     if bound >= TOO_NOISY_FOR_2X[better]:
         note = (f"too noisy to catch 2x: spread {stats['spread']:.1%}, worst deviation "
                 f"{stats['worst']:.0%} on the bad side; bound {bound:.0%}")
+    coarse = below_resolution(median, max(samples.resolutions, default=None))
+    if coarse is not None:
+        note = f"too coarse to judge: {coarse}"
     if better == HIGHER:
         return [_round(median), -bound, None, unit], note, stats
     if better == EQUAL:

@@ -61,6 +61,10 @@ class PerfSpec:
     size_step: float | None = None
     #: A count that moves by whole units (the number of protocol ranges): judged +-1.
     count: bool = False
+    #: The step the program prints the figure in (NPB's `Time in seconds`: 0.01 s). A figure
+    #: below MIN_RESOLUTION_STEPS steps is recorded, never judged: the printed step alone would
+    #: be more than 1 % of it (class S's IS printed 0.00 s in 6 of 8 runs).
+    resolution: float | None = None
 
     def __post_init__(self):
         if self.better not in DIRECTIONS:
@@ -71,6 +75,22 @@ class PerfSpec:
             raise ValueError("size_step (> 1) is for an 'equal' size from a geometric sweep")
         if self.count and (self.better != EQUAL or self.size_step is not None):
             raise ValueError("count is for an 'equal' whole number, not a sweep size")
+        if self.resolution is not None and not self.resolution > 0:
+            raise ValueError("resolution is the positive step the program prints")
+
+
+#: A figure printed in steps of PerfSpec.resolution is judged from this many steps up (the step
+#: is then at most 1 % of it: a bound of a few percent is not a matter of rounding).
+MIN_RESOLUTION_STEPS = 100
+
+
+def below_resolution(value: float, resolution: float | None) -> str | None:
+    """Why a figure is too coarse to judge (see PerfSpec.resolution), or None."""
+    if resolution is None or abs(value) >= MIN_RESOLUTION_STEPS * resolution:
+        return None
+    return (f"printed in steps of {resolution:g}: {value:g} is under "
+            f"{MIN_RESOLUTION_STEPS} steps ({MIN_RESOLUTION_STEPS * resolution:g}), so rounding "
+            f"alone moves it more than 1 %")
 
 
 def size_step_bounds(low: float, high: float, median: float, step: float) -> tuple[float, float]:
@@ -126,8 +146,10 @@ def declared_specs(check_class) -> dict[str, PerfSpec]:
     return specs
 
 
-#: Check variables that are reference index levels below the environment, outermost first.
-INDEX_FIELDS = ("distance", "scale")
+#: Check variables that are reference index levels below the environment, outermost first:
+#: the topology distance (point-to-point netbench checks), the NPB kernel or NPB-MZ benchmark
+#: (each its own reference: their Mop/s differ 100x), the scale (multi-rank checks).
+INDEX_FIELDS = ("distance", "kernel", "benchmark", "scale")
 
 
 def case_scope(case: dict) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:

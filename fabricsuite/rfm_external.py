@@ -13,7 +13,8 @@ Where a program comes from depends on the partition:
   `-S binary=/path/to/program`; without one the check is skipped, saying how to provide it.
 
 Parsing lives in `fabricsuite.external`; references in reference/<system>.yaml, indexed
-[$partition, $environ, scale] with scale "<nodes>x<ranks per node>".
+[$partition, $environ, scale] with scale "<nodes>x<ranks per node>" (NPB and NPB-MZ: [$partition,
+$environ, kernel or benchmark, scale]).
 """
 
 from __future__ import annotations

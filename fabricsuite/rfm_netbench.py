@@ -31,7 +31,7 @@ from reframe.core.logging import getlogger
 
 from . import REPO_ROOT, SOURCE_DIR, topology
 from .machine import topology_cache
-from .metrics import PerfSpec
+from .metrics import INDEX_FIELDS, PerfSpec
 from .netbench_result import NetbenchResult, ResultError, load
 from .references import ReferenceFileError, external_reference, scoped_references
 from .spackenv import (
@@ -402,7 +402,7 @@ def load_references(test) -> None:
         return
     name = type(test).__name__
     scope = {"$partition": test.current_partition.fullname, "$environ": test.current_environ.name}
-    for level in ("distance", "scale"):
+    for level in INDEX_FIELDS:
         if getattr(test, level, None):
             scope[level] = str(getattr(test, level))
     system = test.current_system.name

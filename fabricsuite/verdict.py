@@ -79,6 +79,9 @@ class Judged(rfm.RegressionTestPlugin):
     perf_size_steps = variable(typ.Dict[str, float], value={}, loggable=True)
     #: Variables that are counts (judged +-1 by `fabricsuite baseline`), from the declaration.
     perf_counts = variable(typ.List[str], value=[], loggable=True)
+    #: The step each variable is printed in, where the declaration gives one (PerfSpec
+    #: resolution): `fabricsuite baseline` records a figure of too few steps without judging it.
+    perf_resolutions = variable(typ.Dict[str, float], value={}, loggable=True)
     #: True for a check whose reference is built in (rules that hold on every system): its runs
     #: never become references through `fabricsuite baseline`.
     reference_builtin = variable(bool, value=False, loggable=True)
@@ -114,6 +117,8 @@ class Judged(rfm.RegressionTestPlugin):
         self.perf_size_steps = {name: spec.size_step for name, spec in specs.items()
                                 if spec.size_step is not None}
         self.perf_counts = sorted(name for name, spec in specs.items() if spec.count)
+        self.perf_resolutions = {name: spec.resolution for name, spec in specs.items()
+                                 if spec.resolution is not None}
 
     def perf_specs(self):
         """{variable: fabricsuite.metrics.PerfSpec}; each check family implements it."""

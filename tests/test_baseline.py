@@ -686,3 +686,53 @@ def test_check_rebaselines_only_the_named_checks(tmp_path, ref_file, capsys):
                         "NetbenchPingpong", *map(str, reports), capsys=capsys)
     assert rc == 2 and ref_file.read_text() == before, err
     assert "--check NetbenchPingpong" in err and "NetbenchPingPong," in err, err
+
+
+# --- the external suites: a reference per NPB kernel, time only where its print step allows ------
+
+def _npb_cases(report: dict, figures: dict[str, tuple[float, float]]) -> None:
+    """The report's ping-pong case turned into Npb cases, one per kernel: {kernel: (Mop/s total,
+    time in s)}, as ReFrame 4.10 stores a case of checks/npb.py (the kernel is a case field)."""
+    template = pingpong(report)
+    cases = report["runs"][0]["testcases"]
+    cases.remove(template)
+    for kernel, (mops, seconds) in figures.items():
+        case = json.loads(json.dumps(template))
+        case.pop("distance", None)
+        case.update({"name": f"Npb %node_count=1 %kernel={kernel}", "kernel": kernel,
+                     "scale": "1x2-S", "perf_directions": {"mops_total": "higher",
+                                                           "time_s": "lower"},
+                     "perf_resolutions": {"time_s": 0.01}})
+        case["perfvalues"] = {
+            "local:default:mops_total": [mops, 0, None, None, "Mop/s", "pass"],
+            "local:default:time_s": [seconds, 0, None, None, "s", "pass"]}
+        cases.append(case)
+
+
+def test_each_npb_kernel_gets_its_own_reference_and_a_coarse_time_is_recorded_only(
+        tmp_path, capsys):
+    """Issue 28: the six kernels shared one reference (46 to 6,120 Mop/s pooled into 517, bound
+    -95 %); each is its own index level now. NPB prints the time in steps of 0.01 s: class S's
+    0.07 s is recorded without bounds, a 12.5 s time is judged."""
+    figures = iter([{"cg": (890.9, 0.07), "ep": (46.2, 12.48)},
+                    {"cg": (880.1, 0.07), "ep": (46.9, 12.51)},
+                    {"cg": (901.3, 0.08), "ep": (45.8, 12.50)}])
+    out = tmp_path / "local.yaml"
+    reports = latency_reports(tmp_path / "r", [1, 1, 1],
+                              edit=lambda report: _npb_cases(report, next(figures)))
+    rc, _out, err = run("--system", "local", "--output", str(out), *map(str, reports),
+                        capsys=capsys)
+    assert rc == 0, err
+    data = yaml.safe_load(out.read_text())
+    assert data["Npb"]["$index"] == ["$partition", "$environ", "kernel", "scale"]
+    refs = data["Npb"]["local:default"]["openmpi"]
+    cg, ep = refs["cg"]["1x2-S"], refs["ep"]["1x2-S"]
+    assert cg["mops_total"][0] == pytest.approx(890.9) and cg["mops_total"][1] < 0
+    assert ep["mops_total"][0] == pytest.approx(46.2)
+    # a 2x slower ep (23 Mop/s) fails its own bound
+    assert 46.2 * (1 + ep["mops_total"][1]) > 23.1
+    assert cg["time_s"] == [0.07, None, None, "s"]
+    recorded = data["_recorded_only"]["Npb.local:default.openmpi.cg.1x2-S.time_s"]
+    assert "steps of 0.01" in recorded and "100 steps" in recorded
+    assert ep["time_s"][0] == pytest.approx(12.5) and 0 < ep["time_s"][2] < 1
+    assert "Npb.local:default.openmpi.ep.1x2-S.time_s" not in data["_recorded_only"]

@@ -617,6 +617,24 @@ def test_a_job_is_judged_only_as_one_complete_run(tmp_path):
                                                          "latency_64KiB_us": "lower"}
 
 
+@pytest.mark.integration
+@needs_openmpi
+def test_an_npb_report_of_another_kernel_fails_naming_both(tmp_path):
+    """Issue 28: `-S binary=<is.S.x>` on the cg case passed as cg. The report's benchmark must
+    be the kernel the case asked for; the same report passes as IS."""
+    program = _osu_stand_in(tmp_path / "npb" / "is.S.x", "npb-3.4.3/npb_is.S.txt")
+    proc = reframe(tmp_path, "--system", "local", "-r", "-c", "checks/npb.py", "-p", "openmpi",
+                   "-n", "Npb%node_count=1%kernel=(cg|is)", "-S", "require_reference=false",
+                   "--exec-policy=serial", "-S", f"Npb.binary={program}")
+    report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
+    cases = {c["kernel"]: c for run in report["runs"] for c in run["testcases"]}
+    assert set(cases) == {"cg", "is"}, proc.stdout[-3000:]
+    assert cases["cg"]["result"] == "fail", proc.stdout[-3000:]
+    assert "the program's report is of IS, CG was asked for" in cases["cg"]["fail_reason"]
+    if cases["is"]["result"] != "pass":  # only where the job's 2 ranks match the report's 2
+        assert "processes" in cases["is"]["fail_reason"], cases["is"]["fail_reason"]
+
+
 def _check_classes():
     import importlib.util
 
