@@ -81,8 +81,15 @@ SUITES = {
 }
 
 
-def find_program(names: list[str], suite: Suite, explicit: str | None = None) -> str | None:
-    """The first of `names` in the suite's directory variable, then on PATH (None if absent)."""
+def find_program(names: list[str], suite: Suite, explicit: str | None = None,
+                 mpi: str | None = None) -> str | None:
+    """The first of `names` in the suite's directory variable, then on PATH (None if absent).
+
+    With `mpi` (the environment's MPI family), the first one linked with that MPI (or with an
+    MPI ldd cannot tell) wins over an earlier one linked with another: a center keeps one build
+    per MPI (`FABRICSUITE_OSU_DIR=/opt/osu-openmpi:/opt/osu-mpich`), and each environment of one
+    session runs its own. Only builds of other MPIs found: the first of them (the caller skips,
+    saying so)."""
     if explicit:
         return explicit
     # The variable holds directories (colon-separated) or install prefixes: a prefix is searched
@@ -90,14 +97,18 @@ def find_program(names: list[str], suite: Suite, explicit: str | None = None) ->
     directories = []
     for entry in filter(None, os.environ.get(suite.dir_variable, "").split(":")):
         directories += [entry, *(os.path.join(entry, d) for d in suite.prefix_dirs)]
+    candidates = []
     for name in names:
-        for directory in directories:
-            if os.access(os.path.join(directory, name), os.X_OK):
-                return os.path.join(directory, name)
+        candidates += [os.path.join(d, name) for d in directories
+                       if os.access(os.path.join(d, name), os.X_OK)]
         found = shutil.which(name)
         if found:
-            return found
-    return None
+            candidates.append(found)
+    if mpi is not None:
+        for candidate in candidates:
+            if linked_mpi(candidate) in (mpi, None):
+                return candidate
+    return candidates[0] if candidates else None
 
 
 #: shared-library name fragments -> MPI family
@@ -181,7 +192,8 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
                                PROGRAM_USED_FILE]
             record_exit_status(self)
             return
-        program = find_program(self.program_names, suite, self.binary)
+        expected = environment_mpi(self.current_environ)
+        program = find_program(self.program_names, suite, self.binary, mpi=expected)
         self.skip_if(
             program is None,
             f"{suite.title}: {' or '.join(self.program_names)} not found on PATH or in "
@@ -190,12 +202,13 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
             f"-S binary=/path/to/{self.program_names[0]}",
         )
         linked = linked_mpi(program)
-        expected = environment_mpi(self.current_environ)
         self.skip_if(
             linked is not None and expected is not None and linked != expected,
             f"{program} is built with {linked}, environment {self.current_environ.name} "
             f"launches {expected} (a program with the other MPI's launcher runs as singletons "
-            f"that wait forever); run -p with the matching environment",
+            f"that wait forever); add a build with {expected} to ${suite.dir_variable} "
+            f"(directories separated by ':', each environment takes the build of its MPI), or "
+            f"run -p with the matching environment",
         )
         self.build_system = "CustomBuild"
         # Nothing to build: fail early and clearly when the program cannot run. The path may

@@ -7,7 +7,9 @@ session's JSON run report and fails (exit 1, one line per problem) when
 
 - no test case ran at all (every case skipped, or none selected);
 - an environment named with `-p/--prgenv` ran no case;
-- a partition named with `--system SYSTEM:PARTITION` ran no case.
+- a partition named with `--system SYSTEM:PARTITION` ran no case;
+- a check ran in one environment of a partition and every case of it was skipped in another
+  (an external suite's program missing for that MPI, or built with the other MPI only).
 
 It also prints each performance verdict that a confirmation round (`--max-retries`, see
 fabricsuite/verdict.py) changed or upheld, with both figures, and for each variable that failed
@@ -63,6 +65,23 @@ def problems(report: dict, reframe_args: list[str]) -> list[str]:
             found.append(
                 f"-p {pattern}: no case ran in a matching programming environment (ran only in "
                 f"{', '.join(environs)}); is that MPI configured and installed on this system?"
+            )
+    # Skips that depend on the environment are an external program missing for its MPI (or
+    # built with the other one): where the same check ran in another environment, that
+    # environment's coverage is lost, not a pass.
+    by_check: dict[tuple[str, str], dict[str, list[bool]]] = {}
+    for case in cases:
+        check, partition, environ, _levels = case_scope(case)
+        by_check.setdefault((check, partition), {}).setdefault(environ, []).append(
+            case.get("result") != "skip")
+    for (check, partition), environs in sorted(by_check.items()):
+        ran_in = sorted(e for e, runs in environs.items() if any(runs))
+        skipped_in = sorted(e for e, runs in environs.items() if not any(runs))
+        if ran_in and skipped_in:
+            found.append(
+                f"{check} on {partition} ran in {', '.join(ran_in)} but every case was skipped "
+                f"in {', '.join(skipped_in)} (see the skip reasons): that environment's "
+                f"{check} was not tested"
             )
     for partition in partitions:
         system, _, name = partition.partition(":")

@@ -635,6 +635,73 @@ def test_an_npb_report_of_another_kernel_fails_naming_both(tmp_path):
         assert "processes" in cases["is"]["fail_reason"], cases["is"]["fail_reason"]
 
 
+def _mpi_stand_in(path: Path, mpi: str, output: str) -> Path:
+    """A real MPI program built with `mpi`'s compiler wrapper (ldd sees its library) that prints a
+    captured OSU output as rank 0."""
+    source = path.parent / "stand_in.c"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(
+        "#include <mpi.h>\n#include <stdio.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "    int rank = 0, c;\n    MPI_Init(&argc, &argv);\n"
+        "    MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n"
+        f"    FILE *f = rank == 0 ? fopen({json.dumps(str(DATA / output))}, \"r\") : NULL;\n"
+        "    while (f != NULL && (c = fgetc(f)) != EOF) putchar(c);\n"
+        "    if (f != NULL) fclose(f);\n    MPI_Finalize();\n    return 0;\n}\n")
+    subprocess.run([f"mpicc.{mpi}", "-o", str(path), str(source)], check=True)
+    return path
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None or shutil.which("mpicc.mpich") is None,
+                    reason="both MPIs are needed (ci/setup.sh installs them)")
+def test_each_environment_runs_the_build_of_its_own_mpi_in_one_session(tmp_path):
+    """Issue 28: with FABRICSUITE_OSU_DIR=<osu-mpich>:<osu-openmpi> the first directory won
+    whatever the environment's MPI, and Open MPI was skipped. Each environment takes the build
+    linked with its MPI now, in one session; where one MPI has no build, the session is not
+    PASSED (fabricsuite.session.problems: lost coverage)."""
+    from fabricsuite.session import problems
+
+    mpich = _mpi_stand_in(tmp_path / "osu mpich" / "osu_latency", "mpich",
+                          "osu-7.2/osu_latency.txt")
+    openmpi = _mpi_stand_in(tmp_path / "osu-openmpi" / "osu_latency", "openmpi",
+                            "osu-7.2/osu_latency.txt")
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path),
+               FABRICSUITE_OSU_DIR=f"{mpich.parent}:{openmpi.parent}")
+    proc = subprocess.run([REFRAME, "-C", "config/settings.py", "--system", "local", "-r", "-c",
+                           "checks/osu.py", "-p", "openmpi", "-p", "mpich", "-n", "OsuLatency",
+                           "-S", "require_reference=false", "--exec-policy=serial"],
+                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
+    cases = {c["environ"]: c for run in report["runs"] for c in run["testcases"]}
+    assert set(cases) == {"openmpi", "mpich"}, proc.stdout[-3000:]
+    for environ, program in (("openmpi", openmpi), ("mpich", mpich)):
+        assert cases[environ]["result"] == "pass", (environ, proc.stdout[-3000:])
+        assert cases[environ]["program_used"] == str(program)
+    assert problems(report, ["-p", "openmpi", "-p", "mpich"]) == []
+
+    # Without an MPICH build of osu_latency (osu_bw has both) MPICH still runs OsuBandwidth,
+    # and the session says that its OsuLatency was not tested.
+    shutil.rmtree(tmp_path / "reports")
+    mpich.unlink()
+    for mpi, directory in (("mpich", mpich.parent), ("openmpi", openmpi.parent)):
+        _mpi_stand_in(directory / "osu_bw", mpi, "osu-7.2/osu_bw.txt")
+    proc = subprocess.run([REFRAME, "-C", "config/settings.py", "--system", "local", "-r", "-c",
+                           "checks/osu.py", "-p", "openmpi", "-p", "mpich", "-n",
+                           "OsuLatency|OsuBandwidth", "-S", "require_reference=false",
+                           "--exec-policy=serial"],
+                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
+    results = {(c["name"].split()[0], c["environ"]): c["result"]
+               for run in report["runs"] for c in run["testcases"]}
+    assert results == {("OsuLatency", "openmpi"): "pass", ("OsuLatency", "mpich"): "skip",
+                       ("OsuBandwidth", "openmpi"): "pass", ("OsuBandwidth", "mpich"): "pass"}, (
+        results, proc.stdout[-3000:])
+    lost = problems(report, ["-p", "openmpi", "-p", "mpich"])
+    assert len(lost) == 1 and "OsuLatency on local:default ran in openmpi" in lost[0], lost
+    assert "skipped in mpich" in lost[0]
+
+
 def _check_classes():
     import importlib.util
 
