@@ -108,14 +108,27 @@ class NetbenchResult:
             missing = [s for s in required_sizes if s not in present]
             if missing:
                 problems.append(f"table {size_table}: sizes missing: {missing}")
-        cpus = [tuple(r.get("cpus_bound") or ()) for r in self.ranks[:2]]
-        hosts = [r.get("host") for r in self.ranks[:2]]
-        if timed and len(cpus) == 2 and hosts[0] == hosts[1] and set(cpus[0]) & set(cpus[1]):
-            problems.append(
-                f"ranks 0 and 1 on {hosts[0]} share CPUs {sorted(set(cpus[0]) & set(cpus[1]))}: "
-                "bind them to different cores (busy-polling ranks on one core distort timings)"
-            )
+        shared = shared_cpus(self.ranks[:2]) if timed else None
+        if shared:
+            problems.append(shared)
         return problems
+
+
+def shared_cpus(ranks: list[dict[str, Any]]) -> str | None:
+    """The first two ranks (`rank`, `host`, `cpus_bound`) on one host whose CPUs overlap, as a
+    problem, or None: busy-polling ranks on one core distort every timing (an unbound rank may
+    run on all CPUs, so it overlaps too). Also for the external suites' jobs."""
+    seen: dict[str, list[dict[str, Any]]] = {}
+    for rank in ranks:
+        cpus = set(rank.get("cpus_bound") or ())
+        for other in seen.get(str(rank.get("host")), []):
+            common = cpus & set(other.get("cpus_bound") or ())
+            if common:
+                return (f"ranks {other.get('rank')} and {rank.get('rank')} on {rank.get('host')} "
+                        f"share CPUs {sorted(common)}: bind them to different cores "
+                        f"(busy-polling ranks on one core distort timings)")
+        seen.setdefault(str(rank.get("host")), []).append(rank)
+    return None
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -230,7 +243,8 @@ def _scalar(text: str) -> Any:
         return text
 
 
-def _cpu_list(text: str) -> list[int]:
+def cpu_list(text: str) -> list[int]:
+    """CPU numbers of a Linux list such as "0-3,8"."""
     cpus: list[int] = []
     for part in text.split(","):
         if not part:
@@ -271,7 +285,7 @@ def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
                 rank: dict[str, Any] = {"rank": int(label.split()[1])}
                 for item in fields.split():
                     key, _, val = item.partition("=")
-                    rank[key] = _cpu_list(val) if key == "cpus_bound" else _scalar(val)
+                    rank[key] = cpu_list(val) if key == "cpus_bound" else _scalar(val)
                 ranks.append(rank)
             elif body.startswith("parameter "):
                 key, _, val = body[len("parameter "):].partition("=")

@@ -33,7 +33,9 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
+from . import REPO_ROOT
 from .metrics import PerfSpec
+from .netbench_result import cpu_list, shared_cpus
 from .rfm_netbench import (
     NODE_COUNTS,
     exit_status_problem,
@@ -131,6 +133,29 @@ def linked_mpi(program: str) -> str | None:
     return None
 
 
+#: Each rank writes where it runs into this directory of the stage (RECORD_PLACEMENT).
+PLACEMENT_DIR = "placement"
+RECORD_PLACEMENT = REPO_ROOT / "config" / "launchers" / "record-placement"
+
+
+def read_placement(directory: Path) -> list[dict]:
+    """The ranks' records of record-placement, by rank: rank, host, cpus_bound (a list, empty
+    where unknown) and cpus_text as written."""
+    ranks = []
+    for path in sorted(directory.glob("rank-*")):
+        try:
+            rank, host, cpus = path.read_text().split()[:3]
+        except (OSError, ValueError):
+            continue  # a rank that could not write its record: nothing to check
+        try:
+            bound = cpu_list(cpus)
+        except ValueError:
+            bound = []
+        ranks.append({"rank": int(rank) if rank.isdigit() else rank, "host": host,
+                      "cpus_bound": bound, "cpus_text": cpus})
+    return sorted(ranks, key=lambda r: (isinstance(r["rank"], str), str(r["rank"]).zfill(9)))
+
+
 class ExternalSuiteCheck(Judged, rfm.RegressionTest):
     """One program of an external suite, run and parsed; see the module docstring."""
 
@@ -148,6 +173,8 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
     #: ... and on Spack partitions the installed spec, `name@version variants /hash`
     spack_spec_used = variable(str, value="", loggable=True)
     scale = variable(str, value="", loggable=True)
+    #: where each rank ran, "rank:host:cpus ..." (config/launchers/record-placement)
+    placement = variable(str, value="", loggable=True)
     require_reference = True
 
     valid_systems = ["+mpi"]
@@ -223,6 +250,15 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
         # ReFrame joins the options into the job script unquoted; -S program_opts=... is input
         self.executable_opts = [shlex.quote(o) for o in self.program_opts]
 
+    # After choose_program: every rank starts through record-placement, which writes where it
+    # runs (host, CPUs) into the stage before it becomes the program.
+    @run_before("run")
+    def record_where_ranks_run(self):
+        self.prerun_cmds = [*self.prerun_cmds,
+                            f"rm -rf {PLACEMENT_DIR} && mkdir {PLACEMENT_DIR}"]
+        self.executable_opts = [PLACEMENT_DIR, self.executable, *self.executable_opts]
+        self.executable = shlex.quote(str(RECORD_PLACEMENT))
+
     # After every skip decision (program, node count, process count), before any build.
     @run_before("compile")
     def use_reference_file(self):
@@ -260,9 +296,14 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
             except (SuiteOutputError, OSError) as err:
                 not_judged += f"; {err}"
             raise SanityError(not_judged)
+        ranks = read_placement(Path(self.stagedir, PLACEMENT_DIR))
+        self.placement = " ".join(f"{r['rank']}:{r['host']}:{r['cpus_text']}" for r in ranks)
         try:
             result = self.parsed()
             problems = self.problems(result)
+            shared = shared_cpus(ranks) if self.metrics else None  # validation times nothing
+            if shared:
+                problems.insert(0, shared)
             values = {name: fn(result) for name, (fn, _spec) in self.metrics.items()}
         except (SuiteOutputError, OSError) as err:
             raise SanityError(str(err)) from None

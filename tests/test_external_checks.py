@@ -24,7 +24,7 @@ import yaml
 
 from fabricsuite import REPO_ROOT
 from fabricsuite.npb import mz_zones, npb_rejects
-from fabricsuite.rfm_external import SUITES
+from fabricsuite.rfm_external import RECORD_PLACEMENT, SUITES
 from fabricsuite.spackenv import SPEC_FORMAT
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
@@ -125,7 +125,10 @@ def test_dry_run_build_scripts_hold_the_spack_commands(dry_run, check, spec):
             ) in job
     assert "echo \"spack spec:" not in job and "echo \"program:" not in job
     assert "#SBATCH --partition=cpu" in job and "#SBATCH --exclusive" in job
-    assert re.search(r'^srun (--cpus-per-task=2 )?"\$rfm_program"', job, re.M), job
+    # every rank writes where it ran before it becomes the program (placement/ is fresh)
+    assert "rm -rf placement && mkdir placement" in job
+    assert re.search(r'^srun (--cpus-per-task=2 )?\S*/config/launchers/record-placement '
+                     r'placement "\$rfm_program"', job, re.M), job
 
 
 @pytest.mark.integration
@@ -134,7 +137,7 @@ def test_dry_run_job_resources(dry_run):
     job = (_stage(root, "cpu", "OsuLatency") / "rfm_job.sh").read_text()
     # point to point: two ranks on two nodes (the network)
     assert "#SBATCH --ntasks=2\n" in job and "#SBATCH --ntasks-per-node=1\n" in job
-    assert 'srun "$rfm_program" -m 1:4194304' in job
+    assert f'srun {RECORD_PLACEMENT} placement "$rfm_program" -m 1:4194304' in job
     imb = (_stage(root, "cpu", "ImbPointToPoint") / "rfm_job.sh").read_text()
     assert "PingPong PingPing Sendrecv Exchange -iter 200 -iter_policy off -msglog 0:22" in imb
     # collectives at 2 nodes of 128 cores: 256 ranks, one IMB process count (-npmin)
@@ -227,7 +230,8 @@ def test_local_spack_opt_in_builds_through_spack(tmp_path):
     assert f'config add "config:install_tree:root:{tmp_path / "opt"}"' in build
     assert "spack -e spackenv add intel-mpi-benchmarks\n" in build
     job = (stage / "rfm_job.sh").read_text()
-    assert re.search(r'^mpirun -np 2 "\$rfm_program"', job, re.M), job
+    assert re.search(r'^mpirun -np 2 \S*/record-placement placement "\$rfm_program"', job,
+                     re.M), job
 
 
 def _have(program, variable):
@@ -635,6 +639,50 @@ def test_an_npb_report_of_another_kernel_fails_naming_both(tmp_path):
         assert "processes" in cases["is"]["fail_reason"], cases["is"]["fail_reason"]
 
 
+def test_record_placement_writes_the_rank_host_and_cpus_then_runs_the_program(tmp_path):
+    """config/launchers/record-placement, as the launcher starts it for rank 3 bound to CPU 0."""
+    from fabricsuite.rfm_external import read_placement
+
+    (tmp_path / "placement").mkdir()
+    proc = subprocess.run(["taskset", "-c", "0", str(RECORD_PLACEMENT), "placement", "echo",
+                           "the program; $(touch x)"], cwd=tmp_path, capture_output=True,
+                          text=True, env=dict(os.environ, OMPI_COMM_WORLD_RANK="3"), timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "the program; $(touch x)\n", proc.stderr
+    assert not (tmp_path / "x").exists()
+    host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+    assert (tmp_path / "placement" / "rank-3").read_text() == f"3 {host} 0\n"
+    assert read_placement(tmp_path / "placement") == [
+        {"rank": 3, "host": host, "cpus_bound": [0], "cpus_text": "0"}]
+
+
+@pytest.mark.integration
+@needs_openmpi
+def test_an_external_job_whose_ranks_share_a_cpu_fails_in_sanity(tmp_path):
+    """Issue 28: with both ranks on one CPU OSU latency failed as a regression (4,000 us against
+    0.99). Unbound ranks (each may run on every CPU) share them: the job fails in sanity, naming
+    the ranks and CPUs, before any figure is judged; bound, the same program passes."""
+    good = _osu_stand_in(tmp_path / "osu" / "osu_latency", "osu-7.2/osu_latency.txt")
+    results = {}
+    for binding in ("core", "none"):
+        run_dir = tmp_path / binding
+        proc = subprocess.run(
+            [REFRAME, "-C", "config/settings.py", "--system", "local", "-r", "-c",
+             "checks/osu.py", "-p", "openmpi", "-n", "OsuLatency", "-S",
+             "require_reference=false", "-S", f"OsuLatency.binary={good}", "-S",
+             f"OsuLatency.env_vars=OMPI_MCA_hwloc_base_binding_policy:{binding}"],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+            env=dict(os.environ, FABRICSUITE_RESULTS=str(run_dir)))
+        report = json.loads(next((run_dir / "reports").glob("*.json")).read_text())
+        results[binding] = [c for run in report["runs"] for c in run["testcases"]][0]
+        assert results[binding]["result"] in ("pass", "fail"), proc.stdout[-3000:]
+    assert results["core"]["result"] == "pass", results["core"].get("fail_reason")
+    assert results["none"]["result"] == "fail", results["none"]["placement"]
+    assert results["none"]["fail_phase"] == "sanity"
+    assert re.search(r"ranks 0 and 1 on \S+ share CPUs \[0, 1", results["none"]["fail_reason"])
+    # where each rank ran is in the perflog's record of the case
+    assert re.fullmatch(r"0:\S+:\d+ 1:\S+:\d+", results["core"]["placement"])
+
+
 def _mpi_stand_in(path: Path, mpi: str, output: str) -> Path:
     """A real MPI program built with `mpi`'s compiler wrapper (ldd sees its library) that prints a
     captured OSU output as rank 0."""
@@ -697,6 +745,10 @@ def test_each_environment_runs_the_build_of_its_own_mpi_in_one_session(tmp_path)
     assert results == {("OsuLatency", "openmpi"): "pass", ("OsuLatency", "mpich"): "skip",
                        ("OsuBandwidth", "openmpi"): "pass", ("OsuBandwidth", "mpich"): "pass"}, (
         results, proc.stdout[-3000:])
+    # the small messages are judged too (osu_bw's 8 B row of the captured output)
+    bandwidth = next(c for run in report["runs"] for c in run["testcases"]
+                     if c["name"].startswith("OsuBandwidth") and c["environ"] == "mpich")
+    assert bandwidth["perfvalues"]["local:default:bandwidth_8B_MBps"][0] == 79.05
     lost = problems(report, ["-p", "openmpi", "-p", "mpich"])
     assert len(lost) == 1 and "OsuLatency on local:default ran in openmpi" in lost[0], lost
     assert "skipped in mpich" in lost[0]
