@@ -41,7 +41,9 @@ ones a lower bound, "equal" ones both: a count the seen range +-1, a size from a
 (a protocol threshold, `perf_size_steps`) one sweep step beyond the seen range, any other figure
 the noise bound on both sides. A variable
 whose bound reaches TOO_NOISY_FOR_2X is recorded only: written without bounds and listed with
-its reason in the file's `_recorded_only` (shown and trended, never judged). A reference that
+its reason in the file's `_recorded_only` (shown and trended, never judged); so is a figure
+printed in steps too coarse for it (`perf_resolutions`: NPB's time of a class S run) and a
+higher-is-better figure of 0 (an overlap of 0 % cannot get worse). A reference that
 fails healthy runs is worse than none, and a bound that cannot fail a 2x slowdown only pretends
 to judge.
 
@@ -410,6 +412,9 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
     coarse = below_resolution(median, max(samples.resolutions, default=None))
     if coarse is not None:
         note = f"too coarse to judge: {coarse}"
+    if better == HIGHER and median <= 0:
+        note = (f"a higher-is-better figure of {median:g} cannot get worse (an overlap of 0 %): "
+                f"no bound can fail")
     if better == HIGHER:
         return [_round(median), -bound, None, unit], note, stats
     if better == EQUAL:

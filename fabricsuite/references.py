@@ -239,6 +239,10 @@ def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec,
                 f"{path}: {where}: no {side} bound, but {better}: a regression would pass; "
                 f"give a {side} bound (a fraction {'<= 0' if side == 'lower' else '>= 0'})"
             )
+    if not recorded and spec.better == "higher" and is_finite_number(ref[0]) and ref[0] <= 0:
+        raise ReferenceFileError(
+            f"{path}: {where}: a higher-is-better reference of {ref[0]} can never fail (the "
+            f"figure cannot fall below it); list the entry in _recorded_only with the reason")
     if not recorded and not wide and ref[0] != 0 and not catches_2x(spec.better, ref[1], ref[2]):
         side, bound = ("upper", ref[2]) if spec.better == "lower" else ("lower", ref[1])
         raise ReferenceFileError(

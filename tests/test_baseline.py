@@ -216,6 +216,24 @@ def _external_variables(report: dict) -> None:
     case["perf_directions"] = {v: better for v, (_u, better, _v) in VARIABLES.items()}
 
 
+def test_an_overlap_of_zero_is_recorded_only(tmp_path, capsys):
+    """Issue 28: overlap references of 0 % were written with a bound and could never fail."""
+    def no_overlap(report):
+        case = pingpong(report)
+        case["perfvalues"] = {"local:default:overlap_pct": [0.0, 0, None, None, "%", "pass"]}
+        case["perf_directions"] = {"overlap_pct": "higher"}
+
+    out = tmp_path / "local.yaml"
+    reports = latency_reports(tmp_path / "r", [1, 1, 1], edit=no_overlap)
+    rc, _out, err = run("--system", "local", "--output", str(out), *map(str, reports),
+                        capsys=capsys)
+    assert rc == 0, err
+    assert reference_at(out)["overlap_pct"] == [0.0, None, None, "%"]
+    recorded = yaml.safe_load(out.read_text())["_recorded_only"]
+    assert "cannot get worse" in recorded["NetbenchPingPong.local:default.openmpi.same-l3."
+                                          "overlap_pct"]
+
+
 def test_the_bad_side_comes_from_perf_directions_not_the_unit(tmp_path, capsys):
     out = tmp_path / "local.yaml"
     reports = latency_reports(tmp_path / "r", [1, 1, 1], edit=_external_variables)

@@ -352,6 +352,18 @@ def test_a_bound_that_cannot_fail_a_2x_slowdown_is_refused_unless_the_file_says_
     check_good_with(tmp_path, old, tight)
 
 
+def test_a_higher_is_better_reference_of_zero_is_refused_unless_recorded_only(tmp_path):
+    """Issue 28: an overlap reference of 0 % can never fail (the figure cannot fall below 0),
+    whatever its bound; only as recorded only (shown, trended, never judged)."""
+    zero = "[0.0, -0.5, null, MB/s]"
+    with pytest.raises(ReferenceFileError, match="higher-is-better reference of 0.0 can never"):
+        check_good_with(tmp_path, "[5000, -0.4, null, MB/s]", zero)
+    entry = "NetbenchPingPong.local:default.openmpi.bandwidth_1MiB_MBps"
+    write(tmp_path, GOOD.replace("[5000, -0.4, null, MB/s]", "[0.0, null, null, MB/s]")
+          + f"_recorded_only:\n  '{entry}': 'recorded only: an overlap of 0 %'\n")
+    external_reference("site", "NetbenchPingPong", tmp_path, scope=SCOPE, specs=SPECS)
+
+
 def test_an_unreadable_reference_file_gives_one_line(tmp_path):
     # root reads a mode-000 file anyway: read it as nobody, in a child process, from a
     # directory nobody may enter
