@@ -683,6 +683,69 @@ def test_an_external_job_whose_ranks_share_a_cpu_fails_in_sanity(tmp_path):
     assert re.fullmatch(r"0:\S+:\d+ 1:\S+:\d+", results["core"]["placement"])
 
 
+@pytest.mark.integration
+@needs_openmpi
+def test_each_npb_kernel_is_judged_against_its_own_recorded_figures(tmp_path):
+    """Issue 28, end to end on the local system: stand-ins print the recorded NPB 3.4.3 and
+    NPB-MZ 3.3.1 outputs (CG 891, FT 3,514, IS 811, MG 3,257 Mop/s; BT-MZ 3,721, SP-MZ 12,590),
+    three sessions are recorded, `fabricsuite baseline` gives every kernel its own reference, and
+    a session in which CG alone is 4x slower fails CG alone (before: one reference pooled all
+    kernels, and a 4x slower one passed)."""
+    from mpi_support import local_reference_file
+
+    from fabricsuite.cli import main
+
+    npb, mz = tmp_path / "npb", tmp_path / "npb-mz"
+    kernels = ("cg", "ft", "is", "mg")
+    for kernel in kernels:
+        _osu_stand_in(npb / f"{kernel}.S.x", f"npb-3.4.3/npb_{kernel}.S.txt")
+    _osu_stand_in(mz / "bt-mz.S.x", "npb-mz-3.3.1/npbmz_bt_S_2.txt")
+    _osu_stand_in(mz / "sp-mz.S.x", "npb-mz-3.3.1/npbmz_sp-mz.S.2.txt")
+    references = tmp_path / "references"
+    env = dict(os.environ, FABRICSUITE_NPB_DIR=str(npb), FABRICSUITE_NPB_MZ_DIR=str(mz),
+               RFM_REFERENCE_PREFIX=str(references))
+
+    def session(name: str) -> dict:
+        results = tmp_path / name
+        proc = subprocess.run(
+            [REFRAME, "-C", "config/settings.py", "--system", "local", "-r", "-c",
+             "checks/npb.py", "-p", "openmpi", "--exec-policy=serial", "-n",
+             "Npb%node_count=1%kernel=(cg|ft|is|mg)|NpbMz%node_count=1%benchmark=(bt|sp)-mz"
+             "%split=ranks"],
+            cwd=REPO_ROOT, env=dict(env, FABRICSUITE_RESULTS=str(results)),
+            capture_output=True, text=True, timeout=600)
+        report = next((results / "reports").glob("*.json"))
+        cases = {c.get("kernel") or c.get("benchmark"): c
+                 for run in json.loads(report.read_text())["runs"] for c in run["testcases"]}
+        assert set(cases) == {*kernels, "bt-mz", "sp-mz"}, proc.stdout[-3000:]
+        return {"report": report, "cases": cases, "stdout": proc.stdout}
+
+    recorded = [session(f"record-{i}") for i in range(3)]
+    assert all(c["result"] == "pass" for r in recorded for c in r["cases"].values())
+    out = local_reference_file(references)
+    assert main(["baseline", "--system", "local", "--output", str(out),
+                 *(str(r["report"]) for r in recorded)]) == 0
+    data = yaml.safe_load(out.read_text())
+    assert data["Npb"]["$index"] == ["$partition", "$environ", "kernel", "scale"]
+    assert data["NpbMz"]["$index"] == ["$partition", "$environ", "benchmark", "scale"]
+    npb_refs = data["Npb"]["local:default"]["openmpi"]
+    assert {k: npb_refs[k]["1x2-S"]["mops_total"][0] for k in kernels} == pytest.approx(
+        {"cg": 890.9, "ft": 3514.22, "is": 811.42, "mg": 3256.76}, rel=1e-3)
+    mz_refs = data["NpbMz"]["local:default"]["openmpi"]
+    assert mz_refs["bt-mz"]["1x2-S:2x1"]["mops_total"][0] == pytest.approx(3721.29, rel=1e-3)
+    assert mz_refs["sp-mz"]["1x2-S:2x1"]["mops_total"][0] == pytest.approx(12590.18, rel=1e-3)
+
+    # CG 4x slower (its Mop/s total divided by 4), the other kernels as recorded
+    slow = (DATA / "npb-3.4.3/npb_cg.S.txt").read_text().replace("890.90", "222.72")
+    (tmp_path / "cg-slow.txt").write_text(slow)
+    _osu_stand_in(npb / "cg.S.x", str(tmp_path / "cg-slow.txt"))  # DATA / an absolute path
+    judged = session("judged")
+    failed = {k for k, c in judged["cases"].items() if c["result"] != "pass"}
+    assert failed == {"cg"}, judged["stdout"][-3000:]
+    assert judged["cases"]["cg"]["fail_phase"] == "performance", judged["cases"]["cg"]
+    assert "mops_total" in judged["cases"]["cg"]["fail_reason"]
+
+
 def _mpi_stand_in(path: Path, mpi: str, output: str) -> Path:
     """A real MPI program built with `mpi`'s compiler wrapper (ldd sees its library) that prints a
     captured OSU output as rank 0."""
