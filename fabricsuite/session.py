@@ -353,6 +353,30 @@ def skip_group(case: str, reason: str) -> str:
     return reason
 
 
+def build_error(case: dict) -> str | None:
+    """For a case that failed to build, the first line of its build's stderr that says error
+    (else its last line): ReFrame's reason is only "build job failed with exit code: 1", while
+    the cause (Spack's fetch error offline, the compiler's message) is in the stage's
+    rfm_build.err, which ReFrame keeps for a failed case. None otherwise."""
+    if not str(case.get("fail_phase") or "").startswith("compile"):
+        return None
+    try:
+        text = Path(str(case.get("stagedir")), str(case.get("build_stderr"))).read_text(
+            errors="replace")
+    except (OSError, ValueError):
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)]
+    return (errors or lines)[0] if lines else None
+
+
+def broken_reason(case: dict) -> str:
+    """Why a broken case failed, with its build's own error where ReFrame's reason has none."""
+    reason = str(case.get("fail_reason") or "")
+    cause = build_error(case)
+    return f"{reason}; {case.get('build_stderr')}: {cause}" if cause else reason
+
+
 def _short(text: Any, width: int = 150) -> str:
     text = " ".join(str(text or "").split())
     return text if len(text) <= width else text[:width - 3] + "..."
@@ -415,7 +439,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
                 continue
             phase = ("reference missing" if MISSING_REFERENCE in str(case.get("fail_reason"))
                      else case.get("fail_phase"))
-            lines.append(f"  BROKEN {_where(case)}: {phase}: {_short(case.get('fail_reason'))}")
+            lines.append(f"  BROKEN {_where(case)}: {phase}: {_short(broken_reason(case), 300)}")
         lines += [f"  NOT RUN {n} case(s): their dependency failed: {dependency}"
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
@@ -497,7 +521,7 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
         if is_broken(case):
             errors += 1
             bad = ET.SubElement(element, "error", type=str(case.get("fail_phase")),
-                                message=_short(case.get("fail_reason"), 300))
+                                message=_short(broken_reason(case), 300))
         else:
             failures += 1
             bad = ET.SubElement(element, "failure", type="performance",

@@ -244,8 +244,8 @@ def test_nightly_exit_status_0_1_2_from_real_runs(tmp_path):
 @pytest.mark.integration
 def test_a_failed_build_is_one_error_and_its_dependents_one_skip_each_naming_it(tmp_path):
     """A real build failure (the MPI compiler wrapper on PATH fails): the build is the one
-    error; each case that depends on it is one <skipped> naming it, not a performance failure
-    with message "None" plus a skip (issue 27)."""
+    error, with the build's own error line; each case that depends on it is one <skipped>
+    naming it, not a performance failure with message "None" plus a skip (issue 27)."""
     broken = tmp_path / "bin"
     broken.mkdir()
     for wrapper in ("mpicc.openmpi", "mpicc"):
@@ -269,6 +269,9 @@ def test_a_failed_build_is_one_error_and_its_dependents_one_skip_each_naming_it(
     errors = [c for c in cases if c.find("error") is not None]
     skipped = [c.find("skipped").get("message") for c in cases if c.find("skipped") is not None]
     assert [c.get("classname") for c in errors] == ["NetbenchBuild"]
+    # the build's own error, not only ReFrame's "build job failed with exit code: 1" (issue 28)
+    cause = "rfm_build.err: cc1: fatal error: broken toolchain"
+    assert cause in proc.stdout and cause in errors[0].find("error").get("message")
     assert not [c for c in cases if c.find("failure") is not None]
     assert len(skipped) == 2 and all(m.startswith("not run: its dependency failed: NetbenchBuild")
                                      for m in skipped), skipped

@@ -364,6 +364,19 @@ def test_a_higher_is_better_reference_of_zero_is_refused_unless_recorded_only(tm
     external_reference("site", "NetbenchPingPong", tmp_path, scope=SCOPE, specs=SPECS)
 
 
+def test_a_time_printed_in_steps_too_coarse_for_it_is_refused_as_a_judging_reference():
+    """NPB prints its time in steps of 0.01 s: a 0.07 s reference with a bound would judge the
+    rounding; from 1 s (100 steps) up it is judged."""
+    from fabricsuite.references import check_tuple
+
+    spec = PerfSpec("s", "lower", resolution=0.01)
+    with pytest.raises(ReferenceFileError, match="too coarse to judge .printed in steps of 0.01"):
+        check_tuple(Path("npb.yaml"), "Npb.local:default.openmpi.cg.1x2-S.time_s",
+                    [0.07, None, 0.5, "s"], spec)
+    check_tuple(Path("npb.yaml"), "Npb...time_s", [0.07, None, None, "s"], spec, recorded=True)
+    check_tuple(Path("npb.yaml"), "Npb...time_s", [12.5, None, 0.5, "s"], spec)
+
+
 def test_an_unreadable_reference_file_gives_one_line(tmp_path):
     # root reads a mode-000 file anyway: read it as nobody, in a child process, from a
     # directory nobody may enter
