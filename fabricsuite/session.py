@@ -147,10 +147,15 @@ def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
     return lines
 
 
+def _number(value: Any) -> str:
+    """A figure as the summary prints it; null where the run had none (an unresolved one)."""
+    return f"{value:g}" if isinstance(value, (int, float)) else "null"
+
+
 def _figure(perf: list) -> str:
     value, ref, lower, upper, unit = perf[:5]
-    text = f"{value:g} {unit}" if isinstance(value, (int, float)) else f"{value} {unit}"
-    if isinstance(ref, (int, float)) and ref:
+    text = f"{_number(value)} {unit}"
+    if isinstance(ref, (int, float)) and ref and isinstance(value, (int, float)):
         change = (value - ref) / abs(ref)
         bound = f"{lower:+.1%}" if lower is not None else f"{upper:+.1%}"
         text += f" (reference {ref:g}, {change:+.1%}, bound {bound})"
@@ -218,7 +223,7 @@ def verdict_lines(report: dict) -> list[str]:
             variable = key.split(":")[-1]
             if variable not in confirmed:
                 before = ((earlier or {}).get("perfvalues") or {}).get(key)
-                first_figure = f"{before[0]:g} {perf[4]}" if before else "within"
+                first_figure = f"{_number(before[0])} {perf[4]}" if before else "within"
                 lines.append(f"not confirmed: {_where(case)} {variable} = {_figure(perf)} in "
                              f"the confirmation run only (first run {first_figure}, within its "
                              f"reference): a transient, no regression")
@@ -227,13 +232,13 @@ def verdict_lines(report: dict) -> list[str]:
             stat_key = series_key(*case_scope(case), variable)
             spread = (stats.get(stat_key) or {}).get("spread")
             value, ref = perf[0], perf[1]
-            if spread and isinstance(ref, (int, float)) and ref:
+            if spread and isinstance(ref, (int, float)) and ref and isinstance(value, (int, float)):
                 widths = abs(value - ref) / abs(ref) / spread
                 line += f", {widths:.1f} noise widths (spread {spread:.2%})"
             if earlier is not None:
                 before = (earlier.get("perfvalues") or {}).get(key)
                 if before:
-                    line += f"; confirmed: first run {before[0]:g} {perf[4]}"
+                    line += f"; confirmed: first run {_number(before[0])} {perf[4]}"
             lines.append(line)
     return lines
 

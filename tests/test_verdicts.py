@@ -140,6 +140,22 @@ def session_report(first: float, second: float | None) -> dict:
     return report
 
 
+def test_a_regression_whose_first_run_had_no_figure_is_named_with_null(tmp_path, monkeypatch):
+    """CI of ca1c2ef: the first run of NetbenchLogGP failed with its threshold unresolved (null),
+    the confirmation with a figure; the summary crashed formatting None. It says null now."""
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(tmp_path / "no-references"))
+    report = session_report(107.0, 106.7)
+    for perf in report["runs"][0]["testcases"][0]["perfvalues"].values():
+        perf[0] = None
+    lines = verdict_lines(report)
+    line = next(ln for ln in lines if "bandwidth_1MiB_MBps" in ln)
+    assert line.startswith("REGRESSION") and "confirmed: first run null MB/s" in line, line
+    last = report["runs"][1]["testcases"][0]["perfvalues"]
+    for perf in last.values():
+        perf[0] = None
+    assert "= null MB/s" in next(ln for ln in verdict_lines(report) if "bandwidth_1MiB" in ln)
+
+
 def test_a_confirmed_regression_names_both_figures_and_the_noise_widths(tmp_path,
                                                                          monkeypatch):
     ref = tmp_path / "refs"
