@@ -77,11 +77,11 @@ from .metrics import (
     HIGHER,
     LOWER,
     TOO_NOISY_FOR_2X,
-    below_resolution,
     case_scope,
     is_number,
     series_key,
     size_step_bounds,
+    unjudgeable,
 )
 from .store import load_report, locked, write_atomically
 
@@ -409,12 +409,9 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
     if bound >= TOO_NOISY_FOR_2X[better]:
         note = (f"too noisy to catch 2x: spread {stats['spread']:.1%}, worst deviation "
                 f"{stats['worst']:.0%} on the bad side; bound {bound:.0%}")
-    coarse = below_resolution(median, max(samples.resolutions, default=None))
-    if coarse is not None:
-        note = f"too coarse to judge: {coarse}"
-    if better == HIGHER and median <= 0:
-        note = (f"a higher-is-better figure of {median:g} cannot get worse (an overlap of 0 %): "
-                f"no bound can fail")
+    why = unjudgeable(median, better, max(samples.resolutions, default=None))
+    if why is not None:
+        note = f"not judgeable: {why}"
     if better == HIGHER:
         return [_round(median), -bound, None, unit], note, stats
     if better == EQUAL:

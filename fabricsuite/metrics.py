@@ -84,13 +84,18 @@ class PerfSpec:
 MIN_RESOLUTION_STEPS = 100
 
 
-def below_resolution(value: float, resolution: float | None) -> str | None:
-    """Why a figure is too coarse to judge (see PerfSpec.resolution), or None."""
-    if resolution is None or abs(value) >= MIN_RESOLUTION_STEPS * resolution:
-        return None
-    return (f"printed in steps of {resolution:g}: {value:g} is under "
-            f"{MIN_RESOLUTION_STEPS} steps ({MIN_RESOLUTION_STEPS * resolution:g}), so rounding "
-            f"alone moves it more than 1 %")
+def unjudgeable(value: float, better: str, resolution: float | None = None) -> str | None:
+    """Why no bound on a figure of this value could judge it, or None: printed in steps too
+    coarse for it (PerfSpec.resolution), or a higher-is-better figure of 0 or less (an overlap
+    of 0 % cannot get worse). The baseline records such a figure without bounds and the
+    reference loader refuses it as a judging reference."""
+    if resolution is not None and abs(value) < MIN_RESOLUTION_STEPS * resolution:
+        return (f"printed in steps of {resolution:g}: {value:g} is under "
+                f"{MIN_RESOLUTION_STEPS} steps ({MIN_RESOLUTION_STEPS * resolution:g}), so "
+                f"rounding alone moves it more than 1 %")
+    if better == HIGHER and value <= 0:
+        return f"a higher-is-better figure of {value:g} cannot get worse: no bound can fail"
+    return None
 
 
 def size_step_bounds(low: float, high: float, median: float, step: float) -> tuple[float, float]:

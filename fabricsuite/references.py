@@ -28,7 +28,7 @@ import yaml
 
 from . import REFERENCE_DIR
 from .machine import LOCAL_SYSTEM, reference_path, this_machine
-from .metrics import PerfSpec, bad_sides, below_resolution, catches_2x, is_finite_number
+from .metrics import PerfSpec, bad_sides, catches_2x, is_finite_number, unjudgeable
 
 _CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -239,15 +239,12 @@ def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec,
                 f"{path}: {where}: no {side} bound, but {better}: a regression would pass; "
                 f"give a {side} bound (a fraction {'<= 0' if side == 'lower' else '>= 0'})"
             )
-    coarse = below_resolution(ref[0], spec.resolution) if is_finite_number(ref[0]) else None
-    if not recorded and coarse:
+    why = (unjudgeable(ref[0], spec.better, spec.resolution)
+           if not recorded and is_finite_number(ref[0]) else None)
+    if why:
         raise ReferenceFileError(
-            f"{path}: {where}: a reference of {ref[0]} {spec.unit} is too coarse to judge "
-            f"({coarse}); list the entry in _recorded_only with the reason")
-    if not recorded and spec.better == "higher" and is_finite_number(ref[0]) and ref[0] <= 0:
-        raise ReferenceFileError(
-            f"{path}: {where}: a higher-is-better reference of {ref[0]} can never fail (the "
-            f"figure cannot fall below it); list the entry in _recorded_only with the reason")
+            f"{path}: {where}: a reference of {ref[0]} {spec.unit} cannot judge ({why}); list "
+            f"the entry in _recorded_only with the reason")
     if not recorded and not wide and ref[0] != 0 and not catches_2x(spec.better, ref[1], ref[2]):
         side, bound = ("upper", ref[2]) if spec.better == "lower" else ("lower", ref[1])
         raise ReferenceFileError(

@@ -19,6 +19,7 @@ $environ, kernel or benchmark, scale]).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import shlex
@@ -117,6 +118,7 @@ def find_program(names: list[str], suite: Suite, explicit: str | None = None,
 _MPI_LIBRARIES = {"libmpi.so.40": "openmpi", "libmpi.so.12": "mpich", "libmpich": "mpich"}
 
 
+@functools.lru_cache(maxsize=64)  # find_program and the check's own test ask for the same
 def linked_mpi(program: str) -> str | None:
     """The MPI family a dynamically linked program uses (from ldd), None when unknown."""
     try:
@@ -153,7 +155,8 @@ def read_placement(directory: Path) -> list[dict]:
             bound = []
         ranks.append({"rank": int(rank) if rank.isdigit() else rank, "host": host,
                       "cpus_bound": bound, "cpus_text": cpus})
-    return sorted(ranks, key=lambda r: (isinstance(r["rank"], str), str(r["rank"]).zfill(9)))
+    # rank order (a rank the launcher did not number, "pid<N>", last)
+    return sorted(ranks, key=lambda r: str(r["rank"]).zfill(12))
 
 
 class ExternalSuiteCheck(Judged, rfm.RegressionTest):

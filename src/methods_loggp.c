@@ -213,20 +213,14 @@ static double state_probe(prtt_state *s)
     return probe;
 }
 
-static void measure_prtt(const nb_context *ctx, prtt_state *state, int n, double delay_us,
-                         nb_timed_loop loop, nb_measurement *m)
-{
-    nb_prtt_measure(ctx, &state->prtt, n, delay_us, loop, LOGGP_MIN_ROUNDS, m);
-}
-
 static void measure_size(const nb_context *ctx, prtt_state *state, size_figures *f)
 {
     const nb_options *o = ctx->options;
     int n = settings_of(o)->messages;
     nb_measurement one, many, delayed, receive;
     f->state_probe_us = state_probe(state);
-    measure_prtt(ctx, state, 1, 0.0, nb_prtt_loop, &one);
-    measure_prtt(ctx, state, n, 0.0, nb_prtt_loop, &many);
+    nb_prtt_measure(ctx, &state->prtt, 1, 0.0, nb_prtt_loop, LOGGP_MIN_ROUNDS, &one);
+    nb_prtt_measure(ctx, &state->prtt, n, 0.0, nb_prtt_loop, LOGGP_MIN_ROUNDS, &many);
 
     /* §2.3: d_G = PRTT(1,0,s) must exceed G_all; otherwise fall back to PRTT(2,0,s). */
     double d_G = 0.0;
@@ -244,13 +238,13 @@ static void measure_size(const nb_context *ctx, prtt_state *state, size_figures 
     MPI_Bcast(&fallback, 1, MPI_INT, 0, ctx->pair);
     if (fallback) {
         nb_measurement two;
-        measure_prtt(ctx, state, 2, 0.0, nb_prtt_loop, &two);
+        nb_prtt_measure(ctx, &state->prtt, 2, 0.0, nb_prtt_loop, LOGGP_MIN_ROUNDS, &two);
         if (ctx->rank == 0)
             d_G = two.median_us;
     }
     MPI_Bcast(&d_G, 1, MPI_DOUBLE, 0, ctx->pair);
-    measure_prtt(ctx, state, n, d_G, nb_prtt_loop, &delayed);
-    measure_prtt(ctx, state, 1, d_G, nb_prtt_receive_loop, &receive);
+    nb_prtt_measure(ctx, &state->prtt, n, d_G, nb_prtt_loop, LOGGP_MIN_ROUNDS, &delayed);
+    nb_prtt_measure(ctx, &state->prtt, 1, d_G, nb_prtt_receive_loop, LOGGP_MIN_ROUNDS, &receive);
     if (ctx->rank == 0) {
         f->d_G_us = d_G;
         f->d_G_is_prtt_2_0 = fallback;
