@@ -123,7 +123,7 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
     assert tcp.returncode == 1, tcp.stdout[-4000:] + tcp.stderr[-2000:]
     assert "outcome: REGRESSION" in outcome, outcome
     # each judged variable that TCP moves is named; a recorded-only one is shown as such
-    assert re.search(r"REGRESSION NetbenchPingPong\S* .*(latency_8B_median_us|bandwidth_\\w+_MBps)",
+    assert re.search(r"REGRESSION NetbenchPingPong\S* .*(latency_8B_median_us|bandwidth_\w+_MBps)",
                      outcome), outcome
     (report,) = [p for p in (tmp_path / "results" / "reports").glob("run-report-*.json")
                  if p.stat().st_mtime == max(q.stat().st_mtime for q in
