@@ -73,6 +73,14 @@ def check_system(system: str, *, partition: bool = False) -> str:
                      f"'-', '.'), e.g. --system local")
 
 
+def variable_pattern(text: str | None, error: type[Exception] = UsageError) -> re.Pattern | None:
+    """--variable REGEX compiled (None when not given), else `error` naming the option."""
+    try:
+        return re.compile(text) if text else None
+    except re.error as err:
+        raise error(f"--variable {text!r} is no regular expression ({err})") from None
+
+
 def fail(command: str, message: Any, status: int = USAGE) -> int:
     """Print `fabricsuite COMMAND: MESSAGE` as one line on stderr; return `status` (2)."""
     print(f"fabricsuite {command}: {message}", file=sys.stderr)

@@ -61,6 +61,7 @@ from .commands import (
     check_system,
     one_line_errors,
     results_dir,
+    variable_pattern,
 )
 from .history import (
     FDR,
@@ -786,11 +787,7 @@ def run(args: Any) -> int:
     import sys
 
     check_system(args.system)
-    try:
-        pattern = re.compile(args.variable) if args.variable else None
-    except re.error as err:
-        raise CompareError(f"--variable {args.variable!r} is no regular expression "
-                           f"({err})") from None
+    pattern = variable_pattern(args.variable, CompareError)
     fdr, min_change = args.fdr, args.min_change / 100
     check_options(fdr, min_change, args.min_runs)
     before, after = select_sides(args, args.system, pattern)

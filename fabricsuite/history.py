@@ -85,6 +85,7 @@ from .commands import (
     check_system,
     one_line_errors,
     results_dir,
+    variable_pattern,
 )
 from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
 from .session import final_cases
@@ -811,11 +812,7 @@ def run(args: Any) -> int:
     import sys
 
     check_system(args.system)
-    try:
-        pattern = re.compile(args.variable) if args.variable else None
-    except re.error as err:
-        raise HistoryError(f"--variable {args.variable!r} is no regular expression "
-                           f"({err})") from None
+    pattern = variable_pattern(args.variable, HistoryError)
     if args.permutations < 1:
         raise HistoryError(f"--permutations {args.permutations}: give 1 or more")
     since = parse_since(args.since) if args.since else None

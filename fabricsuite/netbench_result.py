@@ -200,22 +200,16 @@ def _check_figures(tables: dict[str, list[dict[str, Any]]], summary: dict[str, A
     """Every figure of format version 1 (times, bandwidths, sizes, counts, ratios, indices) is
     non-negative: netbench reports a quantity it measured below zero as null with an
     `unreliable` entry (docs/output-format.md). A negative number is a corrupt or forged file."""
-    for name, rows in tables.items():
-        for index, row in enumerate(rows):
-            for key, val in row.items():
-                if _negative(val):
-                    raise ResultError(
-                        f"{source}: table {name} row {index} ({_row_label(row)}): {key}={val} "
-                        "is negative; netbench never reports a negative figure (a quantity "
-                        "measured below zero is null and unreliable): the file is corrupt"
-                    )
-    for key, val in summary.items():
-        if _negative(val):
-            raise ResultError(
-                f"{source}: summary {key}={val} is negative; netbench never reports a negative "
-                "figure (a quantity measured below zero is null and unreliable): the file is "
-                "corrupt"
-            )
+    places = [(f"table {name} row {index} ({_row_label(row)}):", row)
+              for name, rows in tables.items() for index, row in enumerate(rows)]
+    for where, figures in [*places, ("summary", summary)]:
+        for key, val in figures.items():
+            if _negative(val):
+                raise ResultError(
+                    f"{source}: {where} {key}={val} is negative; netbench never reports a "
+                    "negative figure (a quantity measured below zero is null and unreliable): "
+                    "the file is corrupt"
+                )
 
 
 def _negative(val: Any) -> bool:
@@ -332,13 +326,34 @@ def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
 
 
 #: netbench's unit names (output.h) as the checks and the reference files write them; the others
-#: are the same on both sides.
-CHECK_UNITS = {"MBps": "MB/s", "ns_per_byte": "ns/B"}
+#: (us, count, ratio, pairs, ...) are the same on both sides.
+CHECK_UNITS = {"MBps": "MB/s", "ns_per_byte": "ns/B", "bytes": "B", "per_s": "msg/s"}
 
 
-def declared_columns(description: dict[str, Any]) -> dict[tuple[str, str], tuple[str, str]]:
-    """(table, column) -> (unit as the checks write it, "higher"/"lower"/"equal") from the JSON
-    of `netbench METHOD --describe`: the one declaration of every column, in C."""
-    return {(table["name"], column["name"]): (CHECK_UNITS.get(column["unit"], column["unit"]),
-                                              column["better"] or "equal")
-            for table in description["tables"] for column in table["columns"]}
+def declared_figures(description: dict[str, Any]) -> dict[tuple[str | None, str], tuple[str, str]]:
+    """(table, column) of every column and (None, name) of every summary figure -> (unit as the
+    checks write it, "higher"/"lower"/"equal"), from the JSON of `netbench METHOD --describe`:
+    the one declaration of every figure, in C. A key or a parameter (no direction) is "equal"."""
+    declared = {(table["name"], column["name"]): column
+                for table in description["tables"] for column in table["columns"]}
+    declared.update({(None, figure["name"]): figure for figure in description.get("summary", [])})
+    return {key: (CHECK_UNITS.get(figure["unit"], figure["unit"]), figure["better"] or "equal")
+            for key, figure in declared.items()}
+
+
+def declaration_problems(metrics: dict[str, Any], description: dict[str, Any]) -> list[str]:
+    """One line per performance variable (a check's `metrics`: objects with `table`, `column`,
+    `unit` and `better`) that netbench does not declare, or declares with another unit or
+    direction than the check asserts."""
+    declared = declared_figures(description)
+    problems = []
+    for variable, metric in metrics.items():
+        where = f"summary {metric.column}" if metric.table is None else \
+            f"column {metric.table}.{metric.column}"
+        if (metric.table, metric.column) not in declared:
+            problems.append(f"{variable}: netbench {description['method']} declares no {where}")
+        elif declared[metric.table, metric.column] != (metric.unit, metric.better):
+            unit, better = declared[metric.table, metric.column]
+            problems.append(f"{variable}: the check asserts {metric.unit}, {metric.better} is "
+                            f"better; netbench declares {where} as {unit}, {better} is better")
+    return problems

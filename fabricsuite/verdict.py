@@ -10,6 +10,11 @@ triples for tens of seconds, sometimes minutes) is over before the figure is tak
 regression fails every round and costs only the time; a transient passes one. A case fails only
 when its last round fails too; every figure stays in the perflog and in the run report (runs[0],
 runs[1], ...), and `fabricsuite.session` prints the first and the last.
+
+The pause is taken in a hook that ReFrame has (run_before("run") of a round's first case): ReFrame
+4.10 has none between retry rounds. Timing checks run with the serial policy, so nothing of the
+session runs meanwhile; under the async policy the pause also holds back the polling of jobs
+already running, which delays their end, not their figures.
 """
 
 from __future__ import annotations
@@ -37,24 +42,34 @@ CONFIRM_PAUSE_GROWTH = 3.0
 _paused_before_round = 0
 
 
-# ReFrame 4.10.4 resolves the dependencies of a retry round's cases among the failed cases of the
-# round before only (executors.Runner._retry_failed passes them as the fallback), so from the
-# second round on a case whose fixture passed in the first run (every netbench check's
-# NetbenchBuild) is dropped with "could not resolve dependency". Keeping the session's own cases
-# as the last fallback lets --max-retries=N retry such a case N times; nothing else calls
-# build_deps with a fallback.
+# An upstream-compatible wrapper, not a change of ReFrame's behaviour elsewhere. ReFrame 4.10.4
+# resolves the dependencies of a retry round's cases among the failed cases of the round before
+# only (executors.Runner._retry_failed: `build_deps(failed_cases, cases)`, then
+# `cases = failed_cases`), so from the second round on a case whose fixture passed in the first
+# run (every netbench check's NetbenchBuild) is dropped with "could not resolve dependency".
+# Keeping the session's own cases as the last fallback lets --max-retries=N retry such a case N
+# times; nothing else calls build_deps with a fallback, and a call without one passes through.
+# tests/test_verdicts.py pins the ReFrame code this relies on: when an upgrade changes it, that
+# test fails and names this wrapper.
 _session_cases: list = []
 _build_deps = dependencies.build_deps
 
 
+def retry_fallback(default_cases: list) -> list:
+    """The cases a retry round may resolve its dependencies among: those ReFrame passes (the
+    round before's), then the session's own cases (remembered from the first retry round, whose
+    fallback is the whole session) that are not among them."""
+    if not _session_cases:
+        _session_cases.extend(default_cases)
+        return default_cases
+    known = {case.check.unique_name for case in default_cases}
+    return [*default_cases,
+            *(case for case in _session_cases if case.check.unique_name not in known)]
+
+
 def _build_deps_with_session_fallback(cases, default_cases=None):
     if default_cases is not None:
-        if not _session_cases:
-            _session_cases.extend(default_cases)  # the first retry round's: the session's cases
-        else:
-            known = {case.check.unique_name for case in default_cases}
-            default_cases = [*default_cases, *(case for case in _session_cases
-                                               if case.check.unique_name not in known)]
+        default_cases = retry_fallback(default_cases)
     return _build_deps(cases, default_cases)
 
 

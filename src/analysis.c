@@ -480,7 +480,7 @@ static double point_variance(const double *y, const double *noise_var, size_t i,
 }
 
 /* Weighted least squares over the points of [first, last] with keep[i] != 0 (keep may be NULL:
- * all), weights 1 / sigma_i^2 (see nb_merge_ranges). Returns the weighted residual sum of
+ * all), weights 1 / sigma_i^2 (see nb_split_gain). Returns the weighted residual sum of
  * squares, NAN with fewer than 2 points or all x equal; *a, *b (may be NULL) get the line. */
 static double weighted_fit(const double *x, const double *y, const double *noise_var,
                            const unsigned char *keep, size_t first, size_t last, double rel_floor,
@@ -612,110 +612,6 @@ double nb_split_gain(const double *x, const double *y, const double *noise_var, 
     return (w_one - w_two) / s2 - 3.0 * log(m);
 }
 
-/* Moves each break between ranges by at most `window` points to where the two lines' residual
- * sum is smallest (each range keeping at least mp points). */
-static void refine_breaks(const double *x, const double *y, const double *noise_var,
-                          nb_range *ranges, size_t count, double rel_floor, size_t mp,
-                          size_t refine_window)
-{
-    for (size_t k = 0; refine_window > 0 && k + 1 < count; k++) {
-        size_t first = ranges[k].first, last = ranges[k + 1].last, split = ranges[k].last;
-        size_t low = first + mp - 1, high = last >= mp ? last - mp : 0;
-        if (split >= refine_window && split - refine_window > low)
-            low = split - refine_window;
-        if (split + refine_window < high)
-            high = split + refine_window;
-        double scale = mean_abs(y, first, last), best = INFINITY;
-        size_t best_split = split;
-        for (size_t s = low; s <= high && s < last; s++) {
-            /* All points: with outliers dropped per candidate, the candidates would be
-             * compared over different points. */
-            double w = weighted_fit(x, y, noise_var, NULL, first, s, rel_floor, scale, NULL,
-                                    NULL) +
-                       weighted_fit(x, y, noise_var, NULL, s + 1, last, rel_floor, scale, NULL,
-                                    NULL);
-            if (w < best) {
-                best = w;
-                best_split = s;
-            }
-        }
-        ranges[k].last = best_split;
-        ranges[k + 1].first = best_split + 1;
-    }
-}
-
-size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var, size_t n,
-                       nb_range *ranges, size_t count, double rel_floor, double margin,
-                       size_t min_points, size_t refine_window)
-{
-    if (x == NULL || y == NULL || ranges == NULL || count == 0 || n == 0)
-        return count;
-    size_t mp = min_points < 3 ? 3 : min_points;
-    /* The look-ahead test may declare a change a few points early or late; a break off its step
-     * leaves points of one level in the other range, which inflates the residual variance and
-     * can make a real step look insignificant. So the breaks are refined before the merging
-     * (and again after it, where merged ranges changed the neighbours). */
-    refine_breaks(x, y, noise_var, ranges, count, rel_floor, mp, refine_window);
-    /* Merge the least significant split while its gain is below the margin. A NaN gain (a side
-     * too short to fit) is no evidence for the split. */
-    while (count > 1) {
-        size_t worst = 0;
-        double worst_gain = INFINITY;
-        for (size_t k = 0; k + 1 < count; k++) {
-            double gain = nb_split_gain(x, y, noise_var, ranges[k].first, ranges[k].last,
-                                        ranges[k + 1].last, rel_floor);
-            if (isnan(gain))
-                gain = -INFINITY;
-            if (gain < worst_gain) {
-                worst_gain = gain;
-                worst = k;
-            }
-        }
-        if (!(worst_gain < margin))
-            break;
-        ranges[worst].last = ranges[worst + 1].last;
-        for (size_t k = worst + 1; k + 1 < count; k++)
-            ranges[k] = ranges[k + 1];
-        count--;
-    }
-    refine_breaks(x, y, noise_var, ranges, count, rel_floor, mp, refine_window);
-    return count;
-}
-
-size_t nb_add_ranges(const double *x, const double *y, const double *noise_var, size_t n,
-                     nb_range *ranges, size_t count, size_t max_ranges, double rel_floor,
-                     double margin, size_t min_points)
-{
-    if (x == NULL || y == NULL || ranges == NULL || count == 0 || n == 0)
-        return count;
-    size_t mp = min_points < 3 ? 3 : min_points;
-    while (count < max_ranges) {
-        double best = -INFINITY;
-        size_t best_k = 0, best_split = 0;
-        for (size_t k = 0; k < count; k++) {
-            size_t first = ranges[k].first, last = ranges[k].last;
-            if (last < first || last - first + 1 < 2 * mp)
-                continue;
-            for (size_t split = first + mp - 1; split + mp <= last; split++) {
-                double gain = nb_split_gain(x, y, noise_var, first, split, last, rel_floor);
-                if (isfinite(gain) && gain > best) {
-                    best = gain;
-                    best_k = k;
-                    best_split = split;
-                }
-            }
-        }
-        if (!(best >= margin))
-            break;
-        memmove(&ranges[best_k + 2], &ranges[best_k + 1],
-                (count - best_k - 1) * sizeof *ranges);
-        ranges[best_k + 1].first = best_split + 1;
-        ranges[best_k + 1].last = ranges[best_k].last;
-        ranges[best_k].last = best_split;
-        count++;
-    }
-    return count;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Model selection over all segmentations (dynamic programming + BIC)                          */
@@ -803,7 +699,7 @@ size_t nb_segment_optimal(const double *x, const double *y, size_t n, size_t min
                 }
             }
     /* BIC: each segment beyond the first adds 3 parameters (a line and its break); it must also
-     * lower the cost by `margin`, as a split must in nb_merge_ranges. Ties go to fewer. */
+     * lower the cost by `margin`, as a split must in nb_split_gain. Ties go to fewer. */
     double per_segment = margin + 3.0 * log((double)n);
     size_t chosen = 1;
     double chosen_bic = best[1 * n + n - 1];

@@ -71,55 +71,31 @@ size_t nb_detect_ranges(const double *x, const double *y, const double *noise_va
                         int lookahead, double pfact, size_t min_points,
                         nb_range *ranges, size_t max_ranges);
 
-/* Model selection over a piecewise fit: merges adjacent ranges whose lines are not
- * significantly different. Per point the noise is sigma_i^2 = max(noise_var[i] (may be NULL),
- * (rel_floor * max(|y_i|, 0.1 * mean |y| of the pair))^2). For two adjacent ranges A, B (m points
- * together) with weighted residual sums W_AB of one line over both and W_A + W_B of a line each,
- * the split lowers the Bayesian information criterion by
- *   gain = (W_AB - W_A - W_B) / s^2 - 3 ln m,   s^2 = max((W_A + W_B) / (m - 4), 1)
- * (3 more parameters: a second line and the break; the residual variance of the split model in
- * noise units, never below the noise model). The sums are taken over the points that robust
- * weighted lines of A and of B keep (standardized residuals beyond 3.5 robust standard deviations
- * dropped, as in nb_fit_robust_nonneg): a run of disturbed timings is no evidence for a split,
- * nor does it hide one. While the smallest gain over all adjacent pairs is
- * below `margin`, that pair is merged. Then every remaining break is refined: it moves by at most
- * `refine_window` points to where W_A + W_B is smallest, each range keeping at least min_points
- * (at least 3) points. ranges[0..count-1] must tile [0, n-1] in order; they are rewritten in
- * place. Returns the new count. */
-size_t nb_merge_ranges(const double *x, const double *y, const double *noise_var, size_t n,
-                       nb_range *ranges, size_t count, double rel_floor, double margin,
-                       size_t min_points, size_t refine_window);
-
-/* The forward step of the model selection after nb_merge_ranges: the look-ahead test of
- * nb_detect_ranges is greedy and can miss a break (an MPICH run on the development VM found the
- * breaks at 108 B and 9742 B but not the one near 1.2 KiB), and a range that holds a missed break
- * fits badly, which lowers the gain of every split next to it until the merging removes real
- * breaks too. So: over all ranges of at least 2 * min_points points (min_points at least 3), the
- * split with the largest nb_split_gain, each side keeping min_points points, is made while that
- * gain is at least `margin` and count < max_ranges. ranges[0..count-1] must tile [0, n-1] in
- * order; ranges must have room for max_ranges. Returns the new count. Call nb_merge_ranges
- * again afterwards: a new break can make an old one insignificant. */
-size_t nb_add_ranges(const double *x, const double *y, const double *noise_var, size_t n,
-                     nb_range *ranges, size_t count, size_t max_ranges, double rel_floor,
-                     double margin, size_t min_points);
-
 /* Model selection over every segmentation: the ranges that tile [0, n-1] into at most
  * max_segments (0: no limit but n / min_points) lines of at least min_points (at least 3) points
  * each, with the lowest cost for their count (dynamic programming over all break positions,
  * Bellman's optimal segmentation), and of those counts the one with the lowest BIC. A line's cost
  * is the sum over its points of min(z^2, 3.5^2), z the point's residual from the robust weighted
- * line of nb_merge_ranges in units of sigma_i = rel_floor * max(|y_i|, 0.1 * mean |y|) (the
+ * line of nb_split_gain in units of sigma_i = rel_floor * max(|y_i|, 0.1 * mean |y|) (the
  * repetitions' noise is not used: see the caller); each segment beyond the first must lower the
  * cost by margin + 3 ln n (3 parameters: a line and its break). Unlike the look-ahead detection
- * followed by greedy merging, no break depends on where an earlier one was put, and a curved
+ * followed by greedy merging (which an earlier netbench did), no break depends on where an earlier one was put, and a curved
  * range next to a step does not hide the step. Writes min(count, max_ranges) ranges in order;
  * returns the count (1 when n < 2 min_points, 0 when there are no points). */
 size_t nb_segment_optimal(const double *x, const double *y, size_t n, size_t min_points,
                           double rel_floor, double margin, size_t max_segments,
                           nb_range *ranges, size_t max_ranges);
 
-/* The BIC gain of keeping ranges [first, split] and [split + 1, last] apart rather than one
- * range (see nb_merge_ranges); NAN when either side has fewer than 2 points. */
+/* The BIC gain of keeping ranges A = [first, split] and B = [split + 1, last] apart rather than
+ * one range; NAN when either side has fewer than 2 points. Per point the noise is sigma_i^2 =
+ * max(noise_var[i] (may be NULL), (rel_floor * max(|y_i|, 0.1 * mean |y| of the pair))^2). With
+ * weighted residual sums W_AB of one line over both (m points) and W_A + W_B of a line each,
+ *   gain = (W_AB - W_A - W_B) / s^2 - 3 ln m,   s^2 = max((W_A + W_B) / (m - 4), 1)
+ * (3 more parameters: a second line and the break; the residual variance of the split model in
+ * noise units, never below the noise model). The sums are taken over the points that robust
+ * weighted lines of A and of B keep (standardized residuals beyond 3.5 robust standard deviations
+ * dropped, as in nb_fit_robust_nonneg): a run of disturbed timings is no evidence for a split,
+ * nor does it hide one. */
 double nb_split_gain(const double *x, const double *y, const double *noise_var, size_t first,
                      size_t split, size_t last, double rel_floor);
 

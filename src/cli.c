@@ -766,33 +766,57 @@ static const char *direction_word(nb_direction direction)
 {
     return direction == NB_HIGHER_IS_BETTER  ? ", higher is better"
            : direction == NB_LOWER_IS_BETTER ? ", lower is better"
+           : direction == NB_EQUAL_IS_BETTER ? ", should not move"
                                              : "";
 }
 
-/* The declared tables: "table NAME: column [unit, lower is better], ..." */
+/* "column [unit, lower is better], ..." under `label`. */
+static void print_declarations_help(const char *label, const nb_column *columns, size_t count)
+{
+    char text[8192];
+    size_t used = 0;
+    text[0] = '\0';
+    for (size_t c = 0; c < count && used < sizeof text; c++) {
+        const char *unit = columns[c].unit[0] ? columns[c].unit : "label";
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%s [%s%s]", c ? ", " : "",
+                                 columns[c].name, unit, direction_word(columns[c].direction));
+    }
+    print_wrapped(label, text);
+}
+
+/* The declared tables and summary figures: "table NAME: column [unit, lower is better], ..." */
 static void print_tables_help(const nb_method *method)
 {
-    if (method->tables == NULL || method->tables[0] == NULL)
-        return;
-    printf("\noutput tables (columns with unit and direction; docs/output-format.md):\n");
-    for (const nb_table_spec *const *t = method->tables; *t != NULL; t++) {
-        char text[4096], label[64];
-        size_t used = 0;
-        text[0] = '\0';
-        for (size_t c = 0; c < (*t)->column_count && used < sizeof text; c++) {
-            const nb_column *column = &(*t)->columns[c];
-            const char *unit = column->unit[0] ? column->unit : "label";
-            used += (size_t)snprintf(text + used, sizeof text - used, "%s%s [%s%s]",
-                                     c ? ", " : "", column->name, unit,
-                                     direction_word(column->direction));
-        }
-        snprintf(label, sizeof label, "%s", (*t)->name);
-        print_wrapped(label, text);
+    if (method->tables != NULL && method->tables[0] != NULL) {
+        printf("\noutput tables (columns with unit and direction; docs/output-format.md):\n");
+        for (const nb_table_spec *const *t = method->tables; *t != NULL; t++)
+            print_declarations_help((*t)->name, (*t)->columns, (*t)->column_count);
+    }
+    if (method->figure_count > 0) {
+        printf("\nsummary figures (unit and direction):\n");
+        print_declarations_help("summary", method->figures, method->figure_count);
     }
 }
 
-/* `netbench METHOD --describe`: the declared tables as JSON, for the checks, the docs and the
- * report (docs/output-format.md); one declaration per column, here and nowhere else. */
+static const char *direction_json(nb_direction direction)
+{
+    return direction == NB_HIGHER_IS_BETTER  ? "\"higher\""
+           : direction == NB_LOWER_IS_BETTER ? "\"lower\""
+           : direction == NB_EQUAL_IS_BETTER ? "\"equal\""
+                                             : "null";
+}
+
+/* The JSON list of declarations: [{"name": ..., "unit": ..., "better": ...}, ...] */
+static void print_declarations_json(const char *indent, const nb_column *columns, size_t count)
+{
+    for (size_t c = 0; c < count; c++)
+        printf("%s\n%s{\"name\": \"%s\", \"unit\": \"%s\", \"better\": %s}", c ? "," : "",
+               indent, columns[c].name, columns[c].unit, direction_json(columns[c].direction));
+}
+
+/* `netbench METHOD --describe`: the declared tables and summary figures as JSON, for the checks,
+ * the docs and the report (docs/output-format.md); one declaration per figure, here and nowhere
+ * else. */
 static void print_method_description(const nb_method *method)
 {
     printf("{\"method\": \"%s\", \"scope\": \"%s\", \"tables\": [", method->name,
@@ -800,16 +824,11 @@ static void print_method_description(const nb_method *method)
     for (const nb_table_spec *const *t = method->tables; t != NULL && *t != NULL; t++) {
         printf("%s\n  {\"name\": \"%s\", \"columns\": [", t == method->tables ? "" : ",",
                (*t)->name);
-        for (size_t c = 0; c < (*t)->column_count; c++) {
-            const nb_column *column = &(*t)->columns[c];
-            const char *better = column->direction == NB_HIGHER_IS_BETTER  ? "\"higher\""
-                                 : column->direction == NB_LOWER_IS_BETTER ? "\"lower\""
-                                                                           : "null";
-            printf("%s\n    {\"name\": \"%s\", \"unit\": \"%s\", \"better\": %s}", c ? "," : "",
-                   column->name, column->unit, better);
-        }
+        print_declarations_json("    ", (*t)->columns, (*t)->column_count);
         printf("\n  ]}");
     }
+    printf("\n], \"summary\": [");
+    print_declarations_json("  ", method->figures, method->figure_count);
     printf("\n]}\n");
 }
 
@@ -821,8 +840,8 @@ static void print_method_help(const nb_method *method, const option_list *list)
     for (size_t i = 0; i < list->count; i++)
         print_option_help(&list->options[i]);
     print_wrapped("-h, --help", "this text");
-    print_wrapped("--describe", "print the declaration of every column below (unit, "
-                                "direction) as JSON");
+    print_wrapped("--describe", "print the declaration of every column and summary figure "
+                                "below (unit, direction) as JSON");
     print_tables_help(method);
     printf("\nSizes take a K or M suffix (binary: 1K = 1024). Output: docs/output-format.md.\n"
            "Exit status: 0 done (check 'status'), 1 runtime failure or --timeout, 2 wrong "

@@ -137,6 +137,11 @@ typedef struct {
     NB_USE(NB_COMMON_REPETITIONS, (repetitions)), NB_USE(NB_COMMON_ITERATIONS, (iterations)),  \
         NB_USE(NB_COMMON_TIME_CAP, (time_cap_ms))
 #define NB_COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+/* In a method's initializer, what it declares: its options (an nb_option array), its output
+ * tables (a NULL-terminated list) and its summary figures (an nb_column array). */
+#define NB_DECLARES(options_array, table_list, figure_array)                                   \
+    .options = (options_array), .option_count = NB_COUNT_OF(options_array),                    \
+    .tables = (table_list), .figures = (figure_array), .figure_count = NB_COUNT_OF(figure_array)
 
 /* How the default size list is generated from min_size and max_size. */
 typedef enum {
@@ -162,6 +167,8 @@ typedef struct nb_method {
     size_t option_count;
     size_t settings_size;         /* sizeof its settings struct (NB_SETTING targets); 0: none */
     const nb_table_spec *const *tables; /* its output tables, NULL-terminated (for the help) */
+    const nb_column *figures;     /* every summary figure it may write (NB_FIGURES) */
+    size_t figure_count;
     void (*run)(const struct nb_context *ctx);
     /* Optional hooks, called before MPI_Init. */
     /* After parsing and the size list: method-specific rules and sizes. Returns 0, or the exit

@@ -126,6 +126,18 @@ static const nb_option anysource_options[] = {
 static const nb_table_spec *const anysource_tables[] = {&anysource_table, &anysource_cost_table,
                                                         NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column anysource_figures[] = {
+    NB_KEY("small_size_bytes", "bytes"),
+    NB_LOWER("named_latency_small_us", "us"),
+    NB_LOWER("any_source_latency_small_us", "us"),
+    NB_LOWER("any_source_any_tag_latency_small_us", "us"),
+    NB_LOWER("any_source_cost_small_us", "us"),
+    NB_LOWER("any_source_cost_small_ratio", "ratio"),
+    NB_LOWER("any_source_any_tag_cost_small_us", "us"),
+    NB_LOWER("any_source_any_tag_cost_small_ratio", "ratio"),
+};
+
 const nb_method nb_method_anysource = {
     .name = "anysource",
     .summary = "receive from MPI_ANY_SOURCE (/ANY_TAG) vs a named source (Kutlug 4.2.6)",
@@ -150,8 +162,6 @@ const nb_method nb_method_anysource = {
         "'unreliable' entry.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_4,
-    .options = anysource_options,
-    .option_count = NB_COUNT_OF(anysource_options),
-    .tables = anysource_tables,
+    NB_DECLARES(anysource_options, anysource_tables, anysource_figures),
     .run = run_anysource,
 };

@@ -694,6 +694,23 @@ static const nb_option beff_options[] = {
 static const nb_table_spec *const beff_tables[] = {&patterns_table, &lengths_table,
                                                    &validation_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column beff_figures[] = {
+    NB_KEY("validated_messages", "count"),
+    NB_LOWER("validation_errors", "count"),
+    NB_HIGHER("b_eff_MBps", "MBps"),
+    NB_HIGHER("b_eff_per_process_MBps", "MBps"),
+    NB_KEY("lmax_bytes", "bytes"),
+    NB_HIGHER("b_eff_at_lmax_MBps", "MBps"),
+    NB_HIGHER("b_eff_at_lmax_per_process_MBps", "MBps"),
+    NB_HIGHER("b_eff_at_lmax_rings_MBps", "MBps"),
+    NB_HIGHER("b_eff_at_lmax_rings_per_process_MBps", "MBps"),
+    NB_LOWER("latency_rings_random_us", "us"),
+    NB_LOWER("latency_rings_us", "us"),
+    NB_LOWER("pingpong_latency_us", "us"),
+    NB_HIGHER("pingpong_bandwidth_lmax_MBps", "MBps"),
+};
+
 const nb_method nb_method_beff = {
     .name = "beff",
     .summary = "b_eff effective bandwidth: rings and random patterns, 21 lengths, 3 methods "
@@ -735,10 +752,8 @@ const nb_method nb_method_beff = {
         "received byte (and a guard area after it) is checked (table validation).",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_NONE,
-    .options = beff_options,
-    .option_count = NB_COUNT_OF(beff_options),
+    NB_DECLARES(beff_options, beff_tables, beff_figures),
     .settings_size = sizeof(beff_settings),
-    .tables = beff_tables,
     .run = run_beff,
     .buffer_bytes = beff_buffer_bytes,
 };

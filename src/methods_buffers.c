@@ -431,6 +431,19 @@ static const nb_option reuse_options[] = {
 
 static const nb_table_spec *const reuse_tables[] = {&reuse_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column reuse_figures[] = {
+    NB_KEY("latency_reuse100_small_size_bytes", "bytes"),
+    NB_LOWER("latency_reuse100_small_us", "us"),
+    NB_KEY("cost_size_bytes", "bytes"),
+    NB_KEY("cost_reuse_percent", "percent"),
+    NB_LOWER("cost_extra_us", "us"),
+    NB_LOWER("cost_ratio", "ratio"),
+    NB_KEY("cost_noise_us", "us"),
+    NB_LOWER("cost_extra_max_us", "us"),
+    NB_KEY("cost_extra_max_size_bytes", "bytes"),
+};
+
 const nb_method nb_method_reuse = {
     .name = "reuse",
     .summary = "ping-pong with 100..0 % of the transfers from one reused buffer (Zamani 5.3)",
@@ -463,10 +476,8 @@ const nb_method nb_method_reuse = {
         "smallest size.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_NONE,
-    .options = reuse_options,
-    .option_count = NB_COUNT_OF(reuse_options),
+    NB_DECLARES(reuse_options, reuse_tables, reuse_figures),
     .settings_size = sizeof(reuse_settings),
-    .tables = reuse_tables,
     .run = run_reuse,
     .finish = reuse_finish,
     .buffer_bytes = reuse_buffer_bytes,
@@ -659,6 +670,17 @@ static const nb_option vector_options[] = {
 
 static const nb_table_spec *const vector_tables[] = {&contiguous_table, &vector_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column vector_figures[] = {
+    NB_KEY("cost_size_bytes", "bytes"),
+    NB_KEY("cost_segments", "count"),
+    NB_LOWER("cost_extra_us", "us"),
+    NB_LOWER("cost_ratio", "ratio"),
+    NB_KEY("cost_noise_us", "us"),
+    NB_LOWER("cost_extra_max_us", "us"),
+    NB_KEY("cost_extra_max_size_bytes", "bytes"),
+};
+
 const nb_method nb_method_vector = {
     .name = "vector",
     .summary = "ping-pong of an MPI vector in k segments against the contiguous message "
@@ -684,10 +706,8 @@ const nb_method nb_method_vector = {
         "over the sizes.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_NONE,
-    .options = vector_options,
-    .option_count = NB_COUNT_OF(vector_options),
+    NB_DECLARES(vector_options, vector_tables, vector_figures),
     .settings_size = sizeof(vector_settings),
-    .tables = vector_tables,
     .run = run_vector,
     .finish = vector_finish,
     .buffer_bytes = vector_buffer_bytes,

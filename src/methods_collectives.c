@@ -517,6 +517,15 @@ static const nb_option collectives_options[] = {
 static const nb_table_spec *const collectives_tables[] = {&collectives_table, &validation_table,
                                                           NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column collectives_figures[] = {
+    NB_KEY("validated_calls", "count"),
+    NB_LOWER("validation_errors", "count"),
+    NB_KEY("clock_sync_error_max_us", "us"),
+    NB_KEY("collectives_measured", "count"),
+    NB_KEY("loop_to_individual_median", "ratio"),
+};
+
 const nb_method nb_method_collectives = {
     .name = "collectives",
     .summary = "collectives, each call timed alone in a synchronised time window (Hoefler 4; "
@@ -548,10 +557,8 @@ const nb_method nb_method_collectives = {
         "integer floats for the sums, which add exactly) and every rank checks every value.",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_POWERS_OF_2,
-    .options = collectives_options,
-    .option_count = NB_COUNT_OF(collectives_options),
+    NB_DECLARES(collectives_options, collectives_tables, collectives_figures),
     .settings_size = sizeof(collectives_settings),
-    .tables = collectives_tables,
     .run = run_collectives,
     .buffer_bytes = nb_buffer_bytes_after_mpi,
 };

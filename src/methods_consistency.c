@@ -261,6 +261,19 @@ static const nb_option consistency_options[] = {
 static const nb_table_spec *const consistency_tables[] = {&rules_table,
                                                           &nb_operation_timings_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column consistency_figures[] = {
+    NB_LOWER("violations_allreduce_le_reduce_bcast", "count"),
+    NB_LOWER("violations_reduce_le_allreduce", "count"),
+    NB_LOWER("violations_bcast_le_scatter_allgather", "count"),
+    NB_LOWER("violations_allgather_le_gather_bcast", "count"),
+    NB_LOWER("violations_gather_le_allgather", "count"),
+    NB_LOWER("violations", "count"),
+    NB_KEY("rule_sizes_checked", "count"),
+    NB_KEY("rule_sizes_not_judged", "count"),
+    NB_KEY("clock_sync_error_max_us", "us"),
+};
+
 const nb_method nb_method_consistency = {
     .name = "consistency",
     .summary = "self-consistency rules of MPI collectives, violations beyond the noise (Traff et al.)",
@@ -294,10 +307,8 @@ const nb_method nb_method_consistency = {
         "violations should be 0 on any system. Default sizes: 8 B to 1 MiB in powers of 4.",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_POWERS_OF_4,
-    .options = consistency_options,
-    .option_count = NB_COUNT_OF(consistency_options),
+    NB_DECLARES(consistency_options, consistency_tables, consistency_figures),
     .settings_size = sizeof(consistency_settings),
-    .tables = consistency_tables,
     .run = run_consistency,
     .finish = consistency_finish,
     .buffer_bytes = nb_buffer_bytes_after_mpi,

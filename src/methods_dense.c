@@ -334,6 +334,13 @@ static const nb_option dense_options[] = {
 static const nb_table_spec *const dense_tables_declared[] = {&phases_table, &algorithms_table,
                                                              &validation_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column dense_figures[] = {
+    NB_KEY("phases_measured", "count"),
+    NB_KEY("validated_messages", "count"),
+    NB_LOWER("validation_errors", "count"),
+};
+
 const nb_method nb_method_dense = {
     .name = "dense",
     .summary = "dense patterns: all-to-all, pairwise, cumulative, random pairs (Altix 3.3)",
@@ -358,9 +365,7 @@ const nb_method nb_method_dense = {
         "--validate checks every received byte of every phase instead of timing.",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_POWERS_OF_4,
-    .options = dense_options,
-    .option_count = NB_COUNT_OF(dense_options),
+    NB_DECLARES(dense_options, dense_tables_declared, dense_figures),
     .settings_size = sizeof(dense_settings),
-    .tables = dense_tables_declared,
     .run = run_dense,
 };

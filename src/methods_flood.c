@@ -287,6 +287,20 @@ static const nb_option flood_options[] = {
 
 static const nb_table_spec *const flood_tables[] = {&flood_table, &flood_best_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column flood_figures[] = {
+    NB_LOWER("g_us", "us"),
+    NB_KEY("g_queue_depth", "count"),
+    NB_LOWER("G_ns_per_byte", "ns_per_byte"),
+    NB_KEY("G_fit_min_size_bytes", "bytes"),
+    NB_KEY("G_fit_max_size_bytes", "bytes"),
+    NB_KEY("G_fit_points", "count"),
+    NB_KEY("G_fit_rms_relative", "ratio"),
+    NB_KEY("G_fit_outliers", "count"),
+    NB_HIGHER("bandwidth_unidirectional_peak_MBps", "MBps"),
+    NB_KEY("bandwidth_unidirectional_peak_size_bytes", "bytes"),
+};
+
 const nb_method nb_method_flood = {
     .name = "flood",
     .summary = "sustained injection with q sends in flight: g, G, bandwidth (Bell 4.2)",
@@ -308,10 +322,8 @@ const nb_method nb_method_flood = {
         "memory, not the transport; over a network raise it with --G-fit-max-size.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_2,
-    .options = flood_options,
-    .option_count = NB_COUNT_OF(flood_options),
+    NB_DECLARES(flood_options, flood_tables, flood_figures),
     .settings_size = sizeof(flood_settings),
-    .tables = flood_tables,
     .run = run_flood,
     .buffer_bytes = flood_buffer_bytes,
 };

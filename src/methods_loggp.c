@@ -23,7 +23,7 @@
  * RANGE_MIN_POINTS sizes, the best for each count, and of those the count with the lowest BIC,
  * each range beyond the first having to lower the cost by RANGE_SEGMENT_MARGIN + 3 ln n, with
  * the noise of a point RANGE_REL_FLOOR of its value. It replaced the look-ahead detection
- * followed by greedy merging and adding of breaks (nb_merge_ranges, nb_add_ranges), which a
+ * followed by greedy merging and adding of breaks (removed since), which a
  * curved range next to a missed break could collapse: MPICH's 108 B - 8 KiB range curves upward
  * and one steady run lost both its 108 B and 1.2 KiB breaks. Replayed over the 219 runs that
  * bench/loggp_thresholds.py kept on 2026-11-24 (default settings and imposed thresholds, both
@@ -970,6 +970,43 @@ static const nb_option loggp_options[] = {
 
 static const nb_table_spec *const loggp_tables[] = {&prtt_table, &ranges_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column loggp_figures[] = {
+    NB_LOWER("L_us", "us"),
+    NB_SAME("protocol_ranges", "ranges"),
+    NB_KEY("protocol_ranges_detected", "ranges"),
+    NB_LOWER("g_small_us", "us"),
+    NB_KEY("g_small_ci95_low_us", "us"),
+    NB_KEY("g_small_ci95_high_us", "us"),
+    NB_LOWER("o_s_small_us", "us"),
+    NB_KEY("o_s_small_ci95_low_us", "us"),
+    NB_KEY("o_s_small_ci95_high_us", "us"),
+    NB_LOWER("o_r_small_us", "us"),
+    NB_KEY("o_r_small_ci95_low_us", "us"),
+    NB_KEY("o_r_small_ci95_high_us", "us"),
+    NB_LOWER("G_large_ns_per_byte", "ns_per_byte"),
+    NB_KEY("G_large_ci95_low_ns_per_byte", "ns_per_byte"),
+    NB_KEY("G_large_ci95_high_ns_per_byte", "ns_per_byte"),
+    NB_SAME("M_bytes", "bytes"),
+    NB_KEY("M_ci95_low_bytes", "bytes"),
+    NB_KEY("M_ci95_high_bytes", "bytes"),
+    NB_SAME("threshold_small_bytes", "bytes"),
+    NB_SAME("threshold_large_bytes", "bytes"),
+    NB_KEY("G_all_spikes", "count"),
+    NB_KEY("n", "count"),
+    NB_KEY("lookahead", "count"),
+    NB_KEY("pfact", "ratio"),
+    NB_KEY("slow_passes", "count"),
+    NB_KEY("passes_made", "count"),
+    NB_KEY("state_probe_fast_us", "us"),
+    NB_KEY("slow_state_share", "ratio"),
+    NB_KEY("slow_state_sizes", "count"),
+    NB_KEY("recheck_measurements", "count"),
+    NB_KEY("recheck_lowered", "count"),
+    NB_KEY("state_waited_s", "s"),
+    NB_KEY("state_waits", "count"),
+};
+
 const nb_method nb_method_loggp = {
     .name = "loggp",
     .summary = "LogGP g, G, o_s, o_r, L per protocol range from PRTT(n,d,s) (Hoefler 2.2-2.6)",
@@ -1035,10 +1072,8 @@ const nb_method nb_method_loggp = {
         "the caches) and no straight line fits; over a network, raise it.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_NONE,
-    .options = loggp_options,
-    .option_count = NB_COUNT_OF(loggp_options),
+    NB_DECLARES(loggp_options, loggp_tables, loggp_figures),
     .settings_size = sizeof(loggp_settings),
-    .tables = loggp_tables,
     .run = run_loggp,
     .finish = loggp_finish,
 };

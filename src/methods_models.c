@@ -697,6 +697,19 @@ static const nb_option models_options[] = {
 static const nb_table_spec *const models_tables[] = {
     &models_table, &nb_operation_timings_table, &loggp_ranges_table, &loggp_quick_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column models_figures[] = {
+    NB_LOWER("L_us", "us"),
+    NB_LOWER("g_small_us", "us"),
+    NB_LOWER("o_s_small_us", "us"),
+    NB_LOWER("o_r_small_us", "us"),
+    NB_LOWER("G_large_ns_per_byte", "ns_per_byte"),
+    NB_SAME("measured_to_predicted_median", "ratio"),
+    NB_LOWER("measured_to_predicted_max", "ratio"),
+    NB_KEY("clock_sync_error_max_us", "us"),
+    NB_KEY("models_compared", "count"),
+};
+
 const nb_method nb_method_models = {
     .name = "models",
     .summary = "collectives measured / predicted by LogGP models of their algorithms (Hoefler 4)",
@@ -745,10 +758,8 @@ const nb_method nb_method_models = {
         "collectives). Default sizes: 8 B to 1 MiB in powers of 4.",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_POWERS_OF_4,
-    .options = models_options,
-    .option_count = NB_COUNT_OF(models_options),
+    NB_DECLARES(models_options, models_tables, models_figures),
     .settings_size = sizeof(models_settings),
-    .tables = models_tables,
     .run = run_models,
     .finish = models_finish,
     .buffer_bytes = nb_buffer_bytes_after_mpi,

@@ -328,6 +328,21 @@ static const nb_option connections_options[] = {
 
 static const nb_table_spec *const connections_tables[] = {&connections_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column connections_figures[] = {
+    NB_KEY("max_k", "count"),
+    NB_KEY("small_size_bytes", "bytes"),
+    NB_KEY("large_size_bytes", "bytes"),
+    NB_LOWER("latency_small_k0_us", "us"),
+    NB_LOWER("latency_small_max_k_us", "us"),
+    NB_LOWER("latency_large_k0_us", "us"),
+    NB_LOWER("latency_large_max_k_us", "us"),
+    NB_LOWER("cost_small_max_k_us", "us"),
+    NB_LOWER("cost_large_max_k_us", "us"),
+    NB_KEY("noise_floor_small_max_k_us", "us"),
+    NB_KEY("noise_floor_large_max_k_us", "us"),
+};
+
 const nb_method nb_method_connections = {
     .name = "connections",
     .summary = "latency of ranks 0-1 with k other connections open on rank 0 (Kutlug 3.2.5)",
@@ -351,10 +366,8 @@ const nb_method nb_method_connections = {
         "network run one rank per node (mpirun --map-by node, srun --ntasks-per-node=1).",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_NONE,
-    .options = connections_options,
-    .option_count = NB_COUNT_OF(connections_options),
+    NB_DECLARES(connections_options, connections_tables, connections_figures),
     .settings_size = sizeof(connections_settings),
-    .tables = connections_tables,
     .run = run_connections,
     .finish = connections_finish,
 };
@@ -721,6 +734,22 @@ static const nb_option loaded_options[] = {
 static const nb_table_spec *const loaded_tables[] = {&loaded_latency_table, &aggregate_table,
                                                      NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column loaded_figures[] = {
+    NB_KEY("pairs", "pairs"),
+    NB_KEY("loading_pairs_max", "pairs"),
+    NB_LOWER("loaded_latency_k0_us", "us"),
+    NB_LOWER("loaded_latency_max_k_us", "us"),
+    NB_LOWER("loaded_latency_cost_max_k_us", "us"),
+    NB_KEY("loaded_latency_noise_floor_max_k_us", "us"),
+    NB_HIGHER("aggregate_bandwidth_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_pair_min_MBps", "MBps"),
+    NB_HIGHER("aggregate_bandwidth_one_pair_MBps", "MBps"),
+    NB_HIGHER("aggregate_bandwidth_scaling", "ratio"),
+    NB_HIGHER("message_rate_per_s", "per_s"),
+    NB_HIGHER("message_rate_one_pair_per_s", "per_s"),
+};
+
 const nb_method nb_method_loaded = {
     .name = "loaded",
     .summary = "latency under load, aggregate bandwidth, message rate of pairs (Zamani 5.1-5.2)",
@@ -747,10 +776,8 @@ const nb_method nb_method_loaded = {
         "network put the two ranks of a pair on different nodes (one rank per node).",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_NONE,
-    .options = loaded_options,
-    .option_count = NB_COUNT_OF(loaded_options),
+    NB_DECLARES(loaded_options, loaded_tables, loaded_figures),
     .settings_size = sizeof(loaded_settings),
-    .tables = loaded_tables,
     .run = run_loaded,
     .finish = loaded_finish,
     .buffer_bytes = loaded_buffer_bytes,

@@ -375,6 +375,18 @@ static const nb_option overlap_options[] = {
 static const nb_table_spec *const overlap_tables[] = {
     &sweep_table_spec, &potential_table_spec, &potential_sweep_table_spec, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column overlap_figures[] = {
+    NB_LOWER("o_s_us", "us"),
+    NB_LOWER("o_r_us", "us"),
+    NB_LOWER("g_send_q1_us", "us"),
+    NB_LOWER("g_recv_q1_us", "us"),
+    NB_KEY("overhead_size_bytes", "bytes"),
+    NB_KEY("tolerance", "ratio"),
+    NB_KEY("compute_calibration_ns_per_unit", "ns_per_unit"),
+    NB_KEY("compute_calibration_rank1_ns_per_unit", "ns_per_unit"),
+};
+
 const nb_method nb_method_overlap = {
     .name = "overlap",
     .summary = "o_s, o_r by CPU overlap (Bell 4.3) and overlap potential per size (Zamani 5.6)",
@@ -404,10 +416,8 @@ const nb_method nb_method_overlap = {
         "busy shared node; use 0.05 or less on a quiet one.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_4,
-    .options = overlap_options,
-    .option_count = NB_COUNT_OF(overlap_options),
+    NB_DECLARES(overlap_options, overlap_tables, overlap_figures),
     .settings_size = sizeof(overlap_settings),
-    .tables = overlap_tables,
     .run = run_overlap,
     .buffer_bytes = overlap_buffer_bytes,
 };

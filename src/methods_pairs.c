@@ -823,6 +823,32 @@ static const nb_option matrix_options[] = {
 
 static const nb_table_spec *const matrix_tables[] = {&pairs_table, &bad_nodes_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column matrix_figures[] = {
+    NB_KEY("pairs", "pairs"),
+    NB_KEY("pairs_total", "pairs"),
+    NB_KEY("rounds", "count"),
+    NB_KEY("rounds_total", "count"),
+    NB_LOWER("latency_median_us", "us"),
+    NB_LOWER("latency_max_us", "us"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+    NB_HIGHER("bandwidth_min_MBps", "MBps"),
+    NB_LOWER("flagged_pairs", "pairs"),
+    NB_KEY("bandwidth_best_MBps", "MBps"),
+    NB_KEY("bandwidth_floor_MBps", "MBps"),
+    NB_KEY("latency_lowest_us", "us"),
+    NB_KEY("latency_ceiling_us", "us"),
+    NB_LOWER("suspect_pairs", "pairs"),
+    NB_LOWER("bad_pairs", "pairs"),
+    NB_KEY("cleared_pairs", "pairs"),
+    NB_LOWER("bad_nodes", "nodes"),
+    NB_KEY("measure_s", "s"),
+    NB_KEY("round_mean_s", "s"),
+    NB_KEY("pair_mean_s", "s"),
+    NB_KEY("retest_s", "s"),
+    NB_KEY("retest_pair_mean_s", "s"),
+};
+
 const nb_method nb_method_matrix = {
     .name = "matrix",
     .summary = "all-pairs latency and bandwidth, an N x N map to find a bad link or node",
@@ -850,10 +876,8 @@ const nb_method nb_method_matrix = {
         "beside it: matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_POWERS_OF_2,
-    .options = matrix_options,
-    .option_count = NB_COUNT_OF(matrix_options),
+    NB_DECLARES(matrix_options, matrix_tables, matrix_figures),
     .settings_size = sizeof(matrix_settings),
-    .tables = matrix_tables,
     .run = run_matrix,
     .without_mpi = matrix_without_mpi,
 };
@@ -871,6 +895,16 @@ static const nb_option rankdist_options[] = {
 
 static const nb_table_spec *const rankdist_tables[] = {&distances_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column rankdist_figures[] = {
+    NB_KEY("distances", "count"),
+    NB_LOWER("latency_nearest_us", "us"),
+    NB_LOWER("latency_farthest_us", "us"),
+    NB_HIGHER("bandwidth_nearest_MBps", "MBps"),
+    NB_HIGHER("bandwidth_farthest_MBps", "MBps"),
+    NB_LOWER("flagged_distances", "count"),
+};
+
 const nb_method nb_method_rankdist = {
     .name = "rankdist",
     .summary = "latency and bandwidth from rank 0 to rank d = 1, 2, 4, ... (Altix 3.2)",
@@ -884,9 +918,7 @@ const nb_method nb_method_rankdist = {
         "distance whose bandwidth is below (1 - --tolerance) x the best one is flagged.",
     .scope = NB_ON_ALL_RANKS,
     .progression = NB_SIZES_POWERS_OF_2,
-    .options = rankdist_options,
-    .option_count = NB_COUNT_OF(rankdist_options),
+    NB_DECLARES(rankdist_options, rankdist_tables, rankdist_figures),
     .settings_size = sizeof(rankdist_settings),
-    .tables = rankdist_tables,
     .run = run_rankdist,
 };

@@ -203,6 +203,19 @@ static const nb_option polling_options[] = {
 
 static const nb_table_spec *const polling_tables[] = {&polling_table, &polling_cost_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column polling_figures[] = {
+    NB_KEY("small_size_bytes", "bytes"),
+    NB_LOWER("busy_poll_latency_small_us", "us"),
+    NB_LOWER("blocking_latency_small_us", "us"),
+    NB_LOWER("test_yield_latency_small_us", "us"),
+    NB_LOWER("test_call_us", "us"),
+    NB_LOWER("blocking_cost_small_us", "us"),
+    NB_LOWER("blocking_cost_small_ratio", "ratio"),
+    NB_LOWER("test_yield_cost_small_us", "us"),
+    NB_LOWER("test_yield_cost_small_ratio", "ratio"),
+};
+
 const nb_method nb_method_polling = {
     .name = "polling",
     .summary = "blocking vs polling completion: Wait, Test loop, Test+yield (Kutlug 3.2.6)",
@@ -234,8 +247,6 @@ const nb_method nb_method_polling = {
         "an 'unreliable' entry.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_4,
-    .options = polling_options,
-    .option_count = NB_COUNT_OF(polling_options),
-    .tables = polling_tables,
+    NB_DECLARES(polling_options, polling_tables, polling_figures),
     .run = run_polling,
 };

@@ -187,6 +187,13 @@ static const nb_table_spec *const pingpong_tables[] = {&pingpong_table, NULL};
 static const nb_table_spec *const bibw_tables[] = {&bibw_table, NULL};
 static const nb_table_spec *const bothway_tables[] = {&bothway_table, NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column pingpong_figures[] = {
+    NB_KEY("latency_small_size_bytes", "bytes"),
+    NB_LOWER("latency_small_min_us", "us"),
+    NB_LOWER("latency_small_median_us", "us"),
+};
+
 const nb_method nb_method_pingpong = {
     .name = "pingpong",
     .summary = "end-to-end latency: blocking ping-pong, half the round trip (Bell 4.1)",
@@ -203,10 +210,14 @@ const nb_method nb_method_pingpong = {
         "--min-size 0).",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_2,
-    .options = pt2pt_options,
-    .option_count = NB_COUNT_OF(pt2pt_options),
-    .tables = pingpong_tables,
+    NB_DECLARES(pt2pt_options, pingpong_tables, pingpong_figures),
     .run = run_pingpong,
+};
+
+/* Its summary figures (docs/output-format.md). */
+static const nb_column bibw_figures[] = {
+    NB_HIGHER("bandwidth_peak_MBps", "MBps"),
+    NB_KEY("bandwidth_peak_size_bytes", "bytes"),
 };
 
 const nb_method nb_method_bibw = {
@@ -220,10 +231,15 @@ const nb_method nb_method_bibw = {
         "of as many iterations as fit in --time-cap-ms (at most --iterations).",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_2,
-    .options = pt2pt_options,
-    .option_count = NB_COUNT_OF(pt2pt_options),
-    .tables = bibw_tables,
+    NB_DECLARES(pt2pt_options, bibw_tables, bibw_figures),
     .run = run_bibw,
+};
+
+/* Its summary figures (docs/output-format.md). */
+static const nb_column bothway_figures[] = {
+    NB_HIGHER("bandwidth_per_direction_peak_MBps", "MBps"),
+    NB_HIGHER("bandwidth_aggregate_peak_MBps", "MBps"),
+    NB_KEY("bandwidth_peak_size_bytes", "bytes"),
 };
 
 const nb_method nb_method_bothway = {
@@ -238,8 +254,6 @@ const nb_method nb_method_bothway = {
         "in --time-cap-ms (at most --iterations).",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_2,
-    .options = pt2pt_options,
-    .option_count = NB_COUNT_OF(pt2pt_options),
-    .tables = bothway_tables,
+    NB_DECLARES(pt2pt_options, bothway_tables, bothway_figures),
     .run = run_bothway,
 };

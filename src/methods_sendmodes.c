@@ -200,6 +200,18 @@ static const nb_option sendmodes_options[] = {
 static const nb_table_spec *const sendmodes_tables[] = {&sendmodes_table, &sendmodes_ratio_table,
                                                         NULL};
 
+/* Its summary figures (docs/output-format.md). */
+static const nb_column sendmodes_figures[] = {
+    NB_KEY("small_size_bytes", "bytes"),
+    NB_LOWER("standard_latency_small_us", "us"),
+    NB_LOWER("synchronous_latency_small_us", "us"),
+    NB_LOWER("buffered_latency_small_us", "us"),
+    NB_LOWER("ready_latency_small_us", "us"),
+    NB_LOWER("synchronous_ratio_small", "ratio"),
+    NB_LOWER("buffered_ratio_small", "ratio"),
+    NB_LOWER("ready_ratio_small", "ratio"),
+};
+
 const nb_method nb_method_sendmodes = {
     .name = "sendmodes",
     .summary = "ping-pong latency of MPI_Send, MPI_Ssend, MPI_Bsend and MPI_Rsend (Zamani 5.1)",
@@ -226,9 +238,7 @@ const nb_method nb_method_sendmodes = {
         "standard is no different. Sizes up to 256M.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_4,
-    .options = sendmodes_options,
-    .option_count = NB_COUNT_OF(sendmodes_options),
-    .tables = sendmodes_tables,
+    NB_DECLARES(sendmodes_options, sendmodes_tables, sendmodes_figures),
     .run = run_sendmodes,
     .finish = sendmodes_finish,
     .buffer_bytes = sendmodes_buffer_bytes,

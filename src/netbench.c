@@ -261,6 +261,8 @@ int main(int argc, char **argv)
     else
         MPI_Comm_split(MPI_COMM_WORLD, world_rank < 2 ? 0 : MPI_UNDEFINED, world_rank, &pair);
     nb_result *result = world_rank == 0 ? nb_result_new(method) : NULL;
+    if (result != NULL)
+        nb_result_declare_summary(result, chosen->figures, chosen->figure_count);
 
     nb_placement self;
     nb_placement_record_start(&self, world_rank);

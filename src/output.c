@@ -68,6 +68,8 @@ struct nb_result {
     size_t rank_count;
     keyed_list parameters;
     keyed_list summary;
+    const nb_column *figures; /* the method's declared summary figures */
+    size_t figure_count;
     nb_table **tables;
     size_t table_count;
     char **warnings;
@@ -248,6 +250,12 @@ static value *add_keyed(keyed_list *list, const char *key)
     return &item->value;
 }
 
+static void set_int(value *v, long long integer)
+{
+    v->kind = VALUE_INT;
+    v->integer = integer;
+}
+
 static void set_real(value *v, double real)
 {
     if (isfinite(real)) {
@@ -260,9 +268,7 @@ static void set_real(value *v, double real)
 
 void nb_param_int(nb_result *result, const char *key, long long v)
 {
-    value *slot = add_keyed(&result->parameters, key);
-    slot->kind = VALUE_INT;
-    slot->integer = v;
+    set_int(add_keyed(&result->parameters, key), v);
 }
 
 void nb_param_real(nb_result *result, const char *key, double v)
@@ -290,21 +296,36 @@ void nb_param_text(nb_result *result, const char *key, const char *v)
             *p = '_';
 }
 
+void nb_result_declare_summary(nb_result *result, const nb_column *figures, size_t count)
+{
+    result->figures = figures;
+    result->figure_count = count;
+}
+
+/* The summary slot of a declared figure; an undeclared key aborts (a programming error). */
+static value *summary_slot(nb_result *result, const char *key)
+{
+    for (size_t i = 0; i < result->figure_count; i++)
+        if (strcmp(result->figures[i].name, key) == 0)
+            return add_keyed(&result->summary, key);
+    fprintf(stderr, "netbench: internal error: summary figure '%s' of method %s is not "
+                    "declared (add it to the method's figures)\n", key, result->method);
+    abort();
+}
+
 void nb_summary_int(nb_result *result, const char *key, long long v)
 {
-    value *slot = add_keyed(&result->summary, key);
-    slot->kind = VALUE_INT;
-    slot->integer = v;
+    set_int(summary_slot(result, key), v);
 }
 
 void nb_summary_real(nb_result *result, const char *key, double v)
 {
-    set_real(add_keyed(&result->summary, key), v);
+    set_real(summary_slot(result, key), v);
 }
 
 void nb_summary_null(nb_result *result, const char *key)
 {
-    add_keyed(&result->summary, key)->kind = VALUE_NULL;
+    summary_slot(result, key)->kind = VALUE_NULL;
 }
 
 nb_table *nb_result_add_table(nb_result *result, const char *name, const char *const *columns,
@@ -365,9 +386,7 @@ static value *cell(nb_table *table, const char *column)
 
 void nb_cell_int(nb_table *table, const char *column, long long v)
 {
-    value *slot = cell(table, column);
-    slot->kind = VALUE_INT;
-    slot->integer = v;
+    set_int(cell(table, column), v);
 }
 
 void nb_cell_real(nb_table *table, const char *column, double v)

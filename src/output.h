@@ -41,7 +41,12 @@ void nb_summary_null(nb_result *result, const char *key);
  * booleans) and whether a higher or a lower value is better (NB_NEITHER for keys and
  * parameters). A method declares its tables this way; the names make the table, and the help
  * prints units and directions. The output format itself is unchanged: names carry the units. */
-typedef enum { NB_NEITHER, NB_HIGHER_IS_BETTER, NB_LOWER_IS_BETTER } nb_direction;
+typedef enum {
+    NB_NEITHER,            /* a key or a parameter: not a figure of merit */
+    NB_HIGHER_IS_BETTER,
+    NB_LOWER_IS_BETTER,
+    NB_EQUAL_IS_BETTER,    /* a figure that should not move either way (a threshold, a count) */
+} nb_direction;
 
 typedef struct {
     const char *name;
@@ -58,7 +63,14 @@ typedef struct {
 #define NB_KEY(name, unit) {(name), (unit), NB_NEITHER}
 #define NB_HIGHER(name, unit) {(name), (unit), NB_HIGHER_IS_BETTER}
 #define NB_LOWER(name, unit) {(name), (unit), NB_LOWER_IS_BETTER}
+#define NB_SAME(name, unit) {(name), (unit), NB_EQUAL_IS_BETTER}
 #define NB_TABLE_SPEC(name, columns) {(name), (columns), sizeof(columns) / sizeof((columns)[0])}
+
+/* Summary figures are declared like columns (nb_column: name, unit, direction; a count may name
+ * what it counts as its unit: "pairs", "ranges"). A method lists every key it may write
+ * (nb_method.figures); nb_summary_* with a key it did not declare is a programming error and
+ * aborts, so the declaration, `--describe` and the output cannot disagree. */
+void nb_result_declare_summary(nb_result *result, const nb_column *figures, size_t count);
 
 /* Adds an empty table with the declared columns. */
 nb_table *nb_result_add_declared_table(nb_result *result, const nb_table_spec *spec);

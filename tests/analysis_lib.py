@@ -94,10 +94,6 @@ class Analysis:
             _SZ,
         ]
         lib.nb_detect_ranges.restype = _SZ
-        lib.nb_merge_ranges.argtypes = [
-            _PD, _PD, _PD, _SZ, ctypes.POINTER(Range), _SZ, _D, _D, _SZ, _SZ,
-        ]
-        lib.nb_merge_ranges.restype = _SZ
         lib.nb_split_gain.argtypes = [_PD, _PD, _PD, _SZ, _SZ, _SZ, _D]
         lib.nb_split_gain.restype = _D
         lib.nb_bootstrap_fit_ci.argtypes = [
@@ -112,9 +108,6 @@ class Analysis:
         lib.nb_overlap_knee.restype = _D
         lib.nb_despike.argtypes = [_PD, _SZ, _SZ, _D, _D, _PD]
         lib.nb_despike.restype = _SZ
-        lib.nb_add_ranges.argtypes = [_PD, _PD, _PD, _SZ, ctypes.POINTER(Range), _SZ, _SZ, _D,
-                                      _D, _SZ]
-        lib.nb_add_ranges.restype = _SZ
         lib.nb_keep_fast_state.argtypes = [
             _PD, _PD, _SZ, _SZ, _D, ctypes.POINTER(_SZ), _PD, ctypes.POINTER(_SZ),
         ]
@@ -209,46 +202,6 @@ class Analysis:
             _array(x), _array(y), nv, len(x), lookahead, pfact, min_points, out, max_ranges
         )
         return count, [(out[i].first, out[i].last) for i in range(min(count, max_ranges))]
-
-    def merge_ranges(
-        self,
-        x: Sequence[float],
-        y: Sequence[float],
-        ranges: Sequence[tuple[int, int]],
-        noise_var: Sequence[float] | None = None,
-        rel_floor: float = 0.01,
-        margin: float = 10.0,
-        min_points: int = 5,
-        refine_window: int = 4,
-    ) -> list[tuple[int, int]]:
-        """nb_merge_ranges on (first, last) pairs; the merged and refined ranges."""
-        out = (Range * max(len(ranges), 1))(*[Range(a, b) for a, b in ranges])
-        nv = _array(noise_var) if noise_var is not None else None
-        count = self.lib.nb_merge_ranges(
-            _array(x), _array(y), nv, len(x), out, len(ranges), rel_floor, margin, min_points,
-            refine_window,
-        )
-        return [(out[i].first, out[i].last) for i in range(count)]
-
-    def add_ranges(
-        self,
-        x: Sequence[float],
-        y: Sequence[float],
-        ranges: Sequence[tuple[int, int]],
-        noise_var: Sequence[float] | None = None,
-        rel_floor: float = 0.03,
-        margin: float = 50.0,
-        min_points: int = 5,
-        max_ranges: int = 64,
-    ) -> list[tuple[int, int]]:
-        """nb_add_ranges on (first, last) pairs: the ranges with the missed breaks added."""
-        out = (Range * max_ranges)(*[Range(a, b) for a, b in ranges])
-        nv = _array(noise_var) if noise_var is not None else None
-        count = self.lib.nb_add_ranges(
-            _array(x), _array(y), nv, len(x), out, len(ranges), max_ranges, rel_floor, margin,
-            min_points,
-        )
-        return [(out[i].first, out[i].last) for i in range(count)]
 
     def segment_optimal(
         self,

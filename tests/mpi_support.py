@@ -91,10 +91,21 @@ def help_missing(program: str, method: str, words: list[str]) -> list[str]:
     return [word for word in words if word not in text]
 
 
-def build_netbench(directory: Path, mpi: str) -> Path:
-    """netbench built with `mpi` from a copy of src/ (the tests never touch the repo's build)."""
+def usage_error_line(program: str, args: list[str]) -> str:
+    """The one line a refused command line gives (refused before MPI_Init, as under a launcher):
+    status 2, nothing on stdout, one line on stderr that starts with "netbench: "."""
+    proc = run([program, *args])
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and not proc.stdout, proc.stderr
+    assert lines[0].startswith("netbench: "), lines
+    return lines[0]
+
+
+def build_netbench(directory: Path, mpi: str, source: Path = SOURCE_DIR) -> Path:
+    """netbench built with `mpi` from a copy of `source` (src/: the tests never touch the repo's
+    build)."""
     build = directory / "src"
-    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    shutil.copytree(source, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
     proc = run(["make", "-C", str(build), "netbench", f"MPICC={MPIS[mpi][0]}"], timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return build / "netbench"

@@ -575,60 +575,6 @@ def test_recheck_flags_on_a_rising_curve_only_its_last_point(nb):
     assert count == 1 and flags[-1] == 1
 
 
-# -- forward step of the range selection: breaks the look-ahead test missed -----------------------
-def _three_lines(n_per: int = 12):
-    """Three straight pieces with clear steps at indices n_per and 2 * n_per."""
-    x = [float(i) for i in range(3 * n_per)]
-    y = [1.0 + 0.01 * xi if xi < n_per else (3.0 + 0.01 * xi if xi < 2 * n_per else 0.5 * xi)
-         for xi in x]
-    return x, [v * (1.0 + 0.002 * ((i * 7) % 5 - 2)) for i, v in enumerate(y)]
-
-
-def test_add_ranges_adds_a_missed_break(nb):
-    x, y = _three_lines()
-    added = nb.add_ranges(x, y, [(0, 11), (12, 35)], None, 0.03, 50.0, 5)
-    assert added == [(0, 11), (12, 23), (24, 35)]
-
-
-def test_add_ranges_adds_nothing_to_a_complete_model(nb):
-    x, y = _three_lines()
-    complete = [(0, 11), (12, 23), (24, 35)]
-    assert nb.add_ranges(x, y, complete, None, 0.03, 50.0, 5) == complete
-    # A straight line gets no break at all, and ranges too short to split stay as they are.
-    line = [2.0 + 0.1 * xi for xi in x]
-    assert nb.add_ranges(x, line, [(0, 35)], None, 0.03, 50.0, 5) == [(0, 35)]
-    assert nb.add_ranges(x[:9], y[:9], [(0, 8)], None, 0.03, 50.0, 5) == [(0, 8)]
-
-
-def test_add_ranges_respects_max_ranges(nb):
-    x, y = _three_lines()
-    one_more = nb.add_ranges(x, y, [(0, 35)], None, 0.03, 50.0, 5, max_ranges=2)
-    assert len(one_more) == 2, one_more  # the three-range model would need room for 3
-    (first, split), (after, last) = one_more
-    assert first == 0 and after == split + 1 and last == 35 and split >= 4 and last - split >= 5
-    assert len(nb.add_ranges(x, y, [(0, 35)], None, 0.03, 50.0, 5, max_ranges=3)) == 3
-
-
-def test_forward_step_recovers_the_breaks_of_a_real_mpich_run(nb):
-    """Real output (tests/data/loggp-real/loggp-mpich-missed-break.json): the look-ahead test
-    and the merging alone leave only the rendezvous break; the forward step finds the 108 B
-    break and the one between 1 and 2 KiB, as in the other runs of that machine."""
-    rows = json.loads((REAL / "loggp-mpich-missed-break.json").read_text())["tables"]["prtt"]
-    sizes = [r["size_bytes"] for r in rows]
-    x = [s - 1.0 for s in sizes]
-    _count, y = nb.despike([r["G_all_us"] for r in rows])
-    merged = nb.merge_ranges(x, y, nb.detect_ranges(x, y, None, 4, 2.0, 5), None, 0.03, 50.0,
-                             5, 4)
-    assert [sizes[first] for first, _last in merged] == [1, 9742]
-    for _round in range(3):
-        added = nb.add_ranges(x, y, merged, None, 0.03, 50.0, 5)
-        if len(added) == len(merged):
-            break
-        merged = nb.merge_ranges(x, y, added, None, 0.03, 50.0, 5, 4)
-    starts = [sizes[first] for first, _last in merged]
-    assert len(starts) == 4 and starts[1] == 108 and starts[3] == 9742, starts
-    assert 1024 <= starts[2] <= 2048, starts
-
 
 # -- which pass to keep when the machine switches between a fast and a slow state ----------------
 def test_keep_fast_state_keeps_the_lowest_key_among_fast_passes(nb):
@@ -715,87 +661,8 @@ def test_detector_finds_real_steps_in_disturbed_runs(nb, capture, steps):
 
 
 # --------------------------------------------------------------------------------------------
-# Model selection over the piecewise fit (nb_merge_ranges), confidence intervals, clamped fits
+# Confidence intervals, clamped fits
 # --------------------------------------------------------------------------------------------
-
-# The program's settings (methods_loggp.c): 5 points per range, look-ahead 4, margin 10, 3 %.
-MERGE = {"rel_floor": 0.03, "margin": 10.0, "min_points": 5, "refine_window": 4}
-
-
-def detect_and_merge(nb, y, noise_var, lookahead=4, pfact=2.0):
-    x = [s - 1.0 for s in SIZES]
-    raw = nb.detect_ranges(x, y, noise_var, lookahead=lookahead, pfact=pfact, min_points=5)
-    return raw, nb.merge_ranges(x, y, raw, noise_var, **MERGE)
-
-
-@pytest.mark.parametrize("rel", [0.01, 0.03])
-def test_merged_ranges_are_stable_with_one_true_break(nb, rel):
-    """Noisy data with one true break (eager -> rendezvous at 4 KiB): a trigger-happy detector
-    (look-ahead 1, pfact 1.5) finds a varying number of ranges; after the model selection the
-    count is 2 in every run and the break within one size step of the truth."""
-    raw_counts, merged_counts = set(), set()
-    for seed in range(30):
-        y, noise_var = measure(TWO, seed, rel=rel)
-        raw, merged = detect_and_merge(nb, y, noise_var, lookahead=1, pfact=1.5)
-        raw_counts.add(len(raw))
-        merged_counts.add(len(merged))
-        check_partition(merged, len(SIZES), 5)
-        assert len(merged) == 2, (seed, merged)
-        assert abs(merged[1][0] - I_EAGER) <= 1, (seed, merged)
-    assert len(raw_counts) > 1 and max(raw_counts) > 2  # the raw detector did vary
-    assert merged_counts == {2}
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_merge_leaves_one_line_as_one_range(nb, seed):
-    y, noise_var = measure(ONE, seed, rel=0.02)
-    _raw, merged = detect_and_merge(nb, y, noise_var, lookahead=1, pfact=1.2)
-    assert merged == [(0, len(SIZES) - 1)]
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_merge_keeps_every_true_break_of_three_protocols(nb, seed):
-    y, noise_var = measure(THREE, seed, rel=0.01)
-    raw, merged = detect_and_merge(nb, y, noise_var, lookahead=1, pfact=1.5)
-    assert [first for first, _ in merged[1:]] == pytest.approx([I_EAGER, I_SLOPE], abs=1), raw
-
-
-def test_merge_keeps_a_small_real_step_and_drops_a_spurious_split(nb):
-    """A 15 % step in g among 1 % noise is significant; a split in the middle of a line is not."""
-    x = [s - 1.0 for s in SIZES]
-    rng = random.Random(5)
-    y = [(0.25 if s < 128 else 0.2875) * (1 + rng.gauss(0, 0.01)) for s in SIZES]
-    step = SIZES.index(128)
-    assert nb.split_gain(x, y, 0, step - 1, 40) > MERGE["margin"]
-    assert nb.merge_ranges(x, y, [(0, step - 1), (step, len(x) - 1)], **MERGE) == [
-        (0, step - 1), (step, len(x) - 1)]
-    flat = [0.25 * (1 + rng.gauss(0, 0.01)) for _ in SIZES]
-    assert nb.split_gain(x, flat, 0, 20, 40) < MERGE["margin"]
-    assert nb.merge_ranges(x, flat, [(0, 20), (21, 40), (41, len(x) - 1)], **MERGE) == [
-        (0, len(x) - 1)]
-
-
-def test_refinement_moves_a_late_break_onto_the_step(nb):
-    x = [s - 1.0 for s in SIZES]
-    y = [g_all(TWO)(s) for s in SIZES]
-    late = I_EAGER + 2  # the look-ahead declared the change two sizes late
-    merged = nb.merge_ranges(x, y, [(0, late), (late + 1, len(x) - 1)], **MERGE)
-    assert merged == [(0, I_EAGER - 1), (I_EAGER, len(x) - 1)]
-
-
-def test_merge_of_real_clean_runs_keeps_the_visible_steps(nb):
-    """Quiet real runs (tests/data/netbench): the steps visible by eye remain, the MPICH run's
-    slope-only splits (304 B, 861 B) are merged."""
-    data = Path(__file__).parent / "data" / "netbench"
-    expected = {"loggp-openmpi": [128, 304, 4096], "loggp-mpich": [108, 9742]}
-    for name, steps in expected.items():
-        rows = json.loads((data / f"{name}.json").read_text())["tables"]["prtt"]
-        sizes = [r["size_bytes"] for r in rows]
-        x = [s - 1.0 for s in sizes]
-        _count, y = nb.despike([r["G_all_us"] for r in rows])
-        raw = nb.detect_ranges(x, y, None, lookahead=4, pfact=2.0, min_points=5)
-        merged = nb.merge_ranges(x, y, raw, **MERGE)
-        assert [sizes[first] for first, _ in merged[1:]] == steps, (name, raw, merged)
 
 
 def test_fit_ci_covers_the_truth_and_shrinks_with_noise(nb):

@@ -757,26 +757,125 @@ def _netbench_checks() -> dict[str, type]:
     return classes
 
 
-def test_every_checked_column_has_the_unit_and_direction_netbench_declares(netbench):
-    """`netbench METHOD --describe` prints the C declaration of every output column; a check
-    that asserts a table cell with another unit or direction fails here."""
-    from fabricsuite.netbench_result import declared_columns
+def _methods(program: str) -> list[str]:
+    """The subcommands `netbench --help` lists."""
+    help_text = run([program, "--help"]).stdout
+    listed = help_text.split("subcommands:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split()[0] for line in listed.splitlines()]
+
+
+def _describe(program: str, method: str) -> dict:
+    proc = run([program, method, "--describe"], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    description = json.loads(proc.stdout)
+    assert description["method"] == method
+    return description
+
+
+#: The output format's reference, which names every column and summary figure netbench declares.
+OUTPUT_FORMAT_DOC = SOURCE_DIR.parent / "docs" / "output-format.md"
+
+
+def _method_text(doc: str, method: str) -> str:
+    """What docs/output-format.md says about `method`: every section whose heading names it (to
+    the next heading of its level or above), the "- **method**" items of the details, and the
+    introduction of the methods (the validation figures every multi-rank method shares)."""
+    lines = doc.splitlines()
+    taken, level_taken = [], None
+    intro = doc.split("## Methods, their tables and summaries", 1)[1].split("\n### ", 1)[0]
+    for line in lines:
+        level = len(line) - len(line.lstrip("#")) if line.startswith("#") and " " in line else 0
+        if level and (level_taken is None or level <= level_taken):
+            level_taken = level if f"`{method}`" in line else None
+        elif line.startswith("- ") and level_taken is None:
+            level_taken = 99 if line.startswith(f"- **{method}**") else None
+            if level_taken:
+                taken.append(line)
+            continue
+        if level_taken is not None and level_taken == 99 and not line.startswith("  "):
+            level_taken = None
+        if level_taken is not None:
+            taken.append(line)
+    return intro + "\n".join(taken)
+
+
+def _undocumented(description: dict, doc: str) -> list[str]:
+    """The declared columns and summary figures that docs/output-format.md does not name (as
+    `name`, in backticks) where it describes the method."""
+    text = _method_text(doc, description["method"])
+    names = [column["name"] for table in description["tables"] for column in table["columns"]]
+    names += [figure["name"] for figure in description["summary"]]
+    return [f"{description['method']}: {name}" for name in dict.fromkeys(names)
+            if f"`{name}`" not in text]
+
+
+def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbench):
+    """`netbench METHOD --describe` prints the C declaration of every column and summary figure;
+    a check that asserts one with another unit or direction, or one netbench does not declare,
+    fails here."""
+    from fabricsuite.netbench_result import declaration_problems
 
     program = netbench[0]
-    checked = 0
+    problems, checked = [], 0
     for name, cls in _netbench_checks().items():
-        method = str(cls.method)  # a ReFrame variable: its value as a string
-        proc = subprocess.run([program, method, "--describe"], capture_output=True, text=True,
-                              env=ENV, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        description = json.loads(proc.stdout)
-        assert description["method"] == method
-        declared = declared_columns(description)
-        for variable, metric in cls.metrics.items():
-            if metric.table is None:
-                continue  # a summary figure: not declared in C yet (issue 26)
-            assert (metric.table, metric.column) in declared, (name, variable, sorted(declared))
-            assert declared[metric.table, metric.column] == (metric.unit, metric.better), (
-                name, variable, declared[metric.table, metric.column])
-            checked += 1
-    assert checked >= 20, checked
+        description = _describe(program, str(cls.method))  # a ReFrame variable: as a string
+        problems += [f"{name}.{line}" for line in declaration_problems(cls.metrics, description)]
+        checked += len(cls.metrics)
+    assert not problems, "\n".join(problems)
+    assert checked >= 80, checked
+
+
+def test_every_declared_figure_is_in_the_output_format_doc(netbench):
+    program = netbench[0]
+    doc = OUTPUT_FORMAT_DOC.read_text()
+    methods = _methods(program)
+    assert len(methods) >= 20 and {"pingpong", "loggp", "matrix"} <= set(methods), methods
+    missing = [line for method in methods for line in _undocumented(_describe(program, method),
+                                                                     doc)]
+    assert not missing, "\n".join(missing)
+
+
+def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
+    """Adding one column to `bibw`'s table and one summary figure to `pingpong`'s declarations,
+    and nothing else: `--describe` and the output show them, the doc test names them as
+    undocumented, and a check that asserts the column is held to its declared direction."""
+    from types import SimpleNamespace
+
+    from mpi_support import MPIS, build_netbench
+
+    from fabricsuite.netbench_result import declaration_problems
+
+    source = tmp_path / "src"
+    shutil.copytree(SOURCE_DIR, source, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    pt2pt = source / "methods_pt2pt.c"
+    text = pt2pt.read_text()
+    column = '    NB_HIGHER("bandwidth_best_MBps", "MBps"),\n'
+    figure = '    NB_LOWER("latency_small_p90_us", "us"),\n'
+    text = re.sub(r"(static const nb_column bibw_columns\[\] = \{\n(?:.*\n)*?)(\};)",
+                  lambda m: m[1] + column + m[2], text, count=1)
+    text = re.sub(r"(static const nb_column pingpong_figures\[\] = \{\n)", r"\1" + figure,
+                  text, count=1)
+    assert column in text and figure in text, "the declarations moved: update this test"
+    pt2pt.write_text(text)
+    program = str(build_netbench(tmp_path / "build", "openmpi", source=source))
+
+    bibw, pingpong = _describe(program, "bibw"), _describe(program, "pingpong")
+    doc = OUTPUT_FORMAT_DOC.read_text()
+    assert _undocumented(bibw, doc) == ["bibw: bandwidth_best_MBps"]
+    assert _undocumented(pingpong, doc) == ["pingpong: latency_small_p90_us"]
+
+    def metric(table, name, unit, better):
+        return SimpleNamespace(table=table, column=name, unit=unit, better=better)
+    assert declaration_problems(
+        {"best": metric("bibw", "bandwidth_best_MBps", "MB/s", "higher")}, bibw) == []
+    assert declaration_problems(
+        {"p90": metric(None, "latency_small_p90_us", "us", "lower")}, pingpong) == []
+    wrong = declaration_problems({"best": metric("bibw", "bandwidth_best_MBps", "MB/s", "lower")},
+                                 bibw)
+    assert wrong == ["best: the check asserts MB/s, lower is better; netbench declares column "
+                     "bibw.bandwidth_best_MBps as MB/s, higher is better"]
+
+    launcher = MPIS["openmpi"][1]
+    proc = run([*launcher, program, "bibw", "--sizes", "8", "--repetitions", "3"])
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^# columns .* bandwidth_best_MBps$", proc.stdout, re.M), proc.stdout

@@ -284,6 +284,47 @@ def test_a_regression_is_confirmed_per_variable():
     assert len(regression) == 1 and names[0].split(":")[-1] in regression[0], regression
 
 
+def test_the_retry_wrapper_still_matches_reframe():
+    """fabricsuite.verdict wraps ReFrame's build_deps because ReFrame's retry loop resolves a
+    round's dependencies among the round before's failed cases only. This pins that code: when a
+    ReFrame upgrade changes it, this fails, and the wrapper is to be checked (and dropped where
+    ReFrame keeps the session's cases itself)."""
+    import inspect
+
+    from reframe.frontend import dependencies
+    from reframe.frontend.executors import Runner
+
+    from fabricsuite import verdict
+
+    retry = inspect.getsource(Runner._retry_failed)
+    assert "dependencies.build_deps(failed_cases, cases)" in retry, retry
+    assert "cases = failed_cases" in retry, retry
+    assert "def build_deps(cases, default_cases=None):" in inspect.getsource(dependencies)
+    assert dependencies.build_deps is verdict._build_deps_with_session_fallback
+
+
+def test_a_retry_round_falls_back_on_the_session_cases():
+    from types import SimpleNamespace
+
+    from fabricsuite import verdict
+
+    def case(name):
+        return SimpleNamespace(check=SimpleNamespace(unique_name=name))
+    build, ping, flood = case("NetbenchBuild"), case("NetbenchPingPong"), case("NetbenchFlood")
+    saved = list(verdict._session_cases)
+    verdict._session_cases.clear()
+    try:
+        session = [build, ping, flood]
+        assert verdict.retry_fallback(session) == session  # round 1: ReFrame passes the session
+        round_1_failed = [case("NetbenchPingPong")]
+        fallback = verdict.retry_fallback(round_1_failed)
+        assert fallback[0] is round_1_failed[0]  # the round before's own cases first
+        assert [c.check.unique_name for c in fallback] == [
+            "NetbenchPingPong", "NetbenchBuild", "NetbenchFlood"]
+    finally:
+        verdict._session_cases[:] = saved
+
+
 def test_every_run_command_asks_for_the_same_confirmation_rounds():
     """ci/run-local.sh and the run modes of config/settings.py pass --max-retries equal to
     fabricsuite.verdict.CONFIRM_ROUNDS, and the pauses grow round by round."""
