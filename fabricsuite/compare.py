@@ -64,25 +64,28 @@ from .commands import (
     variable_pattern,
 )
 from .history import (
-    FDR,
     HistoryError,
     Series,
-    benjamini_hochberg,
     collect,
     parse_since,
     report_sessions,
     stored_sessions,
 )
 from .metrics import EQUAL, HIGHER, LOWER
+from .stats import (
+    FDR,
+    benjamini_hochberg,
+    known_noise_p,
+    mann_whitney_p,
+    min_p_value,
+    observed_spread,
+    runs_per_side_needed,
+)
 
 #: Default smallest relative change of the medians that is a regression or improvement (5 %).
 MIN_CHANGE = 0.05
 #: Default fewest runs (counted test cases) on each side of a variable.
 MIN_RUNS = 3
-#: With ties, the exact permutation distribution up to this many splits (about 0.15 s).
-EXACT_SPLITS = 20_000
-#: Without ties, scipy's exact distribution up to this many runs in all (fast).
-EXACT_RUNS = 200
 
 REGRESSION = "regression"
 CHANGED = "changed"  # significant and relevant, but the variable has no known direction
@@ -102,69 +105,6 @@ _UUID_PREFIX = re.compile(r"^[0-9a-fA-F][0-9a-fA-F-]{0,35}$")
 
 class CompareError(UsageError):
     """Bad input: one line that names the fix."""
-
-
-# --- the statistics ----------------------------------------------------------------------------
-
-def min_p_value(n_before: int, n_after: int) -> float:
-    """The smallest two-sided Mann-Whitney p-value of n_before vs n_after runs: both orders of
-    complete separation, 2 / C(n1 + n2, n1) (ties can only make it larger)."""
-    if n_before < 1 or n_after < 1:
-        return 1.0
-    return min(1.0, 2 / math.comb(n_before + n_after, n_before))
-
-
-def runs_per_side_needed(level: float) -> int:
-    """Fewest runs per side (equal sides) whose smallest p-value is at most `level`."""
-    n = 1
-    while min_p_value(n, n) > level:
-        n += 1
-    return n
-
-
-def mann_whitney_p(before: list[float], after: list[float]) -> float:
-    """Two-sided Mann-Whitney U p-value, exact where that is affordable (module docstring)."""
-    from scipy.stats import PermutationMethod, mannwhitneyu
-
-    combined = before + after
-    distinct = len(set(combined))
-    if distinct == 1:
-        return 1.0  # every run gave the same figure: nothing moved
-    splits = math.comb(len(combined), len(before))
-    if distinct == len(combined):
-        method: Any = "exact" if len(combined) <= EXACT_RUNS else "asymptotic"
-    elif splits <= EXACT_SPLITS:
-        # Ties: scipy's exact method ignores them and the normal approximation is too small
-        # for few runs (4 vs 4 constant counts: 0.013 instead of the true 0.029).
-        method = PermutationMethod(n_resamples=splits)  # every split: exact, no randomness
-    else:
-        method = "asymptotic"
-    result = mannwhitneyu(before, after, alternative="two-sided", method=method)
-    return min(1.0, float(result.pvalue))
-
-
-def observed_spread(before: list[float], after: list[float]) -> float | None:
-    """The runs' own relative spread (pooled sample standard deviation of both sides over the
-    median before), None with fewer than two runs on every side."""
-    variances = [(statistics.variance(v), len(v) - 1) for v in (before, after) if len(v) >= 2]
-    if not variances or not before:
-        return None
-    pooled = sum(var * dof for var, dof in variances) / sum(dof for _var, dof in variances)
-    scale = abs(statistics.median(before)) or 1.0
-    return math.sqrt(pooled) / scale
-
-
-def known_noise_p(before: list[float], after: list[float], spread: float) -> float:
-    """Two-sided p-value of the change of the means, in units of a known relative spread of one
-    run (a z-test): with the noise known from elsewhere (the between-session spread the
-    reference was sized from), one run a side can show a shift far outside it, where ranks of
-    three runs a side cannot (Mann-Whitney's p >= 0.1)."""
-    base = statistics.fmean(before)
-    change = (statistics.fmean(after) - base) / (abs(base) or 1.0)
-    width = spread * math.sqrt(1 / len(before) + 1 / len(after))
-    if width == 0:
-        return 0.0 if change else 1.0
-    return math.erfc(abs(change) / width / math.sqrt(2))
 
 
 @dataclass

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabricsuite import cli
+from fabricsuite import cli, stats
 from fabricsuite import history as h
 
 DATA = Path(__file__).parent / "data"
@@ -60,19 +60,19 @@ def _naive_q(x, tau):
 
 def test_q_curve_is_the_energy_statistic():
     x = np.random.default_rng(1).normal(size=13)
-    q = h.q_curve(x)
-    assert np.allclose(q, [_naive_q(x, t) for t in range(h.MIN_SIZE, 13 - h.MIN_SIZE + 1)])
+    q = stats.q_curve(x)
+    assert np.allclose(q, [_naive_q(x, t) for t in range(stats.MIN_SIZE, 13 - stats.MIN_SIZE + 1)])
     batch = np.stack([x, x[::-1]])
-    assert np.allclose(h.q_curve(batch)[1], h.q_curve(x[::-1]))
+    assert np.allclose(stats.q_curve(batch)[1], stats.q_curve(x[::-1]))
 
 
 def test_step_of_ten_percent_found_at_its_index():
     """30 points, a 10 % step at index 20, 1 % noise: the change point is index 20, p < 0.05."""
     x = _step(np.random.default_rng(7))
-    tests = h.e_divisive(x)
+    tests = stats.e_divisive(x)
     first = tests[0]
     assert first.index == 20 and first.screened and first.p < 0.05
-    assert first.p == pytest.approx(1 / (h.PERMUTATIONS + 1))
+    assert first.p == pytest.approx(1 / (stats.PERMUTATIONS + 1))
     # The bisection went on and stopped on a non-significant test.
     assert not tests[-1].screened
     hist = h.detect([_series(x)])
@@ -85,7 +85,7 @@ def test_step_of_ten_percent_found_at_its_index():
 @pytest.mark.parametrize("at", [4, 10, 26])
 def test_step_found_near_the_ends(at):
     x = _step(np.random.default_rng(at), at=at, step=0.2)
-    assert h.e_divisive(x)[0].index == at
+    assert stats.e_divisive(x)[0].index == at
 
 
 def test_two_steps_both_found():
@@ -107,7 +107,7 @@ def test_no_change_in_pure_noise_per_series_rate():
     for i in range(n):
         rng = np.random.default_rng(10_000 + i)
         x = _noise(rng) if i % 2 else 100 + rng.standard_t(3, size=30)
-        false += h.e_divisive(x, seed=i)[0].screened
+        false += stats.e_divisive(x, seed=i)[0].screened
     rate = false / n
     assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / n), rate
 
@@ -135,16 +135,16 @@ def test_one_real_step_among_100_noise_series_found():
     series.append(_series(_step(rng), key="step"))
     hist = h.detect(series)
     assert [(c.series.key, c.index) for c in hist.alarms] == [(series[-1].key, 20)]
-    assert hist.permutations >= 2 * 101 / h.FDR
+    assert hist.permutations >= 2 * 101 / stats.FDR
 
 
 def test_benjamini_hochberg_by_hand():
     p = [0.01, 0.04, 0.03, 0.005, 0.5]
-    rejected, thresholds = h.benjamini_hochberg(p, 0.05)
+    rejected, thresholds = stats.benjamini_hochberg(p, 0.05)
     # sorted: 0.005 (<= .01), 0.01 (<= .02), 0.03 (<= .03), 0.04 (> .04? no: .04 <= .04), 0.5
     assert rejected == [True, True, True, True, False]
     assert thresholds[3] == pytest.approx(0.01) and thresholds[4] == pytest.approx(0.05)
-    rejected, _ = h.benjamini_hochberg([0.02, 0.03, 0.04], 0.01)
+    rejected, _ = stats.benjamini_hochberg([0.02, 0.03, 0.04], 0.01)
     assert rejected == [False, False, False]
 
 
