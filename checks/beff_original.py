@@ -14,7 +14,7 @@ from pathlib import Path
 import reframe as rfm
 
 from fabricsuite.external import parse_beff
-from fabricsuite.metrics import PerfSpec
+from fabricsuite.metrics import Figure, PerfSpec
 from fabricsuite.rfm_external import MultiRankExternalCheck
 
 MBPS = PerfSpec("MB/s", "higher")
@@ -33,12 +33,12 @@ class BeffOriginal(MultiRankExternalCheck):
     fresh_outputs = ["b_eff.sum"]  # an earlier run's summary is never judged
     time_limit = "60m"
     metrics = {
-        "b_eff_MBps": (field("b_eff_MBps"), MBPS),
-        "b_eff_per_process_MBps": (field("b_eff_per_process_MBps"), MBPS),
-        "b_eff_at_lmax_MBps": (field("b_eff_at_lmax_MBps"), MBPS),
-        "b_eff_at_lmax_rings_MBps": (field("b_eff_at_lmax_rings_MBps"), MBPS),
-        "pingpong_bandwidth_lmax_MBps": (field("pingpong_bandwidth_MBps"), MBPS),
-        "pingpong_latency_us": (field("pingpong_latency_us"), PerfSpec("us", "lower")),
+        "b_eff_MBps": Figure(field("b_eff_MBps"), MBPS),
+        "b_eff_per_process_MBps": Figure(field("b_eff_per_process_MBps"), MBPS),
+        "b_eff_at_lmax_MBps": Figure(field("b_eff_at_lmax_MBps"), MBPS),
+        "b_eff_at_lmax_rings_MBps": Figure(field("b_eff_at_lmax_rings_MBps"), MBPS),
+        "pingpong_bandwidth_lmax_MBps": Figure(field("pingpong_bandwidth_MBps"), MBPS),
+        "pingpong_latency_us": Figure(field("pingpong_latency_us"), PerfSpec("us", "lower")),
     }
 
     def parse(self):

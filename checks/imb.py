@@ -21,7 +21,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
 from fabricsuite.external import parse_imb
-from fabricsuite.metrics import PerfSpec
+from fabricsuite.metrics import Figure, PerfSpec
 from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
 
 #: times: lower is better; bandwidths and overlap: higher
@@ -62,12 +62,12 @@ class ImbPointToPoint(_Imb, TwoRankCheck):
     program_names = ["IMB-MPI1"]
     imb_benchmarks = ["PingPong", "PingPing", "Sendrecv", "Exchange"]
     metrics = {
-        "pingpong_latency_0B_us": (imb("PingPong", "t_usec", 0), US),
-        "pingpong_bandwidth_1MiB_MBps": (imb("PingPong", "MBps", 1048576), MBPS),
-        "pingpong_bandwidth_4MiB_MBps": (imb("PingPong", "MBps", 4194304), MBPS),
-        "pingping_bandwidth_1MiB_MBps": (imb("PingPing", "MBps", 1048576), MBPS),
-        "sendrecv_bandwidth_1MiB_MBps": (imb("Sendrecv", "MBps", 1048576), MBPS),
-        "exchange_bandwidth_1MiB_MBps": (imb("Exchange", "MBps", 1048576), MBPS),
+        "pingpong_latency_0B_us": Figure(imb("PingPong", "t_usec", 0), US),
+        "pingpong_bandwidth_1MiB_MBps": Figure(imb("PingPong", "MBps", 1048576), MBPS),
+        "pingpong_bandwidth_4MiB_MBps": Figure(imb("PingPong", "MBps", 4194304), MBPS),
+        "pingping_bandwidth_1MiB_MBps": Figure(imb("PingPing", "MBps", 1048576), MBPS),
+        "sendrecv_bandwidth_1MiB_MBps": Figure(imb("Sendrecv", "MBps", 1048576), MBPS),
+        "exchange_bandwidth_1MiB_MBps": Figure(imb("Exchange", "MBps", 1048576), MBPS),
     }
 
 
@@ -78,8 +78,8 @@ class ImbCollectives(_Imb, MultiRankExternalCheck):
     imb_benchmarks = ["Barrier", "Bcast", "Reduce", "Allreduce", "Alltoall"]
     imb_max_log2_size = 20
     metrics = {
-        "barrier_us": (imb("Barrier", "t_max_usec"), US),
-        **{f"{name.lower()}_{label}_us": (imb(name, "t_max_usec", size), US)
+        "barrier_us": Figure(imb("Barrier", "t_max_usec"), US),
+        **{f"{name.lower()}_{label}_us": Figure(imb(name, "t_max_usec", size), US)
            for name in ("Bcast", "Reduce", "Allreduce", "Alltoall")
            for label, size in (("8B", 8), ("1MiB", 1048576))},
     }
@@ -92,6 +92,7 @@ class ImbNonBlocking(_Imb, MultiRankExternalCheck):
     imb_benchmarks = ["Iallreduce", "Ibcast"]
     imb_max_log2_size = 20
     metrics = {
-        "iallreduce_overlap_1MiB_percent": (imb("Iallreduce", "overlap_percent", 1048576), PERCENT),
-        "ibcast_overlap_1MiB_percent": (imb("Ibcast", "overlap_percent", 1048576), PERCENT),
+        "iallreduce_overlap_1MiB_percent": Figure(imb("Iallreduce", "overlap_percent", 1048576),
+                                                  PERCENT),
+        "ibcast_overlap_1MiB_percent": Figure(imb("Ibcast", "overlap_percent", 1048576), PERCENT),
     }

@@ -23,7 +23,7 @@ in osu_allreduce -c.
 import reframe as rfm
 
 from fabricsuite.external import osu_sizes, parse_osu
-from fabricsuite.metrics import PerfSpec
+from fabricsuite.metrics import Figure, PerfSpec
 from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
 
 #: times: lower is better; bandwidths, message rates and overlap: higher
@@ -53,8 +53,8 @@ class OsuLatency(_Osu, TwoRankCheck):
     descr = "OSU osu_latency: ping-pong latency"
     program_names = ["osu_latency"]
     program_opts = ["-m", "1:4194304"]
-    metrics = {"latency_8B_us": (at("latency_us", 8), US),
-               "latency_64KiB_us": (at("latency_us", 65536), US)}
+    metrics = {"latency_8B_us": Figure(at("latency_us", 8), US),
+               "latency_64KiB_us": Figure(at("latency_us", 65536), US)}
 
 
 @rfm.simple_test
@@ -62,9 +62,9 @@ class OsuBandwidth(_Osu, TwoRankCheck):
     descr = "OSU osu_bw: windowed streaming bandwidth"
     program_names = ["osu_bw"]
     program_opts = ["-m", "1:4194304"]
-    metrics = {"bandwidth_8B_MBps": (at("bandwidth_MBps", 8), MBPS),
-               "bandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), MBPS),
-               "bandwidth_peak_MBps": (peak("bandwidth_MBps"), MBPS)}
+    metrics = {"bandwidth_8B_MBps": Figure(at("bandwidth_MBps", 8), MBPS),
+               "bandwidth_1MiB_MBps": Figure(at("bandwidth_MBps", 1048576), MBPS),
+               "bandwidth_peak_MBps": Figure(peak("bandwidth_MBps"), MBPS)}
 
 
 @rfm.simple_test
@@ -72,8 +72,8 @@ class OsuBiBandwidth(_Osu, TwoRankCheck):
     descr = "OSU osu_bibw: bidirectional bandwidth"
     program_names = ["osu_bibw"]
     program_opts = ["-m", "1:4194304"]
-    metrics = {"bibandwidth_8B_MBps": (at("bandwidth_MBps", 8), MBPS),
-               "bibandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), MBPS)}
+    metrics = {"bibandwidth_8B_MBps": Figure(at("bandwidth_MBps", 8), MBPS),
+               "bibandwidth_1MiB_MBps": Figure(at("bandwidth_MBps", 1048576), MBPS)}
 
 
 @rfm.simple_test
@@ -81,8 +81,9 @@ class OsuMultiBandwidth(_Osu, TwoRankCheck):
     descr = "OSU osu_mbw_mr: bandwidth and message rate of the rank pairs"
     program_names = ["osu_mbw_mr"]
     program_opts = ["-m", "1:4194304"]
-    metrics = {"message_rate_8B_per_s": (at("messages_per_s", 8), PerfSpec("msg/s", "higher")),
-               "bandwidth_1MiB_MBps": (at("bandwidth_MBps", 1048576), MBPS)}
+    metrics = {"message_rate_8B_per_s": Figure(at("messages_per_s", 8),
+                                                PerfSpec("msg/s", "higher")),
+               "bandwidth_1MiB_MBps": Figure(at("bandwidth_MBps", 1048576), MBPS)}
 
 
 @rfm.simple_test
@@ -90,7 +91,7 @@ class OsuMultiLatency(_Osu, TwoRankCheck):
     descr = "OSU osu_multi_lat: latency of the rank pairs"
     program_names = ["osu_multi_lat"]
     program_opts = ["-m", "1:4194304"]  # OSU's default range, explicit: every size expected
-    metrics = {"latency_8B_us": (at("latency_us", 8), US)}
+    metrics = {"latency_8B_us": Figure(at("latency_us", 8), US)}
 
 
 @rfm.simple_test
@@ -98,8 +99,8 @@ class OsuAllreduce(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_allreduce: average latency"
     program_names = ["osu_allreduce"]
     program_opts = ["-m", "8:1048576"]
-    metrics = {"latency_8B_us": (at("latency_us", 8), US),
-               "latency_1MiB_us": (at("latency_us", 1048576), US)}
+    metrics = {"latency_8B_us": Figure(at("latency_us", 8), US),
+               "latency_1MiB_us": Figure(at("latency_us", 1048576), US)}
 
 
 @rfm.simple_test
@@ -107,15 +108,15 @@ class OsuAlltoall(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_alltoall: average latency"
     program_names = ["osu_alltoall"]
     program_opts = ["-m", "8:1048576"]
-    metrics = {"latency_8B_us": (at("latency_us", 8), US),
-               "latency_1MiB_us": (at("latency_us", 1048576), US)}
+    metrics = {"latency_8B_us": Figure(at("latency_us", 8), US),
+               "latency_1MiB_us": Figure(at("latency_us", 1048576), US)}
 
 
 @rfm.simple_test
 class OsuBarrier(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_barrier: average latency"
     program_names = ["osu_barrier"]
-    metrics = {"latency_us": (at("latency_us"), US)}
+    metrics = {"latency_us": Figure(at("latency_us"), US)}
 
 
 @rfm.simple_test
@@ -123,8 +124,9 @@ class OsuIallreduce(_Osu, MultiRankExternalCheck):
     descr = "OSU osu_iallreduce: communication/computation overlap"
     program_names = ["osu_iallreduce"]
     program_opts = ["-m", "8:1048576"]
-    metrics = {"overlap_1MiB_percent": (at("overlap_percent", 1048576), PerfSpec("%", "higher")),
-               "overall_1MiB_us": (at("overall_us", 1048576), US)}
+    metrics = {"overlap_1MiB_percent": Figure(at("overlap_percent", 1048576),
+                                              PerfSpec("%", "higher")),
+               "overall_1MiB_us": Figure(at("overall_us", 1048576), US)}
 
 
 @rfm.simple_test

@@ -25,6 +25,7 @@ Directions:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,15 +136,26 @@ def bad_sides(better: str) -> tuple[str, ...]:
     raise ValueError(f"direction {better!r} is not one of {', '.join(DIRECTIONS)}")
 
 
+@dataclass(frozen=True)
+class Figure:
+    """A performance variable in the one language of every check (`metrics = {name: ...}`): how
+    to read it from the job's parsed result, and its PerfSpec. netbench's checks declare theirs
+    with `rfm_netbench.cell` and `summary` (a Figure read from a table cell or a summary key, its
+    unit and direction held to netbench's own declaration by a test); the external suites' with
+    a reader of their parsed output, e.g. ``Figure(at("latency_us", 8), US)``."""
+
+    read: Callable[[Any], float]
+    spec: PerfSpec
+
+    def extract(self, result: Any) -> float:
+        return self.read(result)
+
+
 def declared_specs(check_class) -> dict[str, PerfSpec]:
-    """{variable: PerfSpec} of a check class from its `metrics` declaration (netbench checks:
-    name -> Metric with `.spec`; external suites: name -> an object with `.spec`, or a tuple
-    whose last item is the PerfSpec)."""
+    """{variable: PerfSpec} of a check class from its `metrics` declaration (name -> Figure)."""
     specs = {}
     for name, metric in getattr(check_class, "metrics", {}).items():
         spec = getattr(metric, "spec", None)
-        if spec is None and isinstance(metric, tuple):
-            spec = next((item for item in reversed(metric) if isinstance(item, PerfSpec)), None)
         if not isinstance(spec, PerfSpec):
             raise TypeError(f"{check_class.__name__}.{name}: no PerfSpec (unit and direction) "
                             f"declared")
@@ -155,6 +167,11 @@ def declared_specs(check_class) -> dict[str, PerfSpec]:
 #: the topology distance (point-to-point netbench checks), the NPB kernel or NPB-MZ benchmark
 #: (each its own reference: their Mop/s differ 100x), the scale (multi-rank checks).
 INDEX_FIELDS = ("distance", "kernel", "benchmark", "scale")
+
+
+def scale_label(nodes: int, ranks_per_node: int) -> str:
+    """The `scale` index level of a multi-rank case: "<nodes>x<ranks per node>"."""
+    return f"{nodes}x{ranks_per_node}"
 
 
 def case_scope(case: dict) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:

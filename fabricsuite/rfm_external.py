@@ -29,13 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
 from . import REPO_ROOT
-from .metrics import PerfSpec
+from .metrics import scale_label
 from .netbench_result import cpu_list, shared_cpus
 from .rfm_netbench import (
     NODE_COUNTS,
@@ -186,10 +185,6 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
     time_limit = "20m"
     tags = {"external"}
 
-    def perf_specs(self) -> dict[str, PerfSpec]:
-        """Unit and direction of every performance variable (for the reference loader)."""
-        return {name: spec for name, (_fn, spec) in self.metrics.items()}
-
     # Before compile, after every setup hook: the program names may depend on the scale.
     @run_before("compile")
     def choose_program(self):
@@ -282,9 +277,6 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
         """Check-specific sanity conditions on the parsed output; each one sentence."""
         return []
 
-    #: name -> (function of the parsed result, PerfSpec(unit, better)); see fabricsuite.metrics
-    metrics: dict = {}
-
     @sanity_function
     def output_is_sound(self):
         from .external import SuiteOutputError
@@ -307,7 +299,7 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
             shared = shared_cpus(ranks) if self.metrics else None  # validation times nothing
             if shared:
                 problems.insert(0, shared)
-            values = {name: fn(result) for name, (fn, _spec) in self.metrics.items()}
+            values = {name: figure.extract(result) for name, figure in self.metrics.items()}
         except (SuiteOutputError, OSError) as err:
             raise SanityError(str(err)) from None
         bad = [f"{n}={v}" for n, v in values.items() if not (math.isfinite(v) and v >= 0)]
@@ -330,17 +322,8 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
         except OSError:
             return ""
 
-    @run_before("performance")
-    def set_performance_variables(self):
-        self.perf_variables = {
-            name: sn.make_performance_function(_metric_value(self, fn), spec.unit)
-            for name, (fn, spec) in self.metrics.items()
-        }
-
-
-@sn.deferrable
-def _metric_value(check: ExternalSuiteCheck, fn) -> float:
-    return fn(check.parsed())
+    def parsed_result(self):
+        return self.parsed()
 
 
 class TwoRankCheck(ExternalSuiteCheck):
@@ -353,7 +336,7 @@ class TwoRankCheck(ExternalSuiteCheck):
     def place_ranks(self):
         nodes = int(self.current_partition.extras.get("nodes", 1))
         self.num_tasks_per_node = 1 if nodes >= 2 else 2
-        self.scale = f"{2 // self.num_tasks_per_node}x{self.num_tasks_per_node}"
+        self.scale = scale_label(2 // self.num_tasks_per_node, self.num_tasks_per_node)
 
 
 class MultiRankExternalCheck(ExternalSuiteCheck):

@@ -31,7 +31,7 @@ from reframe.core.logging import getlogger
 
 from . import REPO_ROOT, SOURCE_DIR, topology
 from .machine import topology_cache
-from .metrics import INDEX_FIELDS, PerfSpec
+from .metrics import INDEX_FIELDS, Figure, PerfSpec, scale_label
 from .netbench_result import NetbenchResult, ResultError, load
 from .references import ReferenceFileError, external_reference, scoped_references
 from .spackenv import (
@@ -85,44 +85,34 @@ def exit_status_problem(test) -> str | None:
 
 
 @dataclass(frozen=True)
-class Metric:
-    """A performance variable: where it comes from in a netbench result, its unit and which way
-    is better (`fabricsuite.metrics`: "lower", "higher" or "equal").
+class Metric(Figure):
+    """A Figure read from a netbench result: `column` of the summary (`table=None`), or of the
+    one row of `table` whose columns match `where` (for example ``{"size_bytes": 8}``)."""
 
-    `table=None` reads `column` from the summary; otherwise the one row of `table` whose
-    columns match `where` (for example ``{"size_bytes": 8}``).
-    """
-
-    column: str
-    unit: str
-    better: str
+    column: str = ""
     table: str | None = None
     where: dict[str, Any] = field(default_factory=dict)
-    #: See `fabricsuite.metrics.PerfSpec.size_step`.
-    size_step: float | None = None
-    #: See `fabricsuite.metrics.PerfSpec.count`.
-    count: bool = False
-
-    def __post_init__(self):
-        PerfSpec(self.unit, self.better, self.size_step, self.count)  # validates it once
 
     @property
-    def spec(self) -> PerfSpec:
-        return PerfSpec(self.unit, self.better, self.size_step, self.count)
+    def unit(self) -> str:
+        return self.spec.unit
 
-    def extract(self, result: NetbenchResult) -> float:
-        return result.value(self.table, self.column, **self.where)
+    @property
+    def better(self) -> str:
+        return self.spec.better
 
 
 def summary(column: str, unit: str, better: str, size_step: float | None = None,
             count: bool = False) -> Metric:
     """A summary value of the result, e.g. ``summary("g_us", "us", LOWER)``."""
-    return Metric(column=column, unit=unit, better=better, size_step=size_step, count=count)
+    return Metric(read=lambda result: result.value(None, column),
+                  spec=PerfSpec(unit, better, size_step, count), column=column)
 
 
 def cell(table: str, column: str, unit: str, better: str, **where: Any) -> Metric:
     """A table cell, e.g. ``cell("pingpong", "latency_median_us", "us", LOWER, size_bytes=8)``."""
-    return Metric(column=column, unit=unit, better=better, table=table, where=where)
+    return Metric(read=lambda result: result.value(table, column, **where),
+                  spec=PerfSpec(unit, better), column=column, table=table, where=where)
 
 
 def powers_of_two(first: int, last: int) -> list[int]:
@@ -209,10 +199,6 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     require_reference = True
     tags = {"pt2pt", "netbench"}
 
-    def perf_specs(self) -> dict[str, PerfSpec]:
-        """Unit and direction of every performance variable (for the reference loader)."""
-        return {name: m.spec for name, m in self.metrics.items()}
-
     @run_after("setup")
     def set_command_line(self):
         # Every word is quoted: ReFrame joins them into the job script unquoted, and
@@ -278,12 +264,8 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         self.netbench_version = result.version
         return True
 
-    @run_before("performance")
-    def set_performance_variables(self):
-        self.perf_variables = {
-            name: sn.make_performance_function(_metric_value(self, metric), metric.unit)
-            for name, metric in self.metrics.items()
-        }
+    def parsed_result(self) -> NetbenchResult:
+        return self.result()
 
 
 class NetbenchPairCheck(NetbenchCheck):
@@ -462,7 +444,7 @@ def place_on_nodes(test, one_per_node: bool = False, timed: bool = True) -> None
     )
     test.num_tasks = per_node * test.node_count
     test.num_tasks_per_node = per_node
-    test.scale = f"{test.node_count}x{per_node}"
+    test.scale = scale_label(test.node_count, per_node)
 
 
 class NetbenchMultiRankCheck(NetbenchCheck):
@@ -519,8 +501,3 @@ class NetbenchValidationCheck(NetbenchMultiRankCheck):
         if errors != 0:
             problems.append(f"validation found {errors} wrong bytes or values")
         return problems
-
-
-@sn.deferrable
-def _metric_value(test: NetbenchCheck, metric: Metric) -> float:
-    return metric.extract(test.result())

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 
 import reframe as rfm
+import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.logging import getlogger
@@ -74,6 +75,11 @@ def _build_deps_with_session_fallback(cases, default_cases=None):
 
 
 dependencies.build_deps = _build_deps_with_session_fallback
+
+
+@sn.deferrable
+def _figure_value(check, figure) -> float:
+    return figure.extract(check.parsed_result())
 
 
 def confirm_pause(round_no: int, base_s: float) -> float:
@@ -135,9 +141,24 @@ class Judged(rfm.RegressionTestPlugin):
         self.perf_resolutions = {name: spec.resolution for name, spec in specs.items()
                                  if spec.resolution is not None}
 
-    def perf_specs(self):
-        """{variable: fabricsuite.metrics.PerfSpec}; each check family implements it."""
+    #: The performance variables: name -> fabricsuite.metrics.Figure (how to read it from the
+    #: job's parsed result, its unit and direction); the one language of every check family.
+    metrics: dict = {}
+
+    def perf_specs(self) -> dict:
+        """{variable: fabricsuite.metrics.PerfSpec} from `metrics` (for the reference loader)."""
+        return {name: figure.spec for name, figure in self.metrics.items()}
+
+    def parsed_result(self):
+        """The job's output, parsed (each check family implements it)."""
         raise NotImplementedError
+
+    @run_before("performance")
+    def set_performance_variables(self):
+        self.perf_variables = {
+            name: sn.make_performance_function(_figure_value(self, figure), figure.spec.unit)
+            for name, figure in self.metrics.items()
+        }
 
     @run_after("setup")
     def take_partition_tolerances(self):

@@ -834,9 +834,10 @@ def _check_classes():
 
 
 def test_every_external_metric_declares_its_unit_and_direction():
-    """Each metric is (function, PerfSpec(unit, better)) where it is declared; names and units
-    as before (the reference files key on them)."""
-    from fabricsuite.metrics import PerfSpec
+    """Each metric is a Figure (a reader of the parsed output, PerfSpec(unit, better)), the
+    language of netbench's checks too; names and units as before (the reference files key on
+    them)."""
+    from fabricsuite.metrics import Figure, PerfSpec
 
     expected = {"us": "lower", "s": "lower", "MB/s": "higher", "Mop/s": "higher",
                 "msg/s": "higher", "%": "higher"}
@@ -844,14 +845,16 @@ def test_every_external_metric_declares_its_unit_and_direction():
     assert {"OsuLatency", "OsuIallreduce", "ImbPointToPoint", "ImbNonBlocking", "BeffOriginal",
             "_NpbCommon"} <= set(classes)
     for name, cls in classes.items():
-        for metric, (fn, spec) in cls.metrics.items():
-            assert callable(fn) and isinstance(spec, PerfSpec), (name, metric)
+        for metric, figure in cls.metrics.items():
+            assert isinstance(figure, Figure) and callable(figure.read), (name, metric)
+            spec = figure.spec
+            assert isinstance(spec, PerfSpec), (name, metric)
             assert spec.better == expected[spec.unit], (name, metric, spec)
             suffix = "per_s" if metric.endswith("_per_s") else metric.rsplit("_", 1)[-1]
             unit = {"us": "us", "MBps": "MB/s", "s": "s", "percent": "%", "total": "Mop/s",
                     "per_s": "msg/s"}
             assert unit.get(suffix, spec.unit) == spec.unit, (name, metric, spec)
-    assert classes["OsuMultiBandwidth"].metrics["message_rate_8B_per_s"][1] == PerfSpec(
+    assert classes["OsuMultiBandwidth"].metrics["message_rate_8B_per_s"].spec == PerfSpec(
         "msg/s", "higher")
-    assert classes["OsuIallreduce"].metrics["overlap_1MiB_percent"][1] == PerfSpec("%", "higher")
-    assert classes["_NpbCommon"].metrics["mops_total"][1] == PerfSpec("Mop/s", "higher")
+    assert classes["OsuIallreduce"].metrics["overlap_1MiB_percent"].spec == PerfSpec("%", "higher")
+    assert classes["_NpbCommon"].metrics["mops_total"].spec == PerfSpec("Mop/s", "higher")
