@@ -23,7 +23,6 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
-from fabricsuite.metrics import HIGHER, LOWER
 from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, NetbenchValidationCheck, summary
 
 BEFF_LENGTHS = 21
@@ -52,13 +51,13 @@ class NetbenchBeff(_BeffOptions, NetbenchMultiRankCheck):
     method = "beff"
     beff_extra_options = ["--repetitions", "3", "--time-cap-ms", "2"]
     metrics = {
-        "b_eff_MBps": summary("b_eff_MBps", "MB/s", HIGHER),
-        "b_eff_per_process_MBps": summary("b_eff_per_process_MBps", "MB/s", HIGHER),
-        "b_eff_at_lmax_MBps": summary("b_eff_at_lmax_MBps", "MB/s", HIGHER),
-        "b_eff_at_lmax_rings_MBps": summary("b_eff_at_lmax_rings_MBps", "MB/s", HIGHER),
-        "pingpong_bandwidth_lmax_MBps": summary("pingpong_bandwidth_lmax_MBps", "MB/s", HIGHER),
-        "pingpong_latency_us": summary("pingpong_latency_us", "us", LOWER),
-        "latency_rings_random_us": summary("latency_rings_random_us", "us", LOWER),
+        "b_eff_MBps": summary("b_eff_MBps"),
+        "b_eff_per_process_MBps": summary("b_eff_per_process_MBps"),
+        "b_eff_at_lmax_MBps": summary("b_eff_at_lmax_MBps"),
+        "b_eff_at_lmax_rings_MBps": summary("b_eff_at_lmax_rings_MBps"),
+        "pingpong_bandwidth_lmax_MBps": summary("pingpong_bandwidth_lmax_MBps"),
+        "pingpong_latency_us": summary("pingpong_latency_us"),
+        "latency_rings_random_us": summary("latency_rings_random_us"),
     }
 
     def extra_problems(self, result):

@@ -31,7 +31,6 @@ bound around zero means nothing; the ratio carries the same verdict.
 
 import reframe as rfm
 
-from fabricsuite.metrics import HIGHER, LOWER
 from fabricsuite.rfm_netbench import NetbenchPairCheck, cell
 
 KiB = 1024
@@ -58,11 +57,11 @@ class NetbenchBufferReuse(NetbenchPairCheck):
     # asserts the ratio, which stays a figure.
     tolerated_unreliable = r"extra_us\[size_bytes=[0-9]+,reuse_percent=[0-9]+\]|cost_extra_us"
     metrics = {
-        "reuse_0pct_ratio_64KiB": cell("reuse", "ratio", "ratio", LOWER,
+        "reuse_0pct_ratio_64KiB": cell("reuse", "ratio",
                                        size_bytes=64 * KiB, reuse_percent=0),
-        "reuse_0pct_bandwidth_64KiB_MBps": cell("reuse", "bandwidth_median_MBps", "MB/s", HIGHER,
+        "reuse_0pct_bandwidth_64KiB_MBps": cell("reuse", "bandwidth_median_MBps",
                                                 size_bytes=64 * KiB, reuse_percent=0),
-        "reuse_100pct_latency_8B_us": cell("reuse", "latency_median_us", "us", LOWER,
+        "reuse_100pct_latency_8B_us": cell("reuse", "latency_median_us",
                                            size_bytes=8, reuse_percent=100),
     }
 
@@ -85,10 +84,10 @@ class NetbenchVector(NetbenchPairCheck):
     size_table = "vector"
     tolerated_unreliable = r"extra_us\[size_bytes=[0-9]+,segments=[0-9]+\]|cost_extra_us"
     metrics = {
-        "vector_64seg_ratio_64KiB": cell("vector", "ratio", "ratio", LOWER,
+        "vector_64seg_ratio_64KiB": cell("vector", "ratio",
                                          size_bytes=64 * KiB, segments=64),
-        "vector_contiguous_latency_64KiB_us": cell("contiguous", "latency_median_us", "us",
-                                                   LOWER, size_bytes=64 * KiB),
+        "vector_contiguous_latency_64KiB_us": cell("contiguous", "latency_median_us",
+                                                   size_bytes=64 * KiB),
     }
 
     def extra_problems(self, result):

@@ -34,7 +34,6 @@ import reframe as rfm
 from reframe.core.builtins import run_before
 from reframe.core.logging import getlogger
 
-from fabricsuite.metrics import LOWER
 from fabricsuite.references import scoped_references
 from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, cell
 
@@ -60,7 +59,7 @@ class NetbenchCollectiveModels(NetbenchMultiRankCheck):
                             r"o_s_small_us|o_r_small_us|G_large_ns_per_byte")
     metrics = {
         f"{c}_{label}_measured_to_predicted": cell(
-            "models", "measured_to_predicted", "ratio", LOWER, collective=c, size_bytes=size
+            "models", "measured_to_predicted", collective=c, size_bytes=size
         )
         for c in MODEL_COLLECTIVES
         for label, size in MODEL_SIZES.items()
@@ -87,7 +86,7 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
     method = "consistency"
     netbench_options = ["--sizes", SIZES_OPTION, "--calls", "20", "--repetitions", "5"]
     metrics = {
-        f"{rule}_{label}_violations": cell("rules", "violations", "count", LOWER, rule=rule,
+        f"{rule}_{label}_violations": cell("rules", "violations", rule=rule,
                                            size_bytes=size)
         for rule in RULES
         for label, size in SIZES.items()

@@ -20,7 +20,6 @@ References per partition, environment and scale (reference/<system>.yaml).
 
 import reframe as rfm
 
-from fabricsuite.metrics import LOWER
 from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, NetbenchValidationCheck, cell
 
 COLLECTIVES = ["bcast", "reduce", "allreduce", "alltoall", "alltoallv", "gather", "scatter",
@@ -35,11 +34,11 @@ class NetbenchCollectives(NetbenchMultiRankCheck):
     method = "collectives"
     netbench_options = ["--calls", str(CALLS)]
     metrics = {
-        "barrier_median_us": cell("collectives", "time_median_us", "us", LOWER,
+        "barrier_median_us": cell("collectives", "time_median_us",
                                   collective="barrier"),
         **{
             f"{c}_{label}_median_us": cell(
-                "collectives", "time_median_us", "us", LOWER, collective=c, size_bytes=size
+                "collectives", "time_median_us", collective=c, size_bytes=size
             )
             for c in COLLECTIVES
             for label, size in KEY_SIZES.items()

@@ -36,7 +36,6 @@ carry the same verdict.
 
 import reframe as rfm
 
-from fabricsuite.metrics import LOWER
 from fabricsuite.rfm_netbench import NetbenchPairCheck, cell
 
 KiB = 1024
@@ -76,10 +75,10 @@ class NetbenchPolling(NetbenchPairCheck):
     # A negative cost is failed where the check reads it (blocking at 8 B), logged elsewhere.
     tolerated_unreliable = r"cost_us\[size_bytes=[0-9]+,mode=\w+\]|\w+_cost_small_us"
     metrics = {
-        **{f"polling_{mode}_8B_us": cell("polling", "latency_median_us", "us", LOWER,
+        **{f"polling_{mode}_8B_us": cell("polling", "latency_median_us",
                                          size_bytes=8, mode=mode)
            for mode in POLLING_MODES},
-        "polling_blocking_ratio_8B": cell("polling_cost", "cost_ratio", "ratio", LOWER,
+        "polling_blocking_ratio_8B": cell("polling_cost", "cost_ratio",
                                           size_bytes=8, mode="blocking"),
     }
 
@@ -98,13 +97,13 @@ class NetbenchAnySource(NetbenchPairCheck):
     size_table = "anysource"
     tolerated_unreliable = r"cost_us\[size_bytes=[0-9]+,receive=\w+\]|\w+_cost_small_us"
     metrics = {
-        "anysource_named_8B_us": cell("anysource", "latency_median_us", "us", LOWER,
+        "anysource_named_8B_us": cell("anysource", "latency_median_us",
                                       size_bytes=8, receive="named"),
-        "anysource_any_source_8B_us": cell("anysource", "latency_median_us", "us", LOWER,
+        "anysource_any_source_8B_us": cell("anysource", "latency_median_us",
                                            size_bytes=8, receive="any_source"),
-        "anysource_ratio_8B": cell("anysource_cost", "cost_ratio", "ratio", LOWER,
+        "anysource_ratio_8B": cell("anysource_cost", "cost_ratio",
                                    size_bytes=8, receive="any_source"),
-        "anysource_anytag_ratio_8B": cell("anysource_cost", "cost_ratio", "ratio", LOWER,
+        "anysource_anytag_ratio_8B": cell("anysource_cost", "cost_ratio",
                                           size_bytes=8, receive="any_source_any_tag"),
     }
 
@@ -122,14 +121,14 @@ class NetbenchSendModes(NetbenchPairCheck):
     required_sizes = COMPLETION_SIZES
     size_table = "sendmodes"
     metrics = {
-        **{f"sendmode_{call}_8B_us": cell("sendmodes", "latency_median_us", "us", LOWER,
+        **{f"sendmode_{call}_8B_us": cell("sendmodes", "latency_median_us",
                                           size_bytes=8, send_mode=mode)
            for mode, call in SEND_MODES.items()},
-        **{f"sendmode_{call}_ratio_8B": cell("sendmodes_ratio", "ratio_to_standard", "ratio",
-                                             LOWER, size_bytes=8, send_mode=mode)
+        **{f"sendmode_{call}_ratio_8B": cell("sendmodes_ratio", "ratio_to_standard",
+                                             size_bytes=8, send_mode=mode)
            for mode, call in SEND_MODES.items() if mode != "standard"},
-        "sendmode_bsend_ratio_64KiB": cell("sendmodes_ratio", "ratio_to_standard", "ratio",
-                                           LOWER, size_bytes=64 * KiB, send_mode="buffered"),
+        "sendmode_bsend_ratio_64KiB": cell("sendmodes_ratio", "ratio_to_standard",
+                                           size_bytes=64 * KiB, send_mode="buffered"),
     }
 
     def extra_problems(self, result):

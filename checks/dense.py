@@ -18,7 +18,6 @@ rank per core. References per partition, environment and scale (reference/<syste
 import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
-from fabricsuite.metrics import HIGHER
 from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, NetbenchValidationCheck, cell
 
 MiB = 1024 * 1024
@@ -47,13 +46,13 @@ class NetbenchDense(NetbenchMultiRankCheck):
     metrics = {
         **{
             f"{a}_bandwidth_1MiB_MBps": cell(
-                "algorithms", "bandwidth_mean_MBps", "MB/s", HIGHER, algorithm=a, size_bytes=MiB
+                "algorithms", "bandwidth_mean_MBps", algorithm=a, size_bytes=MiB
             )
             for a in ALGORITHMS
         },
         **{
             f"{a}_worst_to_first_1MiB": cell(
-                "algorithms", "worst_to_first", "ratio", HIGHER, algorithm=a, size_bytes=MiB
+                "algorithms", "worst_to_first", algorithm=a, size_bytes=MiB
             )
             for a in ALGORITHMS
         },

@@ -28,7 +28,6 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 from reframe.core.logging import getlogger
 
-from fabricsuite.metrics import HIGHER, LOWER
 from fabricsuite.rfm_netbench import RESULT_FILE, NetbenchMultiRankCheck, summary
 
 #: The N x N maps netbench writes beside its JSON result (`matrix --json-file`).
@@ -51,11 +50,11 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     keep_files = [RESULT_FILE, *MAP_FILES]
     fresh_outputs = [RESULT_FILE, *MAP_FILES]
     metrics = {
-        "matrix_bandwidth_median_MBps": summary("bandwidth_median_MBps", "MB/s", HIGHER),
-        "matrix_bandwidth_min_MBps": summary("bandwidth_min_MBps", "MB/s", HIGHER),
-        "matrix_latency_median_us": summary("latency_median_us", "us", LOWER),
-        "matrix_bad_pairs": summary("bad_pairs", "pairs", LOWER),
-        "matrix_bad_nodes": summary("bad_nodes", "nodes", LOWER),
+        "matrix_bandwidth_median_MBps": summary("bandwidth_median_MBps"),
+        "matrix_bandwidth_min_MBps": summary("bandwidth_min_MBps"),
+        "matrix_latency_median_us": summary("latency_median_us"),
+        "matrix_bad_pairs": summary("bad_pairs"),
+        "matrix_bad_nodes": summary("bad_nodes"),
     }
 
     @run_after("init")
@@ -100,10 +99,10 @@ class NetbenchRankDistance(NetbenchMultiRankCheck):
     descr = "Ping-pong from rank 0 to rank d = 1, 2, 4, ... over the allocation (Altix 3.2)"
     method = "rankdist"
     metrics = {
-        "rankdist_latency_nearest_us": summary("latency_nearest_us", "us", LOWER),
-        "rankdist_latency_farthest_us": summary("latency_farthest_us", "us", LOWER),
-        "rankdist_bandwidth_nearest_MBps": summary("bandwidth_nearest_MBps", "MB/s", HIGHER),
-        "rankdist_bandwidth_farthest_MBps": summary("bandwidth_farthest_MBps", "MB/s", HIGHER),
+        "rankdist_latency_nearest_us": summary("latency_nearest_us"),
+        "rankdist_latency_farthest_us": summary("latency_farthest_us"),
+        "rankdist_bandwidth_nearest_MBps": summary("bandwidth_nearest_MBps"),
+        "rankdist_bandwidth_farthest_MBps": summary("bandwidth_farthest_MBps"),
     }
 
     def extra_problems(self, result):

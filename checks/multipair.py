@@ -26,7 +26,6 @@ bandwidths, the job had the ranks asked for, no unreliable figure that a variabl
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from fabricsuite.metrics import HIGHER, LOWER
 from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, summary
 
 SMALL = 8
@@ -56,9 +55,9 @@ class NetbenchConnections(NetbenchMultiRankCheck):
     netbench_options = ["--small-size", str(SMALL), "--large-size", "64K", "--time-cap-ms", "2"]
     tolerated_unreliable = COST_FLAGS
     metrics = {
-        "connections_latency_8B_k0_us": summary("latency_small_k0_us", "us", LOWER),
-        "connections_latency_8B_max_k_us": summary("latency_small_max_k_us", "us", LOWER),
-        "connections_latency_64KiB_max_k_us": summary("latency_large_max_k_us", "us", LOWER),
+        "connections_latency_8B_k0_us": summary("latency_small_k0_us"),
+        "connections_latency_8B_max_k_us": summary("latency_small_max_k_us"),
+        "connections_latency_64KiB_max_k_us": summary("latency_large_max_k_us"),
     }
 
     @run_after("setup")
@@ -91,11 +90,10 @@ class NetbenchLoaded(NetbenchMultiRankCheck):
                         "--rate-size", str(SMALL), "--window", "64", "--time-cap-ms", "2"]
     tolerated_unreliable = COST_FLAGS
     metrics = {
-        "loaded_latency_8B_max_k_us": summary("loaded_latency_max_k_us", "us", LOWER),
-        "aggregate_bandwidth_64KiB_MBps": summary("aggregate_bandwidth_MBps", "MB/s", HIGHER),
-        "message_rate_8B_per_s": summary("message_rate_per_s", "msg/s", HIGHER),
-        "bandwidth_per_pair_min_64KiB_MBps": summary("bandwidth_per_pair_min_MBps", "MB/s",
-                                                     HIGHER),
+        "loaded_latency_8B_max_k_us": summary("loaded_latency_max_k_us"),
+        "aggregate_bandwidth_64KiB_MBps": summary("aggregate_bandwidth_MBps"),
+        "message_rate_8B_per_s": summary("message_rate_per_s"),
+        "bandwidth_per_pair_min_64KiB_MBps": summary("bandwidth_per_pair_min_MBps"),
     }
 
     def extra_problems(self, result):

@@ -23,7 +23,6 @@ the distance's pair (or on another node for other-node).
 
 import reframe as rfm
 
-from fabricsuite.metrics import EQUAL, HIGHER, LOWER
 from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, powers_of_two, summary
 
 #: The default sweep of the latency and bandwidth methods: 8 B to 4 MiB in powers of two.
@@ -41,8 +40,8 @@ class NetbenchPingPong(NetbenchPairCheck):
     required_sizes = PT2PT_SIZES
     size_table = "pingpong"
     metrics = {
-        "latency_8B_median_us": cell("pingpong", "latency_median_us", "us", LOWER, size_bytes=8),
-        "latency_8B_min_us": cell("pingpong", "latency_min_us", "us", LOWER, size_bytes=8),
+        "latency_8B_median_us": cell("pingpong", "latency_median_us", size_bytes=8),
+        "latency_8B_min_us": cell("pingpong", "latency_min_us", size_bytes=8),
     }
 
 
@@ -53,9 +52,9 @@ class NetbenchPingPongBandwidth(NetbenchPairCheck):
     required_sizes = PT2PT_SIZES
     size_table = "bibw"
     metrics = {
-        "bandwidth_1MiB_MBps": cell("bibw", "bandwidth_median_MBps", "MB/s", HIGHER,
+        "bandwidth_1MiB_MBps": cell("bibw", "bandwidth_median_MBps",
                                     size_bytes=MiB),
-        "bandwidth_peak_MBps": summary("bandwidth_peak_MBps", "MB/s", HIGHER),
+        "bandwidth_peak_MBps": summary("bandwidth_peak_MBps"),
     }
 
 
@@ -67,9 +66,9 @@ class NetbenchBothway(NetbenchPairCheck):
     size_table = "bothway"
     metrics = {
         "bothway_bandwidth_1MiB_MBps": cell(
-            "bothway", "bandwidth_per_direction_median_MBps", "MB/s", HIGHER, size_bytes=MiB
+            "bothway", "bandwidth_per_direction_median_MBps", size_bytes=MiB
         ),
-        "bothway_bandwidth_peak_MBps": summary("bandwidth_per_direction_peak_MBps", "MB/s", HIGHER),
+        "bothway_bandwidth_peak_MBps": summary("bandwidth_per_direction_peak_MBps"),
     }
 
 
@@ -80,12 +79,11 @@ class NetbenchFlood(NetbenchPairCheck):
     required_sizes = PT2PT_SIZES
     size_table = "flood_best"
     metrics = {
-        "flood_g_8B_us": summary("g_us", "us", LOWER),
-        "flood_G_ns_per_byte": summary("G_ns_per_byte", "ns/B", LOWER),
-        "flood_bandwidth_1MiB_MBps": cell("flood_best", "bandwidth_MBps", "MB/s", HIGHER,
+        "flood_g_8B_us": summary("g_us"),
+        "flood_G_ns_per_byte": summary("G_ns_per_byte"),
+        "flood_bandwidth_1MiB_MBps": cell("flood_best", "bandwidth_MBps",
                                           size_bytes=MiB),
-        "flood_bandwidth_peak_MBps": summary("bandwidth_unidirectional_peak_MBps", "MB/s",
-                                             HIGHER),
+        "flood_bandwidth_peak_MBps": summary("bandwidth_unidirectional_peak_MBps"),
     }
 
 
@@ -94,8 +92,8 @@ class NetbenchOverlap(NetbenchPairCheck):
     descr = "Send and receive overhead by CPU overlap at 8 B (Bell et al. 4.3, Zamani 5.6)"
     method = "overlap"
     metrics = {
-        "overhead_send_us": summary("o_s_us", "us", LOWER),
-        "overhead_recv_us": summary("o_r_us", "us", LOWER),
+        "overhead_send_us": summary("o_s_us"),
+        "overhead_recv_us": summary("o_r_us"),
     }
 
 
@@ -131,13 +129,13 @@ class NetbenchLogGP(NetbenchPairCheck):
     tolerated_unreliable = (r"ranges\[[0-9]+\](\.o_s_us)?|(g_us|G_ns_per_byte)\[range=[0-9]+\]"
                             r"|o_s_us|G_all_us")
     metrics = {
-        "loggp_L_us": summary("L_us", "us", LOWER),
-        "loggp_protocol_ranges": summary("protocol_ranges", "ranges", EQUAL, count=True),
-        "loggp_g_us": summary("g_small_us", "us", LOWER),
-        "loggp_o_s_us": summary("o_s_small_us", "us", LOWER),
-        "loggp_o_r_us": summary("o_r_small_us", "us", LOWER),
-        "loggp_G_large_ns_per_byte": summary("G_large_ns_per_byte", "ns/B", LOWER),
-        "loggp_M_bytes": summary("M_bytes", "B", EQUAL),
-        "loggp_threshold_large_bytes": summary("threshold_large_bytes", "B", EQUAL,
+        "loggp_L_us": summary("L_us"),
+        "loggp_protocol_ranges": summary("protocol_ranges", count=True),
+        "loggp_g_us": summary("g_small_us"),
+        "loggp_o_s_us": summary("o_s_small_us"),
+        "loggp_o_r_us": summary("o_r_small_us"),
+        "loggp_G_large_ns_per_byte": summary("G_large_ns_per_byte"),
+        "loggp_M_bytes": summary("M_bytes"),
+        "loggp_threshold_large_bytes": summary("threshold_large_bytes",
                                                size_step=LOGGP_SIZE_STEP),
     }

@@ -325,26 +325,12 @@ def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
     )
 
 
-#: netbench's unit names (output.h) as the checks and the reference files write them; the others
-#: (us, count, ratio, pairs, ...) are the same on both sides.
-CHECK_UNITS = {"MBps": "MB/s", "ns_per_byte": "ns/B", "bytes": "B", "per_s": "msg/s"}
-
-
-def declared_figures(description: dict[str, Any]) -> dict[tuple[str | None, str], tuple[str, str]]:
-    """(table, column) of every column and (None, name) of every summary figure -> (unit as the
-    checks write it, "higher"/"lower"/"equal"), from the JSON of `netbench METHOD --describe`:
-    the one declaration of every figure, in C. A key or a parameter (no direction) is "equal"."""
-    declared = {(table["name"], column["name"]): column
-                for table in description["tables"] for column in table["columns"]}
-    declared.update({(None, figure["name"]): figure for figure in description.get("summary", [])})
-    return {key: (CHECK_UNITS.get(figure["unit"], figure["unit"]), figure["better"] or "equal")
-            for key, figure in declared.items()}
-
-
 def declaration_problems(metrics: dict[str, Any], description: dict[str, Any]) -> list[str]:
     """One line per performance variable (a check's `metrics`: objects with `table`, `column`,
     `unit` and `better`) that netbench does not declare, or declares with another unit or
     direction than the check asserts."""
+    from .declarations import declared_figures
+
     declared = declared_figures(description)
     problems = []
     for variable, metric in metrics.items():

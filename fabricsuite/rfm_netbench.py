@@ -30,6 +30,7 @@ from reframe.core.exceptions import EnvironError, SanityError
 from reframe.core.logging import getlogger
 
 from . import REPO_ROOT, SOURCE_DIR, topology
+from .declarations import unit_and_direction
 from .machine import topology_cache
 from .metrics import INDEX_FIELDS, Figure, PerfSpec, scale_label
 from .netbench_result import NetbenchResult, ResultError, load
@@ -102,15 +103,18 @@ class Metric(Figure):
         return self.spec.better
 
 
-def summary(column: str, unit: str, better: str, size_step: float | None = None,
-            count: bool = False) -> Metric:
-    """A summary value of the result, e.g. ``summary("g_us", "us", LOWER)``."""
+def summary(column: str, size_step: float | None = None, count: bool = False) -> Metric:
+    """A summary value of the result, e.g. ``summary("g_us")``: its unit and direction are
+    netbench's declaration of it (fabricsuite.declarations)."""
+    unit, better = unit_and_direction(None, column)
     return Metric(read=lambda result: result.value(None, column),
                   spec=PerfSpec(unit, better, size_step, count), column=column)
 
 
-def cell(table: str, column: str, unit: str, better: str, **where: Any) -> Metric:
-    """A table cell, e.g. ``cell("pingpong", "latency_median_us", "us", LOWER, size_bytes=8)``."""
+def cell(table: str, column: str, **where: Any) -> Metric:
+    """A table cell, e.g. ``cell("pingpong", "latency_median_us", size_bytes=8)``: its unit and
+    direction are netbench's declaration of the column (fabricsuite.declarations)."""
+    unit, better = unit_and_direction(table, column)
     return Metric(read=lambda result: result.value(table, column, **where),
                   spec=PerfSpec(unit, better), column=column, table=table, where=where)
 

@@ -758,16 +758,13 @@ def _netbench_checks() -> dict[str, type]:
 
 
 def _methods(program: str) -> list[str]:
-    """The subcommands `netbench --help` lists."""
-    help_text = run([program, "--help"]).stdout
-    listed = help_text.split("subcommands:\n", 1)[1].split("\n\n", 1)[0]
-    return [line.split()[0] for line in listed.splitlines()]
+    from fabricsuite.declarations import methods_of
+    return methods_of(program)
 
 
 def _describe(program: str, method: str) -> dict:
-    proc = run([program, method, "--describe"], timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    description = json.loads(proc.stdout)
+    from fabricsuite.declarations import describe
+    description = describe(program, method)
     assert description["method"] == method
     return description
 
@@ -825,6 +822,18 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
     assert checked >= 80, checked
 
 
+def test_the_checks_read_what_the_built_program_declares(netbench):
+    """src/declarations.json, which the checks take units and directions from, is what this
+    build of netbench declares (see fabricsuite/declarations.py to write it again)."""
+    from fabricsuite.declarations import describe_all, snapshot
+
+    built = describe_all(netbench[0])
+    stale = sorted(m for m in built["methods"] | snapshot()["methods"]
+                   if built["methods"].get(m) != snapshot()["methods"].get(m))
+    assert not stale, (f"src/declarations.json differs from netbench's --describe for {stale}: "
+                       f"run .venv/bin/python -m fabricsuite.declarations src/netbench")
+
+
 def test_every_declared_figure_is_in_the_output_format_doc(netbench):
     program = netbench[0]
     doc = OUTPUT_FORMAT_DOC.read_text()
@@ -838,11 +847,13 @@ def test_every_declared_figure_is_in_the_output_format_doc(netbench):
 def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
     """Adding one column to `bibw`'s table and one summary figure to `pingpong`'s declarations,
     and nothing else: `--describe` and the output show them, the doc test names them as
-    undocumented, and a check that asserts the column is held to its declared direction."""
+    undocumented, the snapshot the checks read gives them their unit and direction once written
+    again, and a check that asserts the column otherwise is refused."""
     from types import SimpleNamespace
 
     from mpi_support import MPIS, build_netbench
 
+    from fabricsuite.declarations import DeclarationError, describe_all, unit_and_direction
     from fabricsuite.netbench_result import declaration_problems
 
     source = tmp_path / "src"
@@ -864,12 +875,17 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
     assert _undocumented(bibw, doc) == ["bibw: bandwidth_best_MBps"]
     assert _undocumented(pingpong, doc) == ["pingpong: latency_small_p90_us"]
 
+    # The snapshot the checks read, written again from this build, gives a check the new
+    # figures' units and directions; the committed one does not know them (the snapshot test
+    # names it stale until it is written again).
+    declarations = describe_all(program)
+    assert unit_and_direction("bibw", "bandwidth_best_MBps", declarations) == ("MB/s", "higher")
+    assert unit_and_direction(None, "latency_small_p90_us", declarations) == ("us", "lower")
+    with pytest.raises(DeclarationError, match="declares no column bibw.bandwidth_best_MBps"):
+        unit_and_direction("bibw", "bandwidth_best_MBps")
+
     def metric(table, name, unit, better):
         return SimpleNamespace(table=table, column=name, unit=unit, better=better)
-    assert declaration_problems(
-        {"best": metric("bibw", "bandwidth_best_MBps", "MB/s", "higher")}, bibw) == []
-    assert declaration_problems(
-        {"p90": metric(None, "latency_small_p90_us", "us", "lower")}, pingpong) == []
     wrong = declaration_problems({"best": metric("bibw", "bandwidth_best_MBps", "MB/s", "lower")},
                                  bibw)
     assert wrong == ["best: the check asserts MB/s, lower is better; netbench declares column "

@@ -1,0 +1,120 @@
+"""netbench's own declaration of every output figure, as the checks read it.
+
+Every table column and summary figure of netbench is declared once, in C, with its unit and which
+way is better; `netbench METHOD --describe` prints the declarations. The checks are Python that
+ReFrame loads before anything is built, so they read a snapshot of them, `src/declarations.json`
+(every method's `--describe`), and take each performance variable's unit and direction from it:
+`rfm_netbench.cell("pingpong", "latency_median_us", size_bytes=8)` is in us, lower is better,
+because netbench says so. tests/test_netbench_program.py fails while the snapshot differs from
+what the built program declares; after changing a declaration, write it again:
+
+    make -C src netbench && .venv/bin/python -m fabricsuite.declarations src/netbench
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import SOURCE_DIR
+
+#: The snapshot of `netbench METHOD --describe` for every method.
+DECLARATIONS_FILE = SOURCE_DIR / "declarations.json"
+#: netbench's unit names (output.h) as the checks and the reference files write them; the others
+#: (us, count, ratio, pairs, ...) are the same on both sides.
+CHECK_UNITS = {"MBps": "MB/s", "ns_per_byte": "ns/B", "bytes": "B", "per_s": "msg/s"}
+
+
+class DeclarationError(LookupError):
+    """A figure netbench does not declare, or declares differently in two methods."""
+
+
+def methods_of(program: str) -> list[str]:
+    """The subcommands `netbench --help` lists."""
+    text = subprocess.run([program, "--help"], capture_output=True, text=True, check=True,
+                          timeout=60).stdout
+    listed = text.split("subcommands:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split()[0] for line in listed.splitlines()]
+
+
+def describe(program: str, method: str) -> dict[str, Any]:
+    """`netbench METHOD --describe`, parsed."""
+    out = subprocess.run([program, method, "--describe"], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    return json.loads(out)
+
+
+def describe_all(program: str) -> dict[str, Any]:
+    """What the snapshot holds: every method's declarations, by method name."""
+    return {"methods": {method: describe(program, method) for method in methods_of(program)}}
+
+
+@functools.cache
+def snapshot() -> dict[str, Any]:
+    return json.loads(DECLARATIONS_FILE.read_text())
+
+
+def declared_figures(description: dict[str, Any]) -> dict[tuple[str | None, str], tuple[str, str]]:
+    """(table, column) of every column and (None, name) of every summary figure -> (unit as the
+    checks write it, "higher"/"lower"/"equal"), from one method's `--describe`. A key or a
+    parameter (no direction) is "equal"."""
+    declared = {(table["name"], column["name"]): column
+                for table in description["tables"] for column in table["columns"]}
+    declared.update({(None, figure["name"]): figure for figure in description.get("summary", [])})
+    return {key: (CHECK_UNITS.get(figure["unit"], figure["unit"]), figure["better"] or "equal")
+            for key, figure in declared.items()}
+
+
+def unit_and_direction(table: str | None, name: str,
+                       declarations: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(unit, better) of a column of `table` (None: a summary figure) as netbench declares it in
+    whichever methods have it (in `declarations`, by default the snapshot); DeclarationError
+    when none does or two disagree."""
+    found = {}
+    for method, description in (declarations or snapshot())["methods"].items():
+        declared = declared_figures(description).get((table, name))
+        if declared is not None:
+            found[method] = declared
+    where = f"summary figure {name}" if table is None else f"column {table}.{name}"
+    if not found:
+        raise DeclarationError(f"netbench declares no {where} (src/declarations.json; "
+                               f"see fabricsuite/declarations.py)")
+    if len(set(found.values())) > 1:
+        raise DeclarationError(f"netbench declares {where} differently in {sorted(found)}: "
+                               f"{found}")
+    return next(iter(found.values()))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m fabricsuite.declarations PATH/TO/netbench", file=sys.stderr)
+        return 2
+    from .store import replace_file
+
+    replace_file(Path(DECLARATIONS_FILE), render(describe_all(argv[0])))
+    print(f"wrote {DECLARATIONS_FILE}")
+    return 0
+
+
+def render(declarations: dict[str, Any]) -> str:
+    """The snapshot as JSON with one declaration per line (a changed figure is a one-line diff;
+    generated from the program, so it is replaced without a backup)."""
+    def figures(items: list[dict[str, Any]], indent: str) -> str:
+        return ",\n".join(indent + json.dumps(item) for item in items)
+    methods = []
+    for name, d in declarations["methods"].items():
+        tables = ",\n".join(
+            f'   {{"name": {json.dumps(t["name"])}, "columns": [\n'
+            f'{figures(t["columns"], "    ")}\n   ]}}' for t in d["tables"])
+        methods.append(f'  {json.dumps(name)}: {{"method": {json.dumps(d["method"])}, '
+                       f'"scope": {json.dumps(d["scope"])}, "tables": [\n{tables}\n  ], '
+                       f'"summary": [\n{figures(d["summary"], "   ")}\n  ]}}')
+    return '{"methods": {\n' + ",\n".join(methods) + "\n}}\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
