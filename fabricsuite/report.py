@@ -43,7 +43,6 @@ import io
 import json
 import math
 import os
-import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -109,9 +108,6 @@ SIZE_CURVES: dict[str, list[SizeCurve]] = {
                                "MB/s", "b_eff per process")],
 }
 QUANTITIES = ("latency", "bandwidth")
-_SIZE_IN_NAME = re.compile(r"(?:^|_)(\d+)(B|KiB|MiB|GiB)(?=_|$)")
-_SIZE_UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
-_STATISTIC_WORDS = {"min", "max", "median", "mean"}
 #: NetbenchLogGP's performance variables and what they are (checks/pt2pt.py).
 LOGGP_VARIABLES = {
     "loggp_L_us": "L",
@@ -125,20 +121,29 @@ LOGGP_VARIABLES = {
 }
 
 
-def reference_position(variable: str, unit: str, curve: SizeCurve,
-                       group: str | None) -> int | str | None:
-    """Where a performance variable's reference belongs on `curve`: the message size its name
-    carries (`latency_8B_median_us` -> 8), "peak" for a peak figure, or None (another figure:
-    another unit, another statistic such as a minimum on a median curve, another algorithm)."""
-    if unit != curve.unit or (group is not None and not variable.startswith(f"{group}_")):
+def reference_position(metric: Any, curve: SizeCurve, group: str | None) -> int | str | None:
+    """Where a performance variable's reference belongs on `curve`, from the check's declaration
+    of the variable (`metric`: rfm_netbench.cell or summary): the message size of a cell of the
+    curve's own table and column (`cell("pingpong", "latency_median_us", size_bytes=8)` -> 8),
+    "peak" for a summary peak figure in the curve's unit, or None (another figure: another
+    column, such as a minimum on a median curve, another algorithm, another unit)."""
+    if metric is None or metric.unit != curve.unit:
         return None
-    words = set(variable.split("_"))
-    if (words & _STATISTIC_WORDS) - set(curve.value_column.split("_")):
+    if metric.table is None:
+        return "peak" if "peak" in metric.column.split("_") else None
+    if metric.table != curve.table or metric.column != curve.value_column:
         return None
-    match = _SIZE_IN_NAME.search(variable)
-    if match:
-        return int(match.group(1)) * _SIZE_UNITS[match.group(2)]
-    return "peak" if "peak" in words else None
+    if curve.group_column is not None and metric.where.get(curve.group_column) != group:
+        return None
+    return metric.where.get(curve.size_column)
+
+
+def declared_metrics(check: str) -> dict[str, Any]:
+    """The performance variables a netbench check declares (name -> rfm_netbench.Metric)."""
+    from .rfm_netbench import netbench_checks
+
+    cls = netbench_checks().get(check)
+    return dict(getattr(cls, "metrics", {}) or {})
 
 
 # --- stored cases and their result files -----------------------------------------------------
@@ -532,9 +537,10 @@ def _draw_references(ax, stored: StoredCase, curve: SizeCurve, group: str | None
         if not isinstance(perf, list) or len(perf) < 5:
             continue
         ref, lower, upper, unit = perf[1], perf[2], perf[3], str(perf[4])
-        if not is_finite_number(ref) or ref <= 0:
-            continue  # no reference (a run with require_reference=false)
-        where = reference_position(str(key).split(":")[-1], unit, curve, group)
+        if not is_finite_number(ref) or ref <= 0 or unit != curve.unit:
+            continue  # no reference (require_reference=false), or stored in another unit
+        metric = declared_metrics(stored.check).get(str(key).split(":")[-1])
+        where = reference_position(metric, curve, group)
         if where is None:
             continue
         low = ref * (1 + lower) if is_finite_number(lower) else ref

@@ -7,6 +7,7 @@ Building, running, parsing, sanity and the reference lookup live here, once.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -117,6 +118,28 @@ def cell(table: str, column: str, **where: Any) -> Metric:
     unit, better = unit_and_direction(table, column)
     return Metric(read=lambda result: result.value(table, column, **where),
                   spec=PerfSpec(unit, better), column=column, table=table, where=where)
+
+
+@functools.cache
+def netbench_checks() -> dict[str, type]:
+    """The netbench check classes of checks/*.py that declare performance variables, by name,
+    loaded as ReFrame loads them: what `fabricsuite report` and the tests read the variables'
+    tables, columns and sizes from."""
+    import importlib.util
+    import sys
+
+    from . import REPO_ROOT
+
+    classes = {}
+    for path in sorted((REPO_ROOT / "checks").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"_fabricsuite_checks_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # ReFrame's simple_test looks the class's file up
+        spec.loader.exec_module(module)
+        classes.update({name: obj for name, obj in vars(module).items()
+                        if isinstance(obj, type) and issubclass(obj, NetbenchCheck)
+                        and obj.__module__ == module.__name__ and getattr(obj, "metrics", None)})
+    return classes
 
 
 def powers_of_two(first: int, last: int) -> list[int]:

@@ -738,23 +738,8 @@ def test_oversubscribed_pair_method_is_unreliable_not_ok(netbench, tmp_path, met
 
 
 def _netbench_checks() -> dict[str, type]:
-    """The netbench check classes of checks/*.py with their metrics, loaded as ReFrame does."""
-    import importlib.util
-    import sys
-
-    from fabricsuite import REPO_ROOT
-    from fabricsuite.rfm_netbench import NetbenchCheck
-
-    classes = {}
-    for path in sorted((REPO_ROOT / "checks").glob("*.py")):
-        spec = importlib.util.spec_from_file_location(f"_describe_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # ReFrame's simple_test looks the class's file up
-        spec.loader.exec_module(module)
-        classes.update({name: obj for name, obj in vars(module).items()
-                        if isinstance(obj, type) and issubclass(obj, NetbenchCheck)
-                        and obj.__module__ == module.__name__ and getattr(obj, "metrics", None)})
-    return classes
+    from fabricsuite.rfm_netbench import netbench_checks
+    return netbench_checks()
 
 
 def _methods(program: str) -> list[str]:

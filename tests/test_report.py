@@ -497,20 +497,25 @@ def test_result_found_in_output_stage_or_the_jobs_stdout(tmp_path):
     assert len(results.unreadable) == 1 and "not valid JSON" in results.unreadable[0]
 
 
-@pytest.mark.parametrize("variable, unit, check, group, where", [
-    ("latency_8B_median_us", "us", "NetbenchPingPong", None, 8),
-    ("latency_8B_min_us", "us", "NetbenchPingPong", None, None),  # a minimum, not the median
-    ("bandwidth_1MiB_MBps", "MB/s", "NetbenchPingPongBandwidth", None, MiB),
-    ("bandwidth_peak_MBps", "MB/s", "NetbenchPingPongBandwidth", None, "peak"),
-    ("flood_g_8B_us", "us", "NetbenchFlood", None, None),  # a gap, not on the bandwidth curve
-    ("aapc_bandwidth_1MiB_MBps", "MB/s", "NetbenchDense", "aapc", MiB),
-    ("aapc_bandwidth_1MiB_MBps", "MB/s", "NetbenchDense", "random", None),
-    ("aapc_worst_to_first_1MiB", "ratio", "NetbenchDense", "aapc", None),
+@pytest.mark.parametrize("variable, check, group, where", [
+    ("latency_8B_median_us", "NetbenchPingPong", None, 8),
+    ("latency_8B_min_us", "NetbenchPingPong", None, None),  # a minimum, not the median
+    ("bandwidth_1MiB_MBps", "NetbenchPingPongBandwidth", None, MiB),
+    ("bandwidth_peak_MBps", "NetbenchPingPongBandwidth", None, "peak"),
+    ("flood_g_8B_us", "NetbenchFlood", None, None),  # a gap, not on the bandwidth curve
+    ("flood_bandwidth_1MiB_MBps", "NetbenchFlood", None, MiB),
+    ("aapc_bandwidth_1MiB_MBps", "NetbenchDense", "aapc", MiB),
+    ("aapc_bandwidth_1MiB_MBps", "NetbenchDense", "random", None),
+    ("aapc_worst_to_first_1MiB", "NetbenchDense", "aapc", None),
+    ("no_such_variable", "NetbenchPingPong", None, None),
 ])
-def test_reference_position_on_a_size_curve(variable, unit, check, group, where):
-    from fabricsuite.report import SIZE_CURVES, reference_position
+def test_reference_position_on_a_size_curve(variable, check, group, where):
+    """The position comes from the check's declaration of the variable (its table, column and
+    size), not from its name."""
+    from fabricsuite.report import SIZE_CURVES, declared_metrics, reference_position
 
-    assert reference_position(variable, unit, SIZE_CURVES[check][0], group) == where
+    metric = declared_metrics(check).get(variable)
+    assert reference_position(metric, SIZE_CURVES[check][0], group) == where
 
 
 def test_a_slurm_nodelist_string_is_one_host_entry():
