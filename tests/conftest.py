@@ -55,6 +55,16 @@ def readme_session(tmp_path_factory):
     return mpi_support.readme_session(tmp_path_factory.mktemp("readme"))
 
 
+@pytest.fixture(scope="session")
+def passing_session(readme_session):
+    """The README's run command that exited 0 (every failure tried again after a pause was
+    noise): its results directory and process. test_reframe_local and test_reframe_multirank
+    read their cases from it instead of running them a second time."""
+    results, proc = readme_session
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    return results, proc
+
+
 #: Tests run before all others: the README's run command is a new user's first session on a fresh
 #: machine. After half an hour of the other tests this VM stays slower for minutes (CI on
 #: 2026-11-24: its first attempt found Open MPI's allreduce at 8 B 2x its reference in the first

@@ -198,6 +198,17 @@ def session_outcomes(report_path: Path) -> dict[tuple[str, str, str], str]:
     return outcomes
 
 
+def perflog_records(results: Path, check: str, variables: list[str]) -> list[str]:
+    """The records of `check`'s perflog on local:default, after asserting that its header
+    holds every one of `variables`."""
+    perflog = results / "perflogs" / "local" / "default" / f"{check}.log"
+    assert perflog.is_file(), sorted(str(p) for p in (results / "perflogs").rglob("*"))
+    header, *records = perflog.read_text().splitlines()
+    missing = [v for v in variables if f"{v}_value" not in header]
+    assert not missing, (missing, header)
+    return records
+
+
 def assert_each_check_ran_once_per_mpi(results: Path, checks: tuple[str, ...], parameters: str,
                                        skip_reasons: tuple[str, ...]) -> None:
     """In the session under `results` (one run report): each of `checks` ran with `parameters`

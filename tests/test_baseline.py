@@ -135,6 +135,17 @@ def run(*args: str, capsys) -> tuple[int, str, str]:
     return rc, out, err
 
 
+def baseline_of_three(tmp_path: Path, capsys, edit) -> Path:
+    """The reference file `fabricsuite baseline` writes from three sessions of equal figures,
+    each case changed by `edit` (a session that must succeed)."""
+    out = tmp_path / "local.yaml"
+    reports = latency_reports(tmp_path / "r", [1, 1, 1], edit=edit)
+    rc, _out, err = run("--system", "local", "--output", str(out), *map(str, reports),
+                        capsys=capsys)
+    assert rc == 0, err
+    return out
+
+
 def reference_at(path: Path, environ: str = "openmpi", check: str = "NetbenchPingPong") -> dict:
     return yaml.safe_load(path.read_text())[check]["local:default"][environ]["same-l3"]
 
@@ -223,11 +234,7 @@ def test_an_overlap_of_zero_is_recorded_only(tmp_path, capsys):
         case["perfvalues"] = {"local:default:overlap_pct": [0.0, 0, None, None, "%", "pass"]}
         case["perf_directions"] = {"overlap_pct": "higher"}
 
-    out = tmp_path / "local.yaml"
-    reports = latency_reports(tmp_path / "r", [1, 1, 1], edit=no_overlap)
-    rc, _out, err = run("--system", "local", "--output", str(out), *map(str, reports),
-                        capsys=capsys)
-    assert rc == 0, err
+    out = baseline_of_three(tmp_path, capsys, no_overlap)
     assert reference_at(out)["overlap_pct"] == [0.0, None, None, "%"]
     recorded = yaml.safe_load(out.read_text())["_recorded_only"]
     assert "cannot get worse" in recorded["NetbenchPingPong.local:default.openmpi.same-l3."
@@ -235,11 +242,7 @@ def test_an_overlap_of_zero_is_recorded_only(tmp_path, capsys):
 
 
 def test_the_bad_side_comes_from_perf_directions_not_the_unit(tmp_path, capsys):
-    out = tmp_path / "local.yaml"
-    reports = latency_reports(tmp_path / "r", [1, 1, 1], edit=_external_variables)
-    rc, _out, err = run("--system", "local", "--output", str(out), *map(str, reports),
-                        capsys=capsys)
-    assert rc == 0, err
+    out = baseline_of_three(tmp_path, capsys, _external_variables)
     refs = reference_at(out)
     for variable in ("mops_total", "message_rate", "overlap_pct"):
         value, lower, upper, unit = refs[variable]
@@ -268,11 +271,7 @@ def test_equal_figures_are_bounded_by_what_they_are(tmp_path, capsys):
         case["perf_size_steps"] = {"threshold_bytes": step}
         case["perf_counts"] = ["ranges"]
 
-    out = tmp_path / "local.yaml"
-    reports = latency_reports(tmp_path / "r", [1, 1, 1], edit=loggp_like)
-    rc, _out, err = run("--system", "local", "--output", str(out), *map(str, reports),
-                        capsys=capsys)
-    assert rc == 0, err
+    out = baseline_of_three(tmp_path, capsys, loggp_like)
     refs = reference_at(out)
     value, lower, upper, unit = refs["threshold_bytes"]
     assert (value, unit) == (4096, "B")

@@ -19,6 +19,7 @@ from mpi_support import (
     local_distance,
     local_reference_file,
     missing_distance_reasons,
+    perflog_records,
 )
 
 from fabricsuite import REPO_ROOT
@@ -47,16 +48,6 @@ PT2PT_CHECKS = ("NetbenchPingPong", "NetbenchPingPongBandwidth", "NetbenchBothwa
                 "NetbenchFlood", "NetbenchOverlap", "NetbenchLogGP")
 
 
-@pytest.fixture(scope="module")
-def passing_session(readme_session):
-    """The README's run command (conftest.readme_session: every check on `local`, both MPIs,
-    tried again after a pause when every failure was noise): its results directory and
-    process. The point-to-point cases are a part of that session, not run a second time."""
-    results, proc = readme_session
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    return results, proc
-
-
 def test_all_pt2pt_checks_pass_on_local(passing_session):
     results, _proc = passing_session
     # 6 checks x 6 distances per declared MPI (both by default). Each check ran at every class
@@ -80,12 +71,8 @@ def test_all_pt2pt_checks_pass_on_local(passing_session):
 ])
 def test_perflog_holds_the_variables(passing_session, check, variables):
     results, _proc = passing_session
-    perflog = results / "perflogs" / "local" / "default" / f"{check}.log"
-    assert perflog.is_file(), sorted(str(p) for p in (results / "perflogs").rglob("*"))
-    header, *records = perflog.read_text().splitlines()
-    assert records, f"{perflog} has a header but no record"
-    for variable in variables:
-        assert f"{variable}_value" in header, header
+    records = perflog_records(results, check, variables)
+    assert records, f"{check}: a header but no record"
     # its outcome is judged by test_all_pt2pt_checks_pass_on_local (a transient's last record
     # is a fail)
     openmpi = [r for r in records if "|openmpi|" in r]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mpi_support import assert_each_check_ran_once_per_mpi, local_reference_file
+from mpi_support import assert_each_check_ran_once_per_mpi, local_reference_file, perflog_records
 
 from fabricsuite import REPO_ROOT
 
@@ -48,16 +48,6 @@ MULTIRANK_CHECKS = ("NetbenchDense", "NetbenchDenseValidation", "NetbenchBeff",
                     "NetbenchCollectivesValidation")
 
 
-@pytest.fixture(scope="module")
-def passing_session(readme_session):
-    """The README's run command (conftest.readme_session: every check on `local`, both MPIs,
-    tried again after a pause when every failure was noise): its results directory and
-    process. The multi-rank cases are a part of that session, not run a second time."""
-    results, proc = readme_session
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    return results, proc
-
-
 def test_multirank_checks_pass_and_skip_missing_nodes(passing_session):
     results, _proc = passing_session
     # 6 checks x node counts 1, 2, 4 x placement per-core, per-node per declared MPI. Here only
@@ -79,11 +69,7 @@ def test_multirank_checks_pass_and_skip_missing_nodes(passing_session):
 ])
 def test_perflog_holds_the_variables_and_rank_count(passing_session, check, variables):
     results, _proc = passing_session
-    perflog = results / "perflogs" / "local" / "default" / f"{check}.log"
-    assert perflog.is_file(), sorted(str(p) for p in (results / "perflogs").rglob("*"))
-    header, *records = perflog.read_text().splitlines()
-    for variable in variables:
-        assert f"{variable}_value" in header, header
+    records = perflog_records(results, check, variables)
     openmpi = [r for r in records if "|openmpi|" in r]
     assert openmpi, records
     last = openmpi[-1].split("|")
