@@ -89,6 +89,24 @@ def unit_and_direction(table: str | None, name: str,
     return next(iter(found.values()))
 
 
+def declaration_problems(metrics: dict[str, Any], description: dict[str, Any]) -> list[str]:
+    """One line per performance variable (a check's `metrics`: objects with `table`, `column`,
+    `unit` and `better`) that netbench does not declare, or declares with another unit or
+    direction than the check asserts."""
+    declared = declared_figures(description)
+    problems = []
+    for variable, metric in metrics.items():
+        where = f"summary {metric.column}" if metric.table is None else \
+            f"column {metric.table}.{metric.column}"
+        if (metric.table, metric.column) not in declared:
+            problems.append(f"{variable}: netbench {description['method']} declares no {where}")
+        elif declared[metric.table, metric.column] != (metric.unit, metric.better):
+            unit, better = declared[metric.table, metric.column]
+            problems.append(f"{variable}: the check asserts {metric.unit}, {metric.better} is "
+                            f"better; netbench declares {where} as {unit}, {better} is better")
+    return problems
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m fabricsuite.declarations PATH/TO/netbench", file=sys.stderr)

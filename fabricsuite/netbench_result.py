@@ -323,23 +323,3 @@ def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
         parameters=parameters, tables=tables, summary=summary, warnings=warnings,
         unreliable=unreliable, status=status, source=source,
     )
-
-
-def declaration_problems(metrics: dict[str, Any], description: dict[str, Any]) -> list[str]:
-    """One line per performance variable (a check's `metrics`: objects with `table`, `column`,
-    `unit` and `better`) that netbench does not declare, or declares with another unit or
-    direction than the check asserts."""
-    from .declarations import declared_figures
-
-    declared = declared_figures(description)
-    problems = []
-    for variable, metric in metrics.items():
-        where = f"summary {metric.column}" if metric.table is None else \
-            f"column {metric.table}.{metric.column}"
-        if (metric.table, metric.column) not in declared:
-            problems.append(f"{variable}: netbench {description['method']} declares no {where}")
-        elif declared[metric.table, metric.column] != (metric.unit, metric.better):
-            unit, better = declared[metric.table, metric.column]
-            problems.append(f"{variable}: the check asserts {metric.unit}, {metric.better} is "
-                            f"better; netbench declares {where} as {unit}, {better} is better")
-    return problems

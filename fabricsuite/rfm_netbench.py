@@ -128,8 +128,6 @@ def netbench_checks() -> dict[str, type]:
     import importlib.util
     import sys
 
-    from . import REPO_ROOT
-
     classes = {}
     for path in sorted((REPO_ROOT / "checks").glob("*.py")):
         spec = importlib.util.spec_from_file_location(f"_fabricsuite_checks_{path.stem}", path)

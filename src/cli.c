@@ -762,12 +762,23 @@ static void print_option_help(const nb_option *o)
     print_wrapped(name, text);
 }
 
-static const char *direction_word(nb_direction direction)
+/* "higher", "lower", "equal" (should not move), or NULL for a key or a parameter: the word of
+ * --describe; the help says it in words. */
+static const char *direction_name(nb_direction direction)
 {
-    return direction == NB_HIGHER_IS_BETTER  ? ", higher is better"
-           : direction == NB_LOWER_IS_BETTER ? ", lower is better"
+    static const char *const names[] = {[NB_HIGHER_IS_BETTER] = "higher",
+                                        [NB_LOWER_IS_BETTER] = "lower",
+                                        [NB_EQUAL_IS_BETTER] = "equal"};
+    return names[direction];
+}
+
+static const char *direction_words(nb_direction direction)
+{
+    const char *name = direction_name(direction);
+    return name == NULL                        ? ""
            : direction == NB_EQUAL_IS_BETTER ? ", should not move"
-                                             : "";
+           : direction == NB_HIGHER_IS_BETTER ? ", higher is better"
+                                              : ", lower is better";
 }
 
 /* "column [unit, lower is better], ..." under `label`. */
@@ -779,7 +790,7 @@ static void print_declarations_help(const char *label, const nb_column *columns,
     for (size_t c = 0; c < count && used < sizeof text; c++) {
         const char *unit = columns[c].unit[0] ? columns[c].unit : "label";
         used += (size_t)snprintf(text + used, sizeof text - used, "%s%s [%s%s]", c ? ", " : "",
-                                 columns[c].name, unit, direction_word(columns[c].direction));
+                                 columns[c].name, unit, direction_words(columns[c].direction));
     }
     print_wrapped(label, text);
 }
@@ -798,20 +809,15 @@ static void print_tables_help(const nb_method *method)
     }
 }
 
-static const char *direction_json(nb_direction direction)
-{
-    return direction == NB_HIGHER_IS_BETTER  ? "\"higher\""
-           : direction == NB_LOWER_IS_BETTER ? "\"lower\""
-           : direction == NB_EQUAL_IS_BETTER ? "\"equal\""
-                                             : "null";
-}
-
 /* The JSON list of declarations: [{"name": ..., "unit": ..., "better": ...}, ...] */
 static void print_declarations_json(const char *indent, const nb_column *columns, size_t count)
 {
-    for (size_t c = 0; c < count; c++)
-        printf("%s\n%s{\"name\": \"%s\", \"unit\": \"%s\", \"better\": %s}", c ? "," : "",
-               indent, columns[c].name, columns[c].unit, direction_json(columns[c].direction));
+    for (size_t c = 0; c < count; c++) {
+        const char *better = direction_name(columns[c].direction);
+        printf("%s\n%s{\"name\": \"%s\", \"unit\": \"%s\", \"better\": %s%s%s}",
+               c ? "," : "", indent, columns[c].name, columns[c].unit, better ? "\"" : "",
+               better ? better : "null", better ? "\"" : "");
+    }
 }
 
 /* `netbench METHOD --describe`: the declared tables and summary figures as JSON, for the checks,

@@ -167,7 +167,7 @@ typedef struct nb_method {
     size_t option_count;
     size_t settings_size;         /* sizeof its settings struct (NB_SETTING targets); 0: none */
     const nb_table_spec *const *tables; /* its output tables, NULL-terminated (for the help) */
-    const nb_column *figures;     /* every summary figure it may write (NB_FIGURES) */
+    const nb_column *figures;     /* every summary figure it may write (NB_DECLARES) */
     size_t figure_count;
     void (*run)(const struct nb_context *ctx);
     /* Optional hooks, called before MPI_Init. */

@@ -737,11 +737,6 @@ def test_oversubscribed_pair_method_is_unreliable_not_ok(netbench, tmp_path, met
     assert any("netbench flagged timings" in p for p in result.problems())
 
 
-def _netbench_checks() -> dict[str, type]:
-    from fabricsuite.rfm_netbench import netbench_checks
-    return netbench_checks()
-
-
 def _methods(program: str) -> list[str]:
     from fabricsuite.declarations import methods_of
     return methods_of(program)
@@ -795,11 +790,12 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
     """`netbench METHOD --describe` prints the C declaration of every column and summary figure;
     a check that asserts one with another unit or direction, or one netbench does not declare,
     fails here."""
-    from fabricsuite.netbench_result import declaration_problems
+    from fabricsuite.declarations import declaration_problems
+    from fabricsuite.rfm_netbench import netbench_checks
 
     program = netbench[0]
     problems, checked = [], 0
-    for name, cls in _netbench_checks().items():
+    for name, cls in netbench_checks().items():
         description = _describe(program, str(cls.method))  # a ReFrame variable: as a string
         problems += [f"{name}.{line}" for line in declaration_problems(cls.metrics, description)]
         checked += len(cls.metrics)
@@ -838,8 +834,12 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
 
     from mpi_support import MPIS, build_netbench
 
-    from fabricsuite.declarations import DeclarationError, describe_all, unit_and_direction
-    from fabricsuite.netbench_result import declaration_problems
+    from fabricsuite.declarations import (
+        DeclarationError,
+        declaration_problems,
+        describe_all,
+        unit_and_direction,
+    )
 
     source = tmp_path / "src"
     shutil.copytree(SOURCE_DIR, source, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
