@@ -279,22 +279,28 @@ double nb_pingpong_loop(void *state, long iterations)
     return MPI_Wtime() - start;
 }
 
-void nb_pingpong_measure(const nb_context *ctx, nb_pingpong *s, size_t size, long min_iterations,
-                         nb_measurement *m)
+nb_loop nb_options_loop(const nb_options *o, MPI_Comm comm, nb_timed_loop loop, void *state,
+                        long min_iterations, nb_pacing pacing)
 {
-    const nb_options *o = ctx->options;
-    s->size = (int)size;
-    nb_loop loop = {
-        .comm = s->comm,
-        .loop = nb_pingpong_loop,
-        .state = s,
+    return (nb_loop){
+        .comm = comm,
+        .loop = loop,
+        .state = state,
         .min_iterations = min_iterations,
         .max_iterations = o->iterations,
         .time_cap_s = o->time_cap_ms * 1e-3,
         .repetitions = o->repetitions,
-        .pacing = NB_PACE_BY_ROOT,
+        .pacing = pacing,
         .figure = NB_FIGURE_OWN,
     };
+}
+
+void nb_pingpong_measure(const nb_context *ctx, nb_pingpong *s, size_t size, long min_iterations,
+                         nb_measurement *m)
+{
+    s->size = (int)size;
+    nb_loop loop = nb_options_loop(ctx->options, s->comm, nb_pingpong_loop, s, min_iterations,
+                                   NB_PACE_BY_ROOT);
     nb_drive(&loop, m);
 }
 

@@ -129,6 +129,32 @@ typedef struct {
  * Collective over loop->comm. */
 void nb_drive(const nb_loop *loop, nb_measurement *m);
 
+/* The loop the options ask for (--iterations at most, --time-cap-ms per repetition,
+ * --repetitions), each rank's own figure; the caller names the ranks, the loop, its smallest
+ * count and whose time chooses the count. */
+nb_loop nb_options_loop(const nb_options *o, MPI_Comm comm, nb_timed_loop loop,
+                        void *state, long min_iterations, nb_pacing pacing);
+
+/* Defines the nb_timed_loop `name`: `iterations` calls of step(state), timed by this rank. The
+ * step is a static function of the same file, inlined into the loop. */
+#define NB_STEP_LOOP(name, state_type, step)                                                   \
+    static double name(void *state, long iterations)                                           \
+    {                                                                                          \
+        state_type *s = state;                                                                 \
+        double start = MPI_Wtime();                                                            \
+        for (long i = 0; i < iterations; i++)                                                  \
+            step(s);                                                                           \
+        return MPI_Wtime() - start;                                                            \
+    }
+
+/* Defines the nb_timed_loop `name`: the always-inline `body(state, iterations, variant...)`
+ * with the variant a constant, so that each variant is compiled without a branch on it. */
+#define NB_VARIANT_LOOP(name, body, ...)                                                       \
+    static double name(void *state, long iterations)                                           \
+    {                                                                                          \
+        return body(state, iterations, __VA_ARGS__);                                           \
+    }
+
 /* nb_drive for a pair method on ctx->pair, paced by rank 0, rank 0's own figures. */
 void nb_measure(const nb_context *ctx, nb_timed_loop loop, void *state, long min_iterations,
                 long max_iterations, double time_cap_s, int repetitions, nb_measurement *m);

@@ -9,10 +9,7 @@
 static const nb_column anysource_columns[] = {
     NB_KEY("size_bytes", "bytes"),
     NB_KEY("receive", ""),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("latency_min_us", "us"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_LOWER("latency_max_us", "us"),
+    NB_LATENCY_COLUMNS,
 };
 static const nb_table_spec anysource_table = NB_TABLE_SPEC("anysource", anysource_columns);
 
@@ -57,15 +54,8 @@ static double named_loop(void *state, long iterations)
     return pingpong(s, iterations, 1 - s->rank, NB_TAG_DATA);
 }
 
-static double any_source_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MPI_ANY_SOURCE, NB_TAG_DATA);
-}
-
-static double any_source_any_tag_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MPI_ANY_SOURCE, MPI_ANY_TAG);
-}
+NB_VARIANT_LOOP(any_source_loop, pingpong, MPI_ANY_SOURCE, NB_TAG_DATA)
+NB_VARIANT_LOOP(any_source_any_tag_loop, pingpong, MPI_ANY_SOURCE, MPI_ANY_TAG)
 
 /* The baseline, the named receive, first (nb_paired_measure sizes the rounds on it). */
 enum { NAMED, ANY_SOURCE, ANY_SOURCE_ANY_TAG, RECEIVE_COUNT };

@@ -170,14 +170,7 @@ static void exchange(beff_state *s)
 }
 
 /* The timed loop: looplength exchanges, timed by every rank for itself. */
-static double beff_loop(void *state, long iterations)
-{
-    beff_state *s = state;
-    double start = MPI_Wtime();
-    for (long i = 0; i < iterations; i++)
-        exchange(s);
-    return MPI_Wtime() - start;
-}
+NB_STEP_LOOP(beff_loop, beff_state, exchange)
 
 /* Ping-pong between ranks 0 and 1; the other ranks return at once (and wait at the driver's
  * barrier). One iteration is one round trip. */

@@ -178,10 +178,7 @@ static const nb_column reuse_columns[] = {
     NB_KEY("size_bytes", "bytes"),
     NB_KEY("reuse_percent", "percent"),
     NB_KEY("buffers", "count"),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("latency_min_us", "us"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_LOWER("latency_max_us", "us"),
+    NB_LATENCY_COLUMNS,
     NB_HIGHER("bandwidth_median_MBps", "MBps"),
     NB_LOWER("extra_us", "us"),
     NB_LOWER("ratio", "ratio"),
@@ -498,10 +495,7 @@ typedef struct {
 
 static const nb_column contiguous_columns[] = {
     NB_KEY("size_bytes", "bytes"),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("latency_min_us", "us"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_LOWER("latency_max_us", "us"),
+    NB_LATENCY_COLUMNS,
     NB_HIGHER("bandwidth_median_MBps", "MBps"),
 };
 static const nb_table_spec contiguous_table = NB_TABLE_SPEC("contiguous", contiguous_columns);
@@ -511,10 +505,7 @@ static const nb_column vector_columns[] = {
     NB_KEY("segments", "count"),
     NB_KEY("segment_bytes", "bytes"),
     NB_KEY("stride_bytes", "bytes"),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("latency_min_us", "us"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_LOWER("latency_max_us", "us"),
+    NB_LATENCY_COLUMNS,
     NB_HIGHER("bandwidth_median_MBps", "MBps"),
     NB_LOWER("extra_us", "us"),
     NB_LOWER("ratio", "ratio"),

@@ -179,14 +179,7 @@ static void coll_call_in_window(const void *state)
 }
 
 /* The naive loop's timed side: `calls` calls back to back. */
-static double coll_loop(void *state, long calls)
-{
-    const coll_state *s = state;
-    double start = MPI_Wtime();
-    for (long i = 0; i < calls; i++)
-        coll_call(s);
-    return MPI_Wtime() - start;
-}
+NB_STEP_LOOP(coll_loop, const coll_state, coll_call)
 
 /* One (collective, size) block, collective over s->comm; figures valid on rank 0. */
 static void coll_time_block(const coll_state *s, int calls, int repetitions, coll_timing *t)

@@ -86,17 +86,8 @@ static double time_phase(const nb_context *ctx, phase_state *s, long *iterations
 {
     const nb_options *o = ctx->options;
     const dense_settings *ds = o->settings;
-    nb_loop loop = {
-        .comm = ctx->pair,
-        .loop = exchange_loop,
-        .state = s,
-        .min_iterations = ds->min_iterations,
-        .max_iterations = o->iterations,
-        .time_cap_s = o->time_cap_ms * 1e-3,
-        .repetitions = o->repetitions,
-        .pacing = NB_PACE_BY_SLOWEST,
-        .figure = NB_FIGURE_OWN,
-    };
+    nb_loop loop = nb_options_loop(o, ctx->pair, exchange_loop, s, ds->min_iterations,
+                                   NB_PACE_BY_SLOWEST);
     nb_measurement m;
     nb_drive(&loop, &m);
     *iterations_out = m.iterations;

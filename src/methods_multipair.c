@@ -89,9 +89,7 @@ static latency measure_latency(const nb_context *ctx, nb_pingpong *s, size_t siz
 
 /* The columns every latency table of this file has after its key columns. */
 #define LATENCY_COLUMNS                                                                        \
-    NB_KEY("size_bytes", "bytes"), NB_KEY("iterations", "count"),                              \
-        NB_LOWER("latency_min_us", "us"), NB_LOWER("latency_median_us", "us"),                 \
-        NB_LOWER("latency_max_us", "us"), NB_LOWER("cost_us", "us"),                           \
+    NB_KEY("size_bytes", "bytes"), NB_LATENCY_COLUMNS, NB_LOWER("cost_us", "us"),                \
         NB_KEY("noise_floor_us", "us")
 
 /* The noise floor of a difference of two medians: the larger spread of the two measurements
@@ -435,14 +433,8 @@ static void one_window(window_state *s)
         MPI_Send(&s->ack, 1, MPI_BYTE, s->partner, MP_TAG_ACK, s->comm);
 }
 
-static double window_loop(void *state, long windows)
-{
-    window_state *s = state;
-    double start = MPI_Wtime();
-    for (long w = 0; w < windows; w++)
-        one_window(s);
-    return MPI_Wtime() - start;
-}
+/* The timed loop: one window per iteration. */
+NB_STEP_LOOP(window_loop, window_state, one_window)
 
 /* A loading pair of (a): windows until rank 0 says stop. Before every window the sender tells
  * its receiver whether one follows. Returns the bytes per us the sender moved (0 on the
@@ -528,17 +520,8 @@ static pair_figures pairs_at_once(const nb_context *ctx, window_state *ws, int k
         window_state s = *ws;
         s.comm = active;
         s.size = (int)size;
-        nb_loop loop = {
-            .comm = active,
-            .loop = window_loop,
-            .state = &s,
-            .min_iterations = MP_MIN_WINDOWS,
-            .max_iterations = o->iterations,
-            .time_cap_s = o->time_cap_ms * 1e-3,
-            .repetitions = o->repetitions,
-            .pacing = NB_PACE_BY_SLOWEST,
-            .figure = NB_FIGURE_OWN,
-        };
+        nb_loop loop = nb_options_loop(o, active, window_loop, &s, MP_MIN_WINDOWS,
+                                       NB_PACE_BY_SLOWEST);
         nb_measurement m;
         nb_drive(&loop, &m);
         windows = m.iterations;

@@ -19,10 +19,7 @@ typedef enum { MODE_BLOCKING, MODE_BUSY_POLL, MODE_TEST_YIELD, MODE_COUNT } poll
 static const nb_column polling_columns[] = {
     NB_KEY("size_bytes", "bytes"),
     NB_KEY("mode", ""),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("latency_min_us", "us"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_LOWER("latency_max_us", "us"),
+    NB_LATENCY_COLUMNS,
 };
 static const nb_table_spec polling_table = NB_TABLE_SPEC("polling", polling_columns);
 
@@ -91,20 +88,9 @@ static inline __attribute__((always_inline)) double pingpong(const nb_pingpong *
     return MPI_Wtime() - start;
 }
 
-static double blocking_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MODE_BLOCKING);
-}
-
-static double busy_poll_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MODE_BUSY_POLL);
-}
-
-static double test_yield_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MODE_TEST_YIELD);
-}
+NB_VARIANT_LOOP(blocking_loop, pingpong, MODE_BLOCKING)
+NB_VARIANT_LOOP(busy_poll_loop, pingpong, MODE_BUSY_POLL)
+NB_VARIANT_LOOP(test_yield_loop, pingpong, MODE_TEST_YIELD)
 
 /* Periods of the busy-poll loop by which MPI_Wait may beat it: a message that arrives during an
  * MPI_Test call is seen at the next one, up to one period late per completion on the critical

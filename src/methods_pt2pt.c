@@ -12,10 +12,7 @@
 /* Output tables (docs/output-format.md). */
 static const nb_column pingpong_columns[] = {
     NB_KEY("size_bytes", "bytes"),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("latency_min_us", "us"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_LOWER("latency_max_us", "us"),
+    NB_LATENCY_COLUMNS,
     NB_HIGHER("bandwidth_median_MBps", "MBps"),
 };
 static const nb_table_spec pingpong_table = NB_TABLE_SPEC("pingpong", pingpong_columns);

@@ -16,10 +16,7 @@
 static const nb_column sendmodes_columns[] = {
     NB_KEY("size_bytes", "bytes"),
     NB_KEY("send_mode", ""),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("latency_min_us", "us"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_LOWER("latency_max_us", "us"),
+    NB_LATENCY_COLUMNS,
 };
 static const nb_table_spec sendmodes_table = NB_TABLE_SPEC("sendmodes", sendmodes_columns);
 
@@ -71,25 +68,10 @@ static inline __attribute__((always_inline)) double pingpong(const nb_pingpong *
     return MPI_Wtime() - start;
 }
 
-static double standard_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MPI_Send);
-}
-
-static double synchronous_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MPI_Ssend);
-}
-
-static double buffered_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MPI_Bsend);
-}
-
-static double ready_loop(void *state, long iterations)
-{
-    return pingpong(state, iterations, MPI_Rsend);
-}
+NB_VARIANT_LOOP(standard_loop, pingpong, MPI_Send)
+NB_VARIANT_LOOP(synchronous_loop, pingpong, MPI_Ssend)
+NB_VARIANT_LOOP(buffered_loop, pingpong, MPI_Bsend)
+NB_VARIANT_LOOP(ready_loop, pingpong, MPI_Rsend)
 
 /* The baseline, standard, first (nb_paired_measure sizes the rounds on it). */
 enum { STANDARD, SYNCHRONOUS, BUFFERED, READY, MODE_COUNT };

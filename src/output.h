@@ -64,6 +64,11 @@ typedef struct {
 #define NB_HIGHER(name, unit) {(name), (unit), NB_HIGHER_IS_BETTER}
 #define NB_LOWER(name, unit) {(name), (unit), NB_LOWER_IS_BETTER}
 #define NB_SAME(name, unit) {(name), (unit), NB_EQUAL_IS_BETTER}
+/* The columns of a timed latency, the same in every table that has them: the iteration count
+ * the driver chose, then min/median/max over the repetitions. */
+#define NB_LATENCY_COLUMNS                                                                     \
+    NB_KEY("iterations", "count"), NB_LOWER("latency_min_us", "us"),                           \
+        NB_LOWER("latency_median_us", "us"), NB_LOWER("latency_max_us", "us")
 #define NB_TABLE_SPEC(name, columns) {(name), (columns), sizeof(columns) / sizeof((columns)[0])}
 
 /* Summary figures are declared like columns (nb_column: name, unit, direction; a count may name
