@@ -40,7 +40,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-EMU = str(REPO / "ci" / "emucluster.sh")
+sys.path.insert(0, str(REPO))
+from fabricsuite.emucluster import EmuCluster  # noqa: E402
+
 #: Node counts the table is computed for.
 TARGETS = [64, 1000, 10000]
 #: The acceptance target: the full map of 1000 nodes, suspects re-tested included.
@@ -116,12 +118,7 @@ def fit_sync(points: list[tuple[int, float]]) -> tuple[float, float]:
 def measure(counts: list[int], max_size: str, work: Path) -> list[dict]:
     """`netbench matrix` at each node count on an emulated cluster of its own."""
     prefix = f"fsmc{os.getpid() % 10000}"
-    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=prefix, FABRICSUITE_EMU_DIR=str(work / "emu"),
-               FABRICSUITE_EMU_PORT=str(26000 + os.getpid() % 2000 * 2))
-
-    def emu(*args: str, extra: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([EMU, *args], env={**env, **(extra or {})}, cwd=REPO,
-                              capture_output=True, text=True, timeout=900)
+    emu = EmuCluster(prefix, work / "emu", 26000 + os.getpid() % 2000 * 2, timeout=900)
 
     build = work / "src"
     shutil.copytree(REPO / "src", build, ignore=shutil.ignore_patterns("netbench", "*.so"))
@@ -141,7 +138,7 @@ def measure(counts: list[int], max_size: str, work: Path) -> list[dict]:
                 proc = emu("exec", "srun", f"-N{nodes}", f"-n{nodes}", "--ntasks-per-node=1",
                            "--time=5", str(build / "netbench"), "matrix", "--schedule", schedule,
                            "--max-size", max_size, "--repetitions", "3", "--time-cap-ms", "20",
-                           "--json-file", str(out), extra=MPI_ENV)
+                           "--json-file", str(out), env=MPI_ENV)
                 if proc.returncode != 0 or not out.exists():
                     raise SystemExit(f"matrix_cost.py: {schedule} at {nodes} nodes failed: "
                                      f"{proc.stderr[-2000:]}")

@@ -49,6 +49,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from fabricsuite.emucluster import EmuCluster  # noqa: E402
 from fabricsuite.session import (  # noqa: E402
     case_key,
     confirmed_variables,
@@ -59,7 +60,6 @@ from fabricsuite.session import (  # noqa: E402
 )
 
 BIN = Path(sys.executable).parent
-EMU = str(REPO / "ci" / "emucluster.sh")
 FAMILIES = {
     "pingpong": ["-c", "checks/pt2pt.py", "-n", "NetbenchPingPong%distance=other-node"],
     "bandwidth": ["-c", "checks/pt2pt.py", "-n",
@@ -127,12 +127,7 @@ def main() -> int:
         return 2
     work = Path(tempfile.mkdtemp(prefix="fs-verdicts-"))
     prefix = f"fsb{os.getpid() % 10000}"
-    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=prefix, FABRICSUITE_EMU_DIR=str(work / "emu"),
-               FABRICSUITE_EMU_PORT=str(24000 + os.getpid() % 3000 * 2))
-
-    def emu(*emu_args: str, extra: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([EMU, *emu_args], env={**env, **(extra or {})}, cwd=REPO,
-                              capture_output=True, text=True, timeout=3600)
+    emu = EmuCluster(prefix, work / "emu", 24000 + os.getpid() % 3000 * 2, timeout=3600)
 
     def session(results: Path, group: list[str], repeats: int, refs: Path | None,
                 *extra: str) -> list[tuple[str, int, str]]:
@@ -146,7 +141,7 @@ def main() -> int:
         proc = emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
                    "emucluster:nodes", "--exec-policy=serial", "-r", "--max-retries=1",
                    "-S", "time_limit=3m", "-p", args.mpi, "--repeat", str(repeats),
-                   *selection, *extra, extra=extra_env)
+                   *selection, *extra, env=extra_env)
         reports = sorted((results / "reports").glob("run-report-*.json"),
                          key=lambda p: p.stat().st_mtime)
         if not reports:

@@ -23,7 +23,12 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
-from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, NetbenchValidationCheck, summary
+from fabricsuite.rfm_netbench import (
+    NetbenchMultiRankCheck,
+    NetbenchValidationCheck,
+    count_problems,
+    summaries,
+)
 
 BEFF_LENGTHS = 21
 RING_PATTERNS = 6
@@ -50,25 +55,17 @@ class NetbenchBeff(_BeffOptions, NetbenchMultiRankCheck):
     descr = "b_eff effective bandwidth: rings and random patterns, 3 methods (Altix study 3.1)"
     method = "beff"
     beff_extra_options = ["--repetitions", "3", "--time-cap-ms", "2"]
-    metrics = {
-        "b_eff_MBps": summary("b_eff_MBps"),
-        "b_eff_per_process_MBps": summary("b_eff_per_process_MBps"),
-        "b_eff_at_lmax_MBps": summary("b_eff_at_lmax_MBps"),
-        "b_eff_at_lmax_rings_MBps": summary("b_eff_at_lmax_rings_MBps"),
-        "pingpong_bandwidth_lmax_MBps": summary("pingpong_bandwidth_lmax_MBps"),
-        "pingpong_latency_us": summary("pingpong_latency_us"),
-        "latency_rings_random_us": summary("latency_rings_random_us"),
-    }
+    metrics = summaries("b_eff_MBps", "b_eff_per_process_MBps", "b_eff_at_lmax_MBps",
+                        "b_eff_at_lmax_rings_MBps", "pingpong_bandwidth_lmax_MBps",
+                        "pingpong_latency_us", "latency_rings_random_us")
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)
         patterns = result.table("patterns")
-        expected = RING_PATTERNS + self.random_patterns
-        if len(patterns) != expected:
-            problems.append(f"{len(patterns)} patterns measured, expected {expected}")
+        problems += count_problems(patterns, RING_PATTERNS + self.random_patterns,
+                                   "patterns measured")
         lengths = result.table("lengths")
-        if len(lengths) != BEFF_LENGTHS:
-            problems.append(f"{len(lengths)} message lengths measured, expected {BEFF_LENGTHS}")
+        problems += count_problems(lengths, BEFF_LENGTHS, "message lengths measured")
         for name, rows, column in (
             ("pattern", patterns, "bandwidth_avg_L_per_process_MBps"),
             ("length", lengths, "beff_per_process_MBps"),

@@ -35,7 +35,12 @@ from reframe.core.builtins import run_before
 from reframe.core.logging import getlogger
 
 from fabricsuite.references import scoped_references
-from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, cell
+from fabricsuite.rfm_netbench import (
+    NetbenchMultiRankCheck,
+    cell,
+    count_problems,
+    each_collective_and_size,
+)
 
 KiB = 1024
 #: The sizes of both checks; the variables take 8 B and 64 KiB (models) or all (rules).
@@ -57,20 +62,13 @@ class NetbenchCollectiveModels(NetbenchMultiRankCheck):
     # combining step), which never uses them; the ratios stay judged.
     tolerated_unreliable = (r"(G_all_us|o_s_us|o_r_us)\[size_bytes=\d+\]|g_small_us|"
                             r"o_s_small_us|o_r_small_us|G_large_ns_per_byte")
-    metrics = {
-        f"{c}_{label}_measured_to_predicted": cell(
-            "models", "measured_to_predicted", collective=c, size_bytes=size
-        )
-        for c in MODEL_COLLECTIVES
-        for label, size in MODEL_SIZES.items()
-    }
+    metrics = each_collective_and_size("models", "measured_to_predicted", MODEL_COLLECTIVES,
+                                       MODEL_SIZES, "measured_to_predicted")
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)
         rows = result.table("models")
-        expected = len(MODEL_COLLECTIVES) * len(SIZES)
-        if len(rows) != expected:
-            problems.append(f"{len(rows)} model rows, expected {expected}")
+        problems += count_problems(rows, len(MODEL_COLLECTIVES) * len(SIZES), "model rows")
         for row in rows:
             where = f"{row.get('collective')} at {row.get('size_bytes')} B"
             if not (row.get("measured_median_us") or 0) > 0:
@@ -116,11 +114,8 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)
-        rows = result.table("rules")
-        expected = len(RULES) * len(SIZES)
-        if len(rows) != expected:
-            problems.append(f"{len(rows)} rule results, expected {expected}")
-        return problems
+        return problems + count_problems(result.table("rules"), len(RULES) * len(SIZES),
+                                         "rule results")
 
     @run_before("performance")
     def name_the_violations(self):

@@ -20,7 +20,13 @@ References per partition, environment and scale (reference/<system>.yaml).
 
 import reframe as rfm
 
-from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, NetbenchValidationCheck, cell
+from fabricsuite.rfm_netbench import (
+    NetbenchMultiRankCheck,
+    NetbenchValidationCheck,
+    cell,
+    count_problems,
+    each_collective_and_size,
+)
 
 COLLECTIVES = ["bcast", "reduce", "allreduce", "alltoall", "alltoallv", "gather", "scatter",
                "allgather"]
@@ -36,22 +42,15 @@ class NetbenchCollectives(NetbenchMultiRankCheck):
     metrics = {
         "barrier_median_us": cell("collectives", "time_median_us",
                                   collective="barrier"),
-        **{
-            f"{c}_{label}_median_us": cell(
-                "collectives", "time_median_us", collective=c, size_bytes=size
-            )
-            for c in COLLECTIVES
-            for label, size in KEY_SIZES.items()
-        },
+        **each_collective_and_size("collectives", "time_median_us", COLLECTIVES, KEY_SIZES,
+                                   "median_us"),
     }
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)
         sizes = result.parameters.get("sizes_bytes") or []
         rows = result.table("collectives")
-        expected = 1 + len(COLLECTIVES) * len(sizes)
-        if len(rows) != expected:
-            problems.append(f"{len(rows)} collective results, expected {expected}")
+        problems += count_problems(rows, 1 + len(COLLECTIVES) * len(sizes), "collective results")
         for row in rows:
             where = f"{row.get('collective')} at {row.get('size_bytes')} B"
             if not (row.get("time_median_us") or 0) > 0:

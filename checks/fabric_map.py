@@ -28,7 +28,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 from reframe.core.logging import getlogger
 
-from fabricsuite.rfm_netbench import RESULT_FILE, NetbenchMultiRankCheck, summary
+from fabricsuite.rfm_netbench import RESULT_FILE, NetbenchMultiRankCheck, count_problems, summaries
 
 #: The N x N maps netbench writes beside its JSON result (`matrix --json-file`).
 MAP_FILES = ["matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"]
@@ -49,13 +49,8 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     matrix_options = variable(typ.List[str], value=[])
     keep_files = [RESULT_FILE, *MAP_FILES]
     fresh_outputs = [RESULT_FILE, *MAP_FILES]
-    metrics = {
-        "matrix_bandwidth_median_MBps": summary("bandwidth_median_MBps"),
-        "matrix_bandwidth_min_MBps": summary("bandwidth_min_MBps"),
-        "matrix_latency_median_us": summary("latency_median_us"),
-        "matrix_bad_pairs": summary("bad_pairs"),
-        "matrix_bad_nodes": summary("bad_nodes"),
-    }
+    metrics = summaries("bandwidth_median_MBps", "bandwidth_min_MBps", "latency_median_us",
+                        "bad_pairs", "bad_nodes", prefix="matrix_")
 
     @run_after("init")
     def set_schedule(self):
@@ -72,8 +67,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
             expected = ranks * (ranks - 1) // 2  # the full map (also a result of before rounds)
         else:
             expected = result.summary.get("pairs")
-        if len(pairs) != expected:
-            problems.append(f"{len(pairs)} pairs measured, expected {expected}")
+        problems += count_problems(pairs, expected, "pairs measured")
         missing = [name for name in MAP_FILES
                    if not os.path.isfile(os.path.join(self.stagedir, name))]
         if missing:
@@ -98,12 +92,8 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
 class NetbenchRankDistance(NetbenchMultiRankCheck):
     descr = "Ping-pong from rank 0 to rank d = 1, 2, 4, ... over the allocation (Altix 3.2)"
     method = "rankdist"
-    metrics = {
-        "rankdist_latency_nearest_us": summary("latency_nearest_us"),
-        "rankdist_latency_farthest_us": summary("latency_farthest_us"),
-        "rankdist_bandwidth_nearest_MBps": summary("bandwidth_nearest_MBps"),
-        "rankdist_bandwidth_farthest_MBps": summary("bandwidth_farthest_MBps"),
-    }
+    metrics = summaries("latency_nearest_us", "latency_farthest_us", "bandwidth_nearest_MBps",
+                        "bandwidth_farthest_MBps", prefix="rankdist_")
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)

@@ -48,68 +48,67 @@ class _Osu(rfm.RegressionTestPlugin):
                          sizes=osu_sizes(self.program_opts))
 
 
+class _OsuPair(_Osu, TwoRankCheck):
+    program_opts = ["-m", "1:4194304"]  # OSU's default range, explicit: every size expected
+
+
+class _OsuCollectiveLatency(_Osu, MultiRankExternalCheck):
+    program_opts = ["-m", "8:1048576"]
+    metrics = {"latency_8B_us": Figure(at("latency_us", 8), US),
+               "latency_1MiB_us": Figure(at("latency_us", 1048576), US)}
+
+
 @rfm.simple_test
-class OsuLatency(_Osu, TwoRankCheck):
+class OsuLatency(_OsuPair):
     descr = "OSU osu_latency: ping-pong latency"
     program_names = ["osu_latency"]
-    program_opts = ["-m", "1:4194304"]
     metrics = {"latency_8B_us": Figure(at("latency_us", 8), US),
                "latency_64KiB_us": Figure(at("latency_us", 65536), US)}
 
 
 @rfm.simple_test
-class OsuBandwidth(_Osu, TwoRankCheck):
+class OsuBandwidth(_OsuPair):
     descr = "OSU osu_bw: windowed streaming bandwidth"
     program_names = ["osu_bw"]
-    program_opts = ["-m", "1:4194304"]
     metrics = {"bandwidth_8B_MBps": Figure(at("bandwidth_MBps", 8), MBPS),
                "bandwidth_1MiB_MBps": Figure(at("bandwidth_MBps", 1048576), MBPS),
                "bandwidth_peak_MBps": Figure(peak("bandwidth_MBps"), MBPS)}
 
 
 @rfm.simple_test
-class OsuBiBandwidth(_Osu, TwoRankCheck):
+class OsuBiBandwidth(_OsuPair):
     descr = "OSU osu_bibw: bidirectional bandwidth"
     program_names = ["osu_bibw"]
-    program_opts = ["-m", "1:4194304"]
     metrics = {"bibandwidth_8B_MBps": Figure(at("bandwidth_MBps", 8), MBPS),
                "bibandwidth_1MiB_MBps": Figure(at("bandwidth_MBps", 1048576), MBPS)}
 
 
 @rfm.simple_test
-class OsuMultiBandwidth(_Osu, TwoRankCheck):
+class OsuMultiBandwidth(_OsuPair):
     descr = "OSU osu_mbw_mr: bandwidth and message rate of the rank pairs"
     program_names = ["osu_mbw_mr"]
-    program_opts = ["-m", "1:4194304"]
     metrics = {"message_rate_8B_per_s": Figure(at("messages_per_s", 8),
                                                 PerfSpec("msg/s", "higher")),
                "bandwidth_1MiB_MBps": Figure(at("bandwidth_MBps", 1048576), MBPS)}
 
 
 @rfm.simple_test
-class OsuMultiLatency(_Osu, TwoRankCheck):
+class OsuMultiLatency(_OsuPair):
     descr = "OSU osu_multi_lat: latency of the rank pairs"
     program_names = ["osu_multi_lat"]
-    program_opts = ["-m", "1:4194304"]  # OSU's default range, explicit: every size expected
     metrics = {"latency_8B_us": Figure(at("latency_us", 8), US)}
 
 
 @rfm.simple_test
-class OsuAllreduce(_Osu, MultiRankExternalCheck):
+class OsuAllreduce(_OsuCollectiveLatency):
     descr = "OSU osu_allreduce: average latency"
     program_names = ["osu_allreduce"]
-    program_opts = ["-m", "8:1048576"]
-    metrics = {"latency_8B_us": Figure(at("latency_us", 8), US),
-               "latency_1MiB_us": Figure(at("latency_us", 1048576), US)}
 
 
 @rfm.simple_test
-class OsuAlltoall(_Osu, MultiRankExternalCheck):
+class OsuAlltoall(_OsuCollectiveLatency):
     descr = "OSU osu_alltoall: average latency"
     program_names = ["osu_alltoall"]
-    program_opts = ["-m", "8:1048576"]
-    metrics = {"latency_8B_us": Figure(at("latency_us", 8), US),
-               "latency_1MiB_us": Figure(at("latency_us", 1048576), US)}
 
 
 @rfm.simple_test

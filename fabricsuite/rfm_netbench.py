@@ -112,12 +112,31 @@ def summary(column: str, size_step: float | None = None, count: bool = False) ->
                   spec=PerfSpec(unit, better, size_step, count), column=column)
 
 
+def summaries(*columns: str, prefix: str = "") -> dict[str, Metric]:
+    """``summary(column)`` of each column, named ``prefix + column``."""
+    return {prefix + column: summary(column) for column in columns}
+
+
 def cell(table: str, column: str, **where: Any) -> Metric:
     """A table cell, e.g. ``cell("pingpong", "latency_median_us", size_bytes=8)``: its unit and
     direction are netbench's declaration of the column (fabricsuite.declarations)."""
     unit, better = unit_and_direction(table, column)
     return Metric(read=lambda result: result.value(table, column, **where),
                   spec=PerfSpec(unit, better), column=column, table=table, where=where)
+
+
+def each_collective_and_size(table: str, column: str, collectives: list[str],
+                             sizes: dict[str, int], suffix: str) -> dict[str, Metric]:
+    """``cell(table, column)`` of every collective at every size, named
+    ``{collective}_{size label}_{suffix}`` (``sizes``: label -> bytes)."""
+    return {f"{c}_{label}_{suffix}": cell(table, column, collective=c, size_bytes=size)
+            for c in collectives for label, size in sizes.items()}
+
+
+def count_problems(rows: list, expected: int, what: str) -> list[str]:
+    """``["N <what>, expected M"]`` when a table has another number of rows than its run asked
+    for (a method that stopped early or skipped a case), else ``[]``."""
+    return [] if len(rows) == expected else [f"{len(rows)} {what}, expected {expected}"]
 
 
 @functools.cache

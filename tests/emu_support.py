@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite import REPO_ROOT
+from fabricsuite.emucluster import EmuCluster
 
-EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
 BIN = Path(sys.executable).parent
 TOOLS = ("ip", "tc", "slurmctld", "slurmd", "munged", "srun", "mpicc.openmpi")
 
@@ -56,12 +55,10 @@ def cluster(state: Path, name_prefix: str, port: int, nodes: int, rate: str = "1
     """Brings up `nodes` nodes at `rate`, yields `emu(*args, check=True, timeout=...,
     extra_env=None)` (ci/emucluster.sh with this cluster's settings), and tears it down; no
     namespace of the prefix may be left."""
-    env = dict(os.environ, FABRICSUITE_EMU_PREFIX=name_prefix, FABRICSUITE_EMU_DIR=str(state),
-               FABRICSUITE_EMU_PORT=str(port))
+    run = EmuCluster(name_prefix, state, port)
 
     def emu(*args, check=True, timeout=default_timeout, extra_env=None):
-        proc = subprocess.run([EMU, *args], env={**env, **(extra_env or {})}, cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = run(*args, env=extra_env, timeout=timeout)
         if check:
             assert proc.returncode == 0, f"emucluster {args[0]}: {proc.stderr[-3000:]}"
         return proc

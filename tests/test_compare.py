@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from report_support import as_session
 
 from fabricsuite import cli
 from fabricsuite import compare as c
@@ -46,26 +47,14 @@ def _sessions(n, first, day, *, factors=None, seed=0, noise=0.01, extras=None):
     base = json.loads(REPORT.read_text())
     rng = np.random.default_rng(seed)
     out = []
+
+    def figure(name, value):
+        factor = (factors or {}).get(name.split(":")[-1], 1.0)
+        return round(value * factor * (1 + noise * rng.normal()), 4)
+
     for i in range(n):
-        report = copy.deepcopy(base)
-        sid = _uuid(first + i)
-        info = report["session_info"]
-        shift = T0 + 86400 * day + 3600 * i - info["time_start_unix"]
-        info["uuid"] = sid
-        for key in ("time_start", "time_end"):
-            info[f"{key}_unix"] += shift
-            info[key] = datetime.fromtimestamp(info[f"{key}_unix"], UTC).strftime(
-                "%Y%m%dT%H%M%S+0000")
-        info.update(extras or {})
-        for run in report["runs"]:
-            for index, case in enumerate(run["testcases"]):
-                case["session_uuid"] = sid
-                case["uuid"] = f"{sid}:{run['run_index']}:{index}"
-                if case.get("job_completion_time_unix"):
-                    case["job_completion_time_unix"] += shift
-                for name, perf in case["perfvalues"].items():
-                    factor = (factors or {}).get(name.split(":")[-1], 1.0)
-                    perf[0] = round(perf[0] * factor * (1 + noise * rng.normal()), 4)
+        report = as_session(base, _uuid(first + i), T0 + 86400 * day + 3600 * i, figure)
+        report["session_info"].update(extras or {})
         out.append(report)
     return out
 

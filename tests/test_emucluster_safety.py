@@ -31,8 +31,8 @@ import emu_support
 import pytest
 
 from fabricsuite import REPO_ROOT
+from fabricsuite.emucluster import EMU, EmuCluster
 
-EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
 LAUNCHERS = REPO_ROOT / "config" / "launchers"
 PREFIX = emu_support.prefix("fss")  # unique per test run: never touches another cluster
 AGENT = f"{PREFIX}a"  # the cluster the nsagent tests share; each other test has its own letter
@@ -83,15 +83,10 @@ def alive(pid: int) -> bool:
         return False
 
 
-class Emu:
+class Emu(EmuCluster):
     def __init__(self, state: Path, prefix: str = PREFIX, port: int = PORT):
+        super().__init__(prefix, state, port, timeout=120)
         self.state = state
-        self.env = dict(os.environ, FABRICSUITE_EMU_PREFIX=prefix,
-                        FABRICSUITE_EMU_DIR=str(state), FABRICSUITE_EMU_PORT=str(port))
-
-    def __call__(self, *args, env=None, timeout=120):
-        return subprocess.run([EMU, *args], env={**self.env, **(env or {})}, cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module", autouse=True)

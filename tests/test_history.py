@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from report_support import as_session
 
 from fabricsuite import cli, stats
 from fabricsuite import history as h
@@ -220,22 +221,13 @@ def _variants(n, at, factor, report=REPORT):
     rng = np.random.default_rng(0)
     out = []
     for i in range(n):
-        r = copy.deepcopy(base)
-        sid = str(uuid.UUID(int=i + 1))
-        info = r["session_info"]
-        shift = 86400.0 * (i - n)
-        info["uuid"] = sid
-        info["time_start_unix"] += shift
-        info["time_end_unix"] += shift
-        for run in r["runs"]:
-            for c, case in enumerate(run["testcases"]):
-                case["session_uuid"] = sid
-                case["uuid"] = f"{sid}:0:{c}"
-                if case.get("job_completion_time_unix"):
-                    case["job_completion_time_unix"] += shift
-                for perf in case["perfvalues"].values():
-                    perf[0] *= (factor if i >= at else 1.0) * (1 + 0.01 * rng.normal())
-        out.append(r)
+        scale = factor if i >= at else 1.0
+
+        def figure(_, value, scale=scale):
+            return value * (scale * (1 + 0.01 * rng.normal()))
+
+        start = base["session_info"]["time_start_unix"] + 86400.0 * (i - n)
+        out.append(as_session(base, str(uuid.UUID(int=i + 1)), start, figure))
     return out
 
 

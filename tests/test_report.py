@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from mpi_support import local_reference_file, vm_reference_file
+from report_support import as_session
 
 from fabricsuite import cli, session
 from fabricsuite import history as h
@@ -83,21 +84,7 @@ def _unix(iso: str) -> float:
 
 def _retime(report: dict, number: int, start: float) -> dict:
     """A copy of `report` as another session (uuid from `number`) that started at `start`."""
-    report = copy.deepcopy(report)
-    sid = str(uuid.UUID(int=number))
-    info = report["session_info"]
-    shift = start - info["time_start_unix"]
-    info["uuid"] = sid
-    for key in ("time_start", "time_end"):
-        info[f"{key}_unix"] += shift
-        info[key] = datetime.fromtimestamp(info[f"{key}_unix"]).astimezone().strftime(
-            "%Y%m%dT%H%M%S%z")
-    for run in report["runs"]:
-        for index, case in enumerate(run["testcases"]):
-            case["session_uuid"], case["uuid"] = sid, f"{sid}:0:{index}"
-            if case.get("job_completion_time_unix"):
-                case["job_completion_time_unix"] += shift
-    return report
+    return as_session(report, str(uuid.UUID(int=number)), start)
 
 
 def _place(case: dict, root: Path, result: Path | None, kept_in: str) -> None:

@@ -1,0 +1,27 @@
+"""ci/emucluster.sh, the emulated Slurm cluster, driven with one cluster's settings: its name
+prefix, state directory and port base (the tests and the benchmarks that bring up their own)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from . import REPO_ROOT
+
+EMU = str(REPO_ROOT / "ci" / "emucluster.sh")
+
+
+class EmuCluster:
+    """``cluster("up", "--nodes", "2")`` runs ``ci/emucluster.sh up --nodes 2`` for this cluster;
+    ``env`` adds variables to one call."""
+
+    def __init__(self, prefix: str, state: Path, port: int, timeout: float = 600):
+        self.env = dict(os.environ, FABRICSUITE_EMU_PREFIX=prefix,
+                        FABRICSUITE_EMU_DIR=str(state), FABRICSUITE_EMU_PORT=str(port))
+        self.timeout = timeout
+
+    def __call__(self, *args: str, env: dict | None = None,
+                 timeout: float | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([EMU, *args], env={**self.env, **(env or {})}, cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=timeout or self.timeout)
