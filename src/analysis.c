@@ -39,6 +39,16 @@ static double *sorted_copy(const double *values, size_t n)
     return copy;
 }
 
+size_t nb_gcd(size_t a, size_t b)
+{
+    while (b != 0) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 double nb_min(const double *values, size_t n)
 {
     if (values == NULL || n == 0)

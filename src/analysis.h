@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 
+/* The greatest common divisor (gcd(a, 0) = a). */
+size_t nb_gcd(size_t a, size_t b);
+
 /* Order statistics; none of them modifies its input. n == 0 gives NAN. */
 double nb_min(const double *values, size_t n);
 double nb_max(const double *values, size_t n);

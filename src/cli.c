@@ -51,6 +51,18 @@ int nb_usage_error(const char *format, ...)
     return NB_EXIT_USAGE;
 }
 
+int nb_size_order_error(const char *prefix, const char *low_option, size_t low,
+                        const char *high_option, size_t high)
+{
+    if (low <= high)
+        return 0;
+    char a[32], b[32];
+    nb_format_size(low, a, sizeof a);
+    nb_format_size(high, b, sizeof b);
+    return nb_usage_error("%s%s %s is larger than %s %s; make %s <= %s", prefix, low_option, a,
+                          high_option, b, low_option, high_option);
+}
+
 static nb_cli_outcome usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static nb_cli_outcome usage_error(const char *format, ...)
 {
@@ -1036,13 +1048,9 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_o
     if (options->sizes_given && range_given)
         return usage_error("--sizes and --min-size/--max-size exclude each other; give either "
                            "a list or a range");
-    if (options->min_size > options->max_size) {
-        char a[32], b[32];
-        nb_format_size(options->min_size, a, sizeof a);
-        nb_format_size(options->max_size, b, sizeof b);
-        return usage_error("--min-size %s is larger than --max-size %s; make --min-size <= "
-                           "--max-size", a, b);
-    }
+    if (nb_size_order_error("", "--min-size", options->min_size, "--max-size",
+                            options->max_size) != 0)
+        return NB_CLI_EXIT_USAGE;
     if (!options->sizes_given)
         generate_sizes(method->progression, options);
     if (method->finish != NULL && method->finish(options, settings) != 0)

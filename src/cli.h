@@ -209,6 +209,12 @@ int nb_cli_is_printing_process(void);
  * NB_EXIT_USAGE, for the hooks. */
 int nb_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
+/* Where the size given to `low_option` is larger than the one given to `high_option`: the usage
+ * error "<prefix>--low X is larger than --high Y; make --low <= --high" (NB_EXIT_USAGE); else 0.
+ * `prefix` names the method ("connections: ") or is "". */
+int nb_size_order_error(const char *prefix, const char *low_option, size_t low,
+                        const char *high_option, size_t high);
+
 /* Top-level arguments before a method is known: --help, --version, or the method name.
  * Returns the chosen method, or NULL with *outcome set. */
 const nb_method *nb_cli_pick_method(int argc, char **argv, nb_cli_outcome *outcome);

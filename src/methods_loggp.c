@@ -604,16 +604,6 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures,
     nb_summary_real(r, "pfact", settings_of(o)->pfact);
 }
 
-static size_t gcd_size(size_t a, size_t b)
-{
-    while (b != 0) {
-        size_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* Where in the scattered order pass p starts. The --passes passes start step = count / passes
  * + 1 positions apart (pass p at p * step); a pass beyond them (p >= passes) starts within the
  * gap after pass p mod passes, at the van der Corput fraction (1/2, 1/4, 3/4, 1/8, ...) of the
@@ -806,7 +796,7 @@ static void run_loggp(const nb_context *ctx)
      * Both ranks compute the same order. */
     size_t stride = 1;
     for (size_t candidate = (size_t)(0.618 * (double)count); candidate > 1; candidate--)
-        if (gcd_size(candidate, count) == 1) {
+        if (nb_gcd(candidate, count) == 1) {
             stride = candidate;
             break;
         }

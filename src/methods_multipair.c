@@ -296,13 +296,9 @@ static void run_connections(const nb_context *ctx)
 static int connections_finish(nb_options *o, void *settings)
 {
     const connections_settings *cs = settings;
-    if (cs->small_size > cs->large_size) {
-        char a[32], b[32];
-        nb_format_size(cs->small_size, a, sizeof a);
-        nb_format_size(cs->large_size, b, sizeof b);
-        return nb_usage_error("connections: --small-size %s is larger than --large-size %s; "
-                              "make --small-size <= --large-size", a, b);
-    }
+    if (nb_size_order_error("connections: ", "--small-size", cs->small_size, "--large-size",
+                            cs->large_size) != 0)
+        return NB_EXIT_USAGE;
     o->sizes[0] = cs->small_size;
     o->sizes[1] = cs->large_size;
     o->size_count = nb_sort_unique_sizes(o->sizes, 2);

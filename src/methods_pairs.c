@@ -357,29 +357,12 @@ static const char *host_of(const char *hosts, int rank)
     return hosts + (size_t)rank * (MPI_MAX_PROCESSOR_NAME + 1);
 }
 
-/* Writes `text` into the directory of the JSON result as NAME, via a temporary file and
- * rename(); 0 or -1. */
-static FILE *open_beside(const char *json_file, const char *name, char *path, char *temporary,
-                         size_t length)
+/* The path of NAME in the directory of the JSON result. */
+static void path_beside(const char *json_file, const char *name, char *path, size_t length)
 {
     const char *slash = strrchr(json_file, '/');
     int directory = slash == NULL ? 0 : (int)(slash - json_file + 1);
     snprintf(path, length, "%.*s%s", directory, json_file, name);
-    snprintf(temporary, length, "%s.tmp", path);
-    return fopen(temporary, "w");
-}
-
-static int close_beside(FILE *out, const char *path, const char *temporary)
-{
-    int failed = ferror(out) != 0;
-    failed |= fclose(out) != 0;
-    if (!failed && rename(temporary, path) != 0)
-        failed = 1;
-    if (failed) {
-        fprintf(stderr, "netbench: writing %s failed (%s)\n", path, strerror(errno));
-        remove(temporary);
-    }
-    return failed ? -1 : 0;
 }
 
 static void write_number(FILE *out, double value, const char *missing)
@@ -393,20 +376,6 @@ static void write_number(FILE *out, double value, const char *missing)
     fputs(text, out);
 }
 
-/* Host names are what MPI_Get_processor_name gives; escaped anyway, as JSON demands. */
-static void write_json_string(FILE *out, const char *text)
-{
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(out, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(out, "\\u%04x", *c);
-        else
-            fputc(*c, out);
-    }
-    fputc('"', out);
-}
 
 /* The N x N maps beside the JSON result: two CSV files (rows and columns are ranks, headed
  * "rank:host"; empty: the diagonal and pairs not measured) and one JSON file with both maps,
@@ -414,14 +383,14 @@ static void write_json_string(FILE *out, const char *text)
 static int write_maps(const nb_options *o, const matrix_record *m, const char *hosts)
 {
     const matrix_settings *ms = o->settings;
-    char path[4096], temporary[4200];
+    char path[4096], *temporary;
     int P = m->P, failed = 0;
     static const char *const names[2] = {"matrix_bandwidth_MBps.csv", "matrix_latency_us.csv"};
     for (int map = 0; map < 2; map++) {
         const double *values = map == 0 ? m->bandwidth : m->latency;
-        FILE *out = open_beside(o->json_file, names[map], path, temporary, sizeof path);
+        path_beside(o->json_file, names[map], path, sizeof path);
+        FILE *out = nb_create_atomically(path, &temporary);
         if (out == NULL) {
-            fprintf(stderr, "netbench: cannot write %s (%s)\n", path, strerror(errno));
             failed = -1;
             continue;
         }
@@ -438,19 +407,18 @@ static int write_maps(const nb_options *o, const matrix_record *m, const char *h
             }
             fputc('\n', out);
         }
-        failed |= close_beside(out, path, temporary);
+        failed |= nb_finish_atomically(out, path, temporary);
     }
-    FILE *out = open_beside(o->json_file, "matrix_maps.json", path, temporary, sizeof path);
-    if (out == NULL) {
-        fprintf(stderr, "netbench: cannot write %s (%s)\n", path, strerror(errno));
+    path_beside(o->json_file, "matrix_maps.json", path, sizeof path);
+    FILE *out = nb_create_atomically(path, &temporary);
+    if (out == NULL)
         return -1;
-    }
     fprintf(out, "{\n  \"format\": \"netbench-matrix-maps\",\n  \"version\": 1,\n"
                  "  \"ranks\": %d,\n  \"schedule\": \"%s\",\n  \"hosts\": [", P,
             schedule_name(ms->schedule));
     for (int r = 0; r < P; r++) {
         fputs(r ? ", " : "", out);
-        write_json_string(out, host_of(hosts, r));
+        nb_json_string(host_of(hosts, r), out);
     }
     fputs("]", out);
     static const char *const keys[] = {"bandwidth_MBps", "latency_us", "round", "suspect", "bad"};
@@ -479,7 +447,7 @@ static int write_maps(const nb_options *o, const matrix_record *m, const char *h
         fputs("\n  ]", out);
     }
     fputs("\n}\n", out);
-    return failed | close_beside(out, path, temporary);
+    return failed | nb_finish_atomically(out, path, temporary);
 }
 
 /* `netbench matrix --print-schedule N`: the rounds, before and without MPI. */

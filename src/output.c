@@ -526,7 +526,7 @@ static void format_utc(time_t t, char *text, size_t length)
 /* Values, in both formats                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-static void json_string(const char *text, FILE *out)
+void nb_json_string(const char *text, FILE *out)
 {
     /* The characters JSON escapes with a backslash and a letter, and those letters. */
     static const char special[] = "\"\\\n\r\t\b\f", letter[] = "\"\\nrtbf";
@@ -565,7 +565,7 @@ static void render_value(const value *v, int as_json, FILE *out)
         break;
     case VALUE_TEXT:
         if (as_json)
-            json_string(v->text, out);
+            nb_json_string(v->text, out);
         else
             fputs(v->text, out);
         break;
@@ -647,7 +647,7 @@ static void json_object(const keyed_list *list, FILE *out)
     fputc('{', out);
     for (size_t i = 0; i < list->count; i++) {
         fputs(i ? ", " : "", out);
-        json_string(list->items[i].key, out);
+        nb_json_string(list->items[i].key, out);
         fputs(": ", out);
         render_value(&list->items[i].value, 1, out);
     }
@@ -660,22 +660,22 @@ int nb_render_json(const nb_result *result, FILE *out)
     format_utc(result->start, when, sizeof when);
     fprintf(out, "{\n  \"format\": \"netbench-result\",\n  \"format_version\": 1,\n");
     fprintf(out, "  \"program\": \"netbench\",\n  \"version\": ");
-    json_string(NETBENCH_VERSION, out);
+    nb_json_string(NETBENCH_VERSION, out);
     fputs(",\n  \"method\": ", out);
-    json_string(result->method, out);
+    nb_json_string(result->method, out);
     fputs(",\n  \"command_line\": [", out);
     for (int i = 0; i < result->argc; i++) {
         fputs(i ? ", " : "", out);
-        json_string(result->argv[i], out);
+        nb_json_string(result->argv[i], out);
     }
     fprintf(out, "],\n  \"start_time_utc\": \"%s\",\n  \"mpi\": {\"library\": ", when);
-    json_string(result->mpi_library, out);
+    nb_json_string(result->mpi_library, out);
     fprintf(out, ", \"standard\": \"%d.%d\"},\n  \"ranks\": [\n", result->mpi_version,
             result->mpi_subversion);
     for (size_t r = 0; r < result->rank_count; r++) {
         const rank_entry *entry = &result->ranks[r];
         fprintf(out, "    {\"rank\": %d, \"host\": ", entry->rank);
-        json_string(entry->host, out);
+        nb_json_string(entry->host, out);
         fputs(", \"cpus_bound\": [", out);
         for (size_t c = 0; c < entry->cpu_count; c++)
             fprintf(out, "%s%d", c ? ", " : "", entry->cpus[c]);
@@ -688,13 +688,13 @@ int nb_render_json(const nb_result *result, FILE *out)
     for (size_t t = 0; t < result->table_count; t++) {
         const nb_table *table = result->tables[t];
         fputs(t ? ",\n    " : "\n    ", out);
-        json_string(table->name, out);
+        nb_json_string(table->name, out);
         fputs(": [", out);
         for (size_t row = 0; row < table->row_count; row++) {
             fputs(row ? ",\n      {" : "\n      {", out);
             for (size_t c = 0; c < table->column_count; c++) {
                 fputs(c ? ", " : "", out);
-                json_string(table->columns[c], out);
+                nb_json_string(table->columns[c], out);
                 fputs(": ", out);
                 render_value(&table->cells[row * table->column_count + c], 1, out);
             }
@@ -707,14 +707,14 @@ int nb_render_json(const nb_result *result, FILE *out)
     fputs(",\n  \"warnings\": [", out);
     for (size_t i = 0; i < result->warning_count; i++) {
         fputs(i ? ",\n    " : "\n    ", out);
-        json_string(result->warnings[i], out);
+        nb_json_string(result->warnings[i], out);
     }
     fputs(result->warning_count ? "\n  ],\n  \"unreliable\": [" : "],\n  \"unreliable\": [", out);
     for (size_t i = 0; i < result->unreliable_count; i++) {
         fputs(i ? ",\n    {\"quantity\": " : "\n    {\"quantity\": ", out);
-        json_string(result->unreliable[i].quantity, out);
+        nb_json_string(result->unreliable[i].quantity, out);
         fputs(", \"reason\": ", out);
-        json_string(result->unreliable[i].reason, out);
+        nb_json_string(result->unreliable[i].reason, out);
         fputc('}', out);
     }
     fputs(result->unreliable_count ? "\n  ],\n" : "],\n", out);
@@ -723,28 +723,42 @@ int nb_render_json(const nb_result *result, FILE *out)
     return ferror(out) ? -1 : 0;
 }
 
-int nb_write_json_file(const nb_result *result, const char *path)
+FILE *nb_create_atomically(const char *path, char **temporary)
 {
     size_t length = strlen(path) + 64;
-    char *temporary = checked_realloc(NULL, length, 1);
-    snprintf(temporary, length, "%s.tmp.%ld", path, (long)getpid());
-    FILE *out = fopen(temporary, "w");
+    *temporary = checked_realloc(NULL, length, 1);
+    snprintf(*temporary, length, "%s.tmp.%ld", path, (long)getpid());
+    FILE *out = fopen(*temporary, "w");
     if (out == NULL) {
-        fprintf(stderr, "netbench: --json-file %s: cannot create %s: %s\n", path, temporary,
-                strerror(errno));
-        free(temporary);
-        return -1;
+        fprintf(stderr, "netbench: cannot create %s: %s\n", *temporary, strerror(errno));
+        free(*temporary);
+        *temporary = NULL;
     }
-    int failed = nb_render_json(result, out) != 0;
+    return out;
+}
+
+int nb_finish_atomically(FILE *out, const char *path, char *temporary)
+{
+    int failed = ferror(out) != 0;
     failed |= fflush(out) != 0;
     failed |= fsync(fileno(out)) != 0;
     failed |= fclose(out) != 0;
     if (!failed && rename(temporary, path) != 0)
         failed = 1;
     if (failed) {
-        fprintf(stderr, "netbench: --json-file %s: writing failed: %s\n", path, strerror(errno));
+        fprintf(stderr, "netbench: writing %s failed: %s\n", path, strerror(errno));
         unlink(temporary);
     }
     free(temporary);
     return failed ? -1 : 0;
+}
+
+int nb_write_json_file(const nb_result *result, const char *path)
+{
+    char *temporary;
+    FILE *out = nb_create_atomically(path, &temporary);
+    if (out == NULL)
+        return -1;
+    (void)nb_render_json(result, out); /* a write error stays on the stream: finish sees it */
+    return nb_finish_atomically(out, path, temporary);
 }

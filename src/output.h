@@ -103,6 +103,15 @@ int nb_render_json(const nb_result *result, FILE *out);
 /* JSON to PATH via a temporary file in the same directory and rename(). */
 int nb_write_json_file(const nb_result *result, const char *path);
 
+/* A file written whole or not at all: nb_create_atomically opens a temporary file beside
+ * `path` (NULL and a line on stderr if it cannot); nb_finish_atomically flushes it to disk and
+ * renames it over `path`, or removes it and says why. 0 or -1. */
+FILE *nb_create_atomically(const char *path, char **temporary);
+int nb_finish_atomically(FILE *out, const char *path, char *temporary);
+
+/* `text` as a JSON string, quoted and escaped. */
+void nb_json_string(const char *text, FILE *out);
+
 /* The number format of both renderings (exposed for the tests of other modules). */
 void nb_format_real(double value, char *text, size_t length);
 

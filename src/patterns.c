@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
+
 uint64_t nb_random_next(uint64_t *state)
 {
     /* splitmix64 (Steele, Lea, Flood 2014): full period, good mixing, trivially portable. */
@@ -103,16 +105,6 @@ int nb_dense_phase_count(nb_dense_algorithm algorithm, int ranks, int random_pha
     }
 }
 
-static int gcd(int a, int b)
-{
-    while (b != 0) {
-        int t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 void nb_dense_partners(nb_dense_algorithm algorithm, int ranks, int phase, int rank,
                        uint64_t seed, int *send_to, int *recv_from)
 {
@@ -133,7 +125,7 @@ void nb_dense_partners(nb_dense_algorithm algorithm, int ranks, int phase, int r
             return;
         /* The cycle through `rank` with step k has length ranks/g and starts at rank mod g;
          * the rank's position in it is the j with start + j*k == rank (mod ranks). */
-        int g = gcd(ranks, k);
+        int g = (int)nb_gcd((size_t)ranks, (size_t)k);
         int length = ranks / g;
         int start = rank % g;
         int position = 0;
