@@ -855,129 +855,136 @@ def _newest_with_result(cases: list[StoredCase], check: str,
     return newest, gone
 
 
-def matrix_figures(cases: list[StoredCase], results: Results,
-                   provenance: ProvenanceFinder) -> tuple[list[Figure], list[str]]:
-    import numpy as np
-
-    newest, gone = _newest_with_result(cases, "NetbenchMatrix", results)
+def _result_figures(cases: list[StoredCase], results: Results, provenance: ProvenanceFinder,
+                    check: str, slug: str, what: str, alt: str, draw, hint: str = ""
+                    ) -> tuple[list[Figure], list[str]]:
+    """One figure per scope from the newest run of `check` whose result file is on disk:
+    ``draw(result, title)`` gives the matplotlib figure, its caption and extra attributes (`alt`
+    leads its alternative text); a note where no run or only runs without their files are
+    stored (`what` names the runs, `hint` says how to get one)."""
+    newest, gone = _newest_with_result(cases, check, results)
     figures, notes = [], []
     for number, (scope, stored) in enumerate(sorted(newest.items())):
         partition, environ, levels = scope
-        result = results.get(stored).result
-        pairs = [p for p in result.tables.get("pairs") or []
-                 if isinstance(p.get("rank_a"), int) and isinstance(p.get("rank_b"), int)
-                 and min(p["rank_a"], p["rank_b"]) >= 0]
-        ranks = max([int(result.parameters.get("ranks") or 0)]
-                    + [1 + max(p["rank_a"], p["rank_b"]) for p in pairs])
-        hosts = [""] * ranks
-        for p in pairs:
-            hosts[p["rank_a"]], hosts[p["rank_b"]] = str(p.get("host_a")), str(p.get("host_b"))
-        labels = [f"{r}:{h}" for r, h in enumerate(hosts)]
-        side = min(9.0, 2.2 + 0.45 * ranks)
-        figure = _new_figure(2 * side + 1.0, side)
-        panels = figure.subplots(1, 2, squeeze=False)[0]
-        for ax, (column, name, cmap) in zip(panels, (("bandwidth_MBps", "bandwidth (MB/s)",
-                                                      "viridis"),
-                                                     ("latency_us", "latency (us)",
-                                                      "viridis_r")), strict=True):
-            grid = np.full((ranks, ranks), np.nan)
-            for p in pairs:
-                if is_finite_number(p.get(column)):
-                    grid[p["rank_a"], p["rank_b"]] = grid[p["rank_b"], p["rank_a"]] = p[column]
-            image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap)
-            figure.colorbar(image, ax=ax, shrink=0.8)
-            ax.set_xticks(range(ranks), labels, rotation=90, fontsize=7)
-            ax.set_yticks(range(ranks), labels, fontsize=7)
-            ax.set_title(name, fontsize=9)
-            for p in pairs:
-                if ranks <= ANNOTATED_RANKS and is_finite_number(p.get(column)):
-                    text = _cell_label(p[column]) + (" !" if p.get("flagged") else "")
-                    for a, b in ((p["rank_a"], p["rank_b"]), (p["rank_b"], p["rank_a"])):
-                        ax.text(b, a, text, ha="center", va="center", fontsize=7,
-                                color="white" if column == "bandwidth_MBps" else "black")
-        flagged = [p for p in pairs if p.get("flagged")]
         title = f"{partition} {environ} {_where(levels)}".strip()
-        figure.suptitle(f"all-pairs node map: {title}", fontsize=10)
-        params = result.parameters
-        if "bandwidth_fraction" in params:  # the concurrent matrix: relative to the best pair
-            how = ("one pair at a time" if params.get("schedule") == "sequential" else
-                   f"{params.get('rounds')} of {params.get('rounds_total')} tournament rounds, "
-                   f"the disjoint pairs of a round at once")
-            rule = (f"bad: below {_fmt(params['bandwidth_fraction'])} x the best bandwidth or "
-                    f"above {_fmt(params.get('latency_factor') or 0)} x the lowest latency, "
-                    f"confirmed alone")
-        else:
-            how = "one pair at a time"
-            rule = (f"more than {_fmt(100 * (params.get('flag_tolerance') or 0))}% below the "
-                    f"median bandwidth")
-        caption = (f"{title}: pairs of {ranks} ranks, {how}: ping-pong "
-                   f"bandwidth at {_size_label(params.get('bandwidth_size_bytes') or 0)}"
-                   f" and latency at "
-                   f"{_size_label(params.get('latency_size_bytes') or 0)}; "
-                   f"{len(flagged)} pair(s) flagged ({rule}, marked '!'). "
-                   f"Status {result.status}.")
-        figures.append(Figure(f"matrix-{number}", title, _embed(figure, "png"),
-                              f"all-pairs node map, {title}", caption,
-                              [provenance.of(stored)], {"ranks": str(ranks)}))
+        figure, caption, extra = draw(results.get(stored).result, title)
+        figures.append(Figure(f"{slug}-{number}", title, _embed(figure, "png"),
+                              f"{alt}, {title}", caption, [provenance.of(stored)], extra))
     if not newest:
-        notes.append("no all-pairs run stored (NetbenchMatrix)" + (
+        notes.append(f"no {what} run stored ({check})" + (
             f": {gone} run(s) stored, their result files are no longer on disk" if gone
-            else "; run checks/fabric_map.py to map every pair of nodes"))
+            else hint))
     elif gone:
-        notes.append(f"{gone} older all-pairs run(s) without their result files")
+        notes.append(f"{gone} older {what} run(s) without their result files")
     return figures, notes
+
+
+def matrix_figures(cases: list[StoredCase], results: Results,
+                   provenance: ProvenanceFinder) -> tuple[list[Figure], list[str]]:
+    return _result_figures(cases, results, provenance, "NetbenchMatrix", "matrix", "all-pairs",
+                           "all-pairs node map", _draw_matrix,
+                           "; run checks/fabric_map.py to map every pair of nodes")
+
+
+def _draw_matrix(result, title: str):
+    import numpy as np
+
+    pairs = [p for p in result.tables.get("pairs") or []
+             if isinstance(p.get("rank_a"), int) and isinstance(p.get("rank_b"), int)
+             and min(p["rank_a"], p["rank_b"]) >= 0]
+    ranks = max([int(result.parameters.get("ranks") or 0)]
+                + [1 + max(p["rank_a"], p["rank_b"]) for p in pairs])
+    hosts = [""] * ranks
+    for p in pairs:
+        hosts[p["rank_a"]], hosts[p["rank_b"]] = str(p.get("host_a")), str(p.get("host_b"))
+    labels = [f"{r}:{h}" for r, h in enumerate(hosts)]
+    side = min(9.0, 2.2 + 0.45 * ranks)
+    figure = _new_figure(2 * side + 1.0, side)
+    panels = figure.subplots(1, 2, squeeze=False)[0]
+    for ax, (column, name, cmap) in zip(panels, (("bandwidth_MBps", "bandwidth (MB/s)",
+                                                  "viridis"),
+                                                 ("latency_us", "latency (us)",
+                                                  "viridis_r")), strict=True):
+        grid = np.full((ranks, ranks), np.nan)
+        for p in pairs:
+            if is_finite_number(p.get(column)):
+                grid[p["rank_a"], p["rank_b"]] = grid[p["rank_b"], p["rank_a"]] = p[column]
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap)
+        figure.colorbar(image, ax=ax, shrink=0.8)
+        ax.set_xticks(range(ranks), labels, rotation=90, fontsize=7)
+        ax.set_yticks(range(ranks), labels, fontsize=7)
+        ax.set_title(name, fontsize=9)
+        for p in pairs:
+            if ranks <= ANNOTATED_RANKS and is_finite_number(p.get(column)):
+                text = _cell_label(p[column]) + (" !" if p.get("flagged") else "")
+                for a, b in ((p["rank_a"], p["rank_b"]), (p["rank_b"], p["rank_a"])):
+                    ax.text(b, a, text, ha="center", va="center", fontsize=7,
+                            color="white" if column == "bandwidth_MBps" else "black")
+    flagged = [p for p in pairs if p.get("flagged")]
+    figure.suptitle(f"all-pairs node map: {title}", fontsize=10)
+    params = result.parameters
+    if "bandwidth_fraction" in params:  # the concurrent matrix: relative to the best pair
+        how = ("one pair at a time" if params.get("schedule") == "sequential" else
+               f"{params.get('rounds')} of {params.get('rounds_total')} tournament rounds, "
+               f"the disjoint pairs of a round at once")
+        rule = (f"bad: below {_fmt(params['bandwidth_fraction'])} x the best bandwidth or "
+                f"above {_fmt(params.get('latency_factor') or 0)} x the lowest latency, "
+                f"confirmed alone")
+    else:
+        how = "one pair at a time"
+        rule = (f"more than {_fmt(100 * (params.get('flag_tolerance') or 0))}% below the "
+                f"median bandwidth")
+    caption = (f"{title}: pairs of {ranks} ranks, {how}: ping-pong "
+               f"bandwidth at {_size_label(params.get('bandwidth_size_bytes') or 0)}"
+               f" and latency at "
+               f"{_size_label(params.get('latency_size_bytes') or 0)}; "
+               f"{len(flagged)} pair(s) flagged ({rule}, marked '!'). "
+               f"Status {result.status}.")
+    return figure, caption, {"ranks": str(ranks)}
 
 
 def dense_figures(cases: list[StoredCase], results: Results,
                   provenance: ProvenanceFinder) -> tuple[list[Figure], list[str]]:
+    return _result_figures(cases, results, provenance, "NetbenchDense", "dense",
+                           "dense-pattern", "dense pattern phases", _draw_dense)
+
+
+def _draw_dense(result, title: str):
     import numpy as np
     from matplotlib.colors import TwoSlopeNorm
 
-    newest, gone = _newest_with_result(cases, "NetbenchDense", results)
-    figures, notes = [], []
-    for number, (scope, stored) in enumerate(sorted(newest.items())):
-        partition, environ, levels = scope
-        result = results.get(stored).result
-        phases = result.tables.get("phases") or []
-        sizes = sorted({r["size_bytes"] for r in phases if is_finite_number(r.get("size_bytes"))})
-        algorithms = list(dict.fromkeys(r.get("algorithm") for r in phases))
-        rows = [(a, k) for a in algorithms
-                for k in sorted({r.get("phase") for r in phases if r.get("algorithm") == a})]
-        first = {(r.get("algorithm"), r.get("size_bytes")): r.get("bandwidth_mean_MBps")
-                 for r in phases if r.get("phase") == 1}
-        grid = np.full((len(rows), len(sizes)), np.nan)
-        for r in phases:
-            base = first.get((r.get("algorithm"), r.get("size_bytes")))
-            value = r.get("bandwidth_mean_MBps")
-            if is_finite_number(base) and base > 0 and is_finite_number(value):
-                grid[rows.index((r.get("algorithm"), r.get("phase"))),
-                     sizes.index(r["size_bytes"])] = value / base
-        finite = grid[np.isfinite(grid)]
-        low = min(0.5, float(finite.min())) if finite.size else 0.5
-        high = max(1.5, float(finite.max())) if finite.size else 1.5
-        figure = _new_figure(7.5, max(2.6, 1.4 + 0.2 * len(rows)))
-        ax = figure.subplots()
-        image = ax.imshow(np.ma.masked_invalid(grid), cmap="RdBu", aspect="auto",
-                          norm=TwoSlopeNorm(vcenter=1.0, vmin=low, vmax=high))
-        figure.colorbar(image, ax=ax, label="phase / first phase")
-        ax.set_xticks(range(len(sizes)), [_size_label(s) for s in sizes], rotation=45,
-                      fontsize=7)
-        ax.set_yticks(range(len(rows)), [f"{a} {k}" for a, k in rows], fontsize=6)
-        ax.set_xlabel("message size")
-        title = f"{partition} {environ} {_where(levels)}".strip()
-        ax.set_title(f"dense patterns, phase bandwidth: {title}", fontsize=9)
-        caption = (f"{title}: mean bandwidth per rank of every phase of every algorithm, "
-                   f"relative to the algorithm's first phase at the same size (below 1: the "
-                   f"study's drop in the middle phases); {result.parameters.get('ranks')} "
-                   f"ranks. Status {result.status}.")
-        figures.append(Figure(f"dense-{number}", title, _embed(figure, "png"),
-                              f"dense pattern phases, {title}", caption,
-                              [provenance.of(stored)], {"phases": str(len(rows))}))
-    if not newest:
-        notes.append("no dense-pattern run stored (NetbenchDense)" + (
-            f": {gone} run(s) stored, their result files are no longer on disk" if gone
-            else ""))
-    return figures, notes
+    phases = result.tables.get("phases") or []
+    sizes = sorted({r["size_bytes"] for r in phases if is_finite_number(r.get("size_bytes"))})
+    algorithms = list(dict.fromkeys(r.get("algorithm") for r in phases))
+    rows = [(a, k) for a in algorithms
+            for k in sorted({r.get("phase") for r in phases if r.get("algorithm") == a})]
+    first = {(r.get("algorithm"), r.get("size_bytes")): r.get("bandwidth_mean_MBps")
+             for r in phases if r.get("phase") == 1}
+    grid = np.full((len(rows), len(sizes)), np.nan)
+    for r in phases:
+        base = first.get((r.get("algorithm"), r.get("size_bytes")))
+        value = r.get("bandwidth_mean_MBps")
+        if is_finite_number(base) and base > 0 and is_finite_number(value):
+            grid[rows.index((r.get("algorithm"), r.get("phase"))),
+                 sizes.index(r["size_bytes"])] = value / base
+    finite = grid[np.isfinite(grid)]
+    low = min(0.5, float(finite.min())) if finite.size else 0.5
+    high = max(1.5, float(finite.max())) if finite.size else 1.5
+    figure = _new_figure(7.5, max(2.6, 1.4 + 0.2 * len(rows)))
+    ax = figure.subplots()
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap="RdBu", aspect="auto",
+                      norm=TwoSlopeNorm(vcenter=1.0, vmin=low, vmax=high))
+    figure.colorbar(image, ax=ax, label="phase / first phase")
+    ax.set_xticks(range(len(sizes)), [_size_label(s) for s in sizes], rotation=45,
+                  fontsize=7)
+    ax.set_yticks(range(len(rows)), [f"{a} {k}" for a, k in rows], fontsize=6)
+    ax.set_xlabel("message size")
+    ax.set_title(f"dense patterns, phase bandwidth: {title}", fontsize=9)
+    caption = (f"{title}: mean bandwidth per rank of every phase of every algorithm, "
+               f"relative to the algorithm's first phase at the same size (below 1: the "
+               f"study's drop in the middle phases); {result.parameters.get('ranks')} "
+               f"ranks. Status {result.status}.")
+    return figure, caption, {"phases": str(len(rows))}
 
 
 # --- the page ----------------------------------------------------------------------------------
