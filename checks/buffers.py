@@ -66,12 +66,8 @@ class NetbenchBufferReuse(NetbenchPairCheck):
     }
 
     def extra_problems(self, result):
-        problems = super().extra_problems(result)
-        percents = {row.get("reuse_percent") for row in result.table("reuse")}
-        if percents != {0, 25, 50, 75, 100}:
-            problems.append(f"table reuse: reuse percentages {sorted(percents)}, "
-                            f"expected 0, 25, 50, 75 and 100")
-        return problems
+        return [*super().extra_problems(result),
+                *self.variants_problems(result, "reuse", "reuse_percent", [0, 25, 50, 75, 100])]
 
 
 @rfm.simple_test
@@ -91,11 +87,5 @@ class NetbenchVector(NetbenchPairCheck):
     }
 
     def extra_problems(self, result):
-        problems = super().extra_problems(result)
-        for size in VECTOR_SIZES:
-            segments = {row.get("segments") for row in result.table("vector")
-                        if row.get("size_bytes") == size}
-            if segments != set(VECTOR_SEGMENTS):
-                problems.append(f"table vector: size {size} has segments {sorted(segments)}, "
-                                f"expected {VECTOR_SEGMENTS}")
-        return problems
+        return [*super().extra_problems(result),
+                *self.variants_problems(result, "vector", "segments", VECTOR_SEGMENTS)]

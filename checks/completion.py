@@ -54,16 +54,6 @@ RECEIVES = ["named", "any_source", "any_source_any_tag"]
 SEND_MODES = {"standard": "send", "synchronous": "ssend", "buffered": "bsend", "ready": "rsend"}
 
 
-def variants_problems(result, table: str, key: str, expected: list[str]) -> list[str]:
-    """Every size of the sweep has one row per variant in `table`."""
-    problems = []
-    for size in COMPLETION_SIZES:
-        seen = sorted(row.get(key) for row in result.table(table) if row.get("size_bytes") == size)
-        if seen != sorted(expected):
-            problems.append(f"table {table}: size {size} has {key} {seen}, expected "
-                            f"{sorted(expected)}")
-    return problems
-
 
 @rfm.simple_test
 class NetbenchPolling(NetbenchPairCheck):
@@ -84,8 +74,8 @@ class NetbenchPolling(NetbenchPairCheck):
 
     def extra_problems(self, result):
         return [*super().extra_problems(result),
-                *variants_problems(result, "polling", "mode", POLLING_MODES),
-                *variants_problems(result, "polling_cost", "mode", ["blocking", "test_yield"])]
+                *self.variants_problems(result, "polling", "mode", POLLING_MODES),
+                *self.variants_problems(result, "polling_cost", "mode", ["blocking", "test_yield"])]
 
 
 @rfm.simple_test
@@ -109,8 +99,8 @@ class NetbenchAnySource(NetbenchPairCheck):
 
     def extra_problems(self, result):
         return [*super().extra_problems(result),
-                *variants_problems(result, "anysource", "receive", RECEIVES),
-                *variants_problems(result, "anysource_cost", "receive", RECEIVES[1:])]
+                *self.variants_problems(result, "anysource", "receive", RECEIVES),
+                *self.variants_problems(result, "anysource_cost", "receive", RECEIVES[1:])]
 
 
 @rfm.simple_test
@@ -133,6 +123,6 @@ class NetbenchSendModes(NetbenchPairCheck):
 
     def extra_problems(self, result):
         return [*super().extra_problems(result),
-                *variants_problems(result, "sendmodes", "send_mode", list(SEND_MODES)),
-                *variants_problems(result, "sendmodes_ratio", "send_mode",
-                                   [m for m in SEND_MODES if m != "standard"])]
+                *self.variants_problems(result, "sendmodes", "send_mode", list(SEND_MODES)),
+                *self.variants_problems(result, "sendmodes_ratio", "send_mode",
+                                        [m for m in SEND_MODES if m != "standard"])]

@@ -262,6 +262,19 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         """Check-specific sanity conditions; each problem is one sentence."""
         return []
 
+    def variants_problems(self, result: NetbenchResult, table: str, key: str,
+                          expected: list) -> list[str]:
+        """Every required size has one row per variant in `table` (`key`: the variant's
+        column; `expected`: its values)."""
+        problems = []
+        for size in self.required_sizes:
+            seen = sorted(row.get(key) for row in result.table(table)
+                          if row.get("size_bytes") == size)
+            if seen != sorted(expected):
+                problems.append(f"table {table}: size {size} has {key} {seen}, expected "
+                                f"{sorted(expected)}")
+        return problems
+
     def result(self) -> NetbenchResult:
         cached = getattr(self, "_netbench_result", None)
         if cached is None:

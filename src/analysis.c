@@ -49,26 +49,26 @@ size_t nb_gcd(size_t a, size_t b)
     return a;
 }
 
-double nb_min(const double *values, size_t n)
+/* The smallest value (sign 1) or the largest (sign -1); NAN for none. */
+static double extreme(const double *values, size_t n, double sign)
 {
     if (values == NULL || n == 0)
         return NAN;
     double m = values[0];
     for (size_t i = 1; i < n; i++)
-        if (values[i] < m)
+        if (sign * values[i] < sign * m)
             m = values[i];
     return m;
 }
 
+double nb_min(const double *values, size_t n)
+{
+    return extreme(values, n, 1.0);
+}
+
 double nb_max(const double *values, size_t n)
 {
-    if (values == NULL || n == 0)
-        return NAN;
-    double m = values[0];
-    for (size_t i = 1; i < n; i++)
-        if (values[i] > m)
-            m = values[i];
-    return m;
+    return extreme(values, n, -1.0);
 }
 
 /* Type-7 quantile of an already sorted array. */

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from fabricsuite import REPO_ROOT, SOURCE_DIR
+from fabricsuite.netbench_result import parse_json
 
 #: MPI name -> (compiler wrapper, launcher of 2 ranks bound to cores)
 MPIS = {
@@ -79,8 +80,16 @@ def vm_reference_file() -> Path:
     return reference_path(REFERENCE_DIR, VM_KEY)
 
 
-def run(cmd: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+def run(cmd: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=timeout)
+
+
+def run_result(cmd: list[str], out: Path, timeout: float = 300):
+    """Runs a netbench command line with ``--json-file out``; it must exit 0. Returns the process
+    and the parsed result file."""
+    proc = run([*cmd, "--json-file", str(out)], timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr[-3000:]
+    return proc, parse_json(out.read_text())
 
 
 def help_missing(program: str, method: str, words: list[str]) -> list[str]:

@@ -11,19 +11,18 @@ import csv
 import ctypes
 import json
 import math
-import os
 import shutil
 import subprocess
 from itertools import combinations
 
 import pytest
+from mpi_support import run, run_result
 
 from fabricsuite import SOURCE_DIR
-from fabricsuite.netbench_result import parse_human, parse_json
+from fabricsuite.netbench_result import parse_human
 
 pytestmark = pytest.mark.integration  # netbench matrix under mpirun (the mpi lane)
 
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 LAUNCH_2 = ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]
 LAUNCH_3 = ["mpirun.openmpi", "-np", "3", "--oversubscribe", "--bind-to", "none"]
 #: Short measurements: seconds per run on this 2-core machine.
@@ -73,10 +72,6 @@ def pairmap(netbench):
 class Thresholds(ctypes.Structure):
     _fields_ = [("best_bandwidth", ctypes.c_double), ("lowest_latency", ctypes.c_double),
                 ("bandwidth_floor", ctypes.c_double), ("latency_ceiling", ctypes.c_double)]
-
-
-def run(cmd, timeout=120):
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
 
 
 def schedule(program, ranks, *options):
@@ -232,10 +227,8 @@ def check_maps(directory, result):
 def test_two_ranks_keep_the_format_and_write_the_maps(program, tmp_path, schedule_name):
     out = tmp_path / "netbench.json"
     args = [] if schedule_name == "concurrent" else ["--schedule", "sequential"]
-    proc = run([*LAUNCH_2, program, "matrix", *QUICK, *args, "--progress-every", "0",
-                "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*LAUNCH_2, program, "matrix", *QUICK, *args, "--progress-every",
+                               "0"], out)
     human = parse_human(proc.stdout)
     assert result.status == "ok", result.unreliable
     assert human.summary == result.summary and human.tables == result.tables
@@ -283,10 +276,8 @@ def test_progress_waits_for_its_interval(program, tmp_path):
 def test_suspects_are_re_tested_alone_and_only_confirmed_ones_are_bad(program, tmp_path):
     """Tolerances of 1 make every pair but the best suspect: the re-test path runs for real."""
     out = tmp_path / "netbench.json"
-    proc = run([*LAUNCH_3, program, "matrix", *QUICK, "--bandwidth-fraction", "1",
-                "--latency-factor", "1", "--progress-every", "0", "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*LAUNCH_3, program, "matrix", *QUICK, "--bandwidth-fraction", "1",
+                               "--latency-factor", "1", "--progress-every", "0"], out)
     pairs, summary = result.table("pairs"), result.summary
     assert [(p["rank_a"], p["rank_b"]) for p in pairs] == [(0, 1), (0, 2), (1, 2)]
     assert sorted(p["round"] for p in pairs) == [1, 2, 3]
@@ -316,10 +307,8 @@ def test_suspects_are_re_tested_alone_and_only_confirmed_ones_are_bad(program, t
 
 def test_quick_mode_measures_the_drawn_rounds_only(program, tmp_path):
     out = tmp_path / "netbench.json"
-    proc = run([*LAUNCH_3, program, "matrix", *QUICK, "--rounds", "1", "--seed", "5",
-                "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*LAUNCH_3, program, "matrix", *QUICK, "--rounds", "1", "--seed",
+                               "5"], out)
     plan = schedule(program, 3, "--rounds", "1", "--seed", "5")
     (drawn,) = plan["rounds"]
     (pair,) = result.table("pairs")
@@ -388,9 +377,7 @@ def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
                     declared["matrix_bad_pairs"])
 
     out = tmp_path / "netbench.json"
-    proc = run([*LAUNCH_2, program, "matrix", *QUICK, "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*LAUNCH_2, program, "matrix", *QUICK], out)
     values = {name: m.extract(result) for name, m in module.NetbenchMatrix.metrics.items()}
     assert values["matrix_bad_pairs"] == values["matrix_bad_nodes"] == 0
     assert values["matrix_bandwidth_min_MBps"] == result.table("pairs")[0]["bandwidth_MBps"]

@@ -9,9 +9,15 @@ import re
 import shutil
 
 import pytest
-from mpi_support import help_missing, local_pairs, mechanics_session, run, usage_error_line
+from mpi_support import (
+    help_missing,
+    local_pairs,
+    mechanics_session,
+    run_result,
+    usage_error_line,
+)
 
-from fabricsuite.netbench_result import parse_human, parse_json
+from fabricsuite.netbench_result import parse_human
 
 pytestmark = pytest.mark.integration
 
@@ -63,9 +69,7 @@ def test_run_is_sound(netbench, method, tmp_path):
     program, launcher, mpi = netbench
     table, key, variants, against_table = METHODS[method]
     out = tmp_path / f"{method}.json"
-    proc = run([*launcher, program, method, *QUICK, "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr
-    result = parse_json(out.read_text())
+    proc, result = run_result([*launcher, program, method, *QUICK], out)
     assert [r["cpus_bound"] for r in result.ranks[:2]] in ([[0], [1]], [[1], [0]])
     assert result.parameters["sizes_bytes"] == SIZES and result.parameters["repetitions"] == 3
 

@@ -7,9 +7,7 @@ import re
 import shutil
 
 import pytest
-from mpi_support import help_missing, mechanics_session, run
-
-from fabricsuite.netbench_result import load
+from mpi_support import help_missing, mechanics_session, run, run_result
 
 pytestmark = pytest.mark.integration
 
@@ -79,10 +77,8 @@ def test_models_with_two_ranks_predict_one_message(netbench, tmp_path):
     message, T(m) = PRTT(1,0,m) / 2, plus the combining step for the reductions."""
     program, launcher, _ = netbench
     out = tmp_path / "models.json"
-    proc = run([*launcher, program, "models", "--sizes", "8,1K", "--calls", "5",
-                "--repetitions", "3", "--time-cap-ms", "1", "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    result = load(out)
+    proc, result = run_result([*launcher, program, "models", "--sizes", "8,1K", "--calls", "5",
+                               "--repetitions", "3", "--time-cap-ms", "1"], out)
     assert result.parameters["loggp_source"] == "quick"
     quick = {row["size_bytes"]: row for row in result.table("loggp_quick")}
     assert sorted(quick) == [1, 8, 1024]
@@ -114,10 +110,8 @@ def test_models_from_a_loggp_file(netbench, tmp_path):
     program, launcher, _ = netbench
     loggp = synthetic_loggp(tmp_path / "loggp.json")
     out = tmp_path / "models.json"
-    proc = run([*launcher, program, "models", "--loggp-json", str(loggp), "--sizes", "8,64K",
-                "--calls", "5", "--repetitions", "3", "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    result = load(out)
+    proc, result = run_result([*launcher, program, "models", "--loggp-json", str(loggp), "--sizes",
+                               "8,64K", "--calls", "5", "--repetitions", "3"], out)
     assert result.parameters["loggp_source"] == "file"
     assert [r["G_ns_per_byte"] for r in result.table("loggp_ranges")] == [0.1, 0.2]
     assert result.summary["L_us"] == 1.0
@@ -134,10 +128,8 @@ def test_models_from_a_loggp_file(netbench, tmp_path):
 def test_consistency_judges_every_rule_at_every_size(netbench, tmp_path):
     program, launcher, _ = netbench
     out = tmp_path / "consistency.json"
-    proc = run([*launcher, program, "consistency", "--sizes", "8,1K", "--calls", "5",
-                "--repetitions", "3", "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    result = load(out)
+    proc, result = run_result([*launcher, program, "consistency", "--sizes", "8,1K", "--calls", "5",
+                               "--repetitions", "3"], out)
     rows = result.table("rules")
     assert sorted((r["rule"], r["size_bytes"]) for r in rows) == sorted(
         (rule, s) for rule in RULES for s in (8, 1024))

@@ -8,7 +8,7 @@ import re
 import shutil
 
 import pytest
-from mpi_support import help_missing, mechanics_session, run, usage_error_line
+from mpi_support import help_missing, mechanics_session, run, run_result, usage_error_line
 
 from fabricsuite.netbench_result import parse_human, parse_json
 
@@ -61,9 +61,7 @@ def test_bad_arguments_give_one_line_and_status_2(netbench, args, words):
 def test_connections_with_two_ranks_says_only_the_baseline_exists(netbench, tmp_path):
     program, launcher, _ = netbench
     out = tmp_path / "connections.json"
-    proc = run([*launcher, program, "connections", *QUICK, "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr
-    result = parse_json(out.read_text())
+    proc, result = run_result([*launcher, program, "connections", *QUICK], out)
     assert result.parameters["peers"] == [0]
     rows = result.table("connections")
     assert [(r["peers"], r["size_bytes"]) for r in rows] == [(0, 8), (0, 65536)]
@@ -79,9 +77,7 @@ def test_connections_with_two_ranks_says_only_the_baseline_exists(netbench, tmp_
 def test_loaded_with_two_ranks_measures_one_pair(netbench, tmp_path):
     program, launcher, mpi = netbench
     out = tmp_path / "loaded.json"
-    proc = run([*launcher, program, "loaded", *QUICK, "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr
-    result = parse_json(out.read_text())
+    proc, result = run_result([*launcher, program, "loaded", *QUICK], out)
     assert [u["quantity"] for u in result.unreliable] == ["loaded_latency_cost_max_k_us"]
     latency, aggregate = result.table("loaded_latency"), result.table("aggregate")
     assert [r["loading_pairs"] for r in latency] == [0] and latency[0]["latency_median_us"] > 0

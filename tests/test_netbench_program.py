@@ -9,6 +9,8 @@ import subprocess
 import time
 
 import pytest
+from mpi_support import MPI_ENV as ENV
+from mpi_support import run, run_result
 
 from fabricsuite import SOURCE_DIR
 from fabricsuite.netbench_result import parse_json
@@ -19,7 +21,6 @@ MPIS = {
     "openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]),
     "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
 }
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
 @pytest.fixture(scope="module", params=sorted(MPIS))
@@ -36,10 +37,6 @@ def netbench(request, tmp_path_factory):
     # -Werror is part of the build: a warning fails it, so a clean build means no warnings.
     assert "warning" not in proc.stderr.lower(), proc.stderr
     return str(build / "netbench"), launcher
-
-
-def run(cmd, timeout=300):
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
 
 
 def test_help_lists_every_subcommand(netbench):
@@ -422,9 +419,7 @@ def test_validation_mode_finds_every_byte_right(netbench, tmp_path, method, opti
     program, launcher = netbench
     out = tmp_path / "result.json"
     cmd = launcher if ranks == 2 else oversubscribed(launcher, ranks)
-    proc = run([*cmd, program, method, *options, "--validate", "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*cmd, program, method, *options, "--validate"], out)
     assert result.parameters["ranks"] == ranks
     checked = result.summary.get("validated_messages", result.summary.get("validated_calls"))
     assert checked > 0
@@ -437,11 +432,8 @@ def test_validation_mode_finds_every_byte_right(netbench, tmp_path, method, opti
 def test_dense_runs_every_phase_of_every_algorithm(netbench, tmp_path):
     program, launcher = netbench
     out = tmp_path / "dense.json"
-    proc = run([*oversubscribed(launcher, 4), program, "dense", "--sizes", "8,4K",
-                "--phases", "3", "--repetitions", "1", "--time-cap-ms", "0.2",
-                "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*oversubscribed(launcher, 4), program, "dense", "--sizes", "8,4K",
+                               "--phases", "3", "--repetitions", "1", "--time-cap-ms", "0.2"], out)
     phases = result.table("phases")
     expected = {"aapc": 3, "pairwise": 3, "cumulative": 2, "random": 3}
     for algorithm, count in expected.items():
@@ -466,11 +458,9 @@ def test_dense_times_at_least_min_iterations_exchanges(netbench, tmp_path):
     counts = {}
     for extra in ([], ["--min-iterations", "40"]):
         out = tmp_path / f"dense{len(extra)}.json"
-        proc = run([*launcher, program, "dense", "--sizes", "256K", "--algorithms", "aapc",
-                    "--repetitions", "1", "--time-cap-ms", "0.001", *extra,
-                    "--json-file", str(out)])
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        result = parse_json(out.read_text())
+        proc, result = run_result([*launcher, program, "dense", "--sizes", "256K", "--algorithms",
+                                   "aapc", "--repetitions", "1", "--time-cap-ms", "0.001", *extra],
+                                   out)
         counts[result.parameters["min_iterations"]] = {
             r["iterations"] for r in result.table("phases")}
     assert counts == {2: {2}, 40: {40}}, counts
@@ -509,10 +499,8 @@ def test_validation_catches_a_broken_data_path(method, tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "result.json"
     _, launcher = MPIS["openmpi"]
-    proc = run([*launcher, str(build / "netbench"), method, *options, "--validate",
-                "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*launcher, str(build / "netbench"), method, *options, "--validate"],
+                               out)
     assert result.summary["validation_errors"] > 0
     assert result.status == "unreliable"
     assert any(u["quantity"] == "validation_errors" for u in result.unreliable)
@@ -525,10 +513,8 @@ def test_validation_catches_a_broken_data_path(method, tmp_path):
 def test_pair_maps_cover_the_allocation(netbench, tmp_path, method, table, rows):
     program, launcher = netbench
     out = tmp_path / f"{method}.json"
-    proc = run([*oversubscribed(launcher, 3), program, method, "--max-size", "64K",
-                "--repetitions", "1", "--time-cap-ms", "0.5", "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*oversubscribed(launcher, 3), program, method, "--max-size", "64K",
+                               "--repetitions", "1", "--time-cap-ms", "0.5"], out)
     measured = result.table(table)
     assert len(measured) == rows
     assert all(r["latency_us"] > 0 and r["bandwidth_MBps"] > 0 for r in measured)
@@ -548,10 +534,8 @@ def test_bind_rank_places_each_rank_and_the_check_verifies_it(netbench, tmp_path
     program, launcher = netbench
     out = tmp_path / "pingpong.json"
     bind = str(REPO_ROOT / "config" / "launchers" / "bind-rank")
-    proc = run([*launcher, bind, "1,0", program, "pingpong", "--sizes", "8",
-                "--repetitions", "2", "--json-file", str(out)])
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*launcher, bind, "1,0", program, "pingpong", "--sizes", "8",
+                               "--repetitions", "2"], out)
     assert [r["cpus_bound"] for r in sorted(result.ranks, key=lambda r: r["rank"])] == [[1], [0]]
     assert placement_problems(result, "same-l3", [1, 0]) == []
     # the same run judged against another intended pair: named as a wrong binding
@@ -726,10 +710,8 @@ def test_oversubscribed_pair_method_is_unreliable_not_ok(netbench, tmp_path, met
     with status ok and only a warning). Every timing is flagged, the status is unreliable."""
     program, launcher = netbench
     out = tmp_path / "result.json"
-    proc = run([*oversubscribed(launcher, 3), program, method, *options, "--repetitions", "2",
-                "--time-cap-ms", "2", "--json-file", str(out)], timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = parse_json(out.read_text())
+    proc, result = run_result([*oversubscribed(launcher, 3), program, method, *options,
+                               "--repetitions", "2", "--time-cap-ms", "2"], out, timeout=120)
     assert result.status == "unreliable", result.unreliable
     timings = [u for u in result.unreliable if u["quantity"] == "timings"]
     assert len(timings) == 1 and "take turns" in timings[0]["reason"], result.unreliable
