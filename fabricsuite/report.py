@@ -189,6 +189,8 @@ class Provenance:
     binding: str
     date: str
     source: str
+    #: what carried the run (fabricsuite.transport; netbench checks)
+    transport: str = "not recorded"
 
 
 def _utc(ts: float | None) -> str:
@@ -345,7 +347,8 @@ class ProvenanceFinder:
             source = f"run report of session {stored.session[:8]} (result file not kept)"
         return Provenance(what or case_scope(case)[0], mpi or "not recorded",
                           version or "not recorded", self.spack_spec(stored) or "none",
-                          hosts, binding, date, source)
+                          hosts, binding, date, source,
+                          str(case.get("transport") or "not recorded"))
 
 
 # --- 1. the verdict summary ------------------------------------------------------------------
@@ -747,13 +750,15 @@ def _trend_provenance(series: history.Series, cases: list[StoredCase],
     bindings = sorted({",".join(str(x) for x in c.case.get("bound_cpus") or []) for c in mine}
                       - {""})
     specs = sorted({provenance.spack_spec(c) for c in mine} - {""})
+    transports = sorted({str(c.case.get("transport") or "") for c in mine} - {""})
     first, last = series.points[0].time, series.points[-1].time
     return Provenance("history", "; ".join(libraries) or "not recorded",
                       ", ".join(versions) or "not recorded", "; ".join(specs) or "none",
                       ", ".join(hosts) or "?",
                       "; ".join(f"CPUs {b}" for b in bindings) or "not recorded",
                       f"{_utc(first)} .. {_utc(last)}",
-                      f"run reports of {len(sessions)} session(s)")
+                      f"run reports of {len(sessions)} session(s)",
+                      "; ".join(transports) or "not recorded")
 
 
 def _change_text(c: history.ChangePoint) -> str:

@@ -30,7 +30,7 @@ from reframe.core.builtins import (
 from reframe.core.exceptions import EnvironError, SanityError
 from reframe.core.logging import getlogger
 
-from . import REPO_ROOT, SOURCE_DIR, topology
+from . import REPO_ROOT, SOURCE_DIR, topology, transport
 from .declarations import unit_and_direction
 from .machine import topology_cache
 from .metrics import INDEX_FIELDS, Figure, PerfSpec, scale_label
@@ -229,6 +229,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: Regular expression of netbench `unreliable` quantities that do not fail the check because
     #: no performance variable uses them (they are logged as warnings instead).
     tolerated_unreliable = variable(str, type(None), value=None)
+    #: What carried rank 0's messages, from the MPI's own selection output
+    #: (fabricsuite.transport): "vader", "ucx:tcp", "tcp (network), vader (node)", "unknown: ..."
+    transport = variable(str, value="", loggable=True)
 
     netbench = fixture(NetbenchBuild, scope="environment")
 
@@ -249,7 +252,8 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         # `-S netbench_options=...` comes from the command line.
         self.executable = shlex.quote(os.path.join(self.netbench.stagedir, "netbench"))
         self.executable_opts = [shlex.quote(word) for word in
-                                [self.method, *self.netbench_options, "--json-file", RESULT_FILE]]
+                                [self.method, *self.netbench_options, "--json-file", RESULT_FILE,
+                                 transport.NETBENCH_OPTION]]
         record_exit_status(self)
 
     @run_before("run")
@@ -291,6 +295,12 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
             result = self.result()
         except ResultError as err:
             raise SanityError(str(err)) from None
+        # Before any figure: a run carried by another transport than the partition's measures
+        # something else (fabricsuite.transport).
+        across_nodes = len({rank.get("host") for rank in result.ranks}) > 1
+        self.transport, wrong_transport = transport.judge(self, across_nodes)
+        if wrong_transport:
+            raise SanityError(wrong_transport[0])
         tolerated = None
         if self.tolerated_unreliable:
             pattern = re.compile(self.tolerated_unreliable)

@@ -387,6 +387,22 @@ def _short(text: Any, width: int = 150) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def transport_lines(cases: list[dict]) -> list[str]:
+    """What carried the cases that say it (fabricsuite.transport), per partition and
+    environment: "carried by: local:default openmpi vader (36 cases)"."""
+    carried: dict[tuple[str, str], int] = {}
+    for case in cases:
+        if case.get("transport"):
+            where = f"{case.get('system')}:{case.get('partition')} {case.get('environ')}"
+            key = (where, str(case["transport"]))
+            carried[key] = carried.get(key, 0) + 1
+    if not carried:
+        return []
+    return ["carried by (transport): " + "; ".join(
+        f"{where} {transport} ({n} case{'s' if n > 1 else ''})"
+        for (where, transport), n in sorted(carried.items()))]
+
+
 def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | None = None,
                   status: tuple[int, str] | None = None, show_exit: bool = True,
                   machine_lines: list[str] | None = None) -> list[str]:
@@ -448,6 +464,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         lines += [f"  NOT RUN {n} case(s): their dependency failed: {dependency}"
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
+    lines += transport_lines(ran)
     lines += machine_lines or []
     code, why = status if status is not None else classify(report, reframe_args)
     lines.append(f"outcome: {why}" + (f" (exit {code})" if show_exit else ""))

@@ -224,11 +224,19 @@ static const nb_option common_options[NB_COMMON_COUNT] = {
         .value_name = "PATH", .example = "result.json", .check = check_json_file,
         .default_text = "none",
         .help = "also write the result as JSON to PATH (atomically)"},
+    [NB_COMMON_TRANSPORT_EVIDENCE] = {
+        .name = "--transport-evidence", .type = NB_OPTION_FLAG,
+        NB_OPTION_FIELD(transport_evidence),
+        .help = "rank 0 asks its MPI to say which transport carries its messages: "
+                "OMPI_MCA_btl_base_verbose=1 (Open MPI's 'bml: Using vader btl for send to' "
+                "lines, stderr) and UCX_LOG_LEVEL=info (UCX's 'ep_cfg' lines, stdout), each "
+                "only where the environment does not set it (docs/output-format.md)"},
 };
 
 /* Shared options every method accepts without listing them, after its own in the help. */
 static const nb_common_option always_options[] = {NB_COMMON_TIMEOUT, NB_COMMON_JSON,
-                                                  NB_COMMON_JSON_FILE};
+                                                  NB_COMMON_JSON_FILE,
+                                                  NB_COMMON_TRANSPORT_EVIDENCE};
 #define ALWAYS_COUNT (sizeof always_options / sizeof always_options[0])
 
 /* A method's options with the shared ones resolved: its own table, then the always options

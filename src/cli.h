@@ -34,6 +34,7 @@
 typedef struct {
     /* output */
     int json_to_stdout;           /* --json */
+    int transport_evidence;       /* --transport-evidence */
     const char *json_file;        /* --json-file PATH, or NULL */
     /* repetition control */
     int repetitions;              /* --repetitions */
@@ -76,8 +77,8 @@ typedef enum {
 /* Where a parsed value is stored: a field of nb_options, or of the method's settings struct. */
 typedef enum { NB_IN_OPTIONS, NB_IN_SETTINGS } nb_option_home;
 
-/* The shared options; a method opts into one with NB_USE(id, default). --timeout, --json and
- * --json-file apply to every method without being listed. */
+/* The shared options; a method opts into one with NB_USE(id, default). --timeout, --json,
+ * --json-file and --transport-evidence apply to every method without being listed. */
 typedef enum {
     NB_COMMON_NONE = 0,
     NB_COMMON_SIZES,
@@ -91,6 +92,7 @@ typedef enum {
     NB_COMMON_TIMEOUT,
     NB_COMMON_JSON,
     NB_COMMON_JSON_FILE,
+    NB_COMMON_TRANSPORT_EVIDENCE,
     NB_COMMON_COUNT,
 } nb_common_option;
 

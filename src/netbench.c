@@ -216,6 +216,21 @@ static int flushed(int status)
     return status;
 }
 
+/* --transport-evidence, rank 0 only (its lines grow with its peers, not with the square of the
+ * ranks); what the environment sets already is kept. Open MPI reads its variable in MPI_Init,
+ * UCX when its library is loaded, before main: so this process starts itself again, once, with
+ * UCX_LOG_LEVEL set (before MPI_Init nothing has reached the launcher yet). */
+static void ask_for_transport_evidence(char **argv)
+{
+    setenv("OMPI_MCA_btl_base_verbose", "1", 0);
+    if (getenv("UCX_LOG_LEVEL") != NULL)
+        return;
+    setenv("UCX_LOG_LEVEL", "info", 0);
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    /* Not restarted (no /proc): Open MPI's lines still come; UCX's do not. */
+}
+
 int main(int argc, char **argv)
 {
     /* Everything about the arguments is settled before MPI_Init (exit 2, no MPI traffic). */
@@ -236,6 +251,8 @@ int main(int argc, char **argv)
 
     time_t start = time(NULL);
     watchdog_arm(method, options.timeout_s);
+    if (options.transport_evidence && nb_cli_is_printing_process())
+        ask_for_transport_evidence(argv);
     MPI_Init(&argc, &argv);
     int world_rank = 0, world_size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

@@ -6,7 +6,9 @@ holds the variables, and the same check fails, naming the variable, when a refer
 below the measured value. Distances are this machine's (its hwloc topology), never assumed.
 """
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +25,7 @@ from mpi_support import (
 )
 
 from fabricsuite import REPO_ROOT
+from fabricsuite.transport import SHARED_MEMORY
 
 pytestmark = [
     pytest.mark.integration,
@@ -33,8 +36,9 @@ pytestmark = [
 REFRAME = str(Path(sys.executable).parent / "reframe")
 
 
-def run_reframe(results: Path, *args: str, reference_dir: Path | None = None):
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+def run_reframe(results: Path, *args: str, reference_dir: Path | None = None,
+                extra_env: dict[str, str] | None = None):
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results), **(extra_env or {}))
     if reference_dir is not None:
         env["RFM_REFERENCE_PREFIX"] = str(reference_dir)
     cmd = [REFRAME, "-C", "config/settings.py", "-c", "checks/pt2pt.py", "--system", "local",
@@ -120,3 +124,37 @@ def test_missing_reference_entry_fails_loudly(tmp_path):
                        reference_dir=refs)
     assert proc.returncode != 0
     assert "no reference value found for performance variable 'latency_8B_min_us'" in proc.stdout
+
+
+def test_the_transport_of_every_case_is_recorded(passing_session):
+    """Unforced, every netbench case on local was carried by shared memory, and says which."""
+    results, _proc = passing_session
+    (report_path,) = (results / "reports").glob("run-report-*.json")
+    report = json.loads(report_path.read_text())
+    carried = {(case["environ"], case.get("transport")) for run in report["runs"]
+               for case in run["testcases"] if case["result"] != "skip"
+               and case["name"].startswith("Netbench")
+               and not case["name"].startswith("NetbenchBuild")}
+    assert carried, "no netbench case ran"
+    for environ, transport in carried:
+        assert re.search(SHARED_MEMORY, transport), (environ, transport)
+
+
+@pytest.mark.parametrize("mpi, forced, carried", [
+    ("openmpi", {"OMPI_MCA_btl": "self,tcp"}, "tcp"),
+    ("mpich", {"UCX_TLS": "tcp,self"}, "ucx:tcp"),
+])
+def test_a_run_forced_onto_tcp_fails_in_sanity_naming_the_transport(tmp_path, mpi, forced,
+                                                                    carried):
+    if shutil.which(f"mpicc.{mpi}") is None:
+        pytest.skip(f"needs Debian's {mpi} (ci/setup.sh installs it)")
+    refs = tmp_path / "reference"
+    distance = local_distance()
+    pingpong_references(refs, distance, 1000.0)  # any latency passes: only the transport fails
+    proc = run_reframe(tmp_path / "results", "-p", mpi,
+                       "-n", f"NetbenchPingPong%distance={distance}",
+                       reference_dir=refs, extra_env=forced)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    failure = proc.stdout[proc.stdout.find("SUMMARY OF FAILURES"):]
+    assert "sanity" in failure, failure
+    assert f"carried by {carried}; this partition expects " in failure, failure

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from fabricsuite.machine import MachineError, this_machine
+from fabricsuite.transport import SHARED_MEMORY
 
 LAUNCHERS = Path(__file__).resolve().parent.parent / "launchers"
 
@@ -120,6 +121,9 @@ def _processor():
 
 def _extras():
     extras = {"nodes": 1}  # one node: the multi-rank checks skip their 2- and 4-node cases
+    # One node: every rank's messages go through shared memory, whatever the MPI; a run forced
+    # or fallen onto TCP measures the loopback instead and fails, naming it.
+    extras["transport"] = {env["name"]: SHARED_MEMORY for env in _CANDIDATES}
     # Whose references: this machine's own (reference/local/<key>.yaml; fabricsuite.machine).
     try:
         extras["machine"], extras["machine_descr"] = this_machine()
