@@ -32,6 +32,8 @@ from reframe.core.logging import getlogger
 
 from . import REPO_ROOT, SOURCE_DIR, topology, transport
 from .declarations import unit_and_direction
+from .interference import describe as describe_interference
+from .interference import worst_wait
 from .machine import topology_cache
 from .metrics import INDEX_FIELDS, Figure, PerfSpec, scale_label
 from .netbench_result import NetbenchResult, ResultError, load
@@ -232,6 +234,10 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: What carried rank 0's messages, from the MPI's own selection output
     #: (fabricsuite.transport): "vader", "ucx:tcp", "tcp (network), vader (node)", "unknown: ..."
     transport = variable(str, value="", loggable=True)
+    #: The largest share of the run a rank waited for its CPU (fabricsuite.interference)
+    cpu_wait_fraction = variable(float, type(None), value=None, loggable=True)
+    #: Why the node was not quiet, "" when it was: the rank, its wait, what ran on its CPU
+    interference = variable(str, value="", loggable=True)
 
     netbench = fixture(NetbenchBuild, scope="environment")
 
@@ -301,6 +307,8 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         self.transport, wrong_transport = transport.judge(self, across_nodes)
         if wrong_transport:
             raise SanityError(wrong_transport[0])
+        self.cpu_wait_fraction, _ = worst_wait(result.ranks)
+        self.interference = describe_interference(result.ranks)
         tolerated = None
         if self.tolerated_unreliable:
             pattern = re.compile(self.tolerated_unreliable)

@@ -206,6 +206,8 @@ def verdict_lines(report: dict) -> list[str]:
     # in the last run at all
     for case in final_cases(report):
         earlier = first.get(case_key(case)) if len(runs) > 1 else None
+        if case.get("result") == "pass" and case.get("interference"):
+            lines.append(f"passed while disturbed: {_where(case)}: {case.get('interference')}")
         if case.get("result") == "pass" and earlier is not None:
             failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
                       if len(v) > 5 and v[5] == "fail"}
@@ -213,7 +215,8 @@ def verdict_lines(report: dict) -> list[str]:
             lines.append(f"confirmation passed: {_where(case)}: first "
                          f"{then or earlier.get('fail_phase', 'failed')}, then within reference")
             continue
-        if case.get("result") != "fail" or case.get("fail_phase") != "performance":
+        if (case.get("result") != "fail" or case.get("fail_phase") != "performance"
+                or is_interfered(case)):
             continue
         stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
         confirmed = confirmed_variables(case, earlier)
@@ -283,11 +286,20 @@ def failed_dependency(case: dict, report: dict) -> str:
     return ", ".join(names) or "a dependency"
 
 
+def is_interfered(case: dict) -> bool:
+    """A performance failure of a run whose node was not quiet (fabricsuite.interference): its
+    ranks waited for their CPUs, so the figures say nothing about the fabric."""
+    return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
+            and bool(case.get("interference")))
+
+
 def is_broken(case: dict) -> bool:
     """A failure that is not a measured regression: build, launch, sanity, a missing or
-    invalid reference, an abort."""
+    invalid reference, an abort, interference."""
     if case.get("result") == FAIL_DEPS:
         return True  # not run: what it depends on (the build) is broken
+    if is_interfered(case):
+        return True
     if case.get("result") not in ("fail", "abort", "aborted", "error"):
         return False
     return (case.get("fail_phase") != "performance"
@@ -305,8 +317,13 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
     lost = problems(report, reframe_args or [])
     if broken or lost:
         not_run = [c for c in broken if c.get("result") == FAIL_DEPS]
-        what = [f"{len(broken) - len(not_run)} case(s) broken"] if broken else []
+        disturbed = [c for c in broken if is_interfered(c)]
+        failed = len(broken) - len(not_run) - len(disturbed)
+        what = [f"{failed} case(s) broken"] if failed else []
         what += [f"{len(not_run)} not run (a dependency failed)"] if not_run else []
+        what += [f"{len(disturbed)} case(s) outside their references while the node was not "
+                 f"quiet: interference, not the fabric ({disturbed[0].get('interference')})"
+                 ] if disturbed else []
         what += lost[:1]
         return BROKEN, "BROKEN: " + "; ".join(what)
     if regressed:
@@ -377,6 +394,9 @@ def build_error(case: dict) -> str | None:
 
 def broken_reason(case: dict) -> str:
     """Why a broken case failed, with its build's own error where ReFrame's reason has none."""
+    if is_interfered(case):
+        failed = ", ".join(sorted(_failed_variables(case)))
+        return f"{failed} outside while the node was disturbed: {case.get('interference')}"
     reason = str(case.get("fail_reason") or "")
     cause = build_error(case)
     return f"{reason}; {case.get('build_stderr')}: {cause}" if cause else reason
@@ -457,6 +477,10 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
             if case.get("result") == FAIL_DEPS:
                 dependency = failed_dependency(case, report)
                 not_run[dependency] = not_run.get(dependency, 0) + 1
+                continue
+            if is_interfered(case):
+                lines.append(f"  INTERFERENCE {_where(case)}: "
+                             f"{_short(broken_reason(case), 300)}")
                 continue
             phase = ("reference missing" if MISSING_REFERENCE in str(case.get("fail_reason"))
                      else case.get("fail_phase"))
@@ -542,7 +566,8 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
             continue
         if is_broken(case):
             errors += 1
-            bad = ET.SubElement(element, "error", type=str(case.get("fail_phase")),
+            kind = "interference" if is_interfered(case) else str(case.get("fail_phase"))
+            bad = ET.SubElement(element, "error", type=kind,
                                 message=_short(broken_reason(case), 300))
         else:
             failures += 1

@@ -365,17 +365,6 @@ static void path_beside(const char *json_file, const char *name, char *path, siz
     snprintf(path, length, "%.*s%s", directory, json_file, name);
 }
 
-static void write_number(FILE *out, double value, const char *missing)
-{
-    char text[64];
-    if (!isfinite(value)) {
-        fputs(missing, out);
-        return;
-    }
-    nb_format_real(value, text, sizeof text);
-    fputs(text, out);
-}
-
 
 /* The N x N maps beside the JSON result: two CSV files (rows and columns are ranks, headed
  * "rank:host"; empty: the diagonal and pairs not measured) and one JSON file with both maps,
@@ -403,7 +392,7 @@ static int write_maps(const nb_options *o, const matrix_record *m, const char *h
             for (int c = 0; c < P; c++) {
                 fputc(',', out);
                 if (r != c)
-                    write_number(out, values[pair_index(P, r < c ? r : c, r < c ? c : r)], "");
+                    nb_write_real(out, values[pair_index(P, r < c ? r : c, r < c ? c : r)], "");
             }
             fputc('\n', out);
         }
@@ -434,7 +423,7 @@ static int write_maps(const nb_options *o, const matrix_record *m, const char *h
                 }
                 size_t k = pair_index(P, r < c ? r : c, r < c ? c : r);
                 if (key == 0 || key == 1)
-                    write_number(out, key == 0 ? m->bandwidth[k] : m->latency[k], "null");
+                    nb_write_real(out, key == 0 ? m->bandwidth[k] : m->latency[k], "null");
                 else if (m->round[k] == 0)
                     fputs("null", out);
                 else if (key == 2)

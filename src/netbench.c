@@ -249,10 +249,10 @@ int main(int argc, char **argv)
             return flushed(status);
     }
 
-    time_t start = time(NULL);
-    watchdog_arm(method, options.timeout_s);
     if (options.transport_evidence && nb_cli_is_printing_process())
         ask_for_transport_evidence(argv);
+    time_t start = time(NULL);
+    watchdog_arm(method, options.timeout_s);
     MPI_Init(&argc, &argv);
     int world_rank = 0, world_size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

@@ -49,6 +49,8 @@ typedef struct {
     size_t cpu_count;
     int cpu_at_start;
     int cpu_at_end;
+    double cpu_wait_fraction; /* NAN: unknown */
+    char *cpu_others;         /* NULL: none named */
 } rank_entry;
 
 typedef struct {
@@ -156,6 +158,7 @@ void nb_result_free(nb_result *result)
     for (size_t i = 0; i < result->rank_count; i++) {
         free(result->ranks[i].host);
         free(result->ranks[i].cpus);
+        free(result->ranks[i].cpu_others);
     }
     free(result->ranks);
     free_keyed_list(&result->parameters);
@@ -219,7 +222,8 @@ void nb_result_set_mpi(nb_result *result, const char *library_version, int versi
 }
 
 void nb_result_add_rank(nb_result *result, int rank, const char *host, const int *cpus_bound,
-                        size_t cpu_count, int cpu_at_start, int cpu_at_end)
+                        size_t cpu_count, int cpu_at_start, int cpu_at_end,
+                        double cpu_wait_fraction, const char *cpu_others)
 {
     result->ranks = checked_realloc(result->ranks, result->rank_count + 1, sizeof *result->ranks);
     rank_entry *entry = &result->ranks[result->rank_count++];
@@ -231,6 +235,8 @@ void nb_result_add_rank(nb_result *result, int rank, const char *host, const int
     entry->cpu_count = cpu_count;
     entry->cpu_at_start = cpu_at_start;
     entry->cpu_at_end = cpu_at_end;
+    entry->cpu_wait_fraction = cpu_wait_fraction >= 0.0 ? cpu_wait_fraction : NAN;
+    entry->cpu_others = cpu_others != NULL && cpu_others[0] ? copy_line(cpu_others) : NULL;
 }
 
 static value *add_keyed(keyed_list *list, const char *key)
@@ -546,6 +552,17 @@ void nb_json_string(const char *text, FILE *out)
 }
 
 /* One rendering of a value for both formats: they differ only in null, text and lists. */
+void nb_write_real(FILE *out, double value, const char *missing)
+{
+    char number[64];
+    if (!isfinite(value)) {
+        fputs(missing, out);
+        return;
+    }
+    nb_format_real(value, number, sizeof number);
+    fputs(number, out);
+}
+
 static void render_value(const value *v, int as_json, FILE *out)
 {
     char number[64];
@@ -601,7 +618,10 @@ int nb_render_human(const nb_result *result, FILE *out)
         const rank_entry *entry = &result->ranks[r];
         fprintf(out, "# rank %d: host=%s cpus_bound=", entry->rank, entry->host);
         format_cpu_ranges(entry->cpus, entry->cpu_count, out);
-        fprintf(out, " cpu_at_start=%d cpu_at_end=%d\n", entry->cpu_at_start, entry->cpu_at_end);
+        fprintf(out, " cpu_at_start=%d cpu_at_end=%d cpu_wait_fraction=", entry->cpu_at_start,
+                entry->cpu_at_end);
+        nb_write_real(out, entry->cpu_wait_fraction, "-");
+        fprintf(out, " cpu_others=%s\n", entry->cpu_others ? entry->cpu_others : "-");
     }
     for (size_t i = 0; i < result->parameters.count; i++) {
         fprintf(out, "# parameter %s=", result->parameters.items[i].key);
@@ -679,8 +699,15 @@ int nb_render_json(const nb_result *result, FILE *out)
         fputs(", \"cpus_bound\": [", out);
         for (size_t c = 0; c < entry->cpu_count; c++)
             fprintf(out, "%s%d", c ? ", " : "", entry->cpus[c]);
-        fprintf(out, "], \"cpu_at_start\": %d, \"cpu_at_end\": %d}%s\n", entry->cpu_at_start,
-                entry->cpu_at_end, r + 1 < result->rank_count ? "," : "");
+        fprintf(out, "], \"cpu_at_start\": %d, \"cpu_at_end\": %d, \"cpu_wait_fraction\": ",
+                entry->cpu_at_start, entry->cpu_at_end);
+        nb_write_real(out, entry->cpu_wait_fraction, "null");
+        fputs(", \"cpu_others\": ", out);
+        if (entry->cpu_others)
+            nb_json_string(entry->cpu_others, out);
+        else
+            fputs("null", out);
+        fprintf(out, "}%s\n", r + 1 < result->rank_count ? "," : "");
     }
     fputs("  ],\n  \"parameters\": ", out);
     json_object(&result->parameters, out);

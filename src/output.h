@@ -25,7 +25,8 @@ void nb_result_set_start_time(nb_result *result, time_t start);
 void nb_result_set_mpi(nb_result *result, const char *library_version, int version,
                        int subversion);
 void nb_result_add_rank(nb_result *result, int rank, const char *host, const int *cpus_bound,
-                        size_t cpu_count, int cpu_at_start, int cpu_at_end);
+                        size_t cpu_count, int cpu_at_start, int cpu_at_end,
+                        double cpu_wait_fraction, const char *cpu_others);
 
 /* Parameters and summary: keys in insertion order. */
 void nb_param_int(nb_result *result, const char *key, long long value);
@@ -114,5 +115,7 @@ void nb_json_string(const char *text, FILE *out);
 
 /* The number format of both renderings (exposed for the tests of other modules). */
 void nb_format_real(double value, char *text, size_t length);
+/* `value` in that format on `out`; `missing` where it is not finite. */
+void nb_write_real(FILE *out, double value, const char *missing);
 
 #endif

@@ -1,10 +1,13 @@
 /* topo.c - rank placement (host, affinity, CPU) and the warnings derived from it. */
 #include "topo.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int mask_has(const nb_placement *p, int cpu)
@@ -18,6 +21,75 @@ static int mask_count(const nb_placement *p)
     for (int cpu = 0; cpu < NB_TOPO_MAX_CPUS; cpu++)
         count += mask_has(p, cpu);
     return count;
+}
+
+static double monotonic_s(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Seconds this process has waited on a run queue (/proc/self/schedstat, its second field:
+ * runnable, its CPU given to another task); < 0 where the kernel does not say. */
+static double run_queue_wait_s(void)
+{
+    FILE *in = fopen("/proc/self/schedstat", "r");
+    unsigned long long running_ns = 0, waiting_ns = 0;
+    int fields = in == NULL ? 0 : fscanf(in, "%llu %llu", &running_ns, &waiting_ns);
+    if (in != NULL)
+        fclose(in);
+    return fields == 2 ? 1e-9 * (double)waiting_ns : -1.0;
+}
+
+/* The processes other than this one that are runnable and last ran on one of its CPUs, as
+ * "name(pid)" (the first few that fit), from /proc: what took the CPU, where visible. */
+static void runnable_others(const nb_placement *self, char *text, size_t length)
+{
+    text[0] = '\0';
+    DIR *proc = opendir("/proc");
+    if (proc == NULL)
+        return;
+    size_t used = 0;
+    pid_t me = getpid();
+    struct dirent *entry;
+    while ((entry = readdir(proc)) != NULL) {
+        if (!isdigit((unsigned char)entry->d_name[0]) || atoi(entry->d_name) == me)
+            continue;
+        char path[300], line[1024];
+        snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+        FILE *in = fopen(path, "r");
+        if (in == NULL)
+            continue;
+        size_t got = fread(line, 1, sizeof line - 1, in);
+        fclose(in);
+        line[got] = '\0';
+        /* pid (comm) state ...: comm may hold spaces and parentheses; the last ')' ends it. */
+        char *open = strchr(line, '('), *close = strrchr(line, ')');
+        if (open == NULL || close == NULL || close < open || close[1] != ' ' || close[2] != 'R')
+            continue;
+        /* field 39, the CPU it last ran on: 36 more fields after the state */
+        char *field = close + 2;
+        for (int skip = 0; skip < 36 && field != NULL; skip++) {
+            field = strchr(field, ' ');
+            field = field == NULL ? NULL : field + 1;
+        }
+        int cpu = field == NULL ? -1 : atoi(field);
+        if (cpu < 0 || cpu >= NB_TOPO_MAX_CPUS || !mask_has(self, cpu))
+            continue;
+        *close = '\0';
+        for (char *c = open + 1; *c; c++)
+            if (isspace((unsigned char)*c) || *c == ',' || *c == '=')
+                *c = '_';
+        int n = snprintf(text + used, length - used, "%s%s(%s)", used ? "," : "", open + 1,
+                         entry->d_name);
+        if (n < 0 || (size_t)n >= length - used) {
+            text[used] = '\0';
+            break;
+        }
+        used += (size_t)n;
+    }
+    closedir(proc);
 }
 
 void nb_placement_record_start(nb_placement *self, int rank)
@@ -39,11 +111,20 @@ void nb_placement_record_start(nb_placement *self, int rank)
     self->online_cpus = online > 0 ? (int)online : 0;
     self->cpu_at_start = sched_getcpu();
     self->cpu_at_end = self->cpu_at_start;
+    self->cpu_wait_fraction = -1.0;
+    self->wait_s_at_start = run_queue_wait_s();
+    self->started_s = monotonic_s();
 }
 
 void nb_placement_record_end(nb_placement *self)
 {
+    double elapsed = monotonic_s() - self->started_s;
+    double waited = run_queue_wait_s();
     self->cpu_at_end = sched_getcpu();
+    if (waited >= 0.0 && self->wait_s_at_start >= 0.0 && elapsed > 0.0)
+        self->cpu_wait_fraction = (waited - self->wait_s_at_start) / elapsed;
+    if (self->cpu_wait_fraction > NB_CPU_OTHERS_FROM)
+        runnable_others(self, self->cpu_others, sizeof self->cpu_others);
 }
 
 nb_placement *nb_placement_gather(const nb_placement *self, MPI_Comm comm)
@@ -173,7 +254,7 @@ void nb_placement_report(const nb_placement *all, int count, int measured, int t
             if (mask_has(&all[r], cpu))
                 cpus[n++] = cpu;
         nb_result_add_rank(result, all[r].rank, all[r].host, cpus, (size_t)n, all[r].cpu_at_start,
-                           all[r].cpu_at_end);
+                           all[r].cpu_at_end, all[r].cpu_wait_fraction, all[r].cpu_others);
     }
     if (count < 2)
         return;

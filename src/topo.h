@@ -11,6 +11,9 @@
 #include "output.h"
 
 #define NB_TOPO_MAX_CPUS 1024
+#define NB_CPU_OTHERS_LENGTH 160
+/* A wait above this fraction of the run names the processes runnable on the rank's CPUs. */
+#define NB_CPU_OTHERS_FROM 0.01
 
 typedef struct {
     int rank;
@@ -19,6 +22,12 @@ typedef struct {
     int online_cpus;                            /* CPUs online on the host */
     int cpu_at_start;                           /* sched_getcpu() before the first timed loop */
     int cpu_at_end;                             /* and after the last */
+    double started_s;                           /* CLOCK_MONOTONIC at the start */
+    double wait_s_at_start;                     /* run-queue wait so far (schedstat), or < 0 */
+    double cpu_wait_fraction;                   /* of the run spent runnable but not running:
+                                                   its CPU went to something else; < 0 unknown */
+    char cpu_others[NB_CPU_OTHERS_LENGTH];      /* "name(pid),..." runnable on its CPUs at the
+                                                   end, where the wait was noticeable */
 } nb_placement;
 
 /* Host, affinity mask and current CPU of the calling process. */

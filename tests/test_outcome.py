@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from mpi_support import local_distance, local_reference_file
+from mpi_support import local_distance, local_pairs, local_reference_file
 
 from fabricsuite import console, session
 
@@ -239,6 +239,40 @@ def test_nightly_exit_status_0_1_2_from_real_runs(tmp_path):
     missing = _nightly(tmp_path / "r2", *args, refs=none)
     assert missing.returncode == 2, missing.stdout[-3000:] + missing.stderr
     assert "reference missing" in missing.stdout
+
+
+@pytest.mark.integration
+def test_a_busy_loop_on_a_bound_core_is_interference_not_a_regression(tmp_path):
+    """The unmet reference of test_nightly_exit_status_0_1_2_from_real_runs, with a busy loop
+    pinned to rank 1's CPU through the session (every confirmation round too): the outcome
+    names the process and calls it interference, exit 2, never a regression."""
+    distance = local_distance()
+    cpu = local_pairs()[distance][1]
+    unmet = tmp_path / "unmet"
+    local_reference_file(unmet).write_text(
+        "NetbenchPingPong:\n  $index: [$partition, $environ, distance]\n"
+        f"  local:default:\n    openmpi:\n      {distance}:\n"
+        "        latency_8B_min_us: [0.0005, null, 0.1, us]\n"
+        "        latency_8B_median_us: [0.0005, null, 0.1, us]\n")
+    hog_script = tmp_path / "busyloop"  # named in /proc after the script
+    hog_script.write_text("#!/bin/sh\nwhile :; do :; done\n")
+    hog_script.chmod(0o755)
+    hog = subprocess.Popen(["taskset", "-c", str(cpu), str(hog_script)])
+    try:
+        proc = _nightly(tmp_path / "r", "--", "-n", f"^NetbenchPingPong%distance={distance}",
+                        "-p", "openmpi", "-S", "confirm_pause_s=0", refs=unmet)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
+    assert "REGRESSION" not in proc.stdout
+    assert f"INTERFERENCE NetbenchPingPong local:default openmpi {distance}: " in proc.stdout
+    assert f"busyloop({hog.pid})" in proc.stdout
+    outcome = next(ln for ln in proc.stdout.splitlines() if ln.startswith("outcome: "))
+    assert outcome.startswith("outcome: BROKEN") and "interference, not the fabric" in outcome
+    (error,) = ET.parse(tmp_path / "r" / "junit.xml").getroot().findall(
+        "testsuite/testcase/error")
+    assert error.get("type") == "interference"
 
 
 @pytest.mark.integration

@@ -1,0 +1,83 @@
+"""Was the node quiet (fabricsuite.interference)? The ranks' CPU wait as netbench records it,
+and the verdict of a case whose run was disturbed: interference (exit 2), never a regression."""
+
+from __future__ import annotations
+
+import copy
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from fabricsuite import session
+from fabricsuite.interference import DISTURBED_FROM, describe, worst_wait
+from fabricsuite.netbench_result import parse_human, parse_json
+
+DATA = Path(__file__).parent / "data"
+#: A real session whose NetbenchPingPongBandwidth case failed in performance (1337 MB/s).
+FAILED_REPORT = DATA / "baseline" / "run-report-pt2pt-local.json"
+#: Real netbench runs with a busy loop on rank 1's core (tests/data/interference/README.md).
+HOG = DATA / "interference"
+
+CAUSE = "rank 1 (vm, CPU 1) waited 48% of the run for its CPU; runnable there: sh(4321)"
+
+
+def disturbed(report: dict, cause: str = CAUSE) -> dict:
+    """`report` with its failed case's run disturbed, as the check records it."""
+    report = copy.deepcopy(report)
+    for case in report["runs"][-1]["testcases"]:
+        if case["result"] == "fail":
+            case["interference"] = cause
+    return report
+
+
+def test_the_wait_is_in_both_renderings_of_a_real_run():
+    for name in ("quiet", "hog"):
+        json_result = parse_json((HOG / f"pingpong-{name}.json").read_text())
+        human = parse_human((HOG / f"pingpong-{name}.txt").read_text())
+        assert human.ranks == json_result.ranks
+        assert all(isinstance(r["cpu_wait_fraction"], float) for r in json_result.ranks)
+
+
+def test_a_busy_loop_on_a_bound_core_is_named():
+    quiet = parse_json((HOG / "pingpong-quiet.json").read_text())
+    hog = parse_json((HOG / "pingpong-hog.json").read_text())
+    assert worst_wait(quiet.ranks)[0] <= DISTURBED_FROM and describe(quiet.ranks) == ""
+    fraction, rank = worst_wait(hog.ranks)
+    assert fraction > DISTURBED_FROM and rank["rank"] == 1
+    line = describe(hog.ranks)
+    assert line.startswith("rank 1 (vm, CPU 1) waited ") and "runnable there: " in line
+    assert "busyloop(" in line  # the hog's own name, from /proc
+
+
+def test_a_disturbed_failure_is_interference_not_a_regression():
+    report = json.loads(FAILED_REPORT.read_text())
+    assert session.classify(report)[0] == session.REGRESSED  # quiet: the regression it was
+    report = disturbed(report)
+    code, why = session.classify(report)
+    assert code == session.BROKEN
+    assert "interference, not the fabric" in why and "sh(4321)" in why
+    lines = session.summary_lines(report, [])
+    assert not any("REGRESSION" in line for line in lines), lines
+    (line,) = [ln for ln in lines if ln.startswith("  INTERFERENCE ")]
+    assert line.startswith("  INTERFERENCE NetbenchPingPongBandwidth local:default openmpi "
+                           "same-l3: bandwidth_1MiB_MBps, bandwidth_peak_MBps outside while the "
+                           "node was disturbed: " + CAUSE)
+    assert lines[-1].endswith("(exit 2)")
+
+
+def test_junit_calls_it_interference(tmp_path):
+    path = tmp_path / "nightly.xml"
+    session.write_junit(disturbed(json.loads(FAILED_REPORT.read_text())), [], path)
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite.get("failures") == "0" and suite.get("errors") == "1"
+    (error,) = suite.findall("testcase/error")
+    assert error.get("type") == "interference" and "sh(4321)" in error.get("message")
+
+
+def test_a_pass_while_disturbed_says_so():
+    report = json.loads(FAILED_REPORT.read_text())
+    for case in report["runs"][-1]["testcases"]:
+        if case["result"] == "pass":
+            case["interference"] = CAUSE
+    lines = session.verdict_lines(report)
+    assert any(ln.startswith("passed while disturbed: ") and CAUSE in ln for ln in lines), lines
