@@ -191,7 +191,7 @@ def confirmed_variables(case: dict, first: dict | None) -> set[str]:
 def unconfirmed(case: dict, first: dict | None) -> bool:
     """A performance failure whose variables were outside their references in the first run or
     in the last but not in both: the confirmation disagrees, a transient (a slow phase)."""
-    return (case.get("result") == "fail" and not is_broken(case)
+    return (case.get("result") == "fail" and not _did_not_measure(case)
             and not confirmed_variables(case, first))
 
 
@@ -293,13 +293,24 @@ def is_interfered(case: dict) -> bool:
             and bool(case.get("interference")))
 
 
+def broken_cases(report: dict) -> list[dict]:
+    """The final cases that are broken (is_broken), but for a disturbed failure that its
+    confirmation did not confirm: that one is a transient like any other."""
+    first = first_runs(report)
+    return [c for c in final_cases(report) if is_broken(c)
+            and not (is_interfered(c) and unconfirmed(c, first.get(case_key(c))))]
+
+
 def is_broken(case: dict) -> bool:
     """A failure that is not a measured regression: build, launch, sanity, a missing or
     invalid reference, an abort, interference."""
+    return is_interfered(case) or _did_not_measure(case)
+
+
+def _did_not_measure(case: dict) -> bool:
+    """Broken before any figure could be judged: build, launch, sanity, reference, abort."""
     if case.get("result") == FAIL_DEPS:
         return True  # not run: what it depends on (the build) is broken
-    if is_interfered(case):
-        return True
     if case.get("result") not in ("fail", "abort", "aborted", "error"):
         return False
     return (case.get("fail_phase") != "performance"
@@ -311,7 +322,7 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
     2 something broken (or nothing tested, which is not a pass either)."""
     cases = final_cases(report)
     first = first_runs(report)
-    broken = [c for c in cases if is_broken(c)]
+    broken = broken_cases(report)
     regressed = [c for c in cases if c.get("result") == "fail" and not is_broken(c)
                  and not unconfirmed(c, first.get(case_key(c)))]
     lost = problems(report, reframe_args or [])
@@ -468,7 +479,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         if rest:
             lines.append(f"  {sum(n for _, n in rest):5d}  ({len(rest)} other reasons)")
     verdicts = verdict_lines(report)
-    broken = [c for c in cases if is_broken(c)]
+    broken = broken_cases(report)
     if verdicts or broken:
         lines.append("failures and confirmations:")
         lines += [f"  {line}" for line in verdicts]

@@ -42,6 +42,9 @@ static double run_queue_wait_s(void)
     return fields == 2 ? 1e-9 * (double)waiting_ns : -1.0;
 }
 
+/* The task flag of a kernel thread (linux/sched.h). */
+#define PF_KTHREAD 0x00200000UL
+
 /* The processes other than this one that are runnable and last ran on one of its CPUs, as
  * "name(pid)" (the first few that fit), from /proc: what took the CPU, where visible. */
 static void runnable_others(const nb_placement *self, char *text, size_t length)
@@ -68,11 +71,15 @@ static void runnable_others(const nb_placement *self, char *text, size_t length)
         char *open = strchr(line, '('), *close = strrchr(line, ')');
         if (open == NULL || close == NULL || close < open || close[1] != ' ' || close[2] != 'R')
             continue;
-        /* field 39, the CPU it last ran on: 36 more fields after the state */
+        /* field 9, the flags (5 fields after the state), and field 39, the CPU it last ran
+         * on (36 after the state) */
         char *field = close + 2;
+        unsigned long flags = 0;
         for (int skip = 0; skip < 36 && field != NULL; skip++) {
             field = strchr(field, ' ');
             field = field == NULL ? NULL : field + 1;
+            if (skip == 5 && field != NULL)
+                flags = strtoul(field, NULL, 10);
         }
         int cpu = field == NULL ? -1 : atoi(field);
         if (cpu < 0 || cpu >= NB_TOPO_MAX_CPUS || !mask_has(self, cpu))
@@ -81,8 +88,11 @@ static void runnable_others(const nb_placement *self, char *text, size_t length)
         for (char *c = open + 1; *c; c++)
             if (isspace((unsigned char)*c) || *c == ',' || *c == '=')
                 *c = '_';
-        int n = snprintf(text + used, length - used, "%s%s(%s)", used ? "," : "", open + 1,
-                         entry->d_name);
+        /* a kernel thread in brackets, as ps shows it: the network stack's softirq work on a
+         * rank's core is the transport's own cost, not another program */
+        int kernel = (flags & PF_KTHREAD) != 0;
+        int n = snprintf(text + used, length - used, "%s%s%s%s(%s)", used ? "," : "",
+                         kernel ? "[" : "", open + 1, kernel ? "]" : "", entry->d_name);
         if (n < 0 || (size_t)n >= length - used) {
             text[used] = '\0';
             break;
