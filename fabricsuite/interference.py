@@ -6,15 +6,17 @@ the last) that the rank was runnable but not running: the growth of the second f
 /proc/self/schedstat, the run-queue wait, over the elapsed time (`cpu_wait_fraction`). A rank
 bound to its own core on a quiet node waits next to nothing; one whose core is shared with a
 busy process waits for about the other's share of it. Where the wait is above 1 % it also names
-the processes runnable on its CPUs at the end (`cpu_others`, "name(pid),...", from /proc, as far
-as this user can see them; kernel threads in brackets, "[ksoftirqd/1](22)"). Steal time of a
+the processes that last ran on its CPUs and took at least 1 % of the run there in CPU time
+(`cpu_others`, "name(pid):N%,...", from /proc before and after the run, as far as this user can
+see them; kernel threads in brackets, "[ksoftirqd/1](22):12%"). Steal time of a
 virtual machine's CPU shows as neither: it is not counted here.
 
 A check whose measuring rank waited more than DISTURBED_FROM of the run while a program (not a
-kernel thread) was runnable on its CPU records why in its `interference` variable; a wait for
-kernel threads alone is the transport's own work (on the emulated cluster: ksoftirqd moving the
-shaped link's packets, 12 % of a rank's run at 900 Mbit) and is not interference.
-`fabricsuite.session` calls a failed case with an `interference` interference, never a
+kernel thread) took more than DISTURBED_FROM of it on its CPU records why in its `interference`
+variable. A wait for kernel threads alone is the transport's own work (on the emulated cluster:
+ksoftirqd moving the shaped link's packets, 12 % of a rank's run at 900 Mbit), and a daemon that
+happened to run for a moment is not the cause of a 5 % wait: neither is interference.
+`fabricsuite.session` calls a failed case that has one interference, never a
 regression (exit 2, "something broken": the node, not the fabric), and a passed one "passed
 while disturbed".
 """
@@ -39,21 +41,33 @@ def worst_wait(ranks: list[dict[str, Any]]) -> tuple[float | None, dict[str, Any
     return float(worst["cpu_wait_fraction"]), worst
 
 
-def programs(others: str | None) -> list[str]:
-    """The programs among a rank's `cpu_others`, kernel threads ("[name](pid)") left out."""
-    return [entry for entry in (others or "").split(",") if entry and not entry.startswith("[")]
+def programs(others: str | None, disturbed_from: float = DISTURBED_FROM) -> list[str]:
+    """The programs among a rank's `cpu_others` ("name(pid):N%") that took more than
+    `disturbed_from` of the run on its CPU; kernel threads ("[name](pid):N%") left out."""
+    taken = []
+    for entry in (others or "").split(","):
+        name, _, share = entry.rpartition(":")
+        if name and not name.startswith("[") and share.endswith("%"):
+            try:
+                if float(share[:-1]) / 100 > disturbed_from:
+                    taken.append(entry)
+            except ValueError:
+                continue
+    return taken
 
 
 def describe(ranks: list[dict[str, Any]], disturbed_from: float = DISTURBED_FROM) -> str:
-    """"" for a quiet run; else one line naming the rank, its wait and the programs runnable on
-    its CPUs: "rank 1 (vm, CPU 1) waited 48% of the run for its CPU; runnable there: yes(4321)".
-    A rank that waited for kernel threads only (or for nothing it can see) is not disturbed."""
+    """"" for a quiet run; else one line naming the rank, its wait and the programs that took its
+    CPU: "rank 1 (vm, CPU 1) waited 48% of the run for its CPU; taken by: yes(4321):49%".
+    A rank that waited for kernel threads only, for programs that took little of its CPU (a
+    daemon's moment), or for nothing it can see, is not disturbed."""
     disturbed = [r for r in ranks if isinstance(r.get("cpu_wait_fraction"), (int, float))
-                 and r["cpu_wait_fraction"] > disturbed_from and programs(r.get("cpu_others"))]
+                 and r["cpu_wait_fraction"] > disturbed_from
+                 and programs(r.get("cpu_others"), disturbed_from)]
     if not disturbed:
         return ""
     rank = max(disturbed, key=lambda r: r["cpu_wait_fraction"])
     cpus = ",".join(str(c) for c in rank.get("cpus_bound") or []) or "?"
     return (f"rank {rank.get('rank')} ({rank.get('host')}, CPU {cpus}) waited "
-            f"{100 * rank['cpu_wait_fraction']:.0f}% of the run for its CPU; runnable there: "
-            f"{', '.join(programs(rank.get('cpu_others')))}")
+            f"{100 * rank['cpu_wait_fraction']:.0f}% of the run for its CPU; taken by: "
+            f"{', '.join(programs(rank.get('cpu_others'), disturbed_from))}")

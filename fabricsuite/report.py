@@ -191,12 +191,22 @@ class Provenance:
     source: str
     #: what carried the run (fabricsuite.transport; netbench checks)
     transport: str = "not recorded"
+    #: the fabric counters that told of trouble during the run (fabricsuite.counters)
+    counters: str = "not recorded"
 
 
 def _utc(ts: float | None) -> str:
     if ts is None or not math.isfinite(ts):
         return "?"
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%MZ")
+
+
+def _counters_text(case: dict) -> str:
+    """What a case's counters said: the troubled ones that moved, "none moved", or not
+    recorded (a run before issue 29, or an external suite)."""
+    if case.get("counters"):
+        return str(case["counters"])
+    return "none moved" if "counter_deltas" in case else "not recorded"
 
 
 def _first_line(text: Any, limit: int = 300) -> str:
@@ -348,7 +358,8 @@ class ProvenanceFinder:
         return Provenance(what or case_scope(case)[0], mpi or "not recorded",
                           version or "not recorded", self.spack_spec(stored) or "none",
                           hosts, binding, date, source,
-                          str(case.get("transport") or "not recorded"))
+                          str(case.get("transport") or "not recorded"),
+                          _counters_text(case))
 
 
 # --- 1. the verdict summary ------------------------------------------------------------------

@@ -30,7 +30,7 @@ from reframe.core.builtins import (
 from reframe.core.exceptions import EnvironError, SanityError
 from reframe.core.logging import getlogger
 
-from . import REPO_ROOT, SOURCE_DIR, topology, transport
+from . import REPO_ROOT, SOURCE_DIR, counters, topology, transport
 from .declarations import unit_and_direction
 from .interference import describe as describe_interference
 from .interference import worst_wait
@@ -49,6 +49,8 @@ from .spackenv import (
 )
 from .verdict import Judged
 
+#: Reads the fabric's counters before and after a job (fabricsuite.counters).
+READ_COUNTERS = REPO_ROOT / "config" / "launchers" / "read-counters"
 #: Binds each rank to its CPU of the pair (config/launchers/bind-rank: taskset after the launcher).
 BIND_RANK = REPO_ROOT / "config" / "launchers" / "bind-rank"
 
@@ -64,7 +66,8 @@ def record_exit_status(test) -> None:
     """Make `test`'s job script remove stale outputs before the program runs and record the
     launcher's exit status with a fresh run id after it (see `exit_status_problem`)."""
     test.run_id = uuid.uuid4().hex
-    stale = [EXIT_STATUS_FILE, *getattr(test, "fresh_outputs", [])]
+    stale = [EXIT_STATUS_FILE, counters.BEFORE, counters.AFTER,
+             *getattr(test, "fresh_outputs", [])]
     test.prerun_cmds = [*test.prerun_cmds, "rm -f " + " ".join(shlex.quote(f) for f in stale)]
     # Directly after the launcher line: $? is the launcher's exit status.
     test.postrun_cmds = [f'echo "$? {test.run_id}" > {EXIT_STATUS_FILE}', *test.postrun_cmds]
@@ -234,6 +237,11 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: What carried rank 0's messages, from the MPI's own selection output
     #: (fabricsuite.transport): "vader", "ucx:tcp", "tcp (network), vader (node)", "unknown: ..."
     transport = variable(str, value="", loggable=True)
+    #: The fabric counters of the job's first node that tell of trouble and moved during the
+    #: job, "tc eth0 tbf-8001 overlimits +3021" (fabricsuite.counters); "" for none
+    counters = variable(str, value="", loggable=True)
+    #: Every counter that moved during the job, by name, with its change
+    counter_deltas = variable(typ.Dict[str, int], value={}, loggable=True)
     #: The largest share of the run a rank waited for its CPU (fabricsuite.interference)
     cpu_wait_fraction = variable(float, type(None), value=None, loggable=True)
     #: Why the node was not quiet, "" when it was: the rank, its wait, what ran on its CPU
@@ -261,6 +269,16 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
                                 [self.method, *self.netbench_options, "--json-file", RESULT_FILE,
                                  transport.NETBENCH_OPTION]]
         record_exit_status(self)
+        # The fabric's counters on the job's first node, just before and just after the program
+        # (fabricsuite.counters); stale readings go with record_exit_status's clean-up.
+        try:
+            read = [str(READ_COUNTERS), *counters.sources(self.current_partition.extras)]
+        except counters.CountersError as err:
+            raise EnvironError(str(err)) from None
+        self.prerun_cmds = [*self.prerun_cmds, " ".join(
+            shlex.quote(w) for w in [read[0], counters.BEFORE, *read[1:]])]
+        self.postrun_cmds = [*self.postrun_cmds, " ".join(
+            shlex.quote(w) for w in [read[0], counters.AFTER, *read[1:]])]
 
     @run_before("run")
     def use_reference_file(self):
@@ -294,6 +312,8 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def result_is_sound(self):
+        # First: a job that failed (a link down) still says which counters moved.
+        self.counters, self.counter_deltas = counters.judge(self)
         not_judged = exit_status_problem(self)
         if not_judged:
             raise SanityError(not_judged)

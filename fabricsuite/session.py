@@ -242,6 +242,8 @@ def verdict_lines(report: dict) -> list[str]:
                 before = (earlier.get("perfvalues") or {}).get(key)
                 if before:
                     line += f"; confirmed: first run {_number(before[0])} {perf[4]}"
+            if case.get("counters"):
+                line += f"; counters moved: {case['counters']}"
             lines.append(line)
     return lines
 
@@ -409,6 +411,8 @@ def broken_reason(case: dict) -> str:
         failed = ", ".join(sorted(_failed_variables(case)))
         return f"{failed} outside while the node was disturbed: {case.get('interference')}"
     reason = str(case.get("fail_reason") or "")
+    if case.get("counters"):
+        reason += f"; counters moved: {case['counters']}"
     cause = build_error(case)
     return f"{reason}; {case.get('build_stderr')}: {cause}" if cause else reason
 

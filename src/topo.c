@@ -45,54 +45,135 @@ static double run_queue_wait_s(void)
 /* The task flag of a kernel thread (linux/sched.h). */
 #define PF_KTHREAD 0x00200000UL
 
-/* The processes other than this one that are runnable and last ran on one of its CPUs, as
- * "name(pid)" (the first few that fit), from /proc: what took the CPU, where visible. */
-static void runnable_others(const nb_placement *self, char *text, size_t length)
+/* What /proc/PID/stat says of a process: its name (blanks, commas and '=' as '_'), whether it is
+ * a kernel thread, the CPU it last ran on and its CPU time in clock ticks. 0, or -1 when it
+ * cannot be read (it ended). */
+typedef struct {
+    char name[64];
+    int kernel;
+    int cpu;
+    unsigned long long ticks;
+} process_stat;
+
+static int read_process(const char *pid, process_stat *out)
 {
-    text[0] = '\0';
+    char path[300], line[1024];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    FILE *in = fopen(path, "r");
+    if (in == NULL)
+        return -1;
+    size_t got = fread(line, 1, sizeof line - 1, in);
+    fclose(in);
+    line[got] = '\0';
+    /* pid (comm) state ...: comm may hold spaces and parentheses; the last ')' ends it. */
+    char *open = strchr(line, '('), *close = strrchr(line, ')');
+    if (open == NULL || close == NULL || close < open || close[1] != ' ')
+        return -1;
+    /* after the state (field 3): flags is field 9, utime 14, stime 15, the last CPU 39 */
+    char *field = close + 2;
+    unsigned long flags = 0;
+    unsigned long long utime = 0, stime = 0;
+    for (int moved = 1; moved <= 36 && field != NULL; moved++) {
+        field = strchr(field, ' ');
+        field = field == NULL ? NULL : field + 1;
+        if (field == NULL)
+            break;
+        if (moved == 6)
+            flags = strtoul(field, NULL, 10);
+        else if (moved == 11)
+            utime = strtoull(field, NULL, 10);
+        else if (moved == 12)
+            stime = strtoull(field, NULL, 10);
+    }
+    if (field == NULL)
+        return -1;
+    out->cpu = atoi(field);
+    out->kernel = (flags & PF_KTHREAD) != 0;
+    out->ticks = utime + stime;
+    *close = '\0';
+    snprintf(out->name, sizeof out->name, "%s", open + 1);
+    for (char *c = out->name; *c; c++)
+        if (isspace((unsigned char)*c) || *c == ',' || *c == '=')
+            *c = '_';
+    return 0;
+}
+
+/* Every other process's CPU time at the start of the run, by pid. */
+typedef struct {
+    long pid;
+    unsigned long long ticks;
+} process_time;
+static process_time *at_start;
+static size_t at_start_count;
+
+static void forget_cpu_times(void)
+{
+    free(at_start);
+    at_start = NULL;
+    at_start_count = 0;
+}
+
+static void note_cpu_times(void)
+{
+    forget_cpu_times();
+    size_t capacity = 0;
     DIR *proc = opendir("/proc");
     if (proc == NULL)
         return;
-    size_t used = 0;
-    pid_t me = getpid();
+    long me = (long)getpid();
     struct dirent *entry;
+    process_stat stat;
     while ((entry = readdir(proc)) != NULL) {
-        if (!isdigit((unsigned char)entry->d_name[0]) || atoi(entry->d_name) == me)
+        if (!isdigit((unsigned char)entry->d_name[0]) || atol(entry->d_name) == me ||
+            read_process(entry->d_name, &stat) != 0)
             continue;
-        char path[300], line[1024];
-        snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
-        FILE *in = fopen(path, "r");
-        if (in == NULL)
-            continue;
-        size_t got = fread(line, 1, sizeof line - 1, in);
-        fclose(in);
-        line[got] = '\0';
-        /* pid (comm) state ...: comm may hold spaces and parentheses; the last ')' ends it. */
-        char *open = strchr(line, '('), *close = strrchr(line, ')');
-        if (open == NULL || close == NULL || close < open || close[1] != ' ' || close[2] != 'R')
-            continue;
-        /* field 9, the flags (5 fields after the state), and field 39, the CPU it last ran
-         * on (36 after the state) */
-        char *field = close + 2;
-        unsigned long flags = 0;
-        for (int skip = 0; skip < 36 && field != NULL; skip++) {
-            field = strchr(field, ' ');
-            field = field == NULL ? NULL : field + 1;
-            if (skip == 5 && field != NULL)
-                flags = strtoul(field, NULL, 10);
+        if (at_start_count == capacity) {
+            size_t grown = capacity ? 2 * capacity : 256;
+            process_time *bigger = realloc(at_start, grown * sizeof *bigger);
+            if (bigger == NULL)
+                break;
+            at_start = bigger;
+            capacity = grown;
         }
-        int cpu = field == NULL ? -1 : atoi(field);
-        if (cpu < 0 || cpu >= NB_TOPO_MAX_CPUS || !mask_has(self, cpu))
+        at_start[at_start_count++] = (process_time){atol(entry->d_name), stat.ticks};
+    }
+    closedir(proc);
+}
+
+/* The other processes that last ran on one of this rank's CPUs and took at least 1 % of the run
+ * in CPU time, as "name(pid):N%" (kernel threads in brackets, as ps shows them: the network
+ * stack's softirq work on a rank's core is the transport's own cost, not another program). */
+static void cpu_takers(const nb_placement *self, double elapsed_s, char *text, size_t length)
+{
+    text[0] = '\0';
+    long ticks_per_s = sysconf(_SC_CLK_TCK);
+    DIR *proc = ticks_per_s > 0 && elapsed_s > 0.0 ? opendir("/proc") : NULL;
+    if (proc == NULL)
+        return;
+    size_t used = 0;
+    long me = (long)getpid();
+    struct dirent *entry;
+    process_stat stat;
+    while ((entry = readdir(proc)) != NULL) {
+        long pid = atol(entry->d_name);
+        if (!isdigit((unsigned char)entry->d_name[0]) || pid == me ||
+            read_process(entry->d_name, &stat) != 0 || stat.cpu < 0 ||
+            stat.cpu >= NB_TOPO_MAX_CPUS || !mask_has(self, stat.cpu))
             continue;
-        *close = '\0';
-        for (char *c = open + 1; *c; c++)
-            if (isspace((unsigned char)*c) || *c == ',' || *c == '=')
-                *c = '_';
-        /* a kernel thread in brackets, as ps shows it: the network stack's softirq work on a
-         * rank's core is the transport's own cost, not another program */
-        int kernel = (flags & PF_KTHREAD) != 0;
-        int n = snprintf(text + used, length - used, "%s%s%s%s(%s)", used ? "," : "",
-                         kernel ? "[" : "", open + 1, kernel ? "]" : "", entry->d_name);
+        unsigned long long before = 0; /* a process started during the run: all its time */
+        for (size_t i = 0; i < at_start_count; i++)
+            if (at_start[i].pid == pid) {
+                before = at_start[i].ticks;
+                break;
+            }
+        if (stat.ticks < before)
+            continue;
+        double share = (double)(stat.ticks - before) / (double)ticks_per_s / elapsed_s;
+        if (share < NB_CPU_OTHERS_FROM)
+            continue;
+        int n = snprintf(text + used, length - used, "%s%s%s%s(%ld):%.0f%%", used ? "," : "",
+                         stat.kernel ? "[" : "", stat.name, stat.kernel ? "]" : "", pid,
+                         100.0 * share);
         if (n < 0 || (size_t)n >= length - used) {
             text[used] = '\0';
             break;
@@ -122,6 +203,7 @@ void nb_placement_record_start(nb_placement *self, int rank)
     self->cpu_at_start = sched_getcpu();
     self->cpu_at_end = self->cpu_at_start;
     self->cpu_wait_fraction = -1.0;
+    note_cpu_times();
     self->wait_s_at_start = run_queue_wait_s();
     self->started_s = monotonic_s();
 }
@@ -134,7 +216,8 @@ void nb_placement_record_end(nb_placement *self)
     if (waited >= 0.0 && self->wait_s_at_start >= 0.0 && elapsed > 0.0)
         self->cpu_wait_fraction = (waited - self->wait_s_at_start) / elapsed;
     if (self->cpu_wait_fraction > NB_CPU_OTHERS_FROM)
-        runnable_others(self, self->cpu_others, sizeof self->cpu_others);
+        cpu_takers(self, elapsed, self->cpu_others, sizeof self->cpu_others);
+    forget_cpu_times();
 }
 
 nb_placement *nb_placement_gather(const nb_placement *self, MPI_Comm comm)

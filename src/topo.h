@@ -26,8 +26,8 @@ typedef struct {
     double wait_s_at_start;                     /* run-queue wait so far (schedstat), or < 0 */
     double cpu_wait_fraction;                   /* of the run spent runnable but not running:
                                                    its CPU went to something else; < 0 unknown */
-    char cpu_others[NB_CPU_OTHERS_LENGTH];      /* "name(pid),..." runnable on its CPUs at the
-                                                   end, where the wait was noticeable */
+    char cpu_others[NB_CPU_OTHERS_LENGTH];      /* "name(pid):N%,..." that took its CPUs during
+                                                   the run, where the wait was noticeable */
 } nb_placement;
 
 /* Host, affinity mask and current CPU of the calling process. */

@@ -386,6 +386,10 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
         assert len(lines) >= SLOW_REPEATS, (rate, summary.stdout)
         assert all("bandwidth_" in ln and "noise widths" in ln and "confirmed: first run" in ln
                    for ln in lines), lines
+        # beside each, the shaper of the first node's link held the packets back
+        # (fabricsuite.counters: tc on the emulated cluster)
+        assert all(re.search(r"; counters moved: .*tc eth0 tbf-\w+ overlimits \+\d+", ln)
+                   for ln in lines), lines
         print(f"{rate}:", *lines, sep="\n  ")
 
 

@@ -267,7 +267,7 @@ def test_a_busy_loop_on_a_bound_core_is_interference_not_a_regression(tmp_path):
     assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
     assert "REGRESSION" not in proc.stdout
     assert f"INTERFERENCE NetbenchPingPong local:default openmpi {distance}: " in proc.stdout
-    assert f"busyloop({hog.pid})" in proc.stdout
+    assert f"taken by: busyloop({hog.pid}):" in proc.stdout
     outcome = next(ln for ln in proc.stdout.splitlines() if ln.startswith("outcome: "))
     assert outcome.startswith("outcome: BROKEN") and "interference, not the fabric" in outcome
     (error,) = ET.parse(tmp_path / "r" / "junit.xml").getroot().findall(

@@ -168,7 +168,8 @@ def _derived(root: Path, number: int, template: dict, specs: list[tuple]) -> dic
                     unique_name=f"{check}_{len(cases)}", short_name=f"{check}_{len(cases)}",
                     job_completion_time_unix=start + 4,
                     session_uuid=report["session_info"]["uuid"],
-                    transport="vader")  # what a netbench check records since issue 29
+                    transport="vader",  # what a netbench check records since issue 29
+                    counters="net eth0 rx_dropped +3", counter_deltas={"net/eth0/rx_dropped": 3})
         level = parameters.get("distance") or parameters.get("scale")
         reference = {k: v for k, v in ((references.get(check) or {}).get("local:default") or {})
                      .get("openmpi", {}).get(level, {}).items()}
@@ -338,6 +339,7 @@ def test_provenance_names_the_transport(page):
     rows = [row for row in html.split("<tr>") if row.startswith("<td>Netbench")]
     matrix = [row for row in rows if row.startswith("<td>NetbenchMatrix</td>")]
     assert matrix and "</td><td>vader</td>" in matrix[0]
+    assert "<td>net eth0 rx_dropped +3</td>" in matrix[0]
     # sessions stored before the transport was recorded say so
     assert "<tr><th>transport</th><td>not recorded</td></tr>" in html
 

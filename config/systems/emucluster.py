@@ -41,7 +41,8 @@ _TOLERANCES = {"tolerance_floor": 0.07, "tolerance_floor_by_unit": {"us": 0.35},
                "confirm_pause_s": 10}
 # Both MPIs are told to use TCP between the namespaces (environments below): anything else is
 # the fault the emulated links would hide (MPICH's UCX reaching another node by shared memory).
-_TRANSPORT = {"transport": {"openmpi": "tcp", "mpich": "tcp"}}
+# The counters read around every job: the node's interfaces and its link's shaper (tc tbf).
+_TRANSPORT = {"transport": {"openmpi": "tcp", "mpich": "tcp"}, "counters": ["net", "tc"]}
 _state = Path(os.environ.get("FABRICSUITE_EMU_DIR",
                              Path(__file__).resolve().parents[2] / "results" / "emucluster"))
 try:
