@@ -50,7 +50,7 @@ import math
 import re
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,8 @@ class Comparison:
     p: float | None = None
     bh_threshold: float | None = None
     significant: bool = False
+    #: The troubled fabric counters of the after runs that moved (fabricsuite.counters)
+    counters_after: list[str] = field(default_factory=list)
 
     @property
     def median_before(self) -> float | None:
@@ -201,6 +203,7 @@ def compare(before: list[Series], after: list[Series], *, fdr: float = FDR,
         ident.directions = (b.directions if b else set()) | (a.directions if a else set())
         c = Comparison(ident, [p.value for p in b.points] if b else [],
                        [p.value for p in a.points] if a else [], min_change)
+        c.counters_after = [p.counters for p in a.points if p.counters] if a else []
         c.reason = _untestable(c, b, a, fdr, min_runs)
         known = noise.get(key)
         if c.reason is not None and known is not None and b is not None and a is not None \
@@ -583,6 +586,8 @@ def table(before: Side, after: Side, comparisons: list[Comparison], fdr: float,
         rows.append((label, s.check, s.variable,
                      f"{_fmt(c.median_before)} -> {_fmt(c.median_after)} {s.unit}",
                      _change_text(c), f"{len(c.before)} vs {len(c.after)}", detail or ""))
+        if verdict == REGRESSION and c.counters_after:
+            rows.append(f"    counters moved: {_counters_text(c)}")
     cells = [r for r in rows if isinstance(r, tuple)]
     widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))] if cells else []
     lines = [f"before: {before.describe()}", f"after:  {after.describe()}"]
@@ -618,6 +623,16 @@ def to_json(system: str, before: Side, after: Side, comparisons: list[Comparison
     }
 
 
+def _counters_text(c: Comparison) -> str:
+    """The after runs' troubled counters, the most frequent first: "tc eth0 tbf-1 overlimits
+    +3021 (2 of 3 runs)"."""
+    seen: dict[str, int] = {}
+    for line in c.counters_after:
+        seen[line] = seen.get(line, 0) + 1
+    return "; ".join(f"{line} ({n} of {len(c.after)} runs)"
+                     for line, n in sorted(seen.items(), key=lambda kv: -kv[1])[:3])
+
+
 def _variable_dict(c: Comparison) -> dict[str, Any]:
     s = c.series
     change = c.change
@@ -637,6 +652,7 @@ def _variable_dict(c: Comparison) -> dict[str, Any]:
         "noise_spread": c.noise[0] if c.noise else None,
         "noise_source": c.noise[1] if c.noise else None,
         "before": c.before, "after": c.after,
+        "counters_after": c.counters_after,
     }
 
 

@@ -120,6 +120,8 @@ class Point:
     time: float  # the job's completion (Unix seconds), else the session's start
     session: str
     value: float
+    #: the fabric counters of its run that told of trouble (fabricsuite.counters), "" for none
+    counters: str = ""
 
 
 @dataclass
@@ -204,7 +206,7 @@ def _add(table: dict, case: dict[str, Any], session: str, when: float,
         k = (check, partition, environ, levels, name)
         series = table.setdefault(k, Series(check, partition, environ, name, str(perf[4]),
                                             levels))
-        series.points.append(Point(when, session, value))
+        series.points.append(Point(when, session, value, str(case.get("counters") or "")))
         if name in directions:
             series.directions.add(str(directions[name]))
 

@@ -220,6 +220,26 @@ def test_bandwidth_drop_is_the_one_significant_regression(upgrade_db, capsys):
     assert max(len(line) for line in lines[group:group + 5]) <= 120
 
 
+def test_a_regression_names_the_counters_that_moved_in_the_after_runs(tmp_path, capsys):
+    after = _sessions(5, 200, 2, factors=BANDWIDTH, seed=2, extras={"tag": "ompi-5.0"})
+    for report in after[:3]:
+        for run in report["runs"]:
+            for case in run["testcases"]:
+                if case["name"].startswith("NetbenchPingPongBandwidth"):
+                    case["counters"] = "net eth0 rx_dropped +12"
+    _store(tmp_path, _sessions(5, 100, 0, seed=1, extras={"tag": "ompi-4.1"}) + after)
+    args = ("--before-tag", "ompi-4.1", "--after-tag", "ompi-5.0")
+    status, text, _ = _compare(tmp_path, capsys, *args, json_out=False)
+    assert status == 1
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.split()[:1] == ["REGRESSION"])
+    assert lines[first + 1] == "    counters moved: net eth0 rx_dropped +12 (3 of 5 runs)"
+    _, data, _ = _compare(tmp_path, capsys, *args)
+    moved = {v["variable"]: v["counters_after"] for v in data["variables"]}
+    assert moved["bandwidth_1MiB_MBps"] == ["net eth0 rx_dropped +12"] * 3
+    assert moved["latency_8B_min_us"] == []
+
+
 def test_improvement_exits_0(tmp_path, capsys):
     _store(tmp_path, _sessions(5, 100, 0, seed=1)
            + _sessions(5, 200, 2, factors={"latency_8B_median_us": 0.7}, seed=2))
@@ -496,7 +516,7 @@ def test_grouping_regressions_first_and_json_schema(tmp_path, capsys):
                       "test", "noise_spread", "noise_source",
                       "verdict", "median_before", "median_after", "change_pct", "n_before",
                       "n_after", "p_value", "bh_threshold", "significant", "min_p_value",
-                      "reason", "before", "after"}
+                      "reason", "before", "after", "counters_after"}
     assert v["check"] == "NetbenchPingPongBandwidth" and v["partition"] == "local:default"
     assert v["median_before"] == pytest.approx(np.median(v["before"]))
     assert len(v["before"]) == v["n_before"] == 5

@@ -117,8 +117,10 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
     assert data["_machine"]["key"] == key
     taken = data["NetbenchPingPong"]["local:default"]
     assert set(taken) == {"openmpi"}, taken
-    # The next session is judged against them; forced onto TCP loopback, a confirmed regression.
-    tcp = session({"OMPI_MCA_btl": "self,tcp", "UCX_TLS": "tcp,self"})
+    # The next session is judged against them; forced onto TCP loopback, a confirmed regression
+    # (the person says TCP is meant: else the run fails in sanity, carried by tcp).
+    tcp = session({"OMPI_MCA_btl": "self,tcp", "UCX_TLS": "tcp,self",
+                   "FABRICSUITE_LOCAL_TRANSPORT": "tcp"})
     outcome = _outcome(tcp)
     assert tcp.returncode == 1, tcp.stdout[-4000:] + tcp.stderr[-2000:]
     assert "outcome: REGRESSION" in outcome, outcome

@@ -14,6 +14,7 @@ A center's cluster is another file next to this one (`fabricsuite init`, or by h
 """
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -122,8 +123,16 @@ def _processor():
 def _extras():
     extras = {"nodes": 1}  # one node: the multi-rank checks skip their 2- and 4-node cases
     # One node: every rank's messages go through shared memory, whatever the MPI; a run forced
-    # or fallen onto TCP measures the loopback instead and fails, naming it.
-    extras["transport"] = {env["name"]: SHARED_MEMORY for env in _CANDIDATES}
+    # or fallen onto TCP measures the loopback instead and fails, naming it. A person measuring
+    # another transport on purpose names it (a regular expression), or `any` to judge none.
+    expected = os.environ.get("FABRICSUITE_LOCAL_TRANSPORT", SHARED_MEMORY)
+    try:
+        re.compile(expected)
+    except re.error as err:
+        _fail(f"FABRICSUITE_LOCAL_TRANSPORT={expected!r} is not a regular expression ({err}); "
+              f"give one such as 'tcp', or 'any'")
+    if expected != "any":
+        extras["transport"] = {env["name"]: expected for env in _CANDIDATES}
     # Whose references: this machine's own (reference/local/<key>.yaml; fabricsuite.machine).
     try:
         extras["machine"], extras["machine_descr"] = this_machine()
