@@ -7,6 +7,9 @@
 #   ci/emucluster.sh up [--nodes N] [--rate RATE]   bring it up (default 4 nodes, 1gbit links)
 #   ci/emucluster.sh rate RATE [NODE]               re-shape every node link, or node NODE's only
 #                                                   (e.g. 500mbit; none removes the shaping)
+#   ci/emucluster.sh link NODE down|up              take node NODE's link down (its end at the
+#                                                   bridge: the node's eth0 loses its carrier)
+#                                                   or bring it up again
 #   ci/emucluster.sh exec CMD ...                   run CMD where the Slurm clients work (the head
 #                                                   namespace, SLURM_CONF set)
 #   ci/emucluster.sh status                         namespaces, daemons, sinfo
@@ -191,15 +194,22 @@ network_up() {
     done
 }
 
-set_rate() { # RATE or "none", [NODE number]
-    local rate=$1 only=${2:-} nodes targets i
+check_node() { # WHAT NODE: NODE is the number of a node of the cluster that is up
+    local nodes
     nodes=$(node_count)
     [ "$nodes" -gt 0 ] || die "not up; run: ci/emucluster.sh up"
-    targets=$(seq 1 "$nodes")
+    [[ "$2" =~ ^[1-9][0-9]*$ ]] && [ "$2" -le "$nodes" ] ||
+        die "$1: node $(printf %q "$2") is not one of 1..$nodes"
+}
+
+set_rate() { # RATE or "none", [NODE number]
+    local rate=$1 only=${2:-} targets i
     if [ -n "$only" ]; then
-        [[ "$only" =~ ^[1-9][0-9]*$ ]] && [ "$only" -le "$nodes" ] ||
-            die "rate: node $(printf %q "$only") is not one of 1..$nodes"
+        check_node rate "$only"
         targets=$only
+    else
+        check_node rate 1
+        targets=$(seq 1 "$(node_count)")
     fi
     for i in $targets; do
         if [ "$rate" = none ]; then
@@ -216,6 +226,15 @@ set_rate() { # RATE or "none", [NODE number]
         printf '%s\n' "$rate" > "$STATE/rate"
         log "node links shaped to $rate (tbf, egress of every node)"
     fi
+}
+
+set_link() { # NODE number, "down" or "up"
+    check_node link "$1"
+    case "$2" in
+        down|up) ip -n "$FABRIC" link set "${PREFIX}v$1" "$2" ;;
+        *) die "link: $(printf %q "$2") is neither down nor up" ;;
+    esac
+    log "the link of ${PREFIX}$1 is $2"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -342,10 +361,16 @@ start_daemons() {
         sh -c 'hostname "$1" && exec slurmctld -D -f "$2"' sh "$HEAD" "$SLURM_CONF"
     for i in $(seq 1 "$nodes"); do
         mkdir -p "$STATE/spool/$PREFIX$i" "$STATE/tmp/$PREFIX$i"
-        # nsenter, not `ip netns exec`: slurmd needs the real /sys (cgroup file systems).
+        # nsenter, not `ip netns exec`, and in a mount namespace of its own: a sysfs of the
+        # node's network namespace on /sys (its jobs read their node's interfaces there, as on a
+        # real node, not the host's), with the real cgroup file systems moved back under it
+        # (slurmd needs them).
         start_daemon "slurmd-$PREFIX$i" taskset -c $(((i - 1) % cpus)) \
-            nsenter --net="/run/netns/$PREFIX$i" unshare --uts \
-            sh -c 'hostname "$1" && exec slurmd -D -f "$2" -N "$1"' sh "$PREFIX$i" "$SLURM_CONF"
+            nsenter --net="/run/netns/$PREFIX$i" unshare --uts --mount \
+            sh -c 'mount --make-rprivate / && cg=$(mktemp -d) &&
+                   mount --rbind /sys/fs/cgroup "$cg" && mount -t sysfs sysfs /sys &&
+                   mount --move "$cg" /sys/fs/cgroup && rmdir "$cg" &&
+                   hostname "$1" && exec slurmd -D -f "$2" -N "$1"' sh "$PREFIX$i" "$SLURM_CONF"
     done
     deadline=$((SECONDS + 30))
     until [ "$(in_head sinfo -h -t idle -o %D 2>/dev/null || echo 0)" = "$nodes" ]; do
@@ -432,6 +457,7 @@ main() {
         up) need_root; up "$@" ;;
         down) need_root; down; log "down" ;;
         rate) need_root; set_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${2:-}" ;;
+        link) need_root; set_link "${1:?link needs a node number}" "${2:?link needs down or up}" ;;
         exec)
             [ $# -gt 0 ] || die "exec needs a command"
             [ "$(node_count)" -gt 0 ] || die "not up; run: ci/emucluster.sh up"

@@ -148,7 +148,11 @@ site_configuration = {
                         "%(check_system)s|%(check_partition)s|%(check_environ)s|%(check_num_tasks)s|"
                         "%(check_mpi_library)s|%(check_netbench_version)s|"
                         # external suites: the program run and, built by Spack, its spec
-                        "%(check_program_used)s|%(check_spack_spec_used)s|%(check_perfvalues)s"
+                        "%(check_program_used)s|%(check_spack_spec_used)s|"
+                        # netbench: the troubled fabric counters that moved during the job
+                        # (fabricsuite.counters; added 2026-11-27: ReFrame kept the files
+                        # written before as NAME.log.h0, a header change)
+                        "%(check_counters)s|%(check_perfvalues)s"
                     ),
                     "format_perfvars": (
                         "%(check_perf_value)s|%(check_perf_unit)s|%(check_perf_ref)s|"

@@ -1,25 +1,39 @@
-"""Which fabric counters moved during a job: read before and after it on the job's first node by
-config/launchers/read-counters (no privileges), the deltas kept with the run.
+"""Which fabric counters moved during a job: read before and after it by
+config/launchers/read-counters (no privileges), the deltas kept with the run (run report,
+perflog).
 
-Sources (a partition's `extras["counters"]`, a list; default DEFAULT_SOURCES): `net` (Linux
-interface statistics and carrier changes), `infiniband` (port counters and hw_counters), `cxi`
-(Slingshot telemetry), `tc` (queueing disciplines: a shaper's drops and overlimits). A source the
-node lacks gives no counter. Traffic counters (bytes, packets) move with every run; the ones
-that say something went wrong or was held back (errors, drops, discards, overlimits, carrier
-changes, link downs, symbol errors, retries...) are what the outcome shows beside a failure:
-"tc eth0 tbf-8001 overlimits +3021, net eth0 carrier_changes +2".
+A partition declares what is read in `extras["counters"]`: a list of sources (read on the job's
+first node), or `{"sources": [...], "nodes": "first" | "every"}`; default: DEFAULT_SOURCES on the
+first node. Sources: `net` (Linux interface statistics and carrier changes), `infiniband` (port
+counters and hw_counters), `cxi` (Slingshot telemetry), `tc` (queueing disciplines: a shaper's
+drops and overlimits). `every` reads every node of the job, through one `srun` step per node
+before and after the program (Slurm partitions only): a fault on a job's second node shows only
+there. A source a node lacks is skipped with the reason ("infiniband: no /sys/class/infiniband/
+*/ports ..."), recorded with the run.
+
+Traffic counters (bytes, packets) move with every run; the ones that say something went wrong or
+was held back (errors, drops, discards, overlimits, carrier changes, link downs, symbol errors,
+retries...) are what the outcome shows beside a failure, each with its node:
+"node1 tc eth0 tbf-8001 overlimits +3021, node2 net eth0 carrier_changes +2".
 """
 
 from __future__ import annotations
 
+import glob
+import os
 import re
+import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 #: What a partition reads when it declares nothing (tc is for the emulated cluster's shaper).
 DEFAULT_SOURCES = ("net", "infiniband", "cxi")
 SOURCES = ("net", "infiniband", "cxi", "tc")
-#: Files the job writes in its stage, before and after the program.
-BEFORE, AFTER = "counters-before.txt", "counters-after.txt"
+#: Which nodes of a job are read: its first (where the job script runs), or every one.
+NODES = ("first", "every")
+#: Files the job writes in its stage, before and after the program, one per node read ("%n":
+#: the node's name, filled in by read-counters).
+BEFORE, AFTER = "counters-before-%n.txt", "counters-after-%n.txt"
 #: Counter names that tell of trouble rather than traffic.
 TROUBLE = re.compile(r"error|drop|discard|overlimit|carrier|down|symbol|retr|timeout|"
                      r"lost|violation|integrity|stall|congest|nak|ecn|cnp|requeue", re.I)
@@ -29,13 +43,55 @@ class CountersError(ValueError):
     """A partition's `counters` declaration that cannot be used (one line naming the fix)."""
 
 
-def sources(extras: Mapping) -> list[str]:
-    """The counter sources the partition reads (validated)."""
-    declared = (extras or {}).get("counters", list(DEFAULT_SOURCES))
-    if not isinstance(declared, list) or not all(s in SOURCES for s in declared):
+@dataclass(frozen=True)
+class Reading:
+    """What a partition reads around every job."""
+    sources: list[str]
+    nodes: str = "first"
+
+
+def declared(extras: Mapping) -> Reading:
+    """The partition's `extras["counters"]`, validated (CountersError: one line naming the
+    fix)."""
+    value = (extras or {}).get("counters", list(DEFAULT_SOURCES))
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - {"sources", "nodes"})
+        nodes = value.get("nodes", "first")
+        if unknown or nodes not in NODES:
+            raise CountersError(f"extras.counters: expected {{\"sources\": [...], \"nodes\": "
+                                f"{' or '.join(repr(n) for n in NODES)}}}, got {dict(value)!r}")
+        return Reading(sources(value.get("sources", list(DEFAULT_SOURCES))), nodes)
+    return Reading(sources(value))
+
+
+def sources(value) -> list[str]:
+    """A declared list of counter sources, validated."""
+    if not isinstance(value, list) or not all(s in SOURCES for s in value):
         raise CountersError(f"extras.counters: expected a list of {', '.join(SOURCES)}, got "
-                            f"{declared!r}")
-    return declared
+                            f"{value!r}")
+    return value
+
+
+def commands(reading: Reading, program: str, scheduler: str) -> tuple[str, str]:
+    """The job script's lines that read the counters before and after the program; every word
+    quoted. `every` needs Slurm: one srun step with a task on each node of the job."""
+    launch = []
+    if reading.nodes == "every":
+        if scheduler not in ("slurm", "squeue"):
+            raise CountersError(f"extras.counters: nodes \"every\" reads through srun, and this "
+                                f"partition's scheduler is {scheduler}; declare \"first\"")
+        launch = ["srun", "--nodes=$SLURM_JOB_NUM_NODES", "--ntasks=$SLURM_JOB_NUM_NODES",
+                  "--ntasks-per-node=1"]
+
+    def line(file: str) -> str:
+        words = [program, file, *reading.sources]
+        # $SLURM_JOB_NUM_NODES is the job's own, expanded by the job script: left unquoted
+        return " ".join([*launch, *(shlex.quote(w) for w in words)])
+    return line(BEFORE), line(AFTER)
+
+
+#: The stale readings an earlier job left in a stage, as shell patterns (constants, unquoted).
+STALE = [name.replace("%n", "*") for name in (BEFORE, AFTER)]
 
 
 def parse(text: str) -> dict[str, int]:
@@ -43,9 +99,19 @@ def parse(text: str) -> dict[str, int]:
     values = {}
     for line in text.splitlines():
         name, _, value = line.strip().rpartition(" ")
-        if name and value.isdigit():
+        if name and value.isdigit() and not name.startswith("#"):
             values[name] = int(value)
     return values
+
+
+def skipped(text: str) -> dict[str, str]:
+    """The "# skipped SOURCE: REASON" lines of a reading as {source: reason}."""
+    found = {}
+    for line in text.splitlines():
+        match = re.match(r"# skipped (\S+): (.+)", line.strip())
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
 
 
 def deltas(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
@@ -62,18 +128,43 @@ def trouble(moved: Mapping[str, int]) -> dict[str, int]:
 
 def describe(moved: Mapping[str, int]) -> str:
     """One line: "tc lo tbf-835e dropped +5, tc lo tbf-835e overlimits +5" ("" for none)."""
-    return ", ".join(f"{name.replace('/', ' ')} {change:+d}" for name, change in moved.items())
+    # a "|" (legal in an interface's name) would split the perflog's column
+    return ", ".join(f"{name.replace('/', ' ').replace('|', '?')} {change:+d}"
+                     for name, change in moved.items())
 
 
-def judge(test) -> tuple[str, dict[str, int]]:
-    """(the troubled counters that moved during the job, as a line; every counter that moved,
-    with its change), from the two readings in `test`'s stage; ("", {}) where one is missing."""
-    readings = []
-    for name in (BEFORE, AFTER):
+@dataclass
+class Judged:
+    """What the readings of one job say."""
+    #: the troubled counters that moved, as one line ("" for none)
+    trouble: str
+    #: every counter that moved, "NODE/SOURCE/NAME": change
+    moved: dict[str, int]
+    #: what was not read, and why: "node1 infiniband: no ..., node2: no reading after the job"
+    not_read: str
+
+
+def judge(stagedir: str) -> Judged:
+    """The job's readings in `stagedir`, node by node; a node read before and not after (a
+    job that failed before its last line) is named in `not_read`."""
+    moved, missing = {}, []
+    before_files = sorted(glob.glob(os.path.join(glob.escape(stagedir),
+                                                 BEFORE.replace("%n", "*"))))
+    prefix, suffix = BEFORE.split("%n")
+    for before_file in before_files:
+        node = os.path.basename(before_file)[len(prefix):-len(suffix)]
         try:
-            with open(f"{test.stagedir}/{name}") as text:
-                readings.append(parse(text.read()))
+            with open(before_file) as text:
+                before_text = text.read()
+            with open(os.path.join(stagedir, AFTER.replace("%n", node))) as text:
+                after = parse(text.read())
         except OSError:
-            return "", {}
-    moved = deltas(*readings)
-    return describe(trouble(moved)), moved
+            missing.append(f"{node}: no reading after the job")
+            continue
+        moved.update({f"{node}/{name}": change
+                      for name, change in deltas(parse(before_text), after).items()})
+        missing += [f"{node} {source}: {reason}"
+                    for source, reason in skipped(before_text).items()]
+    if not before_files:
+        missing.append("no reading before the job")
+    return Judged(describe(trouble(moved)), moved, ", ".join(missing))

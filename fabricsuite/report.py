@@ -203,10 +203,12 @@ def _utc(ts: float | None) -> str:
 
 def _counters_text(case: dict) -> str:
     """What a case's counters said: the troubled ones that moved, "none moved", or not
-    recorded (a run before issue 29, or an external suite)."""
-    if case.get("counters"):
-        return str(case["counters"])
-    return "none moved" if "counter_deltas" in case else "not recorded"
+    recorded (a run before issue 29, or an external suite); then what was not read, and why."""
+    text = (str(case["counters"]) if case.get("counters") else
+            "none moved" if "counter_deltas" in case else "not recorded")
+    if case.get("counters_not_read"):
+        text += f" (not read: {case['counters_not_read']})"
+    return text
 
 
 def _first_line(text: Any, limit: int = 300) -> str:

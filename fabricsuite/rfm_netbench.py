@@ -66,9 +66,9 @@ def record_exit_status(test) -> None:
     """Make `test`'s job script remove stale outputs before the program runs and record the
     launcher's exit status with a fresh run id after it (see `exit_status_problem`)."""
     test.run_id = uuid.uuid4().hex
-    stale = [EXIT_STATUS_FILE, counters.BEFORE, counters.AFTER,
-             *getattr(test, "fresh_outputs", [])]
-    test.prerun_cmds = [*test.prerun_cmds, "rm -f " + " ".join(shlex.quote(f) for f in stale)]
+    stale = [EXIT_STATUS_FILE, *getattr(test, "fresh_outputs", [])]
+    test.prerun_cmds = [*test.prerun_cmds, "rm -f " + " ".join(
+        [*(shlex.quote(f) for f in stale), *counters.STALE])]
     # Directly after the launcher line: $? is the launcher's exit status.
     test.postrun_cmds = [f'echo "$? {test.run_id}" > {EXIT_STATUS_FILE}', *test.postrun_cmds]
 
@@ -237,11 +237,15 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: What carried rank 0's messages, from the MPI's own selection output
     #: (fabricsuite.transport): "vader", "ucx:tcp", "tcp (network), vader (node)", "unknown: ..."
     transport = variable(str, value="", loggable=True)
-    #: The fabric counters of the job's first node that tell of trouble and moved during the
-    #: job, "tc eth0 tbf-8001 overlimits +3021" (fabricsuite.counters); "" for none
+    #: The fabric counters that tell of trouble and moved during the job, on the nodes the
+    #: partition reads, "node1 tc eth0 tbf-8001 overlimits +3021" (fabricsuite.counters); ""
+    #: for none
     counters = variable(str, value="", loggable=True)
-    #: Every counter that moved during the job, by name, with its change
+    #: Every counter that moved during the job, "NODE/SOURCE/NAME", with its change
     counter_deltas = variable(typ.Dict[str, int], value={}, loggable=True)
+    #: What the partition declares and was not read, with the reason, "node1 infiniband: no
+    #: /sys/class/infiniband/*/ports (...)"; "" when everything was read
+    counters_not_read = variable(str, value="", loggable=True)
     #: The largest share of the run a rank waited for its CPU (fabricsuite.interference)
     cpu_wait_fraction = variable(float, type(None), value=None, loggable=True)
     #: Why the node was not quiet, "" when it was: the rank, its wait, what ran on its CPU
@@ -269,16 +273,16 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
                                 [self.method, *self.netbench_options, "--json-file", RESULT_FILE,
                                  transport.NETBENCH_OPTION]]
         record_exit_status(self)
-        # The fabric's counters on the job's first node, just before and just after the program
-        # (fabricsuite.counters); stale readings go with record_exit_status's clean-up.
+        # The fabric's counters on the job's first or every node, just before and just after the
+        # program (fabricsuite.counters); stale readings go with record_exit_status's clean-up.
         try:
-            read = [str(READ_COUNTERS), *counters.sources(self.current_partition.extras)]
+            before, after = counters.commands(
+                counters.declared(self.current_partition.extras), str(READ_COUNTERS),
+                self.current_partition.scheduler.registered_name)
         except counters.CountersError as err:
             raise EnvironError(str(err)) from None
-        self.prerun_cmds = [*self.prerun_cmds, " ".join(
-            shlex.quote(w) for w in [read[0], counters.BEFORE, *read[1:]])]
-        self.postrun_cmds = [*self.postrun_cmds, " ".join(
-            shlex.quote(w) for w in [read[0], counters.AFTER, *read[1:]])]
+        self.prerun_cmds = [*self.prerun_cmds, before]
+        self.postrun_cmds = [*self.postrun_cmds, after]
 
     @run_before("run")
     def use_reference_file(self):
@@ -313,7 +317,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     @sanity_function
     def result_is_sound(self):
         # First: a job that failed (a link down) still says which counters moved.
-        self.counters, self.counter_deltas = counters.judge(self)
+        readings = counters.judge(self.stagedir)
+        self.counters, self.counter_deltas = readings.trouble, readings.moved
+        self.counters_not_read = readings.not_read
         not_judged = exit_status_problem(self)
         if not_judged:
             raise SanityError(not_judged)

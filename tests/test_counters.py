@@ -1,6 +1,8 @@
 """Which fabric counters moved during a job (fabricsuite.counters), from real readings of
 config/launchers/read-counters (tests/data/counters/README.md)."""
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,11 +31,62 @@ def test_an_idle_link_shows_no_movement():
     assert before and counters.deltas(before, after) == {}
 
 
-def test_every_line_of_a_reading_is_a_counter():
-    for name in ("tbf-before", "tbf-after", "idle-before", "idle-after"):
-        lines = (DATA / f"{name}.txt").read_text().splitlines()
-        assert len(counters.parse("\n".join(lines))) == len(lines)
-        assert all(line.split("/", 1)[0] in counters.SOURCES for line in lines)
+def test_every_line_of_a_reading_is_a_counter_or_a_skipped_source():
+    for name in ("tbf-before", "tbf-after", "idle-before", "idle-after", "default-sources"):
+        text = (DATA / f"{name}.txt").read_text()
+        lines = text.splitlines()
+        assert len(counters.parse(text)) + len(counters.skipped(text)) == len(lines)
+        assert all(line.split("/", 1)[0] in counters.SOURCES for line in lines
+                   if not line.startswith("#"))
+
+
+def test_a_source_the_node_lacks_is_skipped_with_the_reason():
+    text = (DATA / "default-sources.txt").read_text()
+    assert counters.skipped(text) == {
+        "infiniband": "no /sys/class/infiniband/*/ports (no InfiniBand or RoCE adapter)",
+        "cxi": "no /sys/class/cxi/*/device/telemetry (no Slingshot CXI adapter)"}
+    assert "net/lo/rx_bytes" in counters.parse(text)
+
+
+def test_read_counters_names_its_file_after_the_node(tmp_path):
+    # the real script: "%n" is the Slurm node's name; one that could reach a path is refused
+    script = Path(counters.__file__).resolve().parents[1] / "config/launchers/read-counters"
+    for node, expected in (("node7", "node7"), ("../x y", "node")):
+        subprocess.run([script, str(tmp_path / "c-%n.txt"), "cxi"], check=True,
+                       env={"PATH": "/usr/bin:/bin", "SLURMD_NODENAME": node})
+        assert (tmp_path / f"c-{expected}.txt").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c-node.txt", "c-node7.txt"]
+
+
+def stage_with(tmp_path: Path, readings: dict[str, tuple[str, str | None]]) -> str:
+    """A stage directory holding, per node, the named readings before and after a job."""
+    for node, (before, after) in readings.items():
+        shutil.copy(DATA / f"{before}.txt",
+                    tmp_path / counters.BEFORE.replace("%n", node))
+        if after:
+            shutil.copy(DATA / f"{after}.txt", tmp_path / counters.AFTER.replace("%n", node))
+    return str(tmp_path)
+
+
+def test_a_job_s_readings_are_judged_node_by_node(tmp_path):
+    judged = counters.judge(stage_with(tmp_path, {"node1": ("idle-before", "idle-after"),
+                                                  "node2": ("tbf-before", "tbf-after")}))
+    assert judged.trouble == ("node2 tc lo tbf-835e dropped +5, "
+                              "node2 tc lo tbf-835e overlimits +5")
+    assert judged.moved["node2/net/lo/tx_bytes"] == 224001
+    assert not any(name.startswith("node1/") for name in judged.moved)
+    assert judged.not_read == ""
+
+
+def test_a_node_without_its_reading_after_the_job_is_named(tmp_path):
+    judged = counters.judge(stage_with(tmp_path, {"node1": ("default-sources", None),
+                                                  "node2": ("idle-before", "idle-after")}))
+    assert judged.trouble == "" and judged.moved == {}
+    assert judged.not_read == "node1: no reading after the job"
+    judged = counters.judge(stage_with(tmp_path, {"node1": ("default-sources",
+                                                            "default-sources")}))
+    assert judged.not_read.startswith("node1 infiniband: no /sys/class/infiniband")
+    assert counters.judge(str(tmp_path / "nothing")).not_read == "no reading before the job"
 
 
 def test_a_counter_present_once_only_is_not_a_change():
@@ -41,16 +94,37 @@ def test_a_counter_present_once_only_is_not_a_change():
     assert counters.deltas({"net/a/rx_errors": 1}, {"net/b/rx_errors": 5}) == {}
 
 
-@pytest.mark.parametrize("declared", ["net", ["net", "ethtool"], [1]])
+@pytest.mark.parametrize("declared", ["net", ["net", "ethtool"], [1],
+                                      {"sources": ["ethtool"]}])
 def test_a_bad_declaration_is_one_line_naming_the_sources(declared):
     with pytest.raises(CountersError) as caught:
-        counters.sources({"counters": declared})
+        counters.declared({"counters": declared})
     assert "net, infiniband, cxi, tc" in str(caught.value)
 
 
-def test_the_default_sources():
-    assert counters.sources({}) == ["net", "infiniband", "cxi"]
-    assert counters.sources({"counters": ["tc"]}) == ["tc"]
+@pytest.mark.parametrize("declared", [{"nodes": "all"}, {"sources": ["net"], "node": "every"}])
+def test_a_bad_node_declaration_is_one_line_naming_the_choices(declared):
+    with pytest.raises(CountersError, match="'first' or 'every'"):
+        counters.declared({"counters": declared})
+
+
+def test_the_default_reading():
+    assert counters.declared({}) == counters.Reading(["net", "infiniband", "cxi"], "first")
+    assert counters.declared({"counters": ["tc"]}) == counters.Reading(["tc"], "first")
+    assert counters.declared({"counters": {"nodes": "every"}}) == counters.Reading(
+        ["net", "infiniband", "cxi"], "every")
+
+
+def test_the_job_script_reads_the_first_node_or_every_node_through_srun():
+    first = counters.commands(counters.Reading(["net", "tc"]), "/opt/fab suite/read-counters",
+                              "local")
+    assert first == ("'/opt/fab suite/read-counters' counters-before-%n.txt net tc",
+                     "'/opt/fab suite/read-counters' counters-after-%n.txt net tc")
+    before, _after = counters.commands(counters.Reading(["net"], "every"), "/r", "squeue")
+    assert before == ("srun --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_JOB_NUM_NODES "
+                      "--ntasks-per-node=1 /r counters-before-%n.txt net")
+    with pytest.raises(CountersError, match="scheduler is pbs; declare \"first\""):
+        counters.commands(counters.Reading(["net"], "every"), "/r", "pbs")
 
 
 def test_a_regression_names_the_counters_that_moved():

@@ -386,11 +386,68 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
         assert len(lines) >= SLOW_REPEATS, (rate, summary.stdout)
         assert all("bandwidth_" in ln and "noise widths" in ln and "confirmed: first run" in ln
                    for ln in lines), lines
-        # beside each, the shaper of the first node's link held the packets back
-        # (fabricsuite.counters: tc on the emulated cluster)
-        assert all(re.search(r"; counters moved: .*tc eth0 tbf-\w+ overlimits \+\d+", ln)
-                   for ln in lines), lines
+        # beside each, the shaper of each node's link held the packets back
+        # (fabricsuite.counters: tc on every node of the emulated cluster's jobs)
+        assert all({f"{PREFIX}1", f"{PREFIX}2"} <= set(re.findall(
+            r"(\S+) tc eth0 tbf-\w+ overlimits \+\d+", ln.split("; counters moved: ")[-1]))
+            for ln in lines), lines
         print(f"{rate}:", *lines, sep="\n  ")
+
+
+def test_a_link_taken_down_and_up_shows_its_carrier_changes_beside_the_failed_job(cluster,
+                                                                                  tmp_path):
+    """Issue 29: node 2's link goes down while the bandwidth job measures (after its counters
+    were read on both nodes) and comes up once netbench's watchdog has ended the run. The job
+    fails (the launcher's status 1, never judged on figures) and its broken line names node 2's
+    carrier changes: read on every node of the job (extras.counters nodes "every"), the first
+    node's link did not move. Without the fault, this job takes about 5 s (18 sizes x 10
+    repetitions), well within its 20 s watchdog."""
+    import threading
+    import time
+
+    emu, _state = cluster
+    results = tmp_path / "results"
+    done = {}
+    options = ["-S", "netbench_options=--repetitions,10,--max-size,1M,--timeout,20",
+               "-S", "required_sizes=" + ",".join(str(2 ** k) for k in range(3, 21))]
+    job = threading.Thread(target=lambda: done.setdefault("proc", run_reframe(
+        emu, results, "-c", "checks/pt2pt.py", "-p", "openmpi", "--max-retries=0",
+        "-n", "NetbenchPingPongBandwidth%distance=other-node", *options)))
+    job.start()
+    try:
+        deadline = time.monotonic() + 300
+        while len(list(results.glob("stage/**/NetbenchPingPongBandwidth*/counters-before-*"))) < 2:
+            assert time.monotonic() < deadline and job.is_alive(), "the job never read its counters"
+            time.sleep(0.2)
+        time.sleep(2)  # MPI is up and measuring
+        emu("link", "2", "down")
+        while not any("did not end within --timeout" in err.read_text()
+                      for err in results.glob("stage/**/NetbenchPingPongBandwidth*/rfm_job.err")):
+            assert time.monotonic() < deadline, "netbench's watchdog never ended the run"
+            time.sleep(0.5)
+    finally:
+        emu("link", "2", "up", check=False)
+        job.join()
+    proc = done["proc"]
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    report = json.loads(sorted((results / "reports").glob("*.json"))[-1].read_text())
+    case = next(c for c in report["runs"][-1]["testcases"]
+                if c["name"].startswith("NetbenchPingPongBandwidth"))
+    assert case["result"] == "fail" and "launcher exited with status" in case["fail_reason"], case
+    # node 2's carrier went and came back (+2); what it could not send meanwhile was dropped
+    # (tx_dropped, seen here): every troubled counter is node 2's
+    named = case["counters"].split(", ")
+    assert f"{PREFIX}2 net eth0 carrier_changes +2" in named, named
+    assert all(name.startswith(f"{PREFIX}2 ") for name in named), named
+    assert not any(name.startswith(f"{PREFIX}1/") and "carrier" in name
+                   for name in case["counter_deltas"]), case["counter_deltas"]
+    assert case["counters_not_read"] == "", case["counters_not_read"]
+    summary = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session",
+                              sorted((results / "reports").glob("*.json"))[-1]],
+                             capture_output=True, text=True, cwd=REPO_ROOT)
+    broken = [ln for ln in summary.stdout.splitlines() if "launcher exited" in ln]
+    assert broken and f"; counters moved: {case['counters']}" in broken[0], summary.stdout
+    print(*broken, sep="\n")
 
 
 def test_workflows_nightly_compare_and_report(cluster, tmp_path):

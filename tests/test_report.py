@@ -169,7 +169,10 @@ def _derived(root: Path, number: int, template: dict, specs: list[tuple]) -> dic
                     job_completion_time_unix=start + 4,
                     session_uuid=report["session_info"]["uuid"],
                     transport="vader",  # what a netbench check records since issue 29
-                    counters="net eth0 rx_dropped +3", counter_deltas={"net/eth0/rx_dropped": 3})
+                    counters="vm net eth0 rx_dropped +3",
+                    counter_deltas={"vm/net/eth0/rx_dropped": 3},
+                    counters_not_read="vm cxi: no /sys/class/cxi/*/device/telemetry (no "
+                                      "Slingshot CXI adapter)")
         level = parameters.get("distance") or parameters.get("scale")
         reference = {k: v for k, v in ((references.get(check) or {}).get("local:default") or {})
                      .get("openmpi", {}).get(level, {}).items()}
@@ -339,7 +342,8 @@ def test_provenance_names_the_transport(page):
     rows = [row for row in html.split("<tr>") if row.startswith("<td>Netbench")]
     matrix = [row for row in rows if row.startswith("<td>NetbenchMatrix</td>")]
     assert matrix and "</td><td>vader</td>" in matrix[0]
-    assert "<td>net eth0 rx_dropped +3</td>" in matrix[0]
+    assert ("<td>vm net eth0 rx_dropped +3 (not read: vm cxi: no /sys/class/cxi/*/device/"
+            "telemetry (no Slingshot CXI adapter))</td>") in matrix[0]
     # sessions stored before the transport was recorded say so
     assert "<tr><th>transport</th><td>not recorded</td></tr>" in html
 

@@ -41,8 +41,10 @@ _TOLERANCES = {"tolerance_floor": 0.07, "tolerance_floor_by_unit": {"us": 0.35},
                "confirm_pause_s": 10}
 # Both MPIs are told to use TCP between the namespaces (environments below): anything else is
 # the fault the emulated links would hide (MPICH's UCX reaching another node by shared memory).
-# The counters read around every job: the node's interfaces and its link's shaper (tc tbf).
+# The counters read around every job: the node's interfaces and its link's shaper (tc tbf); on
+# every node of a Slurm job (one srun step per reading), on the first one without Slurm.
 _TRANSPORT = {"transport": {"openmpi": "tcp", "mpich": "tcp"}, "counters": ["net", "tc"]}
+_EVERY_NODE = {"counters": {"sources": ["net", "tc"], "nodes": "every"}}
 _state = Path(os.environ.get("FABRICSUITE_EMU_DIR",
                              Path(__file__).resolve().parents[2] / "results" / "emucluster"))
 try:
@@ -83,6 +85,7 @@ site_configuration = {
                         "timing_max_nodes": min(os.cpu_count() or 1, _nodes),
                         **_TOLERANCES,
                         **_TRANSPORT,
+                        **_EVERY_NODE,
                     },
                     "max_jobs": 1,
                 },
