@@ -41,14 +41,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import EmuCluster  # noqa: E402
+from fabricsuite.emucluster import OPENMPI_TCP, EmuCluster, srun_matrix  # noqa: E402
 
 #: Node counts the table is computed for.
 TARGETS = [64, 1000, 10000]
 #: The acceptance target: the full map of 1000 nodes, suspects re-tested included.
 TARGET_NODES, TARGET_S = 1000, 300.0
-MPI_ENV = {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self", "OMPI_ALLOW_RUN_AS_ROOT": "1",
-           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
 
 
 def tournament_rounds(nodes: int) -> int:
@@ -135,10 +133,9 @@ def measure(counts: list[int], max_size: str, work: Path) -> list[dict]:
             row = {"nodes": nodes}
             for schedule in ("concurrent", "sequential"):
                 out = work / f"matrix-{nodes}-{schedule}.json"
-                proc = emu("exec", "srun", f"-N{nodes}", f"-n{nodes}", "--ntasks-per-node=1",
-                           "--time=5", str(build / "netbench"), "matrix", "--schedule", schedule,
-                           "--max-size", max_size, "--repetitions", "3", "--time-cap-ms", "20",
-                           "--json-file", str(out), env=MPI_ENV)
+                proc = emu("exec", *srun_matrix(
+                    build / "netbench", nodes, out, "--schedule", schedule, "--max-size",
+                    max_size, "--repetitions", "3", "--time-cap-ms", "20"), env=OPENMPI_TCP)
                 if proc.returncode != 0 or not out.exists():
                     raise SystemExit(f"matrix_cost.py: {schedule} at {nodes} nodes failed: "
                                      f"{proc.stderr[-2000:]}")

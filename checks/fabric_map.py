@@ -13,8 +13,13 @@ environment and scale (reference/<system>.yaml).
   is the full map for acceptance. Sanity: the map is complete (the pairs of the rounds measured)
   and its N x N maps were written beside netbench.json (matrix_bandwidth_MBps.csv,
   matrix_latency_us.csv: rows and columns are ranks, headed by host names; matrix_maps.json);
-  bad pairs and nodes are named in the log. Performance: the median and the worst pair's
-  bandwidth, the median latency, and the counts of bad pairs and bad nodes (reference 0, e.g.
+  bad pairs and nodes are named in the log. Then the bad pairs are explained by the fewest
+  components of the partition's switch tree (`extras.topology`: "slurm" for the job's
+  `scontrol show topology`, or a topology.conf path; without one, one switch): faulty node
+  links, leaf uplinks and switches, named with their evidence in `components`, and congestion
+  (suspects cleared alone that crossed an uplink) said apart (fabricsuite.switches).
+  Performance: the median and the worst pair's bandwidth, the median latency, and the counts of
+  bad pairs, bad nodes and faulty components (reference 0, e.g.
   `matrix_bad_pairs: [0, null, 0, pairs]`: any confirmed bad pair fails).
 - NetbenchRankDistance: every core of the allocation; ping-pong between rank 0 and rank d,
   d = 1, 2, 4, ... (Altix study §3.2, Fig. 2 and 3), one pair at a time while the other ranks
@@ -22,16 +27,27 @@ environment and scale (reference/<system>.yaml).
 """
 
 import os
+import shlex
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 from reframe.core.logging import getlogger
 
+from fabricsuite import switches
+from fabricsuite.metrics import LOWER, Figure, PerfSpec
 from fabricsuite.rfm_netbench import RESULT_FILE, NetbenchMultiRankCheck, count_problems, summaries
 
 #: The N x N maps netbench writes beside its JSON result (`matrix --json-file`).
 MAP_FILES = ["matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"]
+#: The switch tree as the job's `scontrol show topology` printed it (extras.topology "slurm").
+TREE_FILE = "switch-tree.txt"
+
+
+def faulty(kind: str) -> Figure:
+    """The count of faulty components of a kind (fabricsuite.switches), reference 0."""
+    return Figure(read=lambda result: switches.verdict(result).counts()[kind],
+                  spec=PerfSpec("components", LOWER))
 
 
 @rfm.simple_test
@@ -47,10 +63,16 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     seed = variable(int, value=1, loggable=True)
     #: Further netbench options, e.g. ["--bandwidth-fraction", "0.9"].
     matrix_options = variable(typ.List[str], value=[])
-    keep_files = [RESULT_FILE, *MAP_FILES]
-    fresh_outputs = [RESULT_FILE, *MAP_FILES]
-    metrics = summaries("bandwidth_median_MBps", "bandwidth_min_MBps", "latency_median_us",
-                        "bad_pairs", "bad_nodes", prefix="matrix_")
+    #: The faulty components the switch tree explains the bad pairs by, with their evidence,
+    #: and the congestion cleared by the re-test (fabricsuite.switches); "" for none
+    components = variable(str, value="", loggable=True)
+    keep_files = [RESULT_FILE, *MAP_FILES, TREE_FILE]
+    fresh_outputs = [RESULT_FILE, *MAP_FILES, TREE_FILE]
+    metrics = {**summaries("bandwidth_median_MBps", "bandwidth_min_MBps", "latency_median_us",
+                           "bad_pairs", "bad_nodes", prefix="matrix_"),
+               "matrix_faulty_node_links": faulty("node"),
+               "matrix_faulty_uplinks": faulty("uplink"),
+               "matrix_faulty_switches": faulty("switch")}
 
     @run_after("init")
     def set_schedule(self):
@@ -59,8 +81,39 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
             options += ["--rounds", str(self.rounds), "--seed", str(self.seed)]
         self.netbench_options = [*self.netbench_options, *options, *self.matrix_options]
 
+    @run_after("setup")
+    def read_switch_tree(self):
+        # The job itself records the tree its map is judged against (extras.topology "slurm").
+        if self.current_partition.extras.get("topology") == "slurm":
+            self.prerun_cmds = [*self.prerun_cmds,
+                                f"scontrol show topology > {shlex.quote(TREE_FILE)} 2>&1"]
+
+    def switch_tree(self) -> str:
+        """The partition's switch tree as topology text; "" for none declared
+        (switches.TopologyError: one that cannot be read)."""
+        declared = self.current_partition.extras.get("topology")
+        if not declared:
+            return ""
+        path = (os.path.join(self.stagedir, TREE_FILE) if declared == "slurm" else
+                os.path.expanduser(str(declared)))
+        try:
+            with open(path) as text:
+                return text.read()
+        except OSError as err:
+            raise switches.TopologyError(
+                f"cannot read {path} ({err.strerror}); declare extras.topology \"slurm\" or a "
+                f"topology.conf path") from None
+
     def extra_problems(self, result):
         problems = super().extra_problems(result)
+        try:
+            result.switch_tree = self.switch_tree()
+            explanation = switches.verdict(result)
+        except switches.TopologyError as err:
+            return [*problems, f"switch tree: {err}"]
+        self.components = "; ".join(explanation.lines())
+        if self.components:
+            getlogger().warning(f"{self.display_name}: {self.components}")
         pairs = result.table("pairs")
         ranks = result.parameters["ranks"]
         if result.parameters.get("rounds", 0) == result.parameters.get("rounds_total", 0):

@@ -4,9 +4,17 @@
 # The same ReFrame checks then run through sbatch/srun exactly as on a center's Slurm cluster
 # (system `emucluster`, config/systems/emucluster.py).
 #
-#   ci/emucluster.sh up [--nodes N] [--rate RATE]   bring it up (default 4 nodes, 1gbit links)
+#   ci/emucluster.sh up [--nodes N] [--rate RATE] [--leaves L] [--uplink-rate RATE]
+#                                                   bring it up (default 4 nodes, 1gbit links,
+#                                                   one switch); with L >= 2 leaf switches, the
+#                                                   nodes in L blocks under them, the leaves'
+#                                                   uplinks to a spine switch (unshaped unless
+#                                                   --uplink-rate) and a Slurm topology.conf
 #   ci/emucluster.sh rate RATE [NODE]               re-shape every node link, or node NODE's only
 #                                                   (e.g. 500mbit; none removes the shaping)
+#   ci/emucluster.sh rate RATE --link NAME          re-shape one link: a node's (NAME: its number
+#                                                   or name) or a leaf's uplink (uplink1..L, both
+#                                                   directions; uplinks: every one)
 #   ci/emucluster.sh link NODE down|up              take node NODE's link down (its end at the
 #                                                   bridge: the node's eth0 loses its carrier)
 #                                                   or bring it up again
@@ -25,7 +33,11 @@
 # Another cluster (another state directory) is never touched, whatever its names.
 #
 # Nodes: ${PREFIX}1..N at 10.213.0.1..N/24, head ${PREFIX}h at 10.213.0.254, bridge in namespace
-# ${PREFIX}fab. Without Slurm, mpirun reaches the nodes through $STATE/nsagent (an rsh
+# ${PREFIX}fab (br0; with --leaves L: bridges leaf1..leafL and spine there, leaf l's uplink the
+# veth pair up<l> (on leaf l) - dn<l> (on the spine), the head on the spine; slurm.conf says
+# TopologyPlugin=topology/tree, and topology.conf beside it names the same tree, so that
+# `scontrol show topology` reads it). An uplink slower than the sum of its leaf's node links is
+# oversubscribed, as on a tapered fat tree: concurrent pairs crossing it share it. Without Slurm, mpirun reaches the nodes through $STATE/nsagent (an rsh
 # stand-in) and $STATE/hostfile (partition emucluster:mpirun). Node i's slurmd (and so its job
 # steps) is pinned to CPU (i-1) mod CPUs: with 2 nodes on a 2-core machine each rank has its own
 # core (timing is meaningful); with more nodes than cores, ranks share cores (launch and
@@ -171,26 +183,44 @@ delete_namespaces() {
 # network
 # ---------------------------------------------------------------------------------------------
 
-add_namespace() { # NAME ADDRESS VETH
-    local ns=$1 address=$2 veth=$3
+add_namespace() { # NAME ADDRESS VETH BRIDGE
+    local ns=$1 address=$2 veth=$3 bridge=$4
     add_netns "$ns"
     ip link add "$veth" type veth peer name eth0 netns "$ns"
     ip link set "$veth" netns "$FABRIC"
-    ip -n "$FABRIC" link set "$veth" master br0 up
+    ip -n "$FABRIC" link set "$veth" master "$bridge" up
     ip -n "$ns" addr add "$address/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
 }
 
+# The bridge (switch) node i hangs from: br0, or with L leaves leaf l of contiguous blocks.
+leaf_of() { # NODE number, NODES, LEAVES
+    if [ "$3" -le 1 ]; then echo br0; else echo "leaf$(( ($1 - 1) * $3 / $2 + 1 ))"; fi
+}
+
 network_up() {
-    local nodes=$1 i
+    local nodes=$1 leaves=$2 i l
     add_netns "$FABRIC"
-    ip -n "$FABRIC" link add br0 type bridge
-    ip -n "$FABRIC" link set br0 up
     ip -n "$FABRIC" link set lo up
-    add_namespace "$HEAD" "$SUBNET.254" "${PREFIX}vh"
+    if [ "$leaves" -le 1 ]; then
+        ip -n "$FABRIC" link add br0 type bridge
+        ip -n "$FABRIC" link set br0 up
+        add_namespace "$HEAD" "$SUBNET.254" "${PREFIX}vh" br0
+    else
+        ip -n "$FABRIC" link add spine type bridge
+        ip -n "$FABRIC" link set spine up
+        for l in $(seq 1 "$leaves"); do
+            ip -n "$FABRIC" link add "leaf$l" type bridge
+            ip -n "$FABRIC" link set "leaf$l" up
+            ip -n "$FABRIC" link add "up$l" type veth peer name "dn$l"
+            ip -n "$FABRIC" link set "up$l" master "leaf$l" up
+            ip -n "$FABRIC" link set "dn$l" master spine up
+        done
+        add_namespace "$HEAD" "$SUBNET.254" "${PREFIX}vh" spine
+    fi
     for i in $(seq 1 "$nodes"); do
-        add_namespace "$PREFIX$i" "$SUBNET.$i" "${PREFIX}v$i"
+        add_namespace "$PREFIX$i" "$SUBNET.$i" "${PREFIX}v$i" "$(leaf_of "$i" "$nodes" "$leaves")"
     done
 }
 
@@ -200,6 +230,49 @@ check_node() { # WHAT NODE: NODE is the number of a node of the cluster that is 
     [ "$nodes" -gt 0 ] || die "not up; run: ci/emucluster.sh up"
     [[ "$2" =~ ^[1-9][0-9]*$ ]] && [ "$2" -le "$nodes" ] ||
         die "$1: node $(printf %q "$2") is not one of 1..$nodes"
+}
+
+leaf_count() {
+    local l
+    l=$(cat "$STATE/leaves" 2>/dev/null || true)
+    [[ "$l" =~ ^[1-9][0-9]*$ ]] && echo "$l" || echo 1
+}
+
+shape() { # NAMESPACE DEVICE RATE ("none": unshaped)
+    if [ "$3" = none ]; then
+        ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null || true
+    else
+        ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" \
+            burst "$TBF_BURST" latency "$TBF_LATENCY" ||
+            die "tc tbf rate $(printf %q "$3") failed; give a tc rate such as 1gbit, 500mbit, 100mbit"
+    fi
+}
+
+set_uplink_rate() { # RATE, LEAF number or "s" (every uplink)
+    local l targets
+    [ "$(node_count)" -gt 0 ] || die "not up; run: ci/emucluster.sh up"
+    [ "$(leaf_count)" -ge 2 ] ||
+        die "rate --link uplink...: this cluster has one switch; bring it up with --leaves L"
+    if [ "$2" = s ]; then
+        targets=$(seq 1 "$(leaf_count)")
+    else
+        [[ "$2" =~ ^[1-9][0-9]*$ ]] && [ "$2" -le "$(leaf_count)" ] ||
+            die "rate --link uplink$(printf %q "$2"): use uplink1..uplink$(leaf_count) or uplinks"
+        targets=$2
+    fi
+    for l in $targets; do
+        shape "$FABRIC" "up$l" "$1"   # leaf -> spine
+        shape "$FABRIC" "dn$l" "$1"   # spine -> leaf
+    done
+    log "uplink$2 shaped to $1 (tbf, both directions)"
+}
+
+set_link_rate() { # RATE NAME: a node's number or name, uplinkL, or uplinks
+    case "$2" in
+        uplink*) set_uplink_rate "$1" "${2#uplink}" ;;
+        "$PREFIX"[0-9]*) set_rate "$1" "${2#"$PREFIX"}" ;;
+        *) set_rate "$1" "$2" ;;
+    esac
 }
 
 set_rate() { # RATE or "none", [NODE number]
@@ -212,13 +285,7 @@ set_rate() { # RATE or "none", [NODE number]
         targets=$(seq 1 "$(node_count)")
     fi
     for i in $targets; do
-        if [ "$rate" = none ]; then
-            ip netns exec "$PREFIX$i" tc qdisc del dev eth0 root 2>/dev/null || true
-        else
-            ip netns exec "$PREFIX$i" tc qdisc replace dev eth0 root tbf rate "$rate" \
-                burst "$TBF_BURST" latency "$TBF_LATENCY" ||
-                die "tc tbf rate $(printf %q "$rate") failed; give a tc rate such as 1gbit, 500mbit, 100mbit"
-        fi
+        shape "$PREFIX$i" eth0 "$rate"
     done
     if [ -n "$only" ]; then
         log "the link of ${PREFIX}$only shaped to $rate (tbf, egress)"
@@ -242,7 +309,7 @@ set_link() { # NODE number, "down" or "up"
 # ---------------------------------------------------------------------------------------------
 
 write_slurm_conf() {
-    local nodes=$1 cpus
+    local nodes=$1 leaves=$2 cpus l i members
     cpus=$(nproc)
     cat > "$STATE/slurm.conf" <<EOF
 # Written by ci/emucluster.sh: an emulated cluster of $nodes nodes in network namespaces.
@@ -287,6 +354,22 @@ NodeName=${PREFIX}[1-$nodes] NodeAddr=$SUBNET.[1-$nodes] NodeHostname=${PREFIX}[
 # MPI_Finalize, openucx/ucx#8738) ends after 10 minutes instead of holding a core forever.
 PartitionName=emu Nodes=${PREFIX}[1-$nodes] Default=YES DefaultTime=10 MaxTime=60 State=UP
 EOF
+    if [ "$leaves" -ge 2 ]; then
+        echo "TopologyPlugin=topology/tree" >> "$STATE/slurm.conf"
+        {
+            echo "# the switch tree of ci/emucluster.sh (read by Slurm's topology/tree)"
+            for l in $(seq 1 "$leaves"); do
+                members=""
+                for i in $(seq 1 "$nodes"); do
+                    [ "$(leaf_of "$i" "$nodes" "$leaves")" = "leaf$l" ] && members+=",$PREFIX$i"
+                done
+                echo "SwitchName=leaf$l Nodes=${members#,}"
+            done
+            echo "SwitchName=spine Switches=leaf[1-$leaves]"
+        } > "$STATE/topology.conf"
+    else
+        rm -f "$STATE/topology.conf"
+    fi
     # a 2-core machine has $cpus CPUs to pin $nodes slurmds to
     echo "$cpus" > "$STATE/cpus"
 }
@@ -402,21 +485,25 @@ down() {
     fi
     stop_daemons
     delete_namespaces
-    rm -f "$STATE/nodes" "$STATE/rate"
+    rm -f "$STATE/nodes" "$STATE/rate" "$STATE/leaves" "$STATE/topology.conf"
     rm -rf "$STATE/spool" "$STATE/tmp" "$STATE/state"
 }
 
 up() {
-    local nodes=4 rate=1gbit
+    local nodes=4 rate=1gbit leaves=1 uplink_rate=none
     while [ $# -gt 0 ]; do
         case "$1" in
             --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
             --rate) rate=${2:?--rate needs a tc rate such as 1gbit}; shift 2 ;;
-            *) die "up: unknown argument $(printf %q "$1"); use --nodes N and --rate RATE" ;;
+            --leaves) leaves=${2:?--leaves needs a number}; shift 2 ;;
+            --uplink-rate) uplink_rate=${2:?--uplink-rate needs a tc rate such as 1gbit}; shift 2 ;;
+            *) die "up: unknown argument $(printf %q "$1"); use --nodes N, --rate RATE, --leaves L and --uplink-rate RATE" ;;
         esac
     done
     [[ "$nodes" =~ ^[1-9][0-9]*$ ]] && [ "$nodes" -le 64 ] ||
         die "--nodes $(printf %q "$nodes"): use 1 to 64"
+    [[ "$leaves" =~ ^[1-9][0-9]*$ ]] && [ "$leaves" -le "$nodes" ] && [ "$leaves" -le 16 ] ||
+        die "--leaves $(printf %q "$leaves"): use 1 to 16, at most one per node"
     mkdir -p "$STATE/run" "$STATE/log"
     # A cluster of this state directory that is up is someone's: refused, never ended by `up`.
     if [ "$(node_count)" -gt 0 ] && { [ -n "$(recorded_namespaces)" ] || running_daemons; }; then
@@ -428,20 +515,22 @@ up() {
     trap 'rc=$?; set +e; if [ "$rc" -ne 0 ]; then log "bring-up failed; ending what it started"; down; fi' EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
-    network_up "$nodes"
+    network_up "$nodes" "$leaves"
     echo "$nodes" > "$STATE/nodes"
-    write_slurm_conf "$nodes"
+    echo "$leaves" > "$STATE/leaves"
+    write_slurm_conf "$nodes" "$leaves"
     write_rsh_agent "$nodes"
     start_daemons "$nodes"
     set_rate "$rate"
+    [ "$leaves" -ge 2 ] && [ "$uplink_rate" != none ] && set_uplink_rate "$uplink_rate" s
     trap - EXIT INT TERM
-    log "up: $nodes nodes ${PREFIX}1..$nodes, links $rate; state in $STATE"
+    log "up: $nodes nodes ${PREFIX}1..$nodes, links $rate, $leaves switch(es) (uplinks $uplink_rate); state in $STATE"
     log "run checks with: ci/emucluster.sh exec .venv/bin/reframe -C config/settings.py -c checks --system emucluster -r"
 }
 
 status() {
     local namespaces
-    echo "prefix $PREFIX, state $STATE, nodes $(node_count), rate $(cat "$STATE/rate" 2>/dev/null || echo -)"
+    echo "prefix $PREFIX, state $STATE, nodes $(node_count), switches $(leaf_count), rate $(cat "$STATE/rate" 2>/dev/null || echo -)"
     namespaces=$(recorded_namespaces)
     echo "${namespaces:-no namespaces}"
     [ "$(node_count)" -gt 0 ] && in_head sinfo || true
@@ -456,7 +545,13 @@ main() {
     case "$command" in
         up) need_root; up "$@" ;;
         down) need_root; down; log "down" ;;
-        rate) need_root; set_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${2:-}" ;;
+        rate)
+            need_root
+            if [ "${2:-}" = --link ]; then
+                set_link_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${3:?--link needs a node or uplink1..L}"
+            else
+                set_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${2:-}"
+            fi ;;
         link) need_root; set_link "${1:?link needs a node number}" "${2:?link needs down or up}" ;;
         exec)
             [ $# -gt 0 ] || die "exec needs a command"

@@ -25,3 +25,18 @@ class EmuCluster:
                  timeout: float | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([EMU, *args], env={**self.env, **(env or {})}, cwd=REPO_ROOT,
                               capture_output=True, text=True, timeout=timeout or self.timeout)
+
+
+#: Open MPI between emulated nodes: over TCP (the shaped links), yielding when idle (several
+#: nodes share a core), as root.
+OPENMPI_TCP = {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self",
+               "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+               "OMPI_MCA_mpi_yield_when_idle": "1"}
+
+
+def srun_matrix(netbench: Path | str, nodes: int, out: Path | str, *options: str,
+                minutes: int = 5) -> list[str]:
+    """The arguments of ``ci/emucluster.sh exec`` that run `netbench matrix` through srun, one
+    rank on each of `nodes` nodes, its result to `out` (environment: OPENMPI_TCP)."""
+    return ["srun", f"-N{nodes}", f"-n{nodes}", "--ntasks-per-node=1", f"--time={minutes}",
+            str(netbench), "matrix", *options, "--json-file", str(out)]

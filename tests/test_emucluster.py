@@ -25,7 +25,7 @@ import subprocess
 import emu_support
 import pytest
 import yaml
-from emu_support import BIN
+from emu_support import BIN, run_reframe
 from mpi_support import build_netbench
 
 from fabricsuite import REPO_ROOT
@@ -179,17 +179,6 @@ QUICK = ("-S", "netbench_options=--repetitions,5,--max-size,1M",
          "-S", "required_sizes=" + ",".join(str(2 ** k) for k in range(3, 21)))
 
 
-def run_reframe(emu, results, *args, system="emucluster:nodes", extra_env=None):
-    # time_limit: these jobs take seconds; a job that hangs in MPI_Finalize (see srun_netbench)
-    # ends after 2 minutes, within the test's timeout (without Slurm, emucluster:mpirun, hydra
-    # ends such an MPICH run first: MPIEXEC_TIMEOUT). Such a job did not exit 0, so its check
-    # fails however complete its output (a failed job is never judged on its figures); the
-    # known upstream hang (config/systems/emucluster.py) gets one retry.
-    return emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
-               system, "--exec-policy=serial", "-r", "-S", "time_limit=2m", "--max-retries=1",
-               *args, check=False,
-               extra_env={"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90",
-                          **(extra_env or {})})
 
 
 def test_pt2pt_checks_pass_at_2_nodes_through_srun(cluster, tmp_path):

@@ -30,12 +30,12 @@ import emu_support
 import pytest
 from mpi_support import build_netbench
 
+from fabricsuite.emucluster import OPENMPI_TCP, srun_matrix
+
 PREFIX = emu_support.prefix("fsm")  # unique per test run, distinct from test_emucluster's
 pytestmark = emu_support.marks(PREFIX)
 NODES, SLOW_NODE, RUNS = 6, 4, 5
 BANDWIDTH_FRACTION = 0.85
-MPI_ENV = {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self", "OMPI_ALLOW_RUN_AS_ROOT": "1",
-           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +59,10 @@ def matrix(emu, netbench, out, restarts):
     before its first round, which is started again once per test."""
     while True:
         out.unlink(missing_ok=True)
-        proc = emu("exec", "srun", f"-N{NODES}", f"-n{NODES}", "--ntasks-per-node=1",
-                   "--time=1", str(netbench), "matrix", "--max-size", "256K", "--repetitions",
-                   "3", "--time-cap-ms", "20", "--bandwidth-fraction", str(BANDWIDTH_FRACTION),
-                   "--progress-every", "0", "--json-file", str(out),
-                   extra_env=MPI_ENV, check=False, timeout=200)
+        proc = emu("exec", *srun_matrix(
+            netbench, NODES, out, "--max-size", "256K", "--repetitions", "3", "--time-cap-ms",
+            "20", "--bandwidth-fraction", str(BANDWIDTH_FRACTION), "--progress-every", "0",
+            minutes=1), extra_env=OPENMPI_TCP, check=False, timeout=200)
         if proc.returncode == 0 or round_line(1) in proc.stderr or restarts:
             break
         restarts.append(proc.stderr[-3000:])

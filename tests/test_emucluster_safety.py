@@ -335,6 +335,31 @@ def test_an_up_failing_once_slurm_runs_leaves_nothing_behind(emu):
 
 
 @needs_cluster
+@pytest.mark.parametrize("args, message", [
+    (["up", "--nodes", "2", "--leaves", "3"], "--leaves 3: use 1 to 16, at most one per node"),
+    (["up", "--nodes", "2", "--leaves", "1;true"], "--leaves 1\\;true: use 1 to 16"),
+    (["link", "1", "down"], "not up; run: ci/emucluster.sh up"),
+    (["rate", "1gbit", "--link", "uplink1"], "not up; run: ci/emucluster.sh up"),
+])
+def test_a_bad_topology_or_link_is_refused_with_one_line(emu, args, message):
+    proc = emu(*args)
+    assert proc.returncode != 0
+    assert len(proc.stderr.splitlines()) == 1 and message in proc.stderr, proc.stderr
+    assert not ours(f"{PREFIX}e")
+
+
+@needs_cluster
+def test_an_up_of_two_leaves_failing_on_its_uplinks_leaves_nothing_behind(emu):
+    # the uplinks are shaped last, after the namespaces, the bridges and every daemon
+    proc = emu("up", "--nodes", "2", "--leaves", "2", "--uplink-rate", "fastest")
+    assert proc.returncode != 0
+    assert "tc tbf rate fastest failed" in proc.stderr and "bring-up failed" in proc.stderr, (
+        proc.stderr)
+    assert not ours(f"{PREFIX}e")
+    assert processes_of(emu.state) == []
+
+
+@needs_cluster
 def test_an_up_failing_while_building_the_network_leaves_nothing_and_no_one_else_is_touched(
         emu):
     # A link named as node 2's veth already exists (someone else's): `ip link add` fails under

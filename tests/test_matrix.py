@@ -370,6 +370,8 @@ def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
     declared = declared_specs(module.NetbenchMatrix)
     assert declared["matrix_bad_pairs"] == PerfSpec("pairs", LOWER)
     assert declared["matrix_bad_nodes"] == PerfSpec("nodes", LOWER)
+    for kind in ("node_links", "uplinks", "switches"):  # fabricsuite.switches
+        assert declared[f"matrix_faulty_{kind}"] == PerfSpec("components", LOWER)
     where = tmp_path / "emu.yaml"
     check_tuple(where, "matrix_bad_pairs", [0, None, 0, "pairs"], declared["matrix_bad_pairs"])
     with pytest.raises(ReferenceFileError, match="no upper bound"):
@@ -380,6 +382,9 @@ def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
     proc, result = run_result([*LAUNCH_2, program, "matrix", *QUICK], out)
     values = {name: m.extract(result) for name, m in module.NetbenchMatrix.metrics.items()}
     assert values["matrix_bad_pairs"] == values["matrix_bad_nodes"] == 0
+    # no switch tree declared: one switch; nothing faulty on a healthy node
+    assert (values["matrix_faulty_node_links"] == values["matrix_faulty_uplinks"] ==
+            values["matrix_faulty_switches"] == 0)
     assert values["matrix_bandwidth_min_MBps"] == result.table("pairs")[0]["bandwidth_MBps"]
 
 

@@ -51,6 +51,9 @@ try:
     _nodes = int((_state / "nodes").read_text())
 except (OSError, ValueError):
     _nodes = 4  # the default of `ci/emucluster.sh up`; the checks skip what is not there
+# Brought up with --leaves L: Slurm's topology/tree knows the switches, and the all-pairs map
+# explains its bad pairs by them (the job's `scontrol show topology`; checks/fabric_map.py).
+_TOPOLOGY = {"topology": "slurm"} if (_state / "topology.conf").is_file() else {}
 
 
 def _sh(path: Path) -> str:
@@ -86,6 +89,7 @@ site_configuration = {
                         **_TOLERANCES,
                         **_TRANSPORT,
                         **_EVERY_NODE,
+                        **_TOPOLOGY,
                     },
                     "max_jobs": 1,
                 },

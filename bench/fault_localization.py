@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Does the switch-aware all-pairs verdict name the faulty component? (issue 30's acceptance)
+
+    bench/fault_localization.py [--trials 10] [--nodes 8] [--leaves 2] [--rate 200mbit]
+                                [--seed 1] [--json FILE]
+
+Brings up an emulated cluster of its own (ci/emucluster.sh up --leaves L: N nodes in L blocks
+under L leaf switches, the leaves' uplinks to a spine, a Slurm topology.conf), node links at
+RATE, uplinks unshaped, and runs four scenarios of --trials each, the faulty component drawn at
+random in every trial (--seed):
+
+- node:       one node's link at a quarter of RATE;
+- uplink:     one leaf's uplink at a quarter of RATE, every node link healthy;
+- congestion: no fault; every uplink at RATE, so that a leaf's N/L node links share one link's
+              worth (4:1 at 8 nodes on 2 leaves): concurrent pairs crossing it are slow;
+- switch:     every node link of one leaf at a quarter of RATE.
+
+A trial is one `netbench matrix` job through srun (one rank per node, the full map, suspects
+re-tested alone), the tree as `scontrol show topology` prints it, and the explanation of the bad
+pairs (fabricsuite.switches). A finding is right when it names the fault: a group of components
+that the measured pairs cannot tell apart (the two uplinks of a 2-leaf tree) counts when it holds
+the fault, and how many findings were such groups is printed too. Precision = right findings /
+findings; recall = faults named / faults injected; `exact` = trials in which the fault and
+nothing else was named (for congestion: nothing named). Root, Slurm and munge needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from fabricsuite import switches  # noqa: E402
+from fabricsuite.emucluster import OPENMPI_TCP, EmuCluster, srun_matrix  # noqa: E402
+
+SCENARIOS = ("node", "uplink", "congestion", "switch")
+#: The map's settings: quick sizes, and the suspect floor of the 6-node test (the emulated
+#: nodes share the machine's cores, so healthy pairs vary more than a real fabric's).
+MATRIX_OPTIONS = ("--max-size", "256K", "--repetitions", "3", "--time-cap-ms", "20",
+                  "--bandwidth-fraction", "0.85", "--progress-every", "0")
+
+
+def quarter(rate: str) -> str:
+    """A tc rate divided by 4, in kbit ("200mbit" -> "50000kbit")."""
+    match = re.fullmatch(r"(\d+)(kbit|mbit|gbit)", rate)
+    if not match:
+        raise SystemExit(f"fault_localization.py: --rate {rate}: give kbit, mbit or gbit, "
+                         f"e.g. 200mbit")
+    kbit = int(match.group(1)) * {"kbit": 1, "mbit": 1000, "gbit": 1000000}[match.group(2)]
+    return f"{kbit // 4}kbit"
+
+
+def run_trial(emu, netbench: Path, nodes: int, out: Path) -> tuple[dict, str, float]:
+    """One map: (its result, the switch tree text, seconds)."""
+    started = time.monotonic()
+    for attempt in range(2):  # a job that died before its first round is started once more
+        out.unlink(missing_ok=True)
+        proc = emu("exec", *srun_matrix(netbench, nodes, out, *MATRIX_OPTIONS, minutes=3),
+                   env=OPENMPI_TCP, timeout=400)
+        if proc.returncode == 0 and out.exists():
+            break
+        print(f"  the job failed (exit {proc.returncode}){', again' if attempt else ''}: "
+              f"{proc.stderr.strip().splitlines()[-1:] or ''}", flush=True)
+    else:
+        raise SystemExit("fault_localization.py: two jobs in a row failed; see above")
+    tree = emu("exec", "scontrol", "show", "topology").stdout
+    return json.loads(out.read_text()), tree, time.monotonic() - started
+
+
+def judge(explanation: switches.Explanation, truth: tuple[str, str] | None) -> dict:
+    right = [f for f in explanation.findings if truth in f.components]
+    return {"named": [f.components for f in explanation.findings],
+            "right": len(right), "wrong": len(explanation.findings) - len(right),
+            "found": bool(right), "groups": sum(len(f.components) > 1 for f in right),
+            "exact": (len(explanation.findings) == len(right) == (1 if truth else 0)),
+            "unexplained": explanation.unexplained, "lines": explanation.lines()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=10, help="trials per scenario (10)")
+    parser.add_argument("--nodes", type=int, default=8, help="emulated nodes (8)")
+    parser.add_argument("--leaves", type=int, default=2, help="leaf switches (2)")
+    parser.add_argument("--rate", default="200mbit", help="node link rate (200mbit)")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"which, comma-separated ({','.join(SCENARIOS)})")
+    parser.add_argument("--seed", type=int, default=1, help="draws of the faulty component (1)")
+    parser.add_argument("--json", help="write every trial and the totals to this file")
+    args = parser.parse_args()
+    chosen = args.scenarios.split(",")
+    if not set(chosen) <= set(SCENARIOS) or args.trials < 1 or not (
+            2 <= args.leaves <= args.nodes):
+        print(f"fault_localization.py: --scenarios from {','.join(SCENARIOS)}, --trials >= 1, "
+              f"2 <= --leaves <= --nodes", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0 or shutil.which("srun") is None:
+        print("fault_localization.py: needs root and Slurm (ci/setup.sh)", file=sys.stderr)
+        return 2
+    slow = quarter(args.rate)
+    draw = random.Random(args.seed)
+    trials = []
+    with tempfile.TemporaryDirectory(prefix="fault-localization-") as tmp:
+        work = Path(tmp)
+        build = work / "src"
+        shutil.copytree(REPO / "src", build, ignore=shutil.ignore_patterns("netbench", "*.so"))
+        made = subprocess.run(["make", "-C", str(build), "netbench", "MPICC=mpicc.openmpi"],
+                              capture_output=True, text=True)
+        if made.returncode != 0:
+            raise SystemExit(f"fault_localization.py: building netbench failed: "
+                             f"{made.stderr[-2000:]}")
+        prefix = f"fsfl{os.getpid() % 10000}"
+        emu = EmuCluster(prefix, work / "emu", 24000 + os.getpid() % 1000 * 2, timeout=600)
+        up = emu("up", "--nodes", str(args.nodes), "--leaves", str(args.leaves),
+                 "--rate", args.rate)
+        if up.returncode != 0:
+            raise SystemExit(f"fault_localization.py: emucluster up failed: {up.stderr[-2000:]}")
+        try:
+            tree = switches.parse_topology(emu("exec", "scontrol", "show", "topology").stdout)
+            leaves = sorted(set(tree.leaf_of.values()))
+            for scenario in chosen:
+                for trial in range(args.trials):
+                    truth = None
+                    if scenario == "node":
+                        node = draw.randint(1, args.nodes)
+                        emu("rate", slow, "--link", str(node))
+                        truth = ("node", f"{prefix}{node}")
+                    elif scenario == "uplink":
+                        leaf = draw.randint(1, args.leaves)
+                        emu("rate", slow, "--link", f"uplink{leaf}")
+                        truth = ("uplink", f"leaf{leaf}")
+                    elif scenario == "congestion":
+                        emu("rate", args.rate, "--link", "uplinks")
+                    else:
+                        leaf = draw.choice(leaves)
+                        for node in sorted(tree.nodes_under(leaf)):
+                            emu("rate", slow, "--link", node)
+                        truth = ("switch", leaf)
+                    try:
+                        result, text, seconds = run_trial(emu, build / "netbench", args.nodes,
+                                                          work / "matrix.json")
+                    finally:
+                        emu("rate", args.rate)
+                        emu("rate", "none", "--link", "uplinks")
+                    explanation = switches.explain(switches.parse_topology(text),
+                                                   switches.pairs_of(result["tables"]["pairs"]))
+                    judged = {"scenario": scenario, "trial": trial + 1,
+                              "truth": list(truth) if truth else None, "seconds": seconds,
+                              "suspect_pairs": result["summary"]["suspect_pairs"],
+                              "bad_pairs": result["summary"]["bad_pairs"],
+                              **judge(explanation, truth)}
+                    trials.append(judged)
+                    print(f"{scenario} {trial + 1}: truth {truth}, "
+                          f"{'exact' if judged['exact'] else 'NOT exact'} in {seconds:.1f} s; "
+                          f"suspect {judged['suspect_pairs']}, bad {judged['bad_pairs']}; "
+                          f"{'; '.join(judged['lines']) or 'nothing named'}", flush=True)
+        finally:
+            emu("down")
+    named = sum(t["right"] + t["wrong"] for t in trials)
+    right = sum(t["right"] for t in trials)
+    faults = [t for t in trials if t["truth"]]
+    totals = {
+        "trials": len(trials), "findings": named, "right": right,
+        "precision": right / named if named else None,
+        "recall": sum(t["found"] for t in faults) / len(faults) if faults else None,
+        "exact_trials": sum(t["exact"] for t in trials),
+        "groups_among_right": sum(t["groups"] for t in trials),
+        "median_trial_s": statistics.median(t["seconds"] for t in trials),
+        "by_scenario": {s: sum(t["exact"] for t in trials if t["scenario"] == s)
+                        for s in chosen},
+    }
+    print(f"\n{len(trials)} trials ({args.nodes} nodes, {args.leaves} leaves, {args.rate}; a "
+          f"fault at {slow}): precision {totals['precision']}, recall {totals['recall']}, "
+          f"exact {totals['exact_trials']} of {len(trials)} {totals['by_scenario']}; "
+          f"{totals['groups_among_right']} right finding(s) were groups the pairs cannot tell "
+          f"apart; a trial took {totals['median_trial_s']:.1f} s (median)")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"totals": totals, "trials": trials}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""Which fabric component explains the bad pairs of an all-pairs map (netbench matrix): a node's
+link, a switch's uplink, or a whole switch, read against the switch tree.
+
+The tree is Slurm's (topology/tree): `scontrol show topology` or a topology.conf, both lines of
+`SwitchName=NAME [Nodes=HOSTLIST] [Switches=HOSTLIST]`. A pair's path runs from node a's link up
+its leaf switch to the lowest switch the two nodes share and down to node b's link, through the
+uplink of every switch below that one.
+
+A faulty component makes every pair through it slow; a healthy one carries bad pairs only where
+they share another, faulty component. So the explanation (Tomography-style set cover) takes the
+components whose pairs are nearly all bad (CONSISTENT), and covers the bad pairs with as few of
+them as it can, the largest first: a whole leaf slow is one switch, not its nodes one by one; a
+node whose pairs are all bad is that node, not its leaf's uplink (which carries also good pairs).
+Components that carry exactly the same measured pairs cannot be told apart by them (the two
+uplinks between the only two leaves of a tree: every pair crossing one crosses the other); they
+are named together, as one finding, smallest kind first. Bad pairs no consistent component covers
+are left unexplained and said so.
+
+Suspect pairs that the re-test alone cleared are never named as faulty. Where such a pair crossed
+an uplink that another pair of the same round crossed too, it is congestion (an oversubscribed
+tree: concurrent pairs share the uplink), counted per uplink; otherwise it was slow for another
+passing reason (noise), counted apart.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+#: A component is a candidate when at least this share of the measured pairs through it is bad
+#: (a quarter-rate link makes all of them bad; the slack is for a pair the re-test cleared).
+CONSISTENT = 0.8
+#: Order of the kinds when components cannot be told apart: the smallest first.
+KINDS = ("node", "uplink", "switch")
+
+
+class TopologyError(ValueError):
+    """A switch tree that cannot be used (one line naming the fix)."""
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """Slurm's host list notation: "n[1-3,7],gpu[01-02]" -> n1 n2 n3 n7 gpu01 gpu02."""
+    names = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,\[]*", text):
+        match = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", part)
+        if not match:
+            names.append(part)
+            continue
+        head, ranges, tail = match.groups()
+        for item in ranges.split(","):
+            low, _, high = item.partition("-")
+            if not low.isdigit() or (high and not high.isdigit()):
+                raise TopologyError(f"host list {text!r}: {item!r} is not a number or range")
+            width = len(low)
+            for number in range(int(low), int(high or low) + 1):
+                names.append(f"{head}{number:0{width}d}{tail}")
+    return names
+
+
+@dataclass
+class Tree:
+    """The switch tree: every switch's parent, and every node's leaf switch."""
+    parent: dict[str, str | None] = field(default_factory=dict)
+    leaf_of: dict[str, str] = field(default_factory=dict)
+
+    def up(self, switch: str) -> list[str]:
+        """`switch` and the switches above it, to the root."""
+        chain = [switch]
+        while self.parent.get(chain[-1]):
+            chain.append(self.parent[chain[-1]])
+            if len(chain) > len(self.parent) + 1:
+                raise TopologyError(f"the switch tree has a loop through {switch}")
+        return chain
+
+    def nodes_under(self, switch: str) -> set[str]:
+        return {node for node, leaf in self.leaf_of.items() if switch in self.up(leaf)}
+
+
+def parse_topology(text: str) -> Tree:
+    """`scontrol show topology` or topology.conf text as a Tree (comments and other keys
+    ignored)."""
+    tree = Tree()
+    children: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        fields = dict(re.findall(r"(\w+)=(\S+)", line))
+        name = fields.get("SwitchName")
+        if not name:
+            continue
+        tree.parent.setdefault(name, None)
+        # scontrol lists a switch above others with every node below it: a node's leaf is the
+        # switch that names it and no switch
+        leaf_nodes = fields.get("Nodes") if not fields.get("Switches") else None
+        for node in expand_hostlist(leaf_nodes) if leaf_nodes else []:
+            if node in tree.leaf_of and tree.leaf_of[node] != name:
+                raise TopologyError(f"node {node} is under two switches, "
+                                    f"{tree.leaf_of[node]} and {name}")
+            tree.leaf_of[node] = name
+        if fields.get("Switches"):
+            children[name] = expand_hostlist(fields["Switches"])
+    for name, below in children.items():
+        for child in below:
+            tree.parent[child] = name
+    if not tree.leaf_of:
+        raise TopologyError("the switch tree names no node (expected lines such as "
+                            "'SwitchName=leaf1 Nodes=node[1-4]'); is topology/tree configured?")
+    return tree
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One measured pair of the map."""
+    host_a: str
+    host_b: str
+    bandwidth_MBps: float
+    #: slow in the map (below the bandwidth floor or above the latency ceiling)
+    suspect: bool
+    #: still slow when re-tested alone: bad
+    bad: bool
+    #: the tournament round it was measured in (None: unknown)
+    round: int | None = None
+
+
+def path(tree: Tree, a: str, b: str) -> list[tuple[str, str]]:
+    """The components between nodes a and b: ("node", a), ("node", b), ("uplink", S) for each
+    switch S below the lowest common one, ("switch", S) for every switch on the way."""
+    try:
+        up_a, up_b = tree.up(tree.leaf_of[a]), tree.up(tree.leaf_of[b])
+    except KeyError as err:
+        raise TopologyError(f"node {err.args[0]} of the map is under no switch of the tree; "
+                            f"give the partition's whole topology") from None
+    common = next((s for s in up_a if s in up_b), None)
+    if common is None:
+        raise TopologyError(f"nodes {a} and {b} share no switch; the tree needs a root "
+                            f"(SwitchName=... Switches=...)")
+    below_a, below_b = up_a[:up_a.index(common)], up_b[:up_b.index(common)]
+    return ([("node", a), ("node", b)] + [("uplink", s) for s in below_a + below_b] +
+            [("switch", s) for s in dict.fromkeys(below_a + [common] + below_b)])
+
+
+@dataclass
+class Finding:
+    """Components named as the cause of bad pairs (more than one: indistinguishable)."""
+    components: list[tuple[str, str]]
+    bad_pairs: int
+    pairs: int
+    median_MBps: float | None
+    healthy_median_MBps: float | None
+
+    def describe(self) -> str:
+        names = " or ".join(f"{kind} {name}" for kind, name in self.components)
+        text = f"{names}: {self.bad_pairs} of {self.pairs} pairs through it bad"
+        if self.median_MBps is not None and self.healthy_median_MBps:
+            text += (f", median {self.median_MBps:.1f} MB/s against "
+                     f"{self.healthy_median_MBps:.1f} MB/s for the healthy pairs")
+        if len(self.components) > 1:
+            text += " (the measured pairs cannot tell these apart)"
+        return text
+
+
+@dataclass
+class Explanation:
+    findings: list[Finding]
+    #: bad pairs no consistent component covers, "a-b"
+    unexplained: list[str]
+    #: suspect pairs the re-test alone cleared, per uplink they shared with another pair of
+    #: their round
+    congestion: dict[str, int]
+    #: suspect pairs the re-test alone cleared that shared no uplink in their round
+    cleared: int = 0
+
+    def counts(self) -> dict[str, int]:
+        """Named components by kind (an indistinguishable group counts once, as its first)."""
+        found = {kind: 0 for kind in KINDS}
+        for finding in self.findings:
+            found[finding.components[0][0]] += 1
+        return found
+
+    def lines(self) -> list[str]:
+        out = [f"faulty {finding.describe()}" for finding in self.findings]
+        if self.unexplained:
+            out.append(f"no single component explains {len(self.unexplained)} bad pair(s): "
+                       f"{', '.join(self.unexplained[:8])}")
+        out += [f"congestion, not a fault: {count} suspect pair(s) across uplink {uplink}, "
+                f"shared in their round, were fast when re-tested alone"
+                for uplink, count in self.congestion.items()]
+        if self.cleared:
+            out.append(f"{self.cleared} suspect pair(s) that shared no uplink were fast when "
+                       f"re-tested alone (noise)")
+        return out
+
+
+def explain(tree: Tree, pairs: Iterable[Pair]) -> Explanation:
+    """The fewest components that explain the bad pairs (see the module's docstring)."""
+    pairs = list(pairs)
+    through: dict[tuple[str, str], list[int]] = {}
+    for index, pair in enumerate(pairs):
+        for component in path(tree, pair.host_a, pair.host_b):
+            through.setdefault(component, []).append(index)
+    bad = {i for i, pair in enumerate(pairs) if pair.bad}
+    candidates = {c: frozenset(ix) for c, ix in through.items()
+                  if len(bad.intersection(ix)) >= CONSISTENT * len(ix) and bad.intersection(ix)}
+    # components carrying the same measured pairs are one finding
+    groups: dict[frozenset, list[tuple[str, str]]] = {}
+    for component, ix in candidates.items():
+        groups.setdefault(ix, []).append(component)
+    healthy = [pairs[i].bandwidth_MBps for i in range(len(pairs)) if i not in bad]
+    findings, left = [], set(bad)
+    while left:
+        best = max(groups, key=lambda ix: (len(left & ix), len(ix)), default=None)
+        if best is None or not left & best:
+            break
+        members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
+        smallest = [c for c in members if c[0] == members[0][0]]
+        findings.append(Finding(
+            smallest, len(bad & best), len(best),
+            _median(pairs[i].bandwidth_MBps for i in bad & best), _median(healthy)))
+        left -= best
+    unexplained = sorted(f"{pairs[i].host_a}-{pairs[i].host_b}" for i in left)
+    # the uplinks each round's pairs crossed, with how many pairs crossed each
+    shared: dict[tuple[int | None, str], int] = {}
+    for pair in pairs:
+        for kind, name in path(tree, pair.host_a, pair.host_b):
+            if kind == "uplink":
+                shared[pair.round, name] = shared.get((pair.round, name), 0) + 1
+    congestion: dict[str, int] = {}
+    cleared = 0
+    for pair in pairs:
+        if pair.suspect and not pair.bad:
+            crowded = [name for kind, name in path(tree, pair.host_a, pair.host_b)
+                       if kind == "uplink" and pair.round is not None
+                       and shared[pair.round, name] > 1]
+            for name in crowded:
+                congestion[name] = congestion.get(name, 0) + 1
+            cleared += not crowded
+    return Explanation(findings, unexplained, congestion, cleared)
+
+
+def _median(values: Iterable[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def pairs_of(rows: Iterable[Mapping]) -> list[Pair]:
+    """The rows of netbench matrix's `pairs` table as Pairs."""
+    return [Pair(str(r["host_a"]), str(r["host_b"]), float(r.get("bandwidth_MBps") or 0.0),
+                 bool(r.get("suspect")), bool(r.get("flagged")), r.get("round"))
+            for r in rows]
+
+
+def flat_tree(hosts: Iterable[str]) -> Tree:
+    """One switch holding every host: what a partition that declares no tree has (node links
+    and the whole switch can still be named, no uplink)."""
+    return Tree({"switch": None}, {host: "switch" for host in hosts})
+
+
+def verdict(result) -> Explanation:
+    """The explanation of a netbench matrix result's bad pairs, against the switch tree the
+    check attached to it (`result.switch_tree`, topology text), or one switch; cached on it."""
+    cached = getattr(result, "switch_verdict", None)
+    if cached is None:
+        pairs = pairs_of(result.table("pairs"))
+        text = getattr(result, "switch_tree", "")
+        tree = (parse_topology(text) if text else
+                flat_tree(h for p in pairs for h in (p.host_a, p.host_b)))
+        cached = result.switch_verdict = explain(tree, pairs)
+    return cached

@@ -1,0 +1,117 @@
+"""Integration: the switch-aware all-pairs verdict through ReFrame on an emulated two-level
+fabric (issue 30).
+
+8 nodes under 2 leaf switches and a spine (`ci/emucluster.sh up --nodes 8 --leaves 2`), node
+links at 200 Mbit, uplinks unshaped; Slurm's topology/tree reads the same tree, and the
+partition declares `extras.topology: "slurm"`, so the job records `scontrol show topology` beside
+its map. NetbenchMatrix at 8 nodes (`-P node_count=8`; timed on shared cores: the verdict is
+relative to the run's own best pair), with references of 0 for bad pairs and faulty components:
+
+- leaf 1's uplink at 50 Mbit, every node link healthy: the case fails on
+  matrix_faulty_uplinks = 1 and names the uplink, no node (with leaf 2's: in a 2-leaf tree every
+  pair that crosses one crosses the other), and the outcome's REGRESSION line says so;
+- every uplink at 200 Mbit (4 node links of 200 Mbit share it: 4:1) and no fault: the case
+  passes, the slow concurrent pairs crossing the uplinks cleared by the re-test alone and said
+  to be congestion.
+
+The 40 trials of the acceptance (10 per fault, precision and recall) are
+bench/fault_localization.py's; docs/measurements.md has its figures.
+"""
+
+import json
+import os
+import subprocess
+
+import emu_support
+import pytest
+from emu_support import BIN, run_reframe
+
+from fabricsuite import REPO_ROOT, switches
+
+PREFIX = emu_support.prefix("fss")
+pytestmark = emu_support.marks(PREFIX)
+NODES, RATE, SLOW = 8, "200mbit", "50mbit"
+REFERENCES = """\
+NetbenchMatrix:
+  $index: [$partition, $environ, scale]
+  emucluster:nodes:
+    openmpi:
+      8x1:
+        matrix_bandwidth_median_MBps: [25.0, null, null, MB/s]
+        matrix_bandwidth_min_MBps: [25.0, null, null, MB/s]
+        matrix_latency_median_us: [100.0, null, null, us]
+        matrix_bad_pairs: [0, null, 0, pairs]
+        matrix_bad_nodes: [0, null, 0, nodes]
+        matrix_faulty_node_links: [0, null, 0, components]
+        matrix_faulty_uplinks: [0, null, 0, components]
+        matrix_faulty_switches: [0, null, 0, components]
+_recorded_only:
+""" + "".join(
+    f"  'NetbenchMatrix.emucluster:nodes.openmpi.8x1.matrix_{name}': '{NODES} emulated nodes "
+    f"share 2 cores: recorded; the verdict is the counts, relative to the run'\n"
+    for name in ("bandwidth_median_MBps", "bandwidth_min_MBps", "latency_median_us"))
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory):
+    state = tmp_path_factory.mktemp("emucluster-switches")
+    yield from emu_support.cluster(state, PREFIX, emu_support.port_base(34000), nodes=NODES,
+                                   rate=RATE, up=("--leaves", "2"))
+
+
+def matrix_session(emu, tmp_path):
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "emucluster.yaml").write_text(REFERENCES)
+    results = tmp_path / "results"
+    proc = run_reframe(
+        emu, results, "-c", "checks/fabric_map.py", "-n", "NetbenchMatrix", "-p", "openmpi",
+        "-P", f"node_count={NODES}", "-S", "timing_on_shared_cores=true",
+        "-S", "NetbenchMatrix.matrix_options=--max-size,256K,--repetitions,3,--time-cap-ms,20,"
+        "--bandwidth-fraction,0.85", "--max-retries=0",
+        extra_env={"RFM_REFERENCE_PREFIX": str(refs), "OMPI_MCA_mpi_yield_when_idle": "1"})
+    report_path = sorted((results / "reports").glob("*.json"))[-1]
+    case = next(c for c in json.loads(report_path.read_text())["runs"][-1]["testcases"]
+                if c["name"].startswith("NetbenchMatrix"))
+    outcome = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session",
+                              str(report_path)], capture_output=True, text=True, cwd=REPO_ROOT,
+                             env={**os.environ, "RFM_REFERENCE_PREFIX": str(refs)})
+    return proc, case, outcome.stdout
+
+
+def test_a_slow_uplink_is_named_and_fails_the_map(fabric, tmp_path):
+    try:
+        fabric("rate", SLOW, "--link", "uplink1")
+        proc, case, outcome = matrix_session(fabric, tmp_path)
+    finally:
+        fabric("rate", "none", "--link", "uplinks")
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert case["result"] == "fail", case.get("fail_reason")
+    values = {name: value[0] for name, value in case["perfvalues"].items()}
+    faulty = {k.rsplit(":", 1)[-1]: v for k, v in values.items() if "faulty" in k}
+    assert faulty == {"matrix_faulty_node_links": 0, "matrix_faulty_uplinks": 1,
+                      "matrix_faulty_switches": 0}, case["perfvalues"]
+    assert case["components"].startswith("faulty uplink leaf1 or uplink leaf2: 16 of 16 pairs "
+                                         "through it bad"), case["components"]
+    assert "node " not in case["components"]
+    # the job recorded the tree it was judged against
+    tree = switches.parse_topology(
+        next((tmp_path / "results" / "output").rglob("switch-tree.txt")).read_text())
+    assert sorted(set(tree.leaf_of.values())) == ["leaf1", "leaf2"]
+    regressions = [ln for ln in outcome.splitlines() if "matrix_faulty_uplinks" in ln]
+    assert regressions and regressions[0].lstrip().startswith("REGRESSION"), outcome
+    print(case["components"], *regressions, sep="\n")
+
+
+def test_an_oversubscribed_healthy_uplink_is_congestion_not_a_fault(fabric, tmp_path):
+    try:
+        fabric("rate", RATE, "--link", "uplinks")
+        proc, case, _outcome = matrix_session(fabric, tmp_path)
+    finally:
+        fabric("rate", "none", "--link", "uplinks")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert case["result"] == "pass"
+    assert "faulty" not in case["components"]
+    # concurrent pairs that crossed the 4:1 uplinks were slow, then fast alone
+    assert "congestion, not a fault" in case["components"], case["components"]
+    print(case["components"])

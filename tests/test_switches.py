@@ -1,0 +1,154 @@
+"""The switch-aware verdict of an all-pairs map (fabricsuite.switches): Slurm's switch tree read
+from real `scontrol show topology` output (tests/data/switches/README.md), and the four faults of
+issue 30 on 8 nodes under 2 leaves, each pair slowed as the fault would slow it: the component
+named must be the fault, nothing else."""
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import switches
+from fabricsuite.switches import Pair, TopologyError
+
+DATA = Path(__file__).resolve().parent / "data" / "switches"
+TREE_CONF = """\
+# 8 nodes under 2 leaves and a spine, as ci/emucluster.sh writes it
+SwitchName=leaf1 Nodes=n[1-4]
+SwitchName=leaf2 Nodes=n[5-8]
+SwitchName=spine Switches=leaf[1-2]
+"""
+NODES = [f"n{i}" for i in range(1, 9)]
+HEALTHY, SLOW = 110.0, 28.0
+
+
+@pytest.mark.parametrize("text, names", [
+    ("n[1-3,7]", ["n1", "n2", "n3", "n7"]),
+    ("gpu[01-02],login", ["gpu01", "gpu02", "login"]),
+    ("a[8-10]-ib", ["a8-ib", "a9-ib", "a10-ib"]),
+])
+def test_slurm_host_lists(text, names):
+    assert switches.expand_hostlist(text) == names
+
+
+def test_the_tree_from_topology_conf():
+    tree = switches.parse_topology(TREE_CONF)
+    assert tree.leaf_of["n3"] == "leaf1" and tree.leaf_of["n8"] == "leaf2"
+    assert tree.up("leaf2") == ["leaf2", "spine"]
+    assert switches.path(tree, "n1", "n2") == [("node", "n1"), ("node", "n2"),
+                                               ("switch", "leaf1")]
+    assert switches.path(tree, "n1", "n5") == [
+        ("node", "n1"), ("node", "n5"), ("uplink", "leaf1"), ("uplink", "leaf2"),
+        ("switch", "leaf1"), ("switch", "spine"), ("switch", "leaf2")]
+
+
+def test_the_tree_from_scontrol_show_topology():
+    tree = switches.parse_topology((DATA / "scontrol-show-topology.txt").read_text())
+    assert sorted(set(tree.leaf_of.values())) == ["leaf1", "leaf2"]
+    assert len(tree.leaf_of) == 8 and {tree.parent["leaf1"], tree.parent["leaf2"]} == {"spine"}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "names no node"),
+    ("SwitchName=s1 Nodes=n1\nSwitchName=s2 Nodes=n1", "under two switches"),
+    ("SwitchName=s1 Nodes=n[a-b]", "is not a number"),
+])
+def test_a_tree_that_cannot_be_used_is_one_line(text, message):
+    with pytest.raises(TopologyError, match=message):
+        switches.parse_topology(text)
+
+
+def test_a_node_outside_the_tree_is_named():
+    tree = switches.parse_topology(TREE_CONF)
+    with pytest.raises(TopologyError, match="node n9 of the map is under no switch"):
+        switches.path(tree, "n1", "n9")
+
+
+def rounds(nodes):
+    """The round of every pair in a round-robin tournament (the circle method, as netbench)."""
+    ring, found = list(nodes), {}
+    for number in range(len(ring) - 1):
+        for i in range(len(ring) // 2):
+            found[frozenset((ring[i], ring[-1 - i]))] = number
+        ring = [ring[0], ring[-1], *ring[1:-1]]
+    return found
+
+
+def measured_map(slow_through, suspect_only=()):
+    """Every pair of the 8 nodes, in its tournament round: bad where its path holds a component
+    of `slow_through`, suspect and cleared by the re-test where it holds one of
+    `suspect_only`."""
+    tree = switches.parse_topology(TREE_CONF)
+    pairs, round_of = [], rounds(NODES)
+    for a, b in itertools.combinations(NODES, 2):
+        route = set(switches.path(tree, a, b))
+        bad = bool(route & set(slow_through))
+        suspect = bad or bool(route & set(suspect_only))
+        pairs.append(Pair(a, b, SLOW if bad else HEALTHY, suspect, bad,
+                          round_of[frozenset((a, b))]))
+    return tree, pairs
+
+
+def test_a_slow_node_link_names_that_node_and_nothing_else():
+    explanation = switches.explain(*measured_map([("node", "n3")]))
+    assert [f.components for f in explanation.findings] == [[("node", "n3")]]
+    assert explanation.counts() == {"node": 1, "uplink": 0, "switch": 0}
+    assert explanation.lines() == [
+        "faulty node n3: 7 of 7 pairs through it bad, median 28.0 MB/s against 110.0 MB/s for "
+        "the healthy pairs"]
+
+
+def test_a_slow_uplink_names_the_uplink_and_no_node():
+    explanation = switches.explain(*measured_map([("uplink", "leaf1")]))
+    # with two leaves every pair that crosses one uplink crosses the other: named together
+    assert [f.components for f in explanation.findings] == [[("uplink", "leaf1"),
+                                                              ("uplink", "leaf2")]]
+    assert explanation.counts() == {"node": 0, "uplink": 1, "switch": 0}
+    assert "16 of 16 pairs" in explanation.lines()[0]
+    assert "cannot tell these apart" in explanation.lines()[0]
+
+
+def test_a_whole_slow_leaf_names_the_switch_not_its_nodes():
+    slow = [("node", n) for n in ("n5", "n6", "n7", "n8")]
+    explanation = switches.explain(*measured_map(slow))
+    assert [f.components for f in explanation.findings] == [[("switch", "leaf2")]]
+    assert "22 of 22 pairs" in explanation.lines()[0]
+
+
+def test_congestion_on_a_shared_uplink_names_nothing():
+    tree, pairs = measured_map([], suspect_only=[("uplink", "leaf1")])
+    # 4 nodes a leaf: a round's pairs cross between the leaves 0, 2 or 4 at a time, never alone
+    crossing = {p.round: 0 for p in pairs}
+    for p in pairs:
+        crossing[p.round] += p.suspect
+    assert set(crossing.values()) <= {0, 2, 4} and sum(crossing.values()) == 16, crossing
+    explanation = switches.explain(tree, pairs)
+    assert explanation.findings == [] and explanation.unexplained == []
+    assert explanation.lines() == [
+        "congestion, not a fault: 16 suspect pair(s) across uplink leaf1, shared in their "
+        "round, were fast when re-tested alone",
+        "congestion, not a fault: 16 suspect pair(s) across uplink leaf2, shared in their "
+        "round, were fast when re-tested alone"]
+
+
+def test_a_cleared_pair_alone_on_its_uplink_is_noise_not_congestion():
+    tree, pairs = measured_map([])
+    # n1-n5 measured in a round of its own (a sequential map): slow once, fast alone
+    others = [p for p in pairs if (p.host_a, p.host_b) != ("n1", "n5")]
+    explanation = switches.explain(tree, [*others, Pair("n1", "n5", 90.0, True, False, 99)])
+    assert explanation.congestion == {} and explanation.cleared == 1
+    assert explanation.lines() == ["1 suspect pair(s) that shared no uplink were fast when "
+                                   "re-tested alone (noise)"]
+
+
+def test_two_faults_are_two_findings_and_a_stray_pair_is_unexplained():
+    tree, pairs = measured_map([("node", "n1"), ("node", "n6")])
+    explanation = switches.explain(tree, pairs)
+    assert sorted(f.components[0] for f in explanation.findings) == [("node", "n1"),
+                                                                     ("node", "n6")]
+    # one bad pair between two healthy nodes: nothing explains it alone
+    pairs = [p if (p.host_a, p.host_b) != ("n3", "n4") else Pair("n3", "n4", SLOW, True, True)
+             for p in measured_map([])[1]]
+    explanation = switches.explain(tree, pairs)
+    assert explanation.findings == [] and explanation.unexplained == ["n3-n4"]
+    assert explanation.lines() == ["no single component explains 1 bad pair(s): n3-n4"]
