@@ -50,7 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import __version__, history
+from . import __version__, history, switches
 from .commands import UsageError, add_selection_options, check_system, one_line_errors, results_dir
 from .metrics import case_scope, is_finite_number, series_key
 from .netbench_result import NetbenchResult, ResultError, load
@@ -256,9 +256,17 @@ class Results:
             if not path.is_file():
                 continue
             try:
-                return LoadedResult(load(path), path, _start_time(path))
+                loaded = LoadedResult(load(path), path, _start_time(path))
             except (ResultError, OSError, UnicodeDecodeError) as err:
                 self.unreadable.append(f"{path}: {_first_line(err)}")
+                continue
+            # the switch tree the job recorded beside an all-pairs map (checks/fabric_map.py)
+            tree = path.parent / "switch-tree.txt"
+            try:
+                loaded.result.switch_tree = tree.read_text() if tree.is_file() else ""
+            except (OSError, UnicodeDecodeError) as err:
+                self.unreadable.append(f"{tree}: {_first_line(err)}")
+            return loaded
         return None
 
 
@@ -915,7 +923,25 @@ def _draw_matrix(result, title: str):
     hosts = [""] * ranks
     for p in pairs:
         hosts[p["rank_a"]], hosts[p["rank_b"]] = str(p.get("host_a")), str(p.get("host_b"))
-    labels = [f"{r}:{h}" for r, h in enumerate(hosts)]
+    # Ordered by switch where the job recorded its tree; the named components marked.
+    try:
+        explanation = switches.verdict(result)
+        tree = (switches.parse_topology(result.switch_tree)
+                if getattr(result, "switch_tree", "") else None)
+    except (switches.TopologyError, ResultError, KeyError, TypeError, ValueError):
+        explanation, tree = None, None
+    leaf = [tree.leaf_of.get(h, "") if tree else "" for h in hosts]
+    order = sorted(range(ranks), key=lambda r: (leaf[r], r))
+    at = {rank: position for position, rank in enumerate(order)}
+    faulty_hosts = set()
+    for finding in explanation.findings if explanation else []:
+        for kind, name in finding.components:
+            if kind == "node":
+                faulty_hosts.add(name)
+            elif kind == "switch" and tree:
+                faulty_hosts |= tree.nodes_under(name)
+    labels = [f"{r}:{hosts[r]}" + (f" [{leaf[r]}]" if leaf[r] else "") +
+              (" !" if hosts[r] in faulty_hosts else "") for r in order]
     side = min(9.0, 2.2 + 0.45 * ranks)
     figure = _new_figure(2 * side + 1.0, side)
     panels = figure.subplots(1, 2, squeeze=False)[0]
@@ -926,17 +952,26 @@ def _draw_matrix(result, title: str):
         grid = np.full((ranks, ranks), np.nan)
         for p in pairs:
             if is_finite_number(p.get(column)):
-                grid[p["rank_a"], p["rank_b"]] = grid[p["rank_b"], p["rank_a"]] = p[column]
+                a, b = at[p["rank_a"]], at[p["rank_b"]]
+                grid[a, b] = grid[b, a] = p[column]
         image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap)
         figure.colorbar(image, ax=ax, shrink=0.8)
         ax.set_xticks(range(ranks), labels, rotation=90, fontsize=7)
         ax.set_yticks(range(ranks), labels, fontsize=7)
+        for tick in (*ax.get_xticklabels(), *ax.get_yticklabels()):
+            if tick.get_text().endswith(" !"):
+                tick.set_color("red")
+        for position in range(1, ranks):  # a line between two switches' nodes
+            if leaf[order[position]] != leaf[order[position - 1]]:
+                ax.axhline(position - 0.5, color="white", linewidth=1.5)
+                ax.axvline(position - 0.5, color="white", linewidth=1.5)
         ax.set_title(name, fontsize=9)
         for p in pairs:
             if ranks <= ANNOTATED_RANKS and is_finite_number(p.get(column)):
                 text = _cell_label(p[column]) + (" !" if p.get("flagged") else "")
-                for a, b in ((p["rank_a"], p["rank_b"]), (p["rank_b"], p["rank_a"])):
-                    ax.text(b, a, text, ha="center", va="center", fontsize=7,
+                a, b = at[p["rank_a"]], at[p["rank_b"]]
+                for y, x in ((a, b), (b, a)):
+                    ax.text(x, y, text, ha="center", va="center", fontsize=7,
                             color="white" if column == "bandwidth_MBps" else "black")
     flagged = [p for p in pairs if p.get("flagged")]
     figure.suptitle(f"all-pairs node map: {title}", fontsize=10)
@@ -957,7 +992,10 @@ def _draw_matrix(result, title: str):
                f" and latency at "
                f"{_size_label(params.get('latency_size_bytes') or 0)}; "
                f"{len(flagged)} pair(s) flagged ({rule}, marked '!'). "
-               f"Status {result.status}.")
+               + ("Ordered by switch (lines between switches). " if tree else "")
+               + (f"{'; '.join(explanation.lines())} (nodes of a faulty link or switch in "
+                  f"red). " if explanation and explanation.lines() else "")
+               + f"Status {result.status}.")
     return figure, caption, {"ranks": str(ranks)}
 
 

@@ -170,6 +170,9 @@ class Explanation:
     congestion: dict[str, int]
     #: suspect pairs the re-test alone cleared that shared no uplink in their round
     cleared: int = 0
+    #: uplinks of the tree between the map's nodes that no measured pair crossed (a quick map
+    #: of a few rounds): nothing is known of them
+    uncovered: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """Named components by kind (an indistinguishable group counts once, as its first)."""
@@ -189,6 +192,9 @@ class Explanation:
         if self.cleared:
             out.append(f"{self.cleared} suspect pair(s) that shared no uplink were fast when "
                        f"re-tested alone (noise)")
+        if self.uncovered:
+            out.append(f"not measured: no pair crossed uplink(s) {', '.join(self.uncovered)} "
+                       f"(a quick map; more rounds cover them)")
         return out
 
 
@@ -235,7 +241,14 @@ def explain(tree: Tree, pairs: Iterable[Pair]) -> Explanation:
             for name in crowded:
                 congestion[name] = congestion.get(name, 0) + 1
             cleared += not crowded
-    return Explanation(findings, unexplained, congestion, cleared)
+    hosts = {h for pair in pairs for h in (pair.host_a, pair.host_b)}
+    # an uplink matters where the map's nodes sit on both of its sides
+    below = {s: tree.nodes_under(s) for s in tree.parent}
+    between = {s for leaf in {tree.leaf_of[h] for h in hosts} for s in tree.up(leaf)[:-1]
+               if hosts - below[s]}
+    crossed = {name for (_round, name) in shared}
+    return Explanation(findings, unexplained, congestion, cleared,
+                       sorted(between - crossed))
 
 
 def _median(values: Iterable[float]) -> float | None:

@@ -59,7 +59,17 @@ def fabric(tmp_path_factory):
                                    rate=RATE, up=("--leaves", "2"))
 
 
-def matrix_session(emu, tmp_path):
+def matrix_session(emu, tmp_path, rate, link):
+    """One ReFrame session of NetbenchMatrix at 8 nodes while `link` is shaped to `rate`:
+    (ReFrame's process, the case of its run report, the outcome's text)."""
+    try:
+        emu("rate", rate, "--link", link)
+        return _session(emu, tmp_path)
+    finally:
+        emu("rate", "none", "--link", "uplinks")
+
+
+def _session(emu, tmp_path):
     refs = tmp_path / "refs"
     refs.mkdir()
     (refs / "emucluster.yaml").write_text(REFERENCES)
@@ -80,11 +90,7 @@ def matrix_session(emu, tmp_path):
 
 
 def test_a_slow_uplink_is_named_and_fails_the_map(fabric, tmp_path):
-    try:
-        fabric("rate", SLOW, "--link", "uplink1")
-        proc, case, outcome = matrix_session(fabric, tmp_path)
-    finally:
-        fabric("rate", "none", "--link", "uplinks")
+    proc, case, outcome = matrix_session(fabric, tmp_path, SLOW, "uplink1")
     assert proc.returncode != 0, proc.stdout[-3000:]
     assert case["result"] == "fail", case.get("fail_reason")
     values = {name: value[0] for name, value in case["perfvalues"].items()}
@@ -104,11 +110,7 @@ def test_a_slow_uplink_is_named_and_fails_the_map(fabric, tmp_path):
 
 
 def test_an_oversubscribed_healthy_uplink_is_congestion_not_a_fault(fabric, tmp_path):
-    try:
-        fabric("rate", RATE, "--link", "uplinks")
-        proc, case, _outcome = matrix_session(fabric, tmp_path)
-    finally:
-        fabric("rate", "none", "--link", "uplinks")
+    proc, case, _outcome = matrix_session(fabric, tmp_path, RATE, "uplinks")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert case["result"] == "pass"
     assert "faulty" not in case["components"]

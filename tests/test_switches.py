@@ -152,3 +152,14 @@ def test_two_faults_are_two_findings_and_a_stray_pair_is_unexplained():
     explanation = switches.explain(tree, pairs)
     assert explanation.findings == [] and explanation.unexplained == ["n3-n4"]
     assert explanation.lines() == ["no single component explains 1 bad pair(s): n3-n4"]
+
+
+def test_a_quick_map_that_crossed_no_uplink_says_so():
+    tree, pairs = measured_map([])
+    # one round whose pairs all stay on their leaf
+    within = [Pair(f"n{i}", f"n{i + 1}", HEALTHY, False, False, 0) for i in (1, 3, 5, 7)]
+    explanation = switches.explain(tree, within)
+    assert explanation.uncovered == ["leaf1", "leaf2"]
+    assert explanation.lines()[-1] == ("not measured: no pair crossed uplink(s) leaf1, leaf2 (a "
+                                       "quick map; more rounds cover them)")
+    assert switches.explain(tree, pairs).uncovered == []
