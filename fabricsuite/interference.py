@@ -41,12 +41,16 @@ def worst_wait(ranks: list[dict[str, Any]]) -> tuple[float | None, dict[str, Any
     return float(worst["cpu_wait_fraction"]), worst
 
 
-def programs(others: str | None, disturbed_from: float = DISTURBED_FROM) -> list[str]:
+def programs(others: str | None, disturbed_from: float = DISTURBED_FROM,
+             own: tuple[str, ...] = ()) -> list[str]:
     """The programs among a rank's `cpu_others` ("name(pid):N%") that took more than
-    `disturbed_from` of the run on its CPU; kernel threads ("[name](pid):N%") left out."""
+    `disturbed_from` of the run on its CPU; kernel threads ("[name](pid):N%") and the programs
+    named in `own` left out."""
     taken = []
     for entry in (others or "").split(","):
         name, _, share = entry.rpartition(":")
+        if name.split("(", 1)[0] in own:
+            continue
         if name and not name.startswith("[") and share.endswith("%"):
             try:
                 if float(share[:-1]) / 100 > disturbed_from:
@@ -56,18 +60,20 @@ def programs(others: str | None, disturbed_from: float = DISTURBED_FROM) -> list
     return taken
 
 
-def describe(ranks: list[dict[str, Any]], disturbed_from: float = DISTURBED_FROM) -> str:
+def describe(ranks: list[dict[str, Any]], disturbed_from: float = DISTURBED_FROM,
+             own: tuple[str, ...] = ()) -> str:
     """"" for a quiet run; else one line naming the rank, its wait and the programs that took its
     CPU: "rank 1 (vm, CPU 1) waited 48% of the run for its CPU; taken by: yes(4321):49%".
     A rank that waited for kernel threads only, for programs that took little of its CPU (a
-    daemon's moment), or for nothing it can see, is not disturbed."""
+    daemon's moment), or for nothing it can see, is not disturbed; nor one that waited for the
+    programs in `own` (the job's own ranks, placed on shared cores on purpose)."""
     disturbed = [r for r in ranks if isinstance(r.get("cpu_wait_fraction"), (int, float))
                  and r["cpu_wait_fraction"] > disturbed_from
-                 and programs(r.get("cpu_others"), disturbed_from)]
+                 and programs(r.get("cpu_others"), disturbed_from, own)]
     if not disturbed:
         return ""
     rank = max(disturbed, key=lambda r: r["cpu_wait_fraction"])
     cpus = ",".join(str(c) for c in rank.get("cpus_bound") or []) or "?"
     return (f"rank {rank.get('rank')} ({rank.get('host')}, CPU {cpus}) waited "
             f"{100 * rank['cpu_wait_fraction']:.0f}% of the run for its CPU; taken by: "
-            f"{', '.join(programs(rank.get('cpu_others'), disturbed_from))}")
+            f"{', '.join(programs(rank.get('cpu_others'), disturbed_from, own))}")

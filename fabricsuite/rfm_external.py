@@ -342,7 +342,7 @@ class TwoRankCheck(ExternalSuiteCheck):
 class MultiRankExternalCheck(ExternalSuiteCheck):
     """A program on every core of `node_count` nodes (skipped beyond the partition's size)."""
 
-    node_count = parameter(NODE_COUNTS, loggable=True)
+    node_count = parameter(NODE_COUNTS, type=int, loggable=True)
     ranks_per_node = variable(int, type(None), value=None, loggable=True)
     #: see NetbenchMultiRankCheck: time even where emulated nodes share cores (mechanics only)
     timing_on_shared_cores = variable(bool, value=False, loggable=True)

@@ -294,6 +294,10 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         """Check-specific sanity conditions; each problem is one sentence."""
         return []
 
+    def sharing_cores_with(self) -> tuple[str, ...]:
+        """Programs this job's ranks share their cores with on purpose (not interference)."""
+        return ()
+
     def variants_problems(self, result: NetbenchResult, table: str, key: str,
                           expected: list) -> list[str]:
         """Every required size has one row per variant in `table` (`key`: the variant's
@@ -334,7 +338,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         if wrong_transport:
             raise SanityError(wrong_transport[0])
         self.cpu_wait_fraction, _ = worst_wait(result.ranks)
-        self.interference = describe_interference(result.ranks)
+        self.interference = describe_interference(result.ranks, own=self.sharing_cores_with())
         tolerated = None
         if self.tolerated_unreliable:
             pattern = re.compile(self.tolerated_unreliable)
@@ -522,8 +526,11 @@ def place_on_nodes(test, one_per_node: bool = False, timed: bool = True) -> None
         f"{partition.fullname} has {nodes} node(s), this case needs {test.node_count}",
     )
     cores = cores_per_node(partition)
+    # Where the check also has the per-core case, that one runs on nodes of 1 core (the all-pairs
+    # map has the per-node case only).
+    has_per_core = "per-core" in type(test).param_space["placement"]
     test.skip_if(
-        one_per_node and cores == 1 and not test.ranks_per_node,
+        one_per_node and cores == 1 and not test.ranks_per_node and has_per_core,
         f"a node of {partition.fullname} has 1 core: per-node is the per-core case",
     )
     per_node = test.ranks_per_node or (1 if one_per_node else cores)
@@ -557,7 +564,7 @@ class NetbenchMultiRankCheck(NetbenchCheck):
     information); per-node puts one rank on each node.
     """
 
-    node_count = parameter(NODE_COUNTS, loggable=True)
+    node_count = parameter(NODE_COUNTS, type=int, loggable=True)
     #: per-core: full nodes, one rank per core; per-node: one rank per node (the network alone).
     placement = parameter(["per-core", "per-node"], loggable=True)
     #: Ranks per node; None = as `placement` says.
@@ -571,6 +578,10 @@ class NetbenchMultiRankCheck(NetbenchCheck):
     #: figures then only exercise the mechanics (launch, scale, reference lookup), so the
     #: references at such scales must have wide bounds.
     timing_on_shared_cores = variable(bool, value=False, loggable=True)
+
+    def sharing_cores_with(self) -> tuple[str, ...]:
+        # Timed on shared cores on purpose: the job's own ranks take each other's CPU.
+        return ("netbench",) if self.timing_on_shared_cores else ()
 
     @run_after("setup")
     def set_scale(self):

@@ -244,6 +244,7 @@ def verdict_lines(report: dict) -> list[str]:
                     line += f"; confirmed: first run {_number(before[0])} {perf[4]}"
             if case.get("counters"):
                 line += f"; counters moved: {case['counters']}"
+            line += named_components(case)
             lines.append(line)
     return lines
 
@@ -403,6 +404,14 @@ def build_error(case: dict) -> str | None:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     errors = [line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)]
     return (errors or lines)[0] if lines else None
+
+
+def named_components(case: dict) -> str:
+    """"; faulty uplink leaf1 ...": the fabric components an all-pairs map named as faulty or
+    could not explain (checks/fabric_map.py's `components`), "" for none."""
+    named = [part for part in str(case.get("components") or "").split("; ")
+             if part.startswith(("faulty ", "no single component"))]
+    return "".join(f"; {part}" for part in named)
 
 
 def broken_reason(case: dict) -> str:

@@ -9,8 +9,10 @@ uplink of every switch below that one.
 A faulty component makes every pair through it slow; a healthy one carries bad pairs only where
 they share another, faulty component. So the explanation (Tomography-style set cover) takes the
 components whose pairs are nearly all bad (CONSISTENT), and covers the bad pairs with as few of
-them as it can, the largest first: a whole leaf slow is one switch, not its nodes one by one; a
-node whose pairs are all bad is that node, not its leaf's uplink (which carries also good pairs).
+them as it can, the one that explains most bad pairs first, less GOOD_WEIGHT for each good pair
+through it: a whole leaf slow is one switch, not its nodes one by one; a node whose pairs are all
+bad is that node, not its leaf's uplink (which carries also good pairs); a few pairs made bad by
+noise leave the uplink named, and themselves unexplained, rather than name a switch.
 Components that carry exactly the same measured pairs cannot be told apart by them (the two
 uplinks between the only two leaves of a tree: every pair crossing one crosses the other); they
 are named together, as one finding, smallest kind first. Bad pairs no consistent component covers
@@ -32,6 +34,10 @@ from dataclasses import dataclass, field
 #: A component is a candidate when at least this share of the measured pairs through it is bad
 #: (a quarter-rate link makes all of them bad; the slack is for a pair the re-test cleared).
 CONSISTENT = 0.8
+#: What naming a component costs per good pair through it, against each bad pair it explains:
+#: a switch whose pairs are bad but for a few is not chosen over the uplink that explains the
+#: same bad pairs and no good one (a re-test that failed on noise must not widen the verdict).
+GOOD_WEIGHT = 2
 #: Order of the kinds when components cannot be told apart: the smallest first.
 KINDS = ("node", "uplink", "switch")
 
@@ -214,9 +220,12 @@ def explain(tree: Tree, pairs: Iterable[Pair]) -> Explanation:
         groups.setdefault(ix, []).append(component)
     healthy = [pairs[i].bandwidth_MBps for i in range(len(pairs)) if i not in bad]
     findings, left = [], set(bad)
+    def score(ix: frozenset) -> tuple[int, int]:
+        return len(left & ix) - GOOD_WEIGHT * len(ix - bad), len(ix)
+
     while left:
-        best = max(groups, key=lambda ix: (len(left & ix), len(ix)), default=None)
-        if best is None or not left & best:
+        best = max(groups, key=score, default=None)
+        if best is None or score(best)[0] <= 0:
             break
         members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
         smallest = [c for c in members if c[0] == members[0][0]]

@@ -227,6 +227,14 @@ static void ask_for_transport_evidence(char **argv)
         return;
     setenv("UCX_LOG_LEVEL", "info", 0);
     fflush(NULL);
+    /* By its own path, so that the process keeps its name ("netbench", not "exe": what the
+     * ranks' cpu_others and ps show). */
+    char self[4096];
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (length > 0) {
+        self[length] = '\0';
+        execv(self, argv);
+    }
     execv("/proc/self/exe", argv);
     /* Not restarted (no /proc): Open MPI's lines still come; UCX's do not. */
 }

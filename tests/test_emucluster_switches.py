@@ -15,7 +15,9 @@ relative to the run's own best pair), with references of 0 for bad pairs and fau
   to be congestion.
 
 The 40 trials of the acceptance (10 per fault, precision and recall) are
-bench/fault_localization.py's; docs/measurements.md has its figures.
+bench/fault_localization.py's; docs/measurements.md has its figures. A job that dies while Open
+MPI connects (rank 0 segfaulting in MPI_Init, about 1 in 200 emulated jobs, see
+tests/test_emucluster_matrix.py) is run once more (run_reframe's --max-retries=1).
 """
 
 import json
@@ -78,9 +80,11 @@ def _session(emu, tmp_path):
         emu, results, "-c", "checks/fabric_map.py", "-n", "NetbenchMatrix", "-p", "openmpi",
         "-P", f"node_count={NODES}", "-S", "timing_on_shared_cores=true",
         "-S", "NetbenchMatrix.matrix_options=--max-size,256K,--repetitions,3,--time-cap-ms,20,"
-        "--bandwidth-fraction,0.85", "--max-retries=0",
+        "--bandwidth-fraction,0.85",
         extra_env={"RFM_REFERENCE_PREFIX": str(refs), "OMPI_MCA_mpi_yield_when_idle": "1"})
-    report_path = sorted((results / "reports").glob("*.json"))[-1]
+    reports = sorted((results / "reports").glob("*.json"))
+    assert reports, proc.stdout[-3000:] + proc.stderr[-2000:]
+    report_path = reports[-1]
     case = next(c for c in json.loads(report_path.read_text())["runs"][-1]["testcases"]
                 if c["name"].startswith("NetbenchMatrix"))
     outcome = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session",
@@ -102,7 +106,7 @@ def test_a_slow_uplink_is_named_and_fails_the_map(fabric, tmp_path):
     assert "node " not in case["components"]
     # the job recorded the tree it was judged against
     tree = switches.parse_topology(
-        next((tmp_path / "results" / "output").rglob("switch-tree.txt")).read_text())
+        next((tmp_path / "results").rglob("switch-tree.txt")).read_text())
     assert sorted(set(tree.leaf_of.values())) == ["leaf1", "leaf2"]
     regressions = [ln for ln in outcome.splitlines() if "matrix_faulty_uplinks" in ln]
     assert regressions and regressions[0].lstrip().startswith("REGRESSION"), outcome

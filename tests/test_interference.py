@@ -121,3 +121,15 @@ def test_a_disturbed_failure_its_confirmation_did_not_confirm_is_a_transient():
     report["runs"] = [{"testcases": [first]}, {"testcases": [retry]}]
     code, why = session.classify(report)
     assert code == session.WITHIN and "transient" in why, why
+
+
+def test_the_job_s_own_ranks_on_shared_cores_are_not_interference():
+    # 8 ranks of one job on 2 cores (timing_on_shared_cores): they take each other's CPU
+    rank = {"rank": 7, "host": "fss2008", "cpus_bound": [1], "cpu_wait_fraction": 0.43,
+            "cpu_others": "netbench(31343):21%,netbench(31355):22%,[ksoftirqd/1](22):2%"}
+    assert describe([rank]).endswith(
+        "taken by: netbench(31343):21%, netbench(31355):22%")
+    assert describe([rank], own=("netbench",)) == ""
+    busy = dict(rank, cpu_others=rank["cpu_others"] + ",busyloop(4321):30%")
+    assert describe([busy], own=("netbench",)).endswith(
+        "taken by: busyloop(4321):30%")

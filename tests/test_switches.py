@@ -163,3 +163,52 @@ def test_a_quick_map_that_crossed_no_uplink_says_so():
     assert explanation.lines()[-1] == ("not measured: no pair crossed uplink(s) leaf1, leaf2 (a "
                                        "quick map; more rounds cover them)")
     assert switches.explain(tree, pairs).uncovered == []
+
+
+def test_a_real_map_with_a_slow_uplink_names_it_and_the_report_draws_it_by_switch():
+    from fabricsuite import report
+    from fabricsuite.netbench_result import load
+
+    result = load(DATA / "matrix-uplink1-slow.json")
+    result.switch_tree = (DATA / "matrix-uplink1-slow-tree.txt").read_text()
+    explanation = switches.verdict(result)
+    assert explanation.counts() == {"node": 0, "uplink": 1, "switch": 0}
+    assert explanation.findings[0].components == [("uplink", "leaf1"), ("uplink", "leaf2")]
+    assert explanation.findings[0].bad_pairs == explanation.findings[0].pairs == 16
+    figure, caption, extra = report._draw_matrix(result, "emucluster:nodes openmpi 8x1")
+    assert extra == {"ranks": "8"}
+    assert "Ordered by switch" in caption and "faulty uplink leaf1 or uplink leaf2" in caption
+    # the tick labels name each node's leaf switch, leaf 1's nodes first
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert [label.rsplit(" ", 1)[-1] for label in labels] == ["[leaf1]"] * 4 + ["[leaf2]"] * 4
+
+
+def test_pairs_made_bad_by_noise_leave_the_uplink_named_and_themselves_unexplained():
+    from fabricsuite.netbench_result import load
+
+    result = load(DATA / "matrix-uplink1-slow-noisy.json")
+    result.switch_tree = (DATA / "matrix-uplink1-slow-noisy-tree.txt").read_text()
+    assert result.summary["bad_pairs"] == 20
+    explanation = switches.verdict(result)
+    # each leaf switch had 18 of its 22 pairs bad: not named over the uplink's 16 of 16
+    assert explanation.counts() == {"node": 0, "uplink": 1, "switch": 0}
+    assert len(explanation.unexplained) == 4
+
+
+def test_the_outcome_names_the_faulty_component_beside_the_regression():
+    import copy
+    import json
+
+    from fabricsuite import session
+
+    report = json.loads((Path(__file__).parent / "data" / "baseline" /
+                         "run-report-pt2pt-local.json").read_text())
+    report = copy.deepcopy(report)
+    for case in report["runs"][-1]["testcases"]:
+        if case["result"] == "fail":
+            case["components"] = ("faulty node n3: 7 of 7 pairs through it bad; congestion, not "
+                                  "a fault: 2 suspect pair(s) across uplink leaf1, shared in "
+                                  "their round, were fast when re-tested alone")
+    lines = [ln for ln in session.verdict_lines(report) if ln.startswith("REGRESSION")]
+    assert lines and all(ln.endswith("; faulty node n3: 7 of 7 pairs through it bad")
+                         for ln in lines), lines
