@@ -28,6 +28,7 @@ environment and scale (reference/<system>.yaml).
 
 import os
 import shlex
+import sys
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
@@ -84,9 +85,27 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     @run_after("setup")
     def read_switch_tree(self):
         # The job itself records the tree its map is judged against (extras.topology "slurm").
-        if self.current_partition.extras.get("topology") == "slurm":
+        declared = self.current_partition.extras.get("topology")
+        if declared == "slurm":
             self.prerun_cmds = [*self.prerun_cmds,
                                 f"scontrol show topology > {shlex.quote(TREE_FILE)} 2>&1"]
+        # A quick map under Slurm draws its rounds with the first seed from `seed` on that
+        # crosses every uplink between the job's nodes (rank i on the i-th node), computed in
+        # the job, where the nodes are known (fabricsuite.switches quick-seed; `seed` itself
+        # when none does, and the check then names the uplinks left out).
+        if self.rounds > 0 and declared and self.current_partition.scheduler.registered_name in (
+                "slurm", "squeue"):
+            tree = TREE_FILE if declared == "slurm" else os.path.expanduser(str(declared))
+            words = [sys.executable, "-m", "fabricsuite.switches", "quick-seed", "--tree", tree,
+                     "--rounds", str(self.rounds), "--seed", str(self.seed), "--netbench",
+                     os.path.join(self.netbench.stagedir, "netbench")]
+            self.prerun_cmds = [*self.prerun_cmds, (
+                f"NB_SEED=$({' '.join(shlex.quote(w) for w in words)} "
+                f'--hosts "$(scontrol show hostnames "$SLURM_JOB_NODELIST")" || '
+                f"echo {self.seed})")]
+            at = self.executable_opts.index("--seed") + 1
+            # the seed the job chose, digits from our own program (its fallback: `seed`)
+            self.executable_opts[at] = '"$NB_SEED"'
 
     def switch_tree(self) -> str:
         """The partition's switch tree as topology text; "" for none declared

@@ -250,14 +250,10 @@ def explain(tree: Tree, pairs: Iterable[Pair]) -> Explanation:
             for name in crowded:
                 congestion[name] = congestion.get(name, 0) + 1
             cleared += not crowded
-    hosts = {h for pair in pairs for h in (pair.host_a, pair.host_b)}
-    # an uplink matters where the map's nodes sit on both of its sides
-    below = {s: tree.nodes_under(s) for s in tree.parent}
-    between = {s for leaf in {tree.leaf_of[h] for h in hosts} for s in tree.up(leaf)[:-1]
-               if hosts - below[s]}
     crossed = {name for (_round, name) in shared}
+    between = _uplinks_between(tree, {h for pair in pairs for h in (pair.host_a, pair.host_b)})
     return Explanation(findings, unexplained, congestion, cleared,
-                       sorted(between - crossed))
+                       [name for name in between if name not in crossed])
 
 
 def _median(values: Iterable[float]) -> float | None:
@@ -289,3 +285,78 @@ def verdict(result) -> Explanation:
                 flat_tree(h for p in pairs for h in (p.host_a, p.host_b)))
         cached = result.switch_verdict = explain(tree, pairs)
     return cached
+
+
+def uncovered_uplinks(tree: Tree, hosts: list[str], rank_pairs: Iterable[tuple[int, int]]
+                      ) -> set[str]:
+    """The uplinks between `hosts` (rank i on hosts[i]) that none of `rank_pairs` crosses."""
+    placed = {h for h in hosts if h in tree.leaf_of}
+    crossed = {name for a, b in rank_pairs if hosts[a] in placed and hosts[b] in placed
+               for kind, name in path(tree, hosts[a], hosts[b]) if kind == "uplink"}
+    return set(_uplinks_between(tree, placed)) - crossed
+
+
+def _uplinks_between(tree: Tree, hosts: Iterable[str]) -> list[str]:
+    """The uplinks with some of `hosts` below them and some not."""
+    inside = set(hosts)
+    below = {s: tree.nodes_under(s) & inside for s in tree.parent}
+    return sorted({s for h in inside for s in tree.up(tree.leaf_of[h])[:-1]
+                   if inside - below[s]})
+
+
+def covering_seed(tree: Tree, hosts: list[str], schedule, seed: int, tries: int = 1000) -> int:
+    """The first seed from `seed` on whose drawn rounds cross every uplink between `hosts`
+    (`schedule(seed)`: the rank pairs netbench draws with it); `seed` itself when none of
+    `tries` does (the check then names the uplinks left out)."""
+    for candidate in range(seed, seed + tries):
+        if not uncovered_uplinks(tree, hosts, schedule(candidate)):
+            return candidate
+    return seed
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+    import subprocess
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m fabricsuite.switches",
+        description="quick-seed: print the first --seed from SEED on whose K drawn tournament "
+                    "rounds (netbench matrix --rounds K) cross every uplink between the job's "
+                    "nodes, rank i on the i-th of --hosts; SEED itself when none of --tries "
+                    "does. For a quick all-pairs map that covers every uplink.")
+    parser.add_argument("command", choices=["quick-seed"])
+    parser.add_argument("--tree", required=True, help="scontrol show topology or topology.conf")
+    parser.add_argument("--hosts", required=True, help="the job's nodes in rank order, "
+                        "whitespace-separated (scontrol show hostnames $SLURM_JOB_NODELIST)")
+    parser.add_argument("--rounds", type=int, required=True, help="K, the rounds drawn")
+    parser.add_argument("--seed", type=int, required=True, help="the seed to start from")
+    parser.add_argument("--netbench", required=True, help="the netbench program")
+    parser.add_argument("--tries", type=int, default=1000, help="seeds tried (1000)")
+    args = parser.parse_args(argv)
+    hosts = args.hosts.split()
+    try:
+        with open(args.tree) as text:
+            tree = parse_topology(text.read())
+    except (OSError, TopologyError) as err:
+        print(f"quick-seed: {err}; keeping --seed {args.seed}", file=sys.stderr)
+        print(args.seed)
+        return 0
+
+    def schedule(seed: int) -> list[tuple[int, int]]:
+        out = subprocess.run([args.netbench, "matrix", "--print-schedule", str(len(hosts)),
+                              "--rounds", str(args.rounds), "--seed", str(seed), "--json"],
+                             capture_output=True, text=True, check=True).stdout
+        return [tuple(p) for r in json.loads(out)["rounds"] for p in r["pairs"]]
+
+    try:
+        print(covering_seed(tree, hosts, schedule, args.seed, args.tries))
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as err:
+        print(f"quick-seed: {err}; keeping --seed {args.seed}", file=sys.stderr)
+        print(args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -71,7 +71,7 @@ def matrix_session(emu, tmp_path, rate, link):
         emu("rate", "none", "--link", "uplinks")
 
 
-def _session(emu, tmp_path):
+def _session(emu, tmp_path, *more):
     refs = tmp_path / "refs"
     refs.mkdir()
     (refs / "emucluster.yaml").write_text(REFERENCES)
@@ -80,7 +80,7 @@ def _session(emu, tmp_path):
         emu, results, "-c", "checks/fabric_map.py", "-n", "NetbenchMatrix", "-p", "openmpi",
         "-P", f"node_count={NODES}", "-S", "timing_on_shared_cores=true",
         "-S", "NetbenchMatrix.matrix_options=--max-size,256K,--repetitions,3,--time-cap-ms,20,"
-        "--bandwidth-fraction,0.85",
+        "--bandwidth-fraction,0.85", *more,
         extra_env={"RFM_REFERENCE_PREFIX": str(refs), "OMPI_MCA_mpi_yield_when_idle": "1"})
     reports = sorted((results / "reports").glob("*.json"))
     assert reports, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -121,3 +121,21 @@ def test_an_oversubscribed_healthy_uplink_is_congestion_not_a_fault(fabric, tmp_
     # concurrent pairs that crossed the 4:1 uplinks were slow, then fast alone
     assert "congestion, not a fault" in case["components"], case["components"]
     print(case["components"])
+
+
+def test_a_quick_map_draws_rounds_that_cross_every_uplink(fabric, tmp_path):
+    """Quick mode (`-S NetbenchMatrix.rounds=1`): the job chooses the first seed from 1 whose
+    round crosses both uplinks (fabricsuite.switches quick-seed), so the one round measures
+    them; healthy links, the case passes."""
+    proc, case, _outcome = _session(fabric, tmp_path, "-S", "NetbenchMatrix.rounds=1")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert case["result"] == "pass" and "not measured" not in case["components"], case
+    script = next((tmp_path / "results").rglob("rfm_job.sh")).read_text()
+    assert "NB_SEED=$(" in script and '--seed "$NB_SEED"' in script, script
+    result = json.loads(next((tmp_path / "results").rglob("netbench.json")).read_text())
+    assert result["parameters"]["rounds"] == 1
+    tree = switches.parse_topology(
+        next((tmp_path / "results").rglob("switch-tree.txt")).read_text())
+    crossing = [p for p in result["tables"]["pairs"]
+                if tree.leaf_of[p["host_a"]] != tree.leaf_of[p["host_b"]]]
+    assert crossing, result["tables"]["pairs"]

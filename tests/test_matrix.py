@@ -13,6 +13,7 @@ import json
 import math
 import shutil
 import subprocess
+import sys
 from itertools import combinations
 
 import pytest
@@ -403,3 +404,27 @@ def test_one_optimistic_outlier_does_not_make_every_pair_suspect(pairmap):
     assert verdicts == [False] * 14 + [True]  # only the 12 MB/s pair
     few = thresholds(pairmap, latency[:5], bandwidth[:5])
     assert few.best_bandwidth == 146.0
+
+
+def test_quick_seed_crosses_every_uplink_with_the_program_s_own_draw(program, tmp_path):
+    """fabricsuite.switches quick-seed (the job script of a quick NetbenchMatrix under Slurm)
+    with this program's --print-schedule: 1 round of 8 ranks on 2 leaves."""
+    from test_switches import NODES, TREE_CONF
+
+    from fabricsuite import switches
+
+    netbench = program
+    tree = tmp_path / "tree.txt"
+    tree.write_text(TREE_CONF)
+    proc = subprocess.run([sys.executable, "-m", "fabricsuite.switches", "quick-seed", "--tree",
+                           str(tree), "--hosts", " ".join(NODES), "--rounds", "1", "--seed", "1",
+                           "--netbench", str(netbench)], capture_output=True, text=True)
+    seed = int(proc.stdout)
+    rounds = subprocess.run([str(netbench), "matrix", "--print-schedule", "8", "--rounds", "1",
+                             "--seed", str(seed), "--json"], capture_output=True, text=True)
+    pairs = [tuple(p) for r in json.loads(rounds.stdout)["rounds"] for p in r["pairs"]]
+    assert switches.uncovered_uplinks(switches.parse_topology(TREE_CONF), NODES, pairs) == set()
+    bad = subprocess.run([sys.executable, "-m", "fabricsuite.switches", "quick-seed", "--tree",
+                          str(tmp_path / "none"), "--hosts", "a b", "--rounds", "1", "--seed",
+                          "7", "--netbench", str(netbench)], capture_output=True, text=True)
+    assert bad.stdout.strip() == "7" and "keeping --seed 7" in bad.stderr

@@ -212,3 +212,16 @@ def test_the_outcome_names_the_faulty_component_beside_the_regression():
     lines = [ln for ln in session.verdict_lines(report) if ln.startswith("REGRESSION")]
     assert lines and all(ln.endswith("; faulty node n3: 7 of 7 pairs through it bad")
                          for ln in lines), lines
+
+
+def test_a_quick_map_draws_the_first_seed_whose_rounds_cross_every_uplink():
+    tree = switches.parse_topology(TREE_CONF)
+    # rank i on NODES[i]; seeds 1 and 2 draw rounds within the leaves, seed 3 one across
+    within, across = [(0, 1), (2, 3), (4, 5), (6, 7)], [(0, 4), (1, 5), (2, 6), (3, 7)]
+    drawn = {1: within, 2: within[:2], 3: across}
+    assert switches.uncovered_uplinks(tree, NODES, within) == {"leaf1", "leaf2"}
+    assert switches.uncovered_uplinks(tree, NODES, across) == set()
+    assert switches.covering_seed(tree, NODES, drawn.get, 1) == 3
+    # none covers: the seed asked for (the check then names the uplinks left out)
+    assert switches.covering_seed(tree, NODES, lambda seed: within, 5, tries=10) == 5
+
