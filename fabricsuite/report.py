@@ -912,6 +912,11 @@ def matrix_figures(cases: list[StoredCase], results: Results,
                            "; run checks/fabric_map.py to map every pair of nodes")
 
 
+def _rectangle(corner: tuple[float, float], width: float, height: float):
+    from matplotlib.patches import Rectangle
+    return Rectangle(corner, width, height, fill=False, edgecolor="red", linewidth=2)
+
+
 def _draw_matrix(result, title: str):
     import numpy as np
 
@@ -933,13 +938,15 @@ def _draw_matrix(result, title: str):
     leaf = [tree.leaf_of.get(h, "") if tree else "" for h in hosts]
     order = sorted(range(ranks), key=lambda r: (leaf[r], r))
     at = {rank: position for position, rank in enumerate(order)}
-    faulty_hosts = set()
+    faulty_hosts, faulty_blocks = set(), set()
     for finding in explanation.findings if explanation else []:
         for kind, name in finding.components:
             if kind == "node":
                 faulty_hosts.add(name)
             elif kind == "switch" and tree:
                 faulty_hosts |= tree.nodes_under(name)
+            elif kind == "uplink" and tree:  # the block of nodes behind a faulty uplink
+                faulty_blocks.add(frozenset(tree.nodes_under(name)))
     labels = [f"{r}:{hosts[r]}" + (f" [{leaf[r]}]" if leaf[r] else "") +
               (" !" if hosts[r] in faulty_hosts else "") for r in order]
     side = min(9.0, 2.2 + 0.45 * ranks)
@@ -965,6 +972,11 @@ def _draw_matrix(result, title: str):
             if leaf[order[position]] != leaf[order[position - 1]]:
                 ax.axhline(position - 0.5, color="white", linewidth=1.5)
                 ax.axvline(position - 0.5, color="white", linewidth=1.5)
+        for block in faulty_blocks:  # a red frame around the nodes behind a faulty uplink
+            inside = [at[r] for r in range(ranks) if hosts[r] in block]
+            if inside:
+                low, high = min(inside) - 0.5, max(inside) + 0.5
+                ax.add_patch(_rectangle((low, low), high - low, high - low))
         ax.set_title(name, fontsize=9)
         for p in pairs:
             if ranks <= ANNOTATED_RANKS and is_finite_number(p.get(column)):
@@ -994,7 +1006,8 @@ def _draw_matrix(result, title: str):
                f"{len(flagged)} pair(s) flagged ({rule}, marked '!'). "
                + ("Ordered by switch (lines between switches). " if tree else "")
                + (f"{'; '.join(explanation.lines())} (nodes of a faulty link or switch in "
-                  f"red). " if explanation and explanation.lines() else "")
+                  f"red; behind a faulty uplink, framed in red). "
+                  if explanation and explanation.lines() else "")
                + f"Status {result.status}.")
     return figure, caption, {"ranks": str(ranks)}
 

@@ -181,6 +181,8 @@ def test_a_real_map_with_a_slow_uplink_names_it_and_the_report_draws_it_by_switc
     # the tick labels name each node's leaf switch, leaf 1's nodes first
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
     assert [label.rsplit(" ", 1)[-1] for label in labels] == ["[leaf1]"] * 4 + ["[leaf2]"] * 4
+    # the nodes behind the two uplinks of the finding framed in red, none of them named
+    assert len(figure.axes[0].patches) == 2 and not any(label.endswith("!") for label in labels)
 
 
 def test_pairs_made_bad_by_noise_leave_the_uplink_named_and_themselves_unexplained():
