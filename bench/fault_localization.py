@@ -20,8 +20,9 @@ re-tested alone), the tree as `scontrol show topology` prints it, and the explan
 pairs (fabricsuite.switches). A finding is right when it names the fault: a group of components
 that the measured pairs cannot tell apart (the two uplinks of a 2-leaf tree) counts when it holds
 the fault, and how many findings were such groups is printed too. Precision = right findings /
-findings; recall = faults named / faults injected; `exact` = trials in which the fault and
-nothing else was named (for congestion: nothing named). Root, Slurm and munge needed.
+findings (by component: each member of a group counted on its own); recall = faults named /
+faults injected; `exact` = trials in which the fault and nothing else was named (for
+congestion: nothing named). Root, Slurm and munge needed.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def judge(explanation: switches.Explanation, truth: tuple[str, str] | None) -> d
     return {"named": [f.components for f in explanation.findings],
             "right": len(right), "wrong": len(explanation.findings) - len(right),
             "found": bool(right), "groups": sum(len(f.components) > 1 for f in right),
+            "components_named": sum(len(f.components) for f in explanation.findings),
             "exact": (len(explanation.findings) == len(right) == (1 if truth else 0)),
             "unexplained": explanation.unexplained, "lines": explanation.lines()}
 
@@ -173,6 +175,10 @@ def main() -> int:
     totals = {
         "trials": len(trials), "findings": named, "right": right,
         "precision": right / named if named else None,
+        # every component of a group counted on its own: a group of two with the fault in it is
+        # one right and one wrong
+        "component_precision": (right / sum(t["components_named"] for t in trials)
+                                if named else None),
         "recall": sum(t["found"] for t in faults) / len(faults) if faults else None,
         "exact_trials": sum(t["exact"] for t in trials),
         "groups_among_right": sum(t["groups"] for t in trials),
@@ -181,7 +187,8 @@ def main() -> int:
                         for s in chosen},
     }
     print(f"\n{len(trials)} trials ({args.nodes} nodes, {args.leaves} leaves, {args.rate}; a "
-          f"fault at {slow}): precision {totals['precision']}, recall {totals['recall']}, "
+          f"fault at {slow}): precision {totals['precision']} (by component "
+          f"{totals['component_precision']}), recall {totals['recall']}, "
           f"exact {totals['exact_trials']} of {len(trials)} {totals['by_scenario']}; "
           f"{totals['groups_among_right']} right finding(s) were groups the pairs cannot tell "
           f"apart; a trial took {totals['median_trial_s']:.1f} s (median)")
