@@ -17,7 +17,8 @@ environment and scale (reference/<system>.yaml).
   components of the partition's switch tree (`extras.topology`: "slurm" for the job's
   `scontrol show topology`, or a topology.conf path; without one, one switch): faulty node
   links, leaf uplinks and switches, named with their evidence in `components`, and congestion
-  (suspects cleared alone that crossed an uplink) said apart (fabricsuite.switches).
+  (suspects cleared alone that shared an uplink in their round) said apart
+  (fabricsuite.switches).
   Performance: the median and the worst pair's bandwidth, the median latency, and the counts of
   bad pairs, bad nodes and faulty components (reference 0, e.g.
   `matrix_bad_pairs: [0, null, 0, pairs]`: any confirmed bad pair fails).

@@ -772,17 +772,21 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
     """`netbench METHOD --describe` prints the C declaration of every column and summary figure;
     a check that asserts one with another unit or direction, or one netbench does not declare,
     fails here."""
-    from fabricsuite.declarations import declaration_problems
+    from fabricsuite.declarations import declaration_problems, derived
     from fabricsuite.rfm_netbench import netbench_checks
 
     program = netbench[0]
-    problems, checked = [], 0
+    problems, checked, own = [], 0, []
     for name, cls in netbench_checks().items():
         description = _describe(program, str(cls.method))  # a ReFrame variable: as a string
         problems += [f"{name}.{line}" for line in declaration_problems(cls.metrics, description)]
         checked += len(cls.metrics)
+        own += [f"{name}.{variable}" for variable in derived(cls.metrics)]
     assert not problems, "\n".join(problems)
     assert checked >= 80, checked
+    # the figures a check computes itself, not netbench: these and no others
+    assert sorted(own) == [f"NetbenchMatrix.matrix_faulty_{kind}"
+                           for kind in ("node_links", "switches", "uplinks")], own
 
 
 def test_the_checks_read_what_the_built_program_declares(netbench):
