@@ -31,3 +31,20 @@ def as_session(report: dict, sid: str, start: float,
                 for name, perf in case["perfvalues"].items():
                     perf[0] = figure(name, perf[0])
     return report
+
+
+def regression_lines(**evidence) -> list[str]:
+    """The outcome's REGRESSION lines of a real run report (tests/data/baseline/
+    run-report-pt2pt-local.json) whose failed cases carry `evidence` (case fields, e.g.
+    counters="...")."""
+    import json
+    from pathlib import Path
+
+    from fabricsuite import session
+
+    report = json.loads((Path(__file__).parent / "data" / "baseline" /
+                         "run-report-pt2pt-local.json").read_text())
+    for case in report["runs"][-1]["testcases"]:
+        if case["result"] == "fail":
+            case.update(evidence)
+    return [ln for ln in session.verdict_lines(report) if ln.startswith("REGRESSION")]

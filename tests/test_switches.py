@@ -198,20 +198,11 @@ def test_pairs_made_bad_by_noise_leave_the_uplink_named_and_themselves_unexplain
 
 
 def test_the_outcome_names_the_faulty_component_beside_the_regression():
-    import copy
-    import json
+    from report_support import regression_lines
 
-    from fabricsuite import session
-
-    report = json.loads((Path(__file__).parent / "data" / "baseline" /
-                         "run-report-pt2pt-local.json").read_text())
-    report = copy.deepcopy(report)
-    for case in report["runs"][-1]["testcases"]:
-        if case["result"] == "fail":
-            case["components"] = ("faulty node n3: 7 of 7 pairs through it bad; congestion, not "
-                                  "a fault: 2 suspect pair(s) across uplink leaf1, shared in "
-                                  "their round, were fast when re-tested alone")
-    lines = [ln for ln in session.verdict_lines(report) if ln.startswith("REGRESSION")]
+    lines = regression_lines(components=(
+        "faulty node n3: 7 of 7 pairs through it bad; congestion, not a fault: 2 suspect "
+        "pair(s) across uplink leaf1, shared in their round, were fast when re-tested alone"))
     assert lines and all(ln.endswith("; faulty node n3: 7 of 7 pairs through it bad")
                          for ln in lines), lines
 
