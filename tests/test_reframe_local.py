@@ -127,14 +127,17 @@ def test_missing_reference_entry_fails_loudly(tmp_path):
 
 
 def test_the_transport_of_every_case_is_recorded(passing_session):
-    """Unforced, every netbench case on local was carried by shared memory, and says which."""
+    """Unforced, every netbench case on local was carried by shared memory, and says which. A
+    run that failed in sanity before its transport was read (CI of ff69625: NetbenchLogGP's
+    result refused, passing when run again) records none; its retry is judged here."""
     results, _proc = passing_session
     (report_path,) = (results / "reports").glob("run-report-*.json")
     report = json.loads(report_path.read_text())
     carried = {(case["environ"], case.get("transport")) for run in report["runs"]
                for case in run["testcases"] if case["result"] != "skip"
                and case["name"].startswith("Netbench")
-               and not case["name"].startswith("NetbenchBuild")}
+               and not case["name"].startswith("NetbenchBuild")
+               and not (case["result"] == "fail" and case.get("fail_phase") == "sanity")}
     assert carried, "no netbench case ran"
     for environ, transport in carried:
         assert re.search(SHARED_MEMORY, transport), (environ, transport)
