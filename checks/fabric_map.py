@@ -36,7 +36,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 from reframe.core.logging import getlogger
 
-from fabricsuite import switches
+from fabricsuite import SLURM_SCHEDULERS, switches
 from fabricsuite.metrics import LOWER, Figure, PerfSpec
 from fabricsuite.rfm_netbench import RESULT_FILE, NetbenchMultiRankCheck, count_problems, summaries
 
@@ -94,8 +94,8 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
         # crosses every uplink between the job's nodes (rank i on the i-th node), computed in
         # the job, where the nodes are known (fabricsuite.switches quick-seed; `seed` itself
         # when none does, and the check then names the uplinks left out).
-        if self.rounds > 0 and declared and self.current_partition.scheduler.registered_name in (
-                "slurm", "squeue"):
+        if (self.rounds > 0 and declared
+                and self.current_partition.scheduler.registered_name in SLURM_SCHEDULERS):
             tree = TREE_FILE if declared == "slurm" else os.path.expanduser(str(declared))
             words = [sys.executable, "-m", "fabricsuite.switches", "quick-seed", "--tree", tree,
                      "--rounds", str(self.rounds), "--seed", str(self.seed), "--netbench",

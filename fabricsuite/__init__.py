@@ -13,3 +13,6 @@ __version__ = "0.1.0"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOURCE_DIR = REPO_ROOT / "src"
 REFERENCE_DIR = REPO_ROOT / "reference"
+#: ReFrame's names of the Slurm scheduler (with and without accounting): where `srun` and
+#: `scontrol` reach the job's nodes.
+SLURM_SCHEDULERS = ("slurm", "squeue")

@@ -26,6 +26,8 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from . import SLURM_SCHEDULERS
+
 #: What a partition reads when it declares nothing (tc is for the emulated cluster's shaper).
 DEFAULT_SOURCES = ("net", "infiniband", "cxi")
 SOURCES = ("net", "infiniband", "cxi", "tc")
@@ -77,7 +79,7 @@ def commands(reading: Reading, program: str, scheduler: str) -> tuple[str, str]:
     quoted. `every` needs Slurm: one srun step with a task on each node of the job."""
     launch = []
     if reading.nodes == "every":
-        if scheduler not in ("slurm", "squeue"):
+        if scheduler not in SLURM_SCHEDULERS:
             raise CountersError(f"extras.counters: nodes \"every\" reads through srun, and this "
                                 f"partition's scheduler is {scheduler}; declare \"first\"")
         launch = ["srun", "--nodes=$SLURM_JOB_NUM_NODES", "--ntasks=$SLURM_JOB_NUM_NODES",
