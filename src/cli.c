@@ -329,10 +329,26 @@ static void format_names(const nb_option *o, const char *separator, char *text, 
                                  o->name_of(i));
 }
 
+/* The names an enum option takes: "one of a, b" for one name, "<list_words> a<separator>b" for
+ * a list of names. Returns 0, writing nothing, for an option of another type. */
+static int describe_names(const nb_option *o, const char *list_words, const char *separator,
+                          char *text, size_t length)
+{
+    if (o->type != NB_OPTION_ENUM && o->type != NB_OPTION_ENUM_LIST)
+        return 0;
+    char names[256];
+    int list = o->type == NB_OPTION_ENUM_LIST;
+    format_names(o, list ? separator : ", ", names, sizeof names);
+    snprintf(text, length, "%s %s", list ? list_words : "one of", names);
+    return 1;
+}
+
 /* What a value may be, for error lines: "a whole number from 1 to 1000". */
 static void describe_allowed(const nb_option *o, char *text, size_t length)
 {
-    char low[32], high[32], names[256];
+    if (describe_names(o, "a comma-separated list of names from", ",", text, length))
+        return;
+    char low[32], high[32];
     format_bound(o, o->min, low, sizeof low);
     format_bound(o, o->max, high, sizeof high);
     switch (o->type) {
@@ -355,14 +371,6 @@ static void describe_allowed(const nb_option *o, char *text, size_t length)
         snprintf(text, length, "a comma-separated list of whole numbers from %s to %s, such "
                  "as %s", low, high, o->example);
         break;
-    case NB_OPTION_ENUM:
-        format_names(o, ", ", names, sizeof names);
-        snprintf(text, length, "one of %s", names);
-        break;
-    case NB_OPTION_ENUM_LIST:
-        format_names(o, ",", names, sizeof names);
-        snprintf(text, length, "a comma-separated list of names from %s", names);
-        break;
     default:
         snprintf(text, length, "for example %s", o->example ? o->example : "");
         break;
@@ -372,7 +380,9 @@ static void describe_allowed(const nb_option *o, char *text, size_t length)
 /* The option's range for the help: "range 1..1000", "each 1..1024", "one of a, b". */
 static void describe_range(const nb_option *o, char *text, size_t length)
 {
-    char low[32], high[32], names[256];
+    if (describe_names(o, "any of", ", ", text, length))
+        return;
+    char low[32], high[32];
     format_bound(o, o->min, low, sizeof low);
     format_bound(o, o->max, high, sizeof high);
     text[0] = '\0';
@@ -386,14 +396,6 @@ static void describe_range(const nb_option *o, char *text, size_t length)
     case NB_OPTION_SIZE_LIST:
     case NB_OPTION_INT_LIST:
         snprintf(text, length, "each %s..%s, at most %zu", low, high, o->capacity);
-        break;
-    case NB_OPTION_ENUM:
-        format_names(o, ", ", names, sizeof names);
-        snprintf(text, length, "one of %s", names);
-        break;
-    case NB_OPTION_ENUM_LIST:
-        format_names(o, ", ", names, sizeof names);
-        snprintf(text, length, "any of %s", names);
         break;
     default:
         break;
@@ -645,16 +647,26 @@ static const char *check_json_file(const void *value)
 /* Memory                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
+size_t nb_largest_size(const nb_options *o)
+{
+    return o->size_count > 0 ? o->sizes[o->size_count - 1] : o->max_size;
+}
+
+unsigned long long nb_send_receive_bytes(size_t size, char *how, size_t length, const char **hint)
+{
+    char text[32];
+    nb_format_size(size, text, sizeof text);
+    unsigned long long bytes = 2 * (unsigned long long)size;
+    snprintf(how, length, "send and receive buffers of %s = %llu bytes", text, bytes);
+    *hint = "";
+    return bytes;
+}
+
 /* Without the method's hook: a send and a receive buffer of the largest size. */
 static unsigned long long default_buffer_bytes(const nb_options *o, char *how, size_t length,
                                                const char **hint)
 {
-    unsigned long long largest = o->size_count > 0 ? o->sizes[o->size_count - 1] : o->max_size;
-    char text[32];
-    nb_format_size((size_t)largest, text, sizeof text);
-    snprintf(how, length, "send and receive buffers of %s = %llu bytes", text, 2 * largest);
-    *hint = "";
-    return 2 * largest;
+    return nb_send_receive_bytes(nb_largest_size(o), how, length, hint);
 }
 
 unsigned long long nb_buffer_bytes_after_mpi(const nb_options *o, char *how, size_t length,

@@ -1,9 +1,9 @@
 /* cli.h - how a netbench method declares itself, and the generic parser and help printer.
  *
- * A method is one nb_method (methods_*.c): its name, help text, whether it runs on a pair or on
+ * A method is one nb_method (catalogue.c): its name, help text, whether it runs on a pair or on
  * every rank, its options (a table of nb_option descriptors: name, type, default, range, help,
  * where the value goes), its output tables (output.h: each column with unit and direction) and
- * its run function. The registry (methods.c) lists the methods. cli.c knows no method: it parses
+ * its run function (in its methods_*.c). The registry (catalogue.c) lists the methods. cli.c knows no method: it parses
  * the command line against the chosen method's table, checks every value against its range
  * (one line on stderr naming the option, the value and the allowed range, exit status 2, before
  * MPI_Init) and prints the help from the same descriptors.
@@ -154,6 +154,24 @@ typedef enum {
 
 struct nb_context;
 
+/* The functions a method's declaration names (catalogue.h declares every method's). */
+/* Runs the measurement (see methods.h). */
+typedef void nb_run_function(const struct nb_context *ctx);
+/* After parsing and the size list, before MPI_Init: method-specific rules and sizes. Returns 0,
+ * or the exit status after nb_usage_error. */
+typedef int nb_finish_hook(nb_options *options, void *settings);
+/* Before MPI_Init: bytes of message buffers one rank allocates, described in `how` (e.g.
+ * "message size 1M x queue depth 64 = ... bytes"), and *hint: what to lower (" or
+ * --queue-depths"); 0 when unknown before MPI (the method checks it). Without the hook: send and
+ * receive buffers of the largest size. */
+typedef unsigned long long nb_buffer_bytes_hook(const nb_options *options, char *how,
+                                                size_t length, const char **hint);
+/* A dry run without MPI (matrix --print-schedule): returns -1 to go on with the run, or the
+ * exit status. */
+typedef int nb_without_mpi_hook(const nb_options *options);
+/* The name of an enum option's value `index` (nb_option.name_of). */
+typedef const char *nb_name_of_function(int index);
+
 typedef enum {
     NB_ON_PAIR,       /* ranks 0 and 1 measure, further ranks wait at a barrier */
     NB_ON_ALL_RANKS,  /* every rank communicates */
@@ -171,28 +189,26 @@ typedef struct nb_method {
     const nb_table_spec *const *tables; /* its output tables, NULL-terminated (for the help) */
     const nb_column *figures;     /* every summary figure it may write (NB_DECLARES) */
     size_t figure_count;
-    void (*run)(const struct nb_context *ctx);
-    /* Optional hooks, called before MPI_Init. */
-    /* After parsing and the size list: method-specific rules and sizes. Returns 0, or the exit
-     * status after nb_usage_error. */
-    int (*finish)(nb_options *options, void *settings);
-    /* Bytes of message buffers one rank allocates, described in `how` (e.g. "message size 1M
-     * x queue depth 64 = ... bytes"), and *hint: what to lower (" or --queue-depths"); 0 when
-     * unknown before MPI (the method checks it). Without the hook: send and receive buffers
-     * of the largest size. */
-    unsigned long long (*buffer_bytes)(const nb_options *options, char *how, size_t length,
-                                       const char **hint);
-    /* A dry run without MPI (matrix --print-schedule): returns -1 to go on with the run, or
-     * the exit status. */
-    int (*without_mpi)(const nb_options *options);
+    nb_run_function *run;
+    /* Optional hooks, called before MPI_Init (NULL: none). */
+    nb_finish_hook *finish;
+    nb_buffer_bytes_hook *buffer_bytes;
+    nb_without_mpi_hook *without_mpi;
 } nb_method;
+
+/* The largest message size of the run: the last of the size list, or --max-size before it is
+ * made. */
+size_t nb_largest_size(const nb_options *options);
+
+/* A send and a receive buffer of `size`: their bytes, described in `how` ("send and receive
+ * buffers of 4M = ... bytes"), and no hint; for the buffer_bytes hooks. */
+unsigned long long nb_send_receive_bytes(size_t size, char *how, size_t length, const char **hint);
 
 /* nb_method.buffer_bytes of a method whose buffers depend on the rank count (known only after
  * MPI_Init): 0, unknown; the method checks its allocation itself. */
-unsigned long long nb_buffer_bytes_after_mpi(const nb_options *options, char *how, size_t length,
-                                             const char **hint);
+nb_buffer_bytes_hook nb_buffer_bytes_after_mpi;
 
-/* The registry (methods.c): every method, in the order of `netbench --help`. */
+/* The registry (catalogue.c): every method, in the order of `netbench --help`. */
 extern const nb_method *const nb_methods[];
 extern const size_t nb_method_count;
 

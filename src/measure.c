@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis.h"
@@ -198,6 +199,16 @@ void *nb_calloc_or_abort(MPI_Comm comm, size_t count, size_t size)
         MPI_Abort(comm, 1);
     }
     return memory;
+}
+
+void nb_quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request barrier;
+    MPI_Ibarrier(comm, &barrier);
+    int done = 0;
+    const struct timespec pause = {.tv_sec = 0, .tv_nsec = 200000};
+    while (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        nanosleep(&pause, NULL);
 }
 
 void nb_param_sizes(const nb_context *ctx, const char *key, const size_t *sizes, size_t count)

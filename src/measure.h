@@ -191,6 +191,10 @@ void *nb_buffer_new(size_t bytes);
 /* calloc(count, size), at least one byte; out of memory, the job aborts with one line. */
 void *nb_calloc_or_abort(MPI_Comm comm, size_t count, size_t size);
 
+/* Waits at a barrier of `comm` without polling the CPU busily (a 0.2 ms sleep between tests),
+ * so ranks that wait leave the cores to those that measure. */
+void nb_quiet_barrier(MPI_Comm comm);
+
 /* Validation mode of the multi-rank methods: nb_fill_message writes a byte pattern that depends
  * on the sender, a tag (phase, pattern, call) and the byte's position; nb_check_message returns
  * how many bytes of a received message differ from what that sender wrote with that tag. Never

@@ -1,7 +1,7 @@
 /* methods.h - what a method file includes: the declaration types (cli.h: nb_method, nb_option;
  * output.h: nb_table_spec, nb_column), the run context and the shared measurement driver
- * (measure.h). A method file defines one `const nb_method nb_method_NAME` (a file may hold a
- * few closely related ones) and the registry in methods.c lists it; see
+ * (measure.h). A method file defines the run function (and hooks) that the method's
+ * declaration in catalogue.c names (a file may hold a few closely related methods); see
  * docs/adding-a-method.md.
  *
  * The run function is called on ranks 0 and 1 (NB_ON_PAIR; ctx->pair holds those two) or on

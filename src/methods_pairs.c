@@ -23,6 +23,7 @@
 #include "analysis.h"
 #include "methods.h"
 #include "pairmap.h"
+#include "catalogue.h"
 
 #define PAIRS_MIN_ITERATIONS 3
 #define PAIRS_TAG 11
@@ -30,77 +31,11 @@
 /* --schedule of the matrix method */
 enum { SCHEDULE_CONCURRENT = 0, SCHEDULE_SEQUENTIAL = 1 };
 
-static const char *schedule_name(int schedule)
+const char *matrix_schedule_name(int schedule)
 {
     return schedule == SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent";
 }
 
-/* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
-#define MATRIX_MAX_SCHEDULE_RANKS 100000
-
-/* matrix's own options (nb_options.settings). ClusterKit's defaults (NVIDIA's fabric checker):
- * a healthy link of a non-blocking fabric delivers within a few per cent of the best one, and a
- * bad one (a lane down, a degraded cable, a congested or mis-routed path) loses far more, so
- * 93 % of the best separates them; latency is flagged only well above the best (2.1 x):
- * small-message latency varies with placement (switch hops) by tens of per cent, never by 2 x. */
-typedef struct {
-    int schedule;                 /* --schedule: SCHEDULE_* */
-    double bandwidth_fraction;    /* --bandwidth-fraction: suspect below this share of the best */
-    double latency_factor;        /* --latency-factor: suspect above this multiple of the lowest */
-    int rounds;                   /* --rounds: tournament rounds to measure; 0 = all (full map) */
-    double progress_every_s;      /* --progress-every: seconds between progress lines */
-    int print_schedule_ranks;     /* --print-schedule N: print the schedule, no MPI; 0 = off */
-} matrix_settings;
-
-/* rankdist's own options. */
-typedef struct {
-    double tolerance;             /* --tolerance: flagged below (1 - tolerance) x the best */
-} rankdist_settings;
-
-/* Output tables (docs/output-format.md). */
-static const nb_column pair_columns[] = {
-    NB_KEY("rank_a", ""),
-    NB_KEY("rank_b", ""),
-    NB_KEY("host_a", ""),
-    NB_KEY("host_b", ""),
-    NB_LOWER("latency_us", "us"),
-    NB_HIGHER("bandwidth_MBps", "MBps"),
-    NB_KEY("flagged", ""),
-    NB_KEY("round", "count"),
-    NB_KEY("suspect", ""),
-    NB_LOWER("retest_latency_us", "us"),
-    NB_HIGHER("retest_bandwidth_MBps", "MBps"),
-};
-static const nb_table_spec pairs_table = NB_TABLE_SPEC("pairs", pair_columns);
-
-static const nb_column bad_node_columns[] = {
-    NB_KEY("rank", ""),
-    NB_KEY("host", ""),
-    NB_KEY("pairs", "count"),
-    NB_LOWER("bad_pairs", "count"),
-};
-static const nb_table_spec bad_nodes_table = NB_TABLE_SPEC("bad_nodes", bad_node_columns);
-
-static const nb_column distance_columns[] = {
-    NB_KEY("distance", "count"),
-    NB_KEY("rank", ""),
-    NB_KEY("host", ""),
-    NB_LOWER("latency_us", "us"),
-    NB_HIGHER("bandwidth_MBps", "MBps"),
-    NB_KEY("flagged", ""),
-};
-static const nb_table_spec distances_table = NB_TABLE_SPEC("distances", distance_columns);
-
-/* Waits at a barrier of `comm` without polling the CPU busily. */
-static void quiet_barrier(MPI_Comm comm)
-{
-    MPI_Request barrier;
-    MPI_Ibarrier(comm, &barrier);
-    int done = 0;
-    const struct timespec pause = {.tv_sec = 0, .tv_nsec = 200000};
-    while (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        nanosleep(&pause, NULL);
-}
 
 /* Collective over ctx->pair: every rank names its partner (-1: none this time) and gets the
  * pair's own communicator, so that disjoint pairs can measure at once with the shared driver
@@ -144,9 +79,9 @@ static pair_figures measure_pair(const nb_context *ctx, int a, int b, void *send
     int partner = ctx->rank == a ? b : ctx->rank == b ? a : -1;
     pair_open(ctx, partner, send, recv, &s);
     double latency = pair_one_way_local(ctx, &s, o->min_size);
-    quiet_barrier(ctx->pair);
+    nb_quiet_barrier(ctx->pair);
     double bandwidth_time = pair_one_way_local(ctx, &s, o->max_size);
-    quiet_barrier(ctx->pair);
+    nb_quiet_barrier(ctx->pair);
     pair_close(&s);
     double mine[2] = {latency, (double)o->max_size / bandwidth_time}; /* bytes/us = MB/s */
     pair_figures figures = {mine[0], mine[1]};
@@ -213,19 +148,10 @@ typedef struct {
     unsigned char *suspect, *bad;
 } matrix_record;
 
-static void *zeroed(size_t count, size_t size)
-{
-    void *p = calloc(count > 0 ? count : 1, size);
-    if (p == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return p;
-}
 
 static double *not_measured(size_t count)
 {
-    double *values = zeroed(count, sizeof *values);
+    double *values = nb_calloc_or_abort(MPI_COMM_WORLD, count, sizeof *values);
     for (size_t i = 0; i < count; i++)
         values[i] = NAN;
     return values;
@@ -239,9 +165,9 @@ static void record_new(matrix_record *m, int P)
     m->bandwidth = not_measured(m->pairs);
     m->retest_latency = not_measured(m->pairs);
     m->retest_bandwidth = not_measured(m->pairs);
-    m->round = zeroed(m->pairs, sizeof *m->round);
-    m->suspect = zeroed(m->pairs, 1);
-    m->bad = zeroed(m->pairs, 1);
+    m->round = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *m->round);
+    m->suspect = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
+    m->bad = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
 }
 
 static void record_free(matrix_record *m)
@@ -283,16 +209,17 @@ static void measure_concurrently(const nb_context *ctx, const int *chosen, int c
     const nb_options *o = ctx->options;
     int P = ctx->size;
     double mine[3];
-    double *all = ctx->rank == 0 ? zeroed((size_t)P * 3, sizeof *all) : NULL;
+    double *all =
+        ctx->rank == 0 ? nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P * 3, sizeof *all) : NULL;
     char detail[64];
     snprintf(detail, sizeof detail, "concurrent, %d ranks", P);
     for (int i = 0; i < count; i++) {
         int partner = nb_tournament_partner(P, chosen[i], ctx->rank);
         nb_pingpong pair;
         pair_open(ctx, partner, send, recv, &pair);
-        quiet_barrier(ctx->pair);
+        nb_quiet_barrier(ctx->pair);
         double latency = pair_one_way_local(ctx, &pair, o->min_size);
-        quiet_barrier(ctx->pair);
+        nb_quiet_barrier(ctx->pair);
         double time = pair_one_way_local(ctx, &pair, o->max_size);
         pair_close(&pair);
         mine[0] = partner;
@@ -322,7 +249,7 @@ static void measure_sequentially(const nb_context *ctx, const int *chosen, int c
     int P = ctx->size;
     size_t pairs = (size_t)P * (size_t)(P - 1) / 2;
     /* every rank walks the same list: which pairs belong to the chosen rounds */
-    int *round_of = zeroed(pairs, sizeof *round_of);
+    int *round_of = nb_calloc_or_abort(MPI_COMM_WORLD, pairs, sizeof *round_of);
     int selected = 0;
     for (int i = 0; i < count; i++)
         for (int a = 0; a < P; a++) {
@@ -365,7 +292,6 @@ static void path_beside(const char *json_file, const char *name, char *path, siz
     snprintf(path, length, "%.*s%s", directory, json_file, name);
 }
 
-
 /* The N x N maps beside the JSON result: two CSV files (rows and columns are ranks, headed
  * "rank:host"; empty: the diagonal and pairs not measured) and one JSON file with both maps,
  * the rounds and the verdict. Returns 0 or -1. */
@@ -404,7 +330,7 @@ static int write_maps(const nb_options *o, const matrix_record *m, const char *h
         return -1;
     fprintf(out, "{\n  \"format\": \"netbench-matrix-maps\",\n  \"version\": 1,\n"
                  "  \"ranks\": %d,\n  \"schedule\": \"%s\",\n  \"hosts\": [", P,
-            schedule_name(ms->schedule));
+            matrix_schedule_name(ms->schedule));
     for (int r = 0; r < P; r++) {
         fputs(r ? ", " : "", out);
         nb_json_string(host_of(hosts, r), out);
@@ -504,7 +430,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
     /* kept from the first matrix: the share below which a pair is flagged, now of the best */
     nb_param_real(result, "flag_tolerance", 1.0 - ms->bandwidth_fraction);
     nb_param_text(result, "schedule",
-                  schedule_name(ms->schedule));
+                  matrix_schedule_name(ms->schedule));
     nb_param_real(result, "bandwidth_fraction", ms->bandwidth_fraction);
     nb_param_real(result, "latency_factor", ms->latency_factor);
     nb_param_int(result, "rounds_total", total_rounds);
@@ -515,10 +441,11 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
 
     nb_table *table = nb_result_add_declared_table(result, &pairs_table);
     size_t measured = 0;
-    double *latencies = zeroed(m->pairs, sizeof *latencies);
-    double *bandwidths = zeroed(m->pairs, sizeof *bandwidths);
-    int *rank_a = zeroed(m->pairs, sizeof *rank_a), *rank_b = zeroed(m->pairs, sizeof *rank_b);
-    int *bad = zeroed(m->pairs, sizeof *bad);
+    double *latencies = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *latencies);
+    double *bandwidths = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *bandwidths);
+    int *rank_a = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *rank_a);
+    int *rank_b = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *rank_b);
+    int *bad = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *bad);
     long long bad_pairs = 0;
     for (int a = 0; a < P; a++)
         for (int b = a + 1; b < P; b++) {
@@ -557,7 +484,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
         nb_warning(result, "%lld more bad pairs (table pairs, flagged)",
                    bad_pairs - MATRIX_PAIR_WARNINGS);
 
-    int *node_bad = zeroed((size_t)P, sizeof *node_bad);
+    int *node_bad = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P, sizeof *node_bad);
     int bad_nodes = nb_bad_nodes(P, measured, rank_a, rank_b, bad, node_bad);
     nb_table *nodes = nb_result_add_declared_table(result, &bad_nodes_table);
     for (int r = 0; r < P; r++) {
@@ -610,7 +537,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
     free(bad);
 }
 
-static void run_matrix(const nb_context *ctx)
+void run_matrix(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
     const matrix_settings *ms = o->settings;
@@ -619,14 +546,14 @@ static void run_matrix(const nb_context *ctx)
     void *recv = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
     char *hosts = gather_hosts(ctx);
     int total_rounds = nb_tournament_rounds(P);
-    int *chosen = zeroed((size_t)total_rounds, sizeof *chosen);
+    int *chosen = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)total_rounds, sizeof *chosen);
     int count = nb_tournament_pick_rounds(P, ms->rounds > 0 ? ms->rounds : total_rounds, o->seed,
                                           chosen);
     matrix_record m = {0};
     if (ctx->rank == 0)
         record_new(&m, P);
 
-    quiet_barrier(ctx->pair);
+    nb_quiet_barrier(ctx->pair);
     double start = MPI_Wtime();
     progress_clock clock = {start, start, ms->progress_every_s};
     if (ms->schedule == SCHEDULE_SEQUENTIAL)
@@ -648,7 +575,7 @@ static void run_matrix(const nb_context *ctx)
         }
     }
     MPI_Bcast(&suspects, 1, MPI_INT, 0, ctx->pair);
-    suspect_pairs = zeroed((size_t)suspects * 2, sizeof *suspect_pairs);
+    suspect_pairs = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)suspects * 2, sizeof *suspect_pairs);
     if (ctx->rank == 0) {
         int s = 0;
         for (int a = 0; a < P; a++)
@@ -688,7 +615,7 @@ static void run_matrix(const nb_context *ctx)
     free(recv);
 }
 
-static void run_rankdist(const nb_context *ctx)
+void run_rankdist(const nb_context *ctx)
 {
     const rankdist_settings *rs = ctx->options->settings;
     const nb_options *o = ctx->options;
@@ -736,146 +663,8 @@ static void run_rankdist(const nb_context *ctx)
 /* ------------------------------------------------------------------------------------------ */
 
 /* `matrix --print-schedule N`: a dry run before and without MPI. */
-static int matrix_without_mpi(const nb_options *o)
+int matrix_without_mpi(const nb_options *o)
 {
     const matrix_settings *ms = o->settings;
     return ms->print_schedule_ranks > 0 ? matrix_print_schedule(o) : -1;
 }
-
-static const nb_option matrix_options[] = {
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
-    NB_USE(NB_COMMON_SEED, "1"),
-    {.name = "--schedule", .type = NB_OPTION_ENUM, NB_SETTING(matrix_settings, schedule),
-     .name_of = schedule_name, .name_count = 2, .value_name = "NAME",
-     .default_value = "concurrent", .example = "concurrent",
-     .help = "concurrent: the disjoint pairs of one round of a round-robin tournament at once, "
-             "round after round (N-1 rounds; N for an odd N); sequential: one pair at a time, "
-             "the others waiting (isolates every pair; N (N-1) / 2 steps)"},
-    {.name = "--bandwidth-fraction", .type = NB_OPTION_DOUBLE,
-     NB_SETTING(matrix_settings, bandwidth_fraction), .min = 0.01, .max = 1.0, .value_name = "F",
-     .default_value = "0.93", .example = "0.93", .range_note = "0.93 = 93 % of the best pair",
-     .help = "a pair whose bandwidth is below F x the best pair's of this run is suspect"},
-    {.name = "--latency-factor", .type = NB_OPTION_DOUBLE,
-     NB_SETTING(matrix_settings, latency_factor), .min = 1.0, .max = 1000.0, .value_name = "X",
-     .default_value = "2.1", .example = "2.1", .range_note = "2.1 = 2.1 x the lowest pair",
-     .help = "a pair whose latency is above X x the lowest pair's of this run is suspect"},
-    {.name = "--rounds", .type = NB_OPTION_INT, NB_SETTING(matrix_settings, rounds), .min = 1,
-     .max = 1000000, .value_name = "K", .default_text = "every round, the full map",
-     .example = "4",
-     .help = "quick mode: only K rounds of the tournament, drawn with --seed (the same seed, "
-             "the same pairs); the nightly sample"},
-    {.name = "--progress-every", .type = NB_OPTION_DOUBLE,
-     NB_SETTING(matrix_settings, progress_every_s), .min = 0.0, .max = 86400.0,
-     .value_name = "SECONDS", .default_value = "60", .example = "60",
-     .help = "a progress line on stderr (round r of R, elapsed, estimate) at most every "
-             "SECONDS; 0: after every round"},
-    {.name = "--print-schedule", .type = NB_OPTION_INT,
-     NB_SETTING(matrix_settings, print_schedule_ranks), .min = 2,
-     .max = MATRIX_MAX_SCHEDULE_RANKS, .value_name = "N", .default_text = "off", .example = "6",
-     .help = "print the rounds (with --rounds/--seed: the chosen ones) for N ranks and exit; "
-             "needs no MPI (--json: as JSON)"},
-    NB_USE_REPEATS("5", "10000", "5"),
-};
-
-static const nb_table_spec *const matrix_tables[] = {&pairs_table, &bad_nodes_table, NULL};
-
-/* Its summary figures (docs/output-format.md). */
-static const nb_column matrix_figures[] = {
-    NB_KEY("pairs", "pairs"),
-    NB_KEY("pairs_total", "pairs"),
-    NB_KEY("rounds", "count"),
-    NB_KEY("rounds_total", "count"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_LOWER("latency_max_us", "us"),
-    NB_HIGHER("bandwidth_median_MBps", "MBps"),
-    NB_HIGHER("bandwidth_min_MBps", "MBps"),
-    NB_LOWER("flagged_pairs", "pairs"),
-    NB_KEY("bandwidth_best_MBps", "MBps"),
-    NB_KEY("bandwidth_floor_MBps", "MBps"),
-    NB_KEY("latency_lowest_us", "us"),
-    NB_KEY("latency_ceiling_us", "us"),
-    NB_LOWER("suspect_pairs", "pairs"),
-    NB_LOWER("bad_pairs", "pairs"),
-    NB_KEY("cleared_pairs", "pairs"),
-    NB_LOWER("bad_nodes", "nodes"),
-    NB_KEY("measure_s", "s"),
-    NB_KEY("round_mean_s", "s"),
-    NB_KEY("pair_mean_s", "s"),
-    NB_KEY("retest_s", "s"),
-    NB_KEY("retest_pair_mean_s", "s"),
-};
-
-const nb_method nb_method_matrix = {
-    .name = "matrix",
-    .summary = "all-pairs latency and bandwidth, an N x N map to find a bad link or node",
-    .description =
-        "All-pairs ping-pong: for every pair of ranks (i, j) the blocking ping-pong latency at\n"
-        "--min-size bytes (default 8) and the bandwidth at --max-size bytes (default 1M), each\n"
-        "the median of --repetitions loops of as many round trips as fit in --time-cap-ms. With\n"
-        "one rank per node the table is the node-to-node map.\n"
-        "Schedule (--schedule): concurrent (default) measures the disjoint pairs of one round of\n"
-        "a round-robin tournament (circle method) at the same time, latency then bandwidth,\n"
-        "each phase between barriers: N-1 rounds for an even N, N for an odd N (one rank sits\n"
-        "each round out), every pair exactly once. sequential measures one pair at a time while\n"
-        "the others wait without polling: N (N-1) / 2 steps. A step costs about\n"
-        "2 x --repetitions x --time-cap-ms plus the probes (about 60 ms at the defaults):\n"
-        "1000 nodes take about 1 minute concurrently, 8 hours sequentially.\n"
-        "Verdict, relative to this run (ClusterKit's rule and defaults): a pair is suspect when\n"
-        "its bandwidth is below --bandwidth-fraction x the best pair's (0.93: a healthy link\n"
-        "delivers within a few per cent of the best, a degraded one loses far more) or its\n"
-        "latency above --latency-factor x the lowest pair's (2.1: placement moves latency by\n"
-        "tens of per cent, never 2 x). Every suspect pair is then measured again ALONE (all\n"
-        "other ranks wait): still failing the same thresholds it is bad (table pairs: flagged),\n"
-        "otherwise it was congestion. A rank whose every measured pair (at least 2) is bad is\n"
-        "named as a bad node. Quick mode (nightly): --rounds K measures K rounds drawn with\n"
-        "--seed. Progress goes to stderr. With --json-file PATH the N x N maps are written\n"
-        "beside it: matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(matrix_options, matrix_tables, matrix_figures),
-    .settings_size = sizeof(matrix_settings),
-    .run = run_matrix,
-    .without_mpi = matrix_without_mpi,
-};
-
-static const nb_option rankdist_options[] = {
-    NB_USE(NB_COMMON_MIN_SIZE, "8"),
-    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
-    {.name = "--tolerance", .type = NB_OPTION_DOUBLE, NB_SETTING(rankdist_settings, tolerance),
-     .min = 0.001, .max = 1.0, .value_name = "X", .default_value = "0.2", .example = "0.2",
-     .range_note = "0.2 = 20%",
-     .help = "a distance whose bandwidth is below (1 - X) x the best distance's is flagged "
-             "(0.2 = 20%)"},
-    NB_USE_REPEATS("5", "10000", "5"),
-};
-
-static const nb_table_spec *const rankdist_tables[] = {&distances_table, NULL};
-
-/* Its summary figures (docs/output-format.md). */
-static const nb_column rankdist_figures[] = {
-    NB_KEY("distances", "count"),
-    NB_LOWER("latency_nearest_us", "us"),
-    NB_LOWER("latency_farthest_us", "us"),
-    NB_HIGHER("bandwidth_nearest_MBps", "MBps"),
-    NB_HIGHER("bandwidth_farthest_MBps", "MBps"),
-    NB_LOWER("flagged_distances", "count"),
-};
-
-const nb_method nb_method_rankdist = {
-    .name = "rankdist",
-    .summary = "latency and bandwidth from rank 0 to rank d = 1, 2, 4, ... (Altix 3.2)",
-    .description =
-        "Distance sweep in rank space, the Altix study section 3.2 (Fig. 2 and 3): ping-pong\n"
-        "between rank 0 and rank d for d = 1, 2, 4, ... < P, one pair at a time while the\n"
-        "others wait without polling: the latency at --min-size bytes (default 8) and the\n"
-        "bandwidth at --max-size bytes (default 1M), each the median of --repetitions loops of\n"
-        "as many round trips as fit in --time-cap-ms. Where ranks are placed by node, the\n"
-        "distances cross the machine's levels (same node, neighbouring nodes, far nodes). A\n"
-        "distance whose bandwidth is below (1 - --tolerance) x the best one is flagged.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(rankdist_options, rankdist_tables, rankdist_figures),
-    .settings_size = sizeof(rankdist_settings),
-    .run = run_rankdist,
-};

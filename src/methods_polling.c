@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "paired.h"
+#include "catalogue.h"
 
 /* A tag no message carries: the receive whose MPI_Test calls are timed never completes. */
 #define NEVER_SENT_TAG 77
@@ -14,24 +15,6 @@
 #define TEST_TRIALS 5
 
 typedef enum { MODE_BLOCKING, MODE_BUSY_POLL, MODE_TEST_YIELD, MODE_COUNT } polling_mode;
-
-/* Output tables (docs/output-format.md). */
-static const nb_column polling_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("mode", ""),
-    NB_LATENCY_COLUMNS,
-};
-static const nb_table_spec polling_table = NB_TABLE_SPEC("polling", polling_columns);
-
-static const nb_column polling_cost_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("mode", ""),
-    NB_KEY("against", ""),
-    NB_LOWER("cost_us", "us"),
-    NB_LOWER("cost_ratio", "ratio"),
-    NB_KEY("noise_floor_us", "us"),
-};
-static const nb_table_spec polling_cost_table = NB_TABLE_SPEC("polling_cost", polling_cost_columns);
 
 /* Completes `count` requests (1 or 2) by the mode's mechanism. MPICH defines
  * MPI_STATUSES_IGNORE as (MPI_Status *)1, which gcc's access analysis takes for an empty array
@@ -135,7 +118,7 @@ static const nb_paired_variant polling_variants[MODE_COUNT] = {
 enum { BUSY_POLL = 0, BLOCKING = 1, TEST_YIELD = 2 };
 
 typedef struct {
-    nb_table *latency, *cost;
+    nb_paired_tables tables;
     double poll_period_us;     /* one MPI_Test call, the busy-poll loop's period */
 } polling_tables_out;
 
@@ -144,8 +127,9 @@ static void write_polling_size(const nb_context *ctx, size_t index, size_t size,
 {
     const polling_tables_out *out = user;
     m->baseline_resolution_us = POLL_PERIODS_RESOLVED * out->poll_period_us;
-    nb_paired_add_latency_rows(ctx, out->latency, "mode", polling_variants, m, size);
-    nb_paired_add_cost_rows(ctx, out->cost, "mode", polling_variants, m, size, BUSY_POLL);
+    nb_paired_add_latency_rows(ctx, out->tables.latency, "mode", polling_variants, m, size);
+    nb_paired_add_cost_rows(ctx, out->tables.comparison, "mode", polling_variants, m, size,
+                            BUSY_POLL);
     if (index == 0) {
         /* The smallest size: the figures the summary carries. */
         nb_result *r = ctx->result;
@@ -160,16 +144,11 @@ static void write_polling_size(const nb_context *ctx, size_t index, size_t size,
     }
 }
 
-static void run_polling(const nb_context *ctx)
+void run_polling(const nb_context *ctx)
 {
     nb_pingpong state = nb_paired_pair(ctx);
 
-    polling_tables_out out = {NULL, NULL, 0.0};
-    if (ctx->result != NULL) {
-        nb_paired_parameters(ctx);
-        out.latency = nb_result_add_declared_table(ctx->result, &polling_table);
-        out.cost = nb_result_add_declared_table(ctx->result, &polling_cost_table);
-    }
+    polling_tables_out out = {nb_paired_begin(ctx, &polling_table, &polling_cost_table), 0.0};
     out.poll_period_us = test_call_us(ctx);
     if (ctx->result != NULL)
         nb_summary_real(ctx->result, "test_call_us", out.poll_period_us);
@@ -177,62 +156,3 @@ static void run_polling(const nb_context *ctx)
                     &out);
     nb_paired_release(&state);
 }
-
-/* ------------------------------------------------------------------------------------------ */
-/* The declaration                                                                              */
-/* ------------------------------------------------------------------------------------------ */
-
-static const nb_option polling_options[] = {
-    NB_USE_SIZES("8", "64K"),
-    NB_USE_REPEATS("11", "10000", "2"),
-};
-
-static const nb_table_spec *const polling_tables[] = {&polling_table, &polling_cost_table, NULL};
-
-/* Its summary figures (docs/output-format.md). */
-static const nb_column polling_figures[] = {
-    NB_KEY("small_size_bytes", "bytes"),
-    NB_LOWER("busy_poll_latency_small_us", "us"),
-    NB_LOWER("blocking_latency_small_us", "us"),
-    NB_LOWER("test_yield_latency_small_us", "us"),
-    NB_LOWER("test_call_us", "us"),
-    NB_LOWER("blocking_cost_small_us", "us"),
-    NB_LOWER("blocking_cost_small_ratio", "ratio"),
-    NB_LOWER("test_yield_cost_small_us", "us"),
-    NB_LOWER("test_yield_cost_small_ratio", "ratio"),
-};
-
-const nb_method nb_method_polling = {
-    .name = "polling",
-    .summary = "blocking vs polling completion: Wait, Test loop, Test+yield (Kutlug 3.2.6)",
-    .description =
-        "Latency with blocking completions, Kutlug section 3.2.6, and polling/blocking impact,\n"
-        "Zamani et al. section 5.4: one non-blocking ping-pong (rank 0: MPI_Irecv of the reply,\n"
-        "MPI_Isend; rank 1: MPI_Irecv, then MPI_Isend of the reply) completed three ways, on\n"
-        "both ranks alike: 'blocking' (MPI_Wait/MPI_Waitall), 'busy_poll' (MPI_Test/MPI_Testall\n"
-        "in a loop) and 'test_yield' (MPI_Test, then sched_yield() when not done). Latency =\n"
-        "round trip / 2. Only the completion differs, so a difference is its cost. The cost of\n"
-        "a mode = its latency - busy_poll's (Kutlug: blocking against the polling latency\n"
-        "test); cost_ratio = its latency / busy_poll's. Whether MPI_Wait really blocks (sleeps)\n"
-        "or spins inside the library is the MPI's choice: over shared memory both MPIs spin,\n"
-        "and the cost is near 0.\n"
-        "Per size the modes take turns: each mode's iteration count from a probe and a\n"
-        "warm-up of it (as many round trips as fit in --time-cap-ms, at most --iterations),\n"
-        "then --repetitions rounds, each running every mode once in a rotated order.\n"
-        "Latencies: min/median/max over the rounds. A cost is the median over the rounds of\n"
-        "the paired difference within a round, so a slow phase of the machine hits both\n"
-        "sides; its noise_floor_us is the largest of 3 standard errors of that median (from\n"
-        "the MAD of the differences), 3% of busy_poll's median latency, the timer's\n"
-        "resolution of the difference and 2 x test_call_us\n"
-        "(summary): the time of one MPI_Test call on a pending receive (the slower rank's,\n"
-        "the fastest of 5 x 20000 calls), the period of the busy-poll loop. A message that\n"
-        "arrives during a call is seen at the next, up to a period late for each of the 3\n"
-        "polled completions of a round trip, so MPI_Wait, polling inside the library, may\n"
-        "beat the MPI_Test loop by about 2 periods per latency: no negative cost of blocking.\n"
-        "A cost below 0 by less than its noise floor is reported as 0; by more, as null with\n"
-        "an 'unreliable' entry.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(polling_options, polling_tables, polling_figures),
-    .run = run_polling,
-};

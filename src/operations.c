@@ -121,18 +121,6 @@ void nb_check_operation(const nb_context *ctx, const char *name, size_t size,
                       f->median_us);
 }
 
-static const nb_column timing_columns[] = {
-    NB_KEY("operation", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("calls", "count"),
-    NB_KEY("calls_valid", "count"),
-    NB_LOWER("late_calls", "count"),
-    NB_KEY("rounds_valid", "count"),
-    NB_LOWER("time_median_us", "us"),
-    NB_LOWER("time_spread_us", "us"),
-};
-const nb_table_spec nb_operation_timings_table = NB_TABLE_SPEC("timings", timing_columns);
-
 void nb_add_timing_row(nb_table *table, const char *name, size_t size, const nb_op_figures *f)
 {
     nb_table_add_row(table);

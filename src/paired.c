@@ -212,15 +212,20 @@ void nb_paired_add_cost_rows(const nb_context *ctx, nb_table *table, const char 
     }
 }
 
-void nb_paired_parameters(const nb_context *ctx)
+nb_paired_tables nb_paired_begin(const nb_context *ctx, const nb_table_spec *latency,
+                                 const nb_table_spec *comparison)
 {
+    nb_paired_tables tables = {NULL, NULL};
     if (ctx->result == NULL)
-        return;
+        return tables;
     const nb_options *o = ctx->options;
     nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
     nb_param_common(ctx);
     nb_param_text(ctx->result, "schedule", "rotated_rounds");
     nb_paired_noise_parameters(ctx);
+    tables.latency = nb_result_add_declared_table(ctx->result, latency);
+    tables.comparison = nb_result_add_declared_table(ctx->result, comparison);
+    return tables;
 }
 
 void nb_paired_noise_parameters(const nb_context *ctx)

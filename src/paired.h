@@ -121,9 +121,16 @@ void nb_paired_add_cost_rows(const nb_context *ctx, nb_table *table, const char 
 /* The noise floor's constants as parameters (noise_se_factor, noise_floor_relative). */
 void nb_paired_noise_parameters(const nb_context *ctx);
 
-/* The parameters polling, anysource and sendmodes record: sizes, rounds, iterations, time cap,
- * tick, schedule and the noise floor's constants. */
-void nb_paired_parameters(const nb_context *ctx);
+/* The two tables of polling, anysource and sendmodes: latency per variant, and each variant
+ * against the baseline (a cost or a ratio table); NULL on ranks other than 0. */
+typedef struct {
+    nb_table *latency, *comparison;
+} nb_paired_tables;
+
+/* Records the parameters these methods share (sizes, rounds, iterations, time cap, tick,
+ * schedule and the noise floor's constants) and adds their two tables (rank 0 only). */
+nb_paired_tables nb_paired_begin(const nb_context *ctx, const nb_table_spec *latency,
+                                 const nb_table_spec *comparison);
 
 /* The ping-pong pair of a paired sweep (ctx->pair, tag NB_TAG_DATA) with send and receive
  * buffers of the options' largest size; nb_paired_release frees them. */

@@ -829,8 +829,8 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
 
     source = tmp_path / "src"
     shutil.copytree(SOURCE_DIR, source, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-    pt2pt = source / "methods_pt2pt.c"
-    text = pt2pt.read_text()
+    catalogue = source / "catalogue.c"
+    text = catalogue.read_text()
     column = '    NB_HIGHER("bandwidth_best_MBps", "MBps"),\n'
     figure = '    NB_LOWER("latency_small_p90_us", "us"),\n'
     text = re.sub(r"(static const nb_column bibw_columns\[\] = \{\n(?:.*\n)*?)(\};)",
@@ -838,7 +838,7 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
     text = re.sub(r"(static const nb_column pingpong_figures\[\] = \{\n)", r"\1" + figure,
                   text, count=1)
     assert column in text and figure in text, "the declarations moved: update this test"
-    pt2pt.write_text(text)
+    catalogue.write_text(text)
     program = str(build_netbench(tmp_path / "build", "openmpi", source=source))
 
     bibw, pingpong = _describe(program, "bibw"), _describe(program, "pingpong")
@@ -866,3 +866,40 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
     proc = run([*launcher, program, "bibw", "--sizes", "8", "--repetitions", "3"])
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^# columns .* bandwidth_best_MBps$", proc.stdout, re.M), proc.stdout
+
+
+ADDING_A_METHOD_DOC = SOURCE_DIR.parent / "docs" / "adding-a-method.md"
+
+
+def test_the_documented_method_skeleton_builds_and_runs(tmp_path):
+    """docs/adding-a-method.md's skeleton, pasted where the doc says (its settings, table and
+    run function in catalogue.h, its declarations and registry line in catalogue.c, its code in
+    methods_example.c), builds with -Werror, and the new method runs and writes the table and
+    figure it declares."""
+    from mpi_support import MPIS, build_netbench
+
+    header, declarations, registry_line, method_file = re.findall(
+        r"```c\n(.*?)```", ADDING_A_METHOD_DOC.read_text(), re.S)
+    source = tmp_path / "src"
+    shutil.copytree(SOURCE_DIR, source, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+
+    def insert(name: str, before: str, text: str) -> None:
+        path = source / name
+        old = path.read_text()
+        assert old.count(before) == 1, f"{before!r} moved in {name}: update this test"
+        path.write_text(old.replace(before, text + before))
+
+    insert("catalogue.h", "#endif", header + "\n")
+    insert("catalogue.c", "#define NB_REGISTRY(X)", declarations + "\n")
+    insert("catalogue.c", "    /* end of the registry", registry_line)
+    (source / "methods_example.c").write_text(method_file)
+    program = str(build_netbench(tmp_path / "build", "openmpi", source=source))
+
+    example = _describe(program, "example")
+    assert [c["name"] for c in example["tables"][0]["columns"]] == [
+        "size_bytes", "iterations", "latency_median_us"], example
+    proc = run([*MPIS["openmpi"][1], program, "example", "--sizes", "8,64",
+                "--repetitions", "3"])
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^# summary latency_small_us=[0-9.]+$", proc.stdout, re.M), proc.stdout
+    assert len(re.findall(r"^(8|64) \d+ [0-9.]+$", proc.stdout, re.M)) == 2, proc.stdout
