@@ -34,9 +34,8 @@ class _NpbCommon(rfm.RegressionTestPlugin):
         "time_s": Figure(lambda result: result.time_s, PerfSpec("s", "lower", resolution=0.01)),
     }
 
-    @run_after("setup")
-    def class_in_scale(self):
-        self.scale = f"{self.scale}-{self.npb_class}"
+    def scale_detail(self) -> str:
+        return f"-{self.npb_class}"
 
     def parse(self):
         return parse_npb(self.stdout_text(), self.program_names[0])
@@ -100,13 +99,22 @@ class NpbMz(_NpbCommon, MultiRankExternalCheck):
     def asked_benchmark(self) -> str:
         return self.benchmark.upper()
 
+    def rank_split(self) -> tuple[int, int]:
+        """(ranks, threads per rank) of the placed cores (num_tasks until set_split makes it the
+        rank count)."""
+        threads = 2 if self.split == "hybrid" else 1
+        return self.num_tasks // threads, threads
+
+    def scale_detail(self) -> str:
+        ranks, threads = self.rank_split()
+        return f"-{self.npb_class}:{ranks}x{threads}"
+
     @run_after("setup")
     def set_split(self):
         cores = self.num_tasks
-        threads = 2 if self.split == "hybrid" else 1
-        self.skip_if(cores % threads or cores // threads < 1,
+        ranks, threads = self.rank_split()
+        self.skip_if(cores % threads or ranks < 1,
                      f"{cores} cores cannot be split into ranks of {threads} threads")
-        ranks = cores // threads
         zones = mz_zones(self.benchmark, self.npb_class)
         self.skip_if(zones is not None and ranks > zones,
                      f"{self.benchmark.upper()} class {self.npb_class} has {zones} zones, "
@@ -119,7 +127,6 @@ class NpbMz(_NpbCommon, MultiRankExternalCheck):
         # runs its threads on that core (LU-MZ S hybrid then took 39 s instead of 0.03 s).
         self.env_vars = {**self.env_vars, "OMP_NUM_THREADS": str(threads),
                          "FABRICSUITE_CORES_PER_RANK": str(threads)}
-        self.scale = f"{self.scale}:{ranks}x{threads}"
         self.program_names = [*self.program_names,
                               f"{self.benchmark}.{self.npb_class}.{ranks}",
                               f"{self.benchmark}_{self.npb_class}.{ranks}"]

@@ -12,11 +12,12 @@
 #include "paired.h"
 #include "patterns.h"
 
-/* The columns every latency table of this file has after its key columns. */
+/* The columns of connections' and loaded's latency tables after their key columns. */
 #define LATENCY_COLUMNS                                                                        \
     NB_KEY("size_bytes", "bytes"), NB_LATENCY_COLUMNS, NB_LOWER("cost_us", "us"),                \
         NB_KEY("noise_floor_us", "us")
 
+/* Largest --window of loaded (messages in flight per pair). */
 #define MP_MAX_WINDOW 1024
 
 /* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */

@@ -13,18 +13,25 @@
 /* Settings: each method's own options (nb_options.settings)                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The capacities of the settings' lists and the bounds of their options (the catalogue's ranges
+ * and the run code's arrays use the same numbers). */
 #define FLOOD_MAX_QUEUE_DEPTHS 16
 #define MODELS_MAX_RANGES 64
 #define MODELS_LIBRARY_LENGTH 256
 #define REUSE_MAX_PERCENTS 32
 #define VECTOR_MAX_SEGMENT_COUNTS (NB_PAIRED_MAX_VARIANTS - 1)
+#define CONS_RULE_COUNT 5
+
+/* The default sizes of reuse and vector (their --sizes default and their finish hooks). */
 #define REUSE_DEFAULT_SIZES "8,64,512,4K,16K,64K,256K,1M"
 #define VECTOR_DEFAULT_SIZES "64,1K,16K,64K,256K,1M"
+
 /* L_max from the memory: memory per process / 128, at most 128 MiB (the definition), at least
  * 8 KiB (8 geometric steps above 4 KiB); --lmax takes the same bounds. */
 #define BEFF_MEMORY_DIVISOR 128
 #define BEFF_LMAX_CAP ((size_t)128 << 20)
 #define BEFF_LMAX_FLOOR ((size_t)8 << 10)
+
 /* The collectives of the method (names as in --collectives). */
 typedef enum {
     NB_COLL_BARRIER,
@@ -38,8 +45,8 @@ typedef enum {
     NB_COLL_ALLGATHER,
     NB_COLL_COUNT,
 } nb_collective;
-#define CONS_RULE_COUNT 5
-/* One protocol range of a loggp result (its `ranges` table). */
+
+/* One protocol range of a loggp result (its `ranges` table), as models reads it. */
 typedef struct {
     double first_size, last_size;
     double g_us, G_us_per_byte, o_s_us, o_r_us;
