@@ -3,8 +3,8 @@
  * and with MPI_ANY_SOURCE and MPI_ANY_TAG. */
 #include <stdlib.h>
 
-#include "paired.h"
 #include "catalogue.h"
+#include "paired.h"
 
 /* The pingpong loop (Bell §4.1: MPI_Send, MPI_Recv) with the receive's source and tag as
  * given; one iteration = one round trip. */

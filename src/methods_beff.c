@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalogue.h"
 #include "methods.h"
 #include "patterns.h"
-#include "catalogue.h"
 
 /* Bounds of the loop length chosen by nb_measure from --time-cap-ms. */
 #define BEFF_MIN_LOOPLENGTH 1

@@ -14,8 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "paired.h"
 #include "catalogue.h"
+#include "paired.h"
 
 /* Fewest iterations of one repetition, however slow a variant is. */
 #define BUFFERS_MIN_ITERATIONS 5

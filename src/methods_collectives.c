@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "catalogue.h"
 #include "methods.h"
 #include "window.h"
-#include "catalogue.h"
 
 /* Late calls are left out, so the figure stays sound while enough calls remain: only when more
  * than this share is late after the retries is the row unreliable. (On a shared VM a rank is

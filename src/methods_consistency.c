@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "catalogue.h"
 #include "methods.h"
 #include "operations.h"
-#include "catalogue.h"
 
 /* The operations of the rules. Sizes: n bytes in all (a block of n / P bytes per rank, n rounded
  * up to a multiple of P). */

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "catalogue.h"
 #include "methods.h"
 #include "patterns.h"
-#include "catalogue.h"
 
 typedef struct {
     MPI_Comm comm;

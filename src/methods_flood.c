@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "analysis.h"
-#include "methods.h"
 #include "catalogue.h"
+#include "methods.h"
 
 /* Size of the closing reply (Bell: "the sender waits for a single reply from the receiver"). */
 #define REPLY_BYTES 8

@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "analysis.h"
-#include "methods.h"
 #include "catalogue.h"
+#include "methods.h"
 
 #define LOGGP_MIN_ROUNDS 3
 #define RANGE_MIN_POINTS 5

@@ -15,10 +15,10 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "catalogue.h"
 #include "json_read.h"
 #include "methods.h"
 #include "operations.h"
-#include "catalogue.h"
 
 #define MODELS_MAX_QUICK NB_MAX_SIZES
 #define MODELS_PRTT_MESSAGES 10    /* n of PRTT(n, d, s), Hoefler's default */

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "methods.h"
 #include "catalogue.h"
+#include "methods.h"
 
 /* Fewest round trips / windows in one timed loop, however slow a size is. */
 #define MP_MIN_ITERATIONS 5

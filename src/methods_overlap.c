@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "analysis.h"
-#include "methods.h"
 #include "catalogue.h"
+#include "methods.h"
 
 /* Sweeps run from 0 to SPAN_FACTOR x T(0); when no point is slower than the tolerance allows,
  * the sweep goes on to twice the span, at most MAX_EXTENSIONS times. */

@@ -21,9 +21,9 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "catalogue.h"
 #include "methods.h"
 #include "pairmap.h"
-#include "catalogue.h"
 
 #define PAIRS_MIN_ITERATIONS 3
 #define PAIRS_TAG 11

@@ -5,8 +5,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "paired.h"
 #include "catalogue.h"
+#include "paired.h"
 
 /* A tag no message carries: the receive whose MPI_Test calls are timed never completes. */
 #define NEVER_SENT_TAG 77

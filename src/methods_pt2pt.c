@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "analysis.h"
-#include "methods.h"
 #include "catalogue.h"
+#include "methods.h"
 
 /* Fewest iterations of one repetition, however slow a size is. */
 #define PT2PT_MIN_ITERATIONS 5

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "paired.h"
 #include "catalogue.h"
+#include "paired.h"
 
 /* The MPI_Bsend buffer holds this many messages of the largest size: one is in it at a time
  * (the reply to a message comes only after the message arrived), the second is room for a
