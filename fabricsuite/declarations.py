@@ -69,6 +69,17 @@ def declared_figures(description: dict[str, Any]) -> dict[tuple[str | None, str]
             for key, figure in declared.items()}
 
 
+def signed_figures(method: str,
+                   declarations: dict[str, Any] | None = None) -> set[tuple[str | None, str]]:
+    """(table, column) and (None, summary figure) of `method` that netbench declares may be below
+    zero (NB_SIGNED); every other figure of netbench is non-negative."""
+    description = (declarations or snapshot())["methods"].get(method, {})
+    signed = {(table["name"], column["name"]) for table in description.get("tables", [])
+              for column in table["columns"] if column.get("signed")}
+    return signed | {(None, figure["name"]) for figure in description.get("summary", [])
+                     if figure.get("signed")}
+
+
 def unit_and_direction(table: str | None, name: str,
                        declarations: dict[str, Any] | None = None) -> tuple[str, str]:
     """(unit, better) of a column of `table` (None: a summary figure) as netbench declares it in

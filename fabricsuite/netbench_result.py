@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .declarations import signed_figures
+
 FORMAT_NAME = "netbench-result"
 SUPPORTED_FORMAT_VERSIONS = (1,)
 
@@ -179,7 +181,7 @@ def parse_json(text: str, source: str = "<json>") -> NetbenchResult:
             raise ResultError(
                 f"{source}: table {name!r} is not a list of row objects; not netbench output"
             )
-    _check_figures(doc["tables"], doc["summary"], source)
+    _check_figures(doc["method"], doc["tables"], doc["summary"], source)
     return NetbenchResult(
         method=doc["method"],
         version=str(doc.get("version", "")),
@@ -195,16 +197,18 @@ def parse_json(text: str, source: str = "<json>") -> NetbenchResult:
     )
 
 
-def _check_figures(tables: dict[str, list[dict[str, Any]]], summary: dict[str, Any],
-                   source: str) -> None:
+def _check_figures(method: str, tables: dict[str, list[dict[str, Any]]],
+                   summary: dict[str, Any], source: str) -> None:
     """Every figure of format version 1 (times, bandwidths, sizes, counts, ratios, indices) is
     non-negative: netbench reports a quantity it measured below zero as null with an
-    `unreliable` entry (docs/output-format.md). A negative number is a corrupt or forged file."""
-    places = [(f"table {name} row {index} ({_row_label(row)}):", row)
+    `unreliable` entry (docs/output-format.md). A negative number is a corrupt or forged file,
+    except in a column the method declares signed (NB_SIGNED: loggp's split_bic_gain)."""
+    signed = signed_figures(method)
+    places = [(name, f"table {name} row {index} ({_row_label(row)}):", row)
               for name, rows in tables.items() for index, row in enumerate(rows)]
-    for where, figures in [*places, ("summary", summary)]:
+    for table, where, figures in [*places, (None, "summary", summary)]:
         for key, val in figures.items():
-            if _negative(val):
+            if _negative(val) and (table, key) not in signed:
                 raise ResultError(
                     f"{source}: {where} {key}={val} is negative; netbench never reports a "
                     "negative figure (a quantity measured below zero is null and unreliable): "
@@ -317,7 +321,7 @@ def parse_human(text: str, source: str = "<text>") -> NetbenchResult:
         tables[current_table].append(dict(zip(columns, map(_scalar, fields), strict=True)))
     if status is None:
         raise ResultError(f"{source}: no '# status:' line; the output is truncated")
-    _check_figures(tables, summary, source)
+    _check_figures(method, tables, summary, source)
     return NetbenchResult(
         method=method, version=version, mpi_library=mpi_library, ranks=ranks,
         parameters=parameters, tables=tables, summary=summary, warnings=warnings,

@@ -372,7 +372,7 @@ static const nb_column range_columns[] = {
     NB_LOWER("o_r_ci95_low_us", "us"),
     NB_LOWER("o_r_ci95_high_us", "us"),
     NB_KEY("fit_clamped", ""),
-    NB_KEY("split_bic_gain", "ratio"),
+    NB_SIGNED("split_bic_gain", "ratio"),
 };
 
 const nb_table_spec ranges_table = NB_TABLE_SPEC("ranges", range_columns);

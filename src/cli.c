@@ -841,14 +841,16 @@ static void print_tables_help(const nb_method *method)
     }
 }
 
-/* The JSON list of declarations: [{"name": ..., "unit": ..., "better": ...}, ...] */
+/* The JSON list of declarations: [{"name": ..., "unit": ..., "better": ...}, ...], with
+ * "signed": true where a value may be below 0. */
 static void print_declarations_json(const char *indent, const nb_column *columns, size_t count)
 {
     for (size_t c = 0; c < count; c++) {
         const char *better = direction_name(columns[c].direction);
-        printf("%s\n%s{\"name\": \"%s\", \"unit\": \"%s\", \"better\": %s%s%s}",
+        printf("%s\n%s{\"name\": \"%s\", \"unit\": \"%s\", \"better\": %s%s%s%s}",
                c ? "," : "", indent, columns[c].name, columns[c].unit, better ? "\"" : "",
-               better ? better : "null", better ? "\"" : "");
+               better ? better : "null", better ? "\"" : "",
+               columns[c].may_be_negative ? ", \"signed\": true" : "");
     }
 }
 

@@ -53,6 +53,7 @@ typedef struct {
     const char *name;
     const char *unit;
     nb_direction direction;
+    int may_be_negative; /* NB_SIGNED: a value below 0 is a result, not a corrupt file */
 } nb_column;
 
 typedef struct {
@@ -61,10 +62,13 @@ typedef struct {
     size_t column_count;
 } nb_table_spec;
 
-#define NB_KEY(name, unit) {(name), (unit), NB_NEITHER}
-#define NB_HIGHER(name, unit) {(name), (unit), NB_HIGHER_IS_BETTER}
-#define NB_LOWER(name, unit) {(name), (unit), NB_LOWER_IS_BETTER}
-#define NB_SAME(name, unit) {(name), (unit), NB_EQUAL_IS_BETTER}
+#define NB_KEY(name, unit) {(name), (unit), NB_NEITHER, 0}
+#define NB_HIGHER(name, unit) {(name), (unit), NB_HIGHER_IS_BETTER, 0}
+#define NB_LOWER(name, unit) {(name), (unit), NB_LOWER_IS_BETTER, 0}
+#define NB_SAME(name, unit) {(name), (unit), NB_EQUAL_IS_BETTER, 0}
+/* A key whose value may be below 0 (a difference of penalised fits); every other figure is
+ * never negative: a quantity measured below zero is null and unreliable. */
+#define NB_SIGNED(name, unit) {(name), (unit), NB_NEITHER, 1}
 /* The columns of a timed latency, the same in every table that has them: the iteration count
  * the driver chose, then min/median/max over the repetitions. */
 #define NB_LATENCY_COLUMNS                                                                     \

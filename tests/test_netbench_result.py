@@ -257,7 +257,27 @@ def test_negative_summary_value_is_rejected():
     doc["summary"]["G_ns_per_byte"] = -0.01
     with pytest.raises(ResultError, match="summary G_ns_per_byte=-0.01 is negative"):
         parse_json(json.dumps(doc))
-    # every captured result, of every method, passes the check (no signed quantity exists)
+    # every captured result, of every method, passes the check
     for method, mpi in CAPTURES:
         load(captured(method, mpi, "json"))
         load(captured(method, mpi, "txt"))
+
+
+def test_a_column_declared_signed_may_be_negative_and_no_other(nb):
+    """loggp's split_bic_gain (NB_SIGNED) is the local BIC gain of a break chosen over the whole
+    sweep: below 0 where one line fits the two neighbouring ranges about as well as two (on one
+    straight line it is exactly -3 ln m, the penalty). A README session's loggp run reported
+    -4.163 and was refused as corrupt; now that value is a result, and a negative value in any
+    other column of the same row is still refused."""
+    sizes = [float(2 ** k) for k in range(10)]
+    on_one_line = [0.5 + 0.001 * s for s in sizes]
+    assert nb.split_gain(sizes, on_one_line, 0, 5, 9) == pytest.approx(-3 * math.log(10))
+
+    # a real loggp result (tests/data/report/README.md), range 1's gain made the CI run's value
+    doc = json.loads((DATA.parent / "report" / "loggp-openmpi.json").read_text())
+    assert doc["tables"]["ranges"][1]["split_bic_gain"] > 0
+    doc["tables"]["ranges"][1]["split_bic_gain"] = -4.163
+    assert parse_json(json.dumps(doc)).tables["ranges"][1]["split_bic_gain"] == -4.163
+    doc["tables"]["ranges"][1]["points"] = -doc["tables"]["ranges"][1]["points"]
+    with pytest.raises(ResultError, match=r"table ranges row 1 .*points=-\d+ is negative"):
+        parse_json(json.dumps(doc))
