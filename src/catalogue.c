@@ -23,13 +23,6 @@
 /* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
 #define MATRIX_MAX_SCHEDULE_RANKS 100000
 
-/* --summary-size of reuse and vector (a `summary_size` field of their settings). */
-#define SUMMARY_SIZE_OPTION(settings_type)                                                         \
-    {.name = "--summary-size", .type = NB_OPTION_SIZE, NB_SETTING(settings_type, summary_size),   \
-     .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K", \
-     .example = "64K",                                                                           \
-     .help = "the summary's cost is taken at the largest size measured up to this one"}
-
 /* ========================================================================================== */
 /* methods_pt2pt.c: pingpong, bibw, bothway                                                   */
 /* ========================================================================================== */
@@ -1414,34 +1407,33 @@ const nb_method nb_method_loaded = {
     .buffer_bytes = loaded_buffer_bytes,
 };
 
+/* The variants of one ping-pong measured side by side (paired.h: polling, anysource, sendmodes)
+ * share their options and the layout of their tables: latency per variant (named in the column
+ * `key`), and each variant's cost against the baseline. */
+#define NB_PAIRED_LATENCY_COLUMNS(key)                                                         \
+    NB_KEY("size_bytes", "bytes"), NB_KEY((key), ""), NB_LATENCY_COLUMNS
+#define NB_PAIRED_COST_COLUMNS(key)                                                            \
+    NB_KEY("size_bytes", "bytes"), NB_KEY((key), ""), NB_KEY("against", ""),                   \
+        NB_LOWER("cost_us", "us"), NB_LOWER("cost_ratio", "ratio"),                            \
+        NB_KEY("noise_floor_us", "us")
+
+static const nb_option paired_options[] = {
+    NB_USE_SIZES("8", "64K"),
+    NB_USE_REPEATS("11", "10000", "2"),
+};
+
 /* ========================================================================================== */
 /* methods_polling.c: polling                                                                 */
 /* ========================================================================================== */
 
 /* Output tables (docs/output-format.md). */
-static const nb_column polling_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("mode", ""),
-    NB_LATENCY_COLUMNS,
-};
+static const nb_column polling_columns[] = {NB_PAIRED_LATENCY_COLUMNS("mode")};
 
 const nb_table_spec polling_table = NB_TABLE_SPEC("polling", polling_columns);
 
-static const nb_column polling_cost_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("mode", ""),
-    NB_KEY("against", ""),
-    NB_LOWER("cost_us", "us"),
-    NB_LOWER("cost_ratio", "ratio"),
-    NB_KEY("noise_floor_us", "us"),
-};
+static const nb_column polling_cost_columns[] = {NB_PAIRED_COST_COLUMNS("mode")};
 
 const nb_table_spec polling_cost_table = NB_TABLE_SPEC("polling_cost", polling_cost_columns);
-
-static const nb_option polling_options[] = {
-    NB_USE_SIZES("8", "64K"),
-    NB_USE_REPEATS("11", "10000", "2"),
-};
 
 static const nb_table_spec *const polling_tables[] = {&polling_table, &polling_cost_table, NULL};
 
@@ -1489,7 +1481,7 @@ const nb_method nb_method_polling = {
         "an 'unreliable' entry.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(polling_options, polling_tables, polling_figures),
+    NB_DECLARES(paired_options, polling_tables, polling_figures),
     .run = run_polling,
 };
 
@@ -1498,30 +1490,14 @@ const nb_method nb_method_polling = {
 /* ========================================================================================== */
 
 /* Output tables (docs/output-format.md). */
-static const nb_column anysource_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("receive", ""),
-    NB_LATENCY_COLUMNS,
-};
+static const nb_column anysource_columns[] = {NB_PAIRED_LATENCY_COLUMNS("receive")};
 
 const nb_table_spec anysource_table = NB_TABLE_SPEC("anysource", anysource_columns);
 
-static const nb_column anysource_cost_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("receive", ""),
-    NB_KEY("against", ""),
-    NB_LOWER("cost_us", "us"),
-    NB_LOWER("cost_ratio", "ratio"),
-    NB_KEY("noise_floor_us", "us"),
-};
+static const nb_column anysource_cost_columns[] = {NB_PAIRED_COST_COLUMNS("receive")};
 
 const nb_table_spec anysource_cost_table =
     NB_TABLE_SPEC("anysource_cost", anysource_cost_columns);
-
-static const nb_option anysource_options[] = {
-    NB_USE_SIZES("8", "64K"),
-    NB_USE_REPEATS("11", "10000", "2"),
-};
 
 static const nb_table_spec *const anysource_tables[] = {&anysource_table, &anysource_cost_table,
                                                         NULL};
@@ -1562,7 +1538,7 @@ const nb_method nb_method_anysource = {
         "'unreliable' entry.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(anysource_options, anysource_tables, anysource_figures),
+    NB_DECLARES(paired_options, anysource_tables, anysource_figures),
     .run = run_anysource,
 };
 
@@ -1571,11 +1547,7 @@ const nb_method nb_method_anysource = {
 /* ========================================================================================== */
 
 /* Output tables (docs/output-format.md). */
-static const nb_column sendmodes_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("send_mode", ""),
-    NB_LATENCY_COLUMNS,
-};
+static const nb_column sendmodes_columns[] = {NB_PAIRED_LATENCY_COLUMNS("send_mode")};
 
 const nb_table_spec sendmodes_table = NB_TABLE_SPEC("sendmodes", sendmodes_columns);
 
@@ -1589,11 +1561,6 @@ static const nb_column sendmodes_ratio_columns[] = {
 
 const nb_table_spec sendmodes_ratio_table =
     NB_TABLE_SPEC("sendmodes_ratio", sendmodes_ratio_columns);
-
-static const nb_option sendmodes_options[] = {
-    NB_USE_SIZES("8", "64K"),
-    NB_USE_REPEATS("11", "10000", "2"),
-};
 
 static const nb_table_spec *const sendmodes_tables[] = {&sendmodes_table, &sendmodes_ratio_table,
                                                         NULL};
@@ -1636,11 +1603,24 @@ const nb_method nb_method_sendmodes = {
         "standard is no different. Sizes up to 256M.",
     .scope = NB_ON_PAIR,
     .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(sendmodes_options, sendmodes_tables, sendmodes_figures),
+    NB_DECLARES(paired_options, sendmodes_tables, sendmodes_figures),
     .run = run_sendmodes,
     .finish = sendmodes_finish,
     .buffer_bytes = sendmodes_buffer_bytes,
 };
+
+/* reuse and vector (methods_buffers.c) share the columns after their keys: the latency, the
+ * bandwidth, and the extra time and ratio against their reference with its noise. */
+#define NB_BUFFERS_COST_COLUMNS                                                                \
+    NB_LATENCY_COLUMNS, NB_HIGHER("bandwidth_median_MBps", "MBps"), NB_LOWER("extra_us", "us"), \
+        NB_LOWER("ratio", "ratio"), NB_KEY("noise_us", "us")
+
+/* --summary-size of reuse and vector (a `summary_size` field of their settings). */
+#define SUMMARY_SIZE_OPTION(settings_type)                                                         \
+    {.name = "--summary-size", .type = NB_OPTION_SIZE, NB_SETTING(settings_type, summary_size),   \
+     .min = 1, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "64K", \
+     .example = "64K",                                                                           \
+     .help = "the summary's cost is taken at the largest size measured up to this one"}
 
 /* ========================================================================================== */
 /* methods_buffers.c: reuse, vector                                                           */
@@ -1650,11 +1630,7 @@ static const nb_column reuse_columns[] = {
     NB_KEY("size_bytes", "bytes"),
     NB_KEY("reuse_percent", "percent"),
     NB_KEY("buffers", "count"),
-    NB_LATENCY_COLUMNS,
-    NB_HIGHER("bandwidth_median_MBps", "MBps"),
-    NB_LOWER("extra_us", "us"),
-    NB_LOWER("ratio", "ratio"),
-    NB_KEY("noise_us", "us"),
+    NB_BUFFERS_COST_COLUMNS,
 };
 
 const nb_table_spec reuse_table = NB_TABLE_SPEC("reuse", reuse_columns);
@@ -1746,11 +1722,7 @@ static const nb_column vector_columns[] = {
     NB_KEY("segments", "count"),
     NB_KEY("segment_bytes", "bytes"),
     NB_KEY("stride_bytes", "bytes"),
-    NB_LATENCY_COLUMNS,
-    NB_HIGHER("bandwidth_median_MBps", "MBps"),
-    NB_LOWER("extra_us", "us"),
-    NB_LOWER("ratio", "ratio"),
-    NB_KEY("noise_us", "us"),
+    NB_BUFFERS_COST_COLUMNS,
 };
 
 const nb_table_spec vector_table = NB_TABLE_SPEC("vector", vector_columns);
