@@ -34,16 +34,24 @@ def nb() -> analysis_lib.Analysis:
     return analysis_lib.load(path)
 
 
+@pytest.fixture(scope="session")
+def netbench_builds() -> dict[str, str]:
+    """netbench built with each MPI, once per session (the build reads src/ only; every test
+    runs the program and writes nothing beside it)."""
+    return {}
+
+
 @pytest.fixture(scope="module", params=sorted(mpi_support.MPIS))
-def netbench(request, tmp_path_factory):
+def netbench(request, tmp_path_factory, netbench_builds):
     """(netbench built with this MPI, launcher of 2 ranks bound to cores, MPI name); a test
     module may define its own `netbench` fixture instead."""
     compiler, launcher = mpi_support.MPIS[request.param]
     if shutil.which(compiler) is None:
         pytest.skip(f"{compiler} not installed (ci/setup.sh installs it)")
-    program = mpi_support.build_netbench(tmp_path_factory.mktemp(f"build-{request.param}"),
-                                         request.param)
-    return str(program), launcher, request.param
+    if request.param not in netbench_builds:
+        netbench_builds[request.param] = str(mpi_support.build_netbench(
+            tmp_path_factory.mktemp(f"build-{request.param}"), request.param))
+    return netbench_builds[request.param], launcher, request.param
 
 
 @pytest.fixture(scope="session")
