@@ -8,4 +8,4 @@ cd "$REPO"
 VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
 "$VENV/bin/ruff" check fabricsuite checks config tests
 # --durations: where CI time goes (CI has 90 minutes; we keep it under 30)
-exec "$VENV/bin/python" -m pytest -ra --durations=15 "$@"
+exec "$VENV/bin/python" -m pytest -ra --durations=40 "$@"

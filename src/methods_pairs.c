@@ -36,7 +36,6 @@ const char *matrix_schedule_name(int schedule)
     return schedule == SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent";
 }
 
-
 /* Collective over ctx->pair: every rank names its partner (-1: none this time) and gets the
  * pair's own communicator, so that disjoint pairs can measure at once with the shared driver
  * (its barriers then involve the pair alone). */
@@ -147,7 +146,6 @@ typedef struct {
     int *round;                   /* 1-based round that measured the pair, 0: not measured */
     unsigned char *suspect, *bad;
 } matrix_record;
-
 
 static double *not_measured(size_t count)
 {
@@ -657,10 +655,6 @@ void run_rankdist(const nb_context *ctx)
     free(send);
     free(recv);
 }
-
-/* ------------------------------------------------------------------------------------------ */
-/* The declarations                                                                             */
-/* ------------------------------------------------------------------------------------------ */
 
 /* `matrix --print-schedule N`: a dry run before and without MPI. */
 int matrix_without_mpi(const nb_options *o)
