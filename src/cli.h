@@ -3,10 +3,10 @@
  * A method is one nb_method (catalogue.c): its name, help text, whether it runs on a pair or on
  * every rank, its options (a table of nb_option descriptors: name, type, default, range, help,
  * where the value goes), its output tables (output.h: each column with unit and direction) and
- * its run function (in its methods_*.c). The registry (catalogue.c) lists the methods. cli.c knows no method: it parses
- * the command line against the chosen method's table, checks every value against its range
- * (one line on stderr naming the option, the value and the allowed range, exit status 2, before
- * MPI_Init) and prints the help from the same descriptors.
+ * its run function (in its methods_*.c). The registry (catalogue.c) lists the methods. cli.c
+ * knows no method: it parses the command line against the chosen method's table, checks every
+ * value against its range (one line on stderr naming the option, the value and the allowed
+ * range, exit status 2, before MPI_Init) and prints the help from the same descriptors.
  * Adding a method: docs/adding-a-method.md.
  */
 #ifndef NETBENCH_CLI_H

@@ -35,23 +35,28 @@ def nb() -> analysis_lib.Analysis:
 
 
 @pytest.fixture(scope="session")
-def netbench_builds() -> dict[str, str]:
-    """netbench built with each MPI, once per session (the build reads src/ only; every test
-    runs the program and writes nothing beside it)."""
-    return {}
+def netbench_program(tmp_path_factory):
+    """netbench_program(MPI): the path of netbench built with that MPI from src/, built once per
+    session (every test runs the program and writes nothing beside it; the temporary directory
+    is on the file system the emulated nodes share)."""
+    built: dict[str, str] = {}
+
+    def program(mpi: str) -> str:
+        if mpi not in built:
+            built[mpi] = str(mpi_support.build_netbench(tmp_path_factory.mktemp(f"build-{mpi}"),
+                                                        mpi))
+        return built[mpi]
+    return program
 
 
 @pytest.fixture(scope="module", params=sorted(mpi_support.MPIS))
-def netbench(request, tmp_path_factory, netbench_builds):
+def netbench(request, netbench_program):
     """(netbench built with this MPI, launcher of 2 ranks bound to cores, MPI name); a test
     module may define its own `netbench` fixture instead."""
     compiler, launcher = mpi_support.MPIS[request.param]
     if shutil.which(compiler) is None:
         pytest.skip(f"{compiler} not installed (ci/setup.sh installs it)")
-    if request.param not in netbench_builds:
-        netbench_builds[request.param] = str(mpi_support.build_netbench(
-            tmp_path_factory.mktemp(f"build-{request.param}"), request.param))
-    return netbench_builds[request.param], launcher, request.param
+    return netbench_program(request.param), launcher, request.param
 
 
 @pytest.fixture(scope="session")

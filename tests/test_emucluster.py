@@ -21,12 +21,12 @@ import json
 import os
 import re
 import subprocess
+from pathlib import Path
 
 import emu_support
 import pytest
 import yaml
 from emu_support import BIN, run_reframe
-from mpi_support import build_netbench
 
 from fabricsuite import REPO_ROOT
 from fabricsuite.baseline import NOISE_WIDTHS, WORST_MARGIN
@@ -44,10 +44,9 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory):
+def programs(netbench_program):
     """netbench built with each MPI (a shared file system: every namespace sees it)."""
-    return {mpi: build_netbench(tmp_path_factory.mktemp(f"nb-{mpi}"), mpi)
-            for mpi in ("openmpi", "mpich")}
+    return {mpi: Path(netbench_program(mpi)) for mpi in ("openmpi", "mpich")}
 
 
 MPI_ENV = {

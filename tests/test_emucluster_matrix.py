@@ -25,10 +25,10 @@ the jobs get 1 minute, not 5.
 """
 
 import json
+from pathlib import Path
 
 import emu_support
 import pytest
-from mpi_support import build_netbench
 
 from fabricsuite.emucluster import OPENMPI_TCP, srun_matrix
 
@@ -45,8 +45,8 @@ def six_nodes(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def netbench(tmp_path_factory):
-    return build_netbench(tmp_path_factory.mktemp("nb-matrix"), "openmpi")
+def netbench(netbench_program):
+    return Path(netbench_program("openmpi"))
 
 
 def round_line(done):

@@ -16,7 +16,6 @@ from pathlib import Path
 import emu_support
 import pytest
 from emu_support import BIN
-from mpi_support import build_netbench
 
 PREFIX = emu_support.prefix("fsp")  # unique per test run, distinct from the other clusters
 pytestmark = emu_support.marks(PREFIX)
@@ -35,8 +34,8 @@ def four_nodes(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def netbench(tmp_path_factory):
-    return build_netbench(tmp_path_factory.mktemp("nb-multipair"), "openmpi")
+def netbench(netbench_program):
+    return Path(netbench_program("openmpi"))
 
 
 def srun(emu, netbench, out: Path, method, *args):
