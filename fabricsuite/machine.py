@@ -2,38 +2,57 @@
 
 `local` is whatever machine checks the suite out, so its references cannot be one file: a
 laptop 3x faster than the development VM would pass a 2x regression against the VM's figures,
-and a slower one would fail everything. Each machine keeps its own file,
-`reference/local/<key>.yaml`, where the key is a fingerprint a person can read:
+and a slower one would fail everything. Nor can they be those of the machine's *kind*: a second
+2-core VM of the development kind (same CPU model, counts and memory) has memory 13 % slower and
+failed 14 cases against the development VM's figures. So each machine keeps its own file, keyed
+by the machine itself:
 
-    amd-epyc-1x2x1-24gib      CPU model, packages x cores per package x threads per core, memory
+    amd-epyc-1x2x1-24gib.3f9a2c1e      the kind (CPU model, packages x cores per package x
+                                       threads per core, memory), then the host identity
 
-from the machine's hwloc topology (the CPU model, the counts) and the kernel (memory). The MPI
-libraries are not part of the key: an MPI upgrade is exactly what the suite must judge against
-the machine's references (the file records the libraries its references were taken with, and
-`fabricsuite machine` shows both). `FABRICSUITE_MACHINE=<key>` stands in for another machine
-(a test of a fresh machine, or two machines that must share one file).
+The kind comes from the machine's hwloc topology (the CPU model, the counts) and the kernel
+(memory). The host identity is 8 hex digits of a hash of the platform's machine identity (the
+firmware's DMI product UUID where this user can read it, else the OS installation's
+/etc/machine-id) and the host name: VMs cloned from one image share a machine-id, stateless
+cluster nodes booted from one image too, so the host name separates them; `python -m
+fabricsuite.machine` says what it was taken from. The MPI libraries are not part of the key: an
+MPI upgrade is exactly what the suite must judge against the machine's references (the file
+records the libraries its references were taken with). `FABRICSUITE_MACHINE=<key>` stands in
+for another machine (a test of a fresh machine, or two machines that must share one file).
 
-A machine without references of a test case is measured and recorded, never judged against
-another machine's figures: the case runs with `require_reference=false`, says so (`judged`
-false), and the session's outcome counts the sessions recorded. Once SESSIONS_FOR_REFERENCES
-separate sessions hold healthy runs of a case, `take_references` writes them into the machine's
-file with `fabricsuite baseline`'s rule (median; bound from the runs' own noise, floor
-DEFAULT_FLOOR; a figure too noisy to catch a 2x slowdown is recorded only, with its reason), and
-the next session judges against them. When a figure is too noisy only because of one session (a
-slow phase of a shared machine), the references wait for baseline.OUTLIER_RUNS_FROM sessions,
-where that one run is set aside, rather than record the figure unjudged for good.
+**Where a machine's own references live.** They are the state of that machine, not of the
+repository: `<results>/reference/local/<key>.yaml` ($FABRICSUITE_RESULTS, default results/,
+which git ignores, so that a `git pull` never conflicts with them and a fresh clone never
+inherits another machine's), or `$RFM_REFERENCE_PREFIX/local/<key>.yaml` where that is set.
+The repository's `reference/local/<kind>.yaml` holds references taken on *another* machine of a
+kind (the development VM's, shipped): a comparison, never this machine's references.
+
+A machine without references of its own of a test case is measured and recorded: the case runs
+with `require_reference=false` and says so (`judged` false). Where the repository holds
+references of its kind, the case is judged against them at most with a 2x bound
+(KIND_SLOWDOWN: gross breakage, such as a run fallen onto TCP loopback, still fails on the
+first day), and the outcome shows how far the machine lies from them. Once
+SESSIONS_FOR_REFERENCES separate sessions hold healthy, quiet runs of a case (a run disturbed by
+another process on its cores is set aside, fabricsuite.cases), `take_references` writes them
+into the machine's file with `fabricsuite baseline`'s rule (median; bound from the runs' own
+noise, floor DEFAULT_FLOOR; a figure too noisy to catch a 2x slowdown is recorded only, with its
+reason), and the next session judges against them. When a figure is too noisy only because of
+one session (a slow phase of a shared machine), the references wait for
+baseline.OUTLIER_RUNS_FROM sessions, where that one run is set aside, rather than record the
+figure unjudged for good.
 
 Automatic, because the two commands of the README must give a meaningful first hour on any
-machine without a person writing references; the outcome
-says how far apart the sessions were, since a machine's figures drift between sessions and
-sessions hours apart give bounds that hold.
+machine without a person writing references; the outcome says how far apart the sessions were,
+since a machine's figures drift between sessions and sessions hours apart give bounds that hold.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
+import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +67,14 @@ OVERRIDE = "FABRICSUITE_MACHINE"
 SESSIONS_FOR_REFERENCES = 3
 #: The embedded default's system name.
 LOCAL_SYSTEM = "local"
+#: The longest key accepted (a file name, with room for its directory).
+KEY_MAX = 120
 _KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+#: A key of a machine: its kind, then "." and 8 hex digits of its host identity.
+_MACHINE_KEY = re.compile(r"^(?P<kind>.+)\.(?P<host>[0-9a-f]{8})$")
+#: Where the host identity is read, first readable wins: the firmware's, then the OS install's.
+IDENTITY_SOURCES = ("/sys/class/dmi/id/product_uuid", "/etc/machine-id",
+                    "/var/lib/dbus/machine-id")
 
 
 class MachineError(UsageError):
@@ -117,25 +143,66 @@ def topology_cache(partition: str = "local:default") -> Path:
     return results_dir() / "topology" / f"{partition.replace(':', '-')}.xml"
 
 
+def host_identity(sources: tuple[str, ...] = IDENTITY_SOURCES,
+                  hostname: str | None = None) -> tuple[str, str]:
+    """(8 hex digits, what they were taken from) of this host: a hash of the first readable
+    platform identity in `sources` and the host name (see the module's docstring)."""
+    parts, said = [], []
+    for source in sources:
+        try:
+            text = Path(source).read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text:
+            parts.append(text)
+            said.append(source)
+            break
+    host = socket.gethostname() if hostname is None else hostname
+    parts.append(host)
+    said.append(f"host name {host!r}")
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
+    return digest, " and ".join(said)
+
+
+def kind_of(key: str) -> str:
+    """The kind part of a machine's key ("amd-epyc-1x2x1-24gib" of
+    "amd-epyc-1x2x1-24gib.3f9a2c1e"); a key without a host identity is its own kind."""
+    found = _MACHINE_KEY.fullmatch(key)
+    return found.group("kind") if found else key
+
+
+def valid_key(key: str, what: str) -> str:
+    """`key` when it can name a machine's reference file, else MachineError naming `what`."""
+    if not _KEY.fullmatch(key) or len(key) > KEY_MAX or ".." in key:
+        raise MachineError(f"{what}={key!r}: a key is up to {KEY_MAX} lower-case letters, "
+                           f"digits, '.', '_' and '-', e.g. amd-epyc-1x2x1-24gib.3f9a2c1e")
+    return key
+
+
 def this_machine() -> tuple[str, str]:
     """(key, description) of the machine this runs on, or of FABRICSUITE_MACHINE."""
     override = os.environ.get(OVERRIDE)
     if override is not None:
-        if not _KEY.match(override):
-            raise MachineError(f"{OVERRIDE}={override!r}: a key is lower-case letters, digits, "
-                             f"'.', '_' and '-', e.g. amd-epyc-1x2x1-24gib")
-        return override, f"declared by {OVERRIDE}"
+        return valid_key(override, OVERRIDE), f"declared by {OVERRIDE}"
     try:
         xml = topology.local_topology_xml(topology_cache())
         found = fingerprint(xml, _memory_bytes(), "lstopo")
     except topology.TopologyError as err:
         raise MachineError(str(err)) from None
-    return found.key, found.description
+    host, _source = host_identity()
+    return f"{found.key}.{host}", found.description
 
 
 def reference_path(directory: Path, key: str) -> Path:
-    """The machine's own reference file under a reference directory."""
+    """The file of machine (or kind) `key` under a reference directory."""
     return directory / LOCAL_SYSTEM / f"{key}.yaml"
+
+
+def own_reference_dir() -> Path:
+    """Where the embedded default keeps this machine's own references: $RFM_REFERENCE_PREFIX
+    where set, else <results>/reference (the machine's state, not the repository's)."""
+    env = os.environ.get("RFM_REFERENCE_PREFIX")
+    return Path(env) if env else results_dir() / "reference"
 
 
 # --- the first sessions of a machine ------------------------------------------------------------
@@ -185,8 +252,8 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
         what = "some cases of this machine" if path.exists() else "this machine"
         return [
             f"no references for {what} yet ({descr}; key {key}): session {n} of "
-            f"{SESSIONS_FOR_REFERENCES} recorded, nothing judged against another machine's "
-            f"figures",
+            f"{SESSIONS_FOR_REFERENCES} recorded, judged against another machine's figures "
+            f"at most for a 2x slowdown",
             f"  run the same command again {SESSIONS_FOR_REFERENCES - n} more time(s), best "
             f"hours apart (figures drift between sessions; bounds must hold that drift); the "
             f"references are then taken into {path} and later runs are judged against them",
@@ -221,7 +288,7 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
             f"{baseline.OUTLIER_RUNS_FROM} sessions, where a single outlying run is set aside",
             f"  e.g. {outliers[0]}" + (f" (and {len(outliers) - 1} more)" if outliers[1:] else ""),
             f"  run the same command again {baseline.OUTLIER_RUNS_FROM - n} more time(s); "
-            f"nothing is judged against another machine's figures meanwhile",
+            f"meanwhile, another machine's figures judge at most a 2x slowdown",
         ]
     mpis = sorted({str(c.get("mpi_library")) for s in samples for run in s["runs"]
                    for c in run["testcases"] if c.get("mpi_library")})
@@ -257,15 +324,21 @@ def main(argv: list[str] | None = None) -> int:
                     "embedded default `local`), where those references are, and how many "
                     "recorded sessions it has.")
     parser.parse_args(argv)
-    from .references import reference_dir
+    from .references import kind_reference_file
     try:
         key, descr = this_machine()
     except MachineError as err:
         print(f"fabricsuite machine: {err}", file=sys.stderr)
         return 2
-    path = reference_path(reference_dir(), key)
+    path = reference_path(own_reference_dir(), key)
     print(f"machine: {descr}")
     print(f"key: {key}")
+    if os.environ.get(OVERRIDE) is None:
+        print(f"host identity: {host_identity()[1]}")
+    kind = kind_reference_file(key)
+    if kind is not None and kind.is_file():
+        print(f"kind: {kind_of(key)}: references of another machine of this kind in {kind} "
+              f"(a comparison, judged at most with a 2x bound until this machine has its own)")
     if path.is_file():
         print(f"references: {path}")
     else:

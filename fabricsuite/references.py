@@ -27,8 +27,13 @@ from typing import Any
 import yaml
 
 from . import REFERENCE_DIR
-from .machine import LOCAL_SYSTEM, reference_path, this_machine
-from .metrics import PerfSpec, bad_sides, catches_2x, is_finite_number, unjudgeable
+from .machine import LOCAL_SYSTEM, kind_of, own_reference_dir, reference_path, this_machine
+from .metrics import HIGHER, LOWER, PerfSpec, bad_sides, catches_2x, is_finite_number, unjudgeable
+
+#: References of another machine of the same kind judge a machine without its own only against
+#: gross breakage: a figure this many times worse fails (a lower-is-better one 1.9x higher, a
+#: higher-is-better one below 1/1.9 of the kind's), so that a 2x slowdown is still caught.
+KIND_SLOWDOWN = 1.9
 
 _CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -68,12 +73,18 @@ def reference_file(system: str, directory: Path | None = None,
                    machine: str | None = None) -> Path:
     """`<system>.yaml` in the reference directory; for the embedded default `local`, the file
     of the machine this runs on (`machine`, else its fingerprint: fabricsuite.machine)."""
-    directory = directory or reference_dir()
     if system == LOCAL_SYSTEM:
         if machine is None:
             machine = this_machine()[0]
-        return reference_path(directory, machine)
-    return directory / f"{system}.yaml"
+        return reference_path(directory or own_reference_dir(), machine)
+    return (directory or reference_dir()) / f"{system}.yaml"
+
+
+def kind_reference_file(machine: str, directory: Path | None = None) -> Path | None:
+    """The repository's references of `machine`'s kind (taken on another machine of that kind,
+    fabricsuite.machine), or None when the key names no kind apart from itself."""
+    kind = kind_of(machine)
+    return None if kind == machine else reference_path(directory or reference_dir(), kind)
 
 
 def recorded_only(data: dict[str, Any]) -> dict[str, str]:
@@ -122,6 +133,7 @@ def load_file(path: Path) -> dict[str, Any]:
             f"{path}: expected a mapping of check class names to references, got "
             f"{type(data).__name__}"
         )
+    _check_machine_key(path, data.get("_machine"))
     for key, what in (("_recorded_only", "recorded without being judged"),
                       ("_wide_bounds", "judged with a bound that cannot fail a 2x slowdown")):
         reasons = data.get(key, {})
@@ -136,6 +148,19 @@ def load_file(path: Path) -> dict[str, Any]:
             continue
         _validate_check_entry(path, str(check), entry, set(recorded))
     return data
+
+
+def _check_machine_key(path: Path, machine: Any) -> None:
+    """A machine's file (reference/local/<key>.yaml) names its machine in `_machine.key`: a
+    file copied under another machine's (or kind's) name must not judge that machine."""
+    if machine is None or path.parent.name != LOCAL_SYSTEM:
+        return
+    key = machine.get("key") if isinstance(machine, dict) else None
+    if key is not None and path.stem not in (str(key), kind_of(str(key))):
+        raise ReferenceFileError(
+            f"{path}: _machine.key is {key!r}, but the file is named for {path.stem!r}: it holds "
+            f"another machine's references; move it back to {key}.yaml, or retake this "
+            f"machine's own (fabricsuite baseline --system local REPORTS)")
 
 
 def _validate_check_entry(path: Path, check: str, entry: Any,
@@ -319,6 +344,51 @@ def scoped_references(system: str, check: str, scope: dict[str, str],
     check_test_references(path, data, check, scope, specs)
     scoped = _scoped(path, data, check, scope)
     return {} if scoped is None else {k: tuple(v) for k, v in scoped[1].items()}
+
+
+def kind_references(machine: str, check: str, scope: dict[str, str],
+                    specs: dict[str, PerfSpec],
+                    directory: Path | None = None) -> tuple[Path | None, dict[str, tuple]]:
+    """(file, {variable: (value, lower, upper, unit)}): the references another machine of
+    `machine`'s kind has of one test case, each bound widened to KIND_SLOWDOWN on the
+    variable's bad side and none on the other; (None, {}) where the repository has none.
+
+    A figure that machine recorded without judging (it moved it by 2x or more itself) is judged
+    KIND_SLOWDOWN beyond the worst deviation its sessions showed (`_statistics`): a 0.1 us
+    latency with slow phases at 4x still fails at 100x (a run fallen onto TCP loopback). Only
+    slowdowns are judged: counts and sweep sizes ("equal"), loosely bounded entries, expected
+    failures of that machine and recorded figures without statistics are left out."""
+    path = kind_reference_file(machine, directory)
+    if path is None or not path.is_file():
+        return None, {}
+    data = load_file(path)
+    if check not in data:
+        return path, {}
+    check_test_references(path, data, check, scope, specs)
+    scoped = _scoped(path, data, check, scope)
+    if scoped is None:
+        return path, {}
+    where, node = scoped
+    recorded, wide = recorded_only(data), wide_bounds(data)
+    statistics = data.get("_statistics") if isinstance(data.get("_statistics"), dict) else {}
+    found = {}
+    for variable, ref in node.items():
+        spec, dotted = specs[variable], f"{where}.{variable}"
+        if (dotted in wide or spec.better not in (LOWER, HIGHER)
+                or (isinstance(ref, list) and ref and ref[0] == "$xfail") or not ref[0]):
+            continue
+        slowdown = KIND_SLOWDOWN
+        if dotted in recorded:
+            stats = statistics.get(" ".join(dotted.split(".")))
+            worst = stats.get("worst") if isinstance(stats, dict) else None
+            if not is_finite_number(worst) or worst < 0:
+                continue
+            slowdown *= 1.0 + worst
+        if spec.better == LOWER:
+            found[variable] = (ref[0], None, round(slowdown - 1.0, 4), spec.unit)
+        else:
+            found[variable] = (ref[0], round(1.0 / slowdown - 1.0, 4), None, spec.unit)
+    return path, found
 
 
 def external_reference(system: str, check: str, directory: Path | None = None,

@@ -37,7 +37,13 @@ from .interference import worst_wait
 from .machine import topology_cache
 from .metrics import INDEX_FIELDS, Figure, PerfSpec, scale_label
 from .netbench_result import NetbenchResult, ResultError, load
-from .references import ReferenceFileError, external_reference, scoped_references
+from .references import (
+    KIND_SLOWDOWN,
+    ReferenceFileError,
+    external_reference,
+    kind_references,
+    scoped_references,
+)
 from .spackenv import (
     SPACK_ENV,
     SPACK_PROVENANCE,
@@ -498,14 +504,23 @@ def load_references(test) -> None:
         if machine and not scoped_references(system, name, scope, test.perf_specs(),
                                              machine=machine):
             # The embedded default on a machine without references of this case: measured and
-            # recorded, never judged against another machine's figures (fabricsuite.machine).
+            # recorded, never judged as this machine's own (fabricsuite.machine); judged only
+            # against gross breakage where another machine of its kind has references.
             test.require_reference = False
             test.judged = False
-            getlogger().info(f"{test.display_name}: no references for this machine yet "
-                             f"({machine}): measured and recorded, not judged")
+            kind_file, kind = kind_references(machine, name, scope, test.perf_specs())
+            if kind:
+                test.reference = {test.current_partition.fullname: kind}
+                test.reference_origin = f"kind:{kind_file.stem}"
+            getlogger().info(
+                f"{test.display_name}: no references for this machine yet ({machine}): "
+                f"measured and recorded" + (
+                    f"; judged only at a {KIND_SLOWDOWN:g}x bound against another machine of "
+                    f"its kind ({kind_file})" if kind else ", not judged"))
             return
         test.reference = external_reference(system, name, scope=scope,
                                             specs=test.perf_specs(), machine=machine)
+        test.reference_origin = "machine" if machine else "system"
     except ReferenceFileError as err:
         if test.require_reference:
             raise

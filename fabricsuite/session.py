@@ -28,8 +28,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .metrics import case_scope, series_key
-from .references import ReferenceFileError, load_file, recorded_only, reference_file
+from .metrics import case_scope, is_finite_number, series_key
+from .references import (
+    KIND_SLOWDOWN,
+    ReferenceFileError,
+    load_file,
+    recorded_only,
+    reference_file,
+)
 
 
 def _requested(reframe_args: list[str]) -> tuple[list[str], list[str]]:
@@ -147,6 +153,46 @@ def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
     return lines
 
 
+#: Figures named one by one in the comparison with another machine of the same kind.
+KIND_SHOWN = 3
+
+
+def kind_comparison_lines(cases: list[dict]) -> list[str]:
+    """How far this machine lies from the references of another machine of its kind, for the
+    cases judged against them (fabricsuite.references.kind_references: at most a 2x bound,
+    until the machine has its own): "1 MiB ping-pong bandwidth 13 % below ..."."""
+    worse: list[tuple[float, str]] = []
+    kinds = set()
+    for case in cases:
+        origin = str(case.get("reference_origin") or "")
+        if not origin.startswith("kind:") or case.get("result") == "skip":
+            continue
+        kinds.add(origin.partition(":")[2])
+        directions = case.get("perf_directions") or {}
+        for key, perf in (case.get("perfvalues") or {}).items():
+            variable = str(key).split(":")[-1]
+            if not (isinstance(perf, list) and len(perf) > 1 and is_finite_number(perf[0])
+                    and is_finite_number(perf[1]) and perf[1]):
+                continue
+            change = (perf[0] - perf[1]) / abs(perf[1])
+            sign = {"lower": 1.0, "higher": -1.0}.get(directions.get(variable))
+            if sign is None:
+                continue
+            side = "above" if change > 0 else "below"
+            worse.append((sign * change, f"{_where(case)} {variable} {abs(change):.0%} {side} "
+                                         f"({_number(perf[0])} against {_number(perf[1])})"))
+    if not worse:
+        return []
+    worse.sort(key=lambda w: -w[0])
+    median = sorted(w for w, _ in worse)[len(worse) // 2]
+    lines = [f"compared with another machine of this kind ({', '.join(sorted(kinds))}; judged "
+             f"only against a {KIND_SLOWDOWN:g}x slowdown until this machine has references "
+             f"of its own): {len(worse)} figure(s), median {abs(median):.0%} "
+             f"{'worse' if median > 0 else 'better'}; farthest on the bad side:"]
+    lines += [f"  {text}" for badness, text in worse[:KIND_SHOWN] if badness > 0]
+    return lines
+
+
 def _number(value: Any) -> str:
     """A figure as the summary prints it; null where the run had none (an unresolved one)."""
     return f"{value:g}" if isinstance(value, (int, float)) else "null"
@@ -232,6 +278,10 @@ def verdict_lines(report: dict) -> list[str]:
                              f"reference): a transient, no regression")
                 continue
             line = f"REGRESSION {_where(case)} {variable} = {_figure(perf)}"
+            origin = str(case.get("reference_origin") or "")
+            if origin.startswith("kind:"):
+                line += (f" [against another machine of this kind, {origin[5:]}: beyond "
+                         f"{KIND_SLOWDOWN:g}x, not its drift]")
             stat_key = series_key(*case_scope(case), variable)
             spread = (stats.get(stat_key) or {}).get("spread")
             value, ref = perf[0], perf[1]
@@ -512,6 +562,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         lines += [f"  NOT RUN {n} case(s): their dependency failed: {dependency}"
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
+    lines += kind_comparison_lines(ran)
     lines += transport_lines(ran)
     lines += machine_lines or []
     code, why = status if status is not None else classify(report, reframe_args)
@@ -647,10 +698,10 @@ def main(argv: list[str] | None = None) -> int:
     machine_lines = []
     if args.take_references:
         from . import baseline, machine
-        from .references import reference_dir
+        from .machine import own_reference_dir
         try:
             machine_lines = machine.take_references(report, Path(args.report).parent,
-                                                    reference_dir())
+                                                    own_reference_dir())
         except (baseline.BaselineError, OSError) as err:
             machine_lines = [f"references of this machine not taken: {err}"]
     for line in summary_lines(report, skips, reframe_args, status, show_exit=args.classify,

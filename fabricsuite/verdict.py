@@ -126,6 +126,10 @@ class Judged(rfm.RegressionTestPlugin):
     #: False when the case was measured and recorded without references of its machine (the
     #: embedded default's first sessions); the outcome never calls such a case a pass.
     judged = variable(bool, value=True, loggable=True)
+    #: Whose references judged the case: "machine" (the embedded default's own), "kind:<kind>"
+    #: (another machine of its kind, at most a 2x bound: fabricsuite.references.kind_references),
+    #: "system" (a center's reference/<system>.yaml), "" (none).
+    reference_origin = variable(str, value="", loggable=True)
     #: Run id of this job (rfm_netbench.record_exit_status).
     run_id = variable(str, value="")
     #: Files the job writes that must not survive from an earlier run in the stage.

@@ -61,7 +61,51 @@ def test_this_machine_is_the_topology_it_runs_on(monkeypatch, tmp_path):
     xml = (tmp_path / "topology" / "local-default.xml").read_text()
     cores = len({p.core for p in topology.parse(xml)[0]})
     assert f"x {cores} core" in descr.replace(f"{cores} cores", f"{cores} core"), descr
-    assert key.endswith("gib") and key == machine.fingerprint(xml, machine._memory_bytes()).key
+    # the kind, then the host identity: two machines of one kind keep two files
+    kind = machine.fingerprint(xml, machine._memory_bytes()).key
+    host, source = machine.host_identity()
+    assert key == f"{kind}.{host}" and machine.kind_of(key) == kind, (key, kind)
+    assert "host name" in source, source
+
+
+def test_the_host_identity_tells_machines_of_one_kind_apart(tmp_path):
+    """VMs cloned from one image share /etc/machine-id (this VM's is dated before it was
+    started): the host name separates them; a firmware UUID, where readable, comes first."""
+    image_id = tmp_path / "machine-id"
+    image_id.write_text("3d1219c7c4c5404aaa1f6d2a48adfda4\n")
+    sources = (str(tmp_path / "no-dmi"), str(image_id))
+    first, said = machine.host_identity(sources, hostname="node001")
+    second, _ = machine.host_identity(sources, hostname="node002")
+    assert first != second and re.fullmatch(r"[0-9a-f]{8}", first), (first, second)
+    assert said == f"{image_id} and host name 'node001'", said
+    assert machine.host_identity(sources, hostname="node001")[0] == first  # stable
+    dmi = tmp_path / "product_uuid"
+    dmi.write_text("4c4c4544-0047-3010-8048-b4c04f4d4d32\n")
+    assert machine.host_identity((str(dmi), *sources), hostname="node001")[0] != first
+    # the kind is read back from the key; an old key without a host part is its own kind
+    assert machine.kind_of(f"amd-epyc-1x2x1-24gib.{first}") == "amd-epyc-1x2x1-24gib"
+    assert machine.kind_of("fresh-box-1x4x2-16gib") == "fresh-box-1x4x2-16gib"
+
+
+def test_a_bad_key_is_one_line_naming_the_variable(monkeypatch):
+    for bad in ("amd-epyc\n", "x" * 300, "a..b", "Upper", "../../etc/passwd"):
+        monkeypatch.setenv(machine.OVERRIDE, bad)
+        with pytest.raises(machine.MachineError, match=f"^{machine.OVERRIDE}=.*lower-case"):
+            machine.this_machine()
+
+
+def test_own_references_live_with_the_results_not_the_repository(monkeypatch, tmp_path):
+    monkeypatch.delenv("RFM_REFERENCE_PREFIX", raising=False)
+    monkeypatch.setenv("FABRICSUITE_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv(machine.OVERRIDE, "amd-epyc-1x2x1-24gib.0123abcd")
+    assert reference_file("local") == (tmp_path / "results" / "reference" / "local" /
+                                       "amd-epyc-1x2x1-24gib.0123abcd.yaml")
+    from fabricsuite import REFERENCE_DIR
+    from fabricsuite.references import kind_reference_file
+
+    assert kind_reference_file("amd-epyc-1x2x1-24gib.0123abcd") == (
+        REFERENCE_DIR / "local" / "amd-epyc-1x2x1-24gib.yaml")
+    assert kind_reference_file("fresh-box-1x4x2-16gib") is None
 
 
 # --- a fresh machine, end to end ------------------------------------------------------------------
@@ -166,6 +210,59 @@ def recorded_session(directory: Path, number: int, key: str, distance: str,
     path.write_text(json.dumps(report))
     os.utime(path, (1_790_000_000 + number, 1_790_000_000 + number))
     return report
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
+                    reason="needs Debian's Open MPI (ci/setup.sh installs it)")
+def test_a_new_machine_of_a_known_kind_is_compared_and_caught_only_at_2x(tmp_path):
+    """A fresh machine whose kind has references in the repository (another machine's: the
+    development VM's file, test data here) records its own sessions, shows how far it lies from
+    the kind, and is judged only against gross breakage: TCP loopback still fails."""
+    from mpi_support import vm_reference_file
+
+    run, _test = readme_commands()
+    references = tmp_path / "reference"
+    kind = vm_reference_file()
+    (references / "local").mkdir(parents=True)
+    shutil.copy(kind, references / "local" / kind.name)
+    key = f"{kind.stem}.0123abcd"  # the override stands in for the host identity
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"),
+               RFM_REFERENCE_PREFIX=str(references), FABRICSUITE_MACHINE=key)
+    args = " -n '^NetbenchPingPong(Bandwidth)?%' -p openmpi -S confirm_pause_s=1"
+
+    def session(extra_env=None):
+        return subprocess.run(["bash", "-c", run + args], cwd=REPO_ROOT,
+                              env=dict(env, **(extra_env or {})), capture_output=True,
+                              text=True, timeout=900)
+
+    proc = session()
+    outcome = _outcome(proc)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "outcome: RECORDED" in outcome and "session 1 of 3 recorded" in outcome, outcome
+    assert re.search(r"compared with another machine of this kind \(amd-epyc-1x2x1-24gib; "
+                     r"judged only against a 1\.9x slowdown", outcome), outcome
+    assert re.search(r"NetbenchPingPongBandwidth local:default openmpi \S+ bandwidth_\w+_MBps "
+                     r"\d+% (below|above)", outcome), outcome
+    # the kind's references judged the cases at the 1.9x bound, and the session still counts
+    # as one of this machine's own recording sessions
+    report = max((tmp_path / "results" / "reports").glob("run-report-*.json"),
+                 key=lambda p: p.stat().st_mtime)
+    cases = [c for run_ in json.loads(report.read_text())["runs"] for c in run_["testcases"]
+             if c["result"] != "skip" and c.get("perfvalues")]
+    assert cases and all(c["judged"] is False and c["reference_origin"] == f"kind:{kind.stem}"
+                         for c in cases), cases
+    bandwidth = next(c for c in cases if c["name"].startswith("NetbenchPingPongBandwidth"))
+    assert bandwidth["perfvalues"]["local:default:bandwidth_1MiB_MBps"][2] == round(
+        1 / 1.9 - 1, 4)
+    # forced onto TCP loopback (the person says TCP is meant): caught by the 2x bound
+    tcp = session({"OMPI_MCA_btl": "self,tcp", "FABRICSUITE_LOCAL_TRANSPORT": "tcp"})
+    outcome = _outcome(tcp)
+    assert tcp.returncode == 1, tcp.stdout[-4000:] + tcp.stderr[-2000:]
+    assert re.search(r"REGRESSION NetbenchPingPong\S* .* \[against another machine of this "
+                     r"kind, amd-epyc-1x2x1-24gib", outcome), outcome
+    # a failed session is no recording session of the machine
+    assert "session 1 of 3 recorded" in outcome, outcome
 
 
 def test_references_are_taken_after_three_sessions_and_never_retaken(tmp_path):

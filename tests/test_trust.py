@@ -83,11 +83,23 @@ def test_readme_run_command_exits_0(readme_session):
     matrix = [s["reason"] for s in skips if s["case"].startswith("NetbenchMatrix")]
     assert matrix and all("node(s)" in reason or "ranks" in reason for reason in matrix), matrix
     assert "no references for NetbenchMatrix" not in proc.stdout
-    # judged against this machine's own references; a machine without any records them
-    from fabricsuite.references import reference_file
+    # A machine's own references are its results' (fabricsuite.machine): judged against them
+    # where the results directory holds them (PASSED), else recorded (RECORDED), compared with
+    # the references of another machine of its kind where the repository has them.
+    from fabricsuite import machine
+    from fabricsuite.references import kind_reference_file, reference_file
 
-    outcome = "PASSED" if reference_file("local").is_file() else "RECORDED"
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+    key = subprocess.run([sys.executable, "-m", "fabricsuite.machine"], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    key = re.search(r"^key: (\S+)$", key, re.M).group(1)
+    own = reference_file("local", machine.own_reference_dir() if "RFM_REFERENCE_PREFIX" in
+                         os.environ else results / "reference", key)
+    outcome = "PASSED" if own.is_file() else "RECORDED"
     assert "[     SKIP ]" not in proc.stdout and f"outcome: {outcome}" in proc.stdout
+    kind = kind_reference_file(key)
+    if outcome == "RECORDED" and kind is not None and kind.is_file():
+        assert "compared with another machine of this kind" in proc.stdout, proc.stdout[-6000:]
 
 
 # --- 2. a check judges only output its own job wrote ---------------------------------------------
