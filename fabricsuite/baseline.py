@@ -69,6 +69,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from .cases import disturbance, disturbers, sample_problem
 from .commands import UsageError
 from .metrics import (
     DEFAULT_FLOOR,
@@ -164,35 +165,30 @@ class Collected:
     used: int = 0
     #: Why test cases were left out -> how many.
     left_out: Counter = field(default_factory=Counter)
+    #: Runs disturbed by another process on their cores, set aside: {variable's series key:
+    #: {session: the disturbance}} (never a reference sample: fabricsuite.cases).
+    set_aside: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Sessions per variable, quiet or disturbed: {series key: sessions}.
+    sessions: dict[str, set[str]] = field(default_factory=dict)
 
-    def summary(self, system: str) -> str:
-        line = f"used {self.used} healthy test case(s) of system {system!r}"
-        if self.left_out:
-            reasons = ", ".join(f"{n} {why}" for why, n in self.left_out.most_common())
-            line += f"; left out {sum(self.left_out.values())}: {reasons}"
-        return line
-
-
-def _health(case: dict[str, Any]) -> str | None:
-    """None for a healthy test case, else why it is left out."""
-    result = case.get("result")
-    if result == "pass":
-        return None
-    phase = case.get("fail_phase")
-    if result == "fail" and phase == "performance":
-        reason = case.get("fail_reason") or ""
-        if NO_REFERENCE.fullmatch(reason.strip()):
-            return None
-        return "failed their performance reference"
-    if result == "fail":
-        return f"failed in {phase or 'an unknown phase'}"
-    if result == "xfail":
-        return "failed an expected-failure ($xfail) reference"
-    if result == "xpass":
-        return "passed an expected-failure ($xfail) reference"
-    if result == "abort":
-        return "were aborted"
-    return f"had result {result!r}"
+    def set_aside_lines(self, shown: int = 3) -> list[str]:
+        """"2 of 5 sessions set aside for VARIABLE: disturbed by f951, python" (variables set
+        aside alike on one line, the most set-aside first)."""
+        groups: dict[tuple[int, int, str], list[str]] = {}
+        for key, causes in self.set_aside.items():
+            names = ", ".join(sorted({n for cause in causes.values() for n in disturbers(cause)}))
+            total = len(self.sessions.get(key) or causes)
+            groups.setdefault((len(causes), total, names), []).append(key)
+        ordered = sorted(groups.items(), key=lambda kv: (-kv[0][0], -len(kv[1]), kv[1][0]))
+        lines = []
+        for (aside, total, names), keys in ordered[:shown]:
+            what = keys[0] if len(keys) == 1 else f"{len(keys)} variables (e.g. {min(keys)})"
+            lines.append(f"{aside} of {total} sessions set aside for {what}: disturbed by "
+                         f"{names}")
+        if len(ordered) > shown:
+            lines.append(f"(and {sum(len(k) for _g, k in ordered[shown:])} more variable(s) "
+                         f"with disturbed sessions set aside)")
+        return lines
 
 
 def _not_a_report(path: Path, where: str, what: Any) -> BaselineError:
@@ -239,9 +235,19 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
                 perfvalues = case.get("perfvalues") or {}
                 if not isinstance(perfvalues, dict):
                     raise _not_a_report(path, f"{where}.perfvalues", perfvalues)
-                why = _health(case)
+                why = sample_problem(case)
+                if isinstance(perfvalues, dict):
+                    for key in perfvalues:
+                        collected.sessions.setdefault(
+                            series_key(*case_scope(case), str(key).split(":")[-1]),
+                            set()).add(session)
                 if why is not None:
                     collected.left_out[why] += 1
+                    if disturbance(case) and isinstance(perfvalues, dict):
+                        for key in perfvalues:
+                            collected.set_aside.setdefault(
+                                series_key(*case_scope(case), str(key).split(":")[-1]),
+                                {})[session] = disturbance(case)
                     continue
                 if not perfvalues:
                     continue  # a build or another case without figures

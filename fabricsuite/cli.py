@@ -70,6 +70,8 @@ def _baseline(args: argparse.Namespace) -> int:
     reports = _select_reports(args)
     collected = read_reports(reports, system=args.system)
     print(f"fabricsuite baseline: {collected.summary(args.system)}", file=sys.stderr)
+    for line in collected.set_aside_lines():
+        print(f"fabricsuite baseline: {line}", file=sys.stderr)
     if args.check:
         # Rebaseline some checks only: the others keep their references, whatever the reports
         # hold of them (their runs may span other sessions than these).

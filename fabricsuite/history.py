@@ -79,6 +79,7 @@ from typing import Any
 
 import numpy as np
 
+from .cases import MEASURED, case_key, final_cases, first_runs, health
 from .commands import (
     UsageError,
     add_selection_options,
@@ -88,7 +89,6 @@ from .commands import (
     variable_pattern,
 )
 from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
-from .session import final_cases
 from .stats import (
     FDR,
     MIN_SIZE,
@@ -106,7 +106,6 @@ from .store import load_report, session_runs
 #: Default smallest relative shift that is an alarm (5 %).
 MIN_SHIFT = 0.05
 #: Results of a test case whose figures are the check's complete job (see the module docstring).
-_COUNTED = ("pass", "fail", "xfail", "xpass")
 
 
 class HistoryError(UsageError):
@@ -147,11 +146,11 @@ class Series:
         return None
 
 
-def is_counted(case: dict[str, Any]) -> bool:
-    """Whether a case's figures count: it passed, or failed only in the performance phase."""
-    if case.get("result") not in _COUNTED:
-        return False
-    return case.get("fail_phase") in (None, "performance")
+def is_counted(case: dict[str, Any], first: dict[str, Any] | None = None) -> bool:
+    """Whether a case's figures count: the check's complete job on a quiet node (the case
+    model's MEASURED classes: passed, recorded, a transient or a regression); a disturbed run
+    is no history point, nor a compare sample."""
+    return health(case, first) in MEASURED
 
 
 def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None = None,
@@ -169,11 +168,12 @@ def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None
         # first run would count the same session twice in a trend or a compare.
         cases = [{"testcases": [c for c in (run.get("testcases") or []) if isinstance(c, dict)]}
                  for run in runs if isinstance(run, dict)]
+        first = first_runs({"runs": cases})
         for case in final_cases({"runs": cases}):
             if case.get("system") != system:
                 continue
             seen_sessions.add(uuid)
-            if not is_counted(case):
+            if not is_counted(case, first.get(case_key(case))):
                 continue
             when = case.get("job_completion_time_unix")
             when = when if is_number(when) else start

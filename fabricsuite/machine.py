@@ -58,6 +58,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import REPO_ROOT, topology
+from .cases import REGRESSION, Case, runs_of
+from .cases import read as read_cases
 from .commands import UsageError
 from .store import readable_reports
 
@@ -207,114 +209,30 @@ def own_reference_dir() -> Path:
 
 # --- the first sessions of a machine ------------------------------------------------------------
 
-def _unjudged_cases(report: dict, key: str) -> list[dict]:
-    """Healthy test cases of the embedded default on machine `key` that ran without
-    references: the material of the machine's first references."""
-    found = []
-    for run in report.get("runs", []):
-        for case in run.get("testcases", []):
-            if (case.get("system") == LOCAL_SYSTEM and case.get("machine") == key
-                    and case.get("judged") is False and case.get("result") == "pass"
-                    and case.get("perfvalues")):
-                found.append(case)
-    return found
+def own_runs(report: dict, key: str) -> list[dict]:
+    """Every run (each round: a case confirmed again ran twice) of the embedded default on
+    machine `key` that ran without references of its own and passed: the material of the
+    machine's first references, quiet or disturbed (cases.sample_problem sets the disturbed
+    aside, counting them)."""
+    return [case for cases in runs_of(report) for case in cases
+            if case.get("system") == LOCAL_SYSTEM and case.get("machine") == key
+            and case.get("judged") is False and case.get("result") == "pass"
+            and case.get("perfvalues")]
+
+
+def kind_regressions(report: dict) -> list[Case]:
+    """The cases of a session confirmed outside the references of another machine of its kind
+    (a 2x slowdown: gross breakage such as TCP loopback): such a session records nothing of the
+    machine, since what its other cases measured may be broken the same way."""
+    return [case for case in read_cases(report) if case.health == REGRESSION
+            and str(case.last.get("reference_origin") or "").startswith("kind:")]
 
 
 def recorded_sessions(reports_dir: Path, key: str) -> list[tuple[Path, dict]]:
-    """(path, report) of the run reports under `reports_dir` with healthy unjudged runs of
-    machine `key`, oldest first."""
+    """(path, report) of the run reports under `reports_dir` that recorded runs of machine
+    `key` (own_runs), oldest first; a session with a kind regression records none."""
     return [(path, report) for path, report in readable_reports(reports_dir)
-            if _unjudged_cases(report, key)]
-
-
-def take_references(report: dict, reports_dir: Path, reference_dir: Path) -> list[str]:
-    """After a session of the embedded default: the lines that say what was recorded, and,
-    once SESSIONS_FOR_REFERENCES sessions hold a case's runs, its references written into the
-    machine's file. Nothing when the session judged every case."""
-    keys = {c.get("machine") for run in report.get("runs", []) for c in run.get("testcases", [])
-            if c.get("system") == LOCAL_SYSTEM and c.get("judged") is False}
-    lines = []
-    for key in sorted(k for k in keys if k):
-        lines += _take_for_machine(str(key), report, reports_dir, reference_dir)
-    return lines
-
-
-def _take_for_machine(key: str, report: dict, reports_dir: Path,
-                      reference_dir: Path) -> list[str]:
-    from . import baseline
-
-    descr = next((c.get("machine_descr") for run in report.get("runs", [])
-                  for c in run.get("testcases", []) if c.get("machine") == key), key)
-    sessions = recorded_sessions(reports_dir, key)
-    path = reference_path(reference_dir, key)
-    if len(sessions) < SESSIONS_FOR_REFERENCES:
-        n = len(sessions)
-        what = "some cases of this machine" if path.exists() else "this machine"
-        return [
-            f"no references for {what} yet ({descr}; key {key}): session {n} of "
-            f"{SESSIONS_FOR_REFERENCES} recorded, judged against another machine's figures "
-            f"at most for a 2x slowdown",
-            f"  run the same command again {SESSIONS_FOR_REFERENCES - n} more time(s), best "
-            f"hours apart (figures drift between sessions; bounds must hold that drift); the "
-            f"references are then taken into {path} and later runs are judged against them",
-        ]
-    # Runs of unjudged cases only: a case already judged keeps its references.
-    samples = []
-    for _path, data in sessions:
-        cases = _unjudged_cases(data, key)
-        samples.append({"session_info": data.get("session_info", {}),
-                        "runs": [{"testcases": cases}]})
-    paths = [p for p, _report in sessions]
-    collected = baseline.collect(samples, paths, LOCAL_SYSTEM)
-    if path.exists():
-        # Only what the file lacks: a reference once taken is retaken by a person, never here.
-        existing = baseline.load_roundtrip(path)
-        collected.samples = [s for s in collected.samples
-                             if baseline.old_entry(existing, s) is None]
-    usable, notes = baseline.usable(collected.samples, baseline.MIN_RUNS,
-                                    SESSIONS_FOR_REFERENCES)
-    if not usable:
-        return [f"no references for some cases of this machine yet ({descr}): recorded, not "
-                f"judged; they are taken once {SESSIONS_FOR_REFERENCES} sessions hold "
-                f"healthy runs of them" + (f" ({notes[0]})" if notes else "")]
-    # One run far off the others (a slow phase) would make a variable "recorded only" for good;
-    # from baseline.OUTLIER_RUNS_FROM runs on, that one run is set aside, so wait for them.
-    n = len(sessions)
-    outliers = [note for s in usable if (note := baseline.one_run_away(s))]
-    if outliers and n < baseline.OUTLIER_RUNS_FROM:
-        return [
-            f"no references for this machine yet ({descr}): session {n} recorded; one session "
-            f"lies far off the others, so the references wait for "
-            f"{baseline.OUTLIER_RUNS_FROM} sessions, where a single outlying run is set aside",
-            f"  e.g. {outliers[0]}" + (f" (and {len(outliers) - 1} more)" if outliers[1:] else ""),
-            f"  run the same command again {baseline.OUTLIER_RUNS_FROM - n} more time(s); "
-            f"meanwhile, another machine's figures judge at most a 2x slowdown",
-        ]
-    mpis = sorted({str(c.get("mpi_library")) for s in samples for run in s["runs"]
-                   for c in run["testcases"] if c.get("mpi_library")})
-    _text, written, _notes = baseline.update_file(
-        path, usable, paths, SESSIONS_FOR_REFERENCES,
-        machine={"key": key, "description": descr, "mpi_libraries": mpis})
-    span = _span_hours([report for _path, report in sessions])
-    recorded = [s for s in usable if baseline.propose(s)[1]]
-    lines = [
-        f"references for this machine ({descr}) taken from {len(sessions)} sessions over "
-        f"{span:.1f} h: {len(usable) - len(recorded)} variable(s) judged from the next run on, "
-        f"{len(recorded)} recorded only (the machine moves them too much to catch a 2x "
-        f"slowdown) -> {path}" + (f" (previous version kept as {written})" if written else ""),
-    ]
-    if span < 1.0:
-        lines.append("  the sessions lie less than an hour apart: if later runs fail on a "
-                     "machine that drifts, retake them from sessions hours apart (fabricsuite "
-                     "baseline --system local REPORTS)")
-    lines += [f"  note: {note}" for note in notes]
-    return lines
-
-
-def _span_hours(reports: list[dict]) -> float:
-    starts = [r.get("session_info", {}).get("time_start_unix") for r in reports]
-    starts = [float(t) for t in starts if isinstance(t, (int, float))]
-    return (max(starts) - min(starts)) / 3600.0 if len(starts) > 1 else 0.0
+            if own_runs(report, key) and not kind_regressions(report)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,10 +51,11 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, history, switches
+from .cases import PASSED, RECORDED, case_key, final_cases, first_runs, health
 from .commands import UsageError, add_selection_options, check_system, one_line_errors, results_dir
 from .metrics import case_scope, is_finite_number, series_key
 from .netbench_result import NetbenchResult, ResultError, load
-from .session import case_key, reference_statistics, verdict_lines
+from .session import reference_statistics, verdict_lines
 from .store import session_runs, write_atomically
 
 #: At most this many trend plots (series with a change point first).
@@ -410,7 +411,8 @@ class Summary:
     lines: list[str]
 
 
-_PASSED = ("pass", "xfail")
+#: The case model's classes the page counts as passed (a disturbed pass is a disturbed run).
+_PASSED = (PASSED, RECORDED)
 _SKIPPED = ("skip",)
 
 
@@ -447,26 +449,19 @@ def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: l
 def summary(report: dict[str, Any], system: str) -> Summary:
     """The newest session's verdict: failed cases first, then the counts (the final round of
     each case: a case that passed its confirmation round passed)."""
-    runs = [r for r in report.get("runs") or [] if isinstance(r, dict)]
-    final: dict[tuple, dict] = {}
-    first_failure: dict[tuple, dict] = {}
-    for index, run in enumerate(runs):
-        for case in run.get("testcases") or []:
-            if not isinstance(case, dict) or case.get("system") != system:
-                continue
-            key = case_key(case)
-            if case.get("result") == "fail" and index < len(runs) - 1:
-                first_failure.setdefault(key, case)
-            final[key] = case
+    first_failure = first_runs(report)
+    final = {case_key(c): c for c in final_cases(report) if c.get("system") == system}
     failed, cases, cache = [], [], {}
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     for key, case in final.items():
         result = str(case.get("result"))
-        kind = "passed" if result in _PASSED else "skipped" if result in _SKIPPED else "failed"
+        kind = ("skipped" if result in _SKIPPED else "passed"
+                if health(case, first_failure.get(key)) in _PASSED else "failed")
         counts[kind] += 1
         check, partition, environ, levels = case_scope(case)
         cases.append({"name": str(case.get("display_name") or case.get("name")),
-                      "partition": partition, "environ": environ, "result": result})
+                      "partition": partition, "environ": environ, "result": result,
+                      "kind": kind})
         if kind != "failed":
             continue
         entry = FailedCase(check, str(case.get("display_name") or case.get("name")), partition,
@@ -479,8 +474,7 @@ def summary(report: dict[str, Any], system: str) -> Summary:
         failed.append(entry)
     # Failed cases first, then the rest in the session's order.
     order = {"failed": 0, "passed": 1, "skipped": 2}
-    cases.sort(key=lambda c: order["passed" if c["result"] in _PASSED else
-                             "skipped" if c["result"] in _SKIPPED else "failed"])
+    cases.sort(key=lambda c: order[c["kind"]])
     info = report.get("session_info") or {}
     return Summary(str(info.get("uuid", "?")), _utc(info.get("time_start_unix")),
                    str(info.get("cmdline", "")), failed, counts["passed"], counts["failed"],

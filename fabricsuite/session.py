@@ -28,6 +28,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import cases as casemodel
+from .cases import (
+    BROKEN as BROKEN_HEALTH,
+)
+from .cases import (
+    DISTURBED,
+    FAIL_DEPS,
+    MISSING_REFERENCE,
+    RECORDED,
+    REGRESSION,
+    TRANSIENT,
+    case_key,
+    confirmed_variables,
+    failed_variables,
+    final_cases,
+    first_runs,
+    is_interfered,
+    unconfirmed,
+)
 from .metrics import case_scope, is_finite_number, series_key
 from .references import (
     KIND_SLOWDOWN,
@@ -97,13 +116,6 @@ def problems(report: dict, reframe_args: list[str]) -> list[str]:
     return found
 
 
-def case_key(case: dict) -> tuple:
-    """A test case's identity across a session's rounds: (test, system, partition, environ)."""
-    # unique_name tells repeats (--repeat) apart; a retry keeps its case's
-    return (case.get("unique_name") or case.get("name"), case.get("system"),
-            case.get("partition"), case.get("environ"))
-
-
 def _where(case: dict) -> str:
     check, partition, environ, levels = case_scope(case)
     return " ".join([check, partition, environ, *[value for _, value in levels]])
@@ -165,8 +177,9 @@ def kind_comparison_lines(cases: list[dict]) -> list[str]:
     kinds = set()
     for case in cases:
         origin = str(case.get("reference_origin") or "")
-        if not origin.startswith("kind:") or case.get("result") == "skip":
-            continue
+        if (not origin.startswith("kind:") or case.get("result") == "skip"
+                or casemodel.disturbance(case)):
+            continue  # a disturbed run's figures say nothing of the machine
         kinds.add(origin.partition(":")[2])
         directions = case.get("perf_directions") or {}
         for key, perf in (case.get("perfvalues") or {}).items():
@@ -206,39 +219,6 @@ def _figure(perf: list) -> str:
         bound = f"{lower:+.1%}" if lower is not None else f"{upper:+.1%}"
         text += f" (reference {ref:g}, {change:+.1%}, bound {bound})"
     return text
-
-
-def _failed_variables(case: dict) -> set[str]:
-    """The performance variables a case's run found outside their references."""
-    return {k.split(":")[-1] for k, v in (case.get("perfvalues") or {}).items()
-            if isinstance(v, list) and len(v) > 5 and v[5] == "fail"}
-
-
-def first_runs(report: dict) -> dict[tuple, dict]:
-    """The first failed run of every case that was run again (--max-retries), by case_key."""
-    first: dict[tuple, dict] = {}
-    for run in report.get("runs", [])[:-1]:
-        for case in run.get("testcases", []):
-            if case.get("result") == "fail":
-                first.setdefault(case_key(case), case)
-    return first
-
-
-def confirmed_variables(case: dict, first: dict | None) -> set[str]:
-    """The variables of a case's last run that were outside their references in its first run
-    too: a regression is confirmed per variable. Without a first run that failed on
-    performance (no retry, or the first run broke) every failing variable counts."""
-    failing = _failed_variables(case)
-    if first is None or first.get("fail_phase") != "performance":
-        return failing
-    return failing & _failed_variables(first)
-
-
-def unconfirmed(case: dict, first: dict | None) -> bool:
-    """A performance failure whose variables were outside their references in the first run or
-    in the last but not in both: the confirmation disagrees, a transient (a slow phase)."""
-    return (case.get("result") == "fail" and not _did_not_measure(case)
-            and not confirmed_variables(case, first))
 
 
 def verdict_lines(report: dict) -> list[str]:
@@ -303,23 +283,10 @@ def verdict_lines(report: dict) -> list[str]:
 
 #: exit statuses of a classified session (`fabricsuite nightly`, --classify)
 WITHIN, REGRESSED, BROKEN = 0, 1, 2
-MISSING_REFERENCE = "no reference value found"
 #: skip reasons shown one line each; the rest are summed in one line
 SKIP_GROUPS_SHOWN = 8
 
 
-def final_cases(report: dict) -> list[dict]:
-    """Each test case's last outcome: a case retried (--max-retries) ends in the last run
-    that has it; repeats (--repeat) stay separate cases."""
-    last: dict[tuple, dict] = {}
-    for run in report.get("runs", []):
-        for case in run.get("testcases", []):
-            last[case_key(case)] = case
-    return list(last.values())
-
-
-#: ReFrame's result of a case it did not run because a case it depends on failed (the build)
-FAIL_DEPS = "fail_deps"
 #: ReFrame's skip reason for such a case (printed as a SKIP, recorded by fabricsuite.console)
 DEPS_SKIP_REASON = "dependencies failed"
 
@@ -339,45 +306,39 @@ def failed_dependency(case: dict, report: dict) -> str:
     return ", ".join(names) or "a dependency"
 
 
-def is_interfered(case: dict) -> bool:
-    """A performance failure of a run whose node was not quiet (fabricsuite.interference): its
-    ranks waited for their CPUs, so the figures say nothing about the fabric."""
-    return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
-            and bool(case.get("interference")))
+def _outcomes(report: dict) -> list[tuple[dict, str]]:
+    """(last run, what the session's verdict makes of it) of every case that ran: the case
+    model's health (fabricsuite.cases), where a disturbed failure its confirmation upheld is
+    broken (interference, exit 2), one it did not is a transient like any other, and a
+    disturbed pass is a pass that says so."""
+    found = []
+    for case in casemodel.read(report):
+        verdict = case.health
+        if verdict == DISTURBED:
+            if case.last.get("result") != "fail":
+                verdict = casemodel.RECORDED if case.last.get("judged") is False \
+                    else casemodel.PASSED
+            elif unconfirmed(case.last, case.first):
+                verdict = TRANSIENT
+            else:
+                verdict = BROKEN_HEALTH
+        found.append((case.last, verdict))
+    return found
 
 
 def broken_cases(report: dict) -> list[dict]:
-    """The final cases that are broken (is_broken), but for a disturbed failure that its
-    confirmation did not confirm: that one is a transient like any other."""
-    first = first_runs(report)
-    return [c for c in final_cases(report) if is_broken(c)
-            and not (is_interfered(c) and unconfirmed(c, first.get(case_key(c))))]
-
-
-def is_broken(case: dict) -> bool:
-    """A failure that is not a measured regression: build, launch, sanity, a missing or
-    invalid reference, an abort, interference."""
-    return is_interfered(case) or _did_not_measure(case)
-
-
-def _did_not_measure(case: dict) -> bool:
-    """Broken before any figure could be judged: build, launch, sanity, reference, abort."""
-    if case.get("result") == FAIL_DEPS:
-        return True  # not run: what it depends on (the build) is broken
-    if case.get("result") not in ("fail", "abort", "aborted", "error"):
-        return False
-    return (case.get("fail_phase") != "performance"
-            or MISSING_REFERENCE in str(case.get("fail_reason") or ""))
+    """The final cases that are broken: build, launch, sanity, a missing or invalid reference,
+    an abort, a dependency that failed, or a failure while the node was disturbed that its
+    confirmation upheld."""
+    return [case for case, verdict in _outcomes(report) if verdict == BROKEN_HEALTH]
 
 
 def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, str]:
     """(exit status, why): 0 all within references, 1 a confirmed performance regression,
     2 something broken (or nothing tested, which is not a pass either)."""
-    cases = final_cases(report)
-    first = first_runs(report)
-    broken = broken_cases(report)
-    regressed = [c for c in cases if c.get("result") == "fail" and not is_broken(c)
-                 and not unconfirmed(c, first.get(case_key(c)))]
+    outcomes = _outcomes(report)
+    broken = [case for case, verdict in outcomes if verdict == BROKEN_HEALTH]
+    regressed = [case for case, verdict in outcomes if verdict == REGRESSION]
     lost = problems(report, reframe_args or [])
     if broken or lost:
         not_run = [c for c in broken if c.get("result") == FAIL_DEPS]
@@ -392,9 +353,9 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
         return BROKEN, "BROKEN: " + "; ".join(what)
     if regressed:
         return REGRESSED, f"REGRESSION: {len(regressed)} case(s) outside their references"
-    ran = [c for c in cases if c.get("result") != "skip" and not c.get("fixture")]
-    transients = [c for c in cases if unconfirmed(c, first.get(case_key(c)))]
-    recorded = [c for c in ran if c.get("judged") is False]
+    ran = [case for case, _verdict in outcomes]
+    transients = [case for case, verdict in outcomes if verdict == TRANSIENT]
+    recorded = [case for case, verdict in outcomes if verdict == RECORDED]
     if recorded:
         # The embedded default's first sessions on a machine: measured, not judged.
         judged = len(ran) - len(recorded)
@@ -467,7 +428,7 @@ def named_components(case: dict) -> str:
 def broken_reason(case: dict) -> str:
     """Why a broken case failed, with its build's own error where ReFrame's reason has none."""
     if is_interfered(case):
-        failed = ", ".join(sorted(_failed_variables(case)))
+        failed = ", ".join(sorted(failed_variables(case)))
         return f"{failed} outside while the node was disturbed: {case.get('interference')}"
     reason = str(case.get("fail_reason") or "")
     if case.get("counters"):
@@ -501,7 +462,8 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
                   status: tuple[int, str] | None = None, show_exit: bool = True,
                   machine_lines: list[str] | None = None) -> list[str]:
     """The session's outcome on one screen (`machine_lines`: what the embedded default
-    recorded of its machine, fabricsuite.machine.take_references, just before the outcome)."""
+    recorded of its machine, fabricsuite.machine_references.take_references, just before the
+    outcome)."""
     info = report.get("session_info", {})
     cases = final_cases(report)
     # a case not run for a failed dependency is counted (and shown) as such, not as a skip
@@ -637,9 +599,9 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
             # a transient: each run outside on other variables; a pass, with what was seen
             ET.SubElement(element, "system-out").text = (
                 "not confirmed (outside in one run only): "
-                + ", ".join(sorted(_failed_variables(case))))
+                + ", ".join(sorted(failed_variables(case))))
             continue
-        if is_broken(case):
+        if is_interfered(case) or casemodel.did_not_measure(case):
             errors += 1
             kind = "interference" if is_interfered(case) else str(case.get("fail_phase"))
             bad = ET.SubElement(element, "error", type=kind,
@@ -697,11 +659,12 @@ def main(argv: list[str] | None = None) -> int:
     status = classify(report, reframe_args)
     machine_lines = []
     if args.take_references:
-        from . import baseline, machine
+        from . import baseline
         from .machine import own_reference_dir
+        from .machine_references import take_references
         try:
-            machine_lines = machine.take_references(report, Path(args.report).parent,
-                                                    own_reference_dir())
+            machine_lines = take_references(report, Path(args.report).parent,
+                                            own_reference_dir())
         except (baseline.BaselineError, OSError) as err:
             machine_lines = [f"references of this machine not taken: {err}"]
     for line in summary_lines(report, skips, reframe_args, status, show_exit=args.classify,

@@ -20,6 +20,7 @@ import yaml
 from mpi_support import readme_commands
 
 from fabricsuite import REPO_ROOT, baseline, machine, topology
+from fabricsuite.machine_references import take_references
 from fabricsuite.references import load_file, reference_file
 
 HWLOC = Path(__file__).parent / "data" / "hwloc"
@@ -193,14 +194,15 @@ REAL = Path(__file__).parent / "data" / "baseline" / "run-report-pt2pt-local.jso
 
 
 def recorded_session(directory: Path, number: int, key: str, distance: str,
-                     latency_us: float) -> dict:
+                     latency_us: float, interference: str = "") -> dict:
     """The real session's NetbenchPingPong case, run on machine `key` without references at
-    `distance`, with the given latency; written as run report number `number`."""
+    `distance`, with the given latency (`interference`: what disturbed it, as the check
+    records it); written as run report number `number`."""
     report = json.loads(REAL.read_text())
     case = next(c for run in report["runs"] for c in run["testcases"]
                 if c["name"].startswith("NetbenchPingPong ") and c["result"] == "pass")
     case.update(machine=key, machine_descr="a test box", judged=False, distance=distance,
-                name=f"NetbenchPingPong %distance={distance}")
+                name=f"NetbenchPingPong %distance={distance}", interference=interference)
     for perf in case["perfvalues"].values():
         perf[0], perf[1], perf[3], perf[5] = latency_us, None, None, "pass"
     report["runs"] = [{"testcases": [case]}]
@@ -270,7 +272,7 @@ def test_references_are_taken_after_three_sessions_and_never_retaken(tmp_path):
     reports.mkdir()
     own = machine.reference_path(refs, key)
     for n, latency in enumerate((0.30, 0.31, 0.32), start=1):
-        lines = machine.take_references(recorded_session(reports, n, key, "same-l3", latency),
+        lines = take_references(recorded_session(reports, n, key, "same-l3", latency),
                                         reports, refs)
         if n < 3:
             assert f"session {n} of 3 recorded" in lines[0] and not own.exists(), lines
@@ -283,14 +285,14 @@ def test_references_are_taken_after_three_sessions_and_never_retaken(tmp_path):
     # a case the file lacks (another distance) is recorded and added after its own 3 sessions;
     # what the file holds stays as it was
     for n in (4, 5, 6):
-        lines = machine.take_references(recorded_session(reports, n, key, "same-core", 0.2),
+        lines = take_references(recorded_session(reports, n, key, "same-core", 0.2),
                                         reports, refs)
     entry = load_file(own)["NetbenchPingPong"]["local:default"]["openmpi"]
     assert entry["same-core"]["latency_8B_median_us"][0] == 0.2
     assert entry["same-l3"] == yaml.safe_load(taken)["NetbenchPingPong"]["local:default"][
         "openmpi"]["same-l3"]
     # another machine's sessions in the same results directory count for that machine only
-    other = machine.take_references(recorded_session(reports, 7, "other-box", "same-l3", 9.0),
+    other = take_references(recorded_session(reports, 7, "other-box", "same-l3", 9.0),
                                     reports, refs)
     assert "session 1 of 3 recorded" in other[0], other
 
@@ -299,7 +301,7 @@ def test_a_figure_the_machine_moves_by_2x_is_recorded_only(tmp_path, monkeypatch
     reports, refs, key = tmp_path / "reports", tmp_path / "ref", "noisy-box-1x2x1-1gib"
     reports.mkdir()
     for n, latency in enumerate((0.13, 0.35, 0.24), start=1):
-        lines = machine.take_references(recorded_session(reports, n, key, "same-l3", latency),
+        lines = take_references(recorded_session(reports, n, key, "same-l3", latency),
                                         reports, refs)
     assert "1 recorded only" in lines[0] or "2 recorded only" in lines[0], lines
     data = load_file(machine.reference_path(refs, key))
@@ -325,13 +327,13 @@ def test_one_session_far_off_the_others_waits_for_five_sessions(tmp_path):
     reports.mkdir()
     own = machine.reference_path(refs, key)
     for n, latency in enumerate((0.30, 1.05, 0.31, 0.32), start=1):
-        lines = machine.take_references(recorded_session(reports, n, key, "same-l3", latency),
+        lines = take_references(recorded_session(reports, n, key, "same-l3", latency),
                                         reports, refs)
         assert not own.exists(), lines
     assert "session 4 recorded; one session lies far off the others" in lines[0], lines
     assert "one run of 4 lies 233% off the median" in lines[1], lines
     assert "run the same command again 1 more time(s)" in lines[2], lines
-    lines = machine.take_references(recorded_session(reports, 5, key, "same-l3", 0.30),
+    lines = take_references(recorded_session(reports, 5, key, "same-l3", 0.30),
                                     reports, refs)
     assert "taken from 5 sessions" in lines[0] and "0 recorded only" in lines[0], lines
     data = load_file(own)
@@ -340,3 +342,37 @@ def test_one_session_far_off_the_others_waits_for_five_sessions(tmp_path):
     stats = data["_statistics"]["NetbenchPingPong local:default openmpi same-l3 "
                                 "latency_8B_median_us"]
     assert stats["set_aside"] > 2.0, stats
+
+
+def test_disturbed_sessions_are_set_aside_and_the_references_wait_for_quiet_ones(tmp_path):
+    """Five recording sessions, two beside another process on a bound CPU (their latency 2-3x):
+    the references are those of the three quiet sessions alone, and the outcome says what was
+    set aside and by whom (issue 38: a disturbed run is never a reference sample)."""
+    reports, refs, key = tmp_path / "reports", tmp_path / "ref", "busy-box-1x2x1-1gib"
+    reports.mkdir()
+    busy = {2: "rank 0 (vm, CPU 0) waited 70% of the run for its CPU; taken by: "
+               "python(10122):50%",
+            4: "rank 1 (vm, CPU 1) waited 27% of the run for its CPU; taken by: f951(25428):27%"}
+    latencies = {1: 0.30, 2: 0.92, 3: 0.31, 4: 0.70, 5: 0.32}
+    own = machine.reference_path(refs, key)
+    for n in range(1, 6):
+        lines = take_references(recorded_session(reports, n, key, "same-l3", latencies[n],
+                                                 busy.get(n, "")), reports, refs)
+        if n < 5:
+            assert not own.exists(), lines
+        if n == 4:  # four sessions, two of them quiet: the references wait
+            assert "session 2 of 3 recorded (2 more set aside: disturbed)" in lines[0], lines
+    text = "\n".join(lines)
+    assert "taken from 3 sessions" in lines[0], text
+    assert "2 of 5 sessions set aside for 2 variables" in text, text
+    assert "disturbed by f951, python" in text, text
+    # the same references as from the three quiet sessions alone
+    quiet_reports, quiet_refs = tmp_path / "quiet", tmp_path / "quiet-ref"
+    quiet_reports.mkdir()
+    for n in (1, 3, 5):
+        take_references(recorded_session(quiet_reports, n, key, "same-l3", latencies[n]),
+                        quiet_reports, quiet_refs)
+    taken = load_file(own)["NetbenchPingPong"]
+    alone = load_file(machine.reference_path(quiet_refs, key))["NetbenchPingPong"]
+    assert taken == alone and taken["local:default"]["openmpi"]["same-l3"][
+        "latency_8B_median_us"][0] == 0.31

@@ -1,0 +1,290 @@
+"""One stored test case, as every workflow reads it: the data layer's case model.
+
+A session's run report (ReFrame 4.10's JSON, RESULTS/reports/run-report-*.json, and the same
+document in the results database) holds, per round (`runs`: the first run, then each
+confirmation round of --max-retries), the test cases that ran in it. A *case* is one test case
+of one session: its check and scope (partition, environment, distance or scale), its first run
+and its last (a case retried ends in the last round that has it; --repeat gives separate
+cases), its figures with their declarations, the evidence of where and how it ran, and one
+health class. `baseline` and the automatic references, `history` and `compare`, the `report`
+and the session's and nightly's verdicts read cases here and take this module's health rule;
+none keeps its own.
+
+Health classes (HEALTH), decided on the last run against the first:
+
+- ``passed``: within its references (an expected failure that failed as expected counts too);
+- ``recorded``: measured without references of its machine (the embedded default's first
+  sessions; judged at most against another machine of its kind at a 2x bound);
+- ``transient``: outside its references in one run only, the confirmation disagreeing;
+- ``regression``: outside its references in the first run and in the last, per variable;
+- ``disturbed``: its ranks waited for their CPUs beyond fabricsuite.interference's threshold
+  (another process on its cores, seen or not): its figures say nothing about the fabric, pass
+  or fail;
+- ``broken``: no figure could be judged (build, launch, sanity, a missing reference, an abort,
+  a dependency that failed);
+- ``interrupted``: the session was ended by a signal before it could judge (`fabricsuite
+  nightly` keeps such reports as interrupted-*.json).
+
+A disturbed, broken or interrupted run is never a reference sample, a history point or a
+compare sample (`is_sample`); a transient's and a regression's figures are history (a
+regression is exactly a figure that fails its reference; it must stay in the history), but
+only quiet passes and recorded runs become references.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .metrics import case_scope, is_number, series_key
+
+PASSED, RECORDED, TRANSIENT, REGRESSION = "passed", "recorded", "transient", "regression"
+DISTURBED, BROKEN, INTERRUPTED = "disturbed", "broken", "interrupted"
+#: Every health class, best first.
+HEALTH = (PASSED, RECORDED, TRANSIENT, REGRESSION, DISTURBED, BROKEN, INTERRUPTED)
+#: Classes whose figures are the check's complete job on a quiet node: history and compare.
+MEASURED = (PASSED, RECORDED, TRANSIENT, REGRESSION)
+#: Classes whose runs may become references (`fabricsuite baseline`, the automatic ones).
+REFERENCE_SAMPLES = (PASSED, RECORDED)
+
+#: ReFrame's reason for a variable without a reference (`require_reference`)
+MISSING_REFERENCE = "no reference value found"
+#: ReFrame's result of a case it did not run because a case it depends on failed (the build)
+FAIL_DEPS = "fail_deps"
+_NO_REFERENCE_ONLY = re.compile(
+    r"performance error: no reference value found for performance variable '[^'\n]*' "
+    r"on system '[^'\n]*'")
+
+
+def case_key(case: dict) -> tuple:
+    """A test case's identity across a session's rounds: (test, system, partition, environ)."""
+    # unique_name tells repeats (--repeat) apart; a retry keeps its case's
+    return (case.get("unique_name") or case.get("name"), case.get("system"),
+            case.get("partition"), case.get("environ"))
+
+
+def runs_of(report: dict) -> list[list[dict]]:
+    """The test cases of each round of a run report, malformed entries left out."""
+    rounds = []
+    for run in report.get("runs") or []:
+        cases = run.get("testcases") if isinstance(run, dict) else None
+        rounds.append([c for c in cases or [] if isinstance(c, dict)])
+    return rounds
+
+
+def final_cases(report: dict) -> list[dict]:
+    """Each test case's last outcome: a case retried (--max-retries) ends in the last run
+    that has it; repeats (--repeat) stay separate cases."""
+    last: dict[tuple, dict] = {}
+    for cases in runs_of(report):
+        for case in cases:
+            last[case_key(case)] = case
+    return list(last.values())
+
+
+def first_runs(report: dict) -> dict[tuple, dict]:
+    """The first failed run of every case that was run again (--max-retries), by case_key."""
+    first: dict[tuple, dict] = {}
+    for cases in runs_of(report)[:-1]:
+        for case in cases:
+            if case.get("result") == "fail":
+                first.setdefault(case_key(case), case)
+    return first
+
+
+def failed_variables(case: dict) -> set[str]:
+    """The performance variables a case's run found outside their references."""
+    return {k.split(":")[-1] for k, v in (case.get("perfvalues") or {}).items()
+            if isinstance(v, list) and len(v) > 5 and v[5] == "fail"}
+
+
+def confirmed_variables(case: dict, first: dict | None) -> set[str]:
+    """The variables of a case's last run that were outside their references in its first run
+    too: a regression is confirmed per variable. Without a first run that failed on
+    performance (no retry, or the first run broke) every failing variable counts."""
+    failing = failed_variables(case)
+    if first is None or first.get("fail_phase") != "performance":
+        return failing
+    return failing & failed_variables(first)
+
+
+def did_not_measure(case: dict) -> bool:
+    """Broken before any figure could be judged: build, launch, sanity, reference, abort."""
+    if case.get("result") == FAIL_DEPS:
+        return True  # not run: what it depends on (the build) is broken
+    if case.get("result") not in ("fail", "abort", "aborted", "error"):
+        return False
+    return (case.get("fail_phase") != "performance"
+            or MISSING_REFERENCE in str(case.get("fail_reason") or ""))
+
+
+def unconfirmed(case: dict, first: dict | None) -> bool:
+    """A performance failure whose variables were outside their references in the first run or
+    in the last but not in both: the confirmation disagrees, a transient (a slow phase)."""
+    return (case.get("result") == "fail" and not did_not_measure(case)
+            and not confirmed_variables(case, first))
+
+
+def disturbance(case: dict) -> str:
+    """"" for a run whose node was quiet, else what took its ranks' CPUs (the check's
+    `interference`, fabricsuite.interference: a program seen, or a wait nothing seen
+    explains)."""
+    return str(case.get("interference") or "")
+
+
+def is_interfered(case: dict) -> bool:
+    """A performance failure of a run whose node was not quiet: its ranks waited for their
+    CPUs, so the figures say nothing about the fabric."""
+    return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
+            and bool(disturbance(case)))
+
+
+def health(case: dict, first: dict | None = None, interrupted: bool = False) -> str:
+    """The one health class (HEALTH) of a case's last run `case`, `first` its first failed
+    run where it was confirmed, `interrupted` for a session ended by a signal."""
+    if interrupted:
+        return INTERRUPTED
+    if did_not_measure(case) or case.get("result") not in ("pass", "fail", "xfail", "xpass"):
+        if (case.get("result") == "fail" and case.get("fail_phase") == "performance"
+                and _NO_REFERENCE_ONLY.fullmatch(str(case.get("fail_reason") or "").strip())
+                and case.get("judged") is False):
+            return RECORDED  # measured, nothing to judge it by (require_reference)
+        return BROKEN
+    if disturbance(case):
+        return DISTURBED
+    if case.get("result") in ("pass", "xfail", "xpass"):
+        # xpass: a known finding (an $xfail reference) no longer fails; not a reference sample
+        return RECORDED if case.get("judged") is False else PASSED
+    if unconfirmed(case, first):
+        return TRANSIENT
+    return REGRESSION
+
+
+def sample_problem(case: dict) -> str | None:
+    """For one run taken alone (every round counts in a baseline): None when its figures may
+    become references, else why not, in words that follow a count ("3 were disturbed")."""
+    result = case.get("result")
+    if result in ("pass", "fail") and not did_not_measure(case) and disturbance(case):
+        return "were disturbed (another process took their CPUs)"
+    if result == "pass":
+        return None
+    phase = case.get("fail_phase")
+    if result == "fail" and phase == "performance":
+        if _NO_REFERENCE_ONLY.fullmatch(str(case.get("fail_reason") or "").strip()):
+            return None
+        return "failed their performance reference"
+    if result == "fail":
+        return f"failed in {phase or 'an unknown phase'}"
+    if result == "xfail":
+        return "failed an expected-failure ($xfail) reference"
+    if result == "xpass":
+        return "passed an expected-failure ($xfail) reference"
+    if result == "abort":
+        return "were aborted"
+    return f"had result {result!r}"
+
+
+def is_sample(case: dict) -> bool:
+    """Whether a run's figures may become references (sample_problem is None)."""
+    return sample_problem(case) is None
+
+
+def disturbers(cause: str) -> list[str]:
+    """The program names in a disturbance line ("... taken by: f951(25428):27%,
+    python(10122):50%" gives ["f951", "python"]; a wait nothing seen explains gives
+    ["unseen processes"])."""
+    _, _, takers = cause.partition("taken by: ")
+    names = []
+    for entry in takers.split(", "):
+        if entry.startswith("processes gone"):
+            names.append("unseen processes")
+        elif entry:
+            names.append(entry.split("(", 1)[0])
+    return names or (["another process"] if cause else [])
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where and how a case's last run ran."""
+
+    #: The hosts its job ran on (ReFrame's job node list), by host name; the embedded default's
+    #: stable host identity is its machine key (fabricsuite.machine).
+    nodes: tuple[str, ...]
+    #: The transport its MPI chose (fabricsuite.transport), "" where not recorded.
+    transport: str
+    #: The largest share of the run a rank waited for its CPU, None where not recorded.
+    cpu_wait: float | None
+    #: "" on a quiet node, else what took its CPUs.
+    disturbance: str
+    #: The troubled fabric counters that moved during the job, "" for none.
+    counters: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test case of one session (see the module's docstring)."""
+
+    check: str
+    system: str
+    #: "system:partition"
+    partition: str
+    environ: str
+    #: The index levels below the environment: (("distance", "same-l3"),) or (("scale", ...),).
+    levels: tuple[tuple[str, str], ...]
+    session: str
+    #: Session start (Unix seconds) or None.
+    started: float | None
+    last: dict
+    first: dict | None
+    health: str
+    evidence: Evidence
+
+    @property
+    def machine(self) -> str:
+        return str(self.last.get("machine") or "")
+
+    def figures(self) -> dict[str, tuple[float, str, str | None]]:
+        """{variable: (value, unit, direction)} of the last run's finite figures."""
+        directions = self.last.get("perf_directions")
+        directions = directions if isinstance(directions, dict) else {}
+        found = {}
+        for key, perf in (self.last.get("perfvalues") or {}).items():
+            if (isinstance(perf, list) and len(perf) >= 5 and is_number(perf[0])
+                    and math.isfinite(perf[0])):
+                variable = str(key).split(":")[-1]
+                found[variable] = (float(perf[0]), str(perf[4]), directions.get(variable))
+        return found
+
+    def series_key(self, variable: str) -> str:
+        return series_key(self.check, self.partition, self.environ, self.levels, variable)
+
+
+def evidence(case: dict) -> Evidence:
+    nodes = case.get("job_nodelist")  # a list under Slurm, the host's name under `local`
+    nodes = (tuple(str(n) for n in nodes) if isinstance(nodes, list)
+             else (nodes,) if isinstance(nodes, str) and nodes else ())
+    wait = case.get("cpu_wait_fraction")
+    return Evidence(nodes=nodes, transport=str(case.get("transport") or ""),
+                    cpu_wait=float(wait) if is_number(wait) else None,
+                    disturbance=disturbance(case), counters=str(case.get("counters") or ""))
+
+
+def read(report: dict, interrupted: bool = False, name: str = "") -> list[Case]:
+    """The cases of one run report that ran (skips and fixtures left out), in its order."""
+    info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
+    session = str(info.get("uuid") or name)
+    start = info.get("time_start_unix")
+    started = float(start) if is_number(start) else None
+    first = first_runs(report)
+    found = []
+    for case in final_cases(report):
+        if case.get("result") == "skip" or case.get("fixture"):
+            continue
+        earlier = first.get(case_key(case))
+        check, partition, environ, levels = case_scope(case)
+        found.append(Case(check=check, system=str(case.get("system")), partition=partition,
+                          environ=environ, levels=tuple(levels), session=session,
+                          started=started, last=case, first=earlier,
+                          health=health(case, earlier, interrupted), evidence=evidence(case)))
+    return found

@@ -1,0 +1,150 @@
+"""The case model (fabricsuite/cases.py) on real stored run reports (tests/data/cases/README.md):
+every health class, the evidence of each case, and the workflows that take its rule: a
+disturbed run is never a reference sample, a history point or a compare sample."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import baseline, cases, history, machine, session
+
+DATA = Path(__file__).parent / "data" / "cases"
+
+
+def report(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text())
+
+
+def health_of(data: dict, **flags) -> dict[str, str]:
+    return {case.check: case.health for case in cases.read(data, **flags)}
+
+
+def test_a_recorded_session_of_a_new_machine():
+    found = cases.read(report("recorded-kind"))
+    assert {c.check: c.health for c in found} == {
+        "NetbenchPingPong": cases.RECORDED, "NetbenchPingPongBandwidth": cases.RECORDED}
+    bandwidth = next(c for c in found if c.check == "NetbenchPingPongBandwidth")
+    assert bandwidth.last["reference_origin"] == "kind:amd-epyc-1x2x1-24gib"
+    assert bandwidth.machine == "amd-epyc-1x2x1-24gib.3abda07c"
+    assert bandwidth.partition == "local:default" and bandwidth.environ == "openmpi"
+    assert bandwidth.levels == (("distance", "same-l3"),)
+    assert bandwidth.evidence.nodes == ("vm",) and bandwidth.evidence.transport == "vader"
+    assert bandwidth.evidence.disturbance == "" and bandwidth.evidence.cpu_wait < 0.05
+    value, unit, better = bandwidth.figures()["bandwidth_1MiB_MBps"]
+    assert unit == "MB/s" and better == "higher" and value > 1000
+    assert all(cases.is_sample(c.last) for c in found)
+
+
+def test_a_confirmed_regression_and_the_passes_beside_it():
+    data = report("judged-own")
+    assert health_of(data) == {"NetbenchPingPong": cases.PASSED,
+                               "NetbenchOverlap": cases.PASSED,
+                               "NetbenchPingPongBandwidth": cases.REGRESSION}
+    bandwidth = next(c for c in cases.read(data) if c.check == "NetbenchPingPongBandwidth")
+    # confirmed per variable: the peak failed in the first run and the last, the 1 MiB figure
+    # in the last only
+    assert cases.confirmed_variables(bandwidth.last, bandwidth.first) == {"bandwidth_peak_MBps"}
+    assert session.classify(data)[0] == session.REGRESSED
+
+
+def test_a_failure_its_confirmation_does_not_uphold_is_a_transient():
+    data = report("judged-own")
+    last = data["runs"][-1]["testcases"]
+    for case in last:
+        if case["name"].startswith("NetbenchPingPongBandwidth"):
+            case["perfvalues"]["local:default:bandwidth_peak_MBps"][5] = "pass"
+    assert health_of(data)["NetbenchPingPongBandwidth"] == cases.TRANSIENT
+    assert session.classify(data)[0] == session.WITHIN
+
+
+def test_a_run_beside_a_busy_loop_is_disturbed_pass_or_fail():
+    data = report("busyloop-disturbed")
+    found = cases.read(data)
+    assert {c.check: c.health for c in found} == {
+        "NetbenchPingPong": cases.DISTURBED, "NetbenchPingPongBandwidth": cases.DISTURBED}
+    passed = next(c for c in found if c.check == "NetbenchPingPong")
+    assert passed.last["result"] == "pass"  # passed while disturbed: still no sample
+    assert not cases.is_sample(passed.last)
+    assert cases.sample_problem(passed.last).startswith("were disturbed")
+    assert cases.disturbers(passed.evidence.disturbance) == ["busyloop"]
+    assert passed.evidence.cpu_wait > 0.5
+    # the session's verdict: interference (exit 2), not a regression
+    assert session.classify(data)[0] == session.BROKEN
+
+
+def test_gross_breakage_against_the_kind_is_a_regression_that_records_nothing():
+    data = report("tcp-kind-regression")
+    assert set(health_of(data).values()) == {cases.REGRESSION}
+    assert len(machine.kind_regressions(data)) == 2
+    assert machine.kind_regressions(report("recorded-kind")) == []
+
+
+def test_a_run_refused_in_sanity_is_broken_and_an_interrupted_session_is_interrupted():
+    assert health_of(report("tcp-sanity-broken")) == {"NetbenchPingPong": cases.BROKEN}
+    assert set(health_of(report("judged-own"), interrupted=True).values()) == {
+        cases.INTERRUPTED}
+
+
+def test_every_health_class_is_reached_by_a_real_report():
+    seen = set()
+    for name in ("recorded-kind", "judged-own", "busyloop-disturbed", "tcp-sanity-broken"):
+        seen |= set(health_of(report(name)).values())
+    seen |= set(health_of(report("judged-own"), interrupted=True).values())
+    transient = report("judged-own")
+    for case in transient["runs"][-1]["testcases"]:
+        if case["name"].startswith("NetbenchPingPongBandwidth"):
+            case["perfvalues"]["local:default:bandwidth_peak_MBps"][5] = "pass"
+    seen |= set(health_of(transient).values())
+    assert seen == set(cases.HEALTH)
+
+
+def test_history_and_compare_leave_a_disturbed_run_out():
+    quiet, disturbed = report("recorded-kind"), report("busyloop-disturbed")
+    series, sessions = history.collect([quiet, disturbed], "local")
+    assert sessions == 2
+    for s in series:
+        assert len(s.points) == 1, (s.key, s.points)  # the quiet session's point only
+
+
+def test_a_baseline_sets_disturbed_runs_aside_and_says_by_whom():
+    quiet, disturbed = report("recorded-kind"), report("busyloop-disturbed")
+    collected = baseline.collect([quiet, disturbed], ["quiet.json", "disturbed.json"], "local")
+    assert collected.left_out["were disturbed (another process took their CPUs)"] >= 1
+    key = "NetbenchPingPong local:default openmpi same-l3 latency_8B_median_us"
+    assert set(collected.set_aside[key]) == {disturbed["session_info"]["uuid"]}
+    lines = collected.set_aside_lines()
+    assert any("1 of 2 sessions set aside for" in line and "disturbed by busyloop" in line
+               for line in lines), lines
+    # nothing of the disturbed session is a sample
+    for samples in collected.samples:
+        assert samples.sessions == {quiet["session_info"]["uuid"]}, samples.key
+
+
+@pytest.mark.parametrize("cause, names", [
+    ("rank 0 (vm, CPU 0) waited 70% of the run for its CPU; taken by: python(10122):50%, "
+     "f951(25428):27%", ["python", "f951"]),
+    ("rank 1 (vm, CPU 1) waited 37% of the run for its CPU; taken by: processes gone before "
+     "the run ended (32%)", ["unseen processes"]),
+])
+def test_the_disturbers_are_named(cause, names):
+    assert cases.disturbers(cause) == names
+
+
+def test_a_retried_case_ends_in_its_last_round():
+    data = report("busyloop-disturbed")
+    assert len(data["runs"]) == 4
+    final = {c["name"]: c for c in cases.final_cases(data) if c["result"] != "skip"
+             and not c.get("fixture")}
+    pingpong = next(c for name, c in final.items() if name.startswith("NetbenchPingPong "))
+    assert pingpong["result"] == "pass"  # its last round, not its first
+    first = cases.first_runs(data)
+    assert first[cases.case_key(pingpong)]["result"] == "fail"
+    # a copy with the rounds in one run is one case per test case still
+    flat = copy.deepcopy(data)
+    flat["runs"] = [{"testcases": [c for run in data["runs"] for c in run["testcases"]]}]
+    assert len([c for c in cases.final_cases(flat) if c["result"] != "skip"
+                and not c.get("fixture")]) == 2
