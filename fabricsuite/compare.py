@@ -69,6 +69,7 @@ from .history import (
     collect,
     parse_since,
     report_sessions,
+    set_aside,
     stored_sessions,
 )
 from .metrics import EQUAL, HIGHER, LOWER
@@ -755,6 +756,10 @@ def run(args: Any) -> int:
         sys.stdout.write("\n")
     else:
         print(f"fabricsuite compare: system {args.system}")
+        for side in (before, after):
+            aside = set_aside(side.sessions, args.system)
+            if aside:
+                print(f"fabricsuite compare: {side.selection.side}: {aside}")
         print(table(before, after, comparisons, fdr, min_change))
     if not any(c.p is not None for c in comparisons):
         n = runs_per_side_needed(fdr)

@@ -79,7 +79,8 @@ from typing import Any
 
 import numpy as np
 
-from .cases import MEASURED, case_key, final_cases, first_runs, health
+from .cases import DISTURBED, MEASURED, case_key, disturbers, final_cases, first_runs, health
+from .cases import read as read_cases
 from .commands import (
     UsageError,
     add_selection_options,
@@ -183,6 +184,23 @@ def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None
     for s in table.values():
         s.points.sort(key=lambda p: p.time)
     return sorted(table.values(), key=lambda s: s.key), len(seen_sessions)
+
+
+def set_aside(sessions: Iterable[dict[str, Any]], system: str) -> str:
+    """"" when no run of `system` was left out for its node; else one line: "3 run(s) in 2
+    session(s) set aside: disturbed by f951, python" (fabricsuite.cases: a disturbed run is no
+    history point and no compare sample)."""
+    runs, names, seen = 0, set(), set()
+    for report in sessions:
+        for case in read_cases(report):
+            if case.system == system and case.health == DISTURBED:
+                runs += 1
+                seen.add(case.session)
+                names.update(disturbers(case.evidence.disturbance))
+    if not runs:
+        return ""
+    return (f"{runs} run(s) in {len(seen)} session(s) set aside: disturbed by "
+            f"{', '.join(sorted(names))}")
 
 
 def _add(table: dict, case: dict[str, Any], session: str, when: float,
@@ -691,6 +709,9 @@ def run(args: Any) -> int:
         sys.stdout.write("\n")
     else:
         print(f"fabricsuite history: system {args.system}, {n_sessions} session(s) in {where}")
+        aside = set_aside(sessions, args.system)
+        if aside:
+            print(f"fabricsuite history: {aside}")
         print(table(history))
     if history.regressions:
         return 1

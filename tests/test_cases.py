@@ -148,3 +148,9 @@ def test_a_retried_case_ends_in_its_last_round():
     flat["runs"] = [{"testcases": [c for run in data["runs"] for c in run["testcases"]]}]
     assert len([c for c in cases.final_cases(flat) if c["result"] != "skip"
                 and not c.get("fixture")]) == 2
+
+
+def test_history_and_compare_say_what_they_set_aside():
+    line = history.set_aside([report("recorded-kind"), report("busyloop-disturbed")], "local")
+    assert line == "2 run(s) in 1 session(s) set aside: disturbed by busyloop", line
+    assert history.set_aside([report("recorded-kind")], "local") == ""
