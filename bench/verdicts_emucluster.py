@@ -49,15 +49,22 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import EmuCluster  # noqa: E402
-from fabricsuite.session import (  # noqa: E402
+from fabricsuite.cases import (  # noqa: E402
+    BROKEN,
+    DISTURBED,
     case_key,
     confirmed_variables,
     final_cases,
     first_runs,
-    is_broken,
+    health,
     unconfirmed,
 )
+from fabricsuite.emucluster import EmuCluster  # noqa: E402
+
+
+def is_broken(case: dict) -> bool:
+    """Broken for the rates: the case model's broken or disturbed (not the fabric's)."""
+    return case.get("result") == "fail" and health(case) in (BROKEN, DISTURBED)
 
 BIN = Path(sys.executable).parent
 FAMILIES = {

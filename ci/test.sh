@@ -6,6 +6,6 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$REPO/ci/setup.sh"
 cd "$REPO"
 VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
-"$VENV/bin/ruff" check fabricsuite checks config tests
+"$VENV/bin/ruff" check fabricsuite checks config tests bench
 # --durations: where CI time goes (CI has 90 minutes; we keep it under 30)
 exec "$VENV/bin/python" -m pytest -ra --durations=40 "$@"

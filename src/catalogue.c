@@ -1008,6 +1008,11 @@ static const nb_option consistency_options[] = {
     {.name = "--calls", .type = NB_OPTION_INT, NB_SETTING(consistency_settings, calls),
      .min = 3, .max = 100000, .value_name = "N", .default_value = "20", .example = "20",
      .help = "individually timed calls per operation, size and repetition"},
+    {.name = "--margin", .type = NB_OPTION_DOUBLE, NB_SETTING(consistency_settings, margin),
+     .min = 0.0, .max = 10.0, .value_name = "X", .default_value = "0", .example = "0.5",
+     .range_note = "0.5 = 50%",
+     .help = "a rule is violated only when its left side exceeds the right by this fraction of "
+             "the right side beyond the noise"},
     NB_USE(NB_COMMON_REPETITIONS, "5"),
 };
 
@@ -1051,8 +1056,11 @@ const nb_method nb_method_consistency = {
         "A side's time is the median of the rounds' medians, its spread their max - min (a\n"
         "round with fewer than half of its calls valid is left out).\n"
         "noise = max((spread left + spread right) / 2, 2 x MPI_Wtick); a rule is violated\n"
-        "at a size when left - right > noise; excess_us = max(left - right - noise, 0) (> 0\n"
-        "only for a violation), left_to_right = left / right. A side needs at least 2 rounds, and half of them, with half of\n"
+        "at a size when left - right > noise + --margin x right (a healthy library's sides\n"
+        "move between sessions by more than one run's noise shows: a margin keeps such a rule\n"
+        "from flipping; 0, the default, is the guideline as written); excess_us =\n"
+        "max(left - right - noise - margin x right, 0) (> 0 only for a violation),\n"
+        "left_to_right = left / right. A side needs at least 2 rounds, and half of them, with half of\n"
         "their calls valid; otherwise the rule is not judged at that size (violations null,\n"
         "an unreliable entry). A violation is a finding about the MPI library (its choice of\n"
         "algorithm at that size), not an error of the measurement; each one is also a\n"

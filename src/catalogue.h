@@ -112,6 +112,7 @@ typedef struct {
 typedef struct {
     unsigned rules;            /* --rules: bit per rule */
     int calls;                 /* --calls */
+    double margin;             /* --margin: a fraction of the right side beyond the noise */
 } consistency_settings;
 
 /* matrix's own options (nb_options.settings). ClusterKit's defaults (NVIDIA's fabric checker):

@@ -120,6 +120,7 @@ void run_consistency(const nb_context *ctx)
                                          used ? "," : "", cons_rules[r].name);
         nb_param_text(result, "rules", names);
         nb_param_int(result, "calls", cs->calls);
+        nb_param_real(result, "margin", cs->margin);
         nb_param_int(result, "repetitions", o->repetitions);
         nb_param_text(result, "synchronisation", "window");
         nb_param_real(result, "timer_tick_us", ctx->timer_tick_s * 1e6);
@@ -150,7 +151,7 @@ void run_consistency(const nb_context *ctx)
                 /* the scatter of each side's round medians, averaged: about 3 standard
                  * deviations of the difference of two medians of 5 */
                 double noise = fmax((left->spread_us + right->spread_us) / 2.0, floor_us);
-                double excess = difference - noise;
+                double excess = difference - noise - cs->margin * right->median_us;
                 /* judged only when both sides have a median and a spread from most rounds */
                 int judged = isfinite(difference) && 2 * left->rounds_valid >= left->rounds &&
                              2 * right->rounds_valid >= right->rounds &&
@@ -185,10 +186,11 @@ void run_consistency(const nb_context *ctx)
                 if (bad)
                     nb_warning(result, "self-consistency rule %s (%s) violated at n = %zu "
                                "bytes: %s %.4g us > %s %.4g us by %.4g us, %.4g us beyond the "
-                               "noise (%.4g us); a finding about the MPI library",
+                               "noise (%.4g us) and the margin (%.4g us); a finding about the "
+                               "MPI library",
                                rule->name, rule->text, totals[i], cons_ops[rule->left].name,
                                left->median_us, cons_ops[rule->right].name, right->median_us,
-                               difference, excess, noise);
+                               difference, excess, noise, cs->margin * right->median_us);
             }
             char key[96];
             snprintf(key, sizeof key, "violations_%s", rule->name);

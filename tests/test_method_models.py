@@ -143,7 +143,7 @@ def test_consistency_judges_every_rule_at_every_size(netbench, tmp_path):
             assert quantity in flagged, row
             continue
         assert row["violations"] == (1 if row["excess_us"] > 0 else 0), row
-        excess = row["left_us"] - row["right_us"] - row["noise_us"]
+        excess = row["left_us"] - row["right_us"] - row["noise_us"]  # --margin 0
         assert row["excess_us"] == pytest.approx(max(excess, 0.0), abs=2e-3), row
         if row["violations"]:
             assert any(row["rule"] in w and f"n = {row['size_bytes']} bytes" in w
@@ -154,6 +154,34 @@ def test_consistency_judges_every_rule_at_every_size(netbench, tmp_path):
     for rule in RULES:
         assert result.summary[f"violations_{rule}"] == sum(
             r["violations"] for r in judged if r["rule"] == rule)
+
+
+def test_a_margin_keeps_a_close_rule_quiet_and_a_forced_violation_fails(netbench, tmp_path):
+    """--margin: a rule fires only beyond the noise and a fraction of its right side (a healthy
+    library's sides move between sessions by more than one run's noise); Open MPI's chain
+    reduce in 64-byte segments makes MPI_Reduce 3-5x MPI_Allreduce from 1 KiB on: a forced
+    violation, which the suite's margin (0.5) still catches."""
+    program, launcher, mpi = netbench
+    if mpi != "openmpi":
+        pytest.skip("the forced slow reduce is an Open MPI coll/tuned setting")
+    forced = ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca",
+              "coll_tuned_reduce_algorithm", "2", "--mca",
+              "coll_tuned_reduce_algorithm_segmentsize", "64"]
+    _proc, result = run_result([*launcher, *forced, program, "consistency", "--sizes", "64K",
+                                "--rules", "reduce_le_allreduce", "--margin", "0.5"],
+                               tmp_path / "forced.json")
+    assert result.parameters["margin"] == 0.5
+    (row,) = result.table("rules")
+    assert row["left_to_right"] > 1.5 and row["violations"] == 1, row
+    margin_us = 0.5 * row["right_us"]
+    assert row["excess_us"] == pytest.approx(
+        row["left_us"] - row["right_us"] - row["noise_us"] - margin_us, abs=2e-3), row
+    assert any("and the margin" in w for w in result.warnings), result.warnings
+    # a margin so wide that nothing short of 11x fires: the same run is quiet
+    _proc, wide = run_result([*launcher, *forced, program, "consistency", "--sizes", "64K",
+                              "--rules", "reduce_le_allreduce", "--margin", "10"],
+                             tmp_path / "wide.json")
+    assert wide.table("rules")[0]["violations"] == 0, wide.table("rules")
 
 
 def test_checks_on_local(tmp_path):
