@@ -57,7 +57,6 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -69,7 +68,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from .cases import disturbance, disturbers, sample_problem
+from .cases import disturbance, disturbers, evidence, sample_problem
 from .commands import UsageError
 from .metrics import (
     DEFAULT_FLOOR,
@@ -100,14 +99,6 @@ MIN_RUNS = 3
 #: Fewest separate sessions (ReFrame runs, told apart by their session uuid) those samples must
 #: come from (--min-sessions): the spread between sessions is what a bound must hold.
 MIN_SESSIONS = 3
-
-#: ReFrame 4.10's performance-phase failure of a test case that has no reference for a variable
-#: (reframe/core/pipeline.py, formatted by reframe.core.exceptions.what): the figures are sound.
-NO_REFERENCE = re.compile(
-    r"performance error: no reference value found for performance variable '[^'\n]*' "
-    r"on system '[^'\n]*'"
-)
-
 
 class BaselineError(UsageError):
     """Bad input (a report, an option, the reference file): one line that names the fix."""
@@ -140,6 +131,9 @@ class Samples:
     sessions: set[str] = field(default_factory=set)
     #: Start time (Unix seconds) of each of those sessions whose reports give it.
     session_starts: dict[str, float] = field(default_factory=dict)
+    #: The values per set of nodes the runs ran on ("n1,n2": [...]; cases.Evidence.nodes):
+    #: the references record the nodes they were taken on and the spread between them.
+    node_values: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def floor(self) -> float:
@@ -189,6 +183,13 @@ class Collected:
             lines.append(f"(and {sum(len(k) for _g, k in ordered[shown:])} more variable(s) "
                          f"with disturbed sessions set aside)")
         return lines
+
+    def summary(self, system: str) -> str:
+        line = f"used {self.used} healthy test case(s) of system {system!r}"
+        if self.left_out:
+            reasons = ", ".join(f"{n} {why}" for why, n in self.left_out.most_common())
+            line += f"; left out {sum(self.left_out.values())}: {reasons}"
+        return line
 
 
 def _not_a_report(path: Path, where: str, what: Any) -> BaselineError:
@@ -260,6 +261,7 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
 def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
               perfvalues: dict[str, Any], session: str, start: float | None) -> None:
     check, partition, environ, levels = case_scope(case)
+    nodes = ",".join(sorted(evidence(case).nodes))
     directions = case.get("perf_directions")
     if not isinstance(directions, dict):
         directions = {}  # a report from checks that predate perf_directions, or '<undefined>'
@@ -279,6 +281,8 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
         )
         samples.values.append(float(value))
         samples.sessions.add(session)
+        if nodes:
+            samples.node_values.setdefault(nodes, []).append(float(value))
         if start is not None:
             samples.session_starts.setdefault(session, start)
         better = directions.get(variable)
@@ -369,6 +373,13 @@ def noise(samples: Samples) -> dict[str, Any]:
         stats["span_h"] = round(span / 3600.0, 2)
     if kept is not deviations:
         stats["set_aside"] = float(f"{max(deviations[-1], 0.0):.3g}")
+    if samples.node_values:
+        # The nodes the references were taken on; where on several sets of nodes, how far
+        # their medians lie apart (a node outlier is judged against that, not the fabric).
+        stats["nodes"] = sorted({n for key in samples.node_values for n in key.split(",")})
+        if len(samples.node_values) > 1:
+            medians = [statistics.median(v) for v in samples.node_values.values()]
+            stats["between_nodes"] = float(f"{(max(medians) - min(medians)) / scale:.3g}")
     return stats
 
 

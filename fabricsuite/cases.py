@@ -52,6 +52,8 @@ REFERENCE_SAMPLES = (PASSED, RECORDED)
 MISSING_REFERENCE = "no reference value found"
 #: ReFrame's result of a case it did not run because a case it depends on failed (the build)
 FAIL_DEPS = "fail_deps"
+#: ReFrame 4.10's performance-phase failure of a case without a reference for a variable
+#: (reframe/core/pipeline.py, formatted by reframe.core.exceptions.what): its figures are sound.
 _NO_REFERENCE_ONLY = re.compile(
     r"performance error: no reference value found for performance variable '[^'\n]*' "
     r"on system '[^'\n]*'")
