@@ -391,6 +391,22 @@ def kind_references(machine: str, check: str, scope: dict[str, str],
     return path, found
 
 
+def reference_nodes(system: str, check: str, scope: list[str], directory: Path | None = None,
+                    machine: str | None = None) -> list[str]:
+    """The nodes the references of one test case were taken on (`_statistics` nodes,
+    `fabricsuite baseline`), `scope` its partition, environment and index values; empty where
+    the file does not exist or does not say."""
+    path = reference_file(system, directory, machine)
+    if not path.is_file():
+        return []
+    stats = load_file(path).get("_statistics")
+    prefix = " ".join([check, *scope]) + " "
+    found = {str(n) for key, entry in (stats.items() if isinstance(stats, dict) else ())
+             if str(key).startswith(prefix) and isinstance(entry, dict)
+             and isinstance(entry.get("nodes"), list) for n in entry["nodes"]}
+    return sorted(found)
+
+
 def external_reference(system: str, check: str, directory: Path | None = None,
                        scope: dict[str, str] | None = None,
                        specs: dict[str, PerfSpec] | None = None,

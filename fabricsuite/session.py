@@ -139,6 +139,27 @@ def reference_statistics(system: str, cache: dict, machine: str | None = None) -
     return stats if isinstance(stats, dict) else {}
 
 
+def reference_nodes(case: dict, cache: dict) -> set[str]:
+    """The nodes the references of a case's variables were taken on (`_statistics` nodes,
+    `fabricsuite baseline`); empty where the file does not say."""
+    stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
+    nodes: set[str] = set()
+    for key in case.get("perfvalues") or {}:
+        entry = stats.get(series_key(*case_scope(case), str(key).split(":")[-1]))
+        if isinstance(entry, dict) and isinstance(entry.get("nodes"), list):
+            nodes.update(str(n) for n in entry["nodes"])
+    return nodes
+
+
+def unknown_nodes(case: dict, cache: dict) -> tuple[list[str], list[str]]:
+    """(the case's nodes the references never saw, the nodes they were taken on); both empty
+    where the references do not record nodes."""
+    known = reference_nodes(case, cache)
+    if not known:
+        return [], []
+    return sorted(set(casemodel.evidence(case).nodes) - known), sorted(known)
+
+
 def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
     """The variables this session measured that its reference files record without judging
     them (`_recorded_only`: the machine moves them too much to catch a 2x slowdown), with the
@@ -234,6 +255,10 @@ def verdict_lines(report: dict) -> list[str]:
         earlier = first.get(case_key(case)) if len(runs) > 1 else None
         if case.get("result") == "pass" and case.get("interference"):
             lines.append(f"passed while disturbed: {_where(case)}: {case.get('interference')}")
+        outlier = node_outlier(case, earlier, cache) if earlier is not None else ""
+        if outlier:
+            lines.append(f"NODE OUTLIER {_where(case)}: {outlier}: the node, not the fabric")
+            continue
         if case.get("result") == "pass" and earlier is not None:
             failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
                       if len(v) > 5 and v[5] == "fail"}
@@ -274,6 +299,10 @@ def verdict_lines(report: dict) -> list[str]:
                     line += f"; confirmed: first run {_number(before[0])} {perf[4]}"
             if case.get("counters"):
                 line += f"; counters moved: {case['counters']}"
+            unknown, known = unknown_nodes(case, cache)
+            if unknown:
+                line += (f"; on node(s) the references never saw: {', '.join(unknown)} (taken "
+                         f"on {', '.join(known)})")
             line += named_components(case)
             lines.append(line)
     return lines
@@ -306,14 +335,47 @@ def failed_dependency(case: dict, report: dict) -> str:
     return ", ".join(names) or "a dependency"
 
 
+#: The session's verdict of a case that failed on nodes its references never saw and passed its
+#: confirmation on nodes they know (fabricsuite.verdict pins a confirmation there under Slurm):
+#: the node, not the fabric. Exit 1 like a regression: a confirmed finding that needs a person
+#: (drain the node), never a pass; JUnit failure type "node-outlier".
+NODE_OUTLIER = "node outlier"
+
+
+def node_outlier(case: dict, first: dict | None, cache: dict) -> str:
+    """"" unless the case's first run failed on nodes its references never saw and its last
+    run passed on nodes they know; then what to say: "node3: first run bandwidth_1MiB_MBps
+    -15.2% on node3; within the references on node1 (taken on node1, node2)"."""
+    if first is None or case.get("result") != "pass":
+        return ""
+    unknown, known = unknown_nodes(first, cache)
+    if not unknown or unknown_nodes(case, cache)[0]:
+        return ""
+    failed = []
+    for key, perf in (first.get("perfvalues") or {}).items():
+        if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail":
+            change = ((perf[0] - perf[1]) / abs(perf[1])
+                      if is_finite_number(perf[0]) and is_finite_number(perf[1]) and perf[1]
+                      else None)
+            failed.append(f"{key.split(':')[-1]}" + (f" {change:+.1%}" if change is not None
+                                                       else ""))
+    return (f"{', '.join(unknown)}: first run {'; '.join(failed) or 'outside'} on "
+            f"{', '.join(casemodel.evidence(first).nodes)}; within the references on "
+            f"{', '.join(casemodel.evidence(case).nodes)} (taken on {', '.join(known)})")
+
+
 def _outcomes(report: dict) -> list[tuple[dict, str]]:
     """(last run, what the session's verdict makes of it) of every case that ran: the case
     model's health (fabricsuite.cases), where a disturbed failure its confirmation upheld is
-    broken (interference, exit 2), one it did not is a transient like any other, and a
-    disturbed pass is a pass that says so."""
-    found = []
+    broken (interference, exit 2), one it did not is a transient like any other, a disturbed
+    pass is a pass that says so, and a pass whose first run failed on nodes the references
+    never saw is a node outlier."""
+    found, cache = [], {}
     for case in casemodel.read(report):
         verdict = case.health
+        if verdict == casemodel.PASSED and node_outlier(case.last, case.first, cache):
+            found.append((case.last, NODE_OUTLIER))
+            continue
         if verdict == DISTURBED:
             if case.last.get("result") != "fail":
                 verdict = casemodel.RECORDED if case.last.get("judged") is False \
@@ -351,8 +413,15 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
                  ] if disturbed else []
         what += lost[:1]
         return BROKEN, "BROKEN: " + "; ".join(what)
-    if regressed:
-        return REGRESSED, f"REGRESSION: {len(regressed)} case(s) outside their references"
+    outliers = [case for case, verdict in outcomes if verdict == NODE_OUTLIER]
+    if regressed or outliers:
+        what = [f"{len(regressed)} case(s) outside their references"] if regressed else []
+        if outliers:
+            nodes = sorted({n for c in outliers for n in unknown_nodes(
+                first_runs(report).get(case_key(c)) or c, {})[0]})
+            what.append(f"{len(outliers)} case(s) outside only on node(s) the references never "
+                        f"saw ({', '.join(nodes)}): node outlier, not the fabric")
+        return REGRESSED, ("REGRESSION: " if regressed else "NODE OUTLIER: ") + "; ".join(what)
     ran = [case for case, _verdict in outcomes]
     transients = [case for case, verdict in outcomes if verdict == TRANSIENT]
     recorded = [case for case, verdict in outcomes if verdict == RECORDED]
@@ -575,7 +644,7 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     suite = ET.Element("testsuite", name="fabricsuite", hostname=str(info.get("hostname", "")),
                        timestamp=str(info.get("time_start", "")))
     failures = errors = recorded = not_run = 0
-    first = first_runs(report)
+    first, cache = first_runs(report), {}
     for case in cases:
         element = ET.SubElement(
             suite, "testcase", classname=str(case.get("name", "")).split(" ")[0],
@@ -587,6 +656,12 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
             ET.SubElement(element, "skipped", message=(
                 f"recorded, not judged: no references of this machine "
                 f"({case.get('machine_descr') or case.get('machine')}) yet"))
+            continue
+        outlier = node_outlier(case, first.get(case_key(case)), cache)
+        if outlier:
+            failures += 1
+            ET.SubElement(element, "failure", type="node-outlier", message=_short(
+                f"outside only on node(s) its references never saw: {outlier}", 300))
             continue
         if case.get("result") == "pass":
             continue

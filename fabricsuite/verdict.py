@@ -19,6 +19,7 @@ already running, which delays their end, not their figures.
 
 from __future__ import annotations
 
+import re
 import time
 
 import reframe as rfm
@@ -87,6 +88,10 @@ def confirm_pause(round_no: int, base_s: float) -> float:
     CONFIRM_PAUSE_GROWTH times longer each round, so that the rounds together span a slow phase
     that one short pause would not."""
     return base_s * CONFIRM_PAUSE_GROWTH ** max(0, round_no - 1)
+
+
+#: A node name that may reach `--nodelist` (a reference file is text a person may edit).
+_NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class Judged(rfm.RegressionTestPlugin):
@@ -175,6 +180,34 @@ class Judged(rfm.RegressionTestPlugin):
                             for name, spec in self.perf_specs().items()}
         if self.confirm_pause_s is None:
             self.confirm_pause_s = float(extras.get("confirm_pause_s", DEFAULT_CONFIRM_PAUSE_S))
+
+    @run_before("run")
+    def confirm_on_known_nodes(self):
+        """Under Slurm, a confirmation round runs on nodes the case's references were taken on
+        (`--nodelist`): a failure on a node they never saw then tells a node outlier (passes on
+        known nodes) from a regression (fails there too), fabricsuite.session.node_outlier."""
+        from . import SLURM_SCHEDULERS
+        from .metrics import INDEX_FIELDS
+        from .references import ReferenceFileError, reference_nodes
+
+        partition = self.current_partition
+        if (runtime().current_run == 0
+                or partition.scheduler.registered_name not in SLURM_SCHEDULERS):
+            return
+        scope = [partition.fullname, self.current_environ.name,
+                 *[str(getattr(self, f)) for f in INDEX_FIELDS if getattr(self, f, None)]]
+        try:
+            known = reference_nodes(self.current_system.name, type(self).__name__, scope,
+                                    machine=partition.extras.get("machine"))
+        except ReferenceFileError:
+            return  # the reference loader names a broken file
+        per_node = self.num_tasks_per_node or self.num_tasks or 1
+        needed = getattr(self, "node_count", None) or -(-(self.num_tasks or 1) // per_node)
+        known = [n for n in known if _NODE_NAME.fullmatch(n)]  # reaches sbatch: names only
+        if known and len(known) >= needed:
+            self.job.options += [f"--nodelist={','.join(known[:needed])}"]
+            getlogger().info(f"{self.display_name}: confirming on {', '.join(known[:needed])}, "
+                             f"nodes its references were taken on")
 
     @run_before("run")
     def pause_before_confirming(self):

@@ -154,3 +154,101 @@ def test_history_and_compare_say_what_they_set_aside():
     line = history.set_aside([report("recorded-kind"), report("busyloop-disturbed")], "local")
     assert line == "2 run(s) in 1 session(s) set aside: disturbed by busyloop", line
     assert history.set_aside([report("recorded-kind")], "local") == ""
+
+
+def _on_nodes(data: dict, first_nodes: list[str], last_nodes: list[str], passed: bool) -> dict:
+    """The real bandwidth case of judged-own.json as if its first run had met node(s)
+    `first_nodes` and its last (the confirmation) `last_nodes`, passing there or not."""
+    data = copy.deepcopy(data)
+    runs = data["runs"]
+    for index, run in enumerate(runs):
+        for case in run["testcases"]:
+            if case["name"].startswith("NetbenchPingPongBandwidth"):
+                case["job_nodelist"] = first_nodes if index == 0 else last_nodes
+                if passed and index == len(runs) - 1:
+                    case["result"], case["fail_phase"], case["fail_reason"] = "pass", None, None
+                    for perf in case["perfvalues"].values():
+                        perf[5] = "pass"
+    return data
+
+
+@pytest.fixture
+def references_on_nodes(tmp_path, monkeypatch):
+    """The file judged-own.json was judged by, recording the nodes its references were taken
+    on (n1, n2), as `fabricsuite baseline` writes them."""
+    import yaml
+
+    from fabricsuite import REFERENCE_DIR
+
+    data = yaml.safe_load((REFERENCE_DIR / "local" / "amd-epyc-1x2x1-24gib.yaml").read_text())
+    for key, entry in data["_statistics"].items():
+        if key.startswith("NetbenchPingPongBandwidth "):
+            entry["nodes"] = ["n1", "n2"]
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "amd-epyc-1x2x1-24gib.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(tmp_path))
+
+
+def test_a_failure_only_on_a_node_the_references_never_saw_is_a_node_outlier(
+        references_on_nodes):
+    data = _on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True)
+    code, why = session.classify(data)
+    assert code == session.REGRESSED and why.startswith("NODE OUTLIER: 1 case(s) outside only "
+                                                        "on node(s) the references never saw "
+                                                        "(n3)"), why
+    lines = session.verdict_lines(data)
+    (line,) = [ln for ln in lines if ln.startswith("NODE OUTLIER ")]
+    assert "n3: first run bandwidth_peak_MBps -" in line and "on n3; within the references on "\
+           "n1 (taken on n1, n2): the node, not the fabric" in line, line
+
+
+def test_a_failure_on_known_nodes_too_is_a_regression_that_names_the_new_node(
+        references_on_nodes):
+    data = _on_nodes(report("judged-own"), ["n3"], ["n1"], passed=False)
+    assert session.classify(data)[1].startswith("REGRESSION: 1 case(s)")
+    # still failing on n3 alone (no known node to confirm on): named
+    data = _on_nodes(report("judged-own"), ["n3"], ["n3"], passed=False)
+    (line,) = [ln for ln in session.verdict_lines(data) if ln.startswith("REGRESSION ")]
+    assert line.endswith("on node(s) the references never saw: n3 (taken on n1, n2)"), line
+
+
+def test_a_node_outlier_is_a_junit_failure_of_its_own(references_on_nodes, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    path = tmp_path / "junit.xml"
+    session.write_junit(_on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True), [], path)
+    suite = ET.parse(path).getroot().find("testsuite")
+    (failure,) = suite.findall("testcase/failure")
+    assert failure.get("type") == "node-outlier" and "n3" in failure.get("message")
+
+
+def test_references_record_the_nodes_they_were_taken_on_and_the_spread_between_them(tmp_path):
+    from fabricsuite.references import reference_nodes
+
+    runs = []
+    for n, (nodes, bandwidth) in enumerate([(["n1", "n2"], 1000.0), (["n1", "n2"], 1010.0),
+                                            (["n3", "n4"], 900.0), (["n3", "n4"], 905.0)]):
+        data = report("recorded-kind")
+        data["session_info"]["uuid"] = f"s{n}"
+        for case in data["runs"][0]["testcases"]:
+            case["job_nodelist"] = nodes
+            for key, perf in (case.get("perfvalues") or {}).items():
+                if key.endswith("bandwidth_1MiB_MBps"):
+                    perf[0] = bandwidth
+        runs.append(data)
+    collected = baseline.collect(runs, [f"r{n}" for n in range(4)], "local")
+    (samples,) = [s for s in collected.samples if s.variable == "bandwidth_1MiB_MBps"]
+    stats = baseline.noise(samples)
+    assert stats["nodes"] == ["n1", "n2", "n3", "n4"]
+    assert stats["between_nodes"] == pytest.approx((1005 - 902.5) / 952.5, rel=1e-2)
+    # what a reference file records, the confirmation reads back (the Slurm --nodelist)
+    import yaml
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump({"_statistics": {
+        "NetbenchPingPongBandwidth cluster:cpu openmpi other-node bandwidth_1MiB_MBps":
+            {"nodes": ["n1", "n2"]},
+        "NetbenchPingPong cluster:cpu openmpi other-node latency_8B_median_us":
+            {"nodes": ["n5", "n6"]}}}))
+    assert reference_nodes("cluster", "NetbenchPingPongBandwidth",
+                           ["cluster:cpu", "openmpi", "other-node"], tmp_path) == ["n1", "n2"]
