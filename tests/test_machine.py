@@ -376,3 +376,21 @@ def test_disturbed_sessions_are_set_aside_and_the_references_wait_for_quiet_ones
     alone = load_file(machine.reference_path(quiet_refs, key))["NetbenchPingPong"]
     assert taken == alone and taken["local:default"]["openmpi"]["same-l3"][
         "latency_8B_median_us"][0] == 0.31
+
+
+def test_a_file_copied_under_another_machines_name_is_refused(tmp_path):
+    """A machine's file names its machine (_machine.key): the development VM's references
+    copied as this machine's own must not judge it (issue 39: the key was never read)."""
+    from mpi_support import vm_reference_file
+
+    from fabricsuite.references import ReferenceFileError
+
+    kind = vm_reference_file()
+    copied = machine.reference_path(tmp_path, f"{kind.stem}.0123abcd")
+    copied.parent.mkdir(parents=True)
+    shutil.copy(kind, copied)
+    with pytest.raises(ReferenceFileError, match=r"_machine\.key is 'amd-epyc-1x2x1-24gib', but "
+                                                 r"the file is named for 'amd-epyc-1x2x1-24gib\."
+                                                 r"0123abcd'"):
+        load_file(copied)
+    assert load_file(kind)["_machine"]["key"] == kind.stem  # the kind's own file is read

@@ -160,7 +160,7 @@ def test_a_margin_keeps_a_close_rule_quiet_and_a_forced_violation_fails(netbench
     """--margin: a rule fires only beyond the noise and a fraction of its right side (a healthy
     library's sides move between sessions by more than one run's noise); Open MPI's chain
     reduce in 64-byte segments makes MPI_Reduce 3-5x MPI_Allreduce from 1 KiB on: a forced
-    violation, which the suite's margin (0.5) still catches."""
+    violation, which the suite's margin (1.0: twice the right side) still catches."""
     program, launcher, mpi = netbench
     if mpi != "openmpi":
         pytest.skip("the forced slow reduce is an Open MPI coll/tuned setting")
@@ -168,12 +168,12 @@ def test_a_margin_keeps_a_close_rule_quiet_and_a_forced_violation_fails(netbench
               "coll_tuned_reduce_algorithm", "2", "--mca",
               "coll_tuned_reduce_algorithm_segmentsize", "64"]
     _proc, result = run_result([*launcher, *forced, program, "consistency", "--sizes", "64K",
-                                "--rules", "reduce_le_allreduce", "--margin", "0.5"],
+                                "--rules", "reduce_le_allreduce", "--margin", "1"],
                                tmp_path / "forced.json")
-    assert result.parameters["margin"] == 0.5
+    assert result.parameters["margin"] == 1.0
     (row,) = result.table("rules")
-    assert row["left_to_right"] > 1.5 and row["violations"] == 1, row
-    margin_us = 0.5 * row["right_us"]
+    assert row["left_to_right"] > 2.0 and row["violations"] == 1, row
+    margin_us = 1.0 * row["right_us"]
     assert row["excess_us"] == pytest.approx(
         row["left_us"] - row["right_us"] - row["noise_us"] - margin_us, abs=2e-3), row
     assert any("and the margin" in w for w in result.warnings), result.warnings
