@@ -115,27 +115,35 @@ def _outcome(proc: subprocess.CompletedProcess) -> str:
     return proc.stdout[proc.stdout.rfind("==== fabricsuite outcome"):]
 
 
-@pytest.mark.integration
-@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
-                    reason="needs Debian's Open MPI (ci/setup.sh installs it)")
-def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_path):
+def readme_run_as(tmp_path: Path, references: Path, key: str):
+    """session(extra_env): the README's run command of the ping-pong latency and bandwidth with
+    Open MPI on machine `key` (the override), its references under `references`, its results
+    under tmp_path; short confirmation pauses (the outcome, not the pause, is under test)."""
     run, _test = readme_commands()
-    references = tmp_path / "reference"
-    references.mkdir()
-    key = "fresh-test-machine-1x2x1-1gib"
     env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"),
                RFM_REFERENCE_PREFIX=str(references), FABRICSUITE_MACHINE=key)
-    # The ping-pong latency and bandwidth at every distance this machine has, with Open MPI (the
-    # other MPI takes the same path); short confirmation pauses (the outcome, not the pause, is
-    # under test). Both checks: when the recording sessions meet the machine in both of its
-    # states the small-message latency is too noisy to judge and is recorded only (CI of
-    # 954866b: spread 80 %), while the 1 MiB bandwidth stays judged and catches TCP loopback.
     args = " -n '^NetbenchPingPong(Bandwidth)?%' -p openmpi -S confirm_pause_s=1"
 
     def session(extra_env=None):
         return subprocess.run(["bash", "-c", run + args], cwd=REPO_ROOT,
                               env=dict(env, **(extra_env or {})), capture_output=True,
                               text=True, timeout=900)
+    return session
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
+                    reason="needs Debian's Open MPI (ci/setup.sh installs it)")
+def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_path):
+    references = tmp_path / "reference"
+    references.mkdir()
+    key = "fresh-test-machine-1x2x1-1gib"
+    # The ping-pong latency and bandwidth at every distance this machine has, with Open MPI (the
+    # other MPI takes the same path). Both checks: when the recording sessions meet the machine
+    # in both of its states the small-message latency is too noisy to judge and is recorded
+    # only (CI of 954866b: spread 80 %), while the 1 MiB bandwidth stays judged and catches TCP
+    # loopback.
+    session = readme_run_as(tmp_path, references, key)
 
     own = reference_file("local", references, key)
     for n in (1, 2):
@@ -223,20 +231,12 @@ def test_a_new_machine_of_a_known_kind_is_compared_and_caught_only_at_2x(tmp_pat
     the kind, and is judged only against gross breakage: TCP loopback still fails."""
     from mpi_support import vm_reference_file
 
-    run, _test = readme_commands()
     references = tmp_path / "reference"
     kind = vm_reference_file()
     (references / "local").mkdir(parents=True)
     shutil.copy(kind, references / "local" / kind.name)
     key = f"{kind.stem}.0123abcd"  # the override stands in for the host identity
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"),
-               RFM_REFERENCE_PREFIX=str(references), FABRICSUITE_MACHINE=key)
-    args = " -n '^NetbenchPingPong(Bandwidth)?%' -p openmpi -S confirm_pause_s=1"
-
-    def session(extra_env=None):
-        return subprocess.run(["bash", "-c", run + args], cwd=REPO_ROOT,
-                              env=dict(env, **(extra_env or {})), capture_output=True,
-                              text=True, timeout=900)
+    session = readme_run_as(tmp_path, references, key)
 
     proc = session()
     outcome = _outcome(proc)
