@@ -83,7 +83,7 @@ from .metrics import (
     size_step_bounds,
     unjudgeable,
 )
-from .store import load_report, locked, write_atomically
+from .store import load_report, locked, report_identity, write_atomically
 
 #: The bound is at least this many noise widths (robust relative standard deviations): with
 #: normal noise a healthy figure lands beyond 4 widths once in ~30,000 runs.
@@ -164,6 +164,8 @@ class Collected:
     set_aside: dict[str, dict[str, str]] = field(default_factory=dict)
     #: Sessions per variable, quiet or disturbed: {series key: sessions}.
     sessions: dict[str, set[str]] = field(default_factory=dict)
+    #: Reports left out as copies of a session already read ("name (a copy of other)").
+    copies: list[str] = field(default_factory=list)
 
     def set_aside_lines(self, shown: int = 3) -> list[str]:
         """"2 of 5 sessions set aside for VARIABLE: disturbed by f951, python" (variables set
@@ -189,6 +191,9 @@ class Collected:
         if self.left_out:
             reasons = ", ".join(f"{n} {why}" for why, n in self.left_out.most_common())
             line += f"; left out {sum(self.left_out.values())}: {reasons}"
+        if self.copies:
+            line += (f"; {len(self.copies)} report(s) left out as copies of a session already "
+                     f"read: {', '.join(self.copies[:3])}")
         return line
 
 
@@ -210,6 +215,7 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
     messages and as the session of a report without a session uuid)."""
     table: dict[tuple[str, str, str, tuple, str], Samples] = {}
     collected = Collected([])
+    read_sessions: dict[str, str] = {}
     for path, report in zip(names, reports, strict=True):
         path = Path(path)
         if not isinstance(report, dict) or not isinstance(report.get("runs"), list):
@@ -217,6 +223,13 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
         info = report.get("session_info")
         info = info if isinstance(info, dict) else {}
         session = str(info.get("uuid") or path.resolve())
+        copy_of = report_identity(report)
+        if copy_of in read_sessions:
+            # A copy of a report already read (the same session, the same runs) is not another
+            # session: counted twice it would move the median to the copied values.
+            collected.copies.append(f"{path.name} (a copy of {read_sessions[copy_of]})")
+            continue
+        read_sessions[copy_of] = path.name
         start = info.get("time_start_unix")
         start = float(start) if is_number(start) else None
         for r, run in enumerate(report["runs"]):

@@ -273,7 +273,8 @@ def evidence(case: dict) -> Evidence:
 
 
 def read(report: dict, interrupted: bool = False, name: str = "") -> list[Case]:
-    """The cases of one run report that ran (skips and fixtures left out), in its order."""
+    """The cases of one run report that ran, in its order: skips and passed fixtures left out
+    (a failed fixture, the build, is a broken case of its own)."""
     info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
     session = str(info.get("uuid") or name)
     start = info.get("time_start_unix")
@@ -281,8 +282,8 @@ def read(report: dict, interrupted: bool = False, name: str = "") -> list[Case]:
     first = first_runs(report)
     found = []
     for case in final_cases(report):
-        if case.get("result") == "skip" or case.get("fixture"):
-            continue
+        if case.get("result") == "skip" or (case.get("fixture") and case.get("result") == "pass"):
+            continue  # a fixture (the build) counts only when it broke
         earlier = first.get(case_key(case))
         check, partition, environ, levels = case_scope(case)
         found.append(Case(check=check, system=str(case.get("system")), partition=partition,

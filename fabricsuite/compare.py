@@ -244,22 +244,33 @@ def _untestable(c: Comparison, b: Series | None, a: Series | None, fdr: float,
 
 
 def reference_noise(system: str) -> dict[str, tuple[float, str]]:
-    """Per series key, the between-session spread (robust relative standard deviation of one
-    run) recorded with the system's references (`_statistics`, fabricsuite baseline), and the
-    file it comes from; {} without a readable reference file."""
-    from .references import ReferenceFileError, load_file, reference_file
+    """Per series key, the noise of one run recorded with the system's references
+    (`_statistics`, fabricsuite baseline): the between-session spread (robust relative standard
+    deviation), or the worst deviation the sessions showed where that is wider (a figure with
+    slow phases is as noisy as its slow phases), and the file it comes from; {} without a
+    readable reference file. A figure the file records without judging (`_recorded_only`: the
+    machine moves it by 2x or more) has no usable noise: below Mann-Whitney's run count it stays
+    "insufficient data", never a regression."""
+    from .references import ReferenceFileError, load_file, recorded_only, reference_file
 
     try:
         path = reference_file(system)
-        stats = load_file(path).get("_statistics") or {}
+        data = load_file(path)
     except (ReferenceFileError, UsageError, OSError, ValueError):
         return {}
+    stats = data.get("_statistics") or {}
+    unjudged = {" ".join(dotted.split(".")) for dotted in recorded_only(data)}
     found = {}
     for key, entry in stats.items() if isinstance(stats, dict) else ():
         spread = entry.get("spread") if isinstance(entry, dict) else None
-        if isinstance(spread, (int, float)) and spread > 0:
-            sessions = entry.get("sessions")
-            where = f"{path.name} _statistics" + (f", {sessions} sessions" if sessions else "")
+        if str(key) in unjudged or not (isinstance(spread, (int, float)) and spread > 0):
+            continue
+        worst = entry.get("worst")
+        sessions = entry.get("sessions")
+        where = f"{path.name} _statistics" + (f", {sessions} sessions" if sessions else "")
+        if isinstance(worst, (int, float)) and worst > spread:
+            found[str(key)] = (float(worst), f"the worst deviation between sessions ({where})")
+        else:
             found[str(key)] = (float(spread), f"the between-session spread ({where})")
     return found
 

@@ -57,11 +57,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import REPO_ROOT, topology
+from . import REFERENCE_DIR, REPO_ROOT, topology
 from .cases import REGRESSION, Case, runs_of
 from .cases import read as read_cases
 from .commands import UsageError
-from .store import readable_reports
+from .store import readable_reports, report_identity
 
 #: Overrides the fingerprint's key (tests stand in for a new machine with it).
 OVERRIDE = "FABRICSUITE_MACHINE"
@@ -200,6 +200,19 @@ def reference_path(directory: Path, key: str) -> Path:
     return directory / LOCAL_SYSTEM / f"{key}.yaml"
 
 
+def reference_dir() -> Path:
+    """Where reference files live: $RFM_REFERENCE_PREFIX if set, else the repo's reference/."""
+    env = os.environ.get("RFM_REFERENCE_PREFIX")
+    return Path(env) if env else REFERENCE_DIR
+
+
+def kind_reference_file(machine: str, directory: Path | None = None) -> Path | None:
+    """The repository's references of `machine`'s kind (taken on another machine of that kind,
+    fabricsuite.machine), or None when the key names no kind apart from itself."""
+    kind = kind_of(machine)
+    return None if kind == machine else reference_path(directory or reference_dir(), kind)
+
+
 def own_reference_dir() -> Path:
     """Where the embedded default keeps this machine's own references: $RFM_REFERENCE_PREFIX
     where set, else <results>/reference (the machine's state, not the repository's)."""
@@ -231,8 +244,15 @@ def kind_regressions(report: dict) -> list[Case]:
 def recorded_sessions(reports_dir: Path, key: str) -> list[tuple[Path, dict]]:
     """(path, report) of the run reports under `reports_dir` that recorded runs of machine
     `key` (own_runs), oldest first; a session with a kind regression records none."""
-    return [(path, report) for path, report in readable_reports(reports_dir)
-            if own_runs(report, key) and not kind_regressions(report)]
+    found, seen = [], set()
+    for path, report in readable_reports(reports_dir):
+        identity = report_identity(report)
+        if identity in seen:
+            continue  # a copied report is not another session
+        seen.add(identity)
+        if own_runs(report, key) and not kind_regressions(report):
+            found.append((path, report))
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,7 +262,6 @@ def main(argv: list[str] | None = None) -> int:
                     "embedded default `local`), where those references are, and how many "
                     "recorded sessions it has.")
     parser.parse_args(argv)
-    from .references import kind_reference_file
     try:
         key, descr = this_machine()
     except MachineError as err:

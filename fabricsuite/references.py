@@ -19,15 +19,21 @@ the entry and the fix.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from . import REFERENCE_DIR
-from .machine import LOCAL_SYSTEM, kind_of, own_reference_dir, reference_path, this_machine
+from .machine import (
+    LOCAL_SYSTEM,
+    kind_of,
+    kind_reference_file,
+    own_reference_dir,
+    reference_dir,
+    reference_path,
+    this_machine,
+)
 from .metrics import HIGHER, LOWER, PerfSpec, bad_sides, catches_2x, is_finite_number, unjudgeable
 
 #: References of another machine of the same kind judge a machine without its own only against
@@ -63,12 +69,6 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
                                  _construct_unique_mapping)
 
 
-def reference_dir() -> Path:
-    """Where reference files live: $RFM_REFERENCE_PREFIX if set, else the repo's reference/."""
-    env = os.environ.get("RFM_REFERENCE_PREFIX")
-    return Path(env) if env else REFERENCE_DIR
-
-
 def reference_file(system: str, directory: Path | None = None,
                    machine: str | None = None) -> Path:
     """`<system>.yaml` in the reference directory; for the embedded default `local`, the file
@@ -78,13 +78,6 @@ def reference_file(system: str, directory: Path | None = None,
             machine = this_machine()[0]
         return reference_path(directory or own_reference_dir(), machine)
     return (directory or reference_dir()) / f"{system}.yaml"
-
-
-def kind_reference_file(machine: str, directory: Path | None = None) -> Path | None:
-    """The repository's references of `machine`'s kind (taken on another machine of that kind,
-    fabricsuite.machine), or None when the key names no kind apart from itself."""
-    kind = kind_of(machine)
-    return None if kind == machine else reference_path(directory or reference_dir(), kind)
 
 
 def recorded_only(data: dict[str, Any]) -> dict[str, str]:

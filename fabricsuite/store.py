@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import tempfile
@@ -218,3 +219,11 @@ def exclusive_or_busy(lock: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def report_identity(report: dict[str, Any]) -> str:
+    """What makes a run report one session's: its session uuid and a digest of its runs (two
+    files with both equal are copies of one report)."""
+    info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
+    runs = json.dumps(report.get("runs"), sort_keys=True, default=str).encode()
+    return f"{info.get('uuid')}:{hashlib.sha256(runs).hexdigest()[:16]}"

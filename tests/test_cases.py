@@ -252,3 +252,21 @@ def test_references_record_the_nodes_they_were_taken_on_and_the_spread_between_t
             {"nodes": ["n5", "n6"]}}}))
     assert reference_nodes("cluster", "NetbenchPingPongBandwidth",
                            ["cluster:cpu", "openmpi", "other-node"], tmp_path) == ["n1", "n2"]
+
+
+def test_a_copied_report_is_not_another_session(tmp_path):
+    """Four copies of one session among six reports moved the median to the copied value
+    (issue 39): a report with a session uuid already read is left out, saying so."""
+    quiet = report("recorded-kind")
+    collected = baseline.collect([quiet, copy.deepcopy(quiet), copy.deepcopy(quiet)],
+                                 ["a.json", "b.json", "c.json"], "local")
+    assert all(len(s.values) == 1 for s in collected.samples), collected.samples
+    assert collected.copies == ["b.json (a copy of a.json)", "c.json (a copy of a.json)"]
+    assert "2 report(s) left out as copies of a session already read" in collected.summary(
+        "local")
+    # the automatic references count sessions, not files
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for name in ("run-report-1.json", "run-report-2.json"):
+        (reports / name).write_text(json.dumps(quiet))
+    assert len(machine.recorded_sessions(reports, "amd-epyc-1x2x1-24gib.3abda07c")) == 1

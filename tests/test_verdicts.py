@@ -207,8 +207,26 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     if os.environ.get("FABRICSUITE_LOCAL_MPIS", "openmpi").find("openmpi") < 0:
         pytest.skip("Open MPI not declared on this machine (FABRICSUITE_LOCAL_MPIS)")
     results = tmp_path / "results"
+    # The shipped (development VM's) threshold and range count, as this machine's own references
+    # through the override: a protocol threshold is the MPI's, not the machine's speed.
+    import yaml
+    from mpi_support import vm_reference_file
+
+    key, distance = "eager-limit-test-box", local_distance()
+    data = yaml.safe_load(vm_reference_file().read_text())
+    shipped = data["NetbenchLogGP"]
+    prefix = "NetbenchLogGP.local:default.openmpi.same-l3."
+    own = {"NetbenchLogGP": {"$index": shipped["$index"], "local:default": {"openmpi": {
+        distance: shipped["local:default"]["openmpi"]["same-l3"]}}},
+           "_machine": {"key": key}}
+    for section in ("_recorded_only", "_wide_bounds"):
+        own[section] = {k.replace(".same-l3.", f".{distance}."): v
+                        for k, v in (data.get(section) or {}).items() if k.startswith(prefix)}
+    (tmp_path / "reference" / "local").mkdir(parents=True)
+    (tmp_path / "reference" / "local" / f"{key}.yaml").write_text(yaml.safe_dump(own))
     env = dict(os.environ, FABRICSUITE_RESULTS=str(results), OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl_vader_eager_limit="1024")
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl_vader_eager_limit="1024",
+               FABRICSUITE_MACHINE=key, RFM_REFERENCE_PREFIX=str(tmp_path / "reference"))
     bin_dir = Path(sys.executable).parent
     proc = subprocess.run(
         [str(bin_dir / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
