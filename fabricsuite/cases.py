@@ -37,7 +37,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .metrics import case_scope, is_number, series_key
+from .metrics import case_scope, is_number
 
 PASSED, RECORDED, TRANSIENT, REGRESSION = "passed", "recorded", "transient", "regression"
 DISTURBED, BROKEN, INTERRUPTED = "disturbed", "broken", "interrupted"
@@ -45,8 +45,6 @@ DISTURBED, BROKEN, INTERRUPTED = "disturbed", "broken", "interrupted"
 HEALTH = (PASSED, RECORDED, TRANSIENT, REGRESSION, DISTURBED, BROKEN, INTERRUPTED)
 #: Classes whose figures are the check's complete job on a quiet node: history and compare.
 MEASURED = (PASSED, RECORDED, TRANSIENT, REGRESSION)
-#: Classes whose runs may become references (`fabricsuite baseline`, the automatic ones).
-REFERENCE_SAMPLES = (PASSED, RECORDED)
 
 #: ReFrame's reason for a variable without a reference (`require_reference`)
 MISSING_REFERENCE = "no reference value found"
@@ -257,9 +255,6 @@ class Case:
                 variable = str(key).split(":")[-1]
                 found[variable] = (float(perf[0]), str(perf[4]), directions.get(variable))
         return found
-
-    def series_key(self, variable: str) -> str:
-        return series_key(self.check, self.partition, self.environ, self.levels, variable)
 
 
 def evidence(case: dict) -> Evidence:
