@@ -10,8 +10,9 @@
 #                                                   nodes in L blocks under them, the leaves'
 #                                                   uplinks to a spine switch (unshaped unless
 #                                                   --uplink-rate) and a Slurm topology.conf
-#   ci/emucluster.sh rate RATE [NODE]               re-shape every node link, or node NODE's only
-#                                                   (e.g. 500mbit; none removes the shaping)
+#   ci/emucluster.sh rate RATE [NODE]               re-shape every node link (each node's egress),
+#                                                   or node NODE's only, both directions (e.g.
+#                                                   500mbit; none removes the shaping)
 #   ci/emucluster.sh rate RATE --link NAME          re-shape one link: a node's (NAME: its number
 #                                                   or name) or a leaf's uplink (uplink1..L, both
 #                                                   directions; uplinks: every one)
@@ -286,9 +287,17 @@ set_rate() { # RATE or "none", [NODE number]
     fi
     for i in $targets; do
         shape "$PREFIX$i" eth0 "$rate"
+        # One node's link is slow both ways: its switch port's egress too (a pair with it then
+        # measures the rate, not the mean of two rates). Re-shaping every link leaves the switch
+        # ports unshaped: each path then crosses one shaper, the sender's.
+        if [ -n "$only" ]; then
+            shape "$FABRIC" "${PREFIX}v$i" "$rate"
+        else
+            shape "$FABRIC" "${PREFIX}v$i" none
+        fi
     done
     if [ -n "$only" ]; then
-        log "the link of ${PREFIX}$only shaped to $rate (tbf, egress)"
+        log "the link of ${PREFIX}$only shaped to $rate (tbf, both directions)"
     else
         printf '%s\n' "$rate" > "$STATE/rate"
         log "node links shaped to $rate (tbf, egress of every node)"

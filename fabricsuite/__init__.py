@@ -16,3 +16,6 @@ REFERENCE_DIR = REPO_ROOT / "reference"
 #: ReFrame's names of the Slurm scheduler (with and without accounting): where `srun` and
 #: `scontrol` reach the job's nodes.
 SLURM_SCHEDULERS = ("slurm", "squeue")
+#: The environment variable that carries a session's node rotation (verdict.Judged.node_rotation,
+#: set by `fabricsuite nightly --mode acceptance`).
+ROTATION_ENV = "FABRICSUITE_NODE_ROTATION"

@@ -78,6 +78,7 @@ from .metrics import (
     LOWER,
     TOO_NOISY_FOR_2X,
     case_scope,
+    catches_2x,
     is_number,
     series_key,
     size_step_bounds,
@@ -410,7 +411,7 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
         lower, upper = size_step_bounds(min(values), max(values), median,
                                         max(samples.size_steps))
         stats.update({"size_step": round(max(samples.size_steps), 6)})
-        return [_round(median), lower, upper, unit], None, stats
+        return [_round(median), lower, upper, unit], _equal_note(lower, upper, median), stats
     if better == EQUAL and samples.counts & {True, None}:
         # A count that must not move: allow one more or one fewer than seen.
         low, high = min(values), max(values)
@@ -420,7 +421,8 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
             upper = math.ceil((high + 1 - median) / abs(median) * 1000) / 1000
         else:
             lower, upper = -1.0, 1.0  # ReFrame: a zero reference with bounds means exactly 0
-        return [_round(median), lower, upper, unit], None, stats
+        return ([_round(median), lower, upper, unit],
+                _equal_note(lower, upper, median, count=True) if median else None, stats)
     if better not in DIRECTIONS:
         raise ValueError(f"{samples.key}: direction {better!r} is not one of "
                          f"{', '.join(DIRECTIONS)}")
@@ -448,6 +450,15 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
         # the same factor both ways: x (1 + f) above, / (1 + f) below
         return [_round(median), -round(bound / (1.0 + bound), 3), bound, unit], note, stats
     return [_round(median), None, bound, unit], note, stats
+
+
+def _equal_note(lower: float, upper: float, median: float, count: bool = False) -> str | None:
+    """The note of a count or sweep size whose runs moved so far that its bounds in steps
+    cannot fail a 2x change (metrics.catches_2x): recorded, not judged."""
+    if catches_2x(EQUAL, lower, upper, median, count):
+        return None
+    return (f"too noisy to catch 2x: the runs moved from {median * (1 + lower):g} to "
+            f"{median * (1 + upper):g} around {median:g} (bounds {lower:+.3f}, {upper:+.3f})")
 
 
 def one_run_away(samples: Samples) -> str | None:

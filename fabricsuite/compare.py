@@ -82,6 +82,7 @@ from .stats import (
     observed_spread,
     runs_per_side_needed,
 )
+from .store import has_tag, session_extras
 
 #: Default smallest relative change of the medians that is a regression or improvement (5 %).
 MIN_CHANGE = 0.05
@@ -96,11 +97,6 @@ INSUFFICIENT = "insufficient data"
 VERDICTS = (REGRESSION, CHANGED, IMPROVEMENT, UNCHANGED, INSUFFICIENT)
 SIDES = ("before", "after")
 #: ReFrame 4.10's own session_info keys (report schema 4.2); everything else is an extra.
-_SESSION_INFO_KEYS = frozenset({
-    "cmdline", "config_files", "data_version", "hostname", "log_files", "num_aborted",
-    "num_cases", "num_failures", "num_skipped", "prefix_output", "prefix_stage", "session_uuid",
-    "time_elapsed", "time_end", "time_end_unix", "time_start", "time_start_unix", "user", "uuid",
-    "version", "workdir"})
 _UUID_PREFIX = re.compile(r"^[0-9a-fA-F][0-9a-fA-F-]{0,35}$")
 
 
@@ -306,26 +302,6 @@ def _start(info: dict[str, Any]) -> float | None:
     start = info.get("time_start_unix")
     return float(start) if isinstance(start, (int, float)) and not isinstance(start, bool) \
         else None
-
-
-def session_extras(info: dict[str, Any]) -> dict[str, str]:
-    """The `--session-extras key=value` pairs ReFrame stored in `session_info` (every key that
-    is not one of the report schema's own session_info keys)."""
-    try:
-        from reframe.frontend.reporting import _reserved_session_info_keys
-        reserved = _reserved_session_info_keys()
-    except ImportError:  # a later ReFrame without the helper: its 4.10 schema keys
-        reserved = _SESSION_INFO_KEYS
-    return {k: str(v) for k, v in info.items() if k not in reserved}
-
-
-def has_tag(info: dict[str, Any], tag: str) -> bool:
-    """`tag` is the session's extra `tag`, the value of any extra, or `key=value` of one."""
-    extras = session_extras(info)
-    if extras.get("tag") == tag or tag in extras.values():
-        return True
-    key, sep, value = tag.partition("=")
-    return bool(sep) and extras.get(key) == value
 
 
 def _when(ts: float | None) -> str:

@@ -27,6 +27,11 @@ class EmuCluster:
                               capture_output=True, text=True, timeout=timeout or self.timeout)
 
 
+#: ReFrame options that keep a point-to-point check short on the emulated links: 5 repetitions,
+#: sizes up to 1 MiB (its variables need no larger size).
+QUICK = ("-S", "netbench_options=--repetitions,5,--max-size,1M",
+         "-S", "required_sizes=" + ",".join(str(2 ** k) for k in range(3, 21)))
+
 #: Open MPI between emulated nodes: over TCP (the shaped links), yielding when idle (several
 #: nodes share a core), as root.
 OPENMPI_TCP = {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "tcp,self",

@@ -115,14 +115,26 @@ def size_step_bounds(low: float, high: float, median: float, step: float) -> tup
 TOO_NOISY_FOR_2X = {LOWER: 1.0, EQUAL: 1.0, HIGHER: 0.5}
 
 
-def catches_2x(better: str, lower: float | None, upper: float | None) -> bool:
+#: A count (PerfSpec.count) may move by this many whole units however small it is: a count of 1
+#: whose bounds admit 2 still catches 3 (the 2x rule alone would refuse any bound on a count of 1).
+COUNT_SLACK = 2
+
+
+def catches_2x(better: str, lower: float | None, upper: float | None,
+               reference: float | None = None, count: bool = False) -> bool:
     """Whether a reference's bounds on the bad side of `better` fail a 2x slowdown (a
-    lower-is-better figure doubled, a higher-is-better one halved)."""
+    lower-is-better figure doubled, a higher-is-better one halved). An "equal" figure (a sweep
+    size, a ratio, a count) must fail a 2x change either way: doubled and halved; a count
+    (`count`, with its `reference` value) may also move by COUNT_SLACK whole units."""
     if better == LOWER:
         return upper is not None and upper < TOO_NOISY_FOR_2X[LOWER]
     if better == HIGHER:
         return lower is not None and lower > -TOO_NOISY_FOR_2X[HIGHER]
-    return True  # "equal": counts and sweep sizes are bounded in steps, not slowdowns
+    above, below = TOO_NOISY_FOR_2X[LOWER], TOO_NOISY_FOR_2X[HIGHER]
+    if count and reference:
+        above = max(above, COUNT_SLACK / abs(reference))
+        below = max(below, COUNT_SLACK / abs(reference))
+    return (lower is not None and upper is not None and upper < above and lower > -below)
 
 
 def bad_sides(better: str) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import REPO_ROOT, console, session, store
+from . import REPO_ROOT, ROTATION_ENV, console, session, store
 from .commands import (
     UsageError,
     add_selection_options,
@@ -79,6 +79,37 @@ def mode_options(mode: str) -> list[str] | None:
         if entry.get("name") == mode:
             return list(entry.get("options", []))
     return None
+
+
+#: The run modes whose sessions are spread over a partition's nodes (Judged.node_rotation).
+SPREAD_MODES = ("acceptance",)
+
+
+def node_rotation(args: Any, results: Path, extra: list[str]) -> int | None:
+    """The rotation (Judged.node_rotation) of a session of a SPREAD_MODES mode on a cluster: the
+    number of earlier sessions of its tag and system in the results directory, so that
+    references taken from several sessions come from several nodes. None on `local` (one
+    machine), or where the session chooses its nodes itself (-J--nodelist, -J--exclude,
+    --distribute, -S node_rotation)."""
+    system = args.system.split(":")[0]
+    if args.mode not in SPREAD_MODES or system == "local":
+        return None
+    chosen = " ".join(extra)
+    if any(word in chosen for word in ("--nodelist", "--exclude", "-J-w", "-J-x", "-J -w",
+                                       "-J -x", "--distribute", "node_rotation")):
+        return None
+    earlier = 0
+    for _path, report in store.readable_reports(results / "reports"):
+        info = report.get("session_info") or {}
+        systems = {str(case.get("system", "")).split(":")[0]
+                   for run in report.get("runs") or [] if isinstance(run, dict)
+                   for case in run.get("testcases") or [] if isinstance(case, dict)}
+        if store.has_tag(info, args.tag) and system in systems:
+            earlier += 1
+    print(f"fabricsuite nightly: {args.mode} session {earlier + 1} of tag {args.tag}: its cases "
+          f"run on the nodes after those of the session before ({ROTATION_ENV}={earlier})",
+          flush=True)
+    return earlier
 
 
 def _fail(message: str) -> int:
@@ -180,6 +211,9 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
     if options is None:
         raise UsageError(f"--mode {args.mode!r}: no such run mode in config/settings.py "
                          f"(nightly, acceptance, after-upgrade)")
+    rotation = node_rotation(args, results, extra)
+    if rotation is not None:
+        env[ROTATION_ENV] = str(rotation)
     report = results / "reports" / f"run-report-{stamp}-{os.getpid()}.json"
     skips = report.with_suffix(".skips.jsonl")
     reframe = Path(sys.executable).parent / "reframe"

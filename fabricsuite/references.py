@@ -34,7 +34,16 @@ from .machine import (
     reference_path,
     this_machine,
 )
-from .metrics import HIGHER, LOWER, PerfSpec, bad_sides, catches_2x, is_finite_number, unjudgeable
+from .metrics import (
+    COUNT_SLACK,
+    HIGHER,
+    LOWER,
+    PerfSpec,
+    bad_sides,
+    catches_2x,
+    is_finite_number,
+    unjudgeable,
+)
 
 #: References of another machine of the same kind judge a machine without its own only against
 #: gross breakage: a figure this many times worse fails (a lower-is-better one 1.9x higher, a
@@ -263,12 +272,19 @@ def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec,
         raise ReferenceFileError(
             f"{path}: {where}: a reference of {ref[0]} {spec.unit} cannot judge ({why}); list "
             f"the entry in _recorded_only with the reason")
-    if not recorded and not wide and ref[0] != 0 and not catches_2x(spec.better, ref[1], ref[2]):
-        side, bound = ("upper", ref[2]) if spec.better == "lower" else ("lower", ref[1])
+    if not recorded and not wide and ref[0] != 0 and not catches_2x(
+            spec.better, ref[1], ref[2], ref[0], spec.count):
+        if spec.better == "equal":
+            what = (f"bounds {ref[1]}, {ref[2]} of a count of {ref[0]} admit more than "
+                    f"{COUNT_SLACK} either way and a 2x change" if spec.count else
+                    f"bounds {ref[1]}, {ref[2]} cannot fail a 2x change either way")
+        else:
+            side, bound = ("upper", ref[2]) if spec.better == "lower" else ("lower", ref[1])
+            what = f"{side} bound {bound} cannot fail a 2x slowdown"
         raise ReferenceFileError(
-            f"{path}: {where}: {side} bound {bound} cannot fail a 2x slowdown, so a regression "
-            f"would pass; narrow it, or list the entry with the reason in _recorded_only "
-            f"(recorded, not judged; no bounds) or _wide_bounds (judged loosely on purpose)")
+            f"{path}: {where}: {what}, so a regression would pass; narrow it, or list the "
+            f"entry with the reason in _recorded_only (recorded, not judged; no bounds) or "
+            f"_wide_bounds (judged loosely on purpose)")
 
 
 def _scoped(path: Path, data: dict[str, Any], check: str,

@@ -78,6 +78,35 @@ def readable_reports(reports_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]
             continue
 
 
+#: The keys of ReFrame 4.10's own session_info (the report schema): the others are the
+#: session's --session-extras.
+_SESSION_INFO_KEYS = frozenset({
+    "cmdline", "config_files", "data_version", "hostname", "log_files", "num_aborted",
+    "num_cases", "num_failures", "num_skipped", "prefix_output", "prefix_stage", "session_uuid",
+    "time_elapsed", "time_end", "time_end_unix", "time_start", "time_start_unix", "user", "uuid",
+    "version", "workdir"})
+
+
+def session_extras(info: dict[str, Any]) -> dict[str, str]:
+    """The `--session-extras key=value` pairs ReFrame stored in `session_info` (every key that
+    is not one of the report schema's own session_info keys)."""
+    try:
+        from reframe.frontend.reporting import _reserved_session_info_keys
+        reserved = _reserved_session_info_keys()
+    except ImportError:  # a later ReFrame without the helper: its 4.10 schema keys
+        reserved = _SESSION_INFO_KEYS
+    return {k: str(v) for k, v in info.items() if k not in reserved}
+
+
+def has_tag(info: dict[str, Any], tag: str) -> bool:
+    """`tag` is the session's extra `tag`, the value of any extra, or `key=value` of one."""
+    extras = session_extras(info)
+    if extras.get("tag") == tag or tag in extras.values():
+        return True
+    key, sep, value = tag.partition("=")
+    return bool(sep) and extras.get(key) == value
+
+
 # --- files written atomically ---------------------------------------------------------------------
 
 def write_temp(directory: Path, name: str, text: str, mode: int) -> str:

@@ -19,6 +19,7 @@ already running, which delays their end, not their figures.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -30,6 +31,7 @@ from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 from reframe.frontend import dependencies
 
+from . import ROTATION_ENV
 from .metrics import DEFAULT_FLOOR
 
 #: Partition default for the pause before a confirmation round (extras.confirm_pause_s).
@@ -92,6 +94,39 @@ def confirm_pause(round_no: int, base_s: float) -> float:
 
 #: A node name that may reach `--nodelist` (a reference file is text a person may edit).
 _NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: sbatch options that choose or exclude nodes, long and short forms.
+_NODE_OPTIONS = ("--nodelist", "-w", "--exclude", "-x")
+
+
+def without_node_options(options: list[str]) -> list[str]:
+    """`options` less those that choose or exclude nodes ("--nodelist=a,b", "-w a", "-wa",
+    "--exclude b"): a confirmation round on known nodes replaces the session's own choice
+    (`-J--nodelist=...`), which sbatch would otherwise apply after it, or refuse beside it."""
+    kept = []
+    for option in options:
+        word = option.strip().split("=", 1)[0].split(None, 1)[0] if option.strip() else ""
+        if word in _NODE_OPTIONS or any(word.startswith(short) and word != short
+                                        for short in ("-w", "-x")):
+            continue
+        kept.append(option)
+    return kept
+
+
+def natural_key(name: str) -> list:
+    """node2 before node10: names sorted as a person reads them."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def rotated_nodes(nodes: list[str], needed: int, rotation: int) -> list[str]:
+    """The `needed` nodes session `rotation` of an acceptance runs a case on: the partition's
+    nodes in natural order, taken `needed` at a time from node rotation*needed on, round the
+    list, so that successive sessions measure other nodes. [] where the case needs every node
+    (the all-pairs map, the largest scale): then the scheduler chooses."""
+    ordered = sorted(set(nodes), key=natural_key)
+    if needed < 1 or needed >= len(ordered):
+        return []
+    start = (rotation * needed) % len(ordered)
+    return [ordered[(start + i) % len(ordered)] for i in range(needed)]
 
 
 class Judged(rfm.RegressionTestPlugin):
@@ -139,6 +174,14 @@ class Judged(rfm.RegressionTestPlugin):
     run_id = variable(str, value="")
     #: Files the job writes that must not survive from an earlier run in the stage.
     fresh_outputs = variable(typ.List[str], value=[])
+    #: Spread sessions over a Slurm partition's nodes: the first round of session number
+    #: `node_rotation` (0, 1, ...) runs a case of N nodes on the partition's available nodes
+    #: rotation*N+1 .. rotation*N+N in natural order, round the list (`rotated_nodes`). The
+    #: acceptance mode sets it from the count of earlier sessions of its tag (fabricsuite
+    #: nightly, through ROTATION_ENV: `-S` would also reach the build fixtures, which have no
+    #: such variable), so that its references come from several nodes; None: the scheduler
+    #: chooses.
+    node_rotation = variable(int, type(None), value=None)
 
     @run_after("init")
     def declare_directions(self):
@@ -201,13 +244,57 @@ class Judged(rfm.RegressionTestPlugin):
                                     machine=partition.extras.get("machine"))
         except ReferenceFileError:
             return  # the reference loader names a broken file
-        per_node = self.num_tasks_per_node or self.num_tasks or 1
-        needed = getattr(self, "node_count", None) or -(-(self.num_tasks or 1) // per_node)
+        needed = self.nodes_needed()
         known = [n for n in known if _NODE_NAME.fullmatch(n)]  # reaches sbatch: names only
         if known and len(known) >= needed:
-            self.job.options += [f"--nodelist={','.join(known[:needed])}"]
+            self.pin_to(known[:needed])
             getlogger().info(f"{self.display_name}: confirming on {', '.join(known[:needed])}, "
                              f"nodes its references were taken on")
+
+    @run_before("run")
+    def spread_over_nodes(self):
+        """The first round of an acceptance session runs on the nodes its rotation names
+        (`node_rotation`), under Slurm, where the case needs fewer nodes than the partition's
+        available ones; the confirmation rounds are confirm_on_known_nodes'."""
+        from reframe.core.exceptions import JobSchedulerError
+
+        from . import SLURM_SCHEDULERS
+
+        if self.node_rotation is None and os.environ.get(ROTATION_ENV, "").isdigit():
+            self.node_rotation = int(os.environ[ROTATION_ENV])
+        partition = self.current_partition
+        if (self.node_rotation is None or runtime().current_run != 0
+                or partition.scheduler.registered_name not in SLURM_SCHEDULERS
+                or not self.num_tasks or self.num_tasks < 1):
+            return
+        scheduler = partition.scheduler
+        try:
+            nodes = scheduler.filternodes_by_state(
+                scheduler.filternodes(self.job, scheduler.allnodes()), "avail")
+        except JobSchedulerError as err:
+            getlogger().warning(f"{self.display_name}: not spread over nodes, the scheduler "
+                                f"could not list them ({err}); Slurm chooses")
+            return
+        chosen = rotated_nodes([n.name for n in nodes if _NODE_NAME.fullmatch(n.name)],
+                               self.nodes_needed(), self.node_rotation)
+        if chosen:
+            self.pin_to(chosen)
+            getlogger().info(f"{self.display_name}: on {', '.join(chosen)} (acceptance session "
+                             f"{self.node_rotation + 1}: sessions spread over the nodes)")
+
+    def nodes_needed(self) -> int:
+        """How many nodes the case's job takes: its node count, else its tasks per node."""
+        per_node = self.num_tasks_per_node or self.num_tasks or 1
+        return getattr(self, "node_count", None) or -(-(self.num_tasks or 1) // per_node)
+
+    def pin_to(self, nodes: list[str]) -> None:
+        """Run the job on exactly `nodes` (ReFrame's own pinning, as --distribute does), and
+        drop the session's node choice from the job options, which sbatch would apply after
+        it (ReFrame 4.10 keeps -J options in the job's private _cli_options)."""
+        self.job.pin_nodes = list(nodes)
+        self.job.options = without_node_options(list(self.job.options))
+        if hasattr(self.job, "_cli_options"):
+            self.job._cli_options = without_node_options(list(self.job.cli_options))
 
     @run_before("run")
     def pause_before_confirming(self):

@@ -254,6 +254,54 @@ def test_references_record_the_nodes_they_were_taken_on_and_the_spread_between_t
                            ["cluster:cpu", "openmpi", "other-node"], tmp_path) == ["n1", "n2"]
 
 
+def test_acceptance_sessions_take_the_next_nodes_round_the_partition():
+    from fabricsuite.verdict import rotated_nodes
+
+    nodes = ["emu10", "emu2", "emu1", "emu3", "emu4"]  # as scontrol lists them, any order
+    assert [rotated_nodes(nodes, 2, k) for k in range(4)] == [
+        ["emu1", "emu2"], ["emu3", "emu4"], ["emu10", "emu1"], ["emu2", "emu3"]]
+    # a case that needs every node (the all-pairs map, the largest scale) is the scheduler's
+    assert rotated_nodes(nodes, 5, 1) == [] and rotated_nodes(nodes, 9, 0) == []
+
+
+def test_confirming_on_known_nodes_replaces_the_sessions_own_node_choice():
+    """`-J--nodelist=n3,n4` (a nightly forced onto new nodes) would follow the confirmation's
+    --nodelist in the job script, and sbatch takes the last: the confirmation drops it."""
+    from fabricsuite.verdict import without_node_options
+
+    assert without_node_options(["--nodelist=n3,n4", "-w n3", "-wn3", "--exclude=n1",
+                                 "-x n2", "--exclusive", "--mem=4G", "-N 2"]) == [
+        "--exclusive", "--mem=4G", "-N 2"]
+
+
+def test_the_acceptance_mode_counts_its_earlier_sessions_per_tag_and_system(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from fabricsuite import nightly
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for n, (tag, system) in enumerate([("acceptance", "emucluster:nodes"),
+                                       ("acceptance", "emucluster:nodes"),
+                                       ("nightly", "emucluster:nodes"),
+                                       ("acceptance", "other:cpu")]):
+        data = report("recorded-kind")
+        data["session_info"].update(uuid=f"s{n}", tag=tag)
+        for run in data["runs"]:
+            for case in run["testcases"]:
+                case["system"] = system
+        (reports / f"run-report-{n}.json").write_text(json.dumps(data))
+    args = SimpleNamespace(system="emucluster", mode="acceptance", tag="acceptance")
+    assert nightly.node_rotation(args, tmp_path, []) == 2
+    assert "acceptance session 3 of tag acceptance" in capsys.readouterr().out
+    # the session's own choice of nodes, the nightly mode and one machine are left alone
+    assert nightly.node_rotation(args, tmp_path, ["-J--nodelist=emu1,emu2"]) is None
+    assert nightly.node_rotation(SimpleNamespace(system="emucluster", mode="nightly",
+                                                 tag="acceptance"), tmp_path, []) is None
+    assert nightly.node_rotation(SimpleNamespace(system="local", mode="acceptance",
+                                                 tag="acceptance"), tmp_path, []) is None
+
+
 def test_a_copied_report_is_not_another_session(tmp_path):
     """Four copies of one session among six reports moved the median to the copied value
     (issue 39): a report with a session uuid already read is left out, saying so."""

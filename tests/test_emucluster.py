@@ -30,6 +30,7 @@ from emu_support import BIN, run_reframe
 
 from fabricsuite import REPO_ROOT
 from fabricsuite.baseline import NOISE_WIDTHS, WORST_MARGIN
+from fabricsuite.emucluster import QUICK
 from fabricsuite.verdict import CONFIRM_ROUNDS, confirm_pause
 
 PREFIX = emu_support.prefix("fst")  # unique per test run: never touches another cluster
@@ -174,8 +175,6 @@ def test_bandwidth_and_G_recover_the_imposed_rate(cluster, programs, mpi, tmp_pa
 #: dominate); 5 repetitions up to 1 MiB give the same 1 MiB median and peak (at 32 KiB, repeating
 #: within 0.01 %) in a fraction of it: CI runs about 45 such jobs, so the point-to-point runs here
 #: use these (the sizes the check requires follow).
-QUICK = ("-S", "netbench_options=--repetitions,5,--max-size,1M",
-         "-S", "required_sizes=" + ",".join(str(2 ** k) for k in range(3, 21)))
 
 
 
@@ -527,3 +526,56 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
             re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", html)]
     marked = [svg for svg in svgs if f'id="change-point-{runs_before}"'.encode() in svg]
     assert len(marked) == 2, (runs_before, len(svgs))
+
+
+def test_acceptance_spreads_over_nodes_and_a_slow_new_node_is_a_node_outlier(cluster, tmp_path):
+    """Issue 38, section 3, end to end through Slurm: two acceptance sessions run their pair on
+    nodes 1-2, then 3-4 (the rotation); against references taken on nodes 1-2 (the shipped
+    file, its _statistics naming them), a nightly forced onto nodes 3-4 (-J--nodelist) while
+    node 3's link runs at half the rate fails there, passes its confirmation on nodes 1-2 (the
+    session's own node choice dropped), and is a NODE OUTLIER naming node 3: exit 1, JUnit
+    failure type node-outlier. bench/node_outliers_emucluster.py counts it at 15 %."""
+    emu, _state = cluster
+    nodes = [f"{PREFIX}{i}" for i in range(1, 5)]
+    check = ["-n", "NetbenchPingPongBandwidth%distance=other-node", "-p", "openmpi"]
+
+    def nightly(results, mode, *more, extra_env=None):
+        return emu("exec", str(BIN / "fabricsuite"), "nightly", "--system", "emucluster:nodes",
+                   "--mode", mode, "--tag", mode, "--results", str(results), "--junit",
+                   str(tmp_path / f"{mode}.xml"), "--", *check, *QUICK, "-S",
+                   "confirm_pause_s=1", *more, check=False,
+                   extra_env={"MPIEXEC_TIMEOUT": "90", **(extra_env or {})})
+
+    accepted = tmp_path / "acceptance"
+    for session, expected in enumerate((nodes[:2], nodes[2:])):
+        proc = nightly(accepted, "acceptance", "--repeat", "1", "-S", "require_reference=false")
+        assert f"acceptance session {session + 1} of tag acceptance" in proc.stdout, (
+            proc.stdout[-3000:])
+        report = max((accepted / "reports").glob("run-report-*.json"),
+                     key=lambda p: p.stat().st_mtime)
+        ran = [c for run in json.loads(report.read_text())["runs"] for c in run["testcases"]
+               if c["name"].startswith("NetbenchPingPongBandwidth")]
+        assert ran and all(sorted(c["job_nodelist"]) == expected for c in ran), (
+            [c["job_nodelist"] for c in ran], proc.stdout[-3000:])
+
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    data = yaml.safe_load((REPO_ROOT / "reference" / "emucluster.yaml").read_text())
+    for key, entry in data["_statistics"].items():
+        if key.startswith("NetbenchPingPongBandwidth emucluster:nodes openmpi "):
+            entry["nodes"] = nodes[:2]
+    (refs / "emucluster.yaml").write_text(yaml.safe_dump(data))
+    try:
+        emu("rate", "500mbit", "3")
+        proc = nightly(tmp_path / "nightly", "nightly", f"-J--nodelist={','.join(nodes[2:])}",
+                       extra_env={"RFM_REFERENCE_PREFIX": str(refs)})
+    finally:
+        emu("rate", "1gbit", check=False)
+    assert proc.returncode == 1, proc.stdout[-5000:]
+    assert f"confirming on {nodes[0]}, {nodes[1]}" in proc.stdout, proc.stdout[-5000:]
+    (line,) = [ln.strip() for ln in proc.stdout.splitlines()
+               if ln.strip().startswith("NODE OUTLIER ")]
+    assert f": {nodes[2]}, {nodes[3]}: first run bandwidth_" in line, line
+    assert f"within the references on {nodes[0]}, {nodes[1]}" in line, line
+    assert "outcome: NODE OUTLIER" in proc.stdout
+    assert 'type="node-outlier"' in (tmp_path / "nightly.xml").read_text()

@@ -10,17 +10,13 @@ import time
 
 import pytest
 from mpi_support import MPI_ENV as ENV
-from mpi_support import run, run_result
+from mpi_support import MPIS, run, run_result
 
 from fabricsuite import SOURCE_DIR
 from fabricsuite.netbench_result import parse_json
 
 pytestmark = pytest.mark.integration
 
-MPIS = {
-    "openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "2", "--bind-to", "core"]),
-    "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
-}
 
 
 @pytest.fixture(scope="module", params=sorted(MPIS))
@@ -574,6 +570,23 @@ def test_a_rank_bind_rank_refuses_ends_the_whole_job_at_once(netbench, cpus, wor
     assert proc.returncode != 0
     assert f"bind-rank: {words}" in proc.stderr, proc.stderr[-2000:]
     assert "# status" not in proc.stdout
+
+
+def test_more_ranks_than_bind_ranks_cpus_end_the_job_at_once(netbench):
+    """4 ranks on bind-rank's 2 CPUs: ranks 2 and 3 refuse. Under MPICH their PMI descriptor is
+    above 9 (14 and 18), which dash cannot redirect to ("Bad fd number"): the abort was never
+    sent and ranks 0-1 waited in MPI_Init until the time limit (issue 39)."""
+    from fabricsuite import REPO_ROOT
+
+    program, launcher = netbench
+    wide = ([launcher[0], "-np", "4", "--oversubscribe", "--bind-to", "none"]
+            if "openmpi" in launcher[0] else [launcher[0], "-np", "4", "-bind-to", "none"])
+    bind = str(REPO_ROOT / "config" / "launchers" / "bind-rank")
+    proc = run([*wide, bind, "0,1", program, "pingpong", "--sizes", "8", "--repetitions", "2",
+                "--timeout", "60"], timeout=30)
+    assert proc.returncode != 0
+    assert "bind-rank: no CPU for rank" in proc.stderr, proc.stderr[-2000:]
+    assert "Bad fd number" not in proc.stderr, proc.stderr[-2000:]
 
 
 # ------------------------------------------------------------------------------------------------

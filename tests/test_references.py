@@ -377,6 +377,47 @@ def test_a_time_printed_in_steps_too_coarse_for_it_is_refused_as_a_judging_refer
     check_tuple(Path("npb.yaml"), "Npb...time_s", [12.5, None, 0.5, "s"], spec)
 
 
+@pytest.mark.parametrize("spec, ref, accepted", [
+    # a count: seen range +-1 (fabricsuite baseline) passes, +-5000 % passed anything (issue 39)
+    (PerfSpec("count", "equal", count=True), [3, -0.334, 0.334, "count"], True),
+    (PerfSpec("count", "equal", count=True), [3, -50.0, 50.0, "count"], False),
+    (PerfSpec("count", "equal", count=True), [3, -0.334, 1.0, "count"], False),  # 6 passes
+    # a count of 1 may move by COUNT_SLACK whole units: 0-2 pass, 3 fails
+    (PerfSpec("count", "equal", count=True), [1, -1.0, 1.0, "count"], True),
+    (PerfSpec("count", "equal", count=True), [1, -1.0, 2.0, "count"], False),
+    # a sweep size: one step either way of the seen range passes; a 2x move must fail
+    (PerfSpec("B", "equal", size_step=2 ** 0.25), [4096, -0.16, 0.19, "B"], True),
+    (PerfSpec("B", "equal", size_step=2 ** 0.25), [4096, -0.16, 1.5, "B"], False),
+    (PerfSpec("B", "equal", size_step=2 ** 0.25), [4096, -0.5, 0.19, "B"], False),
+    # a continuous "equal" figure (a ratio): both sides
+    (PerfSpec("B", "equal"), [200.0, -0.2, 0.25, "B"], True),
+    (PerfSpec("B", "equal"), [200.0, -0.6, 0.25, "B"], False),
+])
+def test_an_equal_figure_must_fail_a_2x_change_either_way(spec, ref, accepted):
+    """`equal` figures have a bound rule of their own (issue 39): a count may move by whole
+    units, a size by sweep steps, and neither bound may let a 2x change pass."""
+    from fabricsuite.references import check_tuple
+
+    where = "NetbenchLogGP.local:default.openmpi.same-l3.x"
+    if accepted:
+        check_tuple(Path("x.yaml"), where, ref, spec)
+        return
+    with pytest.raises(ReferenceFileError, match="either way") as err:
+        check_tuple(Path("x.yaml"), where, ref, spec)
+    assert where in str(err.value) and "_wide_bounds" in str(err.value)
+    check_tuple(Path("x.yaml"), where, ref, spec, wide=True)  # said on purpose: judged so
+
+
+def test_a_baseline_records_a_count_that_moved_too_far_to_judge():
+    """fabricsuite baseline writes no count whose bounds the loader would refuse: a count whose
+    runs moved from 1 to 9 is recorded, with the note saying why."""
+    from fabricsuite.baseline import _equal_note
+
+    assert _equal_note(-0.334, 0.334, 3, count=True) is None
+    note = _equal_note(-1.0, 1.75, 4, count=True)
+    assert note and note.startswith("too noisy to catch 2x: the runs moved from 0 to 11")
+
+
 def test_an_unreadable_reference_file_gives_one_line(tmp_path):
     # root reads a mode-000 file anyway: read it as nobody, in a child process, from a
     # directory nobody may enter
