@@ -187,10 +187,60 @@ def record_topology(node_type: NodeType, path: Path) -> str:
                 "--exclusive", f"--cpus-per-task={node_type.cpus}",
                 f"--nodelist={first_node(node_type.nodelist)}", "--time=5", lstopo,
                 "--of", "xml", "-"], f"lstopo on a node of {node_type.partition}")
-    topology.parse(xml, f"lstopo on {node_type.partition}")  # a real topology, or one line
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_new(path, xml)
+    try:
+        topology.parse(xml, f"lstopo on {node_type.partition}")  # a real topology, or one line
+    except topology.TopologyError as err:
+        raise UsageError(f"{err}; is hwloc's lstopo installed on the compute nodes?") from None
+    write_file(path, xml)
     return f"wrote {path}"
+
+
+def write_file(path: Path, text: str) -> None:
+    """A new file (never overwriting), its directory made; an error is one line naming it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_new(path, text)
+    except OSError as err:
+        raise UsageError(f"cannot write {err.filename or path}: {err.strerror or err}; pass a "
+                         f"writable --config-dir or --reference-dir") from None
+
+
+def reframe_name(partition: str) -> str:
+    """A Slurm partition's name as a ReFrame partition and file name: letters, digits, '_' and
+    '-' (ReFrame's rule; nothing a path could climb out with), starting with a letter or
+    digit: `a.b` -> `a_b`, `../x` -> `p___x`."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", partition)
+    return name if re.match(r"[A-Za-z0-9]", name) else f"p{name}"
+
+
+def usable_types(types: list[NodeType]) -> tuple[list[NodeType], list[str]]:
+    """The node types a configuration can use, and why each other was skipped (a partition
+    without nodes). Two Slurm partitions that become one ReFrame name are refused in one line."""
+    kept, skipped, names = [], [], {}
+    for node_type in types:
+        if node_type.nodes < 1:
+            skipped.append(f"skipped Slurm partition {node_type.partition!r}: sinfo lists no "
+                           f"node in it")
+            continue
+        name = reframe_name(node_type.partition)
+        other = names.setdefault(name, node_type.partition)
+        if other != node_type.partition:
+            raise UsageError(f"Slurm partitions {other!r} and {node_type.partition!r} both "
+                             f"become the ReFrame partition {name!r}; run init with --partition "
+                             f"for one of them and add the other by hand")
+        kept.append(node_type)
+    if not kept:
+        raise UsageError("no Slurm partition with nodes to describe; " + "; ".join(skipped))
+    return kept, skipped
+
+
+def inside(path: Path, directory: Path, option: str) -> Path:
+    """`path`, after checking that it resolves inside `directory` (a name from Slurm must never
+    write elsewhere)."""
+    if not path.resolve().is_relative_to(directory.resolve()):
+        raise UsageError(f"{path} would be written outside {directory}; check {option} and the "
+                         f"partition names sinfo prints")
+    return path
 
 
 def first_node(nodelist: str) -> str:
@@ -218,7 +268,7 @@ def system_config(system: str, types: list[NodeType], mpis: list[MpiEnv],
         small = min(node_types, key=lambda t: t.cpus)
         nodes = sum(t.nodes for t in node_types)
         partition = {
-            "name": re.sub(r"[^A-Za-z0-9_-]", "_", name),
+            "name": reframe_name(name),
             "descr": f"Slurm partition {name}: {nodes} node(s) of {small.sockets} x "
                      f"{small.cores_per_socket} cores x {small.threads_per_core} threads"
                      + (f", {small.gpus} GPU(s)" if small.gpus else ""),
@@ -275,6 +325,10 @@ def run_init(args: argparse.Namespace) -> int:
                          "cluster, e.g. --system mycluster")
     config = Path(args.config_dir) if args.config_dir else REPO_ROOT / "config"
     references = Path(args.reference_dir) if args.reference_dir else reference_dir()
+    for directory, option in ((config, "--config-dir"), (references, "--reference-dir")):
+        if directory.exists() and not directory.is_dir():
+            raise UsageError(f"{option} {directory} is not a directory; pass a directory (it "
+                             f"is made where missing)")
     settings = slurm_settings()
     types = parse_sinfo(_run(["sinfo", "-h", "-e", "-o", SINFO_FORMAT], "sinfo"))
     if args.partition:
@@ -282,11 +336,12 @@ def run_init(args: argparse.Namespace) -> int:
         if not types:
             raise UsageError(f"--partition {', '.join(args.partition)}: no such Slurm "
                              f"partition; sinfo lists them")
+    types, done = usable_types(types)
     mpis = detect_mpis(pmi_types())
-    done = []
     hwloc = {}
     for node_type in types:
-        path = config / "hwloc" / f"{system}-{node_type.partition}-{node_type.label}.xml"
+        path = inside(config / "hwloc" / f"{system}-{reframe_name(node_type.partition)}-"
+                      f"{node_type.label}.xml", config, "--config-dir")
         # relative to config/ where the system lives in the repository; absolute elsewhere
         hwloc[node_type.key] = (str(path.relative_to(REPO_ROOT / "config"))
                       if path.is_relative_to(REPO_ROOT / "config") else str(path))
@@ -311,12 +366,14 @@ def run_init(args: argparse.Namespace) -> int:
          f"_provenance: {{produced_by: fabricsuite init, date_utc: "
          f"'{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}'}}\n"),
     ]
-    for path, text in files:
+    for (path, text), (directory, option) in zip(
+            files, [(config, "--config-dir")] * 2 + [(references, "--reference-dir")],
+            strict=True):
+        inside(path, directory, option)
         if path.exists():
             done.append(f"kept {path} (exists; nothing overwritten)")
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_new(path, text)
+        write_file(path, text)
         done.append(f"wrote {path}")
     for line in done:
         print(line)

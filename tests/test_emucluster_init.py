@@ -145,3 +145,87 @@ def test_init_outside_slurm_is_one_line(tmp_path):
     local = subprocess.run([sys.executable, "-m", "fabricsuite.cli", "init", "--system",
                             "local"], capture_output=True, text=True, cwd=REPO_ROOT)
     assert local.returncode == 2 and "embedded default" in local.stderr
+
+
+# --- what Slurm prints is not trusted (issue 39): fake sinfo, scontrol, srun, mpicc on PATH -----
+
+TOPOLOGY = Path(__file__).parent / "data" / "hwloc" / "vm-2core.xml"
+
+
+def fake_slurm(tmp_path: Path, sinfo: str, lstopo: Path = TOPOLOGY) -> dict:
+    """An environment whose PATH holds only sh scripts answering as Slurm and Open MPI's
+    wrapper would: sinfo prints `sinfo`, srun --mpi=list says pmix, srun ... lstopo prints
+    `lstopo`'s file."""
+    bindir = tmp_path / "fakebin"
+    bindir.mkdir(parents=True)
+    (tmp_path / "sinfo.txt").write_text(sinfo)
+    scripts = {
+        "sinfo": f"exec /bin/cat {tmp_path / 'sinfo.txt'}",
+        "scontrol": "echo 'AccountingStorageType   = accounting_storage/none'",
+        "srun": 'case "$1" in --mpi=list) echo "MPI plugin types are... pmix";; '
+                f'*) exec /bin/cat {lstopo};; esac',
+        "mpicc.openmpi": "echo 'mpicc: Open MPI 4.1.4 (Language: C)'",
+    }
+    for name, body in scripts.items():
+        (bindir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bindir / name).chmod(0o755)
+    return dict(os.environ, PATH=str(bindir))
+
+
+def run_init(tmp_path: Path, env: dict, config: Path | None = None):
+    config = config or tmp_path / "site"
+    return subprocess.run([sys.executable, "-m", "fabricsuite.cli", "init", "--system", "x",
+                           "--config-dir", str(config), "--reference-dir",
+                           str(tmp_path / "refs")], capture_output=True, text=True, env=env,
+                          cwd=REPO_ROOT)
+
+
+def test_a_partition_name_never_writes_outside_the_config_dir(tmp_path):
+    env = fake_slurm(tmp_path, "../../../../escape|2|2|2|1|1|(null)|n[1-2]\n")
+    proc = run_init(tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    written = {p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()}
+    assert all(str(p).startswith(("site/", "refs/", "fakebin/", "sinfo.txt")) for p in written), (
+        written)
+    (topology_file,) = (tmp_path / "site" / "hwloc").glob("*.xml")
+    assert topology_file.name == "x-p____________escape-2s1c1t.xml"
+    system = (tmp_path / "site" / "systems" / "x.py").read_text()
+    assert "'name': 'p____________escape'" in system
+    assert "'--partition=../../../../escape'" in system  # Slurm's own name, to sbatch
+
+
+def test_two_partitions_of_one_reframe_name_are_refused_in_one_line(tmp_path):
+    env = fake_slurm(tmp_path, "a.b|2|2|2|1|1|(null)|n[1-2]\na_b|2|2|2|1|1|(null)|m[1-2]\n")
+    proc = run_init(tmp_path, env)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "'a.b' and 'a_b' both become the ReFrame partition 'a_b'" in proc.stderr
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_partition_without_nodes_is_skipped_with_its_reason(tmp_path):
+    env = fake_slurm(tmp_path, "empty|0|0|0|0|0|(null)|\nwork|2|2|2|1|1|(null)|n[1-2]\n")
+    proc = run_init(tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    assert "skipped Slurm partition 'empty': sinfo lists no node in it" in proc.stdout
+    system = (tmp_path / "site" / "systems" / "x.py").read_text()
+    assert "'name': 'work'" in system and "empty" not in system
+    only_empty = fake_slurm(tmp_path / "e", "empty|0|0|0|0|0|(null)|\n")
+    proc = run_init(tmp_path / "e", only_empty)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_a_bad_config_dir_and_a_topology_without_pus_are_one_line(tmp_path):
+    env = fake_slurm(tmp_path, "work|2|2|2|1|1|(null)|n[1-2]\n")
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    proc = run_init(tmp_path, env, config=not_a_dir)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "is not a directory" in proc.stderr and "Traceback" not in proc.stderr
+    empty = tmp_path / "empty.xml"
+    empty.write_text('<topology><object type="Machine"/></topology>')
+    proc = run_init(tmp_path / "t", fake_slurm(tmp_path / "t", "work|2|2|2|1|1|(null)|n[1-2]\n",
+                                                empty))
+    # the progress line of the topology job, then the one line of the error
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 2 and "recording the topology" in lines[0]
+    assert "lists no PU" in lines[1] and "Traceback" not in proc.stderr
