@@ -116,13 +116,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
             return ""
         path = (os.path.join(self.stagedir, TREE_FILE) if declared == "slurm" else
                 os.path.expanduser(str(declared)))
-        try:
-            with open(path) as text:
-                return text.read()
-        except OSError as err:
-            raise switches.TopologyError(
-                f"cannot read {path} ({err.strerror}); declare extras.topology \"slurm\" or a "
-                f"topology.conf path") from None
+        return switches.read_tree(path)
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)

@@ -106,6 +106,28 @@ def parse(text: str) -> dict[str, int]:
     return values
 
 
+def unreadable(text: str) -> list[str]:
+    """The counters of a reading whose value is no count (not a whole number >= 0: "-5",
+    "1.5e3", "n/a"): named beside the others, never dropped silently."""
+    found = []
+    for line in text.splitlines():
+        name, _, value = line.strip().rpartition(" ")
+        if name and not name.startswith("#") and not value.isdigit():
+            found.append(f"{name}={value[:20]}")
+    return found
+
+
+def devices(names: list[str]) -> str:
+    """Counter names grouped by source and device: "net/eth1 (23 counters), tc/eth0 ..."."""
+    grouped: dict[str, int] = {}
+    for name in names:
+        parts = name.split("/")
+        key = "/".join(parts[:-1]) if len(parts) > 2 else name
+        grouped[key] = grouped.get(key, 0) + 1
+    return ", ".join(f"{key} ({count} counter{'s' if count > 1 else ''})" if count > 1 else key
+                     for key, count in grouped.items())
+
+
 def skipped(text: str) -> dict[str, str]:
     """The "# skipped SOURCE: REASON" lines of a reading as {source: reason}."""
     found = {}
@@ -142,7 +164,9 @@ class Judged:
     trouble: str
     #: every counter that moved, "NODE/SOURCE/NAME": change
     moved: dict[str, int]
-    #: what was not read, and why: "node1 infiniband: no ..., node2: no reading after the job"
+    #: what was not read, or read badly, and why: "node1 infiniband: no ..., node2: no reading
+    #: after the job, node1: net/eth1 (23 counters) gone during the job, node2: unreadable
+    #: net/eth0/rx_errors=-5"
     not_read: str
 
 
@@ -159,14 +183,28 @@ def judge(stagedir: str) -> Judged:
             with open(before_file) as text:
                 before_text = text.read()
             with open(os.path.join(stagedir, AFTER.replace("%n", node))) as text:
-                after = parse(text.read())
+                after_text = text.read()
         except OSError:
             missing.append(f"{node}: no reading after the job")
             continue
+        before, after = parse(before_text), parse(after_text)
         moved.update({f"{node}/{name}": change
-                      for name, change in deltas(parse(before_text), after).items()})
+                      for name, change in deltas(before, after).items()})
         missing += [f"{node} {source}: {reason}"
                     for source, reason in skipped(before_text).items()]
+        # A device that went away or came up during the job is evidence, not noise: named;
+        # what came up counting trouble counts as moved by its whole value (99,999 drops on a
+        # link that came up mid-job).
+        gone = sorted(set(before) - set(after))
+        new = sorted(set(after) - set(before))
+        if gone:
+            missing.append(f"{node}: {devices(gone)} gone during the job")
+        if new:
+            missing.append(f"{node}: {devices(new)} appeared during the job")
+            moved.update({f"{node}/{name}": after[name] for name in new if after[name]})
+        bad = sorted(set(unreadable(before_text)) | set(unreadable(after_text)))
+        if bad:
+            missing.append(f"{node}: unreadable {', '.join(bad)}")
     if not before_files:
         missing.append("no reading before the job")
     return Judged(describe(trouble(moved)), moved, ", ".join(missing))

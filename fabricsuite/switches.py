@@ -115,6 +115,23 @@ def parse_topology(text: str) -> Tree:
     return tree
 
 
+def read_tree(path: str) -> str:
+    """The text of a switch-tree file (`scontrol show topology` output, a topology.conf);
+    TopologyError for one that cannot be read or is empty: a declared tree that says nothing
+    is an error of the map, never one flat switch."""
+    try:
+        with open(path) as file:
+            text = file.read()
+    except OSError as err:
+        raise TopologyError(f"cannot read {path} ({err.strerror}); declare extras.topology "
+                            f"\"slurm\" or a topology.conf path") from None
+    if not text.strip():
+        raise TopologyError(f"{path} is empty: the partition declares a switch tree that names "
+                            f"nothing (did `scontrol show topology` print nothing? is "
+                            f"topology/tree configured?)")
+    return text
+
+
 @dataclass(frozen=True)
 class Pair:
     """One measured pair of the map."""

@@ -89,6 +89,22 @@ def test_a_node_without_its_reading_after_the_job_is_named(tmp_path):
     assert counters.judge(str(tmp_path / "nothing")).not_read == "no reading before the job"
 
 
+def test_a_device_that_vanishes_or_appears_and_a_bad_value_are_named(tmp_path):
+    """Issue 39: a counter that disappears or appears during a job, and a value that is no
+    count, were dropped silently."""
+    before = (DATA / "tbf-before.txt").read_text()
+    (tmp_path / counters.BEFORE.replace("%n", "node1")).write_text(
+        before + "net/eth9/rx_dropped 7\nnet/eth9/rx_bytes 100\nnet/lo/rx_errors -5\n")
+    (tmp_path / counters.AFTER.replace("%n", "node1")).write_text(
+        (DATA / "tbf-after.txt").read_text() + "net/ib0/rx_dropped 99999\nnet/ib0/tx_bytes 0\n"
+        "net/lo/tx_errors n/a\n")
+    judged = counters.judge(str(tmp_path))
+    assert "node1: net/eth9 (2 counters) gone during the job" in judged.not_read
+    assert "node1: net/ib0 (2 counters) appeared during the job" in judged.not_read
+    assert "node1: unreadable net/lo/rx_errors=-5, net/lo/tx_errors=n/a" in judged.not_read
+    assert "node1 net ib0 rx_dropped +99999" in judged.trouble, judged.trouble
+
+
 def test_a_counter_present_once_only_is_not_a_change():
     # an interface that came up during the job (or a source that failed once) moves nothing
     assert counters.deltas({"net/a/rx_errors": 1}, {"net/b/rx_errors": 5}) == {}

@@ -58,6 +58,19 @@ def test_a_tree_that_cannot_be_used_is_one_line(text, message):
         switches.parse_topology(text)
 
 
+def test_a_declared_tree_file_that_is_empty_or_missing_is_an_error_not_one_switch(tmp_path):
+    """Issue 39: an empty switch-tree file fell back to one flat switch without a word."""
+    empty = tmp_path / "topology.txt"
+    empty.write_text("\n")
+    with pytest.raises(TopologyError, match="is empty: the partition declares a switch tree"):
+        switches.read_tree(str(empty))
+    with pytest.raises(TopologyError, match="cannot read .*No such file"):
+        switches.read_tree(str(tmp_path / "absent"))
+    empty.write_text("SwitchName=s1 Nodes=n[1-2]\n")
+    assert switches.parse_topology(switches.read_tree(str(empty))).leaf_of == {"n1": "s1",
+                                                                             "n2": "s1"}
+
+
 def test_a_node_outside_the_tree_is_named():
     tree = switches.parse_topology(TREE_CONF)
     with pytest.raises(TopologyError, match="node n9 of the map is under no switch"):
