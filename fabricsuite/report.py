@@ -526,15 +526,25 @@ def _cell_label(value: float) -> str:
     return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
-def _curve_points(result: NetbenchResult, curve: SizeCurve,
-                  group: str | None) -> tuple[list[float], list[float]]:
-    rows = result.tables.get(curve.table) or []
+def _curve_points(result: NetbenchResult, curve: SizeCurve, group: str | None,
+                  left_out: list[str] | None = None) -> tuple[list[float], list[float]]:
+    """The (sizes, values) of one curve; a row whose size or value is no finite positive
+    number (NaN, a negative figure) is left out, and named in `left_out` where given."""
+    rows = [r for r in result.tables.get(curve.table) or []
+            if group is None or r.get(curve.group_column) == group]
+
+    def drawable(value: Any) -> bool:
+        return is_finite_number(value) and value > 0
+
     points = sorted((r.get(curve.size_column), r.get(curve.value_column)) for r in rows
-                    if (group is None or r.get(curve.group_column) == group)
-                    and is_finite_number(r.get(curve.size_column))
-                    and r.get(curve.size_column) > 0
-                    and is_finite_number(r.get(curve.value_column))
-                    and r.get(curve.value_column) > 0)
+                    if drawable(r.get(curve.size_column)) and drawable(r.get(curve.value_column)))
+    if left_out is not None and len(points) < len(rows):
+        bad = [f"{r.get(curve.size_column)}: {r.get(curve.value_column)}" for r in rows
+               if not (drawable(r.get(curve.size_column))
+                       and drawable(r.get(curve.value_column)))]
+        left_out.append(f"{curve.label}{' ' + group if group else ''}: {len(bad)} point(s) not "
+                        f"drawn, no finite positive {curve.value_column} ({'; '.join(bad[:3])}"
+                        f"{'; ...' if len(bad) > 3 else ''})")
     return [float(p[0]) for p in points], [float(p[1]) for p in points]
 
 
@@ -610,6 +620,13 @@ def size_figures(cases: list[StoredCase], results: Results,
                 continue
             newest, previous = kept[0], kept[1:1 + PREVIOUS_RUNS_SHOWN]
             rows.append(provenance.of(newest, f"{check} (newest)"))
+            loaded = results.get(newest)
+            absent = sorted({c.table for c in SIZE_CURVES[check]} - set(loaded.result.tables))
+            if absent:
+                notes.append(f"{check} {_utc(newest.when)}: {loaded.path} holds no "
+                             f"{', '.join(absent)} table (a {loaded.result.method} result, not "
+                             f"this check's): not drawn")
+            left_out: list[str] = []
             for curve in SIZE_CURVES[check]:
                 ax = axes[curve.quantity]
                 for group in _groups(results.get(newest).result, curve):
@@ -620,13 +637,15 @@ def size_figures(cases: list[StoredCase], results: Results,
                         xs, ys = _curve_points(results.get(run).result, curve, group)
                         ax.plot(xs, ys, color=color, alpha=0.3, linewidth=0.9,
                                 label=f"{name}: {len(previous)} previous" if i == 0 else None)
-                    xs, ys = _curve_points(results.get(newest).result, curve, group)
+                    xs, ys = _curve_points(results.get(newest).result, curve, group,
+                                           left_out)
                     if xs:
                         drawn += 1
                     ax.plot(xs, ys, color=color, marker="o", markersize=3, linewidth=1.5,
                             label=f"{name}: {_utc(newest.when)}")
                     _draw_references(ax, newest, curve, group, color,
                                      labelled[curve.quantity])
+            notes += [f"{check} {_utc(newest.when)}: {line}" for line in left_out]
             if previous:
                 earlier.append(f"{check}: {', '.join(_utc(r.when) for r in previous)}")
         missing_total += missing

@@ -529,3 +529,22 @@ def test_a_slurm_nodelist_string_is_one_host_entry():
     assert _nodelist({"job_nodelist": "fst[2301-2302]"}) == ["fst[2301-2302]"]
     assert _nodelist({"job_nodelist": ["n1", "n2"]}) == ["n1", "n2"]
     assert _nodelist({}) == []
+
+
+def test_a_point_that_cannot_be_drawn_is_named_not_dropped():
+    """Issue 39: a NaN or negative figure was left out of a per-size curve without a word."""
+    from fabricsuite.netbench_result import load
+    from fabricsuite.report import SIZE_CURVES, _curve_points
+
+    result = load(REAL / "pingpong-3b923411.json")
+    (curve,) = SIZE_CURVES["NetbenchPingPong"]
+    rows = result.tables["pingpong"]
+    whole, _ = _curve_points(result, curve, None)
+    rows[0]["latency_median_us"] = float("nan")
+    rows[1]["latency_median_us"] = -1.0
+    left_out: list[str] = []
+    xs, _ = _curve_points(result, curve, None, left_out)
+    assert len(xs) == len(whole) - 2
+    (line,) = left_out
+    assert line.startswith("ping-pong: 2 point(s) not drawn, no finite positive "
+                           "latency_median_us (") and "nan" in line and "-1.0" in line, line
