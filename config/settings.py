@@ -69,6 +69,13 @@ _MODES = [
                     "-x", "BeffOriginal"],
     },
     {
+        # The README's run command (ci/run-local.sh) on this machine: every check, validation
+        # included, each failure confirmed; the machine's own references after its first
+        # sessions.
+        "name": "local",
+        "options": ["-c", _CHECKS, "-R", *_TIMING],
+    },
+    {
         # Accepting a new interconnect: everything, validation included, acceptance classes,
         # three repeats so that the figures come with their spread.
         "name": "acceptance",

@@ -68,7 +68,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from .cases import disturbance, disturbers, evidence, sample_problem
+from .cases import disturbance, disturbers, evidence, runs_of, sample_problem, was_interrupted
 from .commands import UsageError
 from .metrics import (
     DEFAULT_FLOOR,
@@ -231,6 +231,10 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
             collected.copies.append(f"{path.name} (a copy of {read_sessions[copy_of]})")
             continue
         read_sessions[copy_of] = path.name
+        if was_interrupted(report):
+            collected.left_out["were in a session ended by a signal (aborted cases)"] += sum(
+                len(cases) for cases in runs_of(report))
+            continue
         start = info.get("time_start_unix")
         start = float(start) if is_number(start) else None
         for r, run in enumerate(report["runs"]):

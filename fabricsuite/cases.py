@@ -41,6 +41,8 @@ from .metrics import case_scope, is_number
 
 PASSED, RECORDED, TRANSIENT, REGRESSION = "passed", "recorded", "transient", "regression"
 DISTURBED, BROKEN, INTERRUPTED = "disturbed", "broken", "interrupted"
+#: ReFrame's results of a case its session aborted.
+ABORTED = ("abort", "aborted")
 #: Every health class, best first.
 HEALTH = (PASSED, RECORDED, TRANSIENT, REGRESSION, DISTURBED, BROKEN, INTERRUPTED)
 #: Classes whose figures are the check's complete job on a quiet node: history and compare.
@@ -267,6 +269,13 @@ def evidence(case: dict) -> Evidence:
                     disturbance=disturbance(case), counters=str(case.get("counters") or ""))
 
 
+def was_interrupted(report: dict) -> bool:
+    """Whether a session was ended by a signal: ReFrame aborts every case left on SIGTERM or
+    SIGINT, so a report with an aborted case is one, also where no nightly survived to keep it
+    apart (a SIGKILL). None of its cases is a sample, passed ones included."""
+    return any(case.get("result") in ABORTED for cases in runs_of(report) for case in cases)
+
+
 def read(report: dict, interrupted: bool = False, name: str = "") -> list[Case]:
     """The cases of one run report that ran, in its order: skips and passed fixtures left out
     (a failed fixture, the build, is a broken case of its own)."""
@@ -275,6 +284,7 @@ def read(report: dict, interrupted: bool = False, name: str = "") -> list[Case]:
     start = info.get("time_start_unix")
     started = float(start) if is_number(start) else None
     first = first_runs(report)
+    interrupted = interrupted or was_interrupted(report)
     found = []
     for case in final_cases(report):
         if case.get("result") == "skip" or (case.get("fixture") and case.get("result") == "pass"):

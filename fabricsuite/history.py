@@ -79,7 +79,16 @@ from typing import Any
 
 import numpy as np
 
-from .cases import DISTURBED, MEASURED, case_key, disturbers, final_cases, first_runs, health
+from .cases import (
+    DISTURBED,
+    MEASURED,
+    case_key,
+    disturbers,
+    final_cases,
+    first_runs,
+    health,
+    was_interrupted,
+)
 from .cases import read as read_cases
 from .commands import (
     UsageError,
@@ -170,11 +179,12 @@ def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None
         cases = [{"testcases": [c for c in (run.get("testcases") or []) if isinstance(c, dict)]}
                  for run in runs if isinstance(run, dict)]
         first = first_runs({"runs": cases})
+        interrupted = was_interrupted({"runs": cases})  # ended by a signal: no point counts
         for case in final_cases({"runs": cases}):
             if case.get("system") != system:
                 continue
             seen_sessions.add(uuid)
-            if not is_counted(case, first.get(case_key(case))):
+            if interrupted or not is_counted(case, first.get(case_key(case))):
                 continue
             when = case.get("job_completion_time_unix")
             when = when if is_number(when) else start

@@ -27,7 +27,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -168,8 +167,18 @@ def _lock_paths(results: Path, system: str) -> list[Path]:
     name = system.split(":")[0]
     paths = [results / f".nightly-{name}.lock"]
     if name in ("local", "emucluster"):
-        paths.append(Path(tempfile.gettempdir()) / f"fabricsuite-nightly-{name}.lock")
+        paths.append(machine_lock_dir() / f"fabricsuite-nightly-{name}.lock")
     return paths
+
+
+def machine_lock_dir() -> Path:
+    """Where the one-session-per-machine lock lives: a directory of the machine, never
+    $TMPDIR (a second session with another TMPDIR started beside the first): /run/lock where
+    this user may write there, else /tmp."""
+    for directory in (Path("/run/lock"), Path("/tmp")):
+        if directory.is_dir() and os.access(directory, os.W_OK | os.X_OK):
+            return directory
+    return Path("/tmp")
 
 
 def _run(args: Any) -> int:
@@ -226,7 +235,7 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
         # and its jobs in order (_Interrupted)
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, cwd=REPO_ROOT, env=env, bufsize=1,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_end_with_parent)
     except OSError as err:
         return _fail(f"cannot start reframe ({err.strerror}); run ci/setup.sh first")
     with _Interrupted(proc) as interrupted, open(skips, "a") as skip_log:
@@ -249,8 +258,23 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
     return status
 
 
+def _end_with_parent() -> None:
+    """In ReFrame's process, before it runs: SIGTERM when the nightly dies, whatever ends it
+    (SIGKILL included: ReFrame, in a session of its own, measured on with the machine's lock
+    released). ReFrame answers SIGTERM by aborting its cases and cancelling their jobs. Linux's
+    prctl(PR_SET_PDEATHSIG); elsewhere nothing."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class _Interrupted:
-    """SIGTERM or SIGINT to the nightly (a cron or CI time-out, Ctrl-C): ReFrame gets SIGTERM
+    """SIGTERM, SIGINT or SIGHUP to the nightly (a cron or CI time-out, Ctrl-C, a closed
+    terminal): ReFrame gets SIGTERM
     (it aborts its cases and cancels their jobs); whatever of its process tree is left after
     GRACE_S gets SIGTERM, then SIGKILL. Only processes started by this nightly are signalled."""
 
@@ -263,7 +287,7 @@ class _Interrupted:
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> _Interrupted:
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             self._previous[signum] = signal.signal(signum, self._handle)
         return self
 

@@ -87,6 +87,12 @@ def test_a_run_refused_in_sanity_is_broken_and_an_interrupted_session_is_interru
     assert health_of(report("tcp-sanity-broken")) == {"NetbenchPingPong": cases.BROKEN}
     assert set(health_of(report("judged-own"), interrupted=True).values()) == {
         cases.INTERRUPTED}
+    # a session killed with its nightly (SIGKILL: nothing kept it apart) shows it by the cases
+    # ReFrame aborted on the SIGTERM it got: none of its cases is a sample, passed ones included
+    killed = report("recorded-kind")
+    killed["runs"][0]["testcases"][-1]["result"] = "abort"
+    assert set(health_of(killed).values()) == {cases.INTERRUPTED}
+    assert baseline.collect([killed], ["killed.json"], "local").samples == []
 
 
 def test_every_health_class_is_reached_by_a_real_report():

@@ -423,27 +423,62 @@ def _wait_for_netbench(process: subprocess.Popen, timeout: float = 120.0) -> lis
 
 
 @pytest.mark.integration
-def test_sigterm_ends_reframe_and_its_job_and_the_session_is_not_judged(tmp_path):
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_ends_reframe_and_its_job_and_the_session_is_not_judged(tmp_path, signame):
+    """A cron or CI time-out (SIGTERM), a closed terminal (SIGHUP: the session was stored as an
+    ordinary run report, issue 39)."""
     import signal
 
     results, junit = tmp_path / "results", tmp_path / "junit.xml"
     nightly = _long_nightly(results, junit)
     ranks = _wait_for_netbench(nightly)
-    nightly.send_signal(signal.SIGTERM)
+    nightly.send_signal(getattr(signal, signame))
     out, err = nightly.communicate(timeout=120)
     assert nightly.returncode == 2, out[-3000:] + err
     assert not [pid for pid in ranks if Path(f"/proc/{pid}").exists()
                 and Path(f"/proc/{pid}/comm").read_text().strip() == "netbench"], \
         "a rank of the interrupted nightly still runs"
     last = err.strip().splitlines()[-1]
-    assert last.startswith("fabricsuite nightly: BROKEN: interrupted by SIGTERM: the session "
-                           "was not judged"), err
+    assert last.startswith(f"fabricsuite nightly: BROKEN: interrupted by {signame}: the "
+                           f"session was not judged"), err
     # the report is kept, under a name the workflows do not read; the JUnit says broken
     reports = results / "reports"
     assert not list(reports.glob("run-report-*.json"))
     assert len(list(reports.glob("interrupted-run-report-*.json"))) == 1
     error = ET.parse(junit).getroot().find("testsuite/testcase/error")
-    assert error is not None and "interrupted by SIGTERM" in error.get("message")
+    assert error is not None and f"interrupted by {signame}" in error.get("message")
+
+
+@pytest.mark.integration
+def test_a_killed_nightly_takes_its_session_with_it(tmp_path):
+    """SIGKILL gives the nightly no say: ReFrame (in a session of its own) and its ranks ran on
+    with the machine's lock released (issue 39). ReFrame gets SIGTERM when the nightly dies
+    (its parent-death signal): within 10 s nothing of the session runs, and a report it wrote
+    is an interrupted session to every workflow (its aborted cases)."""
+    import signal
+
+    from fabricsuite import cases
+    from fabricsuite.nightly import _descendants
+
+    results = tmp_path / "results"
+    nightly = _long_nightly(results, tmp_path / "junit.xml")
+    _wait_for_netbench(nightly)
+    session = _descendants(nightly.pid)
+    assert session
+    nightly.send_signal(signal.SIGKILL)
+    nightly.communicate(timeout=60)
+
+    def alive() -> list[int]:
+        from fabricsuite.nightly import _start_time
+
+        return [pid for pid, start in session if start and _start_time(pid) == start]
+
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not alive(), [Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in alive()]
+    for path in (results / "reports").glob("run-report-*.json"):
+        assert cases.was_interrupted(json.loads(path.read_text())), path
 
 
 @pytest.mark.integration
@@ -452,11 +487,15 @@ def test_a_second_nightly_of_the_system_is_refused_while_one_runs(tmp_path):
     try:
         _wait_for_netbench(first)
         # another results directory too: the embedded default's jobs share this machine's cores
+        # and another TMPDIR: the machine's lock is not under it (issue 39)
+        other_tmp = tmp_path / "tmp"
+        other_tmp.mkdir()
         for results in (tmp_path / "r1", tmp_path / "r2"):
             second = subprocess.run(
                 [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--results",
                  str(results), "--", "-n", "^NetbenchPingPong%", "-p", "openmpi"],
-                capture_output=True, text=True, cwd=REPO, timeout=120)
+                capture_output=True, text=True, cwd=REPO, timeout=120,
+                env=dict(os.environ, TMPDIR=str(other_tmp)))
             assert second.returncode == 2, second.stdout[-2000:] + second.stderr
             assert len(second.stderr.strip().splitlines()) == 1, second.stderr
             assert f"another nightly of local is running (PID {first.pid} since" in \
@@ -467,7 +506,7 @@ def test_a_second_nightly_of_the_system_is_refused_while_one_runs(tmp_path):
                                capture_output=True, text=True, cwd=REPO, timeout=300,
                                env=dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "r3")))
         assert local.returncode == 2, local.stdout[-2000:] + local.stderr
-        assert f"another session of local is running (PID {first.pid} since" in local.stderr
+        assert f"another nightly of local is running (PID {first.pid} since" in local.stderr
     finally:
         first.send_signal(2)
         first.communicate(timeout=120)
