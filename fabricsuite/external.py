@@ -437,12 +437,14 @@ def parse_beff(summary: str, source: str = "<b_eff.sum>") -> BeffResult:
 
     b_eff writes nothing useful to stdout: the table is in `<prefix>.sum`, the line on stderr.
     """
+    # a figure as C's printf writes it: a number, or inf / nan (a division by a zero time)
+    number = r"([\d.]+|[-+]?(?:inf|nan)\w*)"
     line = re.search(
-        r"^b_eff\w* =\s*([\d.]+) MB/s =\s*([\d.]+) \*\s*(\d+) PEs", summary, re.M
+        rf"^b_eff\w* =\s*{number} MB/s =\s*{number} \*\s*(\d+) PEs", summary, re.M | re.I
     )
     table = re.search(
-        r"^accumulated \|\s+(\d+)\s+([\d.]+)\s+(\d+ [kMG]?B)\s+([\d.]+)\s+([\d.]+)\s+"
-        r"([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", summary, re.M
+        rf"^accumulated \|\s+(\d+)\s+{number}\s+(\d+ [kMG]?B)\s+{number}\s+{number}\s+"
+        rf"{number}\s+{number}\s+{number}\s+{number}", summary, re.M | re.I
     )
     if not line or not table:
         what = "the 'b_eff = ... MB/s' line" if not line else "the 'accumulated' table row"
@@ -450,6 +452,16 @@ def parse_beff(summary: str, source: str = "<b_eff.sum>") -> BeffResult:
             f"{source}: {what} is missing: b_eff failed or was cut off (it writes its results to "
             f"the .sum file at the end of the run)"
         )
+    names = {"b_eff": line.group(1), "b_eff per process": line.group(2),
+             "b_eff at Lmax": table.group(4), "b_eff at Lmax, rings": table.group(5),
+             "latency, random rings": table.group(6), "latency, rings": table.group(7),
+             "ping-pong latency": table.group(8), "ping-pong bandwidth": table.group(9)}
+    bad = [f"{name} {value}" for name, value in names.items()
+           if not math.isfinite(float(value))]
+    if bad:
+        raise SuiteOutputError(
+            f"{source}: b_eff printed a non-finite figure ({', '.join(bad)}): a measured time "
+            f"of zero or a failed run, not a result to judge")
     revision = re.search(r"b_eff\.c, Revision (\S+)", summary)
     return BeffResult(
         b_eff_MBps=float(line.group(1)),

@@ -118,20 +118,34 @@ _MPI_LIBRARIES = {"libmpi.so.40": "openmpi", "libmpi.so.12": "mpich", "libmpich"
 
 
 @functools.lru_cache(maxsize=64)  # find_program and the check's own test ask for the same
-def linked_mpi(program: str) -> str | None:
-    """The MPI family a dynamically linked program uses (from ldd), None when unknown."""
+def _linked(program: str) -> tuple[str, str] | None:
+    """(MPI family, the library ldd resolved) of a dynamically linked program, or None."""
     try:
         out = subprocess.run(["ldd", program], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     for fragment, family in _MPI_LIBRARIES.items():
         if fragment in out:
-            path = next((ln for ln in out.splitlines() if fragment in ln), "")
+            line = next((ln for ln in out.splitlines() if fragment in ln), "")
+            library = line.split("=>")[-1].split("(")[0].strip() or line.strip()
             # Debian's MPICH also ships libmpi.so.12; Open MPI's libmpi lives under openmpi/
-            if family == "mpich" and "openmpi" in path:
-                return "openmpi"
-            return family
+            if family == "mpich" and "openmpi" in line:
+                return "openmpi", library
+            return family, library
     return None
+
+
+def linked_mpi(program: str) -> str | None:
+    """The MPI family a dynamically linked program uses (from ldd), None when unknown."""
+    found = _linked(program)
+    return found[0] if found else None
+
+
+def linked_library(program: str) -> str:
+    """What the perflog records as the MPI library of an external suite's program: "openmpi
+    (/usr/lib/.../libmpi.so.40)", or "" when ldd cannot tell."""
+    found = _linked(program)
+    return f"{found[0]} ({found[1]})" if found else ""
 
 
 #: Each rank writes where it runs into this directory of the stage (RECORD_PLACEMENT).
@@ -175,6 +189,10 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
     #: ... and on Spack partitions the installed spec, `name@version variants /hash`
     spack_spec_used = variable(str, value="", loggable=True)
     scale = variable(str, value="", loggable=True)
+    #: the MPI the program is linked with, "openmpi (/usr/lib/.../libmpi.so.40)" (ldd), or on
+    #: Spack partitions the environment's MPI (the spec is in spack_spec_used): the perflog's
+    #: mpi_library column, as for netbench's checks
+    mpi_library = variable(str, value="", loggable=True)
     #: where each rank ran, "rank:host:cpus ..." (config/launchers/record-placement)
     placement = variable(str, value="", loggable=True)
     require_reference = True
@@ -213,6 +231,7 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
                 f"printf '%s\\n' \"$rfm_program\" > {PROGRAM_USED_FILE}",
             ]
             self.executable = '"$rfm_program"'
+            self.mpi_library = f"{environment_mpi(self.current_environ) or ''} (Spack)".strip()
             self.keep_files = [*self.keep_files, *SPACK_PROVENANCE, SPACK_SPEC_USED_FILE,
                                PROGRAM_USED_FILE]
             record_exit_status(self)
@@ -227,6 +246,7 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
             f"-S binary=/path/to/{self.program_names[0]}",
         )
         linked = linked_mpi(program)
+        self.mpi_library = linked_library(program) or (expected or "")
         self.skip_if(
             linked is not None and expected is not None and linked != expected,
             f"{program} is built with {linked}, environment {self.current_environ.name} "

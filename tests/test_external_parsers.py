@@ -328,6 +328,19 @@ def test_beff_summary_table():
     assert result.revision == "3.6.0.1"
 
 
+def test_beff_non_finite_figures_are_named_as_such():
+    """A b_eff that printed `inf` in its table was reported as a missing, cut-off row (issue
+    39): the row is there, its figure is not finite."""
+    summary = (BEFF / "run2.sum").read_text()
+    infinite = summary.replace("0.264        12011", "0.000          inf")
+    with pytest.raises(SuiteOutputError, match=r"non-finite figure \(ping-pong bandwidth "
+                                               r"inf\)") as err:
+        parse_beff(infinite)
+    assert "cut off" not in str(err.value)
+    with pytest.raises(SuiteOutputError, match="b_eff -nan"):
+        parse_beff(summary.replace("b_effTEST =   6489.176", "b_effTEST =   -nan"))
+
+
 def test_beff_cut_off_summary_is_rejected():
     summary = (BEFF / "run2.sum").read_text()
     with pytest.raises(SuiteOutputError, match="the 'accumulated' table row is missing") as err:

@@ -920,3 +920,15 @@ def test_the_documented_method_skeleton_builds_and_runs(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^# summary latency_small_us=[0-9.]+$", proc.stdout, re.M), proc.stdout
     assert len(re.findall(r"^(8|64) \d+ [0-9.]+$", proc.stdout, re.M)) == 2, proc.stdout
+
+
+def test_the_mpi_library_an_external_check_records_is_the_programs(netbench):
+    """The perflog's mpi_library of an external suite's program was null (issue 39): what ldd
+    says the program is linked with, as for a suite's program built with that MPI."""
+    from fabricsuite.rfm_external import linked_library
+
+    program, launcher = netbench
+    family = "openmpi" if "openmpi" in launcher[0] else "mpich"
+    recorded = linked_library(program)
+    assert recorded.startswith(f"{family} (/") and "libmpi" in recorded, recorded
+    assert linked_library("/bin/sh") == ""
