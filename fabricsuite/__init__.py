@@ -5,13 +5,15 @@ One importable package holds what the ReFrame checks share: reading netbench res
 base classes that build and run netbench (`rfm_netbench`).
 """
 
+import re
 from pathlib import Path
-
-__version__ = "0.1.0"
 
 #: The repository root (the package lives at its top level).
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOURCE_DIR = REPO_ROOT / "src"
+#: The version, written once: netbench's (src/version.h), which pyproject.toml reads from here.
+__version__ = re.search(r'NETBENCH_VERSION "([^"]+)"',
+                        (SOURCE_DIR / "version.h").read_text()).group(1)
 REFERENCE_DIR = REPO_ROOT / "reference"
 #: ReFrame's names of the Slurm scheduler (with and without accounting): where `srun` and
 #: `scontrol` reach the job's nodes.

@@ -117,15 +117,21 @@ void nb_measure(const nb_context *ctx, nb_timed_loop loop, void *state, long min
     nb_drive(&spec, m);
 }
 
+int nb_flag_below_timer(const nb_context *ctx, nb_result *result, const char *quantity,
+                        const char *what, double time_us)
+{
+    if (result == NULL || !(time_us < NB_TIMER_TICKS_RESOLVED * ctx->timer_tick_s * 1e6))
+        return 0;
+    nb_unreliable(result, quantity, "%s %.4g us is below %g x MPI_Wtick (%.3g us)", what,
+                  time_us, NB_TIMER_TICKS_RESOLVED, ctx->timer_tick_s * 1e6);
+    return 1;
+}
+
 void nb_check_timer_resolution(const nb_context *ctx, const nb_measurement *m,
                                const char *quantity)
 {
-    if (ctx->rank != 0 || ctx->result == NULL)
-        return;
-    double floor_us = 10.0 * ctx->timer_tick_s * 1e6;
-    if (m->min_us < floor_us)
-        nb_unreliable(ctx->result, quantity, "per-iteration average %.4g us is below 10 x "
-                      "MPI_Wtick (%.3g us)", m->min_us, ctx->timer_tick_s * 1e6);
+    if (ctx->rank == 0)
+        nb_flag_below_timer(ctx, ctx->result, quantity, "per-iteration average", m->min_us);
 }
 
 void nb_busy_wait(double seconds)

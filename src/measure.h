@@ -170,6 +170,15 @@ void nb_prtt_measure(const nb_context *ctx, nb_prtt *s, int n, double delay_us,
 void nb_pingpong_measure(const nb_context *ctx, nb_pingpong *s, size_t size, long min_iterations,
                          nb_measurement *m);
 
+/* A time shorter than this many ticks of MPI_Wtick is below the timer's resolution. */
+#define NB_TIMER_TICKS_RESOLVED 10.0
+
+/* The one timer-resolution rule: adds an `unreliable` entry for `quantity` to `result` (when
+ * not NULL) when `time_us` is below NB_TIMER_TICKS_RESOLVED x MPI_Wtick, naming `what` ("median
+ * time"); returns 1 when it did. */
+int nb_flag_below_timer(const nb_context *ctx, nb_result *result, const char *quantity,
+                        const char *what, double time_us);
+
 /* Rank 0: adds an `unreliable` entry when the per-iteration average is below 10 x MPI_Wtick. */
 void nb_check_timer_resolution(const nb_context *ctx, const nb_measurement *m,
                                const char *quantity);

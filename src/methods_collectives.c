@@ -401,9 +401,7 @@ void run_collectives(const nb_context *ctx)
             nb_cell_real(table, "loop_to_individual", ratio);
             char quantity[96];
             snprintf(quantity, sizeof quantity, "%s[%zu]", name, size);
-            if (median < 10.0 * ctx->timer_tick_s * 1e6)
-                nb_unreliable(result, quantity, "median time %.3g us is below 10 x MPI_Wtick",
-                              median);
+            nb_flag_below_timer(ctx, result, quantity, "median time", median);
             if ((double)t.window.late_calls > COLL_MAX_LATE_SHARE_REPORTED * (double)cs->calls) {
                 nb_unreliable(result, quantity,
                               "%d of %d calls late (a rank reached the start after it) with "

@@ -86,12 +86,11 @@ static double report_phase(const nb_context *ctx, nb_table *table, nb_dense_algo
     nb_cell_real(table, "time_max_us", active > 0 ? slowest_us : NAN);
     nb_cell_real(table, "bandwidth_min_MBps", active > 0 && size > 0 ? min : NAN);
     nb_cell_real(table, "bandwidth_mean_MBps", size > 0 ? mean : NAN);
-    if (active > 0 && slowest_us < 10.0 * ctx->timer_tick_s * 1e6) {
+    if (active > 0) {
         char quantity[128];
         snprintf(quantity, sizeof quantity, "phases[%s,%d,%zu]",
                  nb_dense_algorithm_name(algorithm), phase + 1, size);
-        nb_unreliable(ctx->result, quantity, "time per exchange %.3g us is below 10 x MPI_Wtick",
-                      slowest_us);
+        nb_flag_below_timer(ctx, ctx->result, quantity, "time per exchange", slowest_us);
     }
     return mean;
 }

@@ -116,9 +116,8 @@ void nb_check_operation(const nb_context *ctx, const char *name, size_t size,
     else if (!(f->median_us > 0.0))
         nb_unreliable(ctx->result, quantity, "median time %.3g us is not positive",
                       f->median_us);
-    else if (f->median_us < 10.0 * ctx->timer_tick_s * 1e6)
-        nb_unreliable(ctx->result, quantity, "median time %.3g us is below 10 x MPI_Wtick",
-                      f->median_us);
+    else
+        nb_flag_below_timer(ctx, ctx->result, quantity, "median time", f->median_us);
 }
 
 void nb_add_timing_row(nb_table *table, const char *name, size_t size, const nb_op_figures *f)

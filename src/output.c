@@ -457,11 +457,6 @@ void nb_unreliable(nb_result *result, const char *quantity, const char *format, 
     entry->reason = reason;
 }
 
-size_t nb_unreliable_count(const nb_result *result)
-{
-    return result->unreliable_count;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Formatting shared by both renderings                                                         */
 /* ------------------------------------------------------------------------------------------ */

@@ -100,7 +100,6 @@ void nb_warning(nb_result *result, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 void nb_unreliable(nb_result *result, const char *quantity, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
-size_t nb_unreliable_count(const nb_result *result);
 
 /* Renderings; return 0, or -1 on an output error. */
 int nb_render_human(const nb_result *result, FILE *out);
