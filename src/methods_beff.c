@@ -193,12 +193,7 @@ static void pattern_shape(const nb_context *ctx, int p, int *ring_size, int *mes
 static double two_level_logavg(const double *values, size_t stride, int patterns, double *rings,
                                double *random)
 {
-    double *v = malloc((size_t)patterns * sizeof *v);
-    if (v == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-        return NAN;
-    }
+    double *v = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)patterns, sizeof *v);
     for (int p = 0; p < patterns; p++)
         v[p] = values[(size_t)p * stride];
     double r = nb_logavg(v, NB_BEFF_RING_PATTERNS);

@@ -270,12 +270,7 @@ void run_reuse(const nb_context *ctx)
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
         size_t pool = fresh_count(rs, size);
-        char **fresh = calloc(pool, sizeof *fresh);
-        if (fresh == NULL) {
-            fprintf(stderr, "netbench: out of memory\n");
-            MPI_Abort(MPI_COMM_WORLD, 1);
-            return;
-        }
+        char **fresh = nb_calloc_or_abort(MPI_COMM_WORLD, pool, sizeof *fresh);
         for (size_t b = 0; b < pool; b++)
             fresh[b] = map_fresh(size, ctx->rank);
         size_t next_fresh = 0;

@@ -303,13 +303,8 @@ void run_collectives(const nb_context *ctx)
     s.send = nb_buffer_new(buffer_bytes);
     s.recv = nb_buffer_new(buffer_bytes);
     s.buffer_bytes = buffer_bytes;
-    s.counts = calloc((size_t)ranks, sizeof *s.counts);
-    s.displacements = calloc((size_t)ranks, sizeof *s.displacements);
-    if (s.counts == NULL || s.displacements == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(ctx->pair, 1);
-        return;
-    }
+    s.counts = nb_calloc_or_abort(ctx->pair, (size_t)ranks, sizeof *s.counts);
+    s.displacements = nb_calloc_or_abort(ctx->pair, (size_t)ranks, sizeof *s.displacements);
 
     char names[256];
     coll_names(mask, names, sizeof names);
@@ -331,12 +326,7 @@ void run_collectives(const nb_context *ctx)
     }
 
     size_t row_capacity = (size_t)NB_COLL_COUNT * o->size_count;
-    double *ratios = calloc(row_capacity > 0 ? row_capacity : 1, sizeof *ratios);
-    if (ratios == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(ctx->pair, 1);
-        return;
-    }
+    double *ratios = nb_calloc_or_abort(ctx->pair, row_capacity, sizeof *ratios);
     size_t rows = 0, ratio_count = 0;
     long long validated = 0, errors_total = 0;
     double sync_error_max = 0.0;

@@ -125,18 +125,16 @@ static void run_timed(const nb_context *ctx, phase_state *state, int random_phas
         tables.phases = nb_result_add_declared_table(ctx->result, &phases_table);
         tables.algorithms = nb_result_add_declared_table(ctx->result, &algorithms_table);
     }
-    double *seconds = ctx->rank == 0 ? malloc((size_t)ctx->size * sizeof *seconds) : NULL;
+    double *seconds =
+        ctx->rank == 0 ? nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)ctx->size, sizeof *seconds)
+                       : NULL;
     long measured = 0;
     for (int a = 0; a < NB_DENSE_ALGORITHM_COUNT; a++) {
         if (!(ds->algorithms & (1u << a)))
             continue;
         nb_dense_algorithm algorithm = (nb_dense_algorithm)a;
         int phases = nb_dense_phase_count(algorithm, ctx->size, random_phases);
-        double *means = malloc((size_t)phases * sizeof *means);
-        if ((ctx->rank == 0 && seconds == NULL) || means == NULL) {
-            fprintf(stderr, "netbench: out of memory\n");
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        double *means = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)phases, sizeof *means);
         for (size_t i = 0; i < o->size_count; i++) {
             size_t size = o->sizes[i];
             state->count = (int)size;

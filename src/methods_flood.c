@@ -156,11 +156,7 @@ void run_flood(const nb_context *ctx)
     if (state.stride == 0)
         state.stride = 64;
     state.buffers = nb_buffer_new(state.stride * (size_t)deepest);
-    state.requests = calloc((size_t)deepest, sizeof *state.requests);
-    if (state.requests == NULL) {
-        fprintf(stderr, "netbench: out of memory for %d requests\n", deepest);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    state.requests = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)deepest, sizeof *state.requests);
 
     nb_table *table = NULL;
     if (ctx->result != NULL) {

@@ -599,13 +599,9 @@ static kept_passes keep_lowest(const size_figures *measured, size_t made, size_t
                                size_figures *figures)
 {
     kept_passes k = {0, INFINITY, 0, 0};
-    double *probe = malloc(made * count * sizeof *probe);
-    double *key = malloc(made * count * sizeof *key);
-    size_t *kept = malloc(count * sizeof *kept);
-    if (probe == NULL || key == NULL || kept == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    double *probe = nb_calloc_or_abort(MPI_COMM_WORLD, made * count, sizeof *probe);
+    double *key = nb_calloc_or_abort(MPI_COMM_WORLD, made * count, sizeof *key);
+    size_t *kept = nb_calloc_or_abort(MPI_COMM_WORLD, count, sizeof *kept);
     for (size_t j = 0; j < made * count; j++) {
         probe[j] = measured[j].state_probe_us;
         key[j] = measured[j].prtt_n_0_us;
@@ -731,13 +727,11 @@ void run_loggp(const nb_context *ctx)
     size_t max_passes = (size_t)settings_of(o)->max_passes;
     size_t capacity = max_passes > passes ? max_passes : passes;
     size_t count = o->size_count;
-    size_figures *figures = calloc(count, sizeof *figures);
-    size_figures *measured = calloc(count * capacity, sizeof *measured);
-    loggp_analysis *analysis = ctx->rank == 0 ? calloc(1, sizeof *analysis) : NULL;
-    if (figures == NULL || measured == NULL || (ctx->rank == 0 && analysis == NULL)) {
-        fprintf(stderr, "netbench: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    size_figures *figures = nb_calloc_or_abort(MPI_COMM_WORLD, count, sizeof *figures);
+    size_figures *measured = nb_calloc_or_abort(MPI_COMM_WORLD, count * capacity,
+                                                sizeof *measured);
+    loggp_analysis *analysis =
+        ctx->rank == 0 ? nb_calloc_or_abort(MPI_COMM_WORLD, 1, sizeof *analysis) : NULL;
     /* Sizes in a scattered order: j * stride mod count, stride coprime to count and near
      * 0.618 count. A slow phase of the machine (shared-memory latency 2-3x for tens of seconds)
      * then disturbs sizes spread over the sweep, isolated points that the spike filter and the

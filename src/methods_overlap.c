@@ -122,12 +122,8 @@ static void run_sweep(const nb_context *ctx, overlap_state *state, compute_place
     const nb_options *o = ctx->options;
     const overlap_settings *os = o->settings;
     size_t capacity = 1 + (size_t)os->compute_steps * (MAX_EXTENSIONS + 1);
-    sweep->compute_us = calloc(capacity, sizeof *sweep->compute_us);
-    sweep->time_us = calloc(capacity, sizeof *sweep->time_us);
-    if (sweep->compute_us == NULL || sweep->time_us == NULL) {
-        fprintf(stderr, "netbench: out of memory for a sweep of %zu points\n", capacity);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    sweep->compute_us = nb_calloc_or_abort(MPI_COMM_WORLD, capacity, sizeof *sweep->compute_us);
+    sweep->time_us = nb_calloc_or_abort(MPI_COMM_WORLD, capacity, sizeof *sweep->time_us);
     nb_measurement m;
     set_compute(state, place, 0.0);
     nb_measure(ctx, loop, state, OVERLAP_MIN_ITERATIONS, o->iterations, o->time_cap_ms * 1e-3,

@@ -104,13 +104,8 @@ static char *gather_hosts(const nb_context *ctx)
     int length = 0;
     MPI_Get_processor_name(mine, &length);
     char *all = NULL;
-    if (ctx->rank == 0) {
-        all = calloc((size_t)ctx->size, sizeof mine);
-        if (all == NULL) {
-            fprintf(stderr, "netbench: out of memory\n");
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-    }
+    if (ctx->rank == 0)
+        all = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)ctx->size, sizeof mine);
     MPI_Gather(mine, (int)sizeof mine, MPI_CHAR, all, (int)sizeof mine, MPI_CHAR, 0, ctx->pair);
     return all;
 }
