@@ -71,7 +71,8 @@ def runs_of(report: dict) -> list[list[dict]]:
     rounds = []
     for run in report.get("runs") or []:
         cases = run.get("testcases") if isinstance(run, dict) else None
-        rounds.append([c for c in cases or [] if isinstance(c, dict)])
+        rounds.append([c for c in cases if isinstance(c, dict)] if isinstance(cases, list)
+                      else [])
     return rounds
 
 
