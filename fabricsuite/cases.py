@@ -260,10 +260,25 @@ class Case:
         return found
 
 
+def node_names(job_nodelist: object) -> tuple[str, ...]:
+    """The nodes of a run report's `job_nodelist`, one name each: ReFrame stores a list under
+    Slurm, whose entries may be Slurm host lists ("fsemu[1-2]"), and the host's name under
+    `local`; an entry that is no valid host list stays as it is."""
+    from .switches import TopologyError, expand_hostlist
+
+    entries = (job_nodelist if isinstance(job_nodelist, list)
+               else [job_nodelist] if isinstance(job_nodelist, str) and job_nodelist else [])
+    names: list[str] = []
+    for entry in entries:
+        try:
+            names += expand_hostlist(str(entry))
+        except TopologyError:
+            names.append(str(entry))
+    return tuple(names)
+
+
 def evidence(case: dict) -> Evidence:
-    nodes = case.get("job_nodelist")  # a list under Slurm, the host's name under `local`
-    nodes = (tuple(str(n) for n in nodes) if isinstance(nodes, list)
-             else (nodes,) if isinstance(nodes, str) and nodes else ())
+    nodes = node_names(case.get("job_nodelist"))
     wait = case.get("cpu_wait_fraction")
     return Evidence(nodes=nodes, transport=str(case.get("transport") or ""),
                     cpu_wait=float(wait) if is_number(wait) else None,

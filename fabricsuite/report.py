@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, history, switches
-from .cases import PASSED, RECORDED, case_key, final_cases, first_runs, health
+from .cases import PASSED, RECORDED, case_key, final_cases, first_runs, health, node_names
 from .commands import UsageError, add_selection_options, check_system, one_line_errors, results_dir
 from .metrics import case_scope, is_finite_number, series_key
 from .netbench_result import NetbenchResult, ResultError, load
@@ -302,9 +302,8 @@ def _where(levels: tuple[tuple[str, str], ...]) -> str:
 
 
 def _nodelist(case: dict) -> list[str]:
-    """The job's nodes: ReFrame stores a list, or Slurm's compressed string (fst[2301-2302])."""
-    nodes = case.get("job_nodelist") or []
-    return [nodes] if isinstance(nodes, str) else [str(n) for n in nodes]
+    """The job's nodes, one name each (the case model's reading of job_nodelist)."""
+    return list(node_names(case.get("job_nodelist")))
 
 
 def _hosts_and_binding(stored: StoredCase, loaded: LoadedResult | None) -> tuple[str, str]:

@@ -522,11 +522,12 @@ def test_reference_position_on_a_size_curve(variable, check, group, where):
 
 
 def test_a_slurm_nodelist_string_is_one_host_entry():
-    """Under Slurm a stored case may hold Slurm's compressed node list as one string; it is
-    one entry, not a list of its characters."""
+    """Under Slurm a stored case may hold Slurm's compressed node list, as a string or in a
+    list; it is read as the nodes it names, not as a list of its characters."""
     from fabricsuite.report import _nodelist
 
-    assert _nodelist({"job_nodelist": "fst[2301-2302]"}) == ["fst[2301-2302]"]
+    assert _nodelist({"job_nodelist": "fst[2301-2302]"}) == ["fst2301", "fst2302"]
+    assert _nodelist({"job_nodelist": ["fst[2301-2302]"]}) == ["fst2301", "fst2302"]
     assert _nodelist({"job_nodelist": ["n1", "n2"]}) == ["n1", "n2"]
     assert _nodelist({}) == []
 
