@@ -176,8 +176,11 @@ class Finding:
         names = " or ".join(f"{kind} {name}" for kind, name in self.components)
         text = f"{names}: {self.bad_pairs} of {self.pairs} pairs through it bad"
         if self.median_MBps is not None and self.healthy_median_MBps:
+            # how far it lies, as a node outlier of the verdicts says it (docs/verdicts.md)
+            change = self.median_MBps / self.healthy_median_MBps - 1.0
             text += (f", median {self.median_MBps:.1f} MB/s against "
-                     f"{self.healthy_median_MBps:.1f} MB/s for the healthy pairs")
+                     f"{self.healthy_median_MBps:.1f} MB/s for the healthy pairs "
+                     f"({change:+.0%})")
         if len(self.components) > 1:
             text += " (the measured pairs cannot tell these apart)"
         return text

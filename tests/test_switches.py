@@ -108,7 +108,7 @@ def test_a_slow_node_link_names_that_node_and_nothing_else():
     assert explanation.counts() == {"node": 1, "uplink": 0, "switch": 0}
     assert explanation.lines() == [
         "faulty node n3: 7 of 7 pairs through it bad, median 28.0 MB/s against 110.0 MB/s for "
-        "the healthy pairs"]
+        "the healthy pairs (-75%)"]
 
 
 def test_a_slow_uplink_names_the_uplink_and_no_node():
