@@ -249,13 +249,18 @@ def verdict_lines(report: dict) -> list[str]:
         return []
     first = first_runs(report)
     lines, cache = [], {}
+    # the session's verdict decides which cases are node outliers (_outcomes): the lines never
+    # name one the outcome does not count
+    outliers = {case_key(case) for case, verdict in _outcomes(report)
+                if verdict == NODE_OUTLIER}
     # each case's last run: with several confirmation rounds a case that passed round 1 is not
     # in the last run at all
     for case in final_cases(report):
         earlier = first.get(case_key(case)) if len(runs) > 1 else None
         if case.get("result") == "pass" and case.get("interference"):
             lines.append(f"passed while disturbed: {_where(case)}: {case.get('interference')}")
-        outlier = node_outlier(case, earlier, cache) if earlier is not None else ""
+        outlier = (node_outlier(case, earlier, cache)
+                   if earlier is not None and case_key(case) in outliers else "")
         if outlier:
             lines.append(f"NODE OUTLIER {_where(case)}: {outlier}: the node, not the fabric")
             continue
@@ -346,8 +351,8 @@ def node_outlier(case: dict, first: dict | None, cache: dict) -> str:
     """"" unless the case's first run failed on nodes its references never saw and its last
     run passed on nodes they know; then what to say: "node3: first run bandwidth_1MiB_MBps
     -15.2% on node3; within the references on node1 (taken on node1, node2)"."""
-    if first is None or case.get("result") != "pass":
-        return ""
+    if first is None or case.get("result") != "pass" or casemodel.disturbance(first):
+        return ""  # a first run on a disturbed node is interference, whatever its nodes
     unknown, known = unknown_nodes(first, cache)
     if not unknown or unknown_nodes(case, cache)[0]:
         return ""

@@ -208,6 +208,22 @@ def test_a_failure_only_on_a_node_the_references_never_saw_is_a_node_outlier(
            "n1 (taken on n1, n2): the node, not the fabric" in line, line
 
 
+def test_a_disturbed_run_is_never_a_node_outlier_in_the_outcome_or_its_lines(
+        references_on_nodes):
+    """A first run on new nodes that failed while another process took its CPUs, or a
+    confirmation that passed while disturbed: interference, not a node outlier; the lines
+    never name one the outcome does not count (bench/node_outliers_emucluster.py met the
+    second: outcome PASSED beside a NODE OUTLIER line)."""
+    for index in (0, -1):
+        data = _on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True)
+        for case in data["runs"][index]["testcases"]:
+            if case["name"].startswith("NetbenchPingPongBandwidth"):
+                case["interference"] = "rank 0 (n3, CPU 0) waited 30% of the run for its CPU"
+        code, why = session.classify(data)
+        assert "NODE OUTLIER" not in why, why
+        assert not [ln for ln in session.verdict_lines(data) if ln.startswith("NODE OUTLIER")]
+
+
 def test_a_failure_on_known_nodes_too_is_a_regression_that_names_the_new_node(
         references_on_nodes):
     data = _on_nodes(report("judged-own"), ["n3"], ["n1"], passed=False)
