@@ -27,12 +27,13 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.exceptions import ReframeError
 from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 from reframe.frontend import dependencies
 
 from . import ROTATION_ENV
-from .metrics import DEFAULT_FLOOR
+from .metrics import DEFAULT_FLOOR, PerfSpec
 
 #: Partition default for the pause before a confirmation round (extras.confirm_pause_s).
 DEFAULT_CONFIRM_PAUSE_S = 20.0
@@ -129,8 +130,45 @@ def rotated_nodes(nodes: list[str], needed: int, rotation: int) -> list[str]:
     return [ordered[(start + i) % len(ordered)] for i in range(needed)]
 
 
+def contract_problems(check_class: type) -> list[str]:
+    """What a judged check class breaks of Judged's contract, one line each naming the variable
+    and the fix; [] when it keeps it."""
+    name = check_class.__name__
+    problems = []
+    metrics = getattr(check_class, "metrics", None)
+    if not isinstance(metrics, dict):
+        problems.append(f"{name}.metrics is {type(metrics).__name__}, not a dict of "
+                        f"{{variable: Figure}}")
+        metrics = {}
+    for variable_name, figure in metrics.items():
+        if not isinstance(variable_name, str) or not variable_name.isidentifier():
+            problems.append(f"{name}.metrics: {variable_name!r} is no variable name (letters, "
+                            f"digits and '_')")
+        spec = getattr(figure, "spec", None)
+        if not callable(getattr(figure, "extract", None)) or not isinstance(spec, PerfSpec):
+            problems.append(f"{name}.metrics[{variable_name!r}] is {type(figure).__name__}, not "
+                            f"a fabricsuite.metrics.Figure (a reader, a unit and a direction)")
+    if metrics and check_class.parsed_result is Judged.parsed_result:
+        problems.append(f"{name} declares metrics but no parsed_result(): each check family "
+                        f"reads its job's output there")
+    return problems
+
+
 class Judged(rfm.RegressionTestPlugin):
-    """Variables and hooks shared by every check whose figures are judged."""
+    """Variables and hooks shared by every check whose figures are judged.
+
+    The contract a child keeps (checked by `check_contract` once the case is set up, naming
+    what is missing or wrong; tests/test_references.py checks every check class offline):
+
+    - by class definition: `metrics`, {variable name: fabricsuite.metrics.Figure}, each with a
+      reader of the parsed result, a unit and a direction (empty for a check that times
+      nothing, such as a validation run);
+    - by the performance phase: `parsed_result()`, the job's output parsed once, which every
+      Figure reads (the check family implements it: netbench's result file, an external
+      suite's parser);
+    - nothing else: the floors, confirmation, node placement under Slurm and the records a later
+      tool needs (directions, steps, counts) are this base's, from `metrics` and the partition.
+    """
 
     #: Which way is better for each performance variable ("lower", "higher", "equal"), from the
     #: check's declaration; stored with every run so that `fabricsuite baseline` never guesses.
@@ -182,6 +220,14 @@ class Judged(rfm.RegressionTestPlugin):
     #: such variable), so that its references come from several nodes; None: the scheduler
     #: chooses.
     node_rotation = variable(int, type(None), value=None)
+
+    @run_after("setup", always_last=True)
+    def check_contract(self):
+        """A child that breaks the contract above fails here, in setup, naming what to fix,
+        instead of later with an attribute error or a figure that judges nothing."""
+        problems = contract_problems(type(self))
+        if problems:
+            raise ReframeError("; ".join(problems))
 
     @run_after("init")
     def declare_directions(self):

@@ -213,19 +213,42 @@ def test_a_duplicate_key_is_refused_not_silently_overridden(tmp_path):
         load_file(write(tmp_path, text))
 
 
-def _declared_checks():
-    """Check class name -> {variable: PerfSpec}, from the check files themselves."""
-    declared = {}
+def _check_classes():
+    """Every check class defined in checks/*.py, by name."""
+    classes = {}
     for path in sorted((REPO_ROOT / "checks").glob("*.py")):
         spec = importlib.util.spec_from_file_location(f"_declared_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-        for name, obj in vars(module).items():
-            if isinstance(obj, type) and obj.__module__ == spec.name and obj.__dict__.get(
-                    "metrics"):
-                declared[name] = declared_specs(obj)
-    return declared
+        classes.update({name: obj for name, obj in vars(module).items()
+                        if isinstance(obj, type) and obj.__module__ == spec.name})
+    return classes
+
+
+def _declared_checks():
+    """Check class name -> {variable: PerfSpec}, from the check files themselves."""
+    return {name: declared_specs(obj) for name, obj in _check_classes().items()
+            if obj.__dict__.get("metrics")}
+
+
+def test_every_check_keeps_the_judged_checks_contract():
+    """verdict.Judged's contract (its docstring), checked offline for every check class; the
+    same check fails a case in setup, naming what to fix (issue 40)."""
+    from fabricsuite.verdict import Judged, contract_problems
+
+    judged = {name: obj for name, obj in _check_classes().items() if issubclass(obj, Judged)}
+    assert len(judged) > 30
+    assert {name: contract_problems(obj) for name, obj in judged.items()
+            if contract_problems(obj)} == {}
+
+    class Broken(Judged):
+        metrics = {"latency us": 3.0}
+
+    problems = contract_problems(Broken)
+    assert "Broken.metrics: 'latency us' is no variable name" in problems[0]
+    assert "Broken.metrics['latency us'] is float, not a fabricsuite.metrics.Figure" in problems[1]
+    assert "declares metrics but no parsed_result()" in problems[2]
 
 
 def _scopes(entry):
