@@ -345,6 +345,10 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
             raise SanityError(wrong_transport[0])
         self.cpu_wait_fraction, _ = worst_wait(result.ranks)
         self.interference = describe_interference(result.ranks, own=self.sharing_cores_with())
+        # netbench's own warnings (a sweep cut short, a size it could not allocate...) reach the
+        # session's log and output, not only its result file
+        for warning in result.warnings:
+            getlogger().warning(f"{self.display_name}: netbench: {warning}")
         tolerated = None
         if self.tolerated_unreliable:
             pattern = re.compile(self.tolerated_unreliable)
