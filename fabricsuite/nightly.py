@@ -244,6 +244,9 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
     if interrupted.signal is not None:
         return _interrupted(interrupted, report, junit, results)
     if not report.is_file():
+        if returncode == 0:
+            return _fail("ReFrame selected no test case (it exited 0 without a run report): "
+                         "nothing was tested; check -n, -x and -p against `reframe -l`")
         return _fail(f"reframe exited {returncode} without a run report: nothing was tested "
                      f"(a bad option, system or mode? see its output above)")
     # The embedded default takes its machine's references after its first sessions.
