@@ -27,18 +27,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import QUICK, EmuCluster  # noqa: E402
+from fabricsuite.emucluster import QUICK, bench_cluster  # noqa: E402
 
 BIN = Path(sys.executable).parent
 CHECK = "NetbenchPingPongBandwidth%distance=other-node"
@@ -82,12 +80,11 @@ def main() -> int:
               f"--slower between 0 and 1, --scenarios of {', '.join(SCENARIOS)}",
               file=sys.stderr)
         return 2
-    if os.geteuid() != 0 or not shutil.which("slurmctld"):
-        print("node_outliers_emucluster.py: needs root and Slurm (ci/setup.sh)", file=sys.stderr)
+    made = bench_cluster("node_outliers_emucluster.py", "fso", 26000)
+    if made is None:
         return 2
-    work = Path(tempfile.mkdtemp(prefix="fs-outliers-"))
-    prefix = f"fso{os.getpid() % 10000}"
-    emu = EmuCluster(prefix, work / "emu", 26000 + os.getpid() % 3000 * 2, timeout=3600)
+    emu, work = made
+    prefix = emu.env["FABRICSUITE_EMU_PREFIX"]
     slow = f"{round(RATE_MBIT * (1 - args.slower))}mbit"
     nodes = [f"{prefix}{i}" for i in range(1, 5)]
     refs = work / "refs"

@@ -38,12 +38,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -59,7 +57,7 @@ from fabricsuite.cases import (  # noqa: E402
     health,
     unconfirmed,
 )
-from fabricsuite.emucluster import EmuCluster  # noqa: E402
+from fabricsuite.emucluster import bench_cluster  # noqa: E402
 
 
 def is_broken(case: dict) -> bool:
@@ -129,12 +127,10 @@ def main() -> int:
         print(f"verdicts_emucluster.py: unknown families {unknown} or a count below 1",
               file=sys.stderr)
         return 2
-    if os.geteuid() != 0 or not shutil.which("slurmctld"):
-        print("verdicts_emucluster.py: needs root and Slurm (ci/setup.sh)", file=sys.stderr)
+    made = bench_cluster("verdicts_emucluster.py", "fsb", 24000)
+    if made is None:
         return 2
-    work = Path(tempfile.mkdtemp(prefix="fs-verdicts-"))
-    prefix = f"fsb{os.getpid() % 10000}"
-    emu = EmuCluster(prefix, work / "emu", 24000 + os.getpid() % 3000 * 2, timeout=3600)
+    emu, work = made
 
     def session(results: Path, group: list[str], repeats: int, refs: Path | None,
                 *extra: str) -> list[tuple[str, int, str]]:

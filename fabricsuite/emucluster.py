@@ -27,6 +27,23 @@ class EmuCluster:
                               capture_output=True, text=True, timeout=timeout or self.timeout)
 
 
+def bench_cluster(script: str, letters: str, port_base: int) -> tuple[EmuCluster, Path] | None:
+    """A benchmark's own emulated cluster (its prefix, state directory and ports, so that it
+    never touches another) and its work directory; None, after one line on stderr, where this
+    machine cannot run one (root and Slurm are needed: ci/setup.sh)."""
+    import shutil
+    import sys
+    import tempfile
+
+    if os.geteuid() != 0 or not shutil.which("slurmctld"):
+        print(f"{script}: needs root and Slurm (ci/setup.sh)", file=sys.stderr)
+        return None
+    work = Path(tempfile.mkdtemp(prefix=f"fs-{letters}-"))
+    cluster = EmuCluster(f"{letters}{os.getpid() % 10000}", work / "emu",
+                         port_base + os.getpid() % 3000 * 2, timeout=3600)
+    return cluster, work
+
+
 #: ReFrame options that keep a point-to-point check short on the emulated links: 5 repetitions,
 #: sizes up to 1 MiB (its variables need no larger size).
 QUICK = ("-S", "netbench_options=--repetitions,5,--max-size,1M",
