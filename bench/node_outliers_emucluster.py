@@ -25,7 +25,6 @@ scenario) and, with --out, writes it as JSON.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -36,7 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import QUICK, bench_cluster  # noqa: E402
+from fabricsuite.emucluster import QUICK, bench_cluster, bench_parser  # noqa: E402
 
 BIN = Path(sys.executable).parent
 CHECK = "NetbenchPingPongBandwidth%distance=other-node"
@@ -61,12 +60,10 @@ def named_nodes(stdout: str) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--trials", type=int, default=10, help="nightly runs per scenario")
     parser.add_argument("--slower", type=float, default=0.15,
                         help="how much slower the slow link(s) are (fraction, default 0.15)")
-    parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     parser.add_argument("--acceptance-sessions", type=int, default=3,
                         help="acceptance sessions on nodes 1-2 (3 repeats each)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),

@@ -36,7 +36,6 @@ Families (checks at other-node / scale 2x1):
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -57,7 +56,7 @@ from fabricsuite.cases import (  # noqa: E402
     health,
     unconfirmed,
 )
-from fabricsuite.emucluster import bench_cluster  # noqa: E402
+from fabricsuite.emucluster import bench_cluster, bench_parser  # noqa: E402
 
 
 def is_broken(case: dict) -> bool:
@@ -101,8 +100,7 @@ def tally(outcomes: list[tuple[str, int, str]], families: list[str]) -> dict[str
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=30, help="identical runs at 1 Gbit")
     parser.add_argument("--detect-repeats", type=int, default=10,
                         help="runs at each slower rate")
@@ -110,7 +108,6 @@ def main() -> int:
                         help="separate baseline sessions, one run each")
     parser.add_argument("--baseline-gap-s", type=float, default=60.0,
                         help="pause between two baseline sessions (seconds)")
-    parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     parser.add_argument("--families", default=",".join(FAMILIES),
                         help=f"comma-separated, of {', '.join(FAMILIES)}")
     parser.add_argument("--together", action="store_true",

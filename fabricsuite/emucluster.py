@@ -27,6 +27,17 @@ class EmuCluster:
                               capture_output=True, text=True, timeout=timeout or self.timeout)
 
 
+def bench_parser(doc: str):
+    """The command line of an emulated-cluster benchmark: its docstring as help, and the MPI
+    it runs (--mpi); the benchmark adds its own options."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
+    return parser
+
+
 def bench_cluster(script: str, letters: str, port_base: int) -> tuple[EmuCluster, Path] | None:
     """A benchmark's own emulated cluster (its prefix, state directory and ports, so that it
     never touches another) and its work directory; None, after one line on stderr, where this
