@@ -36,7 +36,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.logging import getlogger
 
-from fabricsuite.references import scoped_references
+from fabricsuite.references import known_findings
 from fabricsuite.rfm_netbench import (
     NetbenchMultiRankCheck,
     cell,
@@ -119,12 +119,13 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
         # tolerance, and no baseline is needed. The system's reference file may only add known
         # findings (a violation of the installed library that the center has seen and filed),
         # each an explicit entry with its reason in a comment; `fabricsuite baseline` never
-        # writes them.
+        # writes them. The embedded default on a machine without such a section takes those of
+        # another machine of its kind: a finding is the MPI library's, not the machine's.
         scope = {"$partition": self.current_partition.fullname,
                  "$environ": self.current_environ.name, "scale": str(self.scale)}
-        known = scoped_references(self.current_system.name, type(self).__name__, scope,
-                                  self.perf_specs(),
-                                  machine=self.current_partition.extras.get("machine"))
+        known = known_findings(self.current_system.name, type(self).__name__, scope,
+                               self.perf_specs(),
+                               machine=self.current_partition.extras.get("machine"))
         for name in known:
             getlogger().info(f"{self.display_name}: {name}: a known finding, reference "
                              f"{known[name]} from the reference file")

@@ -341,11 +341,16 @@ def scoped_references(system: str, check: str, scope: dict[str, str],
                       specs: dict[str, PerfSpec], directory: Path | None = None,
                       machine: str | None = None) -> dict[str, tuple[Any, ...]]:
     """The validated reference tuples of one test case, {variable: (value, lower, upper,
-    unit)}; empty when the system's file does not exist or has none for the case. For checks
-    whose references are built in and the file only adds exceptions (known findings), and for
-    the embedded default, which records a case it has no references of."""
-    path = reference_file(system, directory, machine)
-    if not path.exists():
+    unit)}; empty when the system's file does not exist or has none for the case. For the
+    embedded default, which records a case it has no references of (checks whose references are
+    built in read their exceptions through `known_findings`)."""
+    return _case_entries(reference_file(system, directory, machine), check, scope, specs)
+
+
+def _case_entries(path: Path | None, check: str, scope: dict[str, str],
+                  specs: dict[str, PerfSpec]) -> dict[str, tuple[Any, ...]]:
+    """scoped_references of one file; empty where it does not exist or has no such case."""
+    if path is None or not path.exists():
         return {}
     data = load_file(path)
     if check not in data:
@@ -353,6 +358,22 @@ def scoped_references(system: str, check: str, scope: dict[str, str],
     check_test_references(path, data, check, scope, specs)
     scoped = _scoped(path, data, check, scope)
     return {} if scoped is None else {k: tuple(v) for k, v in scoped[1].items()}
+
+
+def known_findings(system: str, check: str, scope: dict[str, str],
+                   specs: dict[str, PerfSpec], directory: Path | None = None,
+                   machine: str | None = None) -> dict[str, tuple[Any, ...]]:
+    """The known findings of one case of a check whose references are built in (the file only
+    lists exceptions, NetbenchSelfConsistency): the system's own file where it has a section
+    for the check; for the embedded default without one, the file of another machine of its
+    kind. A known finding belongs to the installed MPI library, not to one machine: a second
+    machine of the kind (and a machine whose own file `fabricsuite baseline` wrote, which never
+    writes this section) must not call MPICH 4.0's slow reduce a regression."""
+    path = reference_file(system, directory, machine)
+    if system != LOCAL_SYSTEM or (path.is_file() and check in load_file(path)):
+        return _case_entries(path, check, scope, specs)
+    return _case_entries(kind_reference_file(machine or this_machine()[0], directory),
+                         check, scope, specs)
 
 
 def kind_references(machine: str, check: str, scope: dict[str, str],

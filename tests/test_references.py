@@ -320,6 +320,41 @@ def test_scoped_references_give_a_case_its_entries_and_nothing_else(tmp_path):
                           tmp_path, machine="known-box")
 
 
+def test_a_known_finding_of_the_mpi_holds_on_every_machine_of_the_kind(tmp_path):
+    """A second machine of a kind (no file of its own, or one `fabricsuite baseline` wrote
+    without the check's section) keeps the kind's known findings; a machine whose own file has
+    the section keeps only its own; a named system reads only its file. The recorded-only path
+    of ordinary checks (scoped_references) never borrows them."""
+    from fabricsuite.references import known_findings, scoped_references
+
+    (tmp_path / "local").mkdir()
+    write(tmp_path, KNOWN_FINDING, "local/epyc-1x2.yaml")
+    specs = {"reduce_le_allreduce_64KiB_violations": PerfSpec("count", LOWER)}
+    scope = {"$partition": "local:default", "$environ": "mpich", "scale": "1x2"}
+    finding = {"reduce_le_allreduce_64KiB_violations": (1, None, 0, "count")}
+    second = "epyc-1x2.0a1b2c3d"
+    assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
+                          machine=second) == finding
+    assert scoped_references("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
+                             machine=second) == {}
+    assert known_findings("local", "NetbenchSelfConsistency", {**scope, "$environ": "openmpi"},
+                          specs, tmp_path, machine=second) == {}
+    # its own references, written by baseline, have no such section: the kind's still hold
+    write(tmp_path, "NetbenchLoaded: {}\n", f"local/{second}.yaml")
+    assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
+                          machine=second) == finding
+    # its own section (the finding fixed in its MPI) wins over the kind's
+    write(tmp_path, KNOWN_FINDING.replace("[1, null, 0, count]", "[0, null, 0, count]"),
+          f"local/{second}.yaml")
+    assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
+                          machine=second) == {"reduce_le_allreduce_64KiB_violations":
+                                              (0, None, 0, "count")}
+    # another kind, and a named system, borrow nothing
+    assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
+                          machine="xeon-2x8.0a1b2c3d") == {}
+    assert known_findings("other", "NetbenchSelfConsistency", scope, specs, tmp_path) == {}
+
+
 RECORDED = """\
 _recorded_only:
   NetbenchPingPong.local:default.openmpi.latency_8B_median_us: 'recorded only: too noisy'
