@@ -123,12 +123,12 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
         # another machine of its kind: a finding is the MPI library's, not the machine's.
         scope = {"$partition": self.current_partition.fullname,
                  "$environ": self.current_environ.name, "scale": str(self.scale)}
-        known = known_findings(self.current_system.name, type(self).__name__, scope,
+        where, known = known_findings(self.current_system.name, type(self).__name__, scope,
                                self.perf_specs(),
                                machine=self.current_partition.extras.get("machine"))
         for name in known:
             getlogger().info(f"{self.display_name}: {name}: a known finding, reference "
-                             f"{known[name]} from the reference file")
+                             f"{known[name]} from {where}")
         self.reference = {
             "*": {name: known.get(name, (0, None, 0, metric.unit))
                   for name, metric in self.metrics.items()}

@@ -73,6 +73,7 @@ from .history import (
     stored_sessions,
 )
 from .metrics import EQUAL, HIGHER, LOWER
+from .references import variable_noise
 from .stats import (
     FDR,
     benjamini_hochberg,
@@ -186,7 +187,7 @@ def compare(before: list[Series], after: list[Series], *, fdr: float = FDR,
             noise: dict[str, tuple[float, str]] | None = None) -> list[Comparison]:
     """Every variable of either set, tested where its runs allow, with Benjamini-Hochberg at
     `fdr` over the tested ones; in the order of `grouped`. `noise`: per series key, a known
-    relative spread of one run and where it comes from (`reference_noise`): a variable too
+    relative spread of one run and where it comes from (`references.variable_noise`): a variable too
     short of runs for Mann-Whitney is tested against it (`known_noise_p`), with at least one
     run a side, and never against less than the spread its own runs show."""
     noise = noise or {}
@@ -237,38 +238,6 @@ def _untestable(c: Comparison, b: Series | None, a: Series | None, fdr: float,
         return (f"p cannot fall below {floor:.2g} > FDR {fdr:g} with these runs; "
                 f"{runs_per_side_needed(fdr)} per side needed")
     return None
-
-
-def reference_noise(system: str) -> dict[str, tuple[float, str]]:
-    """Per series key, the noise of one run recorded with the system's references
-    (`_statistics`, fabricsuite baseline): the between-session spread (robust relative standard
-    deviation), or the worst deviation the sessions showed where that is wider (a figure with
-    slow phases is as noisy as its slow phases), and the file it comes from; {} without a
-    readable reference file. A figure the file records without judging (`_recorded_only`: the
-    machine moves it by 2x or more) has no usable noise: below Mann-Whitney's run count it stays
-    "insufficient data", never a regression."""
-    from .references import ReferenceFileError, load_file, recorded_only, reference_file
-
-    try:
-        path = reference_file(system)
-        data = load_file(path)
-    except (ReferenceFileError, UsageError, OSError, ValueError):
-        return {}
-    stats = data.get("_statistics") or {}
-    unjudged = {" ".join(dotted.split(".")) for dotted in recorded_only(data)}
-    found = {}
-    for key, entry in stats.items() if isinstance(stats, dict) else ():
-        spread = entry.get("spread") if isinstance(entry, dict) else None
-        if str(key) in unjudged or not (isinstance(spread, (int, float)) and spread > 0):
-            continue
-        worst = entry.get("worst")
-        sessions = entry.get("sessions")
-        where = f"{path.name} _statistics" + (f", {sessions} sessions" if sessions else "")
-        if isinstance(worst, (int, float)) and worst > spread:
-            found[str(key)] = (float(worst), f"the worst deviation between sessions ({where})")
-        else:
-            found[str(key)] = (float(spread), f"the between-session spread ({where})")
-    return found
 
 
 def _group_key(s: Series) -> tuple:
@@ -736,7 +705,7 @@ def run(args: Any) -> int:
     check_options(fdr, min_change, args.min_runs)
     before, after = select_sides(args, args.system, pattern)
     comparisons = compare(before.series, after.series, fdr=fdr, min_change=min_change,
-                          min_runs=args.min_runs, noise=reference_noise(args.system))
+                          min_runs=args.min_runs, noise=variable_noise(args.system))
     if args.json:
         json.dump(to_json(args.system, before, after, comparisons, fdr, min_change,
                           args.min_runs), sys.stdout, indent=1)

@@ -54,9 +54,13 @@ real change among all series can reach BH's smallest threshold.
 Minimum shift: a change point whose relative shift (median of the segment after it against the
 median of the segment before it, between the neighbouring change points) is below
 `min_shift` (default 5 %) is reported but is no alarm: a very quiet series makes a 0.5 % move
-significant, and that is no fabric regression. A shift is a regression when it goes the bad way
-of the variable's direction (up for lower-is-better, down for higher-is-better, any move for an
-"equal" count), an improvement otherwise; a variable without a direction is a "shift".
+significant, and that is no fabric regression. Where the system's references record a
+variable's noise between sessions (`_statistics`: the worst deviation, recorded-only figures
+included), a shift within that noise is no alarm either: a machine's own slow phases (an 8 B
+latency at 2-3x for minutes) are not a change of the fabric. A shift is a regression when it
+goes the bad way of the variable's direction (up for lower-is-better, down for
+higher-is-better, any move for an "equal" count), an improvement otherwise; a variable without
+a direction is a "shift".
 
 Limits: a permutation test cannot be more significant than the number of distinct splits allows
 (five points before and two after: 21 splits, p >= ~0.05), so a change needs a few runs on each
@@ -99,6 +103,7 @@ from .commands import (
     variable_pattern,
 )
 from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
+from .references import variable_noise
 from .stats import (
     FDR,
     MIN_SIZE,
@@ -381,6 +386,7 @@ class ChangePoint(_Move):
             "shift_pct": None if shift is None else round(100 * shift, 3),
             "p_value": self.p,
             "bh_threshold": self.bh_threshold,
+            "min_shift_pct": round(100 * self.min_shift, 3),
         }
 
 
@@ -454,6 +460,8 @@ class History:
     too_short: int
     #: Series whose runs are too few for the test to reach the correction's level.
     untestable: list[TooShort] = field(default_factory=list)
+    #: Per series key: the noise between sessions that raised its least shift above min_shift.
+    raised: dict[str, tuple[float, str]] = field(default_factory=dict)
 
     @property
     def clear_moves(self) -> list[TooShort]:
@@ -482,8 +490,16 @@ def alarm_rank(c: ChangePoint) -> tuple:
 
 def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHIFT,
            permutations: int = PERMUTATIONS, seed: int = SEED,
-           min_size: int = MIN_SIZE) -> History:
-    """E-Divisive means on every series, Benjamini-Hochberg at `fdr` over all tests made."""
+           min_size: int = MIN_SIZE,
+           noise: dict[str, tuple[float, str]] | None = None) -> History:
+    """E-Divisive means on every series, Benjamini-Hochberg at `fdr` over all tests made.
+    `noise`: per series key, the variable's noise between sessions and where it comes from
+    (`references.variable_noise`): a shift within it is no alarm, whatever `min_shift` says
+    (the machine's own slow phases are not a change of the fabric)."""
+    noise = noise or {}
+
+    def least_shift(s: Series) -> float:
+        return max(min_shift, noise[s.key][0]) if s.key in noise else min_shift
     if not 0 < fdr < 1:
         raise HistoryError(f"--fdr {fdr}: give a false discovery rate between 0 and 1, e.g. 0.05")
     if min_shift < 0:
@@ -509,7 +525,7 @@ def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHI
             before = statistics.median(values[cuts[i - 1]:cuts[i]])
             after = statistics.median(values[cuts[i]:cuts[i + 1]])
             change_points.append(ChangePoint(s, t.index, t.p, t.bh_threshold or 0.0, True,
-                                             before, after, min_shift))
+                                             before, after, least_shift(s)))
     # A series the test could not have found anything in: too few runs for its best split to
     # reach BH's first threshold. Its split is shown, so that no move reads as "no shift".
     n_tests = max(1, len(flat))
@@ -526,9 +542,11 @@ def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHI
         apart = max(left) < min(right) or min(left) > max(right)
         untestable.append(TooShort(s, first.index, floor, fdr, n_tests,
                                    statistics.median(left), statistics.median(right), apart,
-                                   min_shift))
+                                   least_shift(s)))
     return History(series, tests, change_points, fdr, min_shift, permutations, seed,
-                   len(series) - len(testable), untestable)
+                   len(series) - len(testable), untestable,
+                   {s.key: noise[s.key] for s in series
+                    if s.key in noise and noise[s.key][0] > min_shift})
 
 
 # --- output ------------------------------------------------------------------------------------
@@ -570,6 +588,9 @@ def to_json(history: History, system: str, since: float | None) -> dict[str, Any
                 "points": [{"time": _iso(p.time), "session_uuid": p.session, "value": p.value}
                            for p in s.points],
                 "tested": s.key in history.tests,
+                "noise": ({"relative": history.raised[s.key][0],
+                           "source": history.raised[s.key][1]}
+                          if s.key in history.raised else None),
                 "change_points": [c.as_dict() for c in by_key.get(s.key, [])],
                 "insufficient_runs": next((u.as_dict() for u in history.untestable
                                            if u.series.key == s.key), None),
@@ -632,8 +653,12 @@ def table(history: History, rows: int = 20) -> str:
     summary = (f"{len(history.series)} series, {history.n_tests} test(s): {n_reg} regression "
                f"shift(s), {len(alarms) - n_reg} other shift(s) at FDR {history.fdr:g} "
                f"(Benjamini-Hochberg) and at least {100 * history.min_shift:g}% shift")
+    if history.raised:
+        summary += (f"; {len(history.raised)} series noisier than that between sessions need "
+                    f"a shift beyond their noise (the references' worst deviation)")
     if below:
-        summary += f"; {len(below)} significant shift(s) below {100 * history.min_shift:g}%"
+        summary += (f"; {len(below)} significant shift(s) below {100 * history.min_shift:g}%"
+                    + (" or their series' noise" if history.raised else ""))
     if history.too_short:
         summary += f"; {history.too_short} series with fewer than {2 * MIN_SIZE} runs not tested"
     if history.untestable:
@@ -656,7 +681,9 @@ Method: E-Divisive means (Matteson & James 2014, as in MongoDB's signal processi
 Apache Otava): hierarchical bisection, each split tested by seeded permutations (at least
 {PERMUTATIONS}; the same runs give the same answer). False alarms across the many variables:
 Benjamini-Hochberg over all the tests made, at false discovery rate --fdr (default {FDR}).
-A significant shift below --min-shift (default {100 * MIN_SHIFT:g} %) is counted, no alarm.
+A significant shift below --min-shift (default {100 * MIN_SHIFT:g} %), or below the variable's
+noise between sessions where the system's references record a wider one (their worst
+deviation, recorded-only figures included), is counted, no alarm.
 Each shift is a regression or an improvement by the variable's declared direction
 (perf_directions). Cases that failed only their reference count (a regression does that);
 those that failed in sanity or earlier do not.
@@ -713,7 +740,8 @@ def run(args: Any) -> int:
                            f"no performance figures"
                            + (f" of a variable matching {args.variable!r}" if pattern else ""))
     history = detect(series, fdr=args.fdr, min_shift=args.min_shift / 100,
-                     permutations=args.permutations, seed=args.seed)
+                     permutations=args.permutations, seed=args.seed,
+                     noise=variable_noise(args.system, recorded=True))
     if args.json:
         json.dump(to_json(history, args.system, since), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from .commands import UsageError
 from .machine import (
     LOCAL_SYSTEM,
     kind_of,
@@ -362,18 +363,18 @@ def _case_entries(path: Path | None, check: str, scope: dict[str, str],
 
 def known_findings(system: str, check: str, scope: dict[str, str],
                    specs: dict[str, PerfSpec], directory: Path | None = None,
-                   machine: str | None = None) -> dict[str, tuple[Any, ...]]:
-    """The known findings of one case of a check whose references are built in (the file only
-    lists exceptions, NetbenchSelfConsistency): the system's own file where it has a section
-    for the check; for the embedded default without one, the file of another machine of its
-    kind. A known finding belongs to the installed MPI library, not to one machine: a second
-    machine of the kind (and a machine whose own file `fabricsuite baseline` wrote, which never
-    writes this section) must not call MPICH 4.0's slow reduce a regression."""
+                   machine: str | None = None) -> tuple[Path | None, dict[str, tuple[Any, ...]]]:
+    """(file, findings): the known findings of one case of a check whose references are
+    built in (the file only lists exceptions, NetbenchSelfConsistency): the system's own file
+    where it has a section for the check; for the embedded default without one, the file of
+    another machine of its kind. A known finding belongs to the installed MPI library, not to
+    one machine: a second machine of the kind (and a machine whose own file `fabricsuite
+    baseline` wrote, which never writes this section) must not call MPICH 4.0's slow reduce a
+    regression."""
     path = reference_file(system, directory, machine)
-    if system != LOCAL_SYSTEM or (path.is_file() and check in load_file(path)):
-        return _case_entries(path, check, scope, specs)
-    return _case_entries(kind_reference_file(machine or this_machine()[0], directory),
-                         check, scope, specs)
+    if system == LOCAL_SYSTEM and not (path.is_file() and check in load_file(path)):
+        path = kind_reference_file(machine or this_machine()[0], directory)
+    return path, _case_entries(path, check, scope, specs)
 
 
 def kind_references(machine: str, check: str, scope: dict[str, str],
@@ -465,3 +466,37 @@ def lookup(data: dict[str, Any], check: str, keys: list[str]) -> dict[str, list[
     for key in keys:
         node = node[key]
     return node
+
+
+def variable_noise(system: str, *, recorded: bool = False) -> dict[str, tuple[float, str]]:
+    """Per series key ("check partition environ [level] variable"), the noise of one run
+    recorded with the system's references (`_statistics`, fabricsuite baseline) and where it
+    comes from: the between-session spread (robust relative standard deviation), or the worst
+    deviation the sessions showed where that is wider (a figure with slow phases is as noisy as
+    its slow phases); {} without a readable reference file.
+
+    A figure the file records without judging (`_recorded_only`: the machine moves it by 2x or
+    more) is left out unless `recorded`: `compare` has no usable noise for it (below
+    Mann-Whitney's run count it stays "insufficient data", never a regression); `history` takes
+    its worst deviation as the least shift that is an alarm."""
+    try:
+        path = reference_file(system)
+        data = load_file(path)
+    except (ReferenceFileError, UsageError, OSError, ValueError):
+        return {}
+    stats = data.get("_statistics") or {}
+    unjudged = {" ".join(dotted.split(".")) for dotted in recorded_only(data)}
+    found = {}
+    for key, entry in stats.items() if isinstance(stats, dict) else ():
+        spread = entry.get("spread") if isinstance(entry, dict) else None
+        if (str(key) in unjudged and not recorded) or not (
+                is_finite_number(spread) and spread > 0):
+            continue
+        worst = entry.get("worst")
+        sessions = entry.get("sessions")
+        where = f"{path.name} _statistics" + (f", {sessions} sessions" if sessions else "")
+        if is_finite_number(worst) and worst > spread:
+            found[str(key)] = (float(worst), f"the worst deviation between sessions ({where})")
+        else:
+            found[str(key)] = (float(spread), f"the between-session spread ({where})")
+    return found

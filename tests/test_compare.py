@@ -631,7 +631,7 @@ def test_the_known_noise_is_the_worst_deviation_and_a_recorded_only_figure_has_n
     is at least its worst deviation, and a recorded-only figure has no known noise at all."""
     import yaml
 
-    from fabricsuite.compare import reference_noise
+    from fabricsuite.references import variable_noise
 
     latency = "NetbenchPingPong box:cpu openmpi same-l3 latency_8B_median_us"
     bandwidth = "NetbenchPingPongBandwidth box:cpu openmpi same-l3 bandwidth_1MiB_MBps"
@@ -641,6 +641,8 @@ def test_the_known_noise_is_the_worst_deviation_and_a_recorded_only_figure_has_n
         "_recorded_only": {latency.replace(" ", "."): "recorded only: too noisy to catch 2x"},
     }))
     monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(tmp_path))
-    noise = reference_noise("box")
+    noise = variable_noise("box")
     assert latency not in noise
     assert noise[bandwidth][0] == 0.05 and "worst deviation" in noise[bandwidth][1], noise
+    # history takes a recorded-only figure's worst deviation as its least alarming shift
+    assert variable_noise("box", recorded=True)[latency][0] == 2.4

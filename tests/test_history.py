@@ -193,6 +193,30 @@ def test_tiny_shift_of_a_quiet_series_is_no_alarm():
     assert "significant shift(s) below 5%" in h.table(hist)
 
 
+def test_a_shift_within_the_noise_between_sessions_is_no_alarm():
+    """Issue 39: an 8 B latency the references record only (slow phases: worst deviation 240 %
+    between sessions) sits at 2.5x for the last 10 of 30 runs, a slow phase of the machine: the
+    test finds the step, and it is no alarm against that noise; a quiet figure (worst deviation
+    10 %) with the same step is a regression. The table and the JSON say which noise raised the
+    least shift."""
+    x = _step(np.random.default_rng(5), step=1.5)
+    latency = _series(x, variable="latency_8B_median_us", better="lower", unit="us")
+    noise = {latency.key: (2.4, "the worst deviation between sessions (box.yaml _statistics)")}
+    hist = h.detect([latency], noise=noise)
+    cp = next(c for c in hist.change_points if c.index == 20)
+    assert cp.significant and cp.kind == "regression" and not cp.alarm
+    assert cp.min_shift == 2.4 and not hist.regressions
+    assert "1 series noisier than that between sessions" in h.table(hist)
+    assert "below 5% or their series' noise" in h.table(hist)
+    data = h.to_json(hist, "box", None)
+    assert data["series"][0]["noise"]["relative"] == 2.4
+    assert data["series"][0]["change_points"][0]["min_shift_pct"] == 240.0
+    quiet = h.detect([latency], noise={latency.key: (0.1, "spread")})
+    assert [c.index for c in quiet.regressions] == [20] and quiet.raised
+    # a noise below --min-shift changes nothing
+    assert not h.detect([latency], noise={latency.key: (0.01, "spread")}).raised
+
+
 def test_table_regressions_first_and_json():
     rng = np.random.default_rng(9)
     series = [_series(_step(rng, step=0.2), "latency_8B_median_us", "lower", "us", key="lat"),

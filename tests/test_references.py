@@ -334,25 +334,26 @@ def test_a_known_finding_of_the_mpi_holds_on_every_machine_of_the_kind(tmp_path)
     finding = {"reduce_le_allreduce_64KiB_violations": (1, None, 0, "count")}
     second = "epyc-1x2.0a1b2c3d"
     assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
-                          machine=second) == finding
+                          machine=second) == (tmp_path / "local/epyc-1x2.yaml", finding)
     assert scoped_references("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
                              machine=second) == {}
     assert known_findings("local", "NetbenchSelfConsistency", {**scope, "$environ": "openmpi"},
-                          specs, tmp_path, machine=second) == {}
+                          specs, tmp_path, machine=second)[1] == {}
     # its own references, written by baseline, have no such section: the kind's still hold
     write(tmp_path, "NetbenchLoaded: {}\n", f"local/{second}.yaml")
     assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
-                          machine=second) == finding
+                          machine=second)[1] == finding
     # its own section (the finding fixed in its MPI) wins over the kind's
     write(tmp_path, KNOWN_FINDING.replace("[1, null, 0, count]", "[0, null, 0, count]"),
           f"local/{second}.yaml")
     assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
-                          machine=second) == {"reduce_le_allreduce_64KiB_violations":
-                                              (0, None, 0, "count")}
+                          machine=second) == (tmp_path / f"local/{second}.yaml",
+                                              {"reduce_le_allreduce_64KiB_violations":
+                                               (0, None, 0, "count")})
     # another kind, and a named system, borrow nothing
     assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
-                          machine="xeon-2x8.0a1b2c3d") == {}
-    assert known_findings("other", "NetbenchSelfConsistency", scope, specs, tmp_path) == {}
+                          machine="xeon-2x8.0a1b2c3d")[1] == {}
+    assert known_findings("other", "NetbenchSelfConsistency", scope, specs, tmp_path)[1] == {}
 
 
 RECORDED = """\
