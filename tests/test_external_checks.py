@@ -24,7 +24,8 @@ import yaml
 
 from fabricsuite import REPO_ROOT
 from fabricsuite.npb import mz_zones, npb_rejects
-from fabricsuite.rfm_external import RECORD_PLACEMENT, SUITES
+from fabricsuite.programs import SUITES
+from fabricsuite.rfm_external import RECORD_PLACEMENT
 from fabricsuite.spackenv import SPEC_FORMAT
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
@@ -235,7 +236,7 @@ def test_local_spack_opt_in_builds_through_spack(tmp_path):
 
 
 def _have(program, variable):
-    from fabricsuite.rfm_external import find_program
+    from fabricsuite.programs import find_program
 
     suite = next(s for s in SUITES.values() if s.dir_variable == variable)
     return find_program([program], suite) is not None

@@ -1,5 +1,6 @@
 """The netbench program itself, built and run for real with Debian's Open MPI and MPICH."""
 
+import contextlib
 import json
 import os
 import re
@@ -88,6 +89,37 @@ def test_what_netbench_prints_itself_to_a_full_disk_is_an_error(netbench, args):
     assert proc.returncode != 0, proc
     assert proc.stderr.strip() == ("netbench: writing to stdout failed: No space left on "
                                    "device"), proc.stderr
+
+
+def test_under_mpirun_the_result_the_checks_read_survives_a_lost_stdout(netbench, tmp_path):
+    """Issue 39: under mpirun, rank 0's stdout is the launcher's pipe, and the launcher (Open
+    MPI 4.1, MPICH 4.0) writes it to the full device and exits 0: netbench cannot see that loss.
+    What the checks read is the --json-file netbench writes itself: with stdout on /dev/full it
+    is complete; where it cannot be written (a full file system) netbench says so in one line
+    and the run exits non-zero, under either launcher."""
+    program, launcher = netbench
+    args = [*launcher, program, "pingpong", "--sizes", "8", "--repetitions", "3"]
+    kept = tmp_path / "result.json"
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*args, "--json-file", str(kept)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, env=ENV, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert parse_json(kept.read_text()).value("pingpong", "latency_median_us", size_bytes=8) > 0
+    small = tmp_path / "small"
+    small.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(small)],
+                           capture_output=True, text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill ({mount.stderr.strip()}); needs root")
+    try:
+        with contextlib.suppress(OSError), open(small / "filler", "wb") as filler:
+            filler.write(b"x" * 65536)  # fills it: ENOSPC at 4 KiB
+        proc = run([*args, "--json-file", str(small / "result.json")], timeout=120)
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    assert proc.returncode != 0, proc
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("netbench: ")]
+    assert lines and "No space left on device" in lines[0], proc.stderr
 
 
 def _methods_from_help(program):
@@ -925,7 +957,7 @@ def test_the_documented_method_skeleton_builds_and_runs(tmp_path):
 def test_the_mpi_library_an_external_check_records_is_the_programs(netbench):
     """The perflog's mpi_library of an external suite's program was null (issue 39): what ldd
     says the program is linked with, as for a suite's program built with that MPI."""
-    from fabricsuite.rfm_external import linked_library
+    from fabricsuite.programs import linked_library
 
     program, launcher = netbench
     family = "openmpi" if "openmpi" in launcher[0] else "mpich"

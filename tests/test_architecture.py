@@ -1,0 +1,120 @@
+"""The import rules of docs/architecture.md hold on the tree: every module of fabricsuite/ is in
+exactly one layer of its table, a module imports only its own layer or lower ones, the check
+layer and the workflows never import each other, the checks import no workflow, there is no
+import circle at module level, and outside the check layer importing a module loads no ReFrame.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from fabricsuite import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "fabricsuite"
+DOC = REPO_ROOT / "docs" / "architecture.md"
+#: Lower layers first; "checks" and "workflows" are siblings on top of "data".
+RANK = {"base": 0, "data": 1, "checks": 2, "workflows": 2}
+#: Imports the doc names as known exceptions: (importer, imported).
+EXCEPTIONS = {("report", "rfm_netbench")}
+
+
+def layers() -> dict[str, str]:
+    """{module: layer} from the doc's table."""
+    found = {}
+    for row in re.findall(r"^\| (\w+) \| (.+) \|$", DOC.read_text(), re.M):
+        layer, cells = row
+        if layer in RANK:
+            for module in re.findall(r"`(\w+)`", cells):
+                assert module not in found, f"{module} is in two layers of {DOC.name}"
+                found[module] = layer
+    return found
+
+
+def imports(path: Path, top_level_only: bool = False) -> set[str]:
+    """The fabricsuite modules a file imports (anywhere in it, or at module level only)."""
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level == 1 or base.startswith("fabricsuite"):
+                base = base.removeprefix("fabricsuite").lstrip(".")
+                if base:
+                    found.add(base.split(".")[0])
+                else:
+                    found |= {alias.name for alias in node.names
+                              if (PACKAGE / f"{alias.name}.py").is_file()}
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names
+                      if a.name.startswith("fabricsuite.")}
+    return found
+
+
+def modules() -> list[str]:
+    return sorted(p.stem for p in PACKAGE.glob("*.py"))
+
+
+def test_every_module_has_one_layer():
+    table = layers()
+    untabled = sorted(set(modules()) - set(table))
+    gone = sorted(set(table) - set(modules()))
+    assert not untabled and not gone, (f"{DOC.name}'s table and fabricsuite/ differ: not in "
+                                       f"the table {untabled}, not in the tree {gone}")
+
+
+def test_a_module_imports_only_its_layer_or_lower_ones():
+    table = layers()
+    wrong = []
+    for module in modules():
+        for imported in imports(PACKAGE / f"{module}.py"):
+            if imported not in table or (module, imported) in EXCEPTIONS:
+                continue
+            mine, theirs = table[module], table[imported]
+            if RANK[theirs] > RANK[mine] or (RANK[theirs] == RANK[mine] and theirs != mine):
+                wrong.append(f"{module} ({mine}) imports {imported} ({theirs})")
+    assert not wrong, wrong
+
+
+def test_the_checks_import_no_workflow():
+    table = layers()
+    wrong = [f"{path.name} imports {imported}" for path in sorted((REPO_ROOT / "checks").glob(
+        "*.py")) for imported in imports(path) if table.get(imported) == "workflows"]
+    assert not wrong, wrong
+
+
+def test_no_import_circle_at_module_level():
+    graph = {m: imports(PACKAGE / f"{m}.py", top_level_only=True) for m in modules()}
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path, node, nxt]
+            if nxt not in state and (found := visit(nxt, [*path, node])):
+                return found
+        state[node] = 2
+        return None
+
+    for module in modules():
+        if module not in state:
+            circle = visit(module, [])
+            assert circle is None, " -> ".join(circle)
+
+
+def test_outside_the_check_layer_no_module_loads_reframe():
+    """Importing every base, data and workflow module leaves ReFrame unloaded: the commands
+    read ReFrame's results database inside the functions that need it."""
+    table = layers()
+    others = [m for m in modules() if table[m] != "checks" and m != "__init__"]
+    code = ("import sys\n" + "".join(f"import fabricsuite.{m}\n" for m in others)
+            + "print(sorted(m for m in sys.modules if m.split('.')[0] == 'reframe'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout
