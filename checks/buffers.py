@@ -11,9 +11,9 @@ figures the check reads, each rank bound to the CPU of its distance class.
 netbench measures each size's variants interleaved with their reference (the same iteration
 count, repetition by repetition) and reports every cost as the median of the paired differences,
 with a noise floor; a cost below minus that floor is null and flagged unreliable. The checks
-log such a flag and do not fail on it: they assert the ratios, which stay figures. (On this
-2-core VM fresh buffers came out faster than the reused one at 64 KiB, by up to 12 us, in 3 of
-10 rebaseline runs: a finding, not an unsound run.)
+log such a flag and do not fail on it: they assert the ratios, which stay figures (a negative
+cost is a finding, not an unsound run: docs/measurements.md, "What the checks saw on the
+development VM").
 
 - NetbenchBufferReuse: ping-pong with 100, 75, 50, 25 and 0 % of the transfers from one reused
   buffer, the others from fresh page-aligned buffers of their own, written before timing (Zamani

@@ -89,12 +89,10 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
     netbench_options = ["--sizes", SIZES_OPTION, "--calls", "20", "--repetitions", "5"]
     #: A rule fires only when its left side exceeds the right by this fraction of the right side
     #: beyond the rounds' noise (netbench consistency --margin); the partition's
-    #: extras.rule_margin where given. Measured on the 2-core VM (docs/measurements.md, "Self-
-    #: consistency between sessions"): MPICH's reduce/allreduce at 64 KiB stands at 0.88-1.31
-    #: and flipped in 6 of 10 sessions without a margin, and was still confirmed beyond 1.5x in 1
-    #: of 10 sessions with a margin of 0.5 (a slow phase on one side); a forced slow algorithm
-    #: (Open MPI's chain reduce in 64 B segments) stands at 3-5x. So, as for the references of
-    #: another machine: the rules without a baseline judge gross breakage, 2x.
+    #: extras.rule_margin where given. A healthy library's rules flip between sessions without
+    #: a margin and a forced slow algorithm stands at 3-5x (docs/measurements.md,
+    #: "Self-consistency between sessions"): so, as for the references of another machine, the
+    #: rules without a baseline judge gross breakage, 2x.
     rule_margin = variable(float, type(None), value=None, loggable=True)
     metrics = {
         f"{rule}_{label}_violations": cell("rules", "violations", rule=rule,

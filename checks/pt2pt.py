@@ -109,8 +109,8 @@ class NetbenchLogGP(NetbenchPairCheck):
     (`threshold_large_bytes`, the first size of the last range: the eager/rendezvous switch,
     4096 B with Open MPI's vader, 9742 B with MPICH/UCX here). netbench also reports
     `threshold_small_bytes` (the first size of the second range); the check does not assert it:
-    on the 2-core development VM the small-size steps (10-25 % in G_all) came and went between
-    runs (6 to 304 B in 10 runs).
+    small-size steps come and go between runs on a shared machine (docs/measurements.md, "What
+    the checks saw on the development VM").
 
     A threshold is compared as a size step, not as a percentage: the default sweep has 4 sizes
     per doubling, one step is a factor 2^(1/4) = 1.19 (declared as the metric's `size_step`),

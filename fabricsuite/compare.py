@@ -68,7 +68,7 @@ from .history import (
     Series,
     collect,
     parse_since,
-    report_sessions,
+    report_files,
     set_aside,
     stored_sessions,
 )
@@ -450,9 +450,10 @@ def select_sides(args: Any, system: str, variable: re.Pattern | None) -> tuple[S
     sides = []
     for sel in selections:
         if sel.reports:
-            candidates = report_sessions(list(sel.reports))
-            for path, session in zip(sel.reports, candidates, strict=True):
+            files = report_files(list(sel.reports))
+            for path, session in files:
                 _info(session, str(path))
+            candidates = [session for _, session in files]
             source = f"{len(sel.reports)} run report file(s)"
             chosen = sel.choose(candidates, f"in the --{sel.side}-reports files")
         else:

@@ -74,6 +74,7 @@ import math
 import re
 import sqlite3
 import statistics
+import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -116,7 +117,7 @@ from .stats import (
     runs_needed,
     smallest_p,
 )
-from .store import load_report, session_runs
+from .store import load_report, report_identity, session_runs
 
 #: Default smallest relative shift that is an alarm (5 %).
 MIN_SHIFT = 0.05
@@ -320,9 +321,27 @@ def read_sessions(args: Any, since: float | None) -> tuple[list[dict[str, Any]],
     return stored_sessions(db, since), str(db)
 
 
+def report_files(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+    """(path, session) of JSON run report files (the same content as the stored sessions), each
+    session once: a copy of a report already read (the same session and runs,
+    `store.report_identity`) is left out, saying so on stderr, since counted twice it would
+    weigh its figures double."""
+    found, seen = [], {}
+    for path in paths:
+        report = load_report(path, HistoryError)
+        identity = report_identity(report)
+        if identity in seen:
+            print(f"fabricsuite: {path} is a copy of {seen[identity]} (the same session): "
+                  f"read once", file=sys.stderr)
+            continue
+        seen[identity] = path
+        found.append((path, report))
+    return found
+
+
 def report_sessions(paths: list[Path]) -> list[dict[str, Any]]:
-    """Sessions from JSON run report files (the same content as the stored sessions)."""
-    return [load_report(path, HistoryError) for path in paths]
+    """The sessions of `report_files`."""
+    return [report for _, report in report_files(paths)]
 
 
 # --- detection over all series -----------------------------------------------------------------

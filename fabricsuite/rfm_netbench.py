@@ -155,6 +155,12 @@ def netbench_checks() -> dict[str, type]:
     """The netbench check classes of checks/*.py that declare performance variables, by name,
     loaded as ReFrame loads them: what `fabricsuite report` and the tests read the variables'
     tables, columns and sizes from."""
+    return check_classes(NetbenchCheck)
+
+
+def check_classes(base: type) -> dict[str, type]:
+    """The classes of checks/*.py derived from `base` that declare performance variables, by
+    name, loaded as ReFrame loads them."""
     import importlib.util
     import sys
 
@@ -164,8 +170,8 @@ def netbench_checks() -> dict[str, type]:
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # ReFrame's simple_test looks the class's file up
         spec.loader.exec_module(module)
-        classes.update({name: obj for name, obj in vars(module).items()
-                        if isinstance(obj, type) and issubclass(obj, NetbenchCheck)
+        classes.update({key: obj for key, obj in vars(module).items()
+                        if isinstance(obj, type) and issubclass(obj, base)
                         and obj.__module__ == module.__name__ and getattr(obj, "metrics", None)})
     return classes
 

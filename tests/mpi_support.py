@@ -110,14 +110,37 @@ def usage_error_line(program: str, args: list[str]) -> str:
     return lines[0]
 
 
-def build_netbench(directory: Path, mpi: str, source: Path = SOURCE_DIR) -> Path:
+def build_netbench(directory: Path, mpi: str, source: Path = SOURCE_DIR,
+                   targets: tuple[str, ...] = ("netbench",),
+                   mutant: tuple[str, str, str] | None = None) -> Path:
     """netbench built with `mpi` from a copy of `source` (src/: the tests never touch the repo's
-    build)."""
+    build), with the other make `targets` asked for (libnbanalysis.so) beside it; `mutant`
+    (file, original text, replacement) changes the copy first. The one netbench builder of the
+    tests: -Werror is part of the build, and its output must hold no warning either."""
     build = directory / "src"
     shutil.copytree(source, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-    proc = run(["make", "-C", str(build), "netbench", f"MPICC={MPIS[mpi][0]}"], timeout=300)
+    if mutant is not None:
+        name, original, mutated = mutant
+        text = (build / name).read_text()
+        assert original in text, f"{name} changed: update the mutant"
+        (build / name).write_text(text.replace(original, mutated, 1))
+    proc = run(["make", "-C", str(build), *targets, f"MPICC={MPIS[mpi][0]}"], timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "warning" not in proc.stderr.lower(), proc.stderr
     return build / "netbench"
+
+
+def reframe(*args: str, results: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 600) -> subprocess.CompletedProcess:
+    """The tests' one way to run ReFrame on this machine: the project's configuration, from the
+    repository root, MPI allowed as root (MPI_ENV), `env` (default: this environment) with
+    FABRICSUITE_RESULTS=`results` where given. (On the emulated cluster: emu_support.)"""
+    full = {**(os.environ if env is None else env), **{k: MPI_ENV[k] for k in (
+        "OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")}}
+    if results is not None:
+        full["FABRICSUITE_RESULTS"] = str(results)
+    return subprocess.run([REFRAME, "-C", "config/settings.py", *args], cwd=REPO_ROOT,
+                          env=full, capture_output=True, text=True, timeout=timeout)
 
 
 def mechanics_session(results: Path, check_file: str, *args: str,
@@ -130,12 +153,10 @@ def mechanics_session(results: Path, check_file: str, *args: str,
     self-consistency rules) are still judged."""
     no_references = results / "no-references"
     no_references.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(results),
-               RFM_REFERENCE_PREFIX=str(no_references))
-    cmd = [REFRAME, "-C", "config/settings.py", "-c", check_file, "--system", "local",
-           "--exec-policy=serial", "-r", "-p", "openmpi", "-S", "require_reference=false", *args]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return reframe("-c", check_file, "--system", "local", "--exec-policy=serial", "-r", "-p",
+                   "openmpi", "-S", "require_reference=false", *args, results=results,
+                   env=dict(os.environ, RFM_REFERENCE_PREFIX=str(no_references)),
+                   timeout=timeout)
 
 
 def failed_on_noise_only(stdout: str) -> bool:

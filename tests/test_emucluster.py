@@ -315,8 +315,10 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     reports = sorted((tmp_path / "base" / "reports").glob("*.json"))
     # One --repeat 5 session (--min-sessions 1), 4 more would add a minute of CI: the drift of
     # the link's bandwidth between sessions (up to 4 %) is what the partition's 7 % floor holds.
+    # --min-runs 3: a run another process disturbed is set aside (issue 38), and one such run
+    # of the five must not leave the variable without references.
     proc = subprocess.run([str(BIN / "fabricsuite"), "baseline", "--system", "emucluster",
-                           "--min-runs", "5", "--min-sessions", "1",
+                           "--min-runs", "3", "--min-sessions", "1",
                            "--output", str(refs / "emucluster.yaml"),
                            *map(str, reports)], capture_output=True, text=True, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr

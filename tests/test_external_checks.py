@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from mpi_support import reframe
 
 from fabricsuite import REPO_ROOT
 from fabricsuite.npb import mz_zones, npb_rejects
@@ -28,14 +29,7 @@ from fabricsuite.programs import SUITES
 from fabricsuite.rfm_external import RECORD_PLACEMENT
 from fabricsuite.spackenv import SPEC_FORMAT
 
-REFRAME = str(Path(sys.executable).parent / "reframe")
 EXTERNAL = ["checks/osu.py", "checks/imb.py", "checks/npb.py", "checks/beff_original.py"]
-
-
-def reframe(results, *args):
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
-    return subprocess.run([REFRAME, "-C", "config/settings.py", *args], cwd=REPO_ROOT,
-                          env=env, capture_output=True, text=True, timeout=600)
 
 
 # -- NPB process counts --
@@ -70,7 +64,7 @@ def dry_run(tmp_path_factory):
             "-S", "NpbMz.ranks_per_node=2"]
     for check in EXTERNAL:
         args += ["-c", check]
-    proc = reframe(results, *args)
+    proc = reframe(*args, results=results)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     return _system_stage(results, "examplecluster"), proc.stdout
 
@@ -160,9 +154,9 @@ def test_dry_run_job_resources(dry_run):
 
 @pytest.mark.integration
 def test_dry_run_npb_mz_hybrid_split_at_acceptance_class(tmp_path):
-    proc = reframe(tmp_path, "--system", "examplecluster:cpu", "--dry-run", "-S",
+    proc = reframe("--system", "examplecluster:cpu", "--dry-run", "-S",
                    "require_reference=false", "-S", "npb_class=C", "-c", "checks/npb.py",
-                   "-n", "NpbMz%node_count=1%benchmark=bt-mz")
+                   "-n", "NpbMz%node_count=1%benchmark=bt-mz", results=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
     stage = _system_stage(tmp_path, "examplecluster") / "cpu" / "site-openmpi"
     jobs = {p.name: (p / "rfm_job.sh").read_text() for p in stage.glob("NpbMz*")
@@ -179,9 +173,9 @@ def test_dry_run_npb_mz_hybrid_split_at_acceptance_class(tmp_path):
 @pytest.mark.integration
 def test_run_modes_are_defined(tmp_path):
     for mode in ("nightly", "acceptance", "after-upgrade"):
-        proc = reframe(tmp_path, "--system", "local", "--mode", mode, "-l")
+        proc = reframe("--system", "local", "--mode", mode, "-l", results=tmp_path)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    nightly = reframe(tmp_path, "--system", "local", "--mode", "nightly", "-l").stdout
+    nightly = reframe("--system", "local", "--mode", "nightly", "-l", results=tmp_path).stdout
     assert "NetbenchPingPong" in nightly and "Validation" not in nightly
 
 
@@ -205,9 +199,8 @@ def _local_spack_env(tmp_path, with_spack: bool):
 
 @pytest.mark.integration  # lists the checks with `reframe -l`
 def test_local_spack_opt_in_without_spack_says_what_to_do(tmp_path):
-    proc = subprocess.run([REFRAME, "-C", "config/settings.py", "--system", "local", "-l"],
-                          cwd=REPO_ROOT, env=_local_spack_env(tmp_path, with_spack=False),
-                          capture_output=True, text=True, timeout=300)
+    proc = reframe("--system", "local", "-l", env=_local_spack_env(tmp_path, with_spack=False),
+                   timeout=300)
     assert proc.returncode != 0
     assert "FABRICSUITE_LOCAL_SPACK is set but `spack` is not on PATH" in (
         proc.stdout + proc.stderr)
@@ -215,11 +208,9 @@ def test_local_spack_opt_in_without_spack_says_what_to_do(tmp_path):
 
 @pytest.mark.integration
 def test_local_spack_opt_in_builds_through_spack(tmp_path):
-    proc = subprocess.run(
-        [REFRAME, "-C", "config/settings.py", "--system", "local", "--dry-run",
-         "-c", "checks/imb.py", "-n", "ImbPointToPoint", "-S", "require_reference=false"],
-        cwd=REPO_ROOT, env=_local_spack_env(tmp_path, with_spack=True),
-        capture_output=True, text=True, timeout=300)
+    proc = reframe("--system", "local", "--dry-run", "-c", "checks/imb.py", "-n",
+                   "ImbPointToPoint", "-S", "require_reference=false",
+                   env=_local_spack_env(tmp_path, with_spack=True), timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     if shutil.which("mpicc.mpich"):
         # the environment whose MPI the site file does not build with is skipped, saying why
@@ -249,7 +240,7 @@ def test_local_run_skips_the_absent_suites_with_the_reason(tmp_path):
     args = ["--system", "local", "-r"]
     for check in EXTERNAL:
         args += ["-c", check]
-    proc = reframe(tmp_path, *args)
+    proc = reframe(*args, results=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert re.search(r"0 failure\(s\)", proc.stdout)
     assert "osu_latency not found on PATH or in $FABRICSUITE_OSU_DIR" in proc.stdout
@@ -265,9 +256,10 @@ def test_local_run_skips_the_absent_suites_with_the_reason(tmp_path):
                     reason="OSU Micro-Benchmarks not installed: put osu_latency, osu_bw ... on "
                            "PATH or set FABRICSUITE_OSU_DIR to run the OSU checks for real")
 def test_local_run_uses_osu_from_the_path(tmp_path):
-    proc = reframe(tmp_path, "--system", "local", "-r", "-c", "checks/osu.py",
+    proc = reframe("--system", "local", "-r", "-c", "checks/osu.py",
                    "-n", "OsuLatency|OsuBandwidth|OsuAllreduce", "-x", "node_count=[24]",
-                   "-p", "openmpi", "-S", "require_reference=false", "--exec-policy=serial")
+                   "-p", "openmpi", "-S", "require_reference=false", "--exec-policy=serial",
+                   results=tmp_path)
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert re.search(r"Ran 4/4 test case", proc.stdout), proc.stdout[-3000:]
     perflog = next((tmp_path / "perflogs").rglob("OsuLatency.log")).read_text().splitlines()
@@ -296,9 +288,9 @@ def test_local_run_uses_the_suite_from_its_directory(tmp_path, program, variable
                     f"{variable} (a directory or an install prefix) to run {selection} for real")
     # "Check" or "Check parameter=value" (-n matches the display name, one pattern per -n)
     name, _, parameter = selection.partition(" ")
-    proc = reframe(tmp_path, "--system", "local", "-r", "-c", check_file, "-n", parameter or name,
+    proc = reframe("--system", "local", "-r", "-c", check_file, "-n", parameter or name,
                    "-x", "node_count=[24]", "-p", "openmpi", "-S", "require_reference=false",
-                   "--exec-policy=serial")
+                   "--exec-policy=serial", results=tmp_path)
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert re.search(r"Ran 1/1 test case", proc.stdout), proc.stdout[-3000:]
     perflog = next((tmp_path / "perflogs").rglob(f"{name}.log")).read_text().splitlines()
@@ -394,8 +386,8 @@ def test_netbench_spec_names_this_checkout_commit():
 def test_dry_run_netbench_builds_with_spack_on_the_template(tmp_path):
     from fabricsuite.spackenv import netbench_spec
 
-    proc = reframe(tmp_path, "--system", "examplecluster", "--dry-run", "-c", "checks/pt2pt.py",
-                   "-n", "NetbenchPingPong", "-S", "require_reference=false")
+    proc = reframe("--system", "examplecluster", "--dry-run", "-c", "checks/pt2pt.py",
+                   "-n", "NetbenchPingPong", "-S", "require_reference=false", results=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     builds = sorted(_system_stage(tmp_path, "examplecluster").glob(
         "*/site-openmpi/NetbenchBuild*"))
@@ -513,11 +505,9 @@ esac
 
 
 def _local_dry_run(results, *args, env=None):
-    proc = subprocess.run(
-        [REFRAME, "-C", "config/settings.py", "--system", "local", "--dry-run", "-p", "openmpi",
-         "-S", "require_reference=false", "-c", "checks/osu.py", *args],
-        cwd=REPO_ROOT, env=dict(os.environ, FABRICSUITE_RESULTS=str(results), **(env or {})),
-        capture_output=True, text=True, timeout=300)
+    proc = reframe("--system", "local", "--dry-run", "-p", "openmpi", "-S",
+                   "require_reference=false", "-c", "checks/osu.py", *args, results=results,
+                   env=dict(os.environ, **(env or {})), timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     stages = list((results / "stage").rglob("OsuLatency"))
     assert stages and (stages[0] / "rfm_job.sh").exists(), proc.stdout[-3000:]
@@ -600,11 +590,11 @@ def test_a_job_is_judged_only_as_one_complete_run(tmp_path):
     singletons = _osu_stand_in(tmp_path / "singletons" / "osu_bw", "osu-7.2/osu_bw.txt",
                                every_rank=True)
     failed = _osu_stand_in(tmp_path / "failed" / "osu_bibw", "osu-7.2/osu_bibw.txt", status=3)
-    proc = reframe(tmp_path, "--system", "local", "-r", "-c", "checks/osu.py", "-p", "openmpi",
+    proc = reframe("--system", "local", "-r", "-c", "checks/osu.py", "-p", "openmpi",
                    "-n", "OsuLatency|OsuBandwidth|OsuBiBandwidth", "-S",
                    "require_reference=false", "--exec-policy=serial",
                    "-S", f"OsuLatency.binary={good}", "-S", f"OsuBandwidth.binary={singletons}",
-                   "-S", f"OsuBiBandwidth.binary={failed}")
+                   "-S", f"OsuBiBandwidth.binary={failed}", results=tmp_path)
     out = proc.stdout
     report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
     cases = {c["name"]: c for run in report["runs"] for c in run["testcases"]}
@@ -628,9 +618,9 @@ def test_an_npb_report_of_another_kernel_fails_naming_both(tmp_path):
     """Issue 28: `-S binary=<is.S.x>` on the cg case passed as cg. The report's benchmark must
     be the kernel the case asked for; the same report passes as IS."""
     program = _osu_stand_in(tmp_path / "npb" / "is.S.x", "npb-3.4.3/npb_is.S.txt")
-    proc = reframe(tmp_path, "--system", "local", "-r", "-c", "checks/npb.py", "-p", "openmpi",
+    proc = reframe("--system", "local", "-r", "-c", "checks/npb.py", "-p", "openmpi",
                    "-n", "Npb%node_count=1%kernel=(cg|is)", "-S", "require_reference=false",
-                   "--exec-policy=serial", "-S", f"Npb.binary={program}")
+                   "--exec-policy=serial", "-S", f"Npb.binary={program}", results=tmp_path)
     report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
     cases = {c["kernel"]: c for run in report["runs"] for c in run["testcases"]}
     assert set(cases) == {"cg", "is"}, proc.stdout[-3000:]
@@ -666,13 +656,11 @@ def test_an_external_job_whose_ranks_share_a_cpu_fails_in_sanity(tmp_path):
     results = {}
     for binding in ("core", "none"):
         run_dir = tmp_path / binding
-        proc = subprocess.run(
-            [REFRAME, "-C", "config/settings.py", "--system", "local", "-r", "-c",
-             "checks/osu.py", "-p", "openmpi", "-n", "OsuLatency", "-S",
-             "require_reference=false", "-S", f"OsuLatency.binary={good}", "-S",
-             f"OsuLatency.env_vars=OMPI_MCA_hwloc_base_binding_policy:{binding}"],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
-            env=dict(os.environ, FABRICSUITE_RESULTS=str(run_dir)))
+        proc = reframe("--system", "local", "-r", "-c", "checks/osu.py", "-p", "openmpi", "-n",
+                       "OsuLatency", "-S", "require_reference=false", "-S",
+                       f"OsuLatency.binary={good}", "-S",
+                       f"OsuLatency.env_vars=OMPI_MCA_hwloc_base_binding_policy:{binding}",
+                       results=run_dir)
         report = json.loads(next((run_dir / "reports").glob("*.json")).read_text())
         results[binding] = [c for run in report["runs"] for c in run["testcases"]][0]
         assert results[binding]["result"] in ("pass", "fail"), proc.stdout[-3000:]
@@ -708,13 +696,10 @@ def test_each_npb_kernel_is_judged_against_its_own_recorded_figures(tmp_path):
 
     def session(name: str) -> dict:
         results = tmp_path / name
-        proc = subprocess.run(
-            [REFRAME, "-C", "config/settings.py", "--system", "local", "-r", "-c",
-             "checks/npb.py", "-p", "openmpi", "--exec-policy=serial", "-n",
-             "Npb%node_count=1%kernel=(cg|ft|is|mg)|NpbMz%node_count=1%benchmark=(bt|sp)-mz"
-             "%split=ranks"],
-            cwd=REPO_ROOT, env=dict(env, FABRICSUITE_RESULTS=str(results)),
-            capture_output=True, text=True, timeout=600)
+        proc = reframe("--system", "local", "-r", "-c", "checks/npb.py", "-p", "openmpi",
+                       "--exec-policy=serial", "-n",
+                       "Npb%node_count=1%kernel=(cg|ft|is|mg)|NpbMz%node_count=1%benchmark="
+                       "(bt|sp)-mz%split=ranks", results=results, env=env)
         report = next((results / "reports").glob("*.json"))
         cases = {c.get("kernel") or c.get("benchmark"): c
                  for run in json.loads(report.read_text())["runs"] for c in run["testcases"]}
@@ -780,10 +765,9 @@ def test_each_environment_runs_the_build_of_its_own_mpi_in_one_session(tmp_path)
                             "osu-7.2/osu_latency.txt")
     env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path),
                FABRICSUITE_OSU_DIR=f"{mpich.parent}:{openmpi.parent}")
-    proc = subprocess.run([REFRAME, "-C", "config/settings.py", "--system", "local", "-r", "-c",
-                           "checks/osu.py", "-p", "openmpi", "-p", "mpich", "-n", "OsuLatency",
-                           "-S", "require_reference=false", "--exec-policy=serial"],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    proc = reframe("--system", "local", "-r", "-c", "checks/osu.py", "-p", "openmpi", "-p",
+                   "mpich", "-n", "OsuLatency", "-S", "require_reference=false",
+                   "--exec-policy=serial", env=env)
     report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
     cases = {c["environ"]: c for run in report["runs"] for c in run["testcases"]}
     assert set(cases) == {"openmpi", "mpich"}, proc.stdout[-3000:]
@@ -798,11 +782,9 @@ def test_each_environment_runs_the_build_of_its_own_mpi_in_one_session(tmp_path)
     mpich.unlink()
     for mpi, directory in (("mpich", mpich.parent), ("openmpi", openmpi.parent)):
         _mpi_stand_in(directory / "osu_bw", mpi, "osu-7.2/osu_bw.txt")
-    proc = subprocess.run([REFRAME, "-C", "config/settings.py", "--system", "local", "-r", "-c",
-                           "checks/osu.py", "-p", "openmpi", "-p", "mpich", "-n",
-                           "OsuLatency|OsuBandwidth", "-S", "require_reference=false",
-                           "--exec-policy=serial"],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    proc = reframe("--system", "local", "-r", "-c", "checks/osu.py", "-p", "openmpi", "-p",
+                   "mpich", "-n", "OsuLatency|OsuBandwidth", "-S", "require_reference=false",
+                   "--exec-policy=serial", env=env)
     report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
     results = {(c["name"].split()[0], c["environ"]): c["result"]
                for run in report["runs"] for c in run["testcases"]}

@@ -449,3 +449,19 @@ def test_measure_false_alarms_command():
     one = h.measure_false_alarms(families=2, per_family=20, points=12)
     assert one == h.measure_false_alarms(families=2, per_family=20, points=12)
     assert one["series"] == 40 and 0 <= one["per_series_rate"] <= 0.25
+
+
+def test_a_copied_report_is_read_once(tmp_path, capsys):
+    """Issue 39: a copy of a run report is the same session: history and compare read it once
+    (counted twice it would weigh its figures double), and say so."""
+    import shutil
+
+    copy = tmp_path / "copy.json"
+    shutil.copy(REPORT, copy)
+    sessions = h.report_sessions([REPORT, copy])
+    assert len(sessions) == 1
+    err = capsys.readouterr().err
+    assert f"{copy} is a copy of {REPORT} (the same session): read once" in err
+    series, n = h.collect(sessions, "local")
+    single, n1 = h.collect(h.report_sessions([REPORT]), "local")
+    assert n == n1 and [len(s.points) for s in series] == [len(s.points) for s in single]

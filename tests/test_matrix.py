@@ -17,9 +17,8 @@ import sys
 from itertools import combinations
 
 import pytest
-from mpi_support import run, run_result
+from mpi_support import build_netbench, run, run_result
 
-from fabricsuite import SOURCE_DIR
 from fabricsuite.netbench_result import parse_human
 
 pytestmark = pytest.mark.integration  # netbench matrix under mpirun (the mpi lane)
@@ -40,12 +39,8 @@ OLD_PARAMETERS = ["ranks", "latency_size_bytes", "bandwidth_size_bytes", "flag_t
 def netbench(tmp_path_factory):
     if shutil.which("mpicc.openmpi") is None:
         pytest.skip("mpicc.openmpi not installed (ci/setup.sh installs it)")
-    build = tmp_path_factory.mktemp("build-matrix") / "src"
-    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-    proc = subprocess.run(["make", "-C", str(build), "netbench", "libnbanalysis.so",
-                           "MPICC=mpicc.openmpi"], capture_output=True, text=True)
-    assert proc.returncode == 0 and "warning" not in proc.stderr.lower(), proc.stderr
-    return build
+    return build_netbench(tmp_path_factory.mktemp("build-matrix"), "openmpi",
+                          targets=("netbench", "libnbanalysis.so")).parent
 
 
 @pytest.fixture(scope="module")

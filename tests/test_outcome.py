@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from mpi_support import local_distance, local_pairs, local_reference_file
+from mpi_support import local_distance, local_pairs, local_reference_file, reframe
 
 from fabricsuite import console, session
 
@@ -349,16 +349,14 @@ def test_perflog_export_to_a_time_series_store_when_asked(tmp_path):
     url = f"http://127.0.0.1:{server.server_address[1]}/fabricsuite"
     try:
         for export in (None, url):
-            env = dict(os.environ, FABRICSUITE_RESULTS=str(tmp_path / "results"),
-                       OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+            env = dict(os.environ)
             env.pop("FABRICSUITE_PERFLOG_URL", None)
             if export:
                 env["FABRICSUITE_PERFLOG_URL"] = export
-            proc = subprocess.run(
-                [str(BIN / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
-                 "--system", "local", "-n", f"^NetbenchPingPong%distance={local_distance()}",
-                 "-p", "openmpi", "-r", "-S", "require_reference=false"],
-                capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+            proc = reframe("-c", "checks/pt2pt.py", "--system", "local", "-n",
+                           f"^NetbenchPingPong%distance={local_distance()}", "-p", "openmpi",
+                           "-r", "-S", "require_reference=false",
+                           results=tmp_path / "results", env=env)
             assert "Ran 2/2" in proc.stdout, proc.stdout[-3000:]
             if export is None:
                 assert received == []

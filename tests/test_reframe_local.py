@@ -10,8 +10,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,9 +20,9 @@ from mpi_support import (
     local_reference_file,
     missing_distance_reasons,
     perflog_records,
+    reframe,
 )
 
-from fabricsuite import REPO_ROOT
 from fabricsuite.transport import SHARED_MEMORY
 
 pytestmark = [
@@ -33,18 +31,14 @@ pytestmark = [
                        reason="needs Debian's Open MPI (ci/setup.sh installs it)"),
 ]
 
-REFRAME = str(Path(sys.executable).parent / "reframe")
-
-
 def run_reframe(results: Path, *args: str, reference_dir: Path | None = None,
                 extra_env: dict[str, str] | None = None):
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(results), **(extra_env or {}))
+    """checks/pt2pt.py on `local`, serially, through the tests' one ReFrame runner."""
+    env = dict(os.environ, **(extra_env or {}))
     if reference_dir is not None:
         env["RFM_REFERENCE_PREFIX"] = str(reference_dir)
-    cmd = [REFRAME, "-C", "config/settings.py", "-c", "checks/pt2pt.py", "--system", "local",
-           "--exec-policy=serial", "-r", *args]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=900)
+    return reframe("-c", "checks/pt2pt.py", "--system", "local", "--exec-policy=serial", "-r",
+                   *args, results=results, env=env, timeout=900)
 
 
 #: The point-to-point checks of checks/pt2pt.py, each at the 6 distances.
