@@ -450,7 +450,7 @@ def select_sides(args: Any, system: str, variable: re.Pattern | None) -> tuple[S
     sides = []
     for sel in selections:
         if sel.reports:
-            files = report_files(list(sel.reports))
+            files = report_files(list(sel.reports), read_once=False)  # copies are refused
             for path, session in files:
                 _info(session, str(path))
             candidates = [session for _, session in files]

@@ -321,16 +321,17 @@ def read_sessions(args: Any, since: float | None) -> tuple[list[dict[str, Any]],
     return stored_sessions(db, since), str(db)
 
 
-def report_files(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+def report_files(paths: list[Path], read_once: bool = True) -> list[tuple[Path, dict[str, Any]]]:
     """(path, session) of JSON run report files (the same content as the stored sessions), each
     session once: a copy of a report already read (the same session and runs,
     `store.report_identity`) is left out, saying so on stderr, since counted twice it would
-    weigh its figures double."""
+    weigh its figures double. `read_once=False` keeps copies for a caller that refuses them
+    (compare: a set given the same session twice is bad input)."""
     found, seen = [], {}
     for path in paths:
         report = load_report(path, HistoryError)
         identity = report_identity(report)
-        if identity in seen:
+        if read_once and identity in seen:
             print(f"fabricsuite: {path} is a copy of {seen[identity]} (the same session): "
                   f"read once", file=sys.stderr)
             continue
