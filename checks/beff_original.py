@@ -14,14 +14,13 @@ from pathlib import Path
 import reframe as rfm
 
 from fabricsuite.external import parse_beff
-from fabricsuite.metrics import Figure, PerfSpec
+from fabricsuite.metrics import MBPS, US, Figure, reads
 from fabricsuite.rfm_external import MultiRankExternalCheck
-
-MBPS = PerfSpec("MB/s", "higher")
 
 
 def field(name):
-    return lambda result: getattr(result, name)
+    """A figure of b_eff's summary."""
+    return reads(None, name)
 
 
 @rfm.simple_test
@@ -38,7 +37,7 @@ class BeffOriginal(MultiRankExternalCheck):
         "b_eff_at_lmax_MBps": Figure(field("b_eff_at_lmax_MBps"), MBPS),
         "b_eff_at_lmax_rings_MBps": Figure(field("b_eff_at_lmax_rings_MBps"), MBPS),
         "pingpong_bandwidth_lmax_MBps": Figure(field("pingpong_bandwidth_MBps"), MBPS),
-        "pingpong_latency_us": Figure(field("pingpong_latency_us"), PerfSpec("us", "lower")),
+        "pingpong_latency_us": Figure(field("pingpong_latency_us"), US),
     }
 
     def parse(self):

@@ -21,17 +21,16 @@ import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
 from fabricsuite.external import parse_imb
-from fabricsuite.metrics import Figure, PerfSpec
+from fabricsuite.metrics import MBPS, US, Figure, PerfSpec, reads
 from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
 
-#: times: lower is better; bandwidths and overlap: higher
-US = PerfSpec("us", "lower")
-MBPS = PerfSpec("MB/s", "higher")
+#: overlap: higher is better
 PERCENT = PerfSpec("%", "higher")
 
 
 def imb(benchmark, column, size=None):
-    return lambda result: result.value(benchmark, column, size)
+    """A figure of one IMB benchmark's table, at a message size (none: a one-row table)."""
+    return reads(benchmark, column) if size is None else reads(benchmark, column, bytes=size)
 
 
 class _Imb(rfm.RegressionTestPlugin):

@@ -22,7 +22,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter, run_after, variable
 
 from fabricsuite.external import parse_npb
-from fabricsuite.metrics import Figure, PerfSpec
+from fabricsuite.metrics import Figure, PerfSpec, reads
 from fabricsuite.npb import mz_zones, npb_rejects
 from fabricsuite.rfm_external import MultiRankExternalCheck
 
@@ -30,8 +30,8 @@ from fabricsuite.rfm_external import MultiRankExternalCheck
 class _NpbCommon(rfm.RegressionTestPlugin):
     npb_class = variable(str, value="S", loggable=True)
     metrics = {
-        "mops_total": Figure(lambda result: result.mops_total, PerfSpec("Mop/s", "higher")),
-        "time_s": Figure(lambda result: result.time_s, PerfSpec("s", "lower", resolution=0.01)),
+        "mops_total": Figure(reads(None, "mops_total"), PerfSpec("Mop/s", "higher")),
+        "time_s": Figure(reads(None, "time_s"), PerfSpec("s", "lower", resolution=0.01)),
     }
 
     def scale_detail(self) -> str:

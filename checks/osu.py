@@ -23,20 +23,18 @@ in osu_allreduce -c.
 import reframe as rfm
 
 from fabricsuite.external import osu_sizes, parse_osu
-from fabricsuite.metrics import Figure, PerfSpec
+from fabricsuite.metrics import MBPS, US, Figure, PerfSpec, reads
 from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
-
-#: times: lower is better; bandwidths, message rates and overlap: higher
-US = PerfSpec("us", "lower")
-MBPS = PerfSpec("MB/s", "higher")
 
 
 def at(column, size=None):
-    return lambda result: result.value(column, size)
+    """A figure of the one table of an OSU run, at a message size (none: a one-row table)."""
+    return reads("osu", column) if size is None else reads("osu", column, size_bytes=size)
 
 
 def peak(column):
-    return lambda result: max(row[column] for row in result.rows)
+    """The largest value of a column over every size."""
+    return reads(None, f"peak_{column}")
 
 
 class _Osu(rfm.RegressionTestPlugin):

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+
+from .readout import Readout
 
 
 class SuiteOutputError(ValueError):
@@ -80,7 +82,10 @@ _OSU_COLUMNS = {
 
 
 @dataclass
-class OsuResult:
+class OsuResult(Readout):
+    """One OSU benchmark's run. Reader protocol (fabricsuite.readout): table "osu" (its rows by
+    `size_bytes`), summary "peak_<column>" (the largest value of each numeric column)."""
+
     benchmark: str  # the banner, e.g. "OSU MPI Latency Test"
     version: str  # e.g. "7.2"
     columns: list[str]
@@ -88,16 +93,19 @@ class OsuResult:
     #: Lines that are neither banner, header nor row (an MPI library's warnings on stdout).
     other_lines: list[str] = field(default_factory=list)
 
-    def value(self, column: str, size_bytes: int | None = None) -> float:
-        for row in self.rows:
-            if size_bytes is None or row.get("size_bytes") == size_bytes:
-                if column not in row:
-                    raise SuiteOutputError(
-                        f"{self.benchmark}: no column {column!r} (columns: {self.columns})"
-                    )
-                return row[column]
-        sizes = [int(r["size_bytes"]) for r in self.rows if "size_bytes" in r]
-        raise SuiteOutputError(f"{self.benchmark}: no row for size {size_bytes} (sizes: {sizes})")
+    lookup_error = SuiteOutputError
+
+    def readout_tables(self) -> dict[str, list[dict]]:
+        return {"osu": self.rows}
+
+    def readout_summary(self) -> dict[str, float]:
+        return {f"peak_{column}": max(row[column] for row in self.rows)
+                for column in self.columns
+                if column != "size_bytes" and self.rows
+                and all(isinstance(row.get(column), (int, float)) for row in self.rows)}
+
+    def readout_source(self) -> str:
+        return self.benchmark
 
 
 def parse_osu(text: str, source: str = "<osu>", sizes: list[int] | None = None) -> OsuResult:
@@ -253,30 +261,30 @@ _IMB_COLUMNS = {
 
 
 @dataclass
-class ImbResult:
+class ImbResult(Readout):
+    """An IMB run. Reader protocol (fabricsuite.readout): one table per benchmark (its rows by
+    `bytes`; a benchmark run at several process counts: the largest), no summary."""
+
     version: str
     #: (benchmark, processes) -> rows
     tables: dict[tuple[str, int], list[dict[str, float]]] = field(default_factory=dict)
 
-    def table(self, benchmark: str, processes: int | None = None) -> list[dict[str, float]]:
-        keys = [k for k in self.tables if k[0] == benchmark
-                and (processes is None or k[1] == processes)]
-        if not keys:
-            have = sorted({f"{b} ({p} processes)" for b, p in self.tables})
-            raise SuiteOutputError(f"IMB: no {benchmark} table"
-                                   f"{'' if processes is None else f' at {processes} processes'}"
-                                   f" (tables: {have})")
-        return self.tables[max(keys, key=lambda k: k[1])]
+    lookup_error = SuiteOutputError
 
-    def value(self, benchmark: str, column: str, size_bytes: int | None = None,
-              processes: int | None = None) -> float:
-        rows = self.table(benchmark, processes)
-        for row in rows:
-            if size_bytes is None or row.get("bytes") == size_bytes:
-                if column not in row:
-                    raise SuiteOutputError(f"IMB {benchmark}: no column {column!r}")
-                return row[column]
-        raise SuiteOutputError(f"IMB {benchmark}: no row for {size_bytes} bytes")
+    def readout_tables(self) -> dict[str, list[dict[str, float]]]:
+        largest: dict[str, int] = {}
+        for benchmark, processes in self.tables:
+            largest[benchmark] = max(processes, largest.get(benchmark, processes))
+        return {b: self.tables[(b, p)] for b, p in largest.items()}
+
+    def readout_source(self) -> str:
+        return "IMB"
+
+    def table(self, name: str) -> list[dict[str, float]]:
+        if name not in self.readout_tables():
+            have = sorted({f"{b} ({p} processes)" for b, p in self.tables})
+            raise SuiteOutputError(f"IMB: no {name} table (tables: {have})")
+        return self.readout_tables()[name]
 
 
 def parse_imb(text: str, source: str = "<imb>", processes: int | None = None) -> ImbResult:
@@ -352,7 +360,7 @@ def parse_imb(text: str, source: str = "<imb>", processes: int | None = None) ->
 
 # -- NAS Parallel Benchmarks (NPB 3.x MPI and NPB-MZ) --
 @dataclass
-class NpbResult:
+class NpbResult(Readout):
     benchmark: str  # "CG", "BT-MZ", ...
     npb_class: str
     time_s: float
@@ -363,6 +371,15 @@ class NpbResult:
     version: str
     total_threads: int | None = None
     size: str = ""
+
+    lookup_error = SuiteOutputError
+
+    def readout_summary(self) -> dict:
+        """Reader protocol (fabricsuite.readout): the run's figures as its summary."""
+        return asdict(self)
+
+    def readout_source(self) -> str:
+        return f"NPB {self.benchmark}.{self.npb_class}"
 
 
 def _npb_field(text: str, name: str) -> str | None:
@@ -418,7 +435,7 @@ def parse_npb(text: str, source: str = "<npb>") -> NpbResult:
 
 # -- the original b_eff (HLRS, Rabenseifner) --
 @dataclass
-class BeffResult:
+class BeffResult(Readout):
     b_eff_MBps: float
     b_eff_per_process_MBps: float
     processes: int
@@ -430,6 +447,15 @@ class BeffResult:
     pingpong_latency_us: float
     pingpong_bandwidth_MBps: float
     revision: str = ""
+
+    lookup_error = SuiteOutputError
+
+    def readout_summary(self) -> dict:
+        """Reader protocol (fabricsuite.readout): the summary's figures."""
+        return asdict(self)
+
+    def readout_source(self) -> str:
+        return "b_eff"
 
 
 def parse_beff(summary: str, source: str = "<b_eff.sum>") -> BeffResult:

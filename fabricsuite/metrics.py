@@ -153,14 +153,29 @@ class Figure:
     """A performance variable in the one language of every check (`metrics = {name: ...}`): how
     to read it from the job's parsed result, and its PerfSpec. netbench's checks declare theirs
     with `rfm_netbench.cell` and `summary` (a Figure read from a table cell or a summary key, its
-    unit and direction held to netbench's own declaration by a test); the external suites' with
-    a reader of their parsed output, e.g. ``Figure(at("latency_us", 8), US)``."""
+    unit and direction held to netbench's own declaration by a test); the external suites'
+    through the same reader protocol (`reads`, fabricsuite.readout), e.g.
+    ``Figure(reads("osu", "latency_us", size_bytes=8), US)``."""
 
     read: Callable[[Any], float]
     spec: PerfSpec
 
     def extract(self, result: Any) -> float:
         return self.read(result)
+
+
+def reads(table: str | None, column: str, **where: Any) -> Callable[[Any], float]:
+    """How a Figure reads its value from any parsed result, through the one reader protocol
+    (fabricsuite.readout): `reads("osu", "latency_us", size_bytes=8)`, `reads(None,
+    "mops_total")` for a summary figure."""
+    def read(result: Any) -> float:
+        return result.value(table, column, **where)
+    return read
+
+
+#: The two specs most external figures share: times (lower is better), bandwidths (higher).
+US = PerfSpec("us", "lower")
+MBPS = PerfSpec("MB/s", "higher")
 
 
 def declared_specs(check_class) -> dict[str, PerfSpec]:

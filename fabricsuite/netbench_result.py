@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .declarations import signed_figures
+from .readout import Readout
 
 FORMAT_NAME = "netbench-result"
 SUPPORTED_FORMAT_VERSIONS = (1,)
@@ -25,7 +26,7 @@ class ResultError(ValueError):
 
 
 @dataclass
-class NetbenchResult:
+class NetbenchResult(Readout):
     method: str
     version: str
     mpi_library: str
@@ -38,45 +39,17 @@ class NetbenchResult:
     status: str = "ok"
     source: str = "<memory>"
 
-    # -- lookups -------------------------------------------------------------------------------
-    def table(self, name: str) -> list[dict[str, Any]]:
-        try:
-            return self.tables[name]
-        except KeyError:
-            raise ResultError(
-                f"{self.source}: no table {name!r} in this {self.method} result "
-                f"(tables: {', '.join(sorted(self.tables)) or 'none'})"
-            ) from None
+    # -- lookups (fabricsuite.readout: table, row, value) -------------------------------------
+    lookup_error = ResultError
 
-    def row(self, table: str, **where: Any) -> dict[str, Any]:
-        """The single row of `table` whose columns equal `where` (e.g. size_bytes=8)."""
-        rows = [r for r in self.table(table) if all(r.get(k) == v for k, v in where.items())]
-        if len(rows) != 1:
-            cond = ", ".join(f"{k}={v}" for k, v in where.items())
-            what = "no row" if not rows else f"{len(rows)} rows"
-            raise ResultError(f"{self.source}: {what} with {cond} in table {table!r}")
-        return rows[0]
+    def readout_tables(self) -> dict[str, list[dict[str, Any]]]:
+        return self.tables
 
-    def value(self, table: str | None, column: str, **where: Any) -> float:
-        """A finite number from the summary (table=None) or from one row of a table."""
-        if table is None:
-            if column not in self.summary:
-                raise ResultError(f"{self.source}: no summary value {column!r}")
-            raw = self.summary[column]
-            where_text = f"summary {column}"
-        else:
-            row = self.row(table, **where)
-            if column not in row:
-                raise ResultError(f"{self.source}: table {table!r} has no column {column!r}")
-            raw = row[column]
-            cond = ", ".join(f"{k}={v}" for k, v in where.items())
-            where_text = f"{table}[{cond}].{column}"
-        if raw is None:
-            reasons = "; ".join(u.get("reason", "") for u in self.unreliable) or "no reason given"
-            raise ResultError(f"{self.source}: {where_text} was not measured soundly ({reasons})")
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
-            raise ResultError(f"{self.source}: {where_text} is not a finite number: {raw!r}")
-        return float(raw)
+    def readout_summary(self) -> dict[str, Any]:
+        return self.summary
+
+    def unsound_reason(self) -> str:
+        return "; ".join(u.get("reason", "") for u in self.unreliable) or "no reason given"
 
     def column(self, table: str, column: str) -> list[Any]:
         return [r.get(column) for r in self.table(table)]

@@ -35,7 +35,7 @@ def text(path: str) -> str:
 ])
 def test_osu_tables_of_both_versions(name, column, size, value):
     result = parse_osu(text(name), name)
-    got = result.value(column, size)
+    got = result.value("osu", column, size_bytes=size)
     if value is not None:
         assert got == pytest.approx(value)
     assert got > 0
@@ -61,7 +61,7 @@ def test_osu_barrier_and_validation_columns():
     allreduce = text("osu-7.2/osu_allreduce.txt")
     barrier = allreduce.replace("Allreduce", "Barrier").split("# Size")[0]
     barrier += "# Avg Latency(us)\n                   1.25\n"
-    assert parse_osu(barrier).value("latency_us") == pytest.approx(1.25)
+    assert parse_osu(barrier).value("osu", "latency_us") == pytest.approx(1.25)
     lines = allreduce.splitlines()
     checked = [ln + "              Pass" if ln[:1].isdigit() else ln for ln in lines]
     checked = [ln.replace("Avg Latency(us)", "Avg Latency(us)        Validation")
@@ -83,8 +83,8 @@ def test_osu_truncated_output_is_rejected():
     banner_only = "\n".join(full.splitlines()[:3]) + "\n"
     with pytest.raises(SuiteOutputError, match="no results"):
         parse_osu(banner_only)
-    with pytest.raises(SuiteOutputError, match="no row for size"):
-        parse_osu(full).value("bandwidth_MBps", 3)
+    with pytest.raises(SuiteOutputError, match="no row with size_bytes=3 in table 'osu'"):
+        parse_osu(full).value("osu", "bandwidth_MBps", size_bytes=3)
 
 
 def test_osu_full_columns_of_f_are_accepted():
@@ -94,16 +94,16 @@ def test_osu_full_columns_of_f_are_accepted():
     assert iall.columns == ["size_bytes", "overall_us", "compute_us", "init_us", "test_us",
                             "wait_us", "pure_comm_us", "min_comm_us", "max_comm_us",
                             "overlap_percent"]
-    assert iall.value("overlap_percent", 1048576) == pytest.approx(0.00)
-    assert iall.value("overall_us", 1048576) == pytest.approx(1466.36)
-    assert iall.value("max_comm_us", 4) == pytest.approx(1.48)
+    assert iall.value("osu", "overlap_percent", size_bytes=1048576) == pytest.approx(0.00)
+    assert iall.value("osu", "overall_us", size_bytes=1048576) == pytest.approx(1466.36)
+    assert iall.value("osu", "max_comm_us", size_bytes=4) == pytest.approx(1.48)
     # osu_allreduce -f: min, max latency and iterations
     full = parse_osu(text("osu-7.4/osu_allreduce_f.txt"), "osu_allreduce -f",
                      sizes=osu_sizes(["-m", "8:1048576"]))
     assert full.columns == ["size_bytes", "latency_us", "min_latency_us", "max_latency_us",
                             "iterations"]
-    assert full.value("latency_us", 1048576) == pytest.approx(137.51)
-    assert full.value("iterations", 8) == 1000
+    assert full.value("osu", "latency_us", size_bytes=1048576) == pytest.approx(137.51)
+    assert full.value("osu", "iterations", size_bytes=8) == 1000
     # a column no OSU version prints is still refused
     with pytest.raises(SuiteOutputError, match="unknown OSU column"):
         parse_osu(text("osu-7.4/osu_allreduce_f.txt").replace("Iterations", "Gremlins"))
@@ -121,7 +121,7 @@ def test_osu_figure_only_from_a_complete_table():
     full = text("osu-7.2/osu_bw.txt")
     sizes = osu_sizes(["-m", "1:4194304"])
     assert sizes[0] == 1 and sizes[-1] == 4194304 and len(sizes) == 23
-    assert parse_osu(full, sizes=sizes).value("bandwidth_MBps", 4194304) > 0
+    assert parse_osu(full, sizes=sizes).value("osu", "bandwidth_MBps", size_bytes=4194304) > 0
     # cut in the middle of the last number: "4194304   10364.62" -> "4194304   103"
     last = full.rstrip("\n").splitlines()[-1]
     cut = full[: full.rindex(last)] + last[: len(last) - 5]
@@ -211,12 +211,12 @@ def test_osu_several_runs_in_one_output_are_rejected():
 def test_imb_point_to_point_and_collectives():
     p2p = parse_imb(text("imb-2021.11/imb_p2p.txt"))
     assert p2p.version == "2021.11"
-    assert p2p.value("PingPong", "t_usec", 0) == pytest.approx(0.23)
-    assert p2p.value("PingPong", "MBps", 1048576) == pytest.approx(10180.81)
-    assert p2p.value("PingPing", "t_usec", 8) == pytest.approx(4.33)
-    assert p2p.value("Sendrecv", "t_avg_usec", 0) == pytest.approx(0.33)
+    assert p2p.value("PingPong", "t_usec", bytes=0) == pytest.approx(0.23)
+    assert p2p.value("PingPong", "MBps", bytes=1048576) == pytest.approx(10180.81)
+    assert p2p.value("PingPing", "t_usec", bytes=8) == pytest.approx(4.33)
+    assert p2p.value("Sendrecv", "t_avg_usec", bytes=0) == pytest.approx(0.33)
     coll = parse_imb(text("imb-2021.11/imb_coll.txt"))
-    assert coll.value("Allreduce", "t_max_usec", 4194304) == pytest.approx(7241.88)
+    assert coll.value("Allreduce", "t_max_usec", bytes=4194304) == pytest.approx(7241.88)
     assert coll.value("Barrier", "t_avg_usec") == pytest.approx(0.35)  # no #bytes column
     assert len(coll.table("Allreduce")) == 22  # 0, then 4 B .. 4 MiB
 
@@ -226,14 +226,14 @@ def test_imb_default_run_has_every_family():
     names = {b for b, _ in full.tables}
     assert {"PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Barrier", "Uniband",
             "Biband", "PingPongAnySource"} <= names
-    assert full.value("Uniband", "msg_per_s", 16) > 0
+    assert full.value("Uniband", "msg_per_s", bytes=16) > 0
 
 
 def test_imb_nbc_overlap():
     nbc = parse_imb(text("imb-2021.11/imb_nbc.txt"))
-    assert nbc.value("Iallreduce", "overlap_percent", 8) == pytest.approx(31.00)
+    assert nbc.value("Iallreduce", "overlap_percent", bytes=8) == pytest.approx(31.00)
     assert nbc.value("Ibarrier", "overlap_percent") == pytest.approx(1.20)
-    assert nbc.value("Iallreduce_pure", "t_avg_usec", 16) == pytest.approx(0.81)
+    assert nbc.value("Iallreduce_pure", "t_avg_usec", bytes=16) == pytest.approx(0.81)
 
 
 def test_imb_corrupt_first_field_is_rejected_not_dropped():
@@ -246,12 +246,12 @@ def test_imb_corrupt_first_field_is_rejected_not_dropped():
     # IMB's own notes between the rows stay skipped
     noted = full.replace("# #processes = 2 \n", "# #processes = 2 \n"
                          "# ( 2 additional processes waiting in MPI_Barrier)\n", 1)
-    assert parse_imb(noted).value("PingPong", "MBps", 1048576) == pytest.approx(10180.81)
+    assert parse_imb(noted).value("PingPong", "MBps", bytes=1048576) == pytest.approx(10180.81)
 
 
 def test_imb_runs_as_one_job_of_the_requested_size():
     full = text("imb-2021.11/imb_p2p.txt")
-    assert parse_imb(full, processes=2).value("PingPong", "t_usec", 0) == pytest.approx(0.23)
+    assert parse_imb(full, processes=2).value("PingPong", "t_usec", bytes=0) == pytest.approx(0.23)
     with pytest.raises(SuiteOutputError, match="another process count than the job's 4"):
         parse_imb(full, processes=4)
     # two runs in one output (singletons of another MPI): derived from the real output
@@ -348,3 +348,36 @@ def test_beff_cut_off_summary_is_rejected():
     assert "no the" not in str(err.value)
     with pytest.raises(SuiteOutputError, match="b_eff = "):
         parse_beff(summary[: summary.index("SECTION-BEFF-END")])
+
+
+# -- one reader protocol (issue 40) --
+def test_every_parsed_result_reads_through_value_table_column_where():
+    """OSU, IMB, NPB, b_eff and netbench answer `value(table, column, **where)` (summary:
+    table None), and every failed lookup is the parser's own error naming what is missing."""
+    from fabricsuite.netbench_result import parse_json
+
+    osu = parse_osu(text("osu-7.2/osu_bw.txt"), "osu_bw")
+    assert osu.value("osu", "bandwidth_MBps", size_bytes=1048576) > 0
+    assert osu.value(None, "peak_bandwidth_MBps") == max(r["bandwidth_MBps"] for r in osu.rows)
+    imb = parse_imb(text("imb-2021.11/imb_p2p.txt"))
+    assert imb.value("PingPong", "MBps", bytes=1048576) == pytest.approx(10180.81)
+    npb = parse_npb(text("npb-3.4.3/npb_cg.S.txt"))
+    assert npb.value(None, "mops_total") == pytest.approx(890.90)
+    beff = parse_beff((BEFF / "run2.sum").read_text())
+    assert beff.value(None, "b_eff_MBps") == pytest.approx(6489.176)
+    for result, table, error in (
+            (osu, "osu", "OSU MPI Bandwidth Test: table 'osu' has no column 'nope'"),
+            (imb, "PingPong", "IMB: table 'PingPong' has no column 'nope'")):
+        with pytest.raises(SuiteOutputError, match=re.escape(error)):
+            result.value(table, "nope", **({"size_bytes": 8} if table == "osu" else
+                                           {"bytes": 8}))
+    with pytest.raises(SuiteOutputError, match="NPB CG.S: summary verification is not a "
+                                                "finite number: 'SUCCESSFUL'"):
+        npb.value(None, "verification")
+    with pytest.raises(SuiteOutputError, match="b_eff: no summary value 'nope'"):
+        beff.value(None, "nope")
+    with pytest.raises(SuiteOutputError, match="IMB: no Nope table"):
+        imb.value("Nope", "MBps")
+    netbench = parse_json((Path(__file__).parent / "data" / "netbench" / "pingpong-openmpi.json")
+                          .read_text())
+    assert netbench.value("pingpong", "latency_median_us", size_bytes=8) > 0
