@@ -6,6 +6,7 @@ Imported by tests/conftest.py (the `netbench` fixture) and by the tests themselv
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -128,6 +129,27 @@ def build_netbench(directory: Path, mpi: str, source: Path = SOURCE_DIR,
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "warning" not in proc.stderr.lower(), proc.stderr
     return build / "netbench"
+
+
+@contextlib.contextmanager
+def full_file_system(directory: Path, size: str = "256k", keep: tuple[str, ...] = ()):
+    """`directory` as a small tmpfs filled to the last byte (root needed; skipped with its reason
+    otherwise), with the empty directories `keep` made first; unmounted after."""
+    import pytest
+
+    directory.mkdir(parents=True, exist_ok=True)
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                            str(directory)], capture_output=True, text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill ({mount.stderr.strip()}); needs root")
+    try:
+        for name in keep:
+            (directory / name).mkdir()
+        with contextlib.suppress(OSError), open(directory / "filler", "wb") as filler:
+            filler.write(b"\0" * (1 << 20))  # more than it holds: ENOSPC
+        yield directory
+    finally:
+        subprocess.run(["umount", "-l", str(directory)])
 
 
 def reframe(*args: str, results: Path | None = None, env: dict[str, str] | None = None,

@@ -1,6 +1,5 @@
 """The netbench program itself, built and run for real with Debian's Open MPI and MPICH."""
 
-import contextlib
 import json
 import os
 import re
@@ -11,7 +10,7 @@ import time
 
 import pytest
 from mpi_support import MPI_ENV as ENV
-from mpi_support import MPIS, build_netbench, run, run_result
+from mpi_support import MPIS, build_netbench, full_file_system, run, run_result
 
 from fabricsuite import SOURCE_DIR
 from fabricsuite.netbench_result import parse_json
@@ -104,18 +103,8 @@ def test_under_mpirun_the_result_the_checks_read_survives_a_lost_stdout(netbench
         assert result.value("pingpong", "latency_median_us", size_bytes=8) > 0
     else:
         assert proc.returncode != 0 and "No space left on device" in proc.stderr, proc
-    small = tmp_path / "small"
-    small.mkdir()
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(small)],
-                           capture_output=True, text=True)
-    if mount.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs to fill ({mount.stderr.strip()}); needs root")
-    try:
-        with contextlib.suppress(OSError), open(small / "filler", "wb") as filler:
-            filler.write(b"x" * 65536)  # fills it: ENOSPC at 4 KiB
+    with full_file_system(tmp_path / "small", size="4k") as small:
         proc = run([*args, "--json-file", str(small / "result.json")], timeout=120)
-    finally:
-        subprocess.run(["umount", str(small)], check=True)
     assert proc.returncode != 0, proc
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("netbench: ")]
     assert lines and "No space left on device" in lines[0], proc.stderr

@@ -22,7 +22,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from mpi_support import local_distance, local_pairs, local_reference_file, reframe
+from mpi_support import (
+    full_file_system,
+    local_distance,
+    local_pairs,
+    local_reference_file,
+    reframe,
+)
 
 from fabricsuite import console, session
 
@@ -528,26 +534,13 @@ def test_a_results_path_is_the_callers_and_one_with_a_blank_is_refused(tmp_path,
 
 @pytest.mark.integration
 def test_a_full_disk_is_exit_2_with_one_line_and_a_junit_that_says_broken(tmp_path):
-    full = tmp_path / "full"
-    full.mkdir()
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(full)],
-                           capture_output=True, text=True)
-    if mount.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs to fill ({mount.stderr.strip()}); needs root")
-    try:
-        (full / "results").mkdir()
-        with open(full / "filler", "wb") as filler:
-            with pytest.raises(OSError):
-                filler.write(b"\0" * (1 << 20))
-                filler.flush()
+    with full_file_system(tmp_path / "full", keep=("results",)) as full:
         proc = subprocess.run(
             [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--results",
              str(full / "results"), "--junit", str(tmp_path / "junit.xml"), "--", "-n",
              "^NetbenchPingPong%", "-p", "openmpi"],
             capture_output=True, text=True, cwd=REPO, timeout=300,
             env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
-    finally:
-        subprocess.run(["umount", "-l", str(full)])
     assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert len(proc.stdout.splitlines()) < 200, proc.stdout[-3000:]
