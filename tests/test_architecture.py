@@ -34,29 +34,43 @@ def layers() -> dict[str, str]:
     return found
 
 
-def imports(path: Path, top_level_only: bool = False) -> set[str]:
-    """The fabricsuite modules a file imports (anywhere in it, or at module level only)."""
-    tree = ast.parse(path.read_text())
-    nodes = tree.body if top_level_only else ast.walk(tree)
+def files(module: str) -> list[Path]:
+    """The files of a module of fabricsuite/: one .py, or every file of a package."""
+    single = PACKAGE / f"{module}.py"
+    return [single] if single.is_file() else sorted((PACKAGE / module).glob("*.py"))
+
+
+def imports(module: str, top_level_only: bool = False) -> set[str]:
+    """The other fabricsuite modules a module imports (anywhere in it, or at module level
+    only); a package's imports of its own files do not count."""
+    package = module in modules() and not (PACKAGE / f"{module}.py").is_file()
     found = set()
-    for node in nodes:
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level == 1 or base.startswith("fabricsuite"):
-                base = base.removeprefix("fabricsuite").lstrip(".")
-                if base:
-                    found.add(base.split(".")[0])
-                else:
-                    found |= {alias.name for alias in node.names
-                              if (PACKAGE / f"{alias.name}.py").is_file()}
-        elif isinstance(node, ast.Import):
-            found |= {a.name.split(".")[1] for a in node.names
-                      if a.name.startswith("fabricsuite.")}
-    return found
+    for path in files(module) if module in modules() else [Path(module)]:
+        tree = ast.parse(path.read_text())
+        for node in tree.body if top_level_only else ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                # inside a package, one dot is the package itself and two are fabricsuite
+                level = node.level - (1 if package else 0)
+                if node.level and level <= 0:
+                    continue
+                if node.level or base.startswith("fabricsuite"):
+                    base = base.removeprefix("fabricsuite").lstrip(".")
+                    if base:
+                        found.add(base.split(".")[0])
+                    else:
+                        found |= {alias.name for alias in node.names
+                                  if alias.name in modules()}
+            elif isinstance(node, ast.Import):
+                found |= {a.name.split(".")[1] for a in node.names
+                          if a.name.startswith("fabricsuite.")}
+    return found - {module}
 
 
 def modules() -> list[str]:
-    return sorted(p.stem for p in PACKAGE.glob("*.py"))
+    """The modules of fabricsuite/: its .py files and its packages."""
+    return sorted([p.stem for p in PACKAGE.glob("*.py")]
+                  + [p.parent.name for p in PACKAGE.glob("*/__init__.py")])
 
 
 def test_every_module_has_one_layer():
@@ -71,7 +85,7 @@ def test_a_module_imports_only_its_layer_or_lower_ones():
     table = layers()
     wrong = []
     for module in modules():
-        for imported in imports(PACKAGE / f"{module}.py"):
+        for imported in imports(module):
             if imported not in table or (module, imported) in EXCEPTIONS:
                 continue
             mine, theirs = table[module], table[imported]
@@ -83,12 +97,12 @@ def test_a_module_imports_only_its_layer_or_lower_ones():
 def test_the_checks_import_no_workflow():
     table = layers()
     wrong = [f"{path.name} imports {imported}" for path in sorted((REPO_ROOT / "checks").glob(
-        "*.py")) for imported in imports(path) if table.get(imported) == "workflows"]
+        "*.py")) for imported in imports(str(path)) if table.get(imported) == "workflows"]
     assert not wrong, wrong
 
 
 def test_no_import_circle_at_module_level():
-    graph = {m: imports(PACKAGE / f"{m}.py", top_level_only=True) for m in modules()}
+    graph = {m: imports(m, top_level_only=True) for m in modules()}
     state: dict[str, int] = {}
 
     def visit(node: str, path: list[str]) -> list[str] | None:

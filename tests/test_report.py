@@ -478,7 +478,7 @@ def test_help_explains_the_page(capsys):
 def test_result_found_in_output_stage_or_the_jobs_stdout(tmp_path):
     """netbench.json in the output directory first, then in the stage (a failed case's), then
     the job's stdout (netbench's human format of the same run); none: not kept."""
-    from fabricsuite.report import Results, StoredCase
+    from fabricsuite.report.data import Results, StoredCase
 
     output, stage = tmp_path / "output", tmp_path / "stage"
     output.mkdir()
@@ -515,7 +515,7 @@ def test_result_found_in_output_stage_or_the_jobs_stdout(tmp_path):
 def test_reference_position_on_a_size_curve(variable, check, group, where):
     """The position comes from the check's declaration of the variable (its table, column and
     size), not from its name."""
-    from fabricsuite.report import SIZE_CURVES, declared_metrics, reference_position
+    from fabricsuite.report.data import SIZE_CURVES, declared_metrics, reference_position
 
     metric = declared_metrics(check).get(variable)
     assert reference_position(metric, SIZE_CURVES[check][0], group) == where
@@ -524,7 +524,7 @@ def test_reference_position_on_a_size_curve(variable, check, group, where):
 def test_a_slurm_nodelist_string_is_one_host_entry():
     """Under Slurm a stored case may hold Slurm's compressed node list, as a string or in a
     list; it is read as the nodes it names, not as a list of its characters."""
-    from fabricsuite.report import _nodelist
+    from fabricsuite.report.data import _nodelist
 
     assert _nodelist({"job_nodelist": "fst[2301-2302]"}) == ["fst2301", "fst2302"]
     assert _nodelist({"job_nodelist": ["fst[2301-2302]"]}) == ["fst2301", "fst2302"]
@@ -535,7 +535,8 @@ def test_a_slurm_nodelist_string_is_one_host_entry():
 def test_a_point_that_cannot_be_drawn_is_named_not_dropped():
     """Issue 39: a NaN or negative figure was left out of a per-size curve without a word."""
     from fabricsuite.netbench_result import load
-    from fabricsuite.report import SIZE_CURVES, _curve_points
+    from fabricsuite.report.data import SIZE_CURVES
+    from fabricsuite.report.figures import _curve_points
 
     result = load(REAL / "pingpong-3b923411.json")
     (curve,) = SIZE_CURVES["NetbenchPingPong"]

@@ -179,8 +179,8 @@ def test_a_quick_map_that_crossed_no_uplink_says_so():
 
 
 def test_a_real_map_with_a_slow_uplink_names_it_and_the_report_draws_it_by_switch():
-    from fabricsuite import report
     from fabricsuite.netbench_result import load
+    from fabricsuite.report import figures as report
 
     result = load(DATA / "matrix-uplink1-slow.json")
     result.switch_tree = (DATA / "matrix-uplink1-slow-tree.txt").read_text()
