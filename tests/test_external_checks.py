@@ -496,7 +496,7 @@ esac
     work = tmp_path / "stage"
     stdout = _run_job_script(_stage(root, "cpu", "OsuLatency"), work, [bindir])
     result = parse_osu(stdout, "job stdout", sizes=osu_sizes(["-m", "1:4194304"]))
-    assert result.value("latency_us", 8) == pytest.approx(0.28)
+    assert result.value("osu", "latency_us", size_bytes=8) == pytest.approx(0.28)
     program = prefix / "libexec/osu-micro-benchmarks/mpi/pt2pt/standard/osu_latency"
     assert (work / "program-used.txt").read_text().strip() == str(program)
     assert (work / "spack-spec-used.txt").read_text().strip() == (
@@ -535,7 +535,7 @@ def test_local_job_output_is_the_programs_own(tmp_path, how):
                                "-S", f"OsuLatency.binary={program}")
     stdout = _run_job_script(stage, tmp_path / "run")
     result = parse_osu(stdout, "job stdout", sizes=osu_sizes(["-m", "1:4194304"]))
-    assert result.value("latency_us", 65536) == pytest.approx(13.12)
+    assert result.value("osu", "latency_us", size_bytes=65536) == pytest.approx(13.12)
     assert (tmp_path / "run" / "launcher-exit-status").read_text().split()[0] == "0"
 
 
