@@ -122,8 +122,8 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
         scope = {"$partition": self.current_partition.fullname,
                  "$environ": self.current_environ.name, "scale": str(self.scale)}
         where, known = known_findings(self.current_system.name, type(self).__name__, scope,
-                               self.perf_specs(),
-                               machine=self.current_partition.extras.get("machine"))
+                                      self.perf_specs(),
+                                      machine=self.current_partition.extras.get("machine"))
         for name in known:
             getlogger().info(f"{self.display_name}: {name}: a known finding, reference "
                              f"{known[name]} from {where}")

@@ -281,10 +281,11 @@ class ImbResult(Readout):
         return "IMB"
 
     def table(self, name: str) -> list[dict[str, float]]:
-        if name not in self.readout_tables():
+        tables = self.readout_tables()
+        if name not in tables:
             have = sorted({f"{b} ({p} processes)" for b, p in self.tables})
             raise SuiteOutputError(f"IMB: no {name} table (tables: {have})")
-        return self.readout_tables()[name]
+        return tables[name]
 
 
 def parse_imb(text: str, source: str = "<imb>", processes: int | None = None) -> ImbResult:

@@ -516,14 +516,18 @@ def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHI
     `noise`: per series key, the variable's noise between sessions and where it comes from
     (`references.variable_noise`): a shift within it is no alarm, whatever `min_shift` says
     (the machine's own slow phases are not a change of the fabric)."""
-    noise = noise or {}
-
-    def least_shift(s: Series) -> float:
-        return max(min_shift, noise[s.key][0]) if s.key in noise else min_shift
     if not 0 < fdr < 1:
         raise HistoryError(f"--fdr {fdr}: give a false discovery rate between 0 and 1, e.g. 0.05")
     if min_shift < 0:
         raise HistoryError(f"--min-shift {min_shift}: give a relative shift of 0 or more")
+    # The series whose noise between sessions is wider than min_shift: their least shift.
+    noise = noise or {}
+    raised = {s.key: noise[s.key] for s in series
+              if s.key in noise and noise[s.key][0] > min_shift}
+
+    def least_shift(s: Series) -> float:
+        return raised[s.key][0] if s.key in raised else min_shift
+
     testable = [s for s in series if len(s.points) >= 2 * min_size]
     # Enough permutations that one real change among all series can pass BH's first threshold.
     permutations = max(permutations, math.ceil(2 * max(1, len(testable)) / fdr))
@@ -564,9 +568,7 @@ def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHI
                                    statistics.median(left), statistics.median(right), apart,
                                    least_shift(s)))
     return History(series, tests, change_points, fdr, min_shift, permutations, seed,
-                   len(series) - len(testable), untestable,
-                   {s.key: noise[s.key] for s in series
-                    if s.key in noise and noise[s.key][0] > min_shift})
+                   len(series) - len(testable), untestable, raised)
 
 
 # --- output ------------------------------------------------------------------------------------

@@ -39,8 +39,9 @@ SUITES = {
 
 
 def find_program(names: list[str], suite: Suite, explicit: str | None = None,
-                 mpi: str | None = None) -> str | None:
-    """The first of `names` in the suite's directory variable, then on PATH (None if absent).
+                 mpi: str | None = None, search: str | None = None) -> str | None:
+    """The first of `names` in the suite's directory variable (or `search`, a value of that
+    form), then on PATH (None if absent).
 
     With `mpi` (the environment's MPI family), the first one linked with that MPI (or with an
     MPI ldd cannot tell) wins over an earlier one linked with another: a center keeps one build
@@ -52,7 +53,9 @@ def find_program(names: list[str], suite: Suite, explicit: str | None = None,
     # The variable holds directories (colon-separated) or install prefixes: a prefix is searched
     # where the suite installs its programs (OSU: libexec/osu-micro-benchmarks/mpi/...).
     directories = []
-    for entry in filter(None, os.environ.get(suite.dir_variable, "").split(":")):
+    if search is None:
+        search = os.environ.get(suite.dir_variable, "")
+    for entry in filter(None, search.split(":")):
         directories += [entry, *(os.path.join(entry, d) for d in suite.prefix_dirs)]
     candidates = []
     for name in names:
@@ -101,6 +104,3 @@ def linked_library(program: str) -> str:
     (/usr/lib/.../libmpi.so.40)", or "" when ldd cannot tell."""
     found = _linked(program)
     return f"{found[0]} ({found[1]})" if found else ""
-
-
-#: Each rank writes where it runs into this directory of the stage (RECORD_PLACEMENT).

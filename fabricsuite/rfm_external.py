@@ -56,6 +56,7 @@ PROGRAM_USED_FILE = "program-used.txt"
 SPACK_SPEC_USED_FILE = "spack-spec-used.txt"
 
 
+#: Each rank writes where it runs into this directory of the stage (RECORD_PLACEMENT).
 PLACEMENT_DIR = "placement"
 RECORD_PLACEMENT = REPO_ROOT / "config" / "launchers" / "record-placement"
 

@@ -153,20 +153,12 @@ def build(recipe: Recipe, guide: str, sources: Path, mpi: str, prefix: Path,
     missing, wrong = [], []
     suite = SUITES[recipe.suite]
     installed = [str(p) for p in sorted(prefix.glob(f"*-{mpi}")) if p.is_dir()]
-    saved = os.environ.get(suite.dir_variable)
-    os.environ[suite.dir_variable] = ":".join(installed)
-    try:
-        for program in recipe.programs:
-            found = find_program([program], suite, mpi=mpi)
-            if found is None or not found.startswith(str(prefix)):
-                missing.append(program)
-            elif linked_mpi(found) != mpi:
-                wrong.append(f"{program} ({linked_mpi(found) or 'no MPI'})")
-    finally:
-        if saved is None:
-            os.environ.pop(suite.dir_variable, None)
-        else:
-            os.environ[suite.dir_variable] = saved
+    for program in recipe.programs:
+        found = find_program([program], suite, mpi=mpi, search=":".join(installed))
+        if found is None or not found.startswith(str(prefix)):
+            missing.append(program)
+        elif linked_mpi(found) != mpi:
+            wrong.append(f"{program} ({linked_mpi(found) or 'no MPI'})")
     if missing or wrong:
         return Outcome(recipe.suite, mpi, False,
                        "; ".join(filter(None, [

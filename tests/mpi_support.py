@@ -25,7 +25,8 @@ MPIS = {
     "mpich": ("mpicc.mpich", ["mpiexec.hydra", "-np", "2", "-bind-to", "core"]),
 }
 #: Open MPI refuses root without these (the CI machine runs as root).
-MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+ROOT_ALLOWED = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+MPI_ENV = dict(os.environ, **ROOT_ALLOWED)
 REFRAME = str(Path(sys.executable).parent / "reframe")
 
 
@@ -155,10 +156,9 @@ def full_file_system(directory: Path, size: str = "256k", keep: tuple[str, ...] 
 def reframe(*args: str, results: Path | None = None, env: dict[str, str] | None = None,
             timeout: float = 600) -> subprocess.CompletedProcess:
     """The tests' one way to run ReFrame on this machine: the project's configuration, from the
-    repository root, MPI allowed as root (MPI_ENV), `env` (default: this environment) with
+    repository root, MPI allowed as root (ROOT_ALLOWED), `env` (default: this environment) with
     FABRICSUITE_RESULTS=`results` where given. (On the emulated cluster: emu_support.)"""
-    full = {**(os.environ if env is None else env), **{k: MPI_ENV[k] for k in (
-        "OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")}}
+    full = {**(os.environ if env is None else env), **ROOT_ALLOWED}
     if results is not None:
         full["FABRICSUITE_RESULTS"] = str(results)
     return subprocess.run([REFRAME, "-C", "config/settings.py", *args], cwd=REPO_ROOT,
