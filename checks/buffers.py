@@ -1,6 +1,6 @@
 """Buffer checks: what a new buffer and a non-contiguous layout cost against the plain ping-pong.
 
-Test plan. Each check runs one `netbench` method (src/methods_buffers.c) with 2 ranks, placed as
+Test plan. Each check runs one `netbench` method (src/methods/buffers.c) with 2 ranks, placed as
 NetbenchPingPong is (every partition and programming environment with the `mpi` feature, at every
 topology distance the partition's nodes have; the others skipped with the reason), and compares
 its performance variables with reference/<system>.yaml, indexed by partition, programming

@@ -8,7 +8,7 @@ distance. A variable without a reference fails the check. Sanity as for every pa
 requested size present, no NaN, netbench's own "unreliable" flags absent on the figures the check
 reads, each rank bound to the CPU of its distance class; and every variant measured at every size.
 
-netbench measures the variants of one ping-pong side by side (src/paired.c): per size,
+netbench measures the variants of one ping-pong side by side (src/core/paired.c): per size,
 rounds in which each variant runs once, in a rotated order, so that a slow phase of the machine
 hits all of them; a cost is the median of the paired differences within a round, reported with
 a noise floor, and a cost below minus that floor is null and flagged unreliable (a negative cost

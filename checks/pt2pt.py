@@ -23,21 +23,21 @@ the distance's pair (or on another node for other-node).
 
 import reframe as rfm
 
-from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, powers_of_two, summary
+from fabricsuite.declarations import default_sizes, option_default
+from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, summary
 
-#: The default sweep of the latency and bandwidth methods: 8 B to 4 MiB in powers of two.
-PT2PT_SIZES = powers_of_two(8, 4 * 1024 * 1024)
 MiB = 1024 * 1024
-#: Ratio of adjacent sizes of `netbench loggp`'s default sweep (4 sizes per doubling): the unit
-#: in which a protocol threshold is judged.
-LOGGP_SIZE_STEP = 2 ** (1 / 4)
+#: Ratio of adjacent sizes of `netbench loggp`'s default sweep (2^(1/K), K sizes per doubling,
+#: netbench's declared default of --sizes-per-doubling): the unit in which a protocol threshold
+#: is judged.
+LOGGP_SIZE_STEP = 2 ** (1 / int(option_default("loggp", "--sizes-per-doubling")))
 
 
 @rfm.simple_test
 class NetbenchPingPong(NetbenchPairCheck):
     descr = "End-to-end latency EEL = round trip / 2, blocking ping-pong (Bell et al. 4.1)"
     method = "pingpong"
-    required_sizes = PT2PT_SIZES
+    required_sizes = default_sizes("pingpong")
     size_table = "pingpong"
     metrics = {
         "latency_8B_median_us": cell("pingpong", "latency_median_us", size_bytes=8),
@@ -49,7 +49,7 @@ class NetbenchPingPong(NetbenchPairCheck):
 class NetbenchPingPongBandwidth(NetbenchPairCheck):
     descr = "Ping-pong bandwidth, size / (round trip / 2) (Zamani et al. 4.1)"
     method = "bibw"
-    required_sizes = PT2PT_SIZES
+    required_sizes = default_sizes("bibw")
     size_table = "bibw"
     metrics = {
         "bandwidth_1MiB_MBps": cell("bibw", "bandwidth_median_MBps",
@@ -62,7 +62,7 @@ class NetbenchPingPongBandwidth(NetbenchPairCheck):
 class NetbenchBothway(NetbenchPairCheck):
     descr = "Both ranks send at once, per-direction bandwidth (Zamani et al. 4.1, IMB PingPing)"
     method = "bothway"
-    required_sizes = PT2PT_SIZES
+    required_sizes = default_sizes("bothway")
     size_table = "bothway"
     metrics = {
         "bothway_bandwidth_1MiB_MBps": cell(
@@ -76,7 +76,7 @@ class NetbenchBothway(NetbenchPairCheck):
 class NetbenchFlood(NetbenchPairCheck):
     descr = "Flood test: gap g at 8 B and per-byte gap G at queue depths 1..64 (Bell et al. 4.2)"
     method = "flood"
-    required_sizes = PT2PT_SIZES
+    required_sizes = default_sizes("flood")
     size_table = "flood_best"
     metrics = {
         "flood_g_8B_us": summary("g_us"),

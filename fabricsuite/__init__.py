@@ -11,9 +11,9 @@ from pathlib import Path
 #: The repository root (the package lives at its top level).
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOURCE_DIR = REPO_ROOT / "src"
-#: The version, written once: netbench's (src/version.h), which pyproject.toml reads from here.
+#: The version, written once: netbench's (src/core/version.h), which pyproject.toml reads from here.
 __version__ = re.search(r'NETBENCH_VERSION "([^"]+)"',
-                        (SOURCE_DIR / "version.h").read_text()).group(1)
+                        (SOURCE_DIR / "core" / "version.h").read_text()).group(1)
 REFERENCE_DIR = REPO_ROOT / "reference"
 #: ReFrame's names of the Slurm scheduler (with and without accounting): where `srun` and
 #: `scontrol` reach the job's nodes.

@@ -3,7 +3,8 @@
 Every table column and summary figure of netbench is declared once, in C, with its unit and which
 way is better; `netbench METHOD --describe` prints the declarations. The checks are Python that
 ReFrame loads before anything is built, so they read a snapshot of them, `src/declarations.json`
-(every method's `--describe`), and take each performance variable's unit and direction from it:
+(every method's `--describe`), and take each performance variable's unit and direction from it,
+and a method's default sizes and option defaults (`default_sizes`, `option_default`):
 `rfm_netbench.cell("pingpong", "latency_median_us", size_bytes=8)` is in us, lower is better,
 because netbench says so. tests/test_netbench_program.py fails while the snapshot differs from
 what the built program declares; after changing a declaration, write it again:
@@ -56,6 +57,28 @@ def describe_all(program: str) -> dict[str, Any]:
 @functools.cache
 def snapshot() -> dict[str, Any]:
     return json.loads(DECLARATIONS_FILE.read_text())
+
+
+def default_sizes(method: str, declarations: dict[str, Any] | None = None) -> list[int]:
+    """The message sizes `netbench METHOD` measures without size options, as it declares them
+    (its defaults, its size progression and its own rules): what a check that runs the method
+    with its defaults requires in the output."""
+    sizes = (declarations or snapshot())["methods"][method]["default_sizes"]
+    if sizes is None:
+        raise DeclarationError(f"netbench {method} declares no default sizes (they depend on "
+                               f"another option)")
+    return list(sizes)
+
+
+def option_default(method: str, option: str,
+                   declarations: dict[str, Any] | None = None) -> str | None:
+    """The default of `option` (e.g. "--sizes-per-doubling") of `netbench METHOD`, as typed on
+    the command line; None where the option has none. DeclarationError for an option the method
+    does not take."""
+    for declared in (declarations or snapshot())["methods"][method]["options"]:
+        if declared["name"] == option:
+            return declared["default"]
+    raise DeclarationError(f"netbench {method} takes no option {option}")
 
 
 def declared_figures(description: dict[str, Any]) -> dict[tuple[str | None, str], tuple[str, str]]:
@@ -151,7 +174,10 @@ def render(declarations: dict[str, Any]) -> str:
             f'{figures(t["columns"], "    ")}\n   ]}}' for t in d["tables"])
         methods.append(f'  {json.dumps(name)}: {{"method": {json.dumps(d["method"])}, '
                        f'"scope": {json.dumps(d["scope"])}, "tables": [\n{tables}\n  ], '
-                       f'"summary": [\n{figures(d["summary"], "   ")}\n  ]}}')
+                       f'"summary": [\n{figures(d["summary"], "   ")}\n  ], '
+                       f'"options": [\n{figures(d["options"], "   ")}\n  ], '
+                       f'"size_progression": {json.dumps(d["size_progression"])}, '
+                       f'"default_sizes": {json.dumps(d["default_sizes"])}}}')
     return '{"methods": {\n' + ",\n".join(methods) + "\n}}\n"
 
 

@@ -176,14 +176,6 @@ def check_classes(base: type) -> dict[str, type]:
     return classes
 
 
-def powers_of_two(first: int, last: int) -> list[int]:
-    sizes, size = [], first
-    while size <= last:
-        sizes.append(size)
-        size *= 2
-    return sizes
-
-
 class NetbenchBuild(rfm.CompileOnlyRegressionTest):
     """Builds src/ with the programming environment's MPI compiler wrapper (`make netbench`);
     on a partition with Spack, installs this checkout's commit with Spack instead."""

@@ -1,4 +1,5 @@
-"""Tests of src/analysis.c (statistics, fits, protocol ranges, overlap knee) through ctypes.
+"""Tests of src/analysis/analysis.c (statistics, fits, protocol ranges, overlap knee), through
+ctypes.
 
 The library is built with `make -C src libnbanalysis.so` (a C compiler is all it needs, no MPI).
 Synthetic data only; every random draw comes from a seeded random.Random.
@@ -719,7 +720,7 @@ def test_clamped_parameters_are_named(nb):
 # Model selection over every segmentation (nb_segment_optimal): what netbench loggp uses
 # --------------------------------------------------------------------------------------------
 
-# The program's settings (methods_loggp.c): 5 points per range, 3 % floor, margin 40, 8 ranges.
+# The program's settings (methods/loggp.c): 5 points per range, 3 % floor, margin 40, 8 ranges.
 SEGMENT = {"min_points": 5, "rel_floor": 0.03, "margin": 40.0, "max_segments": 8}
 
 
@@ -803,11 +804,11 @@ def test_segmentation_of_real_mpich_runs_finds_the_usual_breaks(nb, capture, ste
 
 
 def test_segmentation_of_real_clean_runs_keeps_the_visible_steps(nb):
-    """Quiet real runs (tests/data/netbench): Open MPI's steps at 304 B and 4 KiB, MPICH's
-    rendezvous step, and no break inside a smooth stretch."""
-    data = Path(__file__).parent / "data" / "netbench"
-    for name, must in {"loggp-openmpi": [304, 4096], "loggp-mpich": [108, 9742]}.items():
-        rows = json.loads((data / f"{name}.json").read_text())["tables"]["prtt"]
+    """Quiet real runs (tests/data/loggp-real/*-quiet.json): Open MPI's steps at 304 B and 4 KiB,
+    MPICH's rendezvous step, and no break inside a smooth stretch."""
+    quiet = {"loggp-openmpi-quiet": [304, 4096], "loggp-mpich-quiet": [108, 9742]}
+    for name, must in quiet.items():
+        rows = json.loads((REAL / f"{name}.json").read_text())["tables"]["prtt"]
         sizes = [r["size_bytes"] for r in rows]
         x = [s - 1.0 for s in sizes]
         _count, y = nb.despike([r["G_all_us"] for r in rows])

@@ -1,7 +1,7 @@
 """netbench matrix at scale: the tournament schedule, the relative verdict, the re-test of
 suspects alone, the quick mode, progress and the N x N maps beside the result.
 
-The schedule and the verdict are C code (src/pairmap.c): tested through `netbench matrix
+The schedule and the verdict are C code (src/analysis/pairmap.c): tested through `netbench matrix
 --print-schedule N` (a dry run without MPI) and through libnbanalysis.so (ctypes), on given
 numbers. The rest runs the real program under Open MPI with 2 ranks (3 where a run needs more
 than one pair: oversubscribed, so its timings are flagged unreliable, but the mechanics hold).

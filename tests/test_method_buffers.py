@@ -1,4 +1,4 @@
-"""netbench `reuse` and `vector` (src/methods_buffers.c) and their checks (checks/buffers.py), run
+"""netbench `reuse` and `vector` (src/methods/buffers.c) and their checks (checks/buffers.py), run
 for real: 2 ranks bound to cores with Debian's Open MPI and MPICH, and a ReFrame session on the
 local system. The figures are checked for soundness and consistency, never for their values (the
 machine is shared and noisy)."""

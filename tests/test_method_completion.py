@@ -1,4 +1,4 @@
-"""netbench `polling`, `anysource` and `sendmodes` (src/methods_polling.c, methods_anysource.c,
+"""netbench `polling`, `anysource` and `sendmodes` (src/methods/polling.c, methods/anysource.c,
 methods_sendmodes.c, their shared rounds in paired.c) and their checks
 (checks/completion.py), run for real: 2 ranks bound to cores with Debian's Open MPI and MPICH,
 and a ReFrame session on the local system. Figures are checked for soundness, never for their

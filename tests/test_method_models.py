@@ -1,4 +1,4 @@
-"""netbench `models` and `consistency` (src/methods_models.c, src/methods_consistency.c) and
+"""netbench `models` and `consistency` (src/methods/models.c, src/methods/consistency.c) and
 their checks (checks/collective_models.py), run for real: 2 ranks bound to cores with Debian's
 Open MPI and MPICH, short sweeps, and a ReFrame session on the local system."""
 

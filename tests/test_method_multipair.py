@@ -1,4 +1,4 @@
-"""netbench `connections` and `loaded` (src/methods_multipair.c) and their checks
+"""netbench `connections` and `loaded` (src/methods/multipair.c) and their checks
 (checks/multipair.py), run for real: 2 ranks bound to cores with Debian's Open MPI and MPICH,
 4 oversubscribed ranks for the mechanics only (their timings mean nothing), and a ReFrame
 session on the local system."""

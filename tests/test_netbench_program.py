@@ -490,14 +490,14 @@ def test_dense_times_at_least_min_iterations_exchanges(netbench, tmp_path):
 # the way a faulty MPI or fabric would (wrong content, wrong reduction, a shifted receive), and
 # the validation run of the mutant must report it.
 MUTANTS = {
-    "dense": ("methods_dense.c", "nb_fill_message(state->send, size, ctx->rank, tag);",
+    "dense": ("methods/dense.c", "nb_fill_message(state->send, size, ctx->rank, tag);",
               "nb_fill_message(state->send, size, ctx->rank, tag + 2);",
               ["--max-size", "1K", "--phases", "2"]),
-    "collectives": ("methods_collectives.c",
+    "collectives": ("methods/collectives.c",
                     "MPI_Allreduce(s->send, s->recv, s->floats, MPI_FLOAT, MPI_SUM, comm);",
                     "MPI_Allreduce(s->send, s->recv, s->floats, MPI_FLOAT, MPI_MAX, comm);",
                     ["--collectives", "allreduce", "--sizes", "8,1K"]),
-    "beff": ("methods_beff.c",
+    "beff": ("methods/beff.c",
              "MPI_Sendrecv(send1, L, MPI_BYTE, s->next, BEFF_TAG_TO_NEXT, recv1, L,",
              "MPI_Sendrecv(send1, L, MPI_BYTE, s->next, BEFF_TAG_TO_NEXT, recv1 + 1, L,",
              ["--lmax", "8K", "--random-patterns", "1"]),
@@ -858,7 +858,7 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
 
     source = tmp_path / "src"
     shutil.copytree(SOURCE_DIR, source, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
-    catalogue = source / "catalogue.c"
+    catalogue = source / "methods" / "pt2pt_catalogue.h"
     text = catalogue.read_text()
     column = '    NB_HIGHER("bandwidth_best_MBps", "MBps"),\n'
     figure = '    NB_LOWER("latency_small_p90_us", "us"),\n'
@@ -901,13 +901,12 @@ ADDING_A_METHOD_DOC = SOURCE_DIR.parent / "docs" / "adding-a-method.md"
 
 
 def test_the_documented_method_skeleton_builds_and_runs(tmp_path):
-    """docs/adding-a-method.md's skeleton, pasted where the doc says (its settings, table and
-    run function in catalogue.h, its declarations and registry line in catalogue.c, its code in
-    methods_example.c), builds with -Werror, and the new method runs and writes the table and
-    figure it declares."""
+    """docs/adding-a-method.md's skeleton, written where the doc says (two neighbouring files,
+    methods/example_catalogue.h and methods/example.c, and one line in methods/registry.c),
+    builds with -Werror, and the new method runs and writes the table and figure it declares."""
     from mpi_support import MPIS, build_netbench
 
-    header, declarations, registry_line, method_file = re.findall(
+    catalogue, registry_line, method_file = re.findall(
         r"```c\n(.*?)```", ADDING_A_METHOD_DOC.read_text(), re.S)
     source = tmp_path / "src"
     shutil.copytree(SOURCE_DIR, source, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
@@ -918,10 +917,9 @@ def test_the_documented_method_skeleton_builds_and_runs(tmp_path):
         assert old.count(before) == 1, f"{before!r} moved in {name}: update this test"
         path.write_text(old.replace(before, text + before))
 
-    insert("catalogue.h", "#endif", header + "\n")
-    insert("catalogue.c", "#define NB_REGISTRY(X)", declarations + "\n")
-    insert("catalogue.c", "    /* end of the registry", registry_line)
-    (source / "methods_example.c").write_text(method_file)
+    insert("methods/registry.c", "    /* end of the registry", registry_line)
+    (source / "methods" / "example_catalogue.h").write_text(catalogue)
+    (source / "methods" / "example.c").write_text(method_file)
     program = str(build_netbench(tmp_path / "build", "openmpi", source=source))
 
     example = _describe(program, "example")

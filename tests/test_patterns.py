@@ -1,4 +1,5 @@
-"""Tests of src/patterns.c through ctypes: who talks to whom in dense, b_eff and random patterns.
+"""Tests of src/analysis/patterns.c through ctypes: who talks to whom in dense, b_eff and random
+patterns.
 
 The dense algorithms follow the Altix study §3.3, the b_eff rings and lengths Rabenseifner's
 definition; the b_eff averaging is checked against the original b_eff's own output

@@ -1,11 +1,11 @@
-/* methods_polling.c - polling against blocking completion (Kutlug §3.2.6, Zamani et al. §5.4):
+/* polling.c - polling against blocking completion (Kutlug §3.2.6, Zamani et al. §5.4):
  * the same non-blocking ping-pong completed by MPI_Wait, by a busy MPI_Test loop, and by
  * MPI_Test then sched_yield(). */
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 
-#include "catalogue.h"
+#include "polling_catalogue.h"
 #include "paired.h"
 
 /* A tag no message carries: the receive whose MPI_Test calls are timed never completes. */

@@ -1,4 +1,4 @@
-/* methods_buffers.c - how the application's buffers cost: reuse (a new buffer per transfer
+/* buffers.c - how the application's buffers cost: reuse (a new buffer per transfer
  * against one reused buffer; Zamani et al. 5.3, Kutlug 3.2.4 and 4.2.3) and vector (an MPI
  * vector datatype in k segments against the contiguous message; Kutlug 3.2.7 and 4.2.5).
  *
@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "catalogue.h"
+#include "buffers_catalogue.h"
 #include "paired.h"
 
 /* Fewest iterations of one repetition, however slow a variant is. */

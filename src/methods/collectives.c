@@ -1,4 +1,4 @@
-/* methods_collectives.c - MPI collectives, each call timed alone in a synchronised time window
+/* collectives.c - MPI collectives, each call timed alone in a synchronised time window
  * (window.h: Hoefler et al. section 4; Altix study section 3.2), beside the naive loop/n figure.
  */
 #include <limits.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "collectives_catalogue.h"
 #include "methods.h"
 #include "window.h"
 

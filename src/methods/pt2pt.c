@@ -1,10 +1,10 @@
-/* methods_pt2pt.c - pingpong (latency), bibw (ping-pong bandwidth), bothway (both ranks send). */
+/* pt2pt.c - pingpong (latency), bibw (ping-pong bandwidth), bothway (both ranks send). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "pt2pt_catalogue.h"
 #include "methods.h"
 
 /* Fewest iterations of one repetition, however slow a size is. */

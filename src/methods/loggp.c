@@ -1,4 +1,4 @@
-/* methods_loggp.c - LogGP parameters from parametrized round trips PRTT(n, d, s) with
+/* loggp.c - LogGP parameters from parametrized round trips PRTT(n, d, s) with
  * protocol-range detection (Hoefler, Schneider, Lumsdaine, "LogGP in Theory and Practice",
  * §2.2-2.6). */
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "loggp_catalogue.h"
 #include "methods.h"
 
 #define LOGGP_MIN_ROUNDS 3

@@ -1,4 +1,4 @@
-/* methods_pairs.c - ping-pong between chosen pairs of ranks of a whole allocation.
+/* pairs.c - ping-pong between chosen pairs of ranks of a whole allocation.
  *
  *   matrix    every pair (i, j): latency and bandwidth, an N x N map that points at a bad link
  *             or node (one rank per node gives node-to-node figures). Concurrent by default:
@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "pairs_catalogue.h"
 #include "methods.h"
 #include "pairmap.h"
 

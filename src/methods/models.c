@@ -1,4 +1,4 @@
-/* methods_models.c - collectives against what the network can do.
+/* models.c - collectives against what the network can do.
  *
  * models: LogGP predictions of the common collective algorithms (binomial-tree broadcast and
  * reduce, recursive-doubling allreduce, recursive-doubling or ring allgather, pairwise-exchange
@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "models_catalogue.h"
 #include "json_read.h"
 #include "methods.h"
 #include "operations.h"

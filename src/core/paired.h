@@ -157,4 +157,17 @@ void nb_paired_summary_cost(const nb_context *ctx, const char *prefix,
                             const nb_paired_variant *variants, const nb_paired_measurement *m,
                             size_t variant, size_t baseline);
 
+/* The variants of one ping-pong measured side by side (paired.h: polling, anysource, sendmodes)
+ * share their options and the layout of their tables: latency per variant (named in the column
+ * `key`), and each variant's cost against the baseline. */
+#define NB_PAIRED_LATENCY_COLUMNS(key)                                                         \
+    NB_KEY("size_bytes", "bytes"), NB_KEY((key), ""), NB_LATENCY_COLUMNS
+#define NB_PAIRED_COST_COLUMNS(key)                                                            \
+    NB_KEY("size_bytes", "bytes"), NB_KEY((key), ""), NB_KEY("against", ""),                   \
+        NB_LOWER("cost_us", "us"), NB_LOWER("cost_ratio", "ratio"),                            \
+        NB_KEY("noise_floor_us", "us")
+
+/* Their options (each declares `static const nb_option NAME_options[] = {NB_PAIRED_OPTIONS};`). */
+#define NB_PAIRED_OPTIONS NB_USE_SIZES("8", "64K"), NB_USE_REPEATS("11", "10000", "2")
+
 #endif

@@ -1,9 +1,9 @@
-/* methods_sendmodes.c - ping-pong latency of the four MPI send modes (Zamani et al. §5.1):
+/* sendmodes.c - ping-pong latency of the four MPI send modes (Zamani et al. §5.1):
  * standard (MPI_Send), synchronous (MPI_Ssend), buffered (MPI_Bsend) and ready (MPI_Rsend). */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "catalogue.h"
+#include "sendmodes_catalogue.h"
 #include "paired.h"
 
 /* The MPI_Bsend buffer holds this many messages of the largest size: one is in it at a time

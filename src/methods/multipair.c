@@ -1,4 +1,4 @@
-/* methods_multipair.c - two methods in which more ranks than one pair take part:
+/* multipair.c - two methods in which more ranks than one pair take part:
  *
  *   connections  ping-pong latency of ranks 0 and 1 after rank 0 has exchanged messages with k
  *                other peers (k = 0, 1, 2, 4, ..., P-2): the cost of many open connections
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "catalogue.h"
+#include "multipair_catalogue.h"
 #include "methods.h"
 
 /* Fewest round trips / windows in one timed loop, however slow a size is. */

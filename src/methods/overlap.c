@@ -1,11 +1,11 @@
-/* methods_overlap.c - send/receive overhead by CPU overlap (Bell et al. §4.3) and the overlap
+/* overlap.c - send/receive overhead by CPU overlap (Bell et al. §4.3) and the overlap
  * potential of a non-blocking ping-pong per size (Zamani et al. §5.6). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "overlap_catalogue.h"
 #include "methods.h"
 
 /* Sweeps run from 0 to SPAN_FACTOR x T(0); when no point is slower than the tolerance allows,

@@ -1,4 +1,4 @@
-/* methods_consistency.c - self-consistency rules of an MPI library (Traff, Gropp, Thakur,
+/* consistency.c - self-consistency rules of an MPI library (Traff, Gropp, Thakur,
  * "Self-consistent MPI performance guidelines"): a collective must not be slower than a mock-up
  * of it made of other collectives (MPI_Allreduce(n) <= MPI_Reduce(n) + MPI_Bcast(n), ...), nor
  * than a more general one (MPI_Reduce(n) <= MPI_Allreduce(n)). Both sides are timed call by call
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "consistency_catalogue.h"
 #include "methods.h"
 #include "operations.h"
 

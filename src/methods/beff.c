@@ -1,4 +1,4 @@
-/* methods_beff.c - b_eff, the effective bandwidth of Rabenseifner (Altix study §3.1): ring and
+/* beff.c - b_eff, the effective bandwidth of Rabenseifner (Altix study §3.1): ring and
  * random patterns, 21 message lengths, 3 communication methods, every rank communicating. */
 #include <math.h>
 #include <stdint.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalogue.h"
+#include "beff_catalogue.h"
 #include "methods.h"
 #include "patterns.h"
 

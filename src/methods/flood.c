@@ -1,11 +1,11 @@
-/* methods_flood.c - flood test at queue depth q: g, G and unidirectional bandwidth
+/* flood.c - flood test at queue depth q: g, G and unidirectional bandwidth
  * (Bell et al. §4.2, Kutlug §3.2.2). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "flood_catalogue.h"
 #include "methods.h"
 
 /* Size of the closing reply (Bell: "the sender waits for a single reply from the receiver"). */

@@ -10,6 +10,20 @@
 #include "analysis.h"
 #include "window.h"
 
+/* The table `timings` of models and consistency, which this file fills (its declaration lives
+ * here, beside its one writer, rather than in either method family). */
+static const nb_column operation_timing_columns[] = {
+    NB_KEY("operation", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("calls", "count"),
+    NB_KEY("calls_valid", "count"),
+    NB_LOWER("late_calls", "count"),
+    NB_KEY("rounds_valid", "count"),
+    NB_LOWER("time_median_us", "us"),
+    NB_LOWER("time_spread_us", "us"),
+};
+const nb_table_spec nb_operation_timings_table = NB_TABLE_SPEC("timings", operation_timing_columns);
+
 /* ---- the window timing (window.h) ---------------------------------------------------------- */
 
 /* Tag 11 on ctx->pair, and 12 for the wait's progress (never sent). */

@@ -1,9 +1,9 @@
-/* methods_anysource.c - the cost of a wildcard receive (Kutlug §4.2.6, "Effect of Completion
+/* anysource.c - the cost of a wildcard receive (Kutlug §4.2.6, "Effect of Completion
  * Queues"): the same blocking ping-pong receiving with the source named, with MPI_ANY_SOURCE,
  * and with MPI_ANY_SOURCE and MPI_ANY_TAG. */
 #include <stdlib.h>
 
-#include "catalogue.h"
+#include "anysource_catalogue.h"
 #include "paired.h"
 
 /* The pingpong loop (Bell §4.1: MPI_Send, MPI_Recv) with the receive's source and tag as

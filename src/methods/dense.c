@@ -1,4 +1,4 @@
-/* methods_dense.c - dense communication: every rank exchanges in phases (Altix study §3.3).
+/* dense.c - dense communication: every rank exchanges in phases (Altix study §3.3).
  *
  * Four algorithms (partners: patterns.c): congestion-controlled all-to-all personalized exchange,
  * simple pairwise, cumulative pairwise and random pairwise. Each phase is timed on its own: all
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "catalogue.h"
+#include "dense_catalogue.h"
 #include "methods.h"
 #include "patterns.h"
 

@@ -1,0 +1,217 @@
+/* pairs_catalogue.h - the declarations of pairs.c's methods: their settings (the targets
+ * of their own options), options with defaults, ranges and help, output tables (every column
+ * with its unit and direction), summary figures and help text. Included once, by pairs.c, which
+ * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
+ * lists each method once (docs/adding-a-method.md). */
+#ifndef NETBENCH_PAIRS_CATALOGUE_H
+#define NETBENCH_PAIRS_CATALOGUE_H
+
+#include "analysis.h"
+#include "methods.h"
+#include "operations.h"
+#include "paired.h"
+#include "patterns.h"
+
+/* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
+#define MATRIX_MAX_SCHEDULE_RANKS 100000
+
+/* matrix's own options (nb_options.settings). ClusterKit's defaults (NVIDIA's fabric checker):
+ * a healthy link of a non-blocking fabric delivers within a few per cent of the best one, and a
+ * bad one (a lane down, a degraded cable, a congested or mis-routed path) loses far more, so
+ * 93 % of the best separates them; latency is flagged only well above the best (2.1 x):
+ * small-message latency varies with placement (switch hops) by tens of per cent, never by 2 x. */
+typedef struct {
+    int schedule;                 /* --schedule: SCHEDULE_* */
+    double bandwidth_fraction;    /* --bandwidth-fraction: suspect below this share of the best */
+    double latency_factor;        /* --latency-factor: suspect above this multiple of the lowest */
+    int rounds;                   /* --rounds: tournament rounds to measure; 0 = all (full map) */
+    double progress_every_s;      /* --progress-every: seconds between progress lines */
+    int print_schedule_ranks;     /* --print-schedule N: print the schedule, no MPI; 0 = off */
+} matrix_settings;
+
+/* rankdist's own options. */
+typedef struct {
+    double tolerance;             /* --tolerance: flagged below (1 - tolerance) x the best */
+} rankdist_settings;
+
+/* Defined in pairs.c. */
+nb_run_function run_matrix, run_rankdist;
+nb_without_mpi_hook matrix_without_mpi;
+nb_name_of_function matrix_schedule_name;
+
+/* Output tables (docs/output-format.md). */
+static const nb_column pair_columns[] = {
+    NB_KEY("rank_a", ""),
+    NB_KEY("rank_b", ""),
+    NB_KEY("host_a", ""),
+    NB_KEY("host_b", ""),
+    NB_LOWER("latency_us", "us"),
+    NB_HIGHER("bandwidth_MBps", "MBps"),
+    NB_KEY("flagged", ""),
+    NB_KEY("round", "count"),
+    NB_KEY("suspect", ""),
+    NB_LOWER("retest_latency_us", "us"),
+    NB_HIGHER("retest_bandwidth_MBps", "MBps"),
+};
+
+static const nb_table_spec pairs_table = NB_TABLE_SPEC("pairs", pair_columns);
+
+static const nb_column bad_node_columns[] = {
+    NB_KEY("rank", ""),
+    NB_KEY("host", ""),
+    NB_KEY("pairs", "count"),
+    NB_LOWER("bad_pairs", "count"),
+};
+
+static const nb_table_spec bad_nodes_table = NB_TABLE_SPEC("bad_nodes", bad_node_columns);
+
+static const nb_column distance_columns[] = {
+    NB_KEY("distance", "count"),
+    NB_KEY("rank", ""),
+    NB_KEY("host", ""),
+    NB_LOWER("latency_us", "us"),
+    NB_HIGHER("bandwidth_MBps", "MBps"),
+    NB_KEY("flagged", ""),
+};
+
+static const nb_table_spec distances_table = NB_TABLE_SPEC("distances", distance_columns);
+
+static const nb_option matrix_options[] = {
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    NB_USE(NB_COMMON_SEED, "1"),
+    {.name = "--schedule", .type = NB_OPTION_ENUM, NB_SETTING(matrix_settings, schedule),
+     .name_of = matrix_schedule_name, .name_count = 2, .value_name = "NAME",
+     .default_value = "concurrent", .example = "concurrent",
+     .help = "concurrent: the disjoint pairs of one round of a round-robin tournament at once, "
+             "round after round (N-1 rounds; N for an odd N); sequential: one pair at a time, "
+             "the others waiting (isolates every pair; N (N-1) / 2 steps)"},
+    {.name = "--bandwidth-fraction", .type = NB_OPTION_DOUBLE,
+     NB_SETTING(matrix_settings, bandwidth_fraction), .min = 0.01, .max = 1.0, .value_name = "F",
+     .default_value = "0.93", .example = "0.93", .range_note = "0.93 = 93 % of the best pair",
+     .help = "a pair whose bandwidth is below F x the best pair's of this run is suspect"},
+    {.name = "--latency-factor", .type = NB_OPTION_DOUBLE,
+     NB_SETTING(matrix_settings, latency_factor), .min = 1.0, .max = 1000.0, .value_name = "X",
+     .default_value = "2.1", .example = "2.1", .range_note = "2.1 = 2.1 x the lowest pair",
+     .help = "a pair whose latency is above X x the lowest pair's of this run is suspect"},
+    {.name = "--rounds", .type = NB_OPTION_INT, NB_SETTING(matrix_settings, rounds), .min = 1,
+     .max = 1000000, .value_name = "K", .default_text = "every round, the full map",
+     .example = "4",
+     .help = "quick mode: only K rounds of the tournament, drawn with --seed (the same seed, "
+             "the same pairs); the nightly sample"},
+    {.name = "--progress-every", .type = NB_OPTION_DOUBLE,
+     NB_SETTING(matrix_settings, progress_every_s), .min = 0.0, .max = 86400.0,
+     .value_name = "SECONDS", .default_value = "60", .example = "60",
+     .help = "a progress line on stderr (round r of R, elapsed, estimate) at most every "
+             "SECONDS; 0: after every round"},
+    {.name = "--print-schedule", .type = NB_OPTION_INT,
+     NB_SETTING(matrix_settings, print_schedule_ranks), .min = 2,
+     .max = MATRIX_MAX_SCHEDULE_RANKS, .value_name = "N", .default_text = "off", .example = "6",
+     .help = "print the rounds (with --rounds/--seed: the chosen ones) for N ranks and exit; "
+             "needs no MPI (--json: as JSON)"},
+    NB_USE_REPEATS("5", "10000", "5"),
+};
+
+static const nb_table_spec *const matrix_tables[] = {&pairs_table, &bad_nodes_table, NULL};
+
+/* Its summary figures (docs/output-format.md). */
+static const nb_column matrix_figures[] = {
+    NB_KEY("pairs", "pairs"),
+    NB_KEY("pairs_total", "pairs"),
+    NB_KEY("rounds", "count"),
+    NB_KEY("rounds_total", "count"),
+    NB_LOWER("latency_median_us", "us"),
+    NB_LOWER("latency_max_us", "us"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+    NB_HIGHER("bandwidth_min_MBps", "MBps"),
+    NB_LOWER("flagged_pairs", "pairs"),
+    NB_KEY("bandwidth_best_MBps", "MBps"),
+    NB_KEY("bandwidth_floor_MBps", "MBps"),
+    NB_KEY("latency_lowest_us", "us"),
+    NB_KEY("latency_ceiling_us", "us"),
+    NB_LOWER("suspect_pairs", "pairs"),
+    NB_LOWER("bad_pairs", "pairs"),
+    NB_KEY("cleared_pairs", "pairs"),
+    NB_LOWER("bad_nodes", "nodes"),
+    NB_KEY("measure_s", "s"),
+    NB_KEY("round_mean_s", "s"),
+    NB_KEY("pair_mean_s", "s"),
+    NB_KEY("retest_s", "s"),
+    NB_KEY("retest_pair_mean_s", "s"),
+};
+
+const nb_method nb_method_matrix = {
+    .name = "matrix",
+    .summary = "all-pairs latency and bandwidth, an N x N map to find a bad link or node",
+    .description =
+        "All-pairs ping-pong: for every pair of ranks (i, j) the blocking ping-pong latency at\n"
+        "--min-size bytes (default 8) and the bandwidth at --max-size bytes (default 1M), each\n"
+        "the median of --repetitions loops of as many round trips as fit in --time-cap-ms. With\n"
+        "one rank per node the table is the node-to-node map.\n"
+        "Schedule (--schedule): concurrent (default) measures the disjoint pairs of one round of\n"
+        "a round-robin tournament (circle method) at the same time, latency then bandwidth,\n"
+        "each phase between barriers: N-1 rounds for an even N, N for an odd N (one rank sits\n"
+        "each round out), every pair exactly once. sequential measures one pair at a time while\n"
+        "the others wait without polling: N (N-1) / 2 steps. A step costs about\n"
+        "2 x --repetitions x --time-cap-ms plus the probes (about 60 ms at the defaults):\n"
+        "1000 nodes take about 1 minute concurrently, 8 hours sequentially.\n"
+        "Verdict, relative to this run (ClusterKit's rule and defaults): a pair is suspect when\n"
+        "its bandwidth is below --bandwidth-fraction x the best pair's (0.93: a healthy link\n"
+        "delivers within a few per cent of the best, a degraded one loses far more) or its\n"
+        "latency above --latency-factor x the lowest pair's (2.1: placement moves latency by\n"
+        "tens of per cent, never 2 x). Every suspect pair is then measured again ALONE (all\n"
+        "other ranks wait): still failing the same thresholds it is bad (table pairs: flagged),\n"
+        "otherwise it was congestion. A rank whose every measured pair (at least 2) is bad is\n"
+        "named as a bad node. Quick mode (nightly): --rounds K measures K rounds drawn with\n"
+        "--seed. Progress goes to stderr. With --json-file PATH the N x N maps are written\n"
+        "beside it: matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
+    .scope = NB_ON_ALL_RANKS,
+    .progression = NB_SIZES_POWERS_OF_2,
+    NB_DECLARES(matrix_options, matrix_tables, matrix_figures),
+    .settings_size = sizeof(matrix_settings),
+    .run = run_matrix,
+    .without_mpi = matrix_without_mpi,
+};
+
+static const nb_option rankdist_options[] = {
+    NB_USE(NB_COMMON_MIN_SIZE, "8"),
+    NB_USE(NB_COMMON_MAX_SIZE, "1M"),
+    {.name = "--tolerance", .type = NB_OPTION_DOUBLE, NB_SETTING(rankdist_settings, tolerance),
+     .min = 0.001, .max = 1.0, .value_name = "X", .default_value = "0.2", .example = "0.2",
+     .range_note = "0.2 = 20%",
+     .help = "a distance whose bandwidth is below (1 - X) x the best distance's is flagged "
+             "(0.2 = 20%)"},
+    NB_USE_REPEATS("5", "10000", "5"),
+};
+
+static const nb_table_spec *const rankdist_tables[] = {&distances_table, NULL};
+
+/* Its summary figures (docs/output-format.md). */
+static const nb_column rankdist_figures[] = {
+    NB_KEY("distances", "count"),
+    NB_LOWER("latency_nearest_us", "us"),
+    NB_LOWER("latency_farthest_us", "us"),
+    NB_HIGHER("bandwidth_nearest_MBps", "MBps"),
+    NB_HIGHER("bandwidth_farthest_MBps", "MBps"),
+    NB_LOWER("flagged_distances", "count"),
+};
+
+const nb_method nb_method_rankdist = {
+    .name = "rankdist",
+    .summary = "latency and bandwidth from rank 0 to rank d = 1, 2, 4, ... (Altix 3.2)",
+    .description =
+        "Distance sweep in rank space, the Altix study section 3.2 (Fig. 2 and 3): ping-pong\n"
+        "between rank 0 and rank d for d = 1, 2, 4, ... < P, one pair at a time while the\n"
+        "others wait without polling: the latency at --min-size bytes (default 8) and the\n"
+        "bandwidth at --max-size bytes (default 1M), each the median of --repetitions loops of\n"
+        "as many round trips as fit in --time-cap-ms. Where ranks are placed by node, the\n"
+        "distances cross the machine's levels (same node, neighbouring nodes, far nodes). A\n"
+        "distance whose bandwidth is below (1 - --tolerance) x the best one is flagged.",
+    .scope = NB_ON_ALL_RANKS,
+    .progression = NB_SIZES_POWERS_OF_2,
+    NB_DECLARES(rankdist_options, rankdist_tables, rankdist_figures),
+    .settings_size = sizeof(rankdist_settings),
+    .run = run_rankdist,
+};
+
+#endif

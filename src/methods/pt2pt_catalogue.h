@@ -1,0 +1,132 @@
+/* pt2pt_catalogue.h - the declarations of pt2pt.c's methods: their settings (the targets
+ * of their own options), options with defaults, ranges and help, output tables (every column
+ * with its unit and direction), summary figures and help text. Included once, by pt2pt.c, which
+ * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
+ * lists each method once (docs/adding-a-method.md). */
+#ifndef NETBENCH_PT2PT_CATALOGUE_H
+#define NETBENCH_PT2PT_CATALOGUE_H
+
+#include "analysis.h"
+#include "methods.h"
+#include "operations.h"
+#include "paired.h"
+#include "patterns.h"
+
+/* Defined in pt2pt.c. */
+nb_run_function run_pingpong, run_bibw, run_bothway;
+
+/* Output tables (docs/output-format.md). */
+static const nb_column pingpong_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_LATENCY_COLUMNS,
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+};
+
+static const nb_table_spec pingpong_table = NB_TABLE_SPEC("pingpong", pingpong_columns);
+
+static const nb_column bibw_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_HIGHER("bandwidth_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+    NB_HIGHER("bandwidth_max_MBps", "MBps"),
+    NB_LOWER("latency_median_us", "us"),
+};
+
+static const nb_table_spec bibw_table = NB_TABLE_SPEC("bibw", bibw_columns);
+
+static const nb_column bothway_columns[] = {
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("time_median_us", "us"),
+    NB_HIGHER("bandwidth_per_direction_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_direction_median_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_direction_max_MBps", "MBps"),
+    NB_HIGHER("bandwidth_aggregate_median_MBps", "MBps"),
+};
+
+static const nb_table_spec bothway_table = NB_TABLE_SPEC("bothway", bothway_columns);
+
+static const nb_option pt2pt_options[] = {
+    NB_USE_SIZES("8", "4M"),
+    NB_USE_REPEATS("11", "10000", "30"),
+};
+
+static const nb_table_spec *const pingpong_tables[] = {&pingpong_table, NULL};
+
+static const nb_table_spec *const bibw_tables[] = {&bibw_table, NULL};
+
+static const nb_table_spec *const bothway_tables[] = {&bothway_table, NULL};
+
+/* Its summary figures (docs/output-format.md). */
+static const nb_column pingpong_figures[] = {
+    NB_KEY("latency_small_size_bytes", "bytes"),
+    NB_LOWER("latency_small_min_us", "us"),
+    NB_LOWER("latency_small_median_us", "us"),
+};
+
+const nb_method nb_method_pingpong = {
+    .name = "pingpong",
+    .summary = "end-to-end latency: blocking ping-pong, half the round trip (Bell 4.1)",
+    .description =
+        "End-to-end latency (EEL), Bell et al. section 4.1 and Kutlug section 3.2.1: rank 0\n"
+        "sends a message with MPI_Send, rank 1 receives it with MPI_Recv and sends one of the\n"
+        "same size back; latency = round trip / 2. The timed loop holds nothing but these two\n"
+        "calls on buffers allocated and touched beforehand.\n"
+        "Per size: a warm-up, then as many iterations as fit in --time-cap-ms, at most\n"
+        "--iterations (rank 0 chooses the count from the warm-up and sends it to rank 1, so\n"
+        "both ranks run the same loop), repeated --repetitions times; the table gives the\n"
+        "min, median and max over the repetitions (Bell et al. report the minimum of >= 10\n"
+        "runs). Sizes are powers of two; 0 and 1 byte only when asked for (--sizes 0,1,8 or\n"
+        "--min-size 0).",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_POWERS_OF_2,
+    NB_DECLARES(pt2pt_options, pingpong_tables, pingpong_figures),
+    .run = run_pingpong,
+};
+
+/* Its summary figures (docs/output-format.md). */
+static const nb_column bibw_figures[] = {
+    NB_HIGHER("bandwidth_peak_MBps", "MBps"),
+    NB_KEY("bandwidth_peak_size_bytes", "bytes"),
+};
+
+const nb_method nb_method_bibw = {
+    .name = "bibw",
+    .summary = "ping-pong bandwidth: size / (round trip / 2) (Zamani 4.1 'bidirectional')",
+    .description =
+        "Ping-pong bandwidth, Zamani et al. section 4.1 (their 'bidirectional' test: the\n"
+        "receiver replies with a message of the same size): the same blocking MPI_Send /\n"
+        "MPI_Recv exchange as pingpong, reported as bandwidth = size / (round trip / 2),\n"
+        "in MB/s (1 MB = 10^6 bytes). Min/median/max are over --repetitions repetitions, each\n"
+        "of as many iterations as fit in --time-cap-ms (at most --iterations).",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_POWERS_OF_2,
+    NB_DECLARES(pt2pt_options, bibw_tables, bibw_figures),
+    .run = run_bibw,
+};
+
+/* Its summary figures (docs/output-format.md). */
+static const nb_column bothway_figures[] = {
+    NB_HIGHER("bandwidth_per_direction_peak_MBps", "MBps"),
+    NB_HIGHER("bandwidth_aggregate_peak_MBps", "MBps"),
+    NB_KEY("bandwidth_peak_size_bytes", "bytes"),
+};
+
+const nb_method nb_method_bothway = {
+    .name = "bothway",
+    .summary = "both ranks send at once: Isend+Irecv on both sides (Zamani 4.1, IMB PingPing)",
+    .description =
+        "Both-way bandwidth, Zamani et al. section 4.1 ('both the sender and receiver send\n"
+        "data simultaneously'), like IMB PingPing: in every iteration both ranks post\n"
+        "MPI_Irecv and MPI_Isend of the same size and wait for both with MPI_Waitall.\n"
+        "Bandwidth per direction = size / time per iteration; the aggregate is twice that.\n"
+        "Min/median/max are over --repetitions repetitions, each of as many iterations as fit\n"
+        "in --time-cap-ms (at most --iterations).",
+    .scope = NB_ON_PAIR,
+    .progression = NB_SIZES_POWERS_OF_2,
+    NB_DECLARES(pt2pt_options, bothway_tables, bothway_figures),
+    .run = run_bothway,
+};
+
+#endif

@@ -1,0 +1,78 @@
+"""Every netbench check's performance variables resolve offline, without building or running
+anything: each is declared by the method the check runs (src/declarations.json, the snapshot of
+`netbench METHOD --describe`), and where a real run of that method is recorded
+(tests/data/netbench/, both MPIs) each reads a finite number from it, at the sizes the check
+requires. A check that names a column its method does not write, a size its sweep does not
+measure, or a figure the recorded output lacks fails here, in the unit lane, not in a nightly
+run on a cluster.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import pytest
+
+from fabricsuite.declarations import declaration_problems, default_sizes, derived, snapshot
+from fabricsuite.netbench_result import load
+
+RECORDED = Path(__file__).parent / "data" / "netbench"
+
+
+@functools.cache
+def netbench_checks() -> dict[str, type]:
+    from fabricsuite.rfm_netbench import NetbenchCheck, check_classes
+
+    return check_classes(NetbenchCheck)
+
+
+def method_of(cls: type) -> str:
+    return str(cls.method)  # a ReFrame variable: as a string
+
+
+def test_every_netbench_checks_metrics_are_its_methods_declarations():
+    checks = netbench_checks()
+    assert len(checks) >= 20, sorted(checks)  # the loader found them
+    problems, resolved = [], 0
+    for name, cls in sorted(checks.items()):
+        description = snapshot()["methods"].get(method_of(cls))
+        if description is None:
+            problems.append(f"{name}: netbench has no method {method_of(cls)!r}")
+            continue
+        problems += [f"{name}.{line}" for line in declaration_problems(cls.metrics, description)]
+        resolved += len(cls.metrics) - len(derived(cls.metrics))
+    assert not problems, "\n".join(problems)
+    assert resolved >= 80, resolved
+
+
+def recorded_cases() -> list[tuple[str, str]]:
+    methods = {path.name.split("-")[0] for path in RECORDED.glob("*-openmpi.json")}
+    return [(name, mpi) for name, cls in sorted(netbench_checks().items())
+            if method_of(cls) in methods for mpi in ("openmpi", "mpich")]
+
+
+@pytest.mark.parametrize("check, mpi", recorded_cases())
+def test_every_variable_reads_a_number_from_a_recorded_run(check, mpi):
+    cls = netbench_checks()[check]
+    result = load(RECORDED / f"{method_of(cls)}-{mpi}.json")
+    values = {variable: metric.extract(result) for variable, metric in cls.metrics.items()
+              if variable not in derived(cls.metrics)}
+    assert values and all(math.isfinite(v) for v in values.values()), values
+    # the sizes the check requires are the ones its method measures by default, or its own
+    required = getattr(cls, "required_sizes", None) or []
+    options = list(getattr(cls, "netbench_options", None) or [])
+    if required and "--sizes" not in options and "--max-size" not in options:
+        assert set(required) <= set(default_sizes(method_of(cls))), (check, required)
+
+
+def test_the_sweep_a_check_requires_is_the_declared_default():
+    """A check that runs its method with the default sizes requires exactly those
+    (NetbenchPingPong & co. took a hand-written copy of them until `--describe` carried them)."""
+    checks = netbench_checks()
+    for name in ("NetbenchPingPong", "NetbenchPingPongBandwidth", "NetbenchBothway",
+                 "NetbenchFlood"):
+        cls = checks[name]
+        assert list(cls.required_sizes) == default_sizes(method_of(cls)), name
+        assert cls.required_sizes[0] == 8 and cls.required_sizes[-1] == 4 * 1024 * 1024
