@@ -24,10 +24,14 @@ Directions:
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from . import REPO_ROOT
 
 LOWER = "lower"
 HIGHER = "higher"
@@ -176,6 +180,18 @@ def reads(table: str | None, column: str, **where: Any) -> Callable[[Any], float
 #: The two specs most external figures share: times (lower is better), bandwidths (higher).
 US = PerfSpec("us", "lower")
 MBPS = PerfSpec("MB/s", "higher")
+
+
+#: Every check's declared variables (PerfSpec fields; for a netbench variable also the table,
+#: column and row it reads), method and options: a snapshot of checks/*.py that commands read
+#: without loading ReFrame (the report), held to the checks by tests/test_check_declarations.py.
+CHECK_DECLARATIONS_FILE = REPO_ROOT / "checks" / "declarations.json"
+
+
+@functools.cache
+def check_declarations() -> dict[str, Any]:
+    """checks/declarations.json: {check class: {"variables", "method", "options"}}."""
+    return json.loads(CHECK_DECLARATIONS_FILE.read_text())
 
 
 def declared_specs(check_class) -> dict[str, PerfSpec]:

@@ -18,8 +18,6 @@ PACKAGE = REPO_ROOT / "fabricsuite"
 DOC = REPO_ROOT / "docs" / "architecture.md"
 #: Lower layers first; "checks" and "workflows" are siblings on top of "data".
 RANK = {"base": 0, "data": 1, "checks": 2, "workflows": 2}
-#: Imports the doc names as known exceptions: (importer, imported).
-EXCEPTIONS = {("report", "rfm_netbench")}
 
 
 def layers() -> dict[str, str]:
@@ -86,7 +84,7 @@ def test_a_module_imports_only_its_layer_or_lower_ones():
     wrong = []
     for module in modules():
         for imported in imports(module):
-            if imported not in table or (module, imported) in EXCEPTIONS:
+            if imported not in table:
                 continue
             mine, theirs = table[module], table[imported]
             if RANK[theirs] > RANK[mine] or (RANK[theirs] == RANK[mine] and theirs != mine):

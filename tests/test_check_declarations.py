@@ -1,7 +1,9 @@
-"""Every check's performance variables (unit, direction and bound rule) and the options it runs
-its program with are held to a committed snapshot (tests/data/check_declarations.json): a
-refactoring of the check layer (issue 40: one check base, one reader protocol) must leave them
-as they were, and a deliberate change shows up as a diff of that file in review.
+"""Every check's performance variables (unit, direction and bound rule, and for a netbench
+variable the table, column and row it reads) and the options it runs its program with are held
+to a committed snapshot (checks/declarations.json): a refactoring of the check layer (issue 40:
+one check base, one reader protocol) must leave them as they were, a deliberate change shows up
+as a diff of that file in review, and the report reads the checks' declarations from it without
+loading ReFrame.
 
 After a deliberate change: `.venv/bin/python tests/test_check_declarations.py --write`.
 """
@@ -11,9 +13,8 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 
-SNAPSHOT = Path(__file__).parent / "data" / "check_declarations.json"
+from fabricsuite.metrics import CHECK_DECLARATIONS_FILE as SNAPSHOT
 
 
 def declarations() -> dict[str, dict]:
@@ -33,10 +34,18 @@ def declarations() -> dict[str, dict]:
             return None
         return list(value) if isinstance(value, (list, tuple)) else value
 
+    def reads(metric) -> dict | None:
+        # a netbench variable: the table (None: the summary), column and row it reads
+        if not getattr(metric, "column", ""):
+            return None
+        return {"table": metric.table, "column": metric.column, "where": dict(metric.where)}
+
     found = {}
     for name, cls in sorted(check_classes(rfm.RegressionTest).items()):
+        metrics = getattr(cls, "metrics", {}) or {}
         found[name] = {
-            "variables": {var: asdict(spec) for var, spec in sorted(declared_specs(cls).items())},
+            "variables": {var: {**asdict(spec), "reads": reads(metrics.get(var))}
+                          for var, spec in sorted(declared_specs(cls).items())},
             "method": default(cls, "method"),
             "options": default(cls, "netbench_options") or default(cls, "program_opts"),
         }

@@ -15,7 +15,7 @@ from typing import Any
 from .. import history
 from ..cases import PASSED, RECORDED, case_key, final_cases, first_runs, health, node_names
 from ..commands import UsageError
-from ..metrics import case_scope, is_finite_number, series_key
+from ..metrics import case_scope, check_declarations, is_finite_number, series_key
 from ..netbench_result import NetbenchResult, ResultError, load
 from ..session import reference_statistics, verdict_lines
 from ..store import session_runs
@@ -86,7 +86,7 @@ LOGGP_VARIABLES = {
 
 def reference_position(metric: Any, curve: SizeCurve, group: str | None) -> int | str | None:
     """Where a performance variable's reference belongs on `curve`, from the check's declaration
-    of the variable (`metric`: rfm_netbench.cell or summary): the message size of a cell of the
+    of the variable (`metric`: a DeclaredMetric): the message size of a cell of the
     curve's own table and column (`cell("pingpong", "latency_median_us", size_bytes=8)` -> 8),
     "peak" for a summary peak figure in the curve's unit, or None (another figure: another
     column, such as a minimum on a median curve, another algorithm, another unit)."""
@@ -101,12 +101,24 @@ def reference_position(metric: Any, curve: SizeCurve, group: str | None) -> int 
     return metric.where.get(curve.size_column)
 
 
-def declared_metrics(check: str) -> dict[str, Any]:
-    """The performance variables a netbench check declares (name -> rfm_netbench.Metric)."""
-    from ..rfm_netbench import netbench_checks
+@dataclass(frozen=True)
+class DeclaredMetric:
+    """What a netbench check's variable reads (checks/declarations.json): `column` of the summary
+    (`table` None) or of the row of `table` matching `where`, in `unit`."""
 
-    cls = netbench_checks().get(check)
-    return dict(getattr(cls, "metrics", {}) or {})
+    table: str | None
+    column: str
+    where: dict[str, Any]
+    unit: str
+
+
+def declared_metrics(check: str) -> dict[str, DeclaredMetric]:
+    """The variables a netbench check declares that read a netbench figure, from the checks'
+    snapshot (no ReFrame loaded); a figure the check derives itself is left out."""
+    variables = check_declarations().get(check, {}).get("variables", {})
+    return {name: DeclaredMetric(declared["reads"]["table"], declared["reads"]["column"],
+                                 declared["reads"]["where"], declared["unit"])
+            for name, declared in variables.items() if declared.get("reads")}
 
 
 # --- stored cases and their result files -----------------------------------------------------
