@@ -1,5 +1,4 @@
-"""Tests of src/analysis/analysis.c (statistics, fits, protocol ranges, overlap knee), through
-ctypes.
+"""Tests of src/analysis/ (statistics, fits, protocol ranges, overlap knee) through ctypes.
 
 The library is built with `make -C src libnbanalysis.so` (a C compiler is all it needs, no MPI).
 Synthetic data only; every random draw comes from a seeded random.Random.

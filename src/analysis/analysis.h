@@ -1,7 +1,10 @@
 /* analysis.h - statistics, robust fits and protocol-change detection for netbench.
  *
- * No MPI in here: this file and analysis.c also build into libnbanalysis.so, which the
- * Python tests load with ctypes to check these functions on synthetic and captured data.
+ * Defined in stats.c (order statistics, bootstrap, spike filter, fast state, overlap knee),
+ * fits.c (straight-line fits) and ranges.c (protocol ranges). No MPI in here: analysis/ also
+ * builds into libnbanalysis.so, which the Python tests load with ctypes to check these
+ * functions on synthetic and captured data. Everything is plain C11, and allocation failures
+ * are reported as NAN / -1 / "no change" rather than by aborting.
  */
 #ifndef NETBENCH_ANALYSIS_H
 #define NETBENCH_ANALYSIS_H

@@ -9,40 +9,11 @@
 
 #include "analysis.h"
 #include "loggp_catalogue.h"
+#include "loggp_fit.h"
 #include "methods.h"
 
 #define LOGGP_MIN_ROUNDS 3
-#define RANGE_MIN_POINTS 5
 #define MAD_TO_SIGMA 1.4826
-/* nb_despike before the range detection: a point is a spike when it is more than 3.5 robust
- * standard deviations (at least 1% of the level) off the medians of both its 2 left and its 2
- * right neighbours, in the same direction. */
-#define DESPIKE_HALF_WINDOW 2
-#define DESPIKE_Z 3.5
-#define DESPIKE_FLOOR_RELATIVE 0.01
-/* Model selection (nb_segment_optimal): of all ways to cut the sweep into ranges of at least
- * RANGE_MIN_POINTS sizes, the best for each count, and of those the count with the lowest BIC,
- * each range beyond the first having to lower the cost by RANGE_SEGMENT_MARGIN + 3 ln n, with
- * the noise of a point RANGE_REL_FLOOR of its value. It replaced the look-ahead detection
- * followed by greedy merging and adding of breaks (removed since), which a
- * curved range next to a missed break could collapse: MPICH's 108 B - 8 KiB range curves upward
- * and one steady run lost both its 108 B and 1.2 KiB breaks. Replayed over the 219 runs that
- * bench/loggp_thresholds.py kept on 2026-11-24 (default settings and imposed thresholds, both
- * MPIs), the optimal segmentation gave the usual range count or the imposed threshold in 150
- * of 167 quiet runs at a margin of 40 (142 before; 145 at 50, 131 at 80, 144 at 20); the margin
- * was chosen on those runs and checked on new ones (README, "LogGP on a machine that switches
- * speed"). The repetitions' noise is not used: the output does not keep it, so the replay that
- * chose the rule could not include it. The look-ahead test of Hoefler et al. still runs: summary
- * protocol_ranges_detected. */
-#define RANGE_SEGMENT_MARGIN 40.0
-#define RANGE_REL_FLOOR 0.03
-/* The most ranges the model selection considers (the sweep has held at most 5 steps). */
-#define RANGE_MAX_SEGMENTS 8
-/* Confidence intervals: percentile bootstrap over the sizes of a range. */
-#define CI_LEVEL 0.95
-#define CI_RESAMPLES 1000
-#define CI_SEED 0x6c6f676770ULL
-
 /* A pass of a size whose PRTT(n,0,s) exceeds the kept (lowest) pass's by more than this share
  * was disturbed (summary slow_passes): how much of the run a slow phase hit. */
 #define SLOW_PASS_EXCESS 0.25
@@ -92,20 +63,6 @@ typedef struct {
     double waited_s;           /* time spent waiting for the fast state (see STATE_WAIT_STEP_S) */
     long waits;                /* size measurements that waited */
 } prtt_state;
-
-/* Per-size figures, rank 0. */
-typedef struct {
-    double prtt_1_0_us;
-    double prtt_n_0_us;
-    double prtt_n_dG_us;
-    double d_G_us;
-    int d_G_is_prtt_2_0;
-    double G_all_us;
-    double G_all_noise_var;    /* us^2 */
-    double o_s_us;
-    double o_r_us;
-    double state_probe_us;     /* 1-byte round trip right before the size (see STATE_RATIO) */
-} size_figures;
 
 /* Rank 0: the machine state probe, the lowest of STATE_PROBE_REPS timings of
  * STATE_PROBE_ROUNDS 1-byte round trips, in us per round trip; rank 1 answers (returns NAN). */
@@ -206,178 +163,6 @@ static void measure_size(const nb_context *ctx, prtt_state *state, size_figures 
     }
 }
 
-/* Median of the finite values of v[first..last]. */
-static double finite_median(const double *v, size_t first, size_t last)
-{
-    double kept[NB_MAX_SIZES];
-    size_t count = 0;
-    for (size_t i = first; i <= last; i++)
-        if (isfinite(v[i]))
-            kept[count++] = v[i];
-    return nb_median(kept, count);
-}
-
-static double non_negative_or_nan(double v)
-{
-    return v >= 0.0 ? v : NAN;
-}
-
-/* Per range, for the summary: value and interval of g, G, o_s, o_r, and whether the figure is
- * sound (fit present, reliable, not clamped, not negative). */
-enum { P_g, P_G, P_o_s, P_o_r, P_count };
-typedef struct {
-    double value, low, high;
-    int sound;
-} loggp_param;
-
-/* The fit of one protocol range (§2.4, §2.6). */
-typedef struct {
-    int fitted;                /* 0: fewer than 2 distinct sizes, no fit */
-    nb_linfit fit;
-    nb_bootstrap_ci ci;
-    double median_o_s, median_o_r;
-    loggp_param p[P_count];
-} range_fit;
-
-/* The figures of the summary that can be unreliable or unresolved, in the order of their
- * `unreliable` entries; their names are the summary keys. */
-enum { S_g_small, S_o_s_small, S_o_r_small, S_G_large, S_M, S_threshold_small,
-       S_threshold_large, S_count };
-static const char *const summary_figure_names[S_count] = {
-    "g_small_us", "o_s_small_us", "o_r_small_us", "G_large_ns_per_byte", "M_bytes",
-    "threshold_small_bytes", "threshold_large_bytes"};
-
-/* What the check asserts: small-message g, o_s, o_r (first range), large-message G (last
- * range), with their intervals; summary keys <name>_<unit>, index S_g_small + h. */
-static const struct {
-    const char *name, *unit;
-    int param, last;
-} headline[] = {{"g_small", "us", P_g, 0},
-                {"o_s_small", "us", P_o_s, 0},
-                {"o_r_small", "us", P_o_r, 0},
-                {"G_large", "ns_per_byte", P_G, 1}};
-
-/* The analysis of the kept figures, without output: despiking, protocol ranges, fits and the
- * soundness of every summary figure. report_loggp writes it; run_loggp decides on it whether to
- * make another pass. */
-typedef struct {
-    double x[NB_MAX_SIZES], G_all[NB_MAX_SIZES], noise[NB_MAX_SIZES];
-    double o_s[NB_MAX_SIZES], o_r[NB_MAX_SIZES], G_all_despiked[NB_MAX_SIZES];
-    size_t spikes;
-    nb_range ranges[NB_MAX_SIZES];
-    size_t range_count, detected_count;
-    range_fit fits[NB_MAX_SIZES];
-    loggp_param first_range[P_count], last_range[P_count];
-    double M, M_low, M_high;
-    int sound[S_count];        /* per summary figure: a figure, reliable and resolved */
-} loggp_analysis;
-
-/* Rank 0: analyses `figures` (one per size) into *a. */
-static void analyse_loggp(const nb_options *o, const size_figures *figures, loggp_analysis *a)
-{
-    size_t count = o->size_count;
-    for (size_t i = 0; i < count; i++) {
-        a->x[i] = (double)o->sizes[i] - 1.0;
-        a->G_all[i] = figures[i].G_all_us;
-        a->noise[i] = figures[i].G_all_noise_var;
-        a->o_s[i] = figures[i].o_s_us;
-        a->o_r[i] = figures[i].o_r_us;
-    }
-
-    /* A single disturbed timing (another process on the core) looks like a protocol change to
-     * the look-ahead test; the ranges are detected on G_all with such spikes replaced by their
-     * neighbours. The tables keep the measured values; the fits use the despiked series too:
-     * on a busy node a third of a short range can be disturbed, more than the robust fit's own
-     * outlier rejection may drop before it (rightly) calls the fit unreliable. */
-    a->spikes = nb_despike(a->G_all, count, DESPIKE_HALF_WINDOW, DESPIKE_Z,
-                           DESPIKE_FLOOR_RELATIVE, a->G_all_despiked);
-    const loggp_settings *ls = settings_of(o);
-    size_t range_count = nb_detect_ranges(a->x, a->G_all_despiked, a->noise, count,
-                                          ls->lookahead, ls->pfact, RANGE_MIN_POINTS, a->ranges,
-                                          NB_MAX_SIZES);
-    if (range_count > NB_MAX_SIZES)
-        range_count = NB_MAX_SIZES;
-    a->detected_count = range_count;
-    a->range_count = nb_segment_optimal(a->x, a->G_all_despiked, count, RANGE_MIN_POINTS,
-                                        RANGE_REL_FLOOR, RANGE_SEGMENT_MARGIN,
-                                        RANGE_MAX_SEGMENTS, a->ranges, NB_MAX_SIZES);
-    range_count = a->range_count;
-
-    for (int j = 0; j < P_count; j++)
-        a->first_range[j] = a->last_range[j] = (loggp_param){NAN, NAN, NAN, 0};
-    for (size_t k = 0; k < range_count; k++) {
-        size_t first = a->ranges[k].first, last = a->ranges[k].last;
-        range_fit *rf = &a->fits[k];
-        loggp_param *p = rf->p;
-        for (int j = 0; j < P_count; j++)
-            p[j] = (loggp_param){NAN, NAN, NAN, 0};
-        rf->fitted = nb_fit_robust_nonneg(a->x, a->G_all_despiked, first, last,
-                                          NB_FIT_MAX_RMS_RELATIVE, &rf->fit) == 0;
-        if (rf->fitted) {
-            nb_bootstrap_fit_ci(a->x, a->G_all_despiked, first, last, NB_FIT_MAX_RMS_RELATIVE,
-                                CI_RESAMPLES, CI_SEED + k, CI_LEVEL, &rf->ci);
-            /* A parameter held at its bound 0 by the non-negative fit is no measurement: the
-             * unconstrained fit wanted it negative, i.e. it is below the noise of the range. */
-            const nb_linfit *fit = &rf->fit;
-            int g_clamped = fit->intercept_clamped, G_clamped = fit->slope_clamped;
-            p[P_g] = (loggp_param){g_clamped ? NAN : fit->intercept, rf->ci.intercept_low,
-                                   rf->ci.intercept_high, fit->reliable && !g_clamped};
-            /* us/byte -> ns/byte */
-            p[P_G] = (loggp_param){G_clamped ? NAN : fit->slope * 1000.0,
-                                   rf->ci.slope_low * 1000.0, rf->ci.slope_high * 1000.0,
-                                   fit->reliable && !G_clamped};
-        }
-        rf->median_o_s = finite_median(a->o_s, first, last);
-        rf->median_o_r = finite_median(a->o_r, first, last);
-        p[P_o_s].value = non_negative_or_nan(rf->median_o_s);
-        p[P_o_r].value = non_negative_or_nan(rf->median_o_r);
-        p[P_o_s].sound = isfinite(p[P_o_s].value);
-        p[P_o_r].sound = isfinite(p[P_o_r].value);
-        nb_bootstrap_median_ci(a->o_s, first, last, CI_RESAMPLES, CI_SEED + k, CI_LEVEL,
-                               &p[P_o_s].low, &p[P_o_s].high);
-        nb_bootstrap_median_ci(a->o_r, first, last, CI_RESAMPLES, CI_SEED + k, CI_LEVEL,
-                               &p[P_o_r].low, &p[P_o_r].high);
-        if (k == 0)
-            memcpy(a->first_range, p, sizeof a->first_range);
-        if (k + 1 == range_count)
-            memcpy(a->last_range, p, sizeof a->last_range);
-    }
-
-    for (size_t h = 0; h < sizeof headline / sizeof headline[0]; h++)
-        a->sound[S_g_small + h] =
-            (headline[h].last ? a->last_range : a->first_range)[headline[h].param].sound;
-    /* M = g / G in bytes (g in us, G in ns/B); its interval from the ends of both intervals. */
-    const loggp_param *g_small = &a->first_range[P_g], *G_large = &a->last_range[P_G];
-    a->M = g_small->value * 1000.0 / G_large->value;
-    a->sound[S_M] = g_small->sound && G_large->sound && isfinite(a->M) && a->M > 0.0;
-    a->M_low = g_small->low * 1000.0 / G_large->high;
-    a->M_high = g_small->high * 1000.0 / G_large->low;
-    /* Thresholds: resolved with at least two ranges. */
-    a->sound[S_threshold_small] = a->sound[S_threshold_large] = range_count >= 2;
-}
-
-/* How many fitted summary figures of `a` (g, o_s, o_r, G, M) would be flagged unreliable; their
- * names, comma-separated, in names[0..size-1] (names may be NULL). The thresholds are left out:
- * unresolved with one protocol range, they say what the sweep holds (an eager limit beyond
- * --max-size), which another pass does not change. */
-static size_t unsound_summary(const loggp_analysis *a, char *names, size_t size)
-{
-    size_t unsound = 0, used = 0;
-    if (names != NULL && size > 0)
-        names[0] = '\0';
-    for (int s = 0; s < S_count; s++) {
-        if (a->sound[s] || s == S_threshold_small || s == S_threshold_large)
-            continue;
-        if (names != NULL && used < size) {
-            int n = snprintf(names + used, size - used, "%s%s", unsound > 0 ? ", " : "",
-                             summary_figure_names[s]);
-            used += n > 0 ? (size_t)n : 0;
-        }
-        unsound++;
-    }
-    return unsound;
-}
-
 /* Rank 0: tables, ranges, summary, from `figures` and their analysis `a`. */
 static void report_loggp(const nb_context *ctx, const size_figures *figures,
                          const loggp_analysis *a)
@@ -405,9 +190,9 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures,
         nb_cell_real(prtt, "prtt_n_0_us", f->prtt_n_0_us);
         nb_cell_real(prtt, "prtt_n_dG_us", f->prtt_n_dG_us);
         nb_cell_real(prtt, "d_G_us", f->d_G_us);
-        nb_cell_real(prtt, "G_all_us", non_negative_or_nan(f->G_all_us));
-        nb_cell_real(prtt, "o_s_us", non_negative_or_nan(f->o_s_us));
-        nb_cell_real(prtt, "o_r_us", non_negative_or_nan(f->o_r_us));
+        nb_cell_real(prtt, "G_all_us", loggp_non_negative_or_nan(f->G_all_us));
+        nb_cell_real(prtt, "o_s_us", loggp_non_negative_or_nan(f->o_s_us));
+        nb_cell_real(prtt, "o_r_us", loggp_non_negative_or_nan(f->o_r_us));
         if (range_of[i] >= 0)
             nb_cell_int(prtt, "range", range_of[i]);
         nb_cell_bool(prtt, "G_all_spike", a->G_all_despiked[i] != a->G_all[i]);
@@ -495,14 +280,14 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures,
         nb_cell_real(table, "o_s_us", p[P_o_s].value);
         nb_cell_real(table, "o_r_us", p[P_o_r].value);
         /* An interval bound below 0 (o_s: noise) is shown as null, as the figures are. */
-        nb_cell_real(table, "g_ci95_low_us", non_negative_or_nan(p[P_g].low));
-        nb_cell_real(table, "g_ci95_high_us", non_negative_or_nan(p[P_g].high));
-        nb_cell_real(table, "G_ci95_low_ns_per_byte", non_negative_or_nan(p[P_G].low));
-        nb_cell_real(table, "G_ci95_high_ns_per_byte", non_negative_or_nan(p[P_G].high));
-        nb_cell_real(table, "o_s_ci95_low_us", non_negative_or_nan(p[P_o_s].low));
-        nb_cell_real(table, "o_s_ci95_high_us", non_negative_or_nan(p[P_o_s].high));
-        nb_cell_real(table, "o_r_ci95_low_us", non_negative_or_nan(p[P_o_r].low));
-        nb_cell_real(table, "o_r_ci95_high_us", non_negative_or_nan(p[P_o_r].high));
+        nb_cell_real(table, "g_ci95_low_us", loggp_non_negative_or_nan(p[P_g].low));
+        nb_cell_real(table, "g_ci95_high_us", loggp_non_negative_or_nan(p[P_g].high));
+        nb_cell_real(table, "G_ci95_low_ns_per_byte", loggp_non_negative_or_nan(p[P_G].low));
+        nb_cell_real(table, "G_ci95_high_ns_per_byte", loggp_non_negative_or_nan(p[P_G].high));
+        nb_cell_real(table, "o_s_ci95_low_us", loggp_non_negative_or_nan(p[P_o_s].low));
+        nb_cell_real(table, "o_s_ci95_high_us", loggp_non_negative_or_nan(p[P_o_s].high));
+        nb_cell_real(table, "o_r_ci95_low_us", loggp_non_negative_or_nan(p[P_o_r].low));
+        nb_cell_real(table, "o_r_ci95_high_us", loggp_non_negative_or_nan(p[P_o_r].high));
     }
 
     nb_summary_real(r, "L_us", figures[0].prtt_1_0_us / 2.0); /* sizes[0] == 1 */
@@ -511,20 +296,20 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures,
 
     /* What the check asserts: small-message g, o_s, o_r (first range), large-message G (last
      * range), M = g / G (Bell et al. 5.5) and the thresholds, each with its interval. */
-    for (size_t h = 0; h < sizeof headline / sizeof headline[0]; h++) {
+    for (size_t h = 0; h < LOGGP_HEADLINE_COUNT; h++) {
         const loggp_param *p =
-            &(headline[h].last ? a->last_range : a->first_range)[headline[h].param];
+            &(loggp_headline[h].last ? a->last_range : a->first_range)[loggp_headline[h].param];
         char key[64];
-        snprintf(key, sizeof key, "%s_%s", headline[h].name, headline[h].unit);
+        snprintf(key, sizeof key, "%s_%s", loggp_headline[h].name, loggp_headline[h].unit);
         nb_summary_real(r, key, p->value);
         if (!a->sound[S_g_small + h])
             nb_unreliable(r, key, "taken from ranges[%zu], whose figure is unresolved, "
                           "unreliable or below the noise (see that range)",
-                          headline[h].last ? range_count - 1 : (size_t)0);
-        snprintf(key, sizeof key, "%s_ci95_low_%s", headline[h].name, headline[h].unit);
-        nb_summary_real(r, key, non_negative_or_nan(p->low));
-        snprintf(key, sizeof key, "%s_ci95_high_%s", headline[h].name, headline[h].unit);
-        nb_summary_real(r, key, non_negative_or_nan(p->high));
+                          loggp_headline[h].last ? range_count - 1 : (size_t)0);
+        snprintf(key, sizeof key, "%s_ci95_low_%s", loggp_headline[h].name, loggp_headline[h].unit);
+        nb_summary_real(r, key, loggp_non_negative_or_nan(p->low));
+        snprintf(key, sizeof key, "%s_ci95_high_%s", loggp_headline[h].name, loggp_headline[h].unit);
+        nb_summary_real(r, key, loggp_non_negative_or_nan(p->high));
     }
     int M_sound = a->sound[S_M];
     nb_summary_real(r, "M_bytes", M_sound ? a->M : NAN);
@@ -754,7 +539,8 @@ void run_loggp(const nb_context *ctx)
                      &measured[made * count]);
     kept_passes kept = keep_lowest(measured, made, count, figures);
     if (ctx->rank == 0)
-        analyse_loggp(o, figures, analysis);
+        loggp_analyse(o->sizes, o->size_count, settings_of(o)->lookahead,
+                          settings_of(o)->pfact, figures, analysis);
     /* A slow phase can outlast all --passes passes (a whole run is about 12 s): while a fitted
      * figure of the summary is unreliable, or a size was measured only in a slower state of the
      * machine than the run's fast one (its figures would mix two curves), one more pass, up to
@@ -763,10 +549,10 @@ void run_loggp(const nb_context *ctx)
     char unsound_first[256] = "";
     size_t slow_state_first = kept.slow_state_sizes;
     if (ctx->rank == 0)
-        unsound_summary(analysis, unsound_first, sizeof unsound_first);
+        loggp_unsound_summary(analysis, unsound_first, sizeof unsound_first);
     while (made < max_passes) {
         int more = ctx->rank == 0 &&
-                   (unsound_summary(analysis, NULL, 0) > 0 || kept.slow_state_sizes > 0);
+                   (loggp_unsound_summary(analysis, NULL, 0) > 0 || kept.slow_state_sizes > 0);
         MPI_Bcast(&more, 1, MPI_INT, 0, ctx->pair);
         if (!more)
             break;
@@ -775,11 +561,13 @@ void run_loggp(const nb_context *ctx)
         made++;
         kept = keep_lowest(measured, made, count, figures);
         if (ctx->rank == 0)
-            analyse_loggp(o, figures, analysis);
+            loggp_analyse(o->sizes, o->size_count, settings_of(o)->lookahead,
+                          settings_of(o)->pfact, figures, analysis);
     }
     recheck_counts rechecked = recheck(ctx, &state, figures, kept.fast_probe_us, stride);
     if (ctx->rank == 0 && rechecked.lowered > 0)
-        analyse_loggp(o, figures, analysis);
+        loggp_analyse(o->sizes, o->size_count, settings_of(o)->lookahead,
+                          settings_of(o)->pfact, figures, analysis);
     kept.slow_state_sizes = rechecked.slow_state_sizes;
     if (ctx->result != NULL) {
         report_loggp(ctx, figures, analysis);
@@ -802,7 +590,7 @@ void run_loggp(const nb_context *ctx)
             /* Why the extra passes were made, and whether they helped. */
             char why[384], still[384];
             char unsound_last[256];
-            size_t unsound_now = unsound_summary(analysis, unsound_last, sizeof unsound_last);
+            size_t unsound_now = loggp_unsound_summary(analysis, unsound_last, sizeof unsound_last);
             snprintf(why, sizeof why, "%s%s%s", unsound_first[0] ? "summary " : "",
                      unsound_first[0] ? unsound_first : "",
                      unsound_first[0] ? " unreliable" : "");
