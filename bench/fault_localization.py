@@ -2,18 +2,18 @@
 """Does the switch-aware all-pairs verdict name the faulty component? (issue 30's acceptance)
 
     bench/fault_localization.py [--trials 10] [--nodes 8] [--leaves 2] [--rate 200mbit]
-                                [--seed 1] [--json FILE]
+                                [--fault-fraction 0.25] [--seed 1] [--json FILE]
 
 Brings up an emulated cluster of its own (ci/emucluster.sh up --leaves L: N nodes in L blocks
 under L leaf switches, the leaves' uplinks to a spine, a Slurm topology.conf), node links at
 RATE, uplinks unshaped, and runs four scenarios of --trials each, the faulty component drawn at
 random in every trial (--seed):
 
-- node:       one node's link at a quarter of RATE;
-- uplink:     one leaf's uplink at a quarter of RATE, every node link healthy;
+- node:       one node's link at --fault-fraction of RATE (a quarter by default);
+- uplink:     one leaf's uplink at --fault-fraction of RATE, every node link healthy;
 - congestion: no fault; every uplink at RATE, so that a leaf's N/L node links share one link's
               worth (4:1 at 8 nodes on 2 leaves): concurrent pairs crossing it are slow;
-- switch:     every node link of one leaf at a quarter of RATE.
+- switch:     every node link of one leaf at --fault-fraction of RATE.
 
 A trial is one `netbench matrix` job through srun (one rank per node, the full map, suspects
 re-tested alone), the tree as `scontrol show topology` prints it, and the explanation of the bad
@@ -52,14 +52,56 @@ MATRIX_OPTIONS = ("--max-size", "256K", "--repetitions", "3", "--time-cap-ms", "
                   "--bandwidth-fraction", "0.85", "--progress-every", "0")
 
 
-def quarter(rate: str) -> str:
-    """A tc rate divided by 4, in kbit ("200mbit" -> "50000kbit")."""
+def scaled(rate: str, fraction: float) -> str:
+    """A tc rate times `fraction`, in kbit ("200mbit", 0.25 -> "50000kbit")."""
     match = re.fullmatch(r"(\d+)(kbit|mbit|gbit)", rate)
     if not match:
         raise SystemExit(f"fault_localization.py: --rate {rate}: give kbit, mbit or gbit, "
                          f"e.g. 200mbit")
     kbit = int(match.group(1)) * {"kbit": 1, "mbit": 1000, "gbit": 1000000}[match.group(2)]
-    return f"{kbit // 4}kbit"
+    return f"{round(kbit * fraction)}kbit"
+
+
+def impose(emu, scenario: str, draw: random.Random, args, slow: str, prefix: str,
+           tree: switches.Tree) -> tuple[str, str] | None:
+    """Shapes the emulated fabric for one trial of `scenario`; the fault's (kind, name), or None
+    for the healthy fabric."""
+    if scenario == "node":
+        node = draw.randint(1, args.nodes)
+        emu("rate", slow, "--link", str(node))
+        return ("node", f"{prefix}{node}")
+    if scenario == "uplink":
+        leaf = draw.randint(1, args.leaves)
+        emu("rate", slow, "--link", f"uplink{leaf}")
+        return ("uplink", f"leaf{leaf}")
+    if scenario == "congestion":
+        emu("rate", args.rate, "--link", "uplinks")
+        return None
+    leaf = draw.choice(sorted(set(tree.leaf_of.values())))
+    for node in sorted(tree.nodes_under(leaf)):
+        emu("rate", slow, "--link", node)
+    return ("switch", leaf)
+
+
+def summarise(trials: list[dict], chosen: list[str]) -> dict:
+    """Precision, recall and exact trials over `trials`, and the exact ones per scenario."""
+    named = sum(t["right"] + t["wrong"] for t in trials)
+    right = sum(t["right"] for t in trials)
+    faults = [t for t in trials if t["truth"]]
+    return {
+        "trials": len(trials), "findings": named, "right": right,
+        "precision": right / named if named else None,
+        # every component of a group counted on its own: a group of two with the fault in it is
+        # one right and one wrong
+        "component_precision": (right / sum(t["components_named"] for t in trials)
+                                if named else None),
+        "recall": sum(t["found"] for t in faults) / len(faults) if faults else None,
+        "exact_trials": sum(t["exact"] for t in trials),
+        "groups_among_right": sum(t["groups"] for t in trials),
+        "median_trial_s": statistics.median(t["seconds"] for t in trials),
+        "by_scenario": {s: sum(t["exact"] for t in trials if t["scenario"] == s)
+                        for s in chosen},
+    }
 
 
 def run_trial(emu, netbench: Path, nodes: int, out: Path) -> tuple[dict, str, float]:
@@ -98,19 +140,22 @@ def main() -> int:
     parser.add_argument("--rate", default="200mbit", help="node link rate (200mbit)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help=f"which, comma-separated ({','.join(SCENARIOS)})")
+    parser.add_argument("--fault-fraction", type=float, default=0.25,
+                        help="a faulty link's rate as a share of --rate (0.25; 0.75: a link "
+                             "25 %% slow)")
     parser.add_argument("--seed", type=int, default=1, help="draws of the faulty component (1)")
     parser.add_argument("--json", help="write every trial and the totals to this file")
     args = parser.parse_args()
     chosen = args.scenarios.split(",")
     if not set(chosen) <= set(SCENARIOS) or args.trials < 1 or not (
-            2 <= args.leaves <= args.nodes):
+            2 <= args.leaves <= args.nodes) or not 0 < args.fault_fraction < 1:
         print(f"fault_localization.py: --scenarios from {','.join(SCENARIOS)}, --trials >= 1, "
-              f"2 <= --leaves <= --nodes", file=sys.stderr)
+              f"2 <= --leaves <= --nodes, 0 < --fault-fraction < 1", file=sys.stderr)
         return 2
     if os.geteuid() != 0 or shutil.which("srun") is None:
         print("fault_localization.py: needs root and Slurm (ci/setup.sh)", file=sys.stderr)
         return 2
-    slow = quarter(args.rate)
+    slow = scaled(args.rate, args.fault_fraction)
     draw = random.Random(args.seed)
     trials = []
     with tempfile.TemporaryDirectory(prefix="fault-localization-") as tmp:
@@ -130,25 +175,9 @@ def main() -> int:
             raise SystemExit(f"fault_localization.py: emucluster up failed: {up.stderr[-2000:]}")
         try:
             tree = switches.parse_topology(emu("exec", "scontrol", "show", "topology").stdout)
-            leaves = sorted(set(tree.leaf_of.values()))
             for scenario in chosen:
                 for trial in range(args.trials):
-                    truth = None
-                    if scenario == "node":
-                        node = draw.randint(1, args.nodes)
-                        emu("rate", slow, "--link", str(node))
-                        truth = ("node", f"{prefix}{node}")
-                    elif scenario == "uplink":
-                        leaf = draw.randint(1, args.leaves)
-                        emu("rate", slow, "--link", f"uplink{leaf}")
-                        truth = ("uplink", f"leaf{leaf}")
-                    elif scenario == "congestion":
-                        emu("rate", args.rate, "--link", "uplinks")
-                    else:
-                        leaf = draw.choice(leaves)
-                        for node in sorted(tree.nodes_under(leaf)):
-                            emu("rate", slow, "--link", node)
-                        truth = ("switch", leaf)
+                    truth = impose(emu, scenario, draw, args, slow, prefix, tree)
                     try:
                         result, text, seconds = run_trial(emu, build / "netbench", args.nodes,
                                                           work / "matrix.json")
@@ -169,23 +198,7 @@ def main() -> int:
                           f"{'; '.join(judged['lines']) or 'nothing named'}", flush=True)
         finally:
             emu("down")
-    named = sum(t["right"] + t["wrong"] for t in trials)
-    right = sum(t["right"] for t in trials)
-    faults = [t for t in trials if t["truth"]]
-    totals = {
-        "trials": len(trials), "findings": named, "right": right,
-        "precision": right / named if named else None,
-        # every component of a group counted on its own: a group of two with the fault in it is
-        # one right and one wrong
-        "component_precision": (right / sum(t["components_named"] for t in trials)
-                                if named else None),
-        "recall": sum(t["found"] for t in faults) / len(faults) if faults else None,
-        "exact_trials": sum(t["exact"] for t in trials),
-        "groups_among_right": sum(t["groups"] for t in trials),
-        "median_trial_s": statistics.median(t["seconds"] for t in trials),
-        "by_scenario": {s: sum(t["exact"] for t in trials if t["scenario"] == s)
-                        for s in chosen},
-    }
+    totals = summarise(trials, chosen)
     print(f"\n{len(trials)} trials ({args.nodes} nodes, {args.leaves} leaves, {args.rate}; a "
           f"fault at {slow}): precision {totals['precision']} (by component "
           f"{totals['component_precision']}), recall {totals['recall']}, "

@@ -99,6 +99,60 @@ def tally(outcomes: list[tuple[str, int, str]], families: list[str]) -> dict[str
     return rows
 
 
+def session(emu, mpi: str, results: Path, group: list[str], repeats: int,
+            refs: Path | None, *extra: str) -> list[tuple[str, int, str]]:
+    """(family, repetition, outcome) of each case of one ReFrame session of `repeats`
+    repetitions of the group's checks, from its run report (each case's last outcome, after
+    confirmation); outcome is "passed", "regressed" or "broken"."""
+    extra_env = {"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90"}
+    if refs is not None:
+        extra_env["RFM_REFERENCE_PREFIX"] = str(refs)
+    selection = [arg for family in group for arg in FAMILIES[family]]
+    proc = emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
+               "emucluster:nodes", "--exec-policy=serial", "-r", "--max-retries=1",
+               "-S", "time_limit=3m", "-p", mpi, "--repeat", str(repeats),
+               *selection, *extra, env=extra_env)
+    reports = sorted((results / "reports").glob("run-report-*.json"),
+                     key=lambda p: p.stat().st_mtime)
+    if not reports:
+        raise RuntimeError(f"{group}: no run report:\n{proc.stdout[-3000:]}"
+                           f"{proc.stderr[-2000:]}")
+    report = json.loads(reports[-1].read_text())
+    # A skipped case (per-node placement on one-core nodes is the per-core case) ran nothing:
+    # neither an alarm nor a detection.
+    cases = [c for c in final_cases(report)
+             if not c.get("fixture") and c.get("result") != "skip"]
+    first = first_runs(report)
+    outcomes = []
+    for c in cases:
+        # The suite's verdict, as ci/run-local.sh and nightly give it: a case regressed when
+        # a variable was outside its reference in both runs; different variables in the two
+        # runs are a transient (fabricsuite.session.unconfirmed), a pass.
+        earlier = first.get(case_key(c))
+        outcome = ("passed" if c.get("result") != "fail"
+                   else "broken" if is_broken(c)
+                   else "passed" if unconfirmed(c, earlier) else "regressed")
+        outcomes.append((family_of(c), repeat_of(c), outcome))
+        if c.get("result") == "fail":
+            verdict = ("broken" if is_broken(c) else "transient" if unconfirmed(c, earlier)
+                       else "confirmed " + ",".join(sorted(confirmed_variables(c, earlier))))
+            print(f"  {family_of(c)}: {c.get('display_name')}: {c.get('fail_phase')}: "
+                  f"{verdict}: {' '.join(str(c.get('fail_reason')).split())[:200]}",
+                  flush=True)
+    return outcomes
+
+
+def print_table(table: dict) -> None:
+    """The one-screen outcome: per family, false alarms and detections of -10 % and -20 %."""
+    print(f"\n{'family':<10} {'false alarms':>16} {'-10 % detected':>16} "
+          f"{'-20 % detected':>16} {'broken runs':>12}")
+    for family, row in table.items():
+        broken = row["same_broken"] + row["minus10_broken"] + row["minus20_broken"]
+        print(f"{family:<10} {row['false_alarms']:>8} of {row['same_runs']:<5} "
+              f"{row['minus10_detected']:>8} of {row['minus10_runs']:<5} "
+              f"{row['minus20_detected']:>8} of {row['minus20_runs']:<5} {broken:>12}")
+
+
 def main() -> int:
     parser = bench_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=30, help="identical runs at 1 Gbit")
@@ -129,48 +183,6 @@ def main() -> int:
         return 2
     emu, work = made
 
-    def session(results: Path, group: list[str], repeats: int, refs: Path | None,
-                *extra: str) -> list[tuple[str, int, str]]:
-        """(family, repetition, outcome) of each case of one ReFrame session of `repeats`
-        repetitions of the group's checks, from its run report (each case's last outcome, after
-        confirmation); outcome is "passed", "regressed" or "broken"."""
-        extra_env = {"FABRICSUITE_RESULTS": str(results), "MPIEXEC_TIMEOUT": "90"}
-        if refs is not None:
-            extra_env["RFM_REFERENCE_PREFIX"] = str(refs)
-        selection = [arg for family in group for arg in FAMILIES[family]]
-        proc = emu("exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system",
-                   "emucluster:nodes", "--exec-policy=serial", "-r", "--max-retries=1",
-                   "-S", "time_limit=3m", "-p", args.mpi, "--repeat", str(repeats),
-                   *selection, *extra, env=extra_env)
-        reports = sorted((results / "reports").glob("run-report-*.json"),
-                         key=lambda p: p.stat().st_mtime)
-        if not reports:
-            raise RuntimeError(f"{group}: no run report:\n{proc.stdout[-3000:]}"
-                               f"{proc.stderr[-2000:]}")
-        report = json.loads(reports[-1].read_text())
-        # A skipped case (per-node placement on one-core nodes is the per-core case) ran nothing:
-        # neither an alarm nor a detection.
-        cases = [c for c in final_cases(report)
-                 if not c.get("fixture") and c.get("result") != "skip"]
-        first = first_runs(report)
-        outcomes = []
-        for c in cases:
-            # The suite's verdict, as ci/run-local.sh and nightly give it: a case regressed when
-            # a variable was outside its reference in both runs; different variables in the two
-            # runs are a transient (fabricsuite.session.unconfirmed), a pass.
-            earlier = first.get(case_key(c))
-            outcome = ("passed" if c.get("result") != "fail"
-                       else "broken" if is_broken(c)
-                       else "passed" if unconfirmed(c, earlier) else "regressed")
-            outcomes.append((family_of(c), repeat_of(c), outcome))
-            if c.get("result") == "fail":
-                verdict = ("broken" if is_broken(c) else "transient" if unconfirmed(c, earlier)
-                           else "confirmed " + ",".join(sorted(confirmed_variables(c, earlier))))
-                print(f"  {family_of(c)}: {c.get('display_name')}: {c.get('fail_phase')}: "
-                      f"{verdict}: {' '.join(str(c.get('fail_reason')).split())[:200]}",
-                      flush=True)
-        return outcomes
-
     up = emu("up", "--nodes", "2", "--rate", "1gbit")
     if up.returncode != 0:
         print(f"verdicts_emucluster.py: emucluster up failed: {up.stderr[-2000:]}",
@@ -190,7 +202,7 @@ def main() -> int:
             for i in range(args.baseline_runs):
                 if i:
                     time.sleep(args.baseline_gap_s)
-                baseline_outcomes += session(base, group, 1, no_refs,
+                baseline_outcomes += session(emu, args.mpi, base, group, 1, no_refs,
                                              "-S", "require_reference=false")
                 print(f"{name}: baseline session {i + 1} of {args.baseline_runs} done",
                       flush=True)
@@ -212,7 +224,7 @@ def main() -> int:
             for label, rate, repeats in phases:
                 emu("rate", rate)
                 try:
-                    outcomes = session(work / name / rate, group, repeats, refs)
+                    outcomes = session(emu, args.mpi, work / name / rate, group, repeats, refs)
                 finally:
                     emu("rate", "1gbit")
                 for family, (runs, regressed, broken) in tally(outcomes, group).items():
@@ -226,13 +238,7 @@ def main() -> int:
                     print(f"{family}: {row}", flush=True)
     finally:
         emu("down")
-    print(f"\n{'family':<10} {'false alarms':>16} {'-10 % detected':>16} "
-          f"{'-20 % detected':>16} {'broken runs':>12}")
-    for family, row in table.items():
-        broken = row["same_broken"] + row["minus10_broken"] + row["minus20_broken"]
-        print(f"{family:<10} {row['false_alarms']:>8} of {row['same_runs']:<5} "
-              f"{row['minus10_detected']:>8} of {row['minus10_runs']:<5} "
-              f"{row['minus20_detected']:>8} of {row['minus20_runs']:<5} {broken:>12}")
+    print_table(table)
     if args.out:
         Path(args.out).write_text(json.dumps(table, indent=2))
     if args.keep_reports:

@@ -63,15 +63,7 @@ from .commands import (
     results_dir,
     variable_pattern,
 )
-from .history import (
-    HistoryError,
-    Series,
-    collect,
-    parse_since,
-    report_files,
-    set_aside,
-    stored_sessions,
-)
+from .history import Series, collect, set_aside
 from .metrics import EQUAL, HIGHER, LOWER
 from .references import variable_noise
 from .stats import (
@@ -83,7 +75,14 @@ from .stats import (
     observed_spread,
     runs_per_side_needed,
 )
-from .store import has_tag, session_extras
+from .store import (
+    StoreError,
+    has_tag,
+    parse_since,
+    report_files,
+    session_extras,
+    stored_sessions,
+)
 
 #: Default smallest relative change of the medians that is a regression or improvement (5 %).
 MIN_CHANGE = 0.05
@@ -313,7 +312,7 @@ class Selection:
             words.append(f"--{side}-{name} {text}")
             try:
                 bounds[name] = parse_since(text)
-            except HistoryError:
+            except StoreError:
                 raise CompareError(f"--{side}-{name} {text!r} is no date; give e.g. "
                                    f"2026-11-23, 2026-11-23T20:00 (UTC), 20261123T2000 or "
                                    f"now-7d") from None
@@ -429,7 +428,7 @@ class Side:
 
 
 def select_sides(args: Any, system: str, variable: re.Pattern | None) -> tuple[Side, Side]:
-    """Both sets, read and checked (module docstring); CompareError/HistoryError otherwise."""
+    """Both sets, read and checked (module docstring); CompareError/StoreError otherwise."""
     selections = [Selection.from_args(args, side) for side in SIDES]
     from_db = [s for s in selections if not s.reports]
     stored: list[dict[str, Any]] = []

@@ -6,7 +6,7 @@ ReFrame loads before anything is built, so they read a snapshot of them, `src/de
 (every method's `--describe`), and take each performance variable's unit and direction from it,
 and a method's default sizes and option defaults (`default_sizes`, `option_default`):
 `rfm_netbench.cell("pingpong", "latency_median_us", size_bytes=8)` is in us, lower is better,
-because netbench says so. tests/test_netbench_program.py fails while the snapshot differs from
+because netbench says so. tests/test_netbench_declarations.py fails while the snapshot differs from
 what the built program declares; after changing a declaration, write it again:
 
     make -C src netbench && .venv/bin/python -m fabricsuite.declarations src/netbench

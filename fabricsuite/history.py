@@ -69,17 +69,14 @@ side before it can be named; the newest run alone is judged by the references, n
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
-import sqlite3
 import statistics
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -100,7 +97,6 @@ from .commands import (
     add_selection_options,
     check_system,
     one_line_errors,
-    results_dir,
     variable_pattern,
 )
 from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
@@ -117,7 +113,7 @@ from .stats import (
     runs_needed,
     smallest_p,
 )
-from .store import load_report, report_identity, session_runs
+from .store import parse_since, read_sessions, session_runs
 
 #: Default smallest relative shift that is an alarm (5 %).
 MIN_SHIFT = 0.05
@@ -243,106 +239,6 @@ def _add(table: dict, case: dict[str, Any], session: str, when: float,
         series.points.append(Point(when, session, value, str(case.get("counters") or "")))
         if name in directions:
             series.directions.add(str(directions[name]))
-
-
-# --- reading the stored sessions ---------------------------------------------------------------
-
-def parse_since(text: str) -> float:
-    """A start time: ISO 8601 (2026-11-23, 2026-11-23T20:00, UTC unless an offset is given),
-    or ReFrame's query syntax (20261123, 20261123T2000, now-7d, now-12h)."""
-    with contextlib.suppress(ValueError):
-        when = datetime.fromisoformat(text)
-        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
-    from reframe.frontend.reporting.utility import parse_time_period
-    try:
-        start, _ = parse_time_period(f"{text}:now")
-    except ValueError:
-        raise HistoryError(f"--since {text!r} is no date; give e.g. 2026-11-23, "
-                           f"2026-11-23T20:00, 20261123T2000 or now-7d") from None
-    return float(start)
-
-
-@contextlib.contextmanager
-def _reframe_storage(db_file: Path) -> Iterator[Any]:
-    """ReFrame's sqlite storage backend on `db_file`, with a runtime from ReFrame's builtin
-    configuration if none is running (the database path is set as a sticky option, removed on
-    the way out)."""
-    from reframe.core import config, runtime
-    from reframe.core.exceptions import ReframeFatalError
-    from reframe.frontend.reporting.storage import StorageBackend
-
-    try:
-        ctx = runtime.runtime()
-    except ReframeFatalError:
-        site = config.load_config()
-        site.select_subconfig("generic")
-        runtime.init_runtime(site)
-        ctx = runtime.runtime()
-    site = ctx.site_config
-    option = "storage/sqlite_db_file"
-    old = site.get(option) if site.is_sticky_option(option) else None
-    site.add_sticky_option(option, str(db_file))
-    try:
-        yield StorageBackend.create("sqlite")
-    finally:
-        if old is None:
-            site.remove_sticky_option(option)
-        else:
-            site.add_sticky_option(option, old)
-
-
-def stored_sessions(db_file: Path, since: float | None = None) -> list[dict[str, Any]]:
-    """Every session stored in ReFrame's results database `db_file` (from `since` on)."""
-    from reframe.core.exceptions import ReframeError
-    from reframe.frontend.reporting.utility import QuerySelectorTestcase
-
-    if not db_file.is_file():
-        raise HistoryError(f"no results database {db_file}: no stored runs; run the suite "
-                           f"first (ci/run-local.sh), or set FABRICSUITE_RESULTS or --results")
-    end = datetime.now(UTC).timestamp() + 10 * 365 * 86400
-    selector = QuerySelectorTestcase(time_period=(since if since is not None else 0.0, end))
-    try:
-        with _reframe_storage(db_file) as backend:
-            return backend.fetch_sessions(selector)
-    except (ReframeError, OSError, sqlite3.OperationalError) as err:
-        raise HistoryError(f"{db_file}: cannot read ReFrame's results database ({err}); check "
-                           f"the file and that it is writable (ReFrame adds its indexes)") from None
-    except (sqlite3.DatabaseError, ValueError, KeyError) as err:
-        raise HistoryError(f"{db_file}: not a ReFrame results database ({err})") from None
-
-
-def read_sessions(args: Any, since: float | None) -> tuple[list[dict[str, Any]], str]:
-    """The sessions a command reads: its --reports files, else those stored in
-    RESULTS/results.db from `since` on; and where they came from, for messages."""
-    if args.reports:
-        return (report_sessions([Path(p) for p in args.reports]),
-                f"{len(args.reports)} run report(s)")
-    db = results_dir(args) / "results.db"
-    return stored_sessions(db, since), str(db)
-
-
-def report_files(paths: list[Path], read_once: bool = True) -> list[tuple[Path, dict[str, Any]]]:
-    """(path, session) of JSON run report files (the same content as the stored sessions), each
-    session once: a copy of a report already read (the same session and runs,
-    `store.report_identity`) is left out, saying so on stderr, since counted twice it would
-    weigh its figures double. `read_once=False` keeps copies for a caller that refuses them
-    (compare: a set given the same session twice is bad input)."""
-    found, seen = [], {}
-    for path in paths:
-        report = load_report(path, HistoryError)
-        identity = report_identity(report)
-        if read_once and identity in seen:
-            print(f"fabricsuite: {path} is a copy of {seen[identity]} (the same session): "
-                  f"read once", file=sys.stderr)
-            continue
-        seen[identity] = path
-        found.append((path, report))
-    return found
-
-
-def report_sessions(paths: list[Path]) -> list[dict[str, Any]]:
-    """The sessions of `report_files`."""
-    return [report for _, report in report_files(paths)]
 
 
 # --- detection over all series -----------------------------------------------------------------
@@ -744,7 +640,6 @@ def run(args: Any) -> int:
     """`fabricsuite history`: 0 no regression shift, 1 a regression shift, 2 bad input or a
     clear move too few runs can test."""
     import json
-    import sys
 
     check_system(args.system)
     pattern = variable_pattern(args.variable, HistoryError)

@@ -89,7 +89,8 @@ RUN_FIRST = ("tests/test_trust.py::test_readme_run_command_exits_0",)
 #: such module must say which (collection fails otherwise).
 LANES = {
     "mpi": ("test_method_buffers", "test_method_completion", "test_method_models",
-            "test_method_multipair", "test_netbench_program", "test_matrix",
+            "test_method_multipair", "test_netbench_program", "test_netbench_declarations",
+            "test_matrix",
             "test_suite_builds"),
     "reframe": ("test_external_checks", "test_machine", "test_outcome", "test_reframe_local",
                 "test_reframe_multirank", "test_trust", "test_verdicts"),

@@ -130,3 +130,42 @@ def test_outside_the_check_layer_no_module_loads_reframe():
                           cwd=REPO_ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+# --- netbench's C layout (docs/architecture.md, "netbench (src/)") -------------------------------
+
+SRC = REPO_ROOT / "src"
+
+
+def c_includes(path: Path) -> set[str]:
+    return set(re.findall(r'^#include "([^"]+)"', path.read_text(), re.M))
+
+
+def test_each_method_family_is_two_neighbouring_files_and_a_registry_line():
+    methods = SRC / "methods"
+    catalogues = sorted(methods.glob("*_catalogue.h"))
+    assert len(catalogues) >= 15, catalogues
+    registry = (methods / "registry.c").read_text()
+    registered = re.findall(r"^\s+X\((\w+)\)", registry, re.M) + re.findall(r"X\((\w+)\)", registry)
+    for catalogue in catalogues:
+        family = catalogue.name.removesuffix("_catalogue.h")
+        run_file = methods / f"{family}.c"
+        assert run_file.exists(), f"{catalogue.name} has no {run_file.name} beside it"
+        # included once, by its family's run file: the tables it declares are that file's own
+        includers = [path.name for path in SRC.rglob("*.[ch]")
+                     if catalogue.name in c_includes(path)]
+        assert includers == [run_file.name], (catalogue.name, includers)
+        declared = re.findall(r"^const nb_method nb_method_(\w+) = \{", catalogue.read_text(),
+                              re.M)
+        assert declared and set(declared) <= set(registered), (catalogue.name, declared)
+
+
+def test_the_core_the_parser_and_the_analysis_know_no_method():
+    for folder in ("core", "cli", "analysis"):
+        for path in (SRC / folder).glob("*.[ch]"):
+            wrong = sorted(name for name in c_includes(path) if name.endswith("_catalogue.h"))
+            assert not wrong, f"{path.relative_to(SRC)} includes {wrong}"
+    # the analysis library builds without MPI: it includes only its own headers
+    own = {path.name for path in (SRC / "analysis").glob("*.h")}
+    for path in (SRC / "analysis").glob("*.[ch]"):
+        assert c_includes(path) <= own, (path.name, c_includes(path) - own)

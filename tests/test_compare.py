@@ -62,7 +62,7 @@ def _sessions(n, first, day, *, factors=None, seed=0, noise=0.01, extras=None):
 def _store(db_dir: Path, sessions):
     """Store sessions with ReFrame's own storage backend (what `reframe` does after a run)."""
     db_dir.mkdir(parents=True, exist_ok=True)
-    with h._reframe_storage(db_dir / "results.db") as backend:
+    with store._reframe_storage(db_dir / "results.db") as backend:
         for s in sessions:
             backend.store(s, "run-report.json")
 
@@ -416,7 +416,7 @@ def test_real_sessions_before_and_after_a_transport_change(tmp_path, capsys):
     regressions (every TCP run above every shared-memory run: p = 2/792), from the database and
     from the report files alike."""
     reports = sorted(REAL.glob("run-report-*.json"))
-    sessions = h.report_sessions(reports)
+    sessions = store.report_sessions(reports)
     _store(tmp_path, sessions)
     first_tcp = sessions[5]["session_info"]["time_start"]  # ReFrame's 20261123T210133+0000
     status, data, _ = _compare(tmp_path, capsys, "--before-until", first_tcp,

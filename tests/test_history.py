@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from report_support import as_session
 
-from fabricsuite import cli, stats
+from fabricsuite import cli, stats, store
 from fabricsuite import history as h
 
 DATA = Path(__file__).parent / "data"
@@ -256,7 +256,7 @@ def _variants(n, at, factor, report=REPORT):
 
 
 def test_collect_from_a_real_report():
-    series, sessions = h.collect(h.report_sessions([REPORT]), "local")
+    series, sessions = h.collect(store.report_sessions([REPORT]), "local")
     assert sessions == 1
     keys = {s.key: s for s in series}
     # The failed-reference bandwidth case counts (a regression fails its reference).
@@ -264,7 +264,7 @@ def test_collect_from_a_real_report():
     assert bw.better == "higher" and bw.unit == "MB/s" and bw.points[0].value == 1337.036
     lat = keys["NetbenchPingPong local:default openmpi same-l3 latency_8B_median_us"]
     assert lat.better == "lower" and lat.levels == (("distance", "same-l3"),)
-    assert h.collect(h.report_sessions([REPORT]), "other")[1] == 0
+    assert h.collect(store.report_sessions([REPORT]), "other")[1] == 0
 
 
 def test_sanity_failure_left_out_since_and_variable_filter():
@@ -314,7 +314,7 @@ def first_levels(case):
 def _store(db_dir: Path, sessions):
     """Store sessions with ReFrame's own storage backend (what `reframe` does after a run)."""
     db_dir.mkdir(parents=True, exist_ok=True)
-    with h._reframe_storage(db_dir / "results.db") as backend:
+    with store._reframe_storage(db_dir / "results.db") as backend:
         for s in sessions:
             backend.store(s, "run-report.json")
 
@@ -412,7 +412,7 @@ def test_real_stored_sessions(tmp_path, capsys):
     the first TCP session; both overhead variables are series with their direction."""
     reports = sorted(REAL.glob("run-report-*.json"))
     assert len(reports) == 12
-    sessions = h.report_sessions(reports)
+    sessions = store.report_sessions(reports)
     _store(tmp_path, sessions)
     args = ["history", "--system", "local", "--results", str(tmp_path)]
     assert cli.main([*args, "--json"]) == 1
@@ -458,10 +458,10 @@ def test_a_copied_report_is_read_once(tmp_path, capsys):
 
     copy = tmp_path / "copy.json"
     shutil.copy(REPORT, copy)
-    sessions = h.report_sessions([REPORT, copy])
+    sessions = store.report_sessions([REPORT, copy])
     assert len(sessions) == 1
     err = capsys.readouterr().err
     assert f"{copy} is a copy of {REPORT} (the same session): read once" in err
     series, n = h.collect(sessions, "local")
-    single, n1 = h.collect(h.report_sessions([REPORT]), "local")
+    single, n1 = h.collect(store.report_sessions([REPORT]), "local")
     assert n == n1 and [len(s.points) for s in series] == [len(s.points) for s in single]

@@ -26,8 +26,7 @@ import pytest
 from mpi_support import local_reference_file, vm_reference_file
 from report_support import as_session
 
-from fabricsuite import cli, session
-from fabricsuite import history as h
+from fabricsuite import cli, session, store
 from fabricsuite.netbench_result import load
 from fabricsuite.references import load_file
 
@@ -199,7 +198,7 @@ def stored(tmp_path_factory):
                CAPTURED / "bibw-openmpi.json", True),
         # The real session, with the real files it wrote (tests/data/report).
         _pt2pt(root, 0, 0, REAL / "pingpong-3b923411.json", REAL / "bibw-3b923411.json", False),
-        *h.report_sessions(HISTORY),
+        *store.report_sessions(HISTORY),
         _derived(root, 103, template, [
             ("NetbenchDense", {"scale": "1x2", "node_count": 1, "placement": "per-core"},
              CAPTURED / "dense-openmpi.json", DENSE)]),
@@ -208,7 +207,7 @@ def stored(tmp_path_factory):
                                 "ranks_per_node": 2}, REAL / "matrix-openmpi-1x2.json", MATRIX),
             ("NetbenchLogGP", {"distance": "same-l3"}, REAL / "loggp-openmpi.json", LOGGP)]),
     ]
-    with h._reframe_storage(root / "results.db") as backend:
+    with store._reframe_storage(root / "results.db") as backend:
         for s in sessions:
             backend.store(s, "run-report.json")
     return root, sessions
@@ -288,7 +287,7 @@ def test_trend_plot_marks_the_change_point(page, stored):
     its trend plot names that session and its SVG draws the change point before run 6."""
     _, sessions = stored
     html = page.read_text()
-    sixth = h.report_sessions(HISTORY)[5]["session_info"]["uuid"]
+    sixth = store.report_sessions(HISTORY)[5]["session_info"]["uuid"]
     trends = {attrs["data-series"]: (attrs, image) for attrs, image in
               _figures(html, "trend-figure")}
     attrs, svg = trends["NetbenchOverlap local:default openmpi same-l3 overhead_send_us"]
@@ -363,7 +362,7 @@ def test_page_is_self_contained(page):
 def test_no_all_pairs_note_and_escaping(tmp_path, capsys):
     """From the twelve real history reports alone: no all-pairs or dense run, said so; text
     from the reports is escaped (a command line with markup stays text)."""
-    sessions = h.report_sessions(HISTORY)
+    sessions = store.report_sessions(HISTORY)
     sessions[-1]["session_info"]["cmdline"] += " <script>alert(1)</script>"
     hostile = tmp_path / "run-report-12.json"
     hostile.write_text(json.dumps(sessions[-1]))

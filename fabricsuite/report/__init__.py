@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, history
+from .. import __version__, history, store
 from ..commands import add_selection_options, check_system, one_line_errors, results_dir
 from ..store import write_atomically
 from .data import (
@@ -166,8 +166,8 @@ def run(args: Any) -> int:
     check_system(args.system)
     path = None
     try:
-        since = history.parse_since(args.since) if args.since else None
-        sessions, where = history.read_sessions(args, since)
+        since = store.parse_since(args.since) if args.since else None
+        sessions, where = store.read_sessions(args, since)
         path = _output_path(args, results_dir(args))  # before the plots: a bad -o fails at once
         page = build_page(sessions, args.system, since, where)
         umask = os.umask(0)

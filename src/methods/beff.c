@@ -351,6 +351,30 @@ static void summary_value(nb_result *r, const char *key, double value, const cha
         nb_unreliable(r, key, "%s", reason);
 }
 
+/* Rank 0: the table lengths: per message length, b_eff's average over the patterns (rings and
+ * random, each logarithmically) of best[p][li] (the best method) and of b[p][li][m] (each). */
+static void report_lengths(nb_result *r, const size_t *lengths, int patterns, const double *best,
+                           const double *b)
+{
+    static const char *const method_columns[METHOD_COUNT] = {
+        "sendrecv_per_process_MBps", "alltoallv_per_process_MBps",
+        "nonblocking_per_process_MBps"};
+    nb_table *by_length = nb_result_add_declared_table(r, &lengths_table);
+    for (int li = 0; li < NB_BEFF_LENGTHS; li++) {
+        double rings, random;
+        double value = two_level_logavg(best + li, NB_BEFF_LENGTHS, patterns, &rings, &random);
+        nb_table_add_row(by_length);
+        nb_cell_int(by_length, "length_bytes", (long long)lengths[li]);
+        nb_cell_real(by_length, "beff_per_process_MBps", value);
+        nb_cell_real(by_length, "rings_per_process_MBps", rings);
+        nb_cell_real(by_length, "random_per_process_MBps", random);
+        for (int m = 0; m < METHOD_COUNT; m++)
+            nb_cell_real(by_length, method_columns[m],
+                         two_level_logavg(b + (size_t)li * METHOD_COUNT + (size_t)m,
+                                          NB_BEFF_LENGTHS * METHOD_COUNT, patterns, NULL, NULL));
+    }
+}
+
 /* Rank 0: tables patterns and lengths, and the summary, from time_us[p][li][m] (time per
  * message of the slowest rank, best repetition). */
 static void report(const nb_context *ctx, const size_t *lengths, int patterns,
@@ -415,23 +439,7 @@ static void report(const nb_context *ctx, const size_t *lengths, int patterns,
         nb_cell_real(table, "latency_us", latency[p]);
     }
 
-    static const char *const method_columns[METHOD_COUNT] = {
-        "sendrecv_per_process_MBps", "alltoallv_per_process_MBps",
-        "nonblocking_per_process_MBps"};
-    nb_table *by_length = nb_result_add_declared_table(r, &lengths_table);
-    for (int li = 0; li < NB_BEFF_LENGTHS; li++) {
-        double rings, random;
-        double value = two_level_logavg(best + li, NB_BEFF_LENGTHS, patterns, &rings, &random);
-        nb_table_add_row(by_length);
-        nb_cell_int(by_length, "length_bytes", (long long)lengths[li]);
-        nb_cell_real(by_length, "beff_per_process_MBps", value);
-        nb_cell_real(by_length, "rings_per_process_MBps", rings);
-        nb_cell_real(by_length, "random_per_process_MBps", random);
-        for (int m = 0; m < METHOD_COUNT; m++)
-            nb_cell_real(by_length, method_columns[m],
-                         two_level_logavg(b + (size_t)li * METHOD_COUNT + (size_t)m,
-                                          NB_BEFF_LENGTHS * METHOD_COUNT, patterns, NULL, NULL));
-    }
+    report_lengths(r, lengths, patterns, best, b);
 
     double beff = two_level_logavg(avg_L, 1, patterns, NULL, NULL);
     double lmax_rings;

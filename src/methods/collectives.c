@@ -283,6 +283,74 @@ static void coll_names(unsigned mask, char *text, size_t length)
                                      nb_collective_name((nb_collective)c));
 }
 
+/* Bytes of the send and of the receive buffer: the most any chosen collective needs at any
+ * size it can run. */
+static size_t largest_buffer(unsigned mask, const nb_options *o, int ranks)
+{
+    size_t buffer_bytes = sizeof(float);
+    for (int c = 0; c < NB_COLL_COUNT; c++)
+        for (size_t i = 0; (mask & (1u << c)) && i < o->size_count; i++) {
+            size_t need = coll_buffer_bytes((nb_collective)c, o->sizes[i], ranks);
+            if (coll_size_fits((nb_collective)c, o->sizes[i], ranks) && need > buffer_bytes)
+                buffer_bytes = need;
+        }
+    return buffer_bytes;
+}
+
+/* Rank 0: the parameters of the run, and its table (collectives, or validation with
+ * --validate). */
+static nb_table *start_output(const nb_context *ctx, const char *names)
+{
+    const nb_options *o = ctx->options;
+    const collectives_settings *cs = o->settings;
+    nb_result *result = ctx->result;
+    nb_param_int(result, "ranks", ctx->size);
+    nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
+    nb_param_text(result, "collectives", names);
+    if (o->validate) {
+        nb_param_int(result, "validate", 1);
+        return nb_result_add_declared_table(result, &collectives_validation_table);
+    }
+    nb_param_int(result, "calls", cs->calls);
+    nb_param_text(result, "synchronisation", "window");
+    nb_param_real(result, "window_factor", NB_WINDOW_FACTOR);
+    nb_param_int(result, "repetitions", o->repetitions);
+    return nb_result_add_declared_table(result, &collectives_table);
+}
+
+/* Rank 0: one row of the table collectives from the timing `t` of `calls` calls of one
+ * collective at one size, flagged where it is below the timer or too many calls were late;
+ * returns the loop average over the median of the individual calls (NAN: no median). */
+static double report_timing(const nb_context *ctx, nb_table *table, const char *name,
+                            size_t size, const coll_timing *t, int calls)
+{
+    double median = t->time_us[2];
+    double ratio = median > 0.0 ? t->loop_average_us / median : NAN;
+    nb_table_add_row(table);
+    nb_cell_text(table, "collective", name);
+    nb_cell_int(table, "size_bytes", (long long)size);
+    nb_cell_int(table, "calls_valid", t->window.calls_valid);
+    nb_cell_int(table, "late_calls", t->window.late_calls);
+    nb_cell_real(table, "window_us", t->window.window_s * 1e6);
+    nb_cell_real(table, "time_min_us", t->time_us[0]);
+    nb_cell_real(table, "time_q25_us", t->time_us[1]);
+    nb_cell_real(table, "time_median_us", median);
+    nb_cell_real(table, "time_q75_us", t->time_us[3]);
+    nb_cell_real(table, "time_max_us", t->time_us[4]);
+    nb_cell_real(table, "loop_average_us", t->loop_average_us);
+    nb_cell_real(table, "loop_to_individual", ratio);
+    char quantity[96];
+    snprintf(quantity, sizeof quantity, "%s[%zu]", name, size);
+    nb_flag_below_timer(ctx, ctx->result, quantity, "median time", median);
+    if ((double)t->window.late_calls > COLL_MAX_LATE_SHARE_REPORTED * (double)calls)
+        nb_unreliable(ctx->result, quantity,
+                      "%d of %d calls late (a rank reached the start after it) with a window "
+                      "of %.1f us, the best of %d attempts (the window doubled each time)",
+                      t->window.late_calls, calls, t->window.window_s * 1e6,
+                      t->window.attempts);
+    return ratio;
+}
+
 void run_collectives(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -291,13 +359,7 @@ void run_collectives(const nb_context *ctx)
     int ranks = ctx->size, validate = o->validate;
     unsigned mask = cs->collectives & COLL_ALL_MASK;
 
-    size_t buffer_bytes = sizeof(float);
-    for (int c = 0; c < NB_COLL_COUNT; c++)
-        for (size_t i = 0; (mask & (1u << c)) && i < o->size_count; i++) {
-            size_t need = coll_buffer_bytes((nb_collective)c, o->sizes[i], ranks);
-            if (coll_size_fits((nb_collective)c, o->sizes[i], ranks) && need > buffer_bytes)
-                buffer_bytes = need;
-        }
+    size_t buffer_bytes = largest_buffer(mask, o, ranks);
 
     coll_state s = {.comm = ctx->pair, .rank = ctx->rank, .ranks = ranks};
     s.send = nb_buffer_new(buffer_bytes);
@@ -308,22 +370,7 @@ void run_collectives(const nb_context *ctx)
 
     char names[256];
     coll_names(mask, names, sizeof names);
-    nb_table *table = NULL;
-    if (result != NULL) {
-        nb_param_int(result, "ranks", ranks);
-        nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
-        nb_param_text(result, "collectives", names);
-        if (validate) {
-            nb_param_int(result, "validate", 1);
-            table = nb_result_add_declared_table(result, &collectives_validation_table);
-        } else {
-            nb_param_int(result, "calls", cs->calls);
-            nb_param_text(result, "synchronisation", "window");
-            nb_param_real(result, "window_factor", NB_WINDOW_FACTOR);
-            nb_param_int(result, "repetitions", o->repetitions);
-            table = nb_result_add_declared_table(result, &collectives_table);
-        }
-    }
+    nb_table *table = result != NULL ? start_output(ctx, names) : NULL;
 
     size_t row_capacity = (size_t)NB_COLL_COUNT * o->size_count;
     double *ratios = nb_calloc_or_abort(ctx->pair, row_capacity, sizeof *ratios);
@@ -372,33 +419,9 @@ void run_collectives(const nb_context *ctx)
                 continue;
             if (t.window.sync_error_s > sync_error_max)
                 sync_error_max = t.window.sync_error_s;
-            double median = t.time_us[2];
-            double ratio = median > 0.0 ? t.loop_average_us / median : NAN;
+            double ratio = report_timing(ctx, table, name, size, &t, cs->calls);
             if (!isnan(ratio))
                 ratios[ratio_count++] = ratio;
-            nb_table_add_row(table);
-            nb_cell_text(table, "collective", name);
-            nb_cell_int(table, "size_bytes", (long long)size);
-            nb_cell_int(table, "calls_valid", t.window.calls_valid);
-            nb_cell_int(table, "late_calls", t.window.late_calls);
-            nb_cell_real(table, "window_us", t.window.window_s * 1e6);
-            nb_cell_real(table, "time_min_us", t.time_us[0]);
-            nb_cell_real(table, "time_q25_us", t.time_us[1]);
-            nb_cell_real(table, "time_median_us", median);
-            nb_cell_real(table, "time_q75_us", t.time_us[3]);
-            nb_cell_real(table, "time_max_us", t.time_us[4]);
-            nb_cell_real(table, "loop_average_us", t.loop_average_us);
-            nb_cell_real(table, "loop_to_individual", ratio);
-            char quantity[96];
-            snprintf(quantity, sizeof quantity, "%s[%zu]", name, size);
-            nb_flag_below_timer(ctx, result, quantity, "median time", median);
-            if ((double)t.window.late_calls > COLL_MAX_LATE_SHARE_REPORTED * (double)cs->calls) {
-                nb_unreliable(result, quantity,
-                              "%d of %d calls late (a rank reached the start after it) with "
-                              "a window of %.1f us, the best of %d attempts (the window doubled "
-                              "each time)", t.window.late_calls, cs->calls, t.window.window_s * 1e6,
-                              t.window.attempts);
-            }
         }
     }
 

@@ -59,21 +59,15 @@ static const cons_rule cons_rules[CONS_RULE_COUNT] = {
     {"gather_le_allgather", "MPI_Gather(n) <= MPI_Allgather(n)", CONS_GATHER, CONS_ALLGATHER},
 };
 
-void run_consistency(const nb_context *ctx)
+/* The operations the chosen `rules` need, in ops[0..count-1]; index_of[op]: its place there,
+ * or -1. Returns the count. */
+static size_t needed_operations(unsigned rules, const nb_operation **ops, int *index_of)
 {
-    const nb_options *o = ctx->options;
-    const consistency_settings *cs = o->settings;
-    nb_result *result = ctx->result;
-    int P = ctx->size;
-
-    /* which operations the chosen rules need */
-    const nb_operation *ops[CONS_OP_COUNT];
-    int index_of[CONS_OP_COUNT];
     size_t op_count = 0;
     for (int k = 0; k < CONS_OP_COUNT; k++) {
         index_of[k] = -1;
         for (int r = 0; r < CONS_RULE_COUNT; r++)
-            if ((cs->rules & (1u << r)) &&
+            if ((rules & (1u << r)) &&
                 (cons_rules[r].left == (cons_op)k || cons_rules[r].right == (cons_op)k))
                 index_of[k] = 1;
         if (index_of[k] >= 0) {
@@ -81,6 +75,71 @@ void run_consistency(const nb_context *ctx)
             ops[op_count++] = &cons_ops[k];
         }
     }
+    return op_count;
+}
+
+/* Rank 0: rule `rule` at one size (`total` bytes) from the figures of its two sides: a row of
+ * the table rules, and a warning where it is violated beyond the noise and the margin (a
+ * fraction of the right side). Returns -1 (not judged: too few valid rounds), 0 or 1 (violated). */
+static int judge_rule(nb_result *result, nb_table *table, const cons_rule *rule, size_t total,
+                      const nb_op_figures *left, const nb_op_figures *right, double margin,
+                      double floor_us)
+{
+    double difference = left->median_us - right->median_us;
+    /* the scatter of each side's round medians, averaged: about 3 standard
+     * deviations of the difference of two medians of 5 */
+    double noise = fmax((left->spread_us + right->spread_us) / 2.0, floor_us);
+    double excess = difference - noise - margin * right->median_us;
+    /* judged only when both sides have a median and a spread from most rounds */
+    int judged = isfinite(difference) && 2 * left->rounds_valid >= left->rounds &&
+                 2 * right->rounds_valid >= right->rounds &&
+                 left->rounds_valid >= 2 && right->rounds_valid >= 2;
+    int bad = judged && excess > 0.0;
+    if (!judged) {
+        noise = excess = NAN;
+        char quantity[128];
+        snprintf(quantity, sizeof quantity, "violations[rule=%s,size_bytes=%zu]",
+                 rule->name, total);
+        nb_unreliable(result, quantity, "not judged: %s had %d and %s %d of %d "
+                      "rounds with half of their calls valid (a side needs at least "
+                      "2 and half of them for a median and a spread)",
+                      cons_ops[rule->left].name, left->rounds_valid,
+                      cons_ops[rule->right].name, right->rounds_valid,
+                      left->rounds);
+    }
+    nb_table_add_row(table);
+    nb_cell_text(table, "rule", rule->name);
+    nb_cell_int(table, "size_bytes", (long long)total);
+    nb_cell_text(table, "left", cons_ops[rule->left].name);
+    nb_cell_text(table, "right", cons_ops[rule->right].name);
+    nb_cell_real(table, "left_us", left->median_us);
+    nb_cell_real(table, "right_us", right->median_us);
+    nb_cell_real(table, "left_to_right", left->median_us / right->median_us);
+    nb_cell_real(table, "noise_us", noise);
+    nb_cell_real(table, "excess_us", fmax(excess, 0.0));
+    if (judged)
+        nb_cell_int(table, "violations", bad);
+    if (bad)
+        nb_warning(result, "self-consistency rule %s (%s) violated at n = %zu "
+                   "bytes: %s %.4g us > %s %.4g us by %.4g us, %.4g us beyond the "
+                   "noise (%.4g us) and the margin (%.4g us); a finding about the "
+                   "MPI library",
+                   rule->name, rule->text, total, cons_ops[rule->left].name,
+                   left->median_us, cons_ops[rule->right].name, right->median_us,
+                   difference, excess, noise, margin * right->median_us);
+    return judged ? bad : -1;
+}
+
+void run_consistency(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    const consistency_settings *cs = o->settings;
+    nb_result *result = ctx->result;
+    int P = ctx->size;
+
+    const nb_operation *ops[CONS_OP_COUNT];
+    int index_of[CONS_OP_COUNT];
+    size_t op_count = needed_operations(cs->rules, ops, index_of);
 
     size_t totals[NB_MAX_SIZES];
     for (size_t i = 0; i < o->size_count; i++) {
@@ -147,50 +206,10 @@ void run_consistency(const nb_context *ctx)
             for (size_t i = 0; i < o->size_count; i++) {
                 const nb_op_figures *left = &figures[i * op_count + (size_t)index_of[rule->left]];
                 const nb_op_figures *right = &figures[i * op_count + (size_t)index_of[rule->right]];
-                double difference = left->median_us - right->median_us;
-                /* the scatter of each side's round medians, averaged: about 3 standard
-                 * deviations of the difference of two medians of 5 */
-                double noise = fmax((left->spread_us + right->spread_us) / 2.0, floor_us);
-                double excess = difference - noise - cs->margin * right->median_us;
-                /* judged only when both sides have a median and a spread from most rounds */
-                int judged = isfinite(difference) && 2 * left->rounds_valid >= left->rounds &&
-                             2 * right->rounds_valid >= right->rounds &&
-                             left->rounds_valid >= 2 && right->rounds_valid >= 2;
-                int bad = judged && excess > 0.0;
-                checked += judged;
-                violated += bad;
-                if (!judged) {
-                    noise = excess = NAN;
-                    char quantity[128];
-                    snprintf(quantity, sizeof quantity, "violations[rule=%s,size_bytes=%zu]",
-                             rule->name, totals[i]);
-                    nb_unreliable(result, quantity, "not judged: %s had %d and %s %d of %d "
-                                  "rounds with half of their calls valid (a side needs at least "
-                                  "2 and half of them for a median and a spread)",
-                                  cons_ops[rule->left].name, left->rounds_valid,
-                                  cons_ops[rule->right].name, right->rounds_valid,
-                                  left->rounds);
-                }
-                nb_table_add_row(table);
-                nb_cell_text(table, "rule", rule->name);
-                nb_cell_int(table, "size_bytes", (long long)totals[i]);
-                nb_cell_text(table, "left", cons_ops[rule->left].name);
-                nb_cell_text(table, "right", cons_ops[rule->right].name);
-                nb_cell_real(table, "left_us", left->median_us);
-                nb_cell_real(table, "right_us", right->median_us);
-                nb_cell_real(table, "left_to_right", left->median_us / right->median_us);
-                nb_cell_real(table, "noise_us", noise);
-                nb_cell_real(table, "excess_us", fmax(excess, 0.0));
-                if (judged)
-                    nb_cell_int(table, "violations", bad);
-                if (bad)
-                    nb_warning(result, "self-consistency rule %s (%s) violated at n = %zu "
-                               "bytes: %s %.4g us > %s %.4g us by %.4g us, %.4g us beyond the "
-                               "noise (%.4g us) and the margin (%.4g us); a finding about the "
-                               "MPI library",
-                               rule->name, rule->text, totals[i], cons_ops[rule->left].name,
-                               left->median_us, cons_ops[rule->right].name, right->median_us,
-                               difference, excess, noise, cs->margin * right->median_us);
+                int verdict = judge_rule(result, table, rule, totals[i], left, right, cs->margin,
+                                         floor_us);
+                checked += verdict >= 0;
+                violated += verdict > 0;
             }
             char key[96];
             snprintf(key, sizeof key, "violations_%s", rule->name);

@@ -163,22 +163,20 @@ static void measure_size(const nb_context *ctx, prtt_state *state, size_figures 
     }
 }
 
-/* Rank 0: tables, ranges, summary, from `figures` and their analysis `a`. */
-static void report_loggp(const nb_context *ctx, const size_figures *figures,
-                         const loggp_analysis *a)
+/* Rank 0: the table prtt (one row per size, with its protocol range) and what it flags. */
+static void report_prtt(const nb_context *ctx, const size_figures *figures,
+                        const loggp_analysis *a)
 {
     const nb_options *o = ctx->options;
     nb_result *r = ctx->result;
-    size_t count = o->size_count, range_count = a->range_count;
-    const nb_range *ranges = a->ranges;
+    size_t count = o->size_count;
     int range_of[NB_MAX_SIZES];
     for (size_t i = 0; i < count; i++)
         range_of[i] = -1;
-    for (size_t k = 0; k < range_count; k++)
-        for (size_t i = ranges[k].first; i <= ranges[k].last && i < count; i++)
+    for (size_t k = 0; k < a->range_count; k++)
+        for (size_t i = a->ranges[k].first; i <= a->ranges[k].last && i < count; i++)
             range_of[i] = (int)k;
 
-    /* table prtt */
     nb_table *prtt = nb_result_add_declared_table(r, &prtt_table);
     size_t negative_o_s = 0, negative_G_all = 0, fallbacks = 0;
     size_t first_fallback = 0;
@@ -215,81 +213,96 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures,
                    f->prtt_1_0_us);
     }
 
-    /* table ranges: fit per protocol range (§2.4, §2.6), with bootstrap intervals */
-    nb_table *table = nb_result_add_declared_table(r, &ranges_table);
-    for (size_t k = 0; k < range_count; k++) {
-        size_t first = ranges[k].first, last = ranges[k].last;
-        const range_fit *rf = &a->fits[k];
-        const loggp_param *p = rf->p;
-        nb_table_add_row(table);
-        nb_cell_int(table, "range", (long long)k);
-        nb_cell_int(table, "first_size_bytes", (long long)o->sizes[first]);
-        nb_cell_int(table, "last_size_bytes", (long long)o->sizes[last]);
-        nb_cell_int(table, "points", (long long)(last - first + 1));
-        if (k > 0)
-            nb_cell_real(table, "split_bic_gain",
-                         nb_split_gain(a->x, a->G_all_despiked, a->noise, ranges[k - 1].first,
-                                       ranges[k - 1].last, last, RANGE_REL_FLOOR));
-        else
-            nb_cell_real(table, "split_bic_gain", NAN);
-        char quantity[64];
-        if (rf->fitted) {
-            const nb_linfit *fit = &rf->fit;
-            int g_clamped = fit->intercept_clamped, G_clamped = fit->slope_clamped;
-            nb_cell_real(table, "g_us", p[P_g].value);
-            nb_cell_real(table, "G_ns_per_byte", p[P_G].value);
-            nb_cell_real(table, "fit_rms_relative", fit->rms_relative);
-            nb_cell_bool(table, "fit_reliable", fit->reliable);
-            nb_cell_bool(table, "fit_clamped", g_clamped || G_clamped);
-            if (g_clamped) {
-                snprintf(quantity, sizeof quantity, "g_us[range=%zu]", k);
-                nb_unreliable(r, quantity, "unresolved: the non-negative fit of G_all over "
-                              "%zu-%zu B clamped g at 0 (below the noise of the range; 95%% "
-                              "interval up to %.4g us)", o->sizes[first], o->sizes[last],
-                              rf->ci.intercept_high);
-            }
-            if (G_clamped) {
-                snprintf(quantity, sizeof quantity, "G_ns_per_byte[range=%zu]", k);
-                nb_unreliable(r, quantity, "unresolved: the non-negative fit of G_all over "
-                              "%zu-%zu B clamped G at 0 (below the noise of the range; 95%% "
-                              "interval up to %.4g ns/B)", o->sizes[first], o->sizes[last],
-                              1000.0 * rf->ci.slope_high);
-            }
-            if (!fit->reliable) {
-                snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
-                nb_unreliable(r, quantity, "fit of G_all over %zu-%zu B: rms residual %.1f%% of "
-                              "the mean (limit %.0f%%), %zu of %zu points rejected as outliers",
-                              o->sizes[first], o->sizes[last], 100.0 * fit->rms_relative,
-                              100.0 * NB_FIT_MAX_RMS_RELATIVE, fit->outliers, last - first + 1);
-            }
-        } else {
-            nb_cell_real(table, "g_us", NAN);
-            nb_cell_real(table, "G_ns_per_byte", NAN);
-            nb_cell_real(table, "fit_rms_relative", NAN);
-            nb_cell_bool(table, "fit_reliable", 0);
-            nb_cell_bool(table, "fit_clamped", 0);
-            snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
-            nb_unreliable(r, quantity, "no fit over %zu-%zu B: fewer than 2 distinct sizes",
-                          o->sizes[first], o->sizes[last]);
-        }
-        if (rf->median_o_s < 0.0) {
-            snprintf(quantity, sizeof quantity, "ranges[%zu].o_s_us", k);
-            nb_unreliable(r, quantity, "median o_s over the range is negative (%.3g us): below "
-                          "the noise", rf->median_o_s);
-        }
-        nb_cell_real(table, "o_s_us", p[P_o_s].value);
-        nb_cell_real(table, "o_r_us", p[P_o_r].value);
-        /* An interval bound below 0 (o_s: noise) is shown as null, as the figures are. */
-        nb_cell_real(table, "g_ci95_low_us", loggp_non_negative_or_nan(p[P_g].low));
-        nb_cell_real(table, "g_ci95_high_us", loggp_non_negative_or_nan(p[P_g].high));
-        nb_cell_real(table, "G_ci95_low_ns_per_byte", loggp_non_negative_or_nan(p[P_G].low));
-        nb_cell_real(table, "G_ci95_high_ns_per_byte", loggp_non_negative_or_nan(p[P_G].high));
-        nb_cell_real(table, "o_s_ci95_low_us", loggp_non_negative_or_nan(p[P_o_s].low));
-        nb_cell_real(table, "o_s_ci95_high_us", loggp_non_negative_or_nan(p[P_o_s].high));
-        nb_cell_real(table, "o_r_ci95_low_us", loggp_non_negative_or_nan(p[P_o_r].low));
-        nb_cell_real(table, "o_r_ci95_high_us", loggp_non_negative_or_nan(p[P_o_r].high));
-    }
+}
 
+/* Rank 0: row k of the table ranges, the fit of one protocol range (§2.4, §2.6) with its
+ * bootstrap intervals, and why a figure of it is unresolved or unreliable. */
+static void report_range(const nb_context *ctx, nb_table *table, const loggp_analysis *a,
+                         size_t k)
+{
+    const nb_options *o = ctx->options;
+    nb_result *r = ctx->result;
+    const nb_range *ranges = a->ranges;
+    size_t first = ranges[k].first, last = ranges[k].last;
+    const range_fit *rf = &a->fits[k];
+    const loggp_param *p = rf->p;
+    nb_table_add_row(table);
+    nb_cell_int(table, "range", (long long)k);
+    nb_cell_int(table, "first_size_bytes", (long long)o->sizes[first]);
+    nb_cell_int(table, "last_size_bytes", (long long)o->sizes[last]);
+    nb_cell_int(table, "points", (long long)(last - first + 1));
+    if (k > 0)
+        nb_cell_real(table, "split_bic_gain",
+                     nb_split_gain(a->x, a->G_all_despiked, a->noise, ranges[k - 1].first,
+                                   ranges[k - 1].last, last, RANGE_REL_FLOOR));
+    else
+        nb_cell_real(table, "split_bic_gain", NAN);
+    char quantity[64];
+    if (rf->fitted) {
+        const nb_linfit *fit = &rf->fit;
+        int g_clamped = fit->intercept_clamped, G_clamped = fit->slope_clamped;
+        nb_cell_real(table, "g_us", p[P_g].value);
+        nb_cell_real(table, "G_ns_per_byte", p[P_G].value);
+        nb_cell_real(table, "fit_rms_relative", fit->rms_relative);
+        nb_cell_bool(table, "fit_reliable", fit->reliable);
+        nb_cell_bool(table, "fit_clamped", g_clamped || G_clamped);
+        if (g_clamped) {
+            snprintf(quantity, sizeof quantity, "g_us[range=%zu]", k);
+            nb_unreliable(r, quantity, "unresolved: the non-negative fit of G_all over "
+                          "%zu-%zu B clamped g at 0 (below the noise of the range; 95%% "
+                          "interval up to %.4g us)", o->sizes[first], o->sizes[last],
+                          rf->ci.intercept_high);
+        }
+        if (G_clamped) {
+            snprintf(quantity, sizeof quantity, "G_ns_per_byte[range=%zu]", k);
+            nb_unreliable(r, quantity, "unresolved: the non-negative fit of G_all over "
+                          "%zu-%zu B clamped G at 0 (below the noise of the range; 95%% "
+                          "interval up to %.4g ns/B)", o->sizes[first], o->sizes[last],
+                          1000.0 * rf->ci.slope_high);
+        }
+        if (!fit->reliable) {
+            snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
+            nb_unreliable(r, quantity, "fit of G_all over %zu-%zu B: rms residual %.1f%% of "
+                          "the mean (limit %.0f%%), %zu of %zu points rejected as outliers",
+                          o->sizes[first], o->sizes[last], 100.0 * fit->rms_relative,
+                          100.0 * NB_FIT_MAX_RMS_RELATIVE, fit->outliers, last - first + 1);
+        }
+    } else {
+        nb_cell_real(table, "g_us", NAN);
+        nb_cell_real(table, "G_ns_per_byte", NAN);
+        nb_cell_real(table, "fit_rms_relative", NAN);
+        nb_cell_bool(table, "fit_reliable", 0);
+        nb_cell_bool(table, "fit_clamped", 0);
+        snprintf(quantity, sizeof quantity, "ranges[%zu]", k);
+        nb_unreliable(r, quantity, "no fit over %zu-%zu B: fewer than 2 distinct sizes",
+                      o->sizes[first], o->sizes[last]);
+    }
+    if (rf->median_o_s < 0.0) {
+        snprintf(quantity, sizeof quantity, "ranges[%zu].o_s_us", k);
+        nb_unreliable(r, quantity, "median o_s over the range is negative (%.3g us): below "
+                      "the noise", rf->median_o_s);
+    }
+    nb_cell_real(table, "o_s_us", p[P_o_s].value);
+    nb_cell_real(table, "o_r_us", p[P_o_r].value);
+    /* An interval bound below 0 (o_s: noise) is shown as null, as the figures are. */
+    nb_cell_real(table, "g_ci95_low_us", loggp_non_negative_or_nan(p[P_g].low));
+    nb_cell_real(table, "g_ci95_high_us", loggp_non_negative_or_nan(p[P_g].high));
+    nb_cell_real(table, "G_ci95_low_ns_per_byte", loggp_non_negative_or_nan(p[P_G].low));
+    nb_cell_real(table, "G_ci95_high_ns_per_byte", loggp_non_negative_or_nan(p[P_G].high));
+    nb_cell_real(table, "o_s_ci95_low_us", loggp_non_negative_or_nan(p[P_o_s].low));
+    nb_cell_real(table, "o_s_ci95_high_us", loggp_non_negative_or_nan(p[P_o_s].high));
+    nb_cell_real(table, "o_r_ci95_low_us", loggp_non_negative_or_nan(p[P_o_r].low));
+    nb_cell_real(table, "o_r_ci95_high_us", loggp_non_negative_or_nan(p[P_o_r].high));
+}
+
+/* Rank 0: the summary: L, the range counts, what the check asserts, M and the thresholds. */
+static void report_summary(const nb_context *ctx, const size_figures *figures,
+                           const loggp_analysis *a)
+{
+    const nb_options *o = ctx->options;
+    nb_result *r = ctx->result;
+    size_t count = o->size_count, range_count = a->range_count;
+    const nb_range *ranges = a->ranges;
     nb_summary_real(r, "L_us", figures[0].prtt_1_0_us / 2.0); /* sizes[0] == 1 */
     nb_summary_int(r, "protocol_ranges", (long long)range_count);
     nb_summary_int(r, "protocol_ranges_detected", (long long)a->detected_count);
@@ -297,18 +310,18 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures,
     /* What the check asserts: small-message g, o_s, o_r (first range), large-message G (last
      * range), M = g / G (Bell et al. 5.5) and the thresholds, each with its interval. */
     for (size_t h = 0; h < LOGGP_HEADLINE_COUNT; h++) {
-        const loggp_param *p =
-            &(loggp_headline[h].last ? a->last_range : a->first_range)[loggp_headline[h].param];
+        const loggp_headline_figure *figure = &loggp_headline[h];
+        const loggp_param *p = &(figure->last ? a->last_range : a->first_range)[figure->param];
         char key[64];
-        snprintf(key, sizeof key, "%s_%s", loggp_headline[h].name, loggp_headline[h].unit);
+        snprintf(key, sizeof key, "%s_%s", figure->name, figure->unit);
         nb_summary_real(r, key, p->value);
         if (!a->sound[S_g_small + h])
             nb_unreliable(r, key, "taken from ranges[%zu], whose figure is unresolved, "
                           "unreliable or below the noise (see that range)",
-                          loggp_headline[h].last ? range_count - 1 : (size_t)0);
-        snprintf(key, sizeof key, "%s_ci95_low_%s", loggp_headline[h].name, loggp_headline[h].unit);
+                          figure->last ? range_count - 1 : (size_t)0);
+        snprintf(key, sizeof key, "%s_ci95_low_%s", figure->name, figure->unit);
         nb_summary_real(r, key, loggp_non_negative_or_nan(p->low));
-        snprintf(key, sizeof key, "%s_ci95_high_%s", loggp_headline[h].name, loggp_headline[h].unit);
+        snprintf(key, sizeof key, "%s_ci95_high_%s", figure->name, figure->unit);
         nb_summary_real(r, key, loggp_non_negative_or_nan(p->high));
     }
     int M_sound = a->sound[S_M];
@@ -336,6 +349,17 @@ static void report_loggp(const nb_context *ctx, const size_figures *figures,
     nb_summary_int(r, "n", settings_of(o)->messages);
     nb_summary_int(r, "lookahead", settings_of(o)->lookahead);
     nb_summary_real(r, "pfact", settings_of(o)->pfact);
+}
+
+/* Rank 0: tables, ranges, summary, from `figures` and their analysis `a`. */
+static void report_loggp(const nb_context *ctx, const size_figures *figures,
+                         const loggp_analysis *a)
+{
+    report_prtt(ctx, figures, a);
+    nb_table *table = nb_result_add_declared_table(ctx->result, &ranges_table);
+    for (size_t k = 0; k < a->range_count; k++)
+        report_range(ctx, table, a, k);
+    report_summary(ctx, figures, a);
 }
 
 /* Where in the scattered order pass p starts. The --passes passes start step = count / passes
@@ -472,6 +496,74 @@ static recheck_counts recheck(const nb_context *ctx, prtt_state *state, size_fig
     return c;
 }
 
+/* Rank 0, after more than --passes passes: why the extra passes were made (`unsound_first`,
+ * `slow_state_first`: after the first --passes) and whether they helped. */
+static void report_extra_passes(const nb_context *ctx, const loggp_analysis *analysis,
+                                const char *unsound_first, size_t slow_state_first,
+                                size_t passes, size_t made, kept_passes kept,
+                                recheck_counts rechecked)
+{
+        char why[384], still[384];
+    char unsound_last[256];
+    size_t unsound_now = loggp_unsound_summary(analysis, unsound_last, sizeof unsound_last);
+    snprintf(why, sizeof why, "%s%s%s", unsound_first[0] ? "summary " : "",
+             unsound_first[0] ? unsound_first : "",
+             unsound_first[0] ? " unreliable" : "");
+    if (slow_state_first > 0)
+        snprintf(why + strlen(why), sizeof why - strlen(why),
+                 "%s%zu sizes measured only in a slow state of the machine",
+                 why[0] ? ", " : "", slow_state_first);
+    still[0] = '\0';
+    if (unsound_now > 0)
+        snprintf(still, sizeof still, "still unreliable: %s", unsound_last);
+    if (kept.slow_state_sizes > 0)
+        snprintf(still + strlen(still), sizeof still - strlen(still),
+                 "%s%zu sizes still only in a slow state (probe over %.1fx the "
+                 "fast state's %.3f us)", still[0] ? "; " : "",
+                 kept.slow_state_sizes, STATE_RATIO, kept.fast_probe_us);
+    if (still[0] == '\0')
+        nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made and %zu sizes "
+                   "rechecked, after which all fitted summary figures are sound and "
+                   "every size has a pass in the fast state", why, passes,
+                   passes == 1 ? "" : "es", made, rechecked.measurements);
+    else
+        nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made (--max-passes) "
+                   "and %zu sizes rechecked, %s", why, passes, passes == 1 ? "" : "es",
+                   made, rechecked.measurements, still);
+}
+
+/* Rank 0: the run's parameters, its settings and the analysis' rules (docs/output-format.md). */
+static void report_parameters(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
+    nb_param_common(ctx);
+    nb_param_int(ctx->result, "n", settings_of(o)->messages);
+    nb_param_int(ctx->result, "lookahead", settings_of(o)->lookahead);
+    nb_param_real(ctx->result, "pfact", settings_of(o)->pfact);
+    nb_param_int(ctx->result, "range_min_points", RANGE_MIN_POINTS);
+    nb_param_int(ctx->result, "despike_half_window", DESPIKE_HALF_WINDOW);
+    nb_param_real(ctx->result, "despike_z", DESPIKE_Z);
+    nb_param_real(ctx->result, "despike_floor_relative", DESPIKE_FLOOR_RELATIVE);
+    nb_param_real(ctx->result, "fit_max_rms_relative", NB_FIT_MAX_RMS_RELATIVE);
+    nb_param_real(ctx->result, "range_segment_bic_margin", RANGE_SEGMENT_MARGIN);
+    nb_param_int(ctx->result, "range_max_segments", RANGE_MAX_SEGMENTS);
+    nb_param_real(ctx->result, "range_noise_floor_relative", RANGE_REL_FLOOR);
+    nb_param_real(ctx->result, "ci_level", CI_LEVEL);
+    nb_param_int(ctx->result, "ci_resamples", CI_RESAMPLES);
+    nb_param_text(ctx->result, "size_order", "scattered");
+    nb_param_int(ctx->result, "passes", settings_of(o)->passes);
+    nb_param_int(ctx->result, "max_passes", settings_of(o)->max_passes);
+    nb_param_text(ctx->result, "pass_kept", "lowest PRTT(n,0,s) in the fast state");
+    nb_param_real(ctx->result, "state_ratio", STATE_RATIO);
+    nb_param_int(ctx->result, "state_probe_round_trips", STATE_PROBE_ROUNDS);
+    nb_param_int(ctx->result, "rechecks", settings_of(o)->rechecks);
+    nb_param_real(ctx->result, "state_wait_s", settings_of(o)->state_wait_s);
+    nb_param_real(ctx->result, "state_wait_step_s", STATE_WAIT_STEP_S);
+    nb_param_real(ctx->result, "recheck_excess", RECHECK_EXCESS);
+    nb_param_int(ctx->result, "recheck_half_window", RECHECK_HALF_WINDOW);
+}
+
 void run_loggp(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -480,34 +572,8 @@ void run_loggp(const nb_context *ctx)
                         .lowest_probe_us = INFINITY, .wait_budget_s = settings_of(o)->state_wait_s};
     state.prtt.send = nb_buffer_new(largest);
     state.prtt.recv = nb_buffer_new(largest);
-    if (ctx->result != NULL) {
-        nb_param_sizes(ctx, "sizes_bytes", o->sizes, o->size_count);
-        nb_param_common(ctx);
-        nb_param_int(ctx->result, "n", settings_of(o)->messages);
-        nb_param_int(ctx->result, "lookahead", settings_of(o)->lookahead);
-        nb_param_real(ctx->result, "pfact", settings_of(o)->pfact);
-        nb_param_int(ctx->result, "range_min_points", RANGE_MIN_POINTS);
-        nb_param_int(ctx->result, "despike_half_window", DESPIKE_HALF_WINDOW);
-        nb_param_real(ctx->result, "despike_z", DESPIKE_Z);
-        nb_param_real(ctx->result, "despike_floor_relative", DESPIKE_FLOOR_RELATIVE);
-        nb_param_real(ctx->result, "fit_max_rms_relative", NB_FIT_MAX_RMS_RELATIVE);
-        nb_param_real(ctx->result, "range_segment_bic_margin", RANGE_SEGMENT_MARGIN);
-        nb_param_int(ctx->result, "range_max_segments", RANGE_MAX_SEGMENTS);
-        nb_param_real(ctx->result, "range_noise_floor_relative", RANGE_REL_FLOOR);
-        nb_param_real(ctx->result, "ci_level", CI_LEVEL);
-        nb_param_int(ctx->result, "ci_resamples", CI_RESAMPLES);
-        nb_param_text(ctx->result, "size_order", "scattered");
-        nb_param_int(ctx->result, "passes", settings_of(o)->passes);
-        nb_param_int(ctx->result, "max_passes", settings_of(o)->max_passes);
-        nb_param_text(ctx->result, "pass_kept", "lowest PRTT(n,0,s) in the fast state");
-        nb_param_real(ctx->result, "state_ratio", STATE_RATIO);
-        nb_param_int(ctx->result, "state_probe_round_trips", STATE_PROBE_ROUNDS);
-        nb_param_int(ctx->result, "rechecks", settings_of(o)->rechecks);
-        nb_param_real(ctx->result, "state_wait_s", settings_of(o)->state_wait_s);
-        nb_param_real(ctx->result, "state_wait_step_s", STATE_WAIT_STEP_S);
-        nb_param_real(ctx->result, "recheck_excess", RECHECK_EXCESS);
-        nb_param_int(ctx->result, "recheck_half_window", RECHECK_HALF_WINDOW);
-    }
+    if (ctx->result != NULL)
+        report_parameters(ctx);
     size_t passes = (size_t)settings_of(o)->passes;
     size_t max_passes = (size_t)settings_of(o)->max_passes;
     size_t capacity = max_passes > passes ? max_passes : passes;
@@ -566,8 +632,8 @@ void run_loggp(const nb_context *ctx)
     }
     recheck_counts rechecked = recheck(ctx, &state, figures, kept.fast_probe_us, stride);
     if (ctx->rank == 0 && rechecked.lowered > 0)
-        loggp_analyse(o->sizes, o->size_count, settings_of(o)->lookahead,
-                          settings_of(o)->pfact, figures, analysis);
+        loggp_analyse(o->sizes, o->size_count, settings_of(o)->lookahead, settings_of(o)->pfact,
+                      figures, analysis);
     kept.slow_state_sizes = rechecked.slow_state_sizes;
     if (ctx->result != NULL) {
         report_loggp(ctx, figures, analysis);
@@ -586,36 +652,9 @@ void run_loggp(const nb_context *ctx)
                        "one (probe over %.1fx %.3f us) through the %g s of --state-wait-s; "
                        "the sizes measured after that may mix two curves", STATE_RATIO,
                        state.lowest_probe_us, state.wait_budget_s);
-        if (made > passes) {
-            /* Why the extra passes were made, and whether they helped. */
-            char why[384], still[384];
-            char unsound_last[256];
-            size_t unsound_now = loggp_unsound_summary(analysis, unsound_last, sizeof unsound_last);
-            snprintf(why, sizeof why, "%s%s%s", unsound_first[0] ? "summary " : "",
-                     unsound_first[0] ? unsound_first : "",
-                     unsound_first[0] ? " unreliable" : "");
-            if (slow_state_first > 0)
-                snprintf(why + strlen(why), sizeof why - strlen(why),
-                         "%s%zu sizes measured only in a slow state of the machine",
-                         why[0] ? ", " : "", slow_state_first);
-            still[0] = '\0';
-            if (unsound_now > 0)
-                snprintf(still, sizeof still, "still unreliable: %s", unsound_last);
-            if (kept.slow_state_sizes > 0)
-                snprintf(still + strlen(still), sizeof still - strlen(still),
-                         "%s%zu sizes still only in a slow state (probe over %.1fx the "
-                         "fast state's %.3f us)", still[0] ? "; " : "",
-                         kept.slow_state_sizes, STATE_RATIO, kept.fast_probe_us);
-            if (still[0] == '\0')
-                nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made and %zu sizes "
-                           "rechecked, after which all fitted summary figures are sound and "
-                           "every size has a pass in the fast state", why, passes,
-                           passes == 1 ? "" : "es", made, rechecked.measurements);
-            else
-                nb_warning(ctx->result, "%s after %zu pass%s; %zu passes made (--max-passes) "
-                           "and %zu sizes rechecked, %s", why, passes, passes == 1 ? "" : "es",
-                           made, rechecked.measurements, still);
-        }
+        if (made > passes)
+            report_extra_passes(ctx, analysis, unsound_first, slow_state_first, passes,
+                                made, kept, rechecked);
     }
     free(analysis);
     free(measured);

@@ -102,9 +102,10 @@ void loggp_analyse(const size_t *sizes, size_t count, int lookahead, double pfac
             memcpy(a->last_range, p, sizeof a->last_range);
     }
 
-    for (size_t h = 0; h < LOGGP_HEADLINE_COUNT; h++)
-        a->sound[S_g_small + h] =
-            (loggp_headline[h].last ? a->last_range : a->first_range)[loggp_headline[h].param].sound;
+    for (size_t h = 0; h < LOGGP_HEADLINE_COUNT; h++) {
+        const loggp_param *range = loggp_headline[h].last ? a->last_range : a->first_range;
+        a->sound[S_g_small + h] = range[loggp_headline[h].param].sound;
+    }
     /* M = g / G in bytes (g in us, G in ns/B); its interval from the ends of both intervals. */
     const loggp_param *g_small = &a->first_range[P_g], *G_large = &a->last_range[P_G];
     a->M = g_small->value * 1000.0 / G_large->value;

@@ -373,6 +373,77 @@ static void report_parameters(const nb_context *ctx, const loggp_source *src)
     }
 }
 
+/* The model's prediction for collective k at m bytes on P ranks (c: the combine time C(m) of
+ * a reduction, else 0). */
+static double predict(model_kind k, const loggp_source *src, int P, double m, double c)
+{
+    loggp_terms t = terms_at(src, m);
+    switch (k) {
+    case MODEL_BCAST:
+        return model_bcast(P, t);
+    case MODEL_REDUCE:
+        return model_reduce(P, t, c);
+    case MODEL_ALLREDUCE:
+        return model_allreduce(P, t, c);
+    case MODEL_ALLGATHER:
+        return model_allgather(src, P, m);
+    default:
+        return model_alltoall(src, P, m);
+    }
+}
+
+/* Rank 0: what the LogGP file of --loggp-json says about its own figures: measured with
+ * another MPI library, or with unresolved parameters taken as 0. */
+static void warn_about_the_file(nb_result *result, const models_settings *ms)
+{
+    char library[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    int length = 0;
+    MPI_Get_library_version(library, &length);
+    library[strcspn(library, "\r\n")] = '\0';
+    if (strcmp(library, ms->file_library) != 0)
+        nb_warning(result, "the LogGP parameters of %s were measured with \"%s\", this "
+                   "run uses \"%s\": the predictions are for another library",
+                   ms->loggp_json, ms->file_library, library);
+    if (ms->nulls_taken_as_zero > 0)
+        nb_warning(result, "%d LogGP parameter(s) of %s are null (unresolved: below "
+                   "the noise of their range) and were taken as 0",
+                   ms->nulls_taken_as_zero, ms->loggp_json);
+}
+
+/* Rank 0: one row of the table models. */
+static void add_model_row(nb_table *table, model_kind k, int P, size_t size, double predicted,
+                          double c, const nb_op_figures *f, double ratio)
+{
+    nb_table_add_row(table);
+    nb_cell_text(table, "collective", model_ops[k].name);
+    nb_cell_text(table, "algorithm", model_algorithm(k, P));
+    nb_cell_int(table, "size_bytes", (long long)size);
+    nb_cell_real(table, "predicted_us", predicted);
+    nb_cell_real(table, "combine_us", c);
+    nb_cell_real(table, "measured_median_us", f->median_us);
+    nb_cell_real(table, "measured_spread_us", f->spread_us);
+    nb_cell_real(table, "measured_to_predicted", ratio);
+}
+
+/* Without --loggp-json: the quick LogGP measurement at 1 byte and every size of the run, into
+ * src's points (the caller frees them). */
+static quick_point *measure_quick(const nb_context *ctx, loggp_source *src)
+{
+    const nb_options *o = ctx->options;
+    size_t quick_sizes[NB_MAX_SIZES + 1];
+    quick_sizes[0] = 1;
+    for (size_t i = 0; i < o->size_count; i++)
+        quick_sizes[i + 1] = o->sizes[i];
+    size_t point_count = nb_sort_unique_sizes(quick_sizes, o->size_count + 1);
+    quick_point *points = nb_calloc_or_abort(ctx->pair, point_count, sizeof *points);
+    if (ctx->rank == 0)
+        fprintf(stderr, "netbench models: quick LogGP measurement (%zu sizes)\n", point_count);
+    quick_loggp(ctx, quick_sizes, point_count, points);
+    src->points = points;
+    src->point_count = point_count;
+    return points;
+}
+
 void run_models(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -390,23 +461,8 @@ void run_models(const nb_context *ctx)
     }
 
     /* the LogGP parameters */
-    quick_point *points = NULL;
-    size_t point_count = 0;
     loggp_source src = {.file = ms->loggp_json != NULL ? ms : NULL};
-    if (ms->loggp_json == NULL) {
-        size_t quick_sizes[NB_MAX_SIZES + 1];
-        quick_sizes[0] = 1;
-        for (size_t i = 0; i < o->size_count; i++)
-            quick_sizes[i + 1] = o->sizes[i];
-        point_count = nb_sort_unique_sizes(quick_sizes, o->size_count + 1);
-        points = nb_calloc_or_abort(ctx->pair, point_count, sizeof *points);
-        if (ctx->rank == 0)
-            fprintf(stderr, "netbench models: quick LogGP measurement (%zu sizes)\n",
-                    point_count);
-        quick_loggp(ctx, quick_sizes, point_count, points);
-        src.points = points;
-        src.point_count = point_count;
-    }
+    quick_point *points = ms->loggp_json == NULL ? measure_quick(ctx, &src) : NULL;
 
     /* C(m) for the reductions, rank 0's */
     double *combine = nb_calloc_or_abort(ctx->pair, o->size_count, sizeof *combine);
@@ -440,20 +496,8 @@ void run_models(const nb_context *ctx)
         if (ms->loggp_json == NULL)
             nb_param_int(result, "prtt_messages", MODELS_PRTT_MESSAGES);
         report_parameters(ctx, &src);
-        if (ms->loggp_json != NULL) {
-            char library[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
-            int length = 0;
-            MPI_Get_library_version(library, &length);
-            library[strcspn(library, "\r\n")] = '\0';
-            if (strcmp(library, ms->file_library) != 0)
-                nb_warning(result, "the LogGP parameters of %s were measured with \"%s\", this "
-                           "run uses \"%s\": the predictions are for another library",
-                           ms->loggp_json, ms->file_library, library);
-            if (ms->nulls_taken_as_zero > 0)
-                nb_warning(result, "%d LogGP parameter(s) of %s are null (unresolved: below "
-                           "the noise of their range) and were taken as 0",
-                           ms->nulls_taken_as_zero, ms->loggp_json);
-        }
+        if (ms->loggp_json != NULL)
+            warn_about_the_file(result, ms);
         nb_table *table = nb_result_add_declared_table(result, &models_table);
         nb_table *timings = nb_result_add_declared_table(result, &nb_operation_timings_table);
         double ratios[NB_MAX_SIZES * MODEL_COUNT];
@@ -463,41 +507,16 @@ void run_models(const nb_context *ctx)
             for (size_t i = 0; i < o->size_count; i++) {
                 double m = (double)o->sizes[i];
                 const nb_op_figures *f = &figures[i * MODEL_COUNT + (size_t)k];
-                loggp_terms t = terms_at(&src, m);
-                double c = 0.0, predicted = NAN;
-                switch ((model_kind)k) {
-                case MODEL_BCAST:
-                    predicted = model_bcast(P, t);
-                    break;
-                case MODEL_REDUCE:
-                    c = combine[i];
-                    predicted = model_reduce(P, t, c);
-                    break;
-                case MODEL_ALLREDUCE:
-                    c = combine[i];
-                    predicted = model_allreduce(P, t, c);
-                    break;
-                case MODEL_ALLGATHER:
-                    predicted = model_allgather(&src, P, m);
-                    break;
-                default:
-                    predicted = model_alltoall(&src, P, m);
-                    break;
-                }
+                /* the combine time C(m) enters the reductions' models only */
+                int reduces = (model_kind)k == MODEL_REDUCE || (model_kind)k == MODEL_ALLREDUCE;
+                double c = reduces ? combine[i] : 0.0;
+                double predicted = predict((model_kind)k, &src, P, m, c);
                 double ratio = predicted > 0.0 ? f->median_us / predicted : NAN;
                 if (isfinite(ratio))
                     ratios[ratio_count++] = ratio;
                 if (f->sync_error_s > sync_error)
                     sync_error = f->sync_error_s;
-                nb_table_add_row(table);
-                nb_cell_text(table, "collective", model_ops[k].name);
-                nb_cell_text(table, "algorithm", model_algorithm((model_kind)k, P));
-                nb_cell_int(table, "size_bytes", (long long)o->sizes[i]);
-                nb_cell_real(table, "predicted_us", predicted);
-                nb_cell_real(table, "combine_us", c);
-                nb_cell_real(table, "measured_median_us", f->median_us);
-                nb_cell_real(table, "measured_spread_us", f->spread_us);
-                nb_cell_real(table, "measured_to_predicted", ratio);
+                add_model_row(table, (model_kind)k, P, o->sizes[i], predicted, c, f, ratio);
                 nb_add_timing_row(timings, model_ops[k].name, o->sizes[i], f);
                 nb_check_operation(ctx, model_ops[k].name, o->sizes[i], f);
                 if (!(predicted > 0.0)) {

@@ -424,6 +424,54 @@ static pair_figures pairs_at_once(const nb_context *ctx, window_state *ws, int k
     return f;
 }
 
+/* Rank 0 and each loading pair's sender (rank 2j) exchange a token: the connection by which
+ * rank 0 stops them later is made before any load. */
+static void connect_senders(const nb_context *ctx, int pairs)
+{
+    int token = 0;
+    for (int j = 1; j < pairs; j++) {
+        if (ctx->rank == 0) {
+            MPI_Send(&token, 1, MPI_INT, 2 * j, MP_TAG_SETUP, ctx->pair);
+            MPI_Recv(&token, 1, MPI_INT, 2 * j, MP_TAG_SETUP, ctx->pair, MPI_STATUS_IGNORE);
+        } else if (ctx->rank == 2 * j) {
+            MPI_Recv(&token, 1, MPI_INT, 0, MP_TAG_SETUP, ctx->pair, MPI_STATUS_IGNORE);
+            MPI_Send(&token, 1, MPI_INT, 0, MP_TAG_SETUP, ctx->pair);
+        }
+    }
+}
+
+/* Rank 0: the row of the table aggregate for k pairs at once. */
+static void add_aggregate_row(nb_table *aggregate, int k, pair_figures bandwidth,
+                              pair_figures rate)
+{
+    nb_table_add_row(aggregate);
+    nb_cell_int(aggregate, "pairs", k);
+    nb_cell_int(aggregate, "bandwidth_windows", bandwidth.windows);
+    nb_cell_real(aggregate, "aggregate_bandwidth_MBps", bandwidth.sum);
+    nb_cell_real(aggregate, "bandwidth_per_pair_min_MBps", bandwidth.min);
+    nb_cell_real(aggregate, "bandwidth_per_pair_mean_MBps", bandwidth.sum / k);
+    nb_cell_int(aggregate, "rate_windows", rate.windows);
+    nb_cell_real(aggregate, "message_rate_per_s", rate.sum * 1e6);
+    nb_cell_real(aggregate, "message_rate_per_pair_min_per_s", rate.min * 1e6);
+}
+
+/* Rank 0: loaded's parameters (and that an odd rank only waits). */
+static void loaded_parameters(const nb_context *ctx, int pairs)
+{
+    const loaded_settings *ls = ctx->options->settings;
+    nb_result *r = ctx->result;
+    nb_param_int(r, "ranks", ctx->size);
+    nb_param_int(r, "pairs", pairs);
+    nb_param_int(r, "latency_size_bytes", (long long)ls->latency_size);
+    nb_param_int(r, "bandwidth_size_bytes", (long long)ls->bandwidth_size);
+    nb_param_int(r, "rate_size_bytes", (long long)ls->rate_size);
+    nb_param_int(r, "window", ls->window);
+    nb_param_common(ctx);
+    if (ctx->size % 2 != 0)
+        nb_warning(r, "%d ranks: rank %d has no partner and only waits", ctx->size,
+                   ctx->size - 1);
+}
+
 void run_loaded(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -445,16 +493,7 @@ void run_loaded(const nb_context *ctx)
 
     nb_table *latency_table = NULL, *aggregate = NULL;
     if (r != NULL) {
-        nb_param_int(r, "ranks", ctx->size);
-        nb_param_int(r, "pairs", pairs);
-        nb_param_int(r, "latency_size_bytes", (long long)ls->latency_size);
-        nb_param_int(r, "bandwidth_size_bytes", (long long)ls->bandwidth_size);
-        nb_param_int(r, "rate_size_bytes", (long long)ls->rate_size);
-        nb_param_int(r, "window", ls->window);
-        nb_param_common(ctx);
-        if (ctx->size % 2 != 0)
-            nb_warning(r, "%d ranks: rank %d has no partner and only waits", ctx->size,
-                       ctx->size - 1);
+        loaded_parameters(ctx, pairs);
         latency_table = nb_result_add_declared_table(r, &loaded_latency_table);
         aggregate = nb_result_add_declared_table(r, &aggregate_table);
     }
@@ -462,16 +501,7 @@ void run_loaded(const nb_context *ctx)
     /* Rank 0 stops the loading pairs' senders with a message: its connection to each of them
      * is made now, not under load (over a saturated link a connection request can be dropped
      * and retried for seconds, or fail). */
-    int token = 0;
-    for (int j = 1; j < pairs; j++) {
-        if (ctx->rank == 0) {
-            MPI_Send(&token, 1, MPI_INT, 2 * j, MP_TAG_SETUP, ctx->pair);
-            MPI_Recv(&token, 1, MPI_INT, 2 * j, MP_TAG_SETUP, ctx->pair, MPI_STATUS_IGNORE);
-        } else if (ctx->rank == 2 * j) {
-            MPI_Recv(&token, 1, MPI_INT, 0, MP_TAG_SETUP, ctx->pair, MPI_STATUS_IGNORE);
-            MPI_Send(&token, 1, MPI_INT, 0, MP_TAG_SETUP, ctx->pair);
-        }
-    }
+    connect_senders(ctx, pairs);
 
     /* (a) latency of pair 0 while k = 0 .. pairs-1 other pairs stream */
     latency baseline = {0}, last = {0};
@@ -499,17 +529,8 @@ void run_loaded(const nb_context *ctx)
         }
         bandwidth_all = bandwidth;
         rate_all = rate;
-        if (r == NULL)
-            continue;
-        nb_table_add_row(aggregate);
-        nb_cell_int(aggregate, "pairs", k);
-        nb_cell_int(aggregate, "bandwidth_windows", bandwidth.windows);
-        nb_cell_real(aggregate, "aggregate_bandwidth_MBps", bandwidth.sum);
-        nb_cell_real(aggregate, "bandwidth_per_pair_min_MBps", bandwidth.min);
-        nb_cell_real(aggregate, "bandwidth_per_pair_mean_MBps", bandwidth.sum / k);
-        nb_cell_int(aggregate, "rate_windows", rate.windows);
-        nb_cell_real(aggregate, "message_rate_per_s", rate.sum * 1e6);
-        nb_cell_real(aggregate, "message_rate_per_pair_min_per_s", rate.min * 1e6);
+        if (r != NULL)
+            add_aggregate_row(aggregate, k, bandwidth, rate);
     }
 
     if (r != NULL) {

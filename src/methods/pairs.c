@@ -408,6 +408,50 @@ static int matrix_print_schedule(const nb_options *o)
 /* At most this many warnings name single bad pairs; a bad node has N-1 of them. */
 #define MATRIX_PAIR_WARNINGS 20
 
+/* Rank 0: the row of the table pairs for the pair k = (a, b). */
+static void add_pair_row(nb_table *table, const matrix_record *m, size_t k, int a, int b,
+                         const char *hosts)
+{
+    nb_table_add_row(table);
+    nb_cell_int(table, "rank_a", a);
+    nb_cell_int(table, "rank_b", b);
+    nb_cell_text(table, "host_a", host_of(hosts, a));
+    nb_cell_text(table, "host_b", host_of(hosts, b));
+    nb_cell_real(table, "latency_us", m->latency[k]);
+    nb_cell_real(table, "bandwidth_MBps", m->bandwidth[k]);
+    nb_cell_bool(table, "flagged", m->bad[k]);
+    nb_cell_int(table, "round", m->round[k]);
+    nb_cell_bool(table, "suspect", m->suspect[k]);
+    nb_cell_real(table, "retest_latency_us", m->retest_latency[k]);
+    nb_cell_real(table, "retest_bandwidth_MBps", m->retest_bandwidth[k]);
+}
+
+/* Rank 0: the nodes all of whose `measured` pairs (rank_a[i], rank_b[i], bad[i]) are bad, in
+ * the table bad_nodes with a warning each; returns how many. */
+static int report_bad_nodes(nb_result *result, int P, size_t measured, const int *rank_a,
+                            const int *rank_b, const int *bad, const char *hosts)
+{
+    int *node_bad = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P, sizeof *node_bad);
+    int bad_nodes = nb_bad_nodes(P, measured, rank_a, rank_b, bad, node_bad);
+    nb_table *nodes = nb_result_add_declared_table(result, &bad_nodes_table);
+    for (int r = 0; r < P; r++) {
+        if (!node_bad[r])
+            continue;
+        long long pairs_of_node = 0;
+        for (size_t i = 0; i < measured; i++)
+            pairs_of_node += rank_a[i] == r || rank_b[i] == r;
+        nb_table_add_row(nodes);
+        nb_cell_int(nodes, "rank", r);
+        nb_cell_text(nodes, "host", host_of(hosts, r));
+        nb_cell_int(nodes, "pairs", pairs_of_node);
+        nb_cell_int(nodes, "bad_pairs", pairs_of_node);
+        nb_warning(result, "bad node %s (rank %d): all its %lld measured pairs are bad, also "
+                   "alone", host_of(hosts, r), r, pairs_of_node);
+    }
+    free(node_bad);
+    return bad_nodes;
+}
+
 /* Rank 0: parameters, the pairs table, the bad nodes, the summary. */
 static void report_matrix(const nb_context *ctx, const matrix_record *m,
                           const nb_pair_thresholds *t, const char *hosts, int total_rounds,
@@ -451,18 +495,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
             rank_b[measured] = b;
             bad[measured] = m->bad[k];
             measured++;
-            nb_table_add_row(table);
-            nb_cell_int(table, "rank_a", a);
-            nb_cell_int(table, "rank_b", b);
-            nb_cell_text(table, "host_a", host_of(hosts, a));
-            nb_cell_text(table, "host_b", host_of(hosts, b));
-            nb_cell_real(table, "latency_us", m->latency[k]);
-            nb_cell_real(table, "bandwidth_MBps", m->bandwidth[k]);
-            nb_cell_bool(table, "flagged", m->bad[k]);
-            nb_cell_int(table, "round", m->round[k]);
-            nb_cell_bool(table, "suspect", m->suspect[k]);
-            nb_cell_real(table, "retest_latency_us", m->retest_latency[k]);
-            nb_cell_real(table, "retest_bandwidth_MBps", m->retest_bandwidth[k]);
+            add_pair_row(table, m, k, a, b, hosts);
             if (m->bad[k] && bad_pairs < MATRIX_PAIR_WARNINGS)
                 nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with "
                            "the others, %.1f MB/s, %.2f us alone; a pair below %.1f MB/s (%g x "
@@ -477,23 +510,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
         nb_warning(result, "%lld more bad pairs (table pairs, flagged)",
                    bad_pairs - MATRIX_PAIR_WARNINGS);
 
-    int *node_bad = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P, sizeof *node_bad);
-    int bad_nodes = nb_bad_nodes(P, measured, rank_a, rank_b, bad, node_bad);
-    nb_table *nodes = nb_result_add_declared_table(result, &bad_nodes_table);
-    for (int r = 0; r < P; r++) {
-        if (!node_bad[r])
-            continue;
-        long long pairs_of_node = 0;
-        for (size_t i = 0; i < measured; i++)
-            pairs_of_node += rank_a[i] == r || rank_b[i] == r;
-        nb_table_add_row(nodes);
-        nb_cell_int(nodes, "rank", r);
-        nb_cell_text(nodes, "host", host_of(hosts, r));
-        nb_cell_int(nodes, "pairs", pairs_of_node);
-        nb_cell_int(nodes, "bad_pairs", pairs_of_node);
-        nb_warning(result, "bad node %s (rank %d): all its %lld measured pairs are bad, also "
-                   "alone", host_of(hosts, r), r, pairs_of_node);
-    }
+    int bad_nodes = report_bad_nodes(result, P, measured, rank_a, rank_b, bad, hosts);
 
     nb_summary_int(result, "pairs", (long long)measured);
     nb_summary_int(result, "pairs_total", (long long)m->pairs);
@@ -522,7 +539,6 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
     if (o->json_file != NULL && write_maps(o, m, hosts) != 0)
         nb_warning(result, "the N x N maps could not be written beside %s (see stderr)",
                    o->json_file);
-    free(node_bad);
     free(latencies);
     free(bandwidths);
     free(rank_a);
