@@ -1,16 +1,9 @@
-/* anysource_catalogue.h - the declarations of anysource.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by anysource.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* anysource_catalogue.h - what anysource.c's methods declare (docs/adding-a-method.md); included once, by
+ * anysource.c. */
 #ifndef NETBENCH_ANYSOURCE_CATALOGUE_H
 #define NETBENCH_ANYSOURCE_CATALOGUE_H
 
-#include "analysis.h"
-#include "methods.h"
-#include "operations.h"
 #include "paired.h"
-#include "patterns.h"
 
 /* The options every paired method shares (paired.h). */
 static const nb_option anysource_options[] = {NB_PAIRED_OPTIONS};

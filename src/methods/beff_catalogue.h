@@ -1,16 +1,9 @@
-/* beff_catalogue.h - the declarations of beff.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by beff.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* beff_catalogue.h - what beff.c's methods declare (docs/adding-a-method.md); included once, by
+ * beff.c. */
 #ifndef NETBENCH_BEFF_CATALOGUE_H
 #define NETBENCH_BEFF_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 /* L_max from the memory: memory per process / 128, at most 128 MiB (the definition), at least
  * 8 KiB (8 geometric steps above 4 KiB); --lmax takes the same bounds. */

@@ -1,16 +1,9 @@
-/* buffers_catalogue.h - the declarations of buffers.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by buffers.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* buffers_catalogue.h - what buffers.c's methods declare (docs/adding-a-method.md); included once, by
+ * buffers.c. */
 #ifndef NETBENCH_BUFFERS_CATALOGUE_H
 #define NETBENCH_BUFFERS_CATALOGUE_H
 
-#include "analysis.h"
-#include "methods.h"
-#include "operations.h"
 #include "paired.h"
-#include "patterns.h"
 
 #define REUSE_MAX_PERCENTS 32
 #define VECTOR_MAX_SEGMENT_COUNTS (NB_PAIRED_MAX_VARIANTS - 1)

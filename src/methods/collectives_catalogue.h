@@ -1,16 +1,9 @@
-/* collectives_catalogue.h - the declarations of collectives.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by collectives.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* collectives_catalogue.h - what collectives.c's methods declare (docs/adding-a-method.md); included once, by
+ * collectives.c. */
 #ifndef NETBENCH_COLLECTIVES_CATALOGUE_H
 #define NETBENCH_COLLECTIVES_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 /* The collectives of the method (names as in --collectives). */
 typedef enum {

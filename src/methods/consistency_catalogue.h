@@ -1,16 +1,10 @@
-/* consistency_catalogue.h - the declarations of consistency.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by consistency.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* consistency_catalogue.h - what consistency.c's methods declare (docs/adding-a-method.md); included once, by
+ * consistency.c. */
 #ifndef NETBENCH_CONSISTENCY_CATALOGUE_H
 #define NETBENCH_CONSISTENCY_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
 #include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 #define CONS_RULE_COUNT 5
 

@@ -1,15 +1,9 @@
-/* dense_catalogue.h - the declarations of dense.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by dense.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* dense_catalogue.h - what dense.c's methods declare (docs/adding-a-method.md); included once, by
+ * dense.c. */
 #ifndef NETBENCH_DENSE_CATALOGUE_H
 #define NETBENCH_DENSE_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
 #include "patterns.h"
 
 /* dense's own options (nb_options.settings). */

@@ -1,16 +1,9 @@
-/* flood_catalogue.h - the declarations of flood.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by flood.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* flood_catalogue.h - what flood.c's methods declare (docs/adding-a-method.md); included once, by
+ * flood.c. */
 #ifndef NETBENCH_FLOOD_CATALOGUE_H
 #define NETBENCH_FLOOD_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 #define FLOOD_MAX_QUEUE_DEPTHS 16
 

@@ -1,16 +1,9 @@
-/* loggp_catalogue.h - the declarations of loggp.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by loggp.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* loggp_catalogue.h - what loggp.c's methods declare (docs/adding-a-method.md); included once, by
+ * loggp.c. */
 #ifndef NETBENCH_LOGGP_CATALOGUE_H
 #define NETBENCH_LOGGP_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 /* loggp's own options (nb_options.settings). */
 typedef struct {

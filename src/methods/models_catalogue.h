@@ -1,16 +1,10 @@
-/* models_catalogue.h - the declarations of models.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by models.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* models_catalogue.h - what models.c's methods declare (docs/adding-a-method.md); included once, by
+ * models.c. */
 #ifndef NETBENCH_MODELS_CATALOGUE_H
 #define NETBENCH_MODELS_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
 #include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 #define MODELS_MAX_RANGES 64
 #define MODELS_LIBRARY_LENGTH 256

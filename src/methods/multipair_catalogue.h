@@ -1,16 +1,9 @@
-/* multipair_catalogue.h - the declarations of multipair.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by multipair.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* multipair_catalogue.h - what multipair.c's methods declare (docs/adding-a-method.md); included once, by
+ * multipair.c. */
 #ifndef NETBENCH_MULTIPAIR_CATALOGUE_H
 #define NETBENCH_MULTIPAIR_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 /* The columns of connections' and loaded's latency tables after their key columns. */
 #define LATENCY_COLUMNS                                                                        \

@@ -1,16 +1,9 @@
-/* overlap_catalogue.h - the declarations of overlap.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by overlap.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* overlap_catalogue.h - what overlap.c's methods declare (docs/adding-a-method.md); included once, by
+ * overlap.c. */
 #ifndef NETBENCH_OVERLAP_CATALOGUE_H
 #define NETBENCH_OVERLAP_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 /* overlap's own options (nb_options.settings). */
 typedef struct {

@@ -1,16 +1,9 @@
-/* pairs_catalogue.h - the declarations of pairs.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by pairs.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* pairs_catalogue.h - what pairs.c's methods declare (docs/adding-a-method.md); included once, by
+ * pairs.c. */
 #ifndef NETBENCH_PAIRS_CATALOGUE_H
 #define NETBENCH_PAIRS_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 /* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
 #define MATRIX_MAX_SCHEDULE_RANKS 100000

@@ -1,16 +1,9 @@
-/* polling_catalogue.h - the declarations of polling.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by polling.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* polling_catalogue.h - what polling.c's methods declare (docs/adding-a-method.md); included once, by
+ * polling.c. */
 #ifndef NETBENCH_POLLING_CATALOGUE_H
 #define NETBENCH_POLLING_CATALOGUE_H
 
-#include "analysis.h"
-#include "methods.h"
-#include "operations.h"
 #include "paired.h"
-#include "patterns.h"
 
 /* The options every paired method shares (paired.h). */
 static const nb_option polling_options[] = {NB_PAIRED_OPTIONS};

@@ -1,16 +1,9 @@
-/* pt2pt_catalogue.h - the declarations of pt2pt.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by pt2pt.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* pt2pt_catalogue.h - what pt2pt.c's methods declare (docs/adding-a-method.md); included once, by
+ * pt2pt.c. */
 #ifndef NETBENCH_PT2PT_CATALOGUE_H
 #define NETBENCH_PT2PT_CATALOGUE_H
 
-#include "analysis.h"
 #include "methods.h"
-#include "operations.h"
-#include "paired.h"
-#include "patterns.h"
 
 /* Defined in pt2pt.c. */
 nb_run_function run_pingpong, run_bibw, run_bothway;

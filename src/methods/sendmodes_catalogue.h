@@ -1,16 +1,9 @@
-/* sendmodes_catalogue.h - the declarations of sendmodes.c's methods: their settings (the targets
- * of their own options), options with defaults, ranges and help, output tables (every column
- * with its unit and direction), summary figures and help text. Included once, by sendmodes.c, which
- * writes only what is declared here (an undeclared column or figure aborts); methods/registry.c
- * lists each method once (docs/adding-a-method.md). */
+/* sendmodes_catalogue.h - what sendmodes.c's methods declare (docs/adding-a-method.md); included once, by
+ * sendmodes.c. */
 #ifndef NETBENCH_SENDMODES_CATALOGUE_H
 #define NETBENCH_SENDMODES_CATALOGUE_H
 
-#include "analysis.h"
-#include "methods.h"
-#include "operations.h"
 #include "paired.h"
-#include "patterns.h"
 
 /* The options every paired method shares (paired.h). */
 static const nb_option sendmodes_options[] = {NB_PAIRED_OPTIONS};
