@@ -169,8 +169,10 @@ def main() -> int:
                              f"{made.stderr[-2000:]}")
         prefix = f"fsfl{os.getpid() % 10000}"
         emu = EmuCluster(prefix, work / "emu", 24000 + os.getpid() % 1000 * 2, timeout=600)
+        # a burst of 16 KiB: one pair alone measures the shaped rate at the map's 256 KiB
+        # (tests/test_emucluster_switches.py); the default 64 KiB reads 1.25 of it there
         up = emu("up", "--nodes", str(args.nodes), "--leaves", str(args.leaves),
-                 "--rate", args.rate)
+                 "--rate", args.rate, "--burst", "16kb")
         if up.returncode != 0:
             raise SystemExit(f"fault_localization.py: emucluster up failed: {up.stderr[-2000:]}")
         try:

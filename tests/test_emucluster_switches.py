@@ -1,11 +1,13 @@
 """Integration: the switch-aware all-pairs verdict through ReFrame on an emulated two-level
 fabric (issue 30).
 
-8 nodes under 2 leaf switches and a spine (`ci/emucluster.sh up --nodes 8 --leaves 2`), node
-links at 200 Mbit, uplinks unshaped; Slurm's topology/tree reads the same tree, and the
-partition declares `extras.topology: "slurm"`, so the job records `scontrol show topology` beside
-its map. NetbenchMatrix at 8 nodes (`-P node_count=8`; timed on shared cores: the verdict is
-relative to the run's own best pair), with references of 0 for bad pairs and faulty components:
+8 nodes under 2 leaf switches and a spine (`ci/emucluster.sh up --nodes 8 --leaves 2 --burst
+16kb`), node links at 200 Mbit, uplinks unshaped, the shaper's burst small enough that one pair
+alone measures the shaped rate at the map's bandwidth size (tested first); Slurm's
+topology/tree reads the same tree, and the partition declares `extras.topology: "slurm"`, so the
+job records `scontrol show topology` beside its map. NetbenchMatrix at 8 nodes (`-P
+node_count=8`; timed on shared cores: the verdict is relative to the run's own best pair), with
+references of 0 for bad pairs and faulty components:
 
 - leaf 1's uplink at 50 Mbit, every node link healthy: the case fails on
   matrix_faulty_uplinks = 1 and names the uplink, no node (with leaf 2's: in a 2-leaf tree every
@@ -29,6 +31,7 @@ import pytest
 from emu_support import BIN, run_reframe
 
 from fabricsuite import REPO_ROOT, switches
+from fabricsuite.emucluster import OPENMPI_TCP
 
 PREFIX = emu_support.prefix("fss")
 pytestmark = emu_support.marks(PREFIX)
@@ -58,7 +61,7 @@ _recorded_only:
 def fabric(tmp_path_factory):
     state = tmp_path_factory.mktemp("emucluster-switches")
     yield from emu_support.cluster(state, PREFIX, emu_support.port_base(34000), nodes=NODES,
-                                   rate=RATE, up=("--leaves", "2"))
+                                   rate=RATE, up=("--leaves", "2", "--burst", "16kb"))
 
 
 def matrix_session(emu, tmp_path, rate, link):
@@ -91,6 +94,34 @@ def _session(emu, tmp_path, *more):
                               str(report_path)], capture_output=True, text=True, cwd=REPO_ROOT,
                              env={**os.environ, "RFM_REFERENCE_PREFIX": str(refs)})
     return proc, case, outcome.stdout
+
+
+#: The map's bandwidth size (NetbenchMatrix's --max-size here and in bench/fault_localization.py).
+MAP_BANDWIDTH_SIZE = 256 * 1024
+
+
+def test_one_pair_alone_measures_the_shaped_rate_at_the_maps_size(fabric, netbench_program,
+                                                                   tmp_path):
+    """A link shaped to R must measure R at the size the map judges bandwidth by, or a link 25 %
+    slow reads as a few percent slow (issue 41: with a 64 KiB burst a 256 KiB ping-pong measured
+    1.25 R at 200 Mbit). Two nodes of one leaf, ping-pong bandwidth at 256 KiB, at the fabric's
+    rate and at three quarters of it: each within 6 % of the rate shaped."""
+    program = netbench_program("openmpi")
+    measured = {}
+    try:
+        for rate, rate_MBps in ((RATE, 25.0), ("150mbit", 18.75)):
+            emu = fabric
+            emu("rate", rate)
+            out = tmp_path / f"bibw-{rate}.json"
+            emu("exec", "srun", "-N2", "-n2", "--ntasks-per-node=1", "--time=2", "-w",
+                f"{PREFIX}1,{PREFIX}2", program, "bibw", "--sizes", str(MAP_BANDWIDTH_SIZE),
+                "--repetitions", "5", "--json-file", str(out), extra_env=OPENMPI_TCP)
+            row = json.loads(out.read_text())["tables"]["bibw"][0]
+            measured[rate] = row["bandwidth_median_MBps"] / rate_MBps
+    finally:
+        fabric("rate", RATE)
+    print(f"ping-pong bandwidth at 256 KiB / shaped rate: {measured}")
+    assert all(abs(ratio - 1.0) <= 0.06 for ratio in measured.values()), measured
 
 
 def test_a_slow_uplink_is_named_and_fails_the_map(fabric, tmp_path):
