@@ -2,7 +2,7 @@
 """Does the switch-aware all-pairs verdict name the faulty component? (issue 30's acceptance)
 
     bench/fault_localization.py [--trials 10] [--nodes 8] [--leaves 2] [--rate 200mbit]
-                                [--fault-fraction 0.25] [--seed 1] [--json FILE]
+                                [--fault-fraction 0.25] [--load 0] [--seed 1] [--json FILE]
 
 Brings up an emulated cluster of its own (ci/emucluster.sh up --leaves L: N nodes in L blocks
 under L leaf switches, the leaves' uplinks to a spine, a Slurm topology.conf), node links at
@@ -28,11 +28,13 @@ congestion: nothing named). Root, Slurm and munge needed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -81,6 +83,24 @@ def impose(emu, scenario: str, draw: random.Random, args, slow: str, prefix: str
     for node in sorted(tree.nodes_under(leaf)):
         emu("rate", slow, "--link", node)
     return ("switch", leaf)
+
+
+def start_load(jobs: int, netbench: Path, work: Path) -> list[subprocess.Popen]:
+    """`jobs` other MPI jobs on this machine, each a 2-rank ping-pong of 1 MiB repeated until
+    stopped (Open MPI over shared memory, unbound: they take CPU time from the emulated nodes),
+    each in a process group of its own so that stop_load ends exactly them."""
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    return [subprocess.Popen(
+        ["bash", "-c", 'while :; do mpirun.openmpi -np 2 --bind-to none "$0" pingpong '
+         '--sizes 1M --repetitions 1000 --timeout 120 >/dev/null 2>&1; done', str(netbench)],
+        env=env, cwd=work, start_new_session=True) for _ in range(jobs)]
+
+
+def stop_load(loads: list[subprocess.Popen]) -> None:
+    for proc in loads:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
 
 
 def summarise(trials: list[dict], chosen: list[str]) -> dict:
@@ -143,6 +163,9 @@ def main() -> int:
     parser.add_argument("--fault-fraction", type=float, default=0.25,
                         help="a faulty link's rate as a share of --rate (0.25; 0.75: a link "
                              "25 %% slow)")
+    parser.add_argument("--load", type=int, default=0, metavar="N",
+                        help="N other MPI jobs (2-rank ping-pongs of 1 MiB on this machine, "
+                             "outside the emulated cluster) running through every trial (0)")
     parser.add_argument("--seed", type=int, default=1, help="draws of the faulty component (1)")
     parser.add_argument("--json", help="write every trial and the totals to this file")
     args = parser.parse_args()
@@ -175,6 +198,7 @@ def main() -> int:
                  "--rate", args.rate, "--burst", "16kb")
         if up.returncode != 0:
             raise SystemExit(f"fault_localization.py: emucluster up failed: {up.stderr[-2000:]}")
+        loads = start_load(args.load, build / "netbench", work)
         try:
             tree = switches.parse_topology(emu("exec", "scontrol", "show", "topology").stdout)
             for scenario in chosen:
@@ -186,12 +210,14 @@ def main() -> int:
                     finally:
                         emu("rate", args.rate)
                         emu("rate", "none", "--link", "uplinks")
-                    explanation = switches.explain(switches.parse_topology(text),
-                                                   switches.pairs_of(result["tables"]["pairs"]))
+                    explanation = switches.explain(
+                        switches.parse_topology(text), switches.pairs_of(result["tables"]["pairs"]),
+                        result["summary"].get("bandwidth_floor_MBps"))
                     judged = {"scenario": scenario, "trial": trial + 1,
                               "truth": list(truth) if truth else None, "seconds": seconds,
                               "suspect_pairs": result["summary"]["suspect_pairs"],
                               "bad_pairs": result["summary"]["bad_pairs"],
+                              "resolution": explanation.resolution,
                               **judge(explanation, truth)}
                     trials.append(judged)
                     print(f"{scenario} {trial + 1}: truth {truth}, "
@@ -199,9 +225,11 @@ def main() -> int:
                           f"suspect {judged['suspect_pairs']}, bad {judged['bad_pairs']}; "
                           f"{'; '.join(judged['lines']) or 'nothing named'}", flush=True)
         finally:
+            stop_load(loads)
             emu("down")
     totals = summarise(trials, chosen)
-    print(f"\n{len(trials)} trials ({args.nodes} nodes, {args.leaves} leaves, {args.rate}; a "
+    print(f"\n{len(trials)} trials ({args.nodes} nodes, {args.leaves} leaves, {args.rate}, "
+          f"{args.load} other MPI job(s); a "
           f"fault at {slow}): precision {totals['precision']} (by component "
           f"{totals['component_precision']}), recall {totals['recall']}, "
           f"exact {totals['exact_trials']} of {len(trials)} {totals['by_scenario']}; "

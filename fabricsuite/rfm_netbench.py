@@ -233,6 +233,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     netbench_version = variable(str, value="", loggable=True)
     #: Performance variables: name -> Metric. Set by each check class.
     metrics: dict[str, Metric] = {}
+    #: Whether the job times anything: ranks then need cores of their own (a validation check,
+    #: which times nothing, sets False).
+    timed: bool = True
     #: Files the job writes that must not survive from an earlier run in the stage.
     fresh_outputs = [RESULT_FILE]
     #: Regular expression of netbench `unreliable` quantities that do not fail the check because
@@ -361,7 +364,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
                         f"({entry.get('reason')}); not used by this check"
                     )
         problems = result.problems(self.required_sizes, self.size_table, tolerated,
-                                   timed=getattr(self, "timed", True))
+                                   timed=self.timed)
         try:
             problems.extend(self.extra_problems(result))
         except ResultError as err:
@@ -589,8 +592,6 @@ class NetbenchMultiRankCheck(NetbenchCheck):
     #: "<nodes>x<ranks per node>": the reference index level below the environment.
     scale = variable(str, value="", loggable=True)
     tags = {"multirank", "netbench"}
-    #: False for the validation checks, which time nothing.
-    timed = True
     #: Time even above the partition's `timing_max_nodes` (emulated nodes sharing cores): the
     #: figures then only exercise the mechanics (launch, scale, reference lookup), so the
     #: references at such scales must have wide bounds.

@@ -38,6 +38,9 @@ CONSISTENT = 0.8
 #: a switch whose pairs are bad but for a few is not chosen over the uplink that explains the
 #: same bad pairs and no good one (a re-test that failed on noise must not widen the verdict).
 GOOD_WEIGHT = 2
+#: A slowdown within this many robust standard deviations (1.4826 MAD) of the healthy pairs'
+#: bandwidth is the map's own noise, not a fault it can name.
+RESOLUTION_SIGMAS = 3.0
 #: Order of the kinds when components cannot be told apart: the smallest first.
 KINDS = ("node", "uplink", "switch")
 
@@ -144,6 +147,8 @@ class Pair:
     bad: bool
     #: the tournament round it was measured in (None: unknown)
     round: int | None = None
+    #: its bandwidth re-tested alone (suspects only; None: not re-tested)
+    retest_MBps: float | None = None
 
 
 def path(tree: Tree, a: str, b: str) -> list[tuple[str, str]]:
@@ -199,6 +204,13 @@ class Explanation:
     #: uplinks of the tree between the map's nodes that no measured pair crossed (a quick map
     #: of a few rounds): nothing is known of them
     uncovered: list[str] = field(default_factory=list)
+    #: the smallest slowdown of a link the map could resolve (a fraction; `resolution`), the
+    #: healthy pairs' robust spread, and the healthy bandwidth it is measured against (MB/s);
+    #: None: not known (no floor, no healthy pair)
+    resolution: float | None = None
+    healthy_spread: float | None = None
+    healthy_MBps: float | None = None
+    floor_MBps: float | None = None
 
     def counts(self) -> dict[str, int]:
         """Named components by kind (an indistinguishable group counts once, as its first)."""
@@ -221,11 +233,37 @@ class Explanation:
         if self.uncovered:
             out.append(f"not measured: no pair crossed uplink(s) {', '.join(self.uncovered)} "
                        f"(a quick map; more rounds cover them)")
+        if self.resolution is not None:
+            out.append(f"resolves a link {self.resolution:.0%} slow or more (suspect floor "
+                       f"{self.floor_MBps:.3g} MB/s against {self.healthy_MBps:.3g} MB/s "
+                       f"healthy; healthy pairs spread {self.healthy_spread:.0%})")
         return out
 
 
-def explain(tree: Tree, pairs: Iterable[Pair]) -> Explanation:
-    """The fewest components that explain the bad pairs (see the module's docstring)."""
+def resolution(pairs: Iterable[Pair], floor_MBps: float) -> tuple[float, float, float] | None:
+    """(the smallest slowdown of a link the map could resolve, the healthy pairs' spread, the
+    healthy bandwidth it is measured against). A pair is bad only when its re-test alone stays
+    below the floor (netbench's --bandwidth-fraction of the best pair in the map), so a link is
+    named only when it is slower than the floor against what a healthy link delivers alone: the
+    median of the suspects the re-test cleared (measured alone) where there are some, else of
+    the healthy pairs in the map, whichever is higher. On a loaded machine the map's pairs are
+    slowed, the floor with them, and a link alone gets more: the resolvable slowdown grows, and
+    is said. A slowdown within RESOLUTION_SIGMAS robust standard deviations of the healthy (not
+    suspect) pairs cannot be told from their noise either. None without healthy pairs."""
+    pairs = list(pairs)
+    healthy = [p.bandwidth_MBps for p in pairs if not p.suspect and p.bandwidth_MBps > 0]
+    if not healthy:
+        return None
+    median = statistics.median(healthy)
+    spread = 1.4826 * statistics.median(abs(b - median) for b in healthy) / median
+    alone = [p.retest_MBps for p in pairs if p.suspect and not p.bad and p.retest_MBps]
+    reference = max(median, statistics.median(alone)) if alone else median
+    return max(1.0 - floor_MBps / reference, RESOLUTION_SIGMAS * spread), spread, reference
+
+
+def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None) -> Explanation:
+    """The fewest components that explain the bad pairs (see the module's docstring); with the
+    map's bandwidth floor, also the smallest slowdown it could resolve (`resolution`)."""
     pairs = list(pairs)
     through: dict[tuple[str, str], list[int]] = {}
     for index, pair in enumerate(pairs):
@@ -272,8 +310,10 @@ def explain(tree: Tree, pairs: Iterable[Pair]) -> Explanation:
             cleared += not crowded
     crossed = {name for (_round, name) in shared}
     between = _uplinks_between(tree, {h for pair in pairs for h in (pair.host_a, pair.host_b)})
+    resolved = resolution(pairs, floor_MBps) if floor_MBps else None
     return Explanation(findings, unexplained, congestion, cleared,
-                       [name for name in between if name not in crossed])
+                       [name for name in between if name not in crossed],
+                       *(resolved or (None, None, None)), floor_MBps if resolved else None)
 
 
 def _median(values: Iterable[float]) -> float | None:
@@ -284,7 +324,8 @@ def _median(values: Iterable[float]) -> float | None:
 def pairs_of(rows: Iterable[Mapping]) -> list[Pair]:
     """The rows of netbench matrix's `pairs` table as Pairs."""
     return [Pair(str(r["host_a"]), str(r["host_b"]), float(r.get("bandwidth_MBps") or 0.0),
-                 bool(r.get("suspect")), bool(r.get("flagged")), r.get("round"))
+                 bool(r.get("suspect")), bool(r.get("flagged")), r.get("round"),
+                 r.get("retest_bandwidth_MBps"))
             for r in rows]
 
 
@@ -303,7 +344,8 @@ def verdict(result) -> Explanation:
         text = getattr(result, "switch_tree", "")
         tree = (parse_topology(text) if text else
                 flat_tree(h for p in pairs for h in (p.host_a, p.host_b)))
-        cached = result.switch_verdict = explain(tree, pairs)
+        floor = (getattr(result, "summary", None) or {}).get("bandwidth_floor_MBps")
+        cached = result.switch_verdict = explain(tree, pairs, floor)
     return cached
 
 

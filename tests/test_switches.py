@@ -231,3 +231,31 @@ def test_a_quick_map_draws_the_first_seed_whose_rounds_cross_every_uplink():
     # none covers: the seed asked for (the check then names the uplinks left out)
     assert switches.covering_seed(tree, NODES, lambda seed: within, 5, tries=10) == 5
 
+
+
+def test_the_map_says_the_smallest_slowdown_it_could_resolve():
+    """Issue 41: the suspect floor (netbench's --bandwidth-fraction of the best pair) and the
+    healthy pairs' own spread bound what the map can see; it says so with its verdict."""
+    tree, pairs = measured_map([("node", "n3")])
+    quiet = switches.explain(tree, pairs, floor_MBps=0.85 * HEALTHY)
+    assert quiet.resolution == pytest.approx(0.15) and quiet.healthy_spread == 0.0
+    assert quiet.lines()[-1] == ("resolves a link 15% slow or more (suspect floor 93.5 MB/s "
+                                 "against 110 MB/s healthy; healthy pairs spread 0%)")
+    # on a loaded machine the map's pairs are slowed and the floor with them, while a link
+    # re-tested alone gets more: measured against that, a 25 % slow link is out of reach
+    loaded = [Pair(p.host_a, p.host_b, p.bandwidth_MBps * 0.8, p.suspect, p.bad, p.round)
+              for p in pairs]
+    loaded += [Pair("n1", "n2", 60.0, True, False, 0, HEALTHY)] * 3
+    busy = switches.explain(tree, loaded, floor_MBps=0.85 * 0.8 * HEALTHY)
+    assert busy.healthy_MBps == HEALTHY and busy.resolution == pytest.approx(1 - 0.85 * 0.8)
+    # healthy pairs scattered over +-20 % (robust sigma about 15 %): a 25 % slow link is within
+    # 3 sigma of them, whatever the floor
+    noisy = [Pair(p.host_a, p.host_b, p.bandwidth_MBps * (1 + 0.1 * (i % 5 - 2)), p.suspect,
+                  p.bad, p.round) if not p.suspect else p for i, p in enumerate(pairs)]
+    loud = switches.explain(tree, noisy, floor_MBps=0.85 * HEALTHY)
+    assert loud.healthy_spread == pytest.approx(0.148, abs=0.03)
+    assert loud.resolution == pytest.approx(3 * loud.healthy_spread)
+    assert loud.resolution > 0.25
+    # without the floor (a map read without its summary) nothing is claimed
+    assert switches.explain(tree, pairs).resolution is None
+    assert not any("resolves" in line for line in switches.explain(tree, pairs).lines())
