@@ -110,10 +110,9 @@ def test_one_pair_alone_measures_the_shaped_rate_at_the_maps_size(fabric, netben
     measured = {}
     try:
         for rate, rate_MBps in ((RATE, 25.0), ("150mbit", 18.75)):
-            emu = fabric
-            emu("rate", rate)
+            fabric("rate", rate)
             out = tmp_path / f"bibw-{rate}.json"
-            emu("exec", "srun", "-N2", "-n2", "--ntasks-per-node=1", "--time=2", "-w",
+            fabric("exec", "srun", "-N2", "-n2", "--ntasks-per-node=1", "--time=2", "-w",
                 f"{PREFIX}1,{PREFIX}2", program, "bibw", "--sizes", str(MAP_BANDWIDTH_SIZE),
                 "--repetitions", "5", "--json-file", str(out), extra_env=OPENMPI_TCP)
             row = json.loads(out.read_text())["tables"]["bibw"][0]

@@ -24,7 +24,7 @@ int cli_parse_real(const char *text, double *value);
 /* The option's range for the help: "range 1..1000", "each 1..1024", "one of a, b". */
 void cli_describe_range(const nb_option *o, char *text, size_t length);
 nb_cli_outcome cli_value_error(const nb_option *o, const char *typed, const char *value,
-                               const char *why);
+                               const char *problem);
 /* Set while --describe works out the defaults: their usage errors are not the user's. */
 extern int cli_quiet_usage;
 /* One line on stderr (rank 0 only), NB_CLI_EXIT_USAGE. */

@@ -398,7 +398,7 @@ void cli_describe_range(const nb_option *o, char *text, size_t length)
 
 /* "--repetitions 0: out of range; use a whole number from 1 to 1000 (note)" */
 nb_cli_outcome cli_value_error(const nb_option *o, const char *typed, const char *value,
-                                  const char *problem)
+                               const char *problem)
 {
     char allowed[512];
     describe_allowed(o, allowed, sizeof allowed);
