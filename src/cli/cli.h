@@ -145,6 +145,19 @@ typedef struct {
     .options = (options_array), .option_count = NB_COUNT_OF(options_array),                    \
     .tables = (table_list), .figures = (figure_array), .figure_count = NB_COUNT_OF(figure_array)
 
+/* A method's output tables, the list its help prints and its run fills: METHOD_tables. */
+#define NB_TABLES(method, ...) static const nb_table_spec *const method##_tables[] = {__VA_ARGS__, NULL}
+
+/* The head of a method's initializer: its name, scope and size progression, what it declares
+ * (METHOD_options, METHOD_tables, METHOD_figures) and its run function, run_METHOD. The rest
+ * (summary, description, settings and hooks) follows as designated initializers. */
+#define NB_METHOD(method, method_scope, size_progression)                                      \
+    NB_METHOD_SHARING(method, method##_options, method_scope, size_progression)
+/* The same for a method that shares another's options. */
+#define NB_METHOD_SHARING(method, options_array, method_scope, size_progression)               \
+    .name = #method, .scope = (method_scope), .progression = (size_progression),                \
+    NB_DECLARES(options_array, method##_tables, method##_figures), .run = run_##method
+
 /* How the default size list is generated from min_size and max_size. */
 typedef enum {
     NB_SIZES_POWERS_OF_2,  /* min, the powers of two between, max */

@@ -75,6 +75,11 @@ typedef struct {
     NB_KEY("iterations", "count"), NB_LOWER("latency_min_us", "us"),                           \
         NB_LOWER("latency_median_us", "us"), NB_LOWER("latency_max_us", "us")
 #define NB_TABLE_SPEC(name, columns) {(name), (columns), sizeof(columns) / sizeof((columns)[0])}
+/* A method's output table, declared in one place: its columns VAR_columns and its spec VAR_table,
+ * written as `name` in the output. */
+#define NB_TABLE(var, name, ...)                                                                \
+    static const nb_column var##_columns[] = {__VA_ARGS__};                                     \
+    static const nb_table_spec var##_table = NB_TABLE_SPEC(name, var##_columns)
 
 /* Summary figures are declared like columns (nb_column: name, unit, direction; a count may name
  * what it counts as its unit: "pairs", "ranges"). A method lists every key it may write

@@ -5,24 +5,20 @@
 
 #include "paired.h"
 
-/* The options every paired method shares (paired.h). */
-static const nb_option anysource_options[] = {NB_PAIRED_OPTIONS};
-
 /* Defined in anysource.c. */
 nb_run_function run_anysource;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column anysource_columns[] = {NB_PAIRED_LATENCY_COLUMNS("receive")};
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
-static const nb_table_spec anysource_table = NB_TABLE_SPEC("anysource", anysource_columns);
+/* The options every paired method shares (paired.h). */
+static const nb_option anysource_options[] = {NB_PAIRED_OPTIONS};
 
-static const nb_column anysource_cost_columns[] = {NB_PAIRED_COST_COLUMNS("receive")};
+NB_TABLE(anysource, "anysource", NB_PAIRED_LATENCY_COLUMNS("receive"));
 
-static const nb_table_spec anysource_cost_table =
-    NB_TABLE_SPEC("anysource_cost", anysource_cost_columns);
+NB_TABLE(anysource_cost, "anysource_cost", NB_PAIRED_COST_COLUMNS("receive"));
 
-static const nb_table_spec *const anysource_tables[] = {&anysource_table, &anysource_cost_table,
-                                                        NULL};
+NB_TABLES(anysource, &anysource_table, &anysource_cost_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column anysource_figures[] = {
@@ -37,7 +33,7 @@ static const nb_column anysource_figures[] = {
 };
 
 const nb_method nb_method_anysource = {
-    .name = "anysource",
+    NB_METHOD(anysource, NB_ON_PAIR, NB_SIZES_POWERS_OF_4),
     .summary = "receive from MPI_ANY_SOURCE (/ANY_TAG) vs a named source (Kutlug 4.2.6)",
     .description =
         "Effect of completion queues, Kutlug section 4.2.6: 'we modify the latency test and in\n"
@@ -58,10 +54,6 @@ const nb_method nb_method_anysource = {
         "the timer's resolution of the difference. A\n"
         "cost below 0 by less than its noise floor is reported as 0; by more, as null with an\n"
         "'unreliable' entry.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(anysource_options, anysource_tables, anysource_figures),
-    .run = run_anysource,
 };
 
 #endif

@@ -21,40 +21,8 @@ typedef struct {
 nb_run_function run_beff;
 nb_buffer_bytes_hook beff_buffer_bytes;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column pattern_columns[] = {
-    NB_KEY("pattern", ""),
-    NB_KEY("kind", ""),
-    NB_KEY("ring_size", "count"),
-    NB_KEY("messages_per_rank", "count"),
-    NB_HIGHER("bandwidth_avg_L_per_process_MBps", "MBps"),
-    NB_HIGHER("bandwidth_lmax_per_process_MBps", "MBps"),
-    NB_KEY("best_method", ""),
-    NB_LOWER("latency_us", "us"),
-};
-
-static const nb_table_spec patterns_table = NB_TABLE_SPEC("patterns", pattern_columns);
-
-static const nb_column length_columns[] = {
-    NB_KEY("length_bytes", "bytes"),
-    NB_HIGHER("beff_per_process_MBps", "MBps"),
-    NB_HIGHER("rings_per_process_MBps", "MBps"),
-    NB_HIGHER("random_per_process_MBps", "MBps"),
-    NB_HIGHER("sendrecv_per_process_MBps", "MBps"),
-    NB_HIGHER("alltoallv_per_process_MBps", "MBps"),
-    NB_HIGHER("nonblocking_per_process_MBps", "MBps"),
-};
-
-static const nb_table_spec lengths_table = NB_TABLE_SPEC("lengths", length_columns);
-
-static const nb_column beff_validation_columns[] = {
-    NB_KEY("pattern", ""),
-    NB_KEY("method", ""),
-    NB_KEY("messages_checked", "count"),
-    NB_LOWER("bytes_wrong", "count"),
-};
-
-static const nb_table_spec beff_validation_table = NB_TABLE_SPEC("validation", beff_validation_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option beff_options[] = {
     {.name = "--lmax", .type = NB_OPTION_SIZE, NB_SETTING(beff_settings, lmax),
@@ -73,8 +41,32 @@ static const nb_option beff_options[] = {
     NB_USE(NB_COMMON_TIME_CAP, "5"),
 };
 
-static const nb_table_spec *const beff_tables[] = {&patterns_table, &lengths_table,
-                                                   &beff_validation_table, NULL};
+NB_TABLE(patterns, "patterns",
+    NB_KEY("pattern", ""),
+    NB_KEY("kind", ""),
+    NB_KEY("ring_size", "count"),
+    NB_KEY("messages_per_rank", "count"),
+    NB_HIGHER("bandwidth_avg_L_per_process_MBps", "MBps"),
+    NB_HIGHER("bandwidth_lmax_per_process_MBps", "MBps"),
+    NB_KEY("best_method", ""),
+    NB_LOWER("latency_us", "us"));
+
+NB_TABLE(lengths, "lengths",
+    NB_KEY("length_bytes", "bytes"),
+    NB_HIGHER("beff_per_process_MBps", "MBps"),
+    NB_HIGHER("rings_per_process_MBps", "MBps"),
+    NB_HIGHER("random_per_process_MBps", "MBps"),
+    NB_HIGHER("sendrecv_per_process_MBps", "MBps"),
+    NB_HIGHER("alltoallv_per_process_MBps", "MBps"),
+    NB_HIGHER("nonblocking_per_process_MBps", "MBps"));
+
+NB_TABLE(beff_validation, "validation",
+    NB_KEY("pattern", ""),
+    NB_KEY("method", ""),
+    NB_KEY("messages_checked", "count"),
+    NB_LOWER("bytes_wrong", "count"));
+
+NB_TABLES(beff, &patterns_table, &lengths_table, &beff_validation_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column beff_figures[] = {
@@ -94,7 +86,7 @@ static const nb_column beff_figures[] = {
 };
 
 const nb_method nb_method_beff = {
-    .name = "beff",
+    NB_METHOD(beff, NB_ON_ALL_RANKS, NB_SIZES_NONE),
     .summary = "b_eff effective bandwidth: rings and random patterns, 21 lengths, 3 methods "
                "(Rabenseifner; Altix 3.1)",
     .description =
@@ -132,11 +124,7 @@ const nb_method nb_method_beff = {
         "(sum of loop times against the wall clock) is not made.\n"
         "--validate: no timing; every exchange runs once with known contents, and every\n"
         "received byte (and a guard area after it) is checked (table validation).",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_NONE,
-    NB_DECLARES(beff_options, beff_tables, beff_figures),
     .settings_size = sizeof(beff_settings),
-    .run = run_beff,
     .buffer_bytes = beff_buffer_bytes,
 };
 

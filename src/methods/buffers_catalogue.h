@@ -44,14 +44,8 @@ nb_run_function run_reuse, run_vector;
 nb_finish_hook reuse_finish, vector_finish;
 nb_buffer_bytes_hook reuse_buffer_bytes, vector_buffer_bytes;
 
-static const nb_column reuse_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("reuse_percent", "percent"),
-    NB_KEY("buffers", "count"),
-    NB_BUFFERS_COST_COLUMNS,
-};
-
-static const nb_table_spec reuse_table = NB_TABLE_SPEC("reuse", reuse_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option reuse_options[] = {
     {.common = NB_COMMON_SIZES, .default_text = REUSE_DEFAULT_SIZES},
@@ -73,7 +67,13 @@ static const nb_option reuse_options[] = {
     NB_USE_REPEATS("7", "10000", "5"),
 };
 
-static const nb_table_spec *const reuse_tables[] = {&reuse_table, NULL};
+NB_TABLE(reuse, "reuse",
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("reuse_percent", "percent"),
+    NB_KEY("buffers", "count"),
+    NB_BUFFERS_COST_COLUMNS);
+
+NB_TABLES(reuse, &reuse_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column reuse_figures[] = {
@@ -89,7 +89,7 @@ static const nb_column reuse_figures[] = {
 };
 
 const nb_method nb_method_reuse = {
-    .name = "reuse",
+    NB_METHOD(reuse, NB_ON_PAIR, NB_SIZES_NONE),
     .summary = "ping-pong with 100..0 % of the transfers from one reused buffer (Zamani 5.3)",
     .description =
         "Buffer reuse, Zamani et al. section 5.3 (Kutlug sections 3.2.4 and 4.2.3, 'latency\n"
@@ -118,32 +118,10 @@ const nb_method nb_method_reuse = {
         "noise_us is reported as 0; by more, as null, flagged unreliable. Summary: the lowest percentage's cost at\n"
         "--summary-size, its largest cost over the sizes, and the latency at 100 % at the\n"
         "smallest size.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_NONE,
-    NB_DECLARES(reuse_options, reuse_tables, reuse_figures),
     .settings_size = sizeof(reuse_settings),
-    .run = run_reuse,
     .finish = reuse_finish,
     .buffer_bytes = reuse_buffer_bytes,
 };
-
-static const nb_column contiguous_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_LATENCY_COLUMNS,
-    NB_HIGHER("bandwidth_median_MBps", "MBps"),
-};
-
-static const nb_table_spec contiguous_table = NB_TABLE_SPEC("contiguous", contiguous_columns);
-
-static const nb_column vector_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("segments", "count"),
-    NB_KEY("segment_bytes", "bytes"),
-    NB_KEY("stride_bytes", "bytes"),
-    NB_BUFFERS_COST_COLUMNS,
-};
-
-static const nb_table_spec vector_table = NB_TABLE_SPEC("vector", vector_columns);
 
 static const nb_option vector_options[] = {
     {.common = NB_COMMON_SIZES, .default_text = VECTOR_DEFAULT_SIZES},
@@ -160,7 +138,19 @@ static const nb_option vector_options[] = {
     NB_USE_REPEATS("7", "10000", "5"),
 };
 
-static const nb_table_spec *const vector_tables[] = {&contiguous_table, &vector_table, NULL};
+NB_TABLE(contiguous, "contiguous",
+    NB_KEY("size_bytes", "bytes"),
+    NB_LATENCY_COLUMNS,
+    NB_HIGHER("bandwidth_median_MBps", "MBps"));
+
+NB_TABLE(vector, "vector",
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("segments", "count"),
+    NB_KEY("segment_bytes", "bytes"),
+    NB_KEY("stride_bytes", "bytes"),
+    NB_BUFFERS_COST_COLUMNS);
+
+NB_TABLES(vector, &contiguous_table, &vector_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column vector_figures[] = {
@@ -174,7 +164,7 @@ static const nb_column vector_figures[] = {
 };
 
 const nb_method nb_method_vector = {
-    .name = "vector",
+    NB_METHOD(vector, NB_ON_PAIR, NB_SIZES_NONE),
     .summary = "ping-pong of an MPI vector in k segments against the contiguous message "
                "(Kutlug 4.2.5)",
     .description =
@@ -196,16 +186,9 @@ const nb_method nb_method_vector = {
         "resolution of the difference. A cost below 0 by less than noise_us is reported as 0;\n"
         "by more, as null, flagged unreliable. Summary: the largest k's cost at --summary-size and its largest cost\n"
         "over the sizes.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_NONE,
-    NB_DECLARES(vector_options, vector_tables, vector_figures),
     .settings_size = sizeof(vector_settings),
-    .run = run_vector,
     .finish = vector_finish,
     .buffer_bytes = vector_buffer_bytes,
 };
-
-/* ========================================================================================== */
-/* The registry: every method, in the order of `netbench --help`                             */
 
 #endif

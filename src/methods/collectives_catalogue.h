@@ -29,33 +29,8 @@ typedef struct {
 nb_run_function run_collectives;
 nb_name_of_function collective_name_of;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column timing_columns[] = {
-    NB_KEY("collective", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("calls_valid", "count"),
-    NB_LOWER("late_calls", "count"),
-    NB_KEY("window_us", "us"),
-    NB_LOWER("time_min_us", "us"),
-    NB_LOWER("time_q25_us", "us"),
-    NB_LOWER("time_median_us", "us"),
-    NB_LOWER("time_q75_us", "us"),
-    NB_LOWER("time_max_us", "us"),
-    NB_LOWER("loop_average_us", "us"),
-    NB_KEY("loop_to_individual", "ratio"),
-};
-
-static const nb_table_spec collectives_table = NB_TABLE_SPEC("collectives", timing_columns);
-
-static const nb_column collectives_validation_columns[] = {
-    NB_KEY("collective", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("values_checked", "count"),
-    NB_LOWER("errors", "count"),
-};
-
-static const nb_table_spec collectives_validation_table =
-    NB_TABLE_SPEC("validation", collectives_validation_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option collectives_options[] = {
     NB_USE_SIZES("8", "1M"),
@@ -74,8 +49,27 @@ static const nb_option collectives_options[] = {
     NB_USE(NB_COMMON_REPETITIONS, "1"),
 };
 
-static const nb_table_spec *const collectives_tables[] = {
-    &collectives_table, &collectives_validation_table, NULL};
+NB_TABLE(collectives, "collectives",
+    NB_KEY("collective", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("calls_valid", "count"),
+    NB_LOWER("late_calls", "count"),
+    NB_KEY("window_us", "us"),
+    NB_LOWER("time_min_us", "us"),
+    NB_LOWER("time_q25_us", "us"),
+    NB_LOWER("time_median_us", "us"),
+    NB_LOWER("time_q75_us", "us"),
+    NB_LOWER("time_max_us", "us"),
+    NB_LOWER("loop_average_us", "us"),
+    NB_KEY("loop_to_individual", "ratio"));
+
+NB_TABLE(collectives_validation, "validation",
+    NB_KEY("collective", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("values_checked", "count"),
+    NB_LOWER("errors", "count"));
+
+NB_TABLES(collectives, &collectives_table, &collectives_validation_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column collectives_figures[] = {
@@ -87,7 +81,7 @@ static const nb_column collectives_figures[] = {
 };
 
 const nb_method nb_method_collectives = {
-    .name = "collectives",
+    NB_METHOD(collectives, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_2),
     .summary = "collectives, each call timed alone in a synchronised time window (Hoefler 4; "
                "Altix 3.2)",
     .description =
@@ -115,11 +109,7 @@ const nb_method nb_method_collectives = {
         "s bytes per rank; root 0; barrier has no size (one row, size_bytes 0).\n"
         "--validate times nothing: each collective and size runs once on known data (small\n"
         "integer floats for the sums, which add exactly) and every rank checks every value.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(collectives_options, collectives_tables, collectives_figures),
     .settings_size = sizeof(collectives_settings),
-    .run = run_collectives,
     .buffer_bytes = nb_buffer_bytes_after_mpi,
 };
 

@@ -19,20 +19,8 @@ nb_run_function run_consistency;
 nb_finish_hook consistency_finish;
 nb_name_of_function consistency_rule_name_of;
 
-static const nb_column rule_columns[] = {
-    NB_KEY("rule", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("left", ""),
-    NB_KEY("right", ""),
-    NB_KEY("left_us", "us"),
-    NB_KEY("right_us", "us"),
-    NB_LOWER("left_to_right", "ratio"),
-    NB_KEY("noise_us", "us"),
-    NB_LOWER("excess_us", "us"),
-    NB_LOWER("violations", "count"),
-};
-
-static const nb_table_spec rules_table = NB_TABLE_SPEC("rules", rule_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option consistency_options[] = {
     NB_USE_SIZES("8", "1M"),
@@ -53,8 +41,19 @@ static const nb_option consistency_options[] = {
     NB_USE(NB_COMMON_REPETITIONS, "5"),
 };
 
-static const nb_table_spec *const consistency_tables[] = {&rules_table,
-                                                          &nb_operation_timings_table, NULL};
+NB_TABLE(rules, "rules",
+    NB_KEY("rule", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("left", ""),
+    NB_KEY("right", ""),
+    NB_KEY("left_us", "us"),
+    NB_KEY("right_us", "us"),
+    NB_LOWER("left_to_right", "ratio"),
+    NB_KEY("noise_us", "us"),
+    NB_LOWER("excess_us", "us"),
+    NB_LOWER("violations", "count"));
+
+NB_TABLES(consistency, &rules_table, &nb_operation_timings_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column consistency_figures[] = {
@@ -70,7 +69,7 @@ static const nb_column consistency_figures[] = {
 };
 
 const nb_method nb_method_consistency = {
-    .name = "consistency",
+    NB_METHOD(consistency, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_4),
     .summary = "self-consistency rules of MPI collectives, violations beyond the noise (Traff et al.)",
     .description =
         "Self-consistent performance guidelines for MPI collectives (Traff, Gropp, Thakur,\n"
@@ -103,11 +102,7 @@ const nb_method nb_method_consistency = {
         "algorithm at that size), not an error of the measurement; each one is also a\n"
         "warning naming the rule, the size and both times. Needs no reference: the count of\n"
         "violations should be 0 on any system. Default sizes: 8 B to 1 MiB in powers of 4.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(consistency_options, consistency_tables, consistency_figures),
     .settings_size = sizeof(consistency_settings),
-    .run = run_consistency,
     .finish = consistency_finish,
     .buffer_bytes = nb_buffer_bytes_after_mpi,
 };

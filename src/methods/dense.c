@@ -57,7 +57,7 @@ static double time_phase(const nb_context *ctx, phase_state *s, long *iterations
 typedef struct {
     nb_table *phases;
     nb_table *algorithms;
-} dense_tables;
+} dense_output_tables;
 
 /* Rank 0: one `phases` row from every rank's seconds per exchange (0 = idle). Returns the
  * phase's mean bandwidth over the active ranks. */
@@ -120,7 +120,7 @@ static void run_timed(const nb_context *ctx, phase_state *state, int random_phas
 {
     const nb_options *o = ctx->options;
     const dense_settings *ds = o->settings;
-    dense_tables tables = {NULL, NULL};
+    dense_output_tables tables = {NULL, NULL};
     if (ctx->result != NULL) {
         tables.phases = nb_result_add_declared_table(ctx->result, &phases_table);
         tables.algorithms = nb_result_add_declared_table(ctx->result, &algorithms_table);

@@ -17,41 +17,8 @@ typedef struct {
 nb_run_function run_dense;
 nb_name_of_function dense_algorithm_name;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column phase_columns[] = {
-    NB_KEY("algorithm", ""),
-    NB_KEY("phase", "count"),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("active_ranks", "count"),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("time_max_us", "us"),
-    NB_HIGHER("bandwidth_min_MBps", "MBps"),
-    NB_HIGHER("bandwidth_mean_MBps", "MBps"),
-};
-
-static const nb_table_spec phases_table = NB_TABLE_SPEC("phases", phase_columns);
-
-static const nb_column algorithm_columns[] = {
-    NB_KEY("algorithm", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("phases", "count"),
-    NB_HIGHER("bandwidth_first_MBps", "MBps"),
-    NB_HIGHER("bandwidth_worst_MBps", "MBps"),
-    NB_KEY("worst_phase", "count"),
-    NB_HIGHER("worst_to_first", "ratio"),
-    NB_HIGHER("bandwidth_mean_MBps", "MBps"),
-};
-
-static const nb_table_spec algorithms_table = NB_TABLE_SPEC("algorithms", algorithm_columns);
-
-static const nb_column dense_validation_columns[] = {
-    NB_KEY("algorithm", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("messages_checked", "count"),
-    NB_LOWER("bytes_wrong", "count"),
-};
-
-static const nb_table_spec dense_validation_table = NB_TABLE_SPEC("validation", dense_validation_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option dense_options[] = {
     NB_USE_SIZES("8", "1M"),
@@ -75,8 +42,33 @@ static const nb_option dense_options[] = {
              "luck (TCP's window, a shaper's bucket) then decides the figure"},
 };
 
-static const nb_table_spec *const dense_tables_declared[] = {&phases_table, &algorithms_table,
-                                                             &dense_validation_table, NULL};
+NB_TABLE(phases, "phases",
+    NB_KEY("algorithm", ""),
+    NB_KEY("phase", "count"),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("active_ranks", "count"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("time_max_us", "us"),
+    NB_HIGHER("bandwidth_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_mean_MBps", "MBps"));
+
+NB_TABLE(algorithms, "algorithms",
+    NB_KEY("algorithm", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("phases", "count"),
+    NB_HIGHER("bandwidth_first_MBps", "MBps"),
+    NB_HIGHER("bandwidth_worst_MBps", "MBps"),
+    NB_KEY("worst_phase", "count"),
+    NB_HIGHER("worst_to_first", "ratio"),
+    NB_HIGHER("bandwidth_mean_MBps", "MBps"));
+
+NB_TABLE(dense_validation, "validation",
+    NB_KEY("algorithm", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("messages_checked", "count"),
+    NB_LOWER("bytes_wrong", "count"));
+
+NB_TABLES(dense, &phases_table, &algorithms_table, &dense_validation_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column dense_figures[] = {
@@ -86,7 +78,7 @@ static const nb_column dense_figures[] = {
 };
 
 const nb_method nb_method_dense = {
-    .name = "dense",
+    NB_METHOD(dense, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_4),
     .summary = "dense patterns: all-to-all, pairwise, cumulative, random pairs (Altix 3.3)",
     .description =
         "Dense communication, the Altix study section 3.3: every rank communicates, in phases.\n"
@@ -107,11 +99,7 @@ const nb_method nb_method_dense = {
         "the active ranks. Per algorithm and size, worst_to_first = the worst phase's mean\n"
         "bandwidth / the first phase's (the study's 'drop in the middle phases').\n"
         "--validate checks every received byte of every phase instead of timing.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(dense_options, dense_tables_declared, dense_figures),
     .settings_size = sizeof(dense_settings),
-    .run = run_dense,
 };
 
 #endif

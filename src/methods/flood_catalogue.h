@@ -19,27 +19,8 @@ typedef struct {
 nb_run_function run_flood;
 nb_buffer_bytes_hook flood_buffer_bytes;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column flood_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("queue_depth", "count"),
-    NB_KEY("messages", "count"),
-    NB_LOWER("time_per_message_min_us", "us"),
-    NB_LOWER("time_per_message_median_us", "us"),
-    NB_LOWER("time_per_message_max_us", "us"),
-    NB_HIGHER("bandwidth_median_MBps", "MBps"),
-};
-
-static const nb_table_spec flood_table = NB_TABLE_SPEC("flood", flood_columns);
-
-static const nb_column flood_best_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("best_queue_depth", "count"),
-    NB_LOWER("time_per_message_us", "us"),
-    NB_HIGHER("bandwidth_MBps", "MBps"),
-};
-
-static const nb_table_spec flood_best_table = NB_TABLE_SPEC("flood_best", flood_best_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option flood_options[] = {
     NB_USE_SIZES("8", "4M"),
@@ -58,7 +39,22 @@ static const nb_option flood_options[] = {
     NB_USE_REPEATS("5", "10000", "8"),
 };
 
-static const nb_table_spec *const flood_tables[] = {&flood_table, &flood_best_table, NULL};
+NB_TABLE(flood, "flood",
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("queue_depth", "count"),
+    NB_KEY("messages", "count"),
+    NB_LOWER("time_per_message_min_us", "us"),
+    NB_LOWER("time_per_message_median_us", "us"),
+    NB_LOWER("time_per_message_max_us", "us"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"));
+
+NB_TABLE(flood_best, "flood_best",
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("best_queue_depth", "count"),
+    NB_LOWER("time_per_message_us", "us"),
+    NB_HIGHER("bandwidth_MBps", "MBps"));
+
+NB_TABLES(flood, &flood_table, &flood_best_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column flood_figures[] = {
@@ -75,7 +71,7 @@ static const nb_column flood_figures[] = {
 };
 
 const nb_method nb_method_flood = {
-    .name = "flood",
+    NB_METHOD(flood, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),
     .summary = "sustained injection with q sends in flight: g, G, bandwidth (Bell 4.2)",
     .description =
         "Flood test, Bell et al. section 4.2 (Kutlug section 3.2.2 for the bandwidth): rank 0\n"
@@ -93,11 +89,7 @@ const nb_method nb_method_flood = {
         "the average times for larger message sizes'). The fit stops at 1 MiB by default:\n"
         "beyond the caches, shared-memory transfers turn non-linear and G would measure\n"
         "memory, not the transport; over a network raise it with --G-fit-max-size.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(flood_options, flood_tables, flood_figures),
     .settings_size = sizeof(flood_settings),
-    .run = run_flood,
     .buffer_bytes = flood_buffer_bytes,
 };
 

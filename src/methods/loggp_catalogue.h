@@ -21,46 +21,8 @@ typedef struct {
 nb_run_function run_loggp;
 nb_finish_hook loggp_finish;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column prtt_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_LOWER("prtt_1_0_us", "us"),
-    NB_LOWER("prtt_n_0_us", "us"),
-    NB_LOWER("prtt_n_dG_us", "us"),
-    NB_KEY("d_G_us", "us"),
-    NB_LOWER("G_all_us", "us"),
-    NB_LOWER("o_s_us", "us"),
-    NB_LOWER("o_r_us", "us"),
-    NB_KEY("range", "count"),
-    NB_KEY("G_all_spike", ""),
-};
-
-static const nb_table_spec prtt_table = NB_TABLE_SPEC("prtt", prtt_columns);
-
-static const nb_column range_columns[] = {
-    NB_KEY("range", "count"),
-    NB_KEY("first_size_bytes", "bytes"),
-    NB_KEY("last_size_bytes", "bytes"),
-    NB_KEY("points", "count"),
-    NB_LOWER("g_us", "us"),
-    NB_LOWER("G_ns_per_byte", "ns_per_byte"),
-    NB_LOWER("o_s_us", "us"),
-    NB_LOWER("o_r_us", "us"),
-    NB_LOWER("fit_rms_relative", "ratio"),
-    NB_KEY("fit_reliable", ""),
-    NB_LOWER("g_ci95_low_us", "us"),
-    NB_LOWER("g_ci95_high_us", "us"),
-    NB_LOWER("G_ci95_low_ns_per_byte", "ns_per_byte"),
-    NB_LOWER("G_ci95_high_ns_per_byte", "ns_per_byte"),
-    NB_LOWER("o_s_ci95_low_us", "us"),
-    NB_LOWER("o_s_ci95_high_us", "us"),
-    NB_LOWER("o_r_ci95_low_us", "us"),
-    NB_LOWER("o_r_ci95_high_us", "us"),
-    NB_KEY("fit_clamped", ""),
-    NB_SIGNED("split_bic_gain", "ratio"),
-};
-
-static const nb_table_spec ranges_table = NB_TABLE_SPEC("ranges", range_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option loggp_options[] = {
     NB_USE(NB_COMMON_SIZES, NULL),
@@ -100,7 +62,41 @@ static const nb_option loggp_options[] = {
     NB_USE_REPEATS("7", "1000", "3"),
 };
 
-static const nb_table_spec *const loggp_tables[] = {&prtt_table, &ranges_table, NULL};
+NB_TABLE(prtt, "prtt",
+    NB_KEY("size_bytes", "bytes"),
+    NB_LOWER("prtt_1_0_us", "us"),
+    NB_LOWER("prtt_n_0_us", "us"),
+    NB_LOWER("prtt_n_dG_us", "us"),
+    NB_KEY("d_G_us", "us"),
+    NB_LOWER("G_all_us", "us"),
+    NB_LOWER("o_s_us", "us"),
+    NB_LOWER("o_r_us", "us"),
+    NB_KEY("range", "count"),
+    NB_KEY("G_all_spike", ""));
+
+NB_TABLE(ranges, "ranges",
+    NB_KEY("range", "count"),
+    NB_KEY("first_size_bytes", "bytes"),
+    NB_KEY("last_size_bytes", "bytes"),
+    NB_KEY("points", "count"),
+    NB_LOWER("g_us", "us"),
+    NB_LOWER("G_ns_per_byte", "ns_per_byte"),
+    NB_LOWER("o_s_us", "us"),
+    NB_LOWER("o_r_us", "us"),
+    NB_LOWER("fit_rms_relative", "ratio"),
+    NB_KEY("fit_reliable", ""),
+    NB_LOWER("g_ci95_low_us", "us"),
+    NB_LOWER("g_ci95_high_us", "us"),
+    NB_LOWER("G_ci95_low_ns_per_byte", "ns_per_byte"),
+    NB_LOWER("G_ci95_high_ns_per_byte", "ns_per_byte"),
+    NB_LOWER("o_s_ci95_low_us", "us"),
+    NB_LOWER("o_s_ci95_high_us", "us"),
+    NB_LOWER("o_r_ci95_low_us", "us"),
+    NB_LOWER("o_r_ci95_high_us", "us"),
+    NB_KEY("fit_clamped", ""),
+    NB_SIGNED("split_bic_gain", "ratio"));
+
+NB_TABLES(loggp, &prtt_table, &ranges_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column loggp_figures[] = {
@@ -140,7 +136,7 @@ static const nb_column loggp_figures[] = {
 };
 
 const nb_method nb_method_loggp = {
-    .name = "loggp",
+    NB_METHOD(loggp, NB_ON_PAIR, NB_SIZES_NONE),
     .summary = "LogGP g, G, o_s, o_r, L per protocol range from PRTT(n,d,s) (Hoefler 2.2-2.6)",
     .description =
         "LogGP by parametrized round trips, Hoefler et al. sections 2.2-2.6. PRTT(n, d, s):\n"
@@ -202,11 +198,7 @@ const nb_method nb_method_loggp = {
         "--max-size is 64K (the interval of Hoefler et al.'s TCP results): on shared memory\n"
         "G_all curves upward beyond it (the messages leave\n"
         "the caches) and no straight line fits; over a network, raise it.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_NONE,
-    NB_DECLARES(loggp_options, loggp_tables, loggp_figures),
     .settings_size = sizeof(loggp_settings),
-    .run = run_loggp,
     .finish = loggp_finish,
 };
 

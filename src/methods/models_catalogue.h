@@ -30,41 +30,8 @@ typedef struct {
 nb_run_function run_models;
 nb_finish_hook models_finish;
 
-static const nb_column model_columns[] = {
-    NB_KEY("collective", ""),
-    NB_KEY("algorithm", ""),
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("predicted_us", "us"),
-    NB_KEY("combine_us", "us"),
-    NB_LOWER("measured_median_us", "us"),
-    NB_LOWER("measured_spread_us", "us"),
-    NB_LOWER("measured_to_predicted", "ratio"),
-};
-
-static const nb_table_spec models_table = NB_TABLE_SPEC("models", model_columns);
-
-static const nb_column models_range_columns[] = {
-    NB_KEY("range", "count"),
-    NB_KEY("first_size_bytes", "bytes"),
-    NB_KEY("last_size_bytes", "bytes"),
-    NB_KEY("g_us", "us"),
-    NB_KEY("G_ns_per_byte", "ns_per_byte"),
-    NB_KEY("o_s_us", "us"),
-    NB_KEY("o_r_us", "us"),
-};
-
-static const nb_table_spec loggp_ranges_table = NB_TABLE_SPEC("loggp_ranges", models_range_columns);
-
-static const nb_column quick_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("prtt_1_0_us", "us"),
-    NB_KEY("one_message_us", "us"),
-    NB_KEY("G_all_us", "us"),
-    NB_KEY("o_s_us", "us"),
-    NB_KEY("o_r_us", "us"),
-};
-
-static const nb_table_spec loggp_quick_table = NB_TABLE_SPEC("loggp_quick", quick_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option models_options[] = {
     NB_USE_SIZES("8", "1M"),
@@ -80,8 +47,34 @@ static const nb_option models_options[] = {
     NB_USE_REPEATS("3", "1000", "2"),
 };
 
-static const nb_table_spec *const models_tables[] = {
-    &models_table, &nb_operation_timings_table, &loggp_ranges_table, &loggp_quick_table, NULL};
+NB_TABLE(models, "models",
+    NB_KEY("collective", ""),
+    NB_KEY("algorithm", ""),
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("predicted_us", "us"),
+    NB_KEY("combine_us", "us"),
+    NB_LOWER("measured_median_us", "us"),
+    NB_LOWER("measured_spread_us", "us"),
+    NB_LOWER("measured_to_predicted", "ratio"));
+
+NB_TABLE(loggp_ranges, "loggp_ranges",
+    NB_KEY("range", "count"),
+    NB_KEY("first_size_bytes", "bytes"),
+    NB_KEY("last_size_bytes", "bytes"),
+    NB_KEY("g_us", "us"),
+    NB_KEY("G_ns_per_byte", "ns_per_byte"),
+    NB_KEY("o_s_us", "us"),
+    NB_KEY("o_r_us", "us"));
+
+NB_TABLE(loggp_quick, "loggp_quick",
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("prtt_1_0_us", "us"),
+    NB_KEY("one_message_us", "us"),
+    NB_KEY("G_all_us", "us"),
+    NB_KEY("o_s_us", "us"),
+    NB_KEY("o_r_us", "us"));
+
+NB_TABLES(models, &models_table, &nb_operation_timings_table, &loggp_ranges_table, &loggp_quick_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column models_figures[] = {
@@ -97,7 +90,7 @@ static const nb_column models_figures[] = {
 };
 
 const nb_method nb_method_models = {
-    .name = "models",
+    NB_METHOD(models, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_4),
     .summary = "collectives measured / predicted by LogGP models of their algorithms (Hoefler 4)",
     .description =
         "LogGP models of the common collective algorithms against the same collectives timed\n"
@@ -142,11 +135,7 @@ const nb_method nb_method_models = {
         "the library is slower than the algorithm on this network (another algorithm,\n"
         "copies, synchronisation); below 1 it beats the model (e.g. shared memory\n"
         "collectives). Default sizes: 8 B to 1 MiB in powers of 4.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(models_options, models_tables, models_figures),
     .settings_size = sizeof(models_settings),
-    .run = run_models,
     .finish = models_finish,
     .buffer_bytes = nb_buffer_bytes_after_mpi,
 };

@@ -30,10 +30,8 @@ nb_run_function run_connections, run_loaded;
 nb_finish_hook connections_finish, loaded_finish;
 nb_buffer_bytes_hook loaded_buffer_bytes;
 
-static const nb_column connections_columns[] = {NB_KEY("peers", "count"), LATENCY_COLUMNS};
-
-static const nb_table_spec connections_table =
-    NB_TABLE_SPEC("connections", connections_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option connections_options[] = {
     {.name = "--small-size", .type = NB_OPTION_SIZE, NB_SETTING(connections_settings, small_size),
@@ -50,7 +48,9 @@ static const nb_option connections_options[] = {
     NB_USE_REPEATS("5", "10000", "5"),
 };
 
-static const nb_table_spec *const connections_tables[] = {&connections_table, NULL};
+NB_TABLE(connections, "connections", NB_KEY("peers", "count"), LATENCY_COLUMNS);
+
+NB_TABLES(connections, &connections_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column connections_figures[] = {
@@ -68,7 +68,7 @@ static const nb_column connections_figures[] = {
 };
 
 const nb_method nb_method_connections = {
-    .name = "connections",
+    NB_METHOD(connections, NB_ON_ALL_RANKS, NB_SIZES_NONE),
     .summary = "latency of ranks 0-1 with k other connections open on rank 0 (Kutlug 3.2.5)",
     .description =
         "Latency with multiple connections, Kutlug section 3.2.5 and 4.2.4: a blocking\n"
@@ -88,35 +88,9 @@ const nb_method nb_method_connections = {
         "disturbed baseline). With 2 ranks only k = 0 exists: the summary costs are\n"
         "null and flagged. Connection-less transports (shared memory) show no cost; over a\n"
         "network run one rank per node (mpirun --map-by node, srun --ntasks-per-node=1).",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_NONE,
-    NB_DECLARES(connections_options, connections_tables, connections_figures),
     .settings_size = sizeof(connections_settings),
-    .run = run_connections,
     .finish = connections_finish,
 };
-
-static const nb_column loaded_latency_columns[] = {
-    NB_KEY("loading_pairs", "count"),
-    LATENCY_COLUMNS,
-    NB_KEY("load_bandwidth_MBps", "MBps"),
-};
-
-static const nb_table_spec loaded_latency_table =
-    NB_TABLE_SPEC("loaded_latency", loaded_latency_columns);
-
-static const nb_column aggregate_columns[] = {
-    NB_KEY("pairs", "count"),
-    NB_KEY("bandwidth_windows", "count"),
-    NB_HIGHER("aggregate_bandwidth_MBps", "MBps"),
-    NB_HIGHER("bandwidth_per_pair_min_MBps", "MBps"),
-    NB_HIGHER("bandwidth_per_pair_mean_MBps", "MBps"),
-    NB_KEY("rate_windows", "count"),
-    NB_HIGHER("message_rate_per_s", "per_s"),
-    NB_HIGHER("message_rate_per_pair_min_per_s", "per_s"),
-};
-
-static const nb_table_spec aggregate_table = NB_TABLE_SPEC("aggregate", aggregate_columns);
 
 static const nb_option loaded_options[] = {
     {.name = "--latency-size", .type = NB_OPTION_SIZE, NB_SETTING(loaded_settings, latency_size),
@@ -135,8 +109,22 @@ static const nb_option loaded_options[] = {
     NB_USE_REPEATS("5", "100000", "5"),
 };
 
-static const nb_table_spec *const loaded_tables[] = {&loaded_latency_table, &aggregate_table,
-                                                     NULL};
+NB_TABLE(loaded_latency, "loaded_latency",
+    NB_KEY("loading_pairs", "count"),
+    LATENCY_COLUMNS,
+    NB_KEY("load_bandwidth_MBps", "MBps"));
+
+NB_TABLE(aggregate, "aggregate",
+    NB_KEY("pairs", "count"),
+    NB_KEY("bandwidth_windows", "count"),
+    NB_HIGHER("aggregate_bandwidth_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_pair_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_pair_mean_MBps", "MBps"),
+    NB_KEY("rate_windows", "count"),
+    NB_HIGHER("message_rate_per_s", "per_s"),
+    NB_HIGHER("message_rate_per_pair_min_per_s", "per_s"));
+
+NB_TABLES(loaded, &loaded_latency_table, &aggregate_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column loaded_figures[] = {
@@ -155,7 +143,7 @@ static const nb_column loaded_figures[] = {
 };
 
 const nb_method nb_method_loaded = {
-    .name = "loaded",
+    NB_METHOD(loaded, NB_ON_ALL_RANKS, NB_SIZES_NONE),
     .summary = "latency under load, aggregate bandwidth, message rate of pairs (Zamani 5.1-5.2)",
     .description =
         "Pairs (0,1), (2,3), ... (an odd last rank only waits), Zamani et al. sections 5.1\n"
@@ -178,11 +166,7 @@ const nb_method nb_method_loaded = {
         "    time per window at --rate-size (messages per second, higher is better).\n"
         "With 2 ranks (1 pair) (a) has k = 0 only: the cost is null and flagged. Over a\n"
         "network put the two ranks of a pair on different nodes (one rank per node).",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_NONE,
-    NB_DECLARES(loaded_options, loaded_tables, loaded_figures),
     .settings_size = sizeof(loaded_settings),
-    .run = run_loaded,
     .finish = loaded_finish,
     .buffer_bytes = loaded_buffer_bytes,
 };

@@ -226,7 +226,7 @@ void run_overlap(const nb_context *ctx)
         nb_param_int(r, "overhead_size_bytes", (long long)os->overhead_size);
         nb_param_real(r, "tolerance", os->tolerance);
         nb_param_int(r, "compute_steps", os->compute_steps);
-        sweep_table = nb_result_add_declared_table(r, &sweep_table_spec);
+        sweep_table = nb_result_add_declared_table(r, &overhead_sweep_table);
     }
 
     /* o_s and o_r: Bell §4.3 */
@@ -253,8 +253,8 @@ void run_overlap(const nb_context *ctx)
 
     /* Overlap potential per size: Zamani §5.6 */
     if (r != NULL) {
-        potential_table = nb_result_add_declared_table(r, &potential_table_spec);
-        potential_sweep_table = nb_result_add_declared_table(r, &potential_sweep_table_spec);
+        potential_table = nb_result_add_declared_table(r, &overlap_potential_table);
+        potential_sweep_table = nb_result_add_declared_table(r, &overlap_potential_sweep_table);
     }
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];

@@ -16,33 +16,8 @@ typedef struct {
 nb_run_function run_overlap;
 nb_buffer_bytes_hook overlap_buffer_bytes;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column sweep_columns[] = {
-    NB_KEY("side", ""),
-    NB_KEY("compute_us", "us"),
-    NB_LOWER("time_per_message_median_us", "us"),
-};
-
-static const nb_table_spec sweep_table_spec = NB_TABLE_SPEC("overhead_sweep", sweep_columns);
-
-static const nb_column potential_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_LOWER("latency_median_us", "us"),
-    NB_HIGHER("overlap_us", "us"),
-    NB_HIGHER("overlap_percent", "percent"),
-};
-
-static const nb_table_spec potential_table_spec = NB_TABLE_SPEC("overlap_potential",
-                                                           potential_columns);
-
-static const nb_column potential_sweep_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("compute_us", "us"),
-    NB_LOWER("latency_median_us", "us"),
-};
-
-static const nb_table_spec potential_sweep_table_spec = NB_TABLE_SPEC("overlap_potential_sweep",
-                                                                 potential_sweep_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option overlap_options[] = {
     NB_USE_SIZES("8", "1M"),
@@ -60,8 +35,23 @@ static const nb_option overlap_options[] = {
     NB_USE_REPEATS("5", "10000", "4"),
 };
 
-static const nb_table_spec *const overlap_tables[] = {
-    &sweep_table_spec, &potential_table_spec, &potential_sweep_table_spec, NULL};
+NB_TABLE(overhead_sweep, "overhead_sweep",
+    NB_KEY("side", ""),
+    NB_KEY("compute_us", "us"),
+    NB_LOWER("time_per_message_median_us", "us"));
+
+NB_TABLE(overlap_potential, "overlap_potential",
+    NB_KEY("size_bytes", "bytes"),
+    NB_LOWER("latency_median_us", "us"),
+    NB_HIGHER("overlap_us", "us"),
+    NB_HIGHER("overlap_percent", "percent"));
+
+NB_TABLE(overlap_potential_sweep, "overlap_potential_sweep",
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("compute_us", "us"),
+    NB_LOWER("latency_median_us", "us"));
+
+NB_TABLES(overlap, &overhead_sweep_table, &overlap_potential_table, &overlap_potential_sweep_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column overlap_figures[] = {
@@ -76,7 +66,7 @@ static const nb_column overlap_figures[] = {
 };
 
 const nb_method nb_method_overlap = {
-    .name = "overlap",
+    NB_METHOD(overlap, NB_ON_PAIR, NB_SIZES_POWERS_OF_4),
     .summary = "o_s, o_r by CPU overlap (Bell 4.3) and overlap potential per size (Zamani 5.6)",
     .description =
         "Send and receive overhead by CPU overlap, Bell et al. section 4.3: the flood test at\n"
@@ -102,11 +92,7 @@ const nb_method nb_method_overlap = {
         "as fit in --time-cap-ms (at most --iterations); T is their median. The default\n"
         "tolerance, 0.1, is above the repetition-to-repetition scatter of the medians on a\n"
         "busy shared node; use 0.05 or less on a quiet one.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(overlap_options, overlap_tables, overlap_figures),
     .settings_size = sizeof(overlap_settings),
-    .run = run_overlap,
     .buffer_bytes = overlap_buffer_bytes,
 };
 

@@ -32,42 +32,8 @@ nb_run_function run_matrix, run_rankdist;
 nb_without_mpi_hook matrix_without_mpi;
 nb_name_of_function matrix_schedule_name;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column pair_columns[] = {
-    NB_KEY("rank_a", ""),
-    NB_KEY("rank_b", ""),
-    NB_KEY("host_a", ""),
-    NB_KEY("host_b", ""),
-    NB_LOWER("latency_us", "us"),
-    NB_HIGHER("bandwidth_MBps", "MBps"),
-    NB_KEY("flagged", ""),
-    NB_KEY("round", "count"),
-    NB_KEY("suspect", ""),
-    NB_LOWER("retest_latency_us", "us"),
-    NB_HIGHER("retest_bandwidth_MBps", "MBps"),
-};
-
-static const nb_table_spec pairs_table = NB_TABLE_SPEC("pairs", pair_columns);
-
-static const nb_column bad_node_columns[] = {
-    NB_KEY("rank", ""),
-    NB_KEY("host", ""),
-    NB_KEY("pairs", "count"),
-    NB_LOWER("bad_pairs", "count"),
-};
-
-static const nb_table_spec bad_nodes_table = NB_TABLE_SPEC("bad_nodes", bad_node_columns);
-
-static const nb_column distance_columns[] = {
-    NB_KEY("distance", "count"),
-    NB_KEY("rank", ""),
-    NB_KEY("host", ""),
-    NB_LOWER("latency_us", "us"),
-    NB_HIGHER("bandwidth_MBps", "MBps"),
-    NB_KEY("flagged", ""),
-};
-
-static const nb_table_spec distances_table = NB_TABLE_SPEC("distances", distance_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option matrix_options[] = {
     NB_USE(NB_COMMON_MIN_SIZE, "8"),
@@ -105,7 +71,26 @@ static const nb_option matrix_options[] = {
     NB_USE_REPEATS("5", "10000", "5"),
 };
 
-static const nb_table_spec *const matrix_tables[] = {&pairs_table, &bad_nodes_table, NULL};
+NB_TABLE(pairs, "pairs",
+    NB_KEY("rank_a", ""),
+    NB_KEY("rank_b", ""),
+    NB_KEY("host_a", ""),
+    NB_KEY("host_b", ""),
+    NB_LOWER("latency_us", "us"),
+    NB_HIGHER("bandwidth_MBps", "MBps"),
+    NB_KEY("flagged", ""),
+    NB_KEY("round", "count"),
+    NB_KEY("suspect", ""),
+    NB_LOWER("retest_latency_us", "us"),
+    NB_HIGHER("retest_bandwidth_MBps", "MBps"));
+
+NB_TABLE(bad_nodes, "bad_nodes",
+    NB_KEY("rank", ""),
+    NB_KEY("host", ""),
+    NB_KEY("pairs", "count"),
+    NB_LOWER("bad_pairs", "count"));
+
+NB_TABLES(matrix, &pairs_table, &bad_nodes_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column matrix_figures[] = {
@@ -134,7 +119,7 @@ static const nb_column matrix_figures[] = {
 };
 
 const nb_method nb_method_matrix = {
-    .name = "matrix",
+    NB_METHOD(matrix, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_2),
     .summary = "all-pairs latency and bandwidth, an N x N map to find a bad link or node",
     .description =
         "All-pairs ping-pong: for every pair of ranks (i, j) the blocking ping-pong latency at\n"
@@ -158,11 +143,7 @@ const nb_method nb_method_matrix = {
         "named as a bad node. Quick mode (nightly): --rounds K measures K rounds drawn with\n"
         "--seed. Progress goes to stderr. With --json-file PATH the N x N maps are written\n"
         "beside it: matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(matrix_options, matrix_tables, matrix_figures),
     .settings_size = sizeof(matrix_settings),
-    .run = run_matrix,
     .without_mpi = matrix_without_mpi,
 };
 
@@ -177,7 +158,15 @@ static const nb_option rankdist_options[] = {
     NB_USE_REPEATS("5", "10000", "5"),
 };
 
-static const nb_table_spec *const rankdist_tables[] = {&distances_table, NULL};
+NB_TABLE(distances, "distances",
+    NB_KEY("distance", "count"),
+    NB_KEY("rank", ""),
+    NB_KEY("host", ""),
+    NB_LOWER("latency_us", "us"),
+    NB_HIGHER("bandwidth_MBps", "MBps"),
+    NB_KEY("flagged", ""));
+
+NB_TABLES(rankdist, &distances_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column rankdist_figures[] = {
@@ -190,7 +179,7 @@ static const nb_column rankdist_figures[] = {
 };
 
 const nb_method nb_method_rankdist = {
-    .name = "rankdist",
+    NB_METHOD(rankdist, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_2),
     .summary = "latency and bandwidth from rank 0 to rank d = 1, 2, 4, ... (Altix 3.2)",
     .description =
         "Distance sweep in rank space, the Altix study section 3.2 (Fig. 2 and 3): ping-pong\n"
@@ -200,11 +189,7 @@ const nb_method nb_method_rankdist = {
         "as many round trips as fit in --time-cap-ms. Where ranks are placed by node, the\n"
         "distances cross the machine's levels (same node, neighbouring nodes, far nodes). A\n"
         "distance whose bandwidth is below (1 - --tolerance) x the best one is flagged.",
-    .scope = NB_ON_ALL_RANKS,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(rankdist_options, rankdist_tables, rankdist_figures),
     .settings_size = sizeof(rankdist_settings),
-    .run = run_rankdist,
 };
 
 #endif

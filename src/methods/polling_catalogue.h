@@ -5,22 +5,20 @@
 
 #include "paired.h"
 
-/* The options every paired method shares (paired.h). */
-static const nb_option polling_options[] = {NB_PAIRED_OPTIONS};
-
 /* Defined in polling.c. */
 nb_run_function run_polling;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column polling_columns[] = {NB_PAIRED_LATENCY_COLUMNS("mode")};
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
-static const nb_table_spec polling_table = NB_TABLE_SPEC("polling", polling_columns);
+/* The options every paired method shares (paired.h). */
+static const nb_option polling_options[] = {NB_PAIRED_OPTIONS};
 
-static const nb_column polling_cost_columns[] = {NB_PAIRED_COST_COLUMNS("mode")};
+NB_TABLE(polling, "polling", NB_PAIRED_LATENCY_COLUMNS("mode"));
 
-static const nb_table_spec polling_cost_table = NB_TABLE_SPEC("polling_cost", polling_cost_columns);
+NB_TABLE(polling_cost, "polling_cost", NB_PAIRED_COST_COLUMNS("mode"));
 
-static const nb_table_spec *const polling_tables[] = {&polling_table, &polling_cost_table, NULL};
+NB_TABLES(polling, &polling_table, &polling_cost_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column polling_figures[] = {
@@ -36,7 +34,7 @@ static const nb_column polling_figures[] = {
 };
 
 const nb_method nb_method_polling = {
-    .name = "polling",
+    NB_METHOD(polling, NB_ON_PAIR, NB_SIZES_POWERS_OF_4),
     .summary = "blocking vs polling completion: Wait, Test loop, Test+yield (Kutlug 3.2.6)",
     .description =
         "Latency with blocking completions, Kutlug section 3.2.6, and polling/blocking impact,\n"
@@ -64,10 +62,6 @@ const nb_method nb_method_polling = {
         "beat the MPI_Test loop by about 2 periods per latency: no negative cost of blocking.\n"
         "A cost below 0 by less than its noise floor is reported as 0; by more, as null with\n"
         "an 'unreliable' entry.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(polling_options, polling_tables, polling_figures),
-    .run = run_polling,
 };
 
 #endif

@@ -8,48 +8,20 @@
 /* Defined in pt2pt.c. */
 nb_run_function run_pingpong, run_bibw, run_bothway;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column pingpong_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_LATENCY_COLUMNS,
-    NB_HIGHER("bandwidth_median_MBps", "MBps"),
-};
-
-static const nb_table_spec pingpong_table = NB_TABLE_SPEC("pingpong", pingpong_columns);
-
-static const nb_column bibw_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("iterations", "count"),
-    NB_HIGHER("bandwidth_min_MBps", "MBps"),
-    NB_HIGHER("bandwidth_median_MBps", "MBps"),
-    NB_HIGHER("bandwidth_max_MBps", "MBps"),
-    NB_LOWER("latency_median_us", "us"),
-};
-
-static const nb_table_spec bibw_table = NB_TABLE_SPEC("bibw", bibw_columns);
-
-static const nb_column bothway_columns[] = {
-    NB_KEY("size_bytes", "bytes"),
-    NB_KEY("iterations", "count"),
-    NB_LOWER("time_median_us", "us"),
-    NB_HIGHER("bandwidth_per_direction_min_MBps", "MBps"),
-    NB_HIGHER("bandwidth_per_direction_median_MBps", "MBps"),
-    NB_HIGHER("bandwidth_per_direction_max_MBps", "MBps"),
-    NB_HIGHER("bandwidth_aggregate_median_MBps", "MBps"),
-};
-
-static const nb_table_spec bothway_table = NB_TABLE_SPEC("bothway", bothway_columns);
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
 static const nb_option pt2pt_options[] = {
     NB_USE_SIZES("8", "4M"),
     NB_USE_REPEATS("11", "10000", "30"),
 };
 
-static const nb_table_spec *const pingpong_tables[] = {&pingpong_table, NULL};
+NB_TABLE(pingpong, "pingpong",
+    NB_KEY("size_bytes", "bytes"),
+    NB_LATENCY_COLUMNS,
+    NB_HIGHER("bandwidth_median_MBps", "MBps"));
 
-static const nb_table_spec *const bibw_tables[] = {&bibw_table, NULL};
-
-static const nb_table_spec *const bothway_tables[] = {&bothway_table, NULL};
+NB_TABLES(pingpong, &pingpong_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column pingpong_figures[] = {
@@ -59,7 +31,7 @@ static const nb_column pingpong_figures[] = {
 };
 
 const nb_method nb_method_pingpong = {
-    .name = "pingpong",
+    NB_METHOD_SHARING(pingpong, pt2pt_options, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),
     .summary = "end-to-end latency: blocking ping-pong, half the round trip (Bell 4.1)",
     .description =
         "End-to-end latency (EEL), Bell et al. section 4.1 and Kutlug section 3.2.1: rank 0\n"
@@ -72,11 +44,17 @@ const nb_method nb_method_pingpong = {
         "min, median and max over the repetitions (Bell et al. report the minimum of >= 10\n"
         "runs). Sizes are powers of two; 0 and 1 byte only when asked for (--sizes 0,1,8 or\n"
         "--min-size 0).",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(pt2pt_options, pingpong_tables, pingpong_figures),
-    .run = run_pingpong,
 };
+
+NB_TABLE(bibw, "bibw",
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_HIGHER("bandwidth_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_median_MBps", "MBps"),
+    NB_HIGHER("bandwidth_max_MBps", "MBps"),
+    NB_LOWER("latency_median_us", "us"));
+
+NB_TABLES(bibw, &bibw_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column bibw_figures[] = {
@@ -85,7 +63,7 @@ static const nb_column bibw_figures[] = {
 };
 
 const nb_method nb_method_bibw = {
-    .name = "bibw",
+    NB_METHOD_SHARING(bibw, pt2pt_options, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),
     .summary = "ping-pong bandwidth: size / (round trip / 2) (Zamani 4.1 'bidirectional')",
     .description =
         "Ping-pong bandwidth, Zamani et al. section 4.1 (their 'bidirectional' test: the\n"
@@ -93,11 +71,18 @@ const nb_method nb_method_bibw = {
         "MPI_Recv exchange as pingpong, reported as bandwidth = size / (round trip / 2),\n"
         "in MB/s (1 MB = 10^6 bytes). Min/median/max are over --repetitions repetitions, each\n"
         "of as many iterations as fit in --time-cap-ms (at most --iterations).",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(pt2pt_options, bibw_tables, bibw_figures),
-    .run = run_bibw,
 };
+
+NB_TABLE(bothway, "bothway",
+    NB_KEY("size_bytes", "bytes"),
+    NB_KEY("iterations", "count"),
+    NB_LOWER("time_median_us", "us"),
+    NB_HIGHER("bandwidth_per_direction_min_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_direction_median_MBps", "MBps"),
+    NB_HIGHER("bandwidth_per_direction_max_MBps", "MBps"),
+    NB_HIGHER("bandwidth_aggregate_median_MBps", "MBps"));
+
+NB_TABLES(bothway, &bothway_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column bothway_figures[] = {
@@ -107,7 +92,7 @@ static const nb_column bothway_figures[] = {
 };
 
 const nb_method nb_method_bothway = {
-    .name = "bothway",
+    NB_METHOD_SHARING(bothway, pt2pt_options, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),
     .summary = "both ranks send at once: Isend+Irecv on both sides (Zamani 4.1, IMB PingPing)",
     .description =
         "Both-way bandwidth, Zamani et al. section 4.1 ('both the sender and receiver send\n"
@@ -116,10 +101,6 @@ const nb_method nb_method_bothway = {
         "Bandwidth per direction = size / time per iteration; the aggregate is twice that.\n"
         "Min/median/max are over --repetitions repetitions, each of as many iterations as fit\n"
         "in --time-cap-ms (at most --iterations).",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_2,
-    NB_DECLARES(pt2pt_options, bothway_tables, bothway_figures),
-    .run = run_bothway,
 };
 
 #endif

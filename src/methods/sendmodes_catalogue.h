@@ -5,32 +5,27 @@
 
 #include "paired.h"
 
-/* The options every paired method shares (paired.h). */
-static const nb_option sendmodes_options[] = {NB_PAIRED_OPTIONS};
-
 /* Defined in sendmodes.c. */
 nb_run_function run_sendmodes;
 nb_finish_hook sendmodes_finish;
 nb_buffer_bytes_hook sendmodes_buffer_bytes;
 
-/* Output tables (docs/output-format.md). */
-static const nb_column sendmodes_columns[] = {NB_PAIRED_LATENCY_COLUMNS("send_mode")};
+/* Each method below declares, in this order: its options, its output tables
+ * (docs/output-format.md) and their list, its summary figures, and the method. */
 
-static const nb_table_spec sendmodes_table = NB_TABLE_SPEC("sendmodes", sendmodes_columns);
+/* The options every paired method shares (paired.h). */
+static const nb_option sendmodes_options[] = {NB_PAIRED_OPTIONS};
 
-static const nb_column sendmodes_ratio_columns[] = {
+NB_TABLE(sendmodes, "sendmodes", NB_PAIRED_LATENCY_COLUMNS("send_mode"));
+
+NB_TABLE(sendmodes_ratio, "sendmodes_ratio",
     NB_KEY("size_bytes", "bytes"),
     NB_KEY("send_mode", ""),
     NB_KEY("against", ""),
     NB_LOWER("ratio_to_standard", "ratio"),
-    NB_KEY("difference_noise_floor_us", "us"),
-};
+    NB_KEY("difference_noise_floor_us", "us"));
 
-static const nb_table_spec sendmodes_ratio_table =
-    NB_TABLE_SPEC("sendmodes_ratio", sendmodes_ratio_columns);
-
-static const nb_table_spec *const sendmodes_tables[] = {&sendmodes_table, &sendmodes_ratio_table,
-                                                        NULL};
+NB_TABLES(sendmodes, &sendmodes_table, &sendmodes_ratio_table);
 
 /* Its summary figures (docs/output-format.md). */
 static const nb_column sendmodes_figures[] = {
@@ -45,7 +40,7 @@ static const nb_column sendmodes_figures[] = {
 };
 
 const nb_method nb_method_sendmodes = {
-    .name = "sendmodes",
+    NB_METHOD(sendmodes, NB_ON_PAIR, NB_SIZES_POWERS_OF_4),
     .summary = "ping-pong latency of MPI_Send, MPI_Ssend, MPI_Bsend and MPI_Rsend (Zamani 5.1)",
     .description =
         "Latency under the four MPI send modes, Zamani et al. section 5.1 ('matching pairs of\n"
@@ -68,10 +63,6 @@ const nb_method nb_method_sendmodes = {
         "difference (the largest of 3 standard errors of its median, 3% of standard's\n"
         "median latency and the timer's resolution of the difference): a mode within it of\n"
         "standard is no different. Sizes up to 256M.",
-    .scope = NB_ON_PAIR,
-    .progression = NB_SIZES_POWERS_OF_4,
-    NB_DECLARES(sendmodes_options, sendmodes_tables, sendmodes_figures),
-    .run = run_sendmodes,
     .finish = sendmodes_finish,
     .buffer_bytes = sendmodes_buffer_bytes,
 };
