@@ -147,9 +147,8 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
                               f"alone {p.get('retest_bandwidth_MBps')} MB/s" for p in bad[:8])
             nodes = ", ".join(n["host"] for n in result.tables.get("bad_nodes") or [])
             getlogger().warning(
-                f"{self.display_name}: {len(bad)} bad pair(s) of {len(pairs)} (below "
-                f"{result.parameters.get('bandwidth_fraction')} x the best bandwidth or above "
-                f"{result.parameters.get('latency_factor')} x the lowest latency, also alone): "
+                f"{self.display_name}: {len(bad)} bad pair(s) of {len(pairs)} "
+                f"({switches.bad_pair_rule(result.parameters)}): "
                 f"{named}" + (f"; bad node(s): {nodes}" if nodes else "")
             )
         return problems

@@ -211,6 +211,8 @@ class Explanation:
     healthy_spread: float | None = None
     healthy_MBps: float | None = None
     floor_MBps: float | None = None
+    #: netbench's verdict from the map's own noise (`NoiseRule`), where it judged so
+    noise: NoiseRule | None = None
 
     def counts(self) -> dict[str, int]:
         """Named components by kind (an indistinguishable group counts once, as its first)."""
@@ -233,10 +235,54 @@ class Explanation:
         if self.uncovered:
             out.append(f"not measured: no pair crossed uplink(s) {', '.join(self.uncovered)} "
                        f"(a quick map; more rounds cover them)")
-        if self.resolution is not None:
+        if self.noise is not None:
+            out += self.noise.lines()
+        elif self.resolution is not None:
             out.append(f"resolves a link {self.resolution:.0%} slow or more (suspect floor "
                        f"{self.floor_MBps:.3g} MB/s against {self.healthy_MBps:.3g} MB/s "
                        f"healthy; healthy pairs spread {self.healthy_spread:.0%})")
+        return out
+
+
+@dataclass(frozen=True)
+class NoiseRule:
+    """netbench matrix's thresholds from the map's own noise (its summary; docs/output-format.md):
+    what it looked for, the noise with the other pairs and alone, and what it could resolve."""
+    #: the slowdown of a link the map looks for (--smallest-fault), a fraction
+    smallest_fault: float
+    #: a pair's bandwidth noise measured with the others, and alone (relative robust sd)
+    map_noise: float
+    alone_noise: float
+    #: a re-test is bad this far below healthy pairs alone (reference_MBps)
+    bad_slowdown: float
+    reference_MBps: float
+    #: the smallest slowdown of a link that clears both thresholds by its noise
+    resolvable: float
+
+    @classmethod
+    def of(cls, summary: Mapping, parameters: Mapping) -> NoiseRule | None:
+        keys = ("bandwidth_noise", "alone_noise", "bad_slowdown", "reference_alone_MBps",
+                "resolvable_slowdown")
+        values = [summary.get(k) for k in keys]
+        fault = parameters.get("smallest_fault")
+        if fault is None or any(not isinstance(v, (int, float)) for v in values):
+            return None
+        return cls(float(fault), *(float(v) for v in values))
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the map could resolve the fault it looks for."""
+        return self.resolvable <= self.smallest_fault
+
+    def lines(self) -> list[str]:
+        out = [f"resolves a link {self.resolvable:.0%} slow or more (noise "
+               f"{self.map_noise:.1%} with the other pairs, {self.alone_noise:.1%} alone; bad "
+               f"beyond {self.bad_slowdown:.0%} below healthy pairs alone, "
+               f"{self.reference_MBps:.3g} MB/s)"]
+        if not self.resolved:
+            out.append(f"could not resolve a link {self.smallest_fault:.0%} slow, the smallest "
+                       f"fault it looks for: one that small would go unnamed here (measure on "
+                       f"a quieter machine, or with more --repetitions)")
         return out
 
 
@@ -261,9 +307,11 @@ def resolution(pairs: Iterable[Pair], floor_MBps: float) -> tuple[float, float, 
     return max(1.0 - floor_MBps / reference, RESOLUTION_SIGMAS * spread), spread, reference
 
 
-def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None) -> Explanation:
+def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
+            noise: NoiseRule | None = None) -> Explanation:
     """The fewest components that explain the bad pairs (see the module's docstring); with the
-    map's bandwidth floor, also the smallest slowdown it could resolve (`resolution`)."""
+    map's bandwidth floor, also the smallest slowdown it could resolve (`resolution`), or, where
+    netbench judged from the map's noise, what it says it resolved (`noise`)."""
     pairs = list(pairs)
     through: dict[tuple[str, str], list[int]] = {}
     for index, pair in enumerate(pairs):
@@ -310,15 +358,30 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None) 
             cleared += not crowded
     crossed = {name for (_round, name) in shared}
     between = _uplinks_between(tree, {h for pair in pairs for h in (pair.host_a, pair.host_b)})
-    resolved = resolution(pairs, floor_MBps) if floor_MBps else None
-    return Explanation(findings, unexplained, congestion, cleared,
-                       [name for name in between if name not in crossed],
-                       *(resolved or (None, None, None)), floor_MBps if resolved else None)
+    resolved = resolution(pairs, floor_MBps) if floor_MBps and noise is None else None
+    explanation = Explanation(findings, unexplained, congestion, cleared,
+                              [name for name in between if name not in crossed],
+                              *(resolved or (None, None, None)), floor_MBps if resolved else None,
+                              noise)
+    if noise is not None:
+        explanation.resolution = noise.resolvable
+        explanation.healthy_MBps = noise.reference_MBps
+    return explanation
 
 
 def _median(values: Iterable[float]) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
+
+
+def bad_pair_rule(parameters: Mapping) -> str:
+    """How netbench matrix called a pair bad, from its result's parameters."""
+    ceiling = f"above {parameters.get('latency_factor')} x the lowest latency"
+    if parameters.get("thresholds") == "noise":
+        return (f"alone, below healthy pairs alone by more than half the fault sought "
+                f"({parameters.get('smallest_fault')}) or 3 x the noise, or {ceiling}")
+    return (f"below {parameters.get('bandwidth_fraction')} x the best bandwidth or {ceiling}, "
+            f"also alone")
 
 
 def pairs_of(rows: Iterable[Mapping]) -> list[Pair]:
@@ -344,8 +407,10 @@ def verdict(result) -> Explanation:
         text = getattr(result, "switch_tree", "")
         tree = (parse_topology(text) if text else
                 flat_tree(h for p in pairs for h in (p.host_a, p.host_b)))
-        floor = (getattr(result, "summary", None) or {}).get("bandwidth_floor_MBps")
-        cached = result.switch_verdict = explain(tree, pairs, floor)
+        summary = getattr(result, "summary", None) or {}
+        noise = NoiseRule.of(summary, getattr(result, "parameters", None) or {})
+        cached = result.switch_verdict = explain(tree, pairs, summary.get("bandwidth_floor_MBps"),
+                                                 noise)
     return cached
 
 

@@ -59,6 +59,18 @@ def pairmap(netbench):
                                           ctypes.c_double, ctypes.c_double]
     lib.nb_pair_is_suspect.argtypes = [ctypes.POINTER(Thresholds), ctypes.c_double,
                                        ctypes.c_double]
+    doubles = ctypes.POINTER(ctypes.c_double)
+    lib.nb_pair_thresholds_from_noise.restype = Thresholds
+    lib.nb_pair_thresholds_from_noise.argtypes = [doubles, doubles, doubles, ctypes.c_size_t,
+                                                  ctypes.c_double, ctypes.c_double]
+    lib.nb_reference_pairs.restype = ctypes.c_size_t
+    lib.nb_reference_pairs.argtypes = [doubles, ctypes.POINTER(ctypes.c_ubyte), ctypes.c_size_t,
+                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+    lib.nb_alone_rule_of.restype = AloneRule
+    lib.nb_alone_rule_of.argtypes = [doubles, ctypes.c_size_t, doubles, doubles,
+                                     ctypes.c_size_t, ctypes.c_double]
+    lib.nb_resolvable_slowdown.restype = ctypes.c_double
+    lib.nb_resolvable_slowdown.argtypes = [ctypes.POINTER(Thresholds), ctypes.POINTER(AloneRule)]
     lib.nb_bad_nodes.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
                                  ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
                                  ctypes.POINTER(ctypes.c_int)]
@@ -67,7 +79,13 @@ def pairmap(netbench):
 
 class Thresholds(ctypes.Structure):
     _fields_ = [("best_bandwidth", ctypes.c_double), ("lowest_latency", ctypes.c_double),
-                ("bandwidth_floor", ctypes.c_double), ("latency_ceiling", ctypes.c_double)]
+                ("bandwidth_floor", ctypes.c_double), ("latency_ceiling", ctypes.c_double),
+                ("noise", ctypes.c_double), ("suspect_slowdown", ctypes.c_double)]
+
+
+class AloneRule(ctypes.Structure):
+    _fields_ = [("reference_bandwidth", ctypes.c_double), ("noise", ctypes.c_double),
+                ("bad_slowdown", ctypes.c_double), ("bandwidth_floor", ctypes.c_double)]
 
 
 def schedule(program, ranks, *options):
@@ -167,6 +185,67 @@ def test_verdict_is_relative_to_the_best_pair_of_the_run(pairmap):
     assert suspect(pairmap, t, 1.1, 92.0) and not suspect(pairmap, t, 1.1, 97.0)
 
 
+def doubles(values):
+    return (ctypes.c_double * len(values))(*values)
+
+
+def test_thresholds_from_the_noise_follow_the_fault_sought_and_the_noise(pairmap):
+    """Issue 41: the suspect floor is half the fault sought under the best pair, or 3 x the
+    map's noise (the median of the pairs' own spreads) where that is more."""
+    nan = math.nan
+    bandwidth = [100.0] * 8 + [80.0, 78.0, nan]
+    latency = [1.0] * 11
+    quiet = [0.01] * 10 + [nan]
+    t = pairmap.nb_pair_thresholds_from_noise(doubles(latency), doubles(bandwidth),
+                                              doubles(quiet), 11, 0.2, 2.1)
+    assert t.best_bandwidth == 100.0 and t.noise == pytest.approx(0.01)
+    assert t.suspect_slowdown == pytest.approx(0.1) and t.bandwidth_floor == pytest.approx(90.0)
+    assert [suspect(pairmap, t, 1.0, bw) for bw in (91.0, 89.0, 80.0)] == [False, True, True]
+    # a noisy map: 5 % per pair, so 15 % below the best before a pair is suspect
+    noisy = pairmap.nb_pair_thresholds_from_noise(doubles(latency), doubles(bandwidth),
+                                                  doubles([0.05] * 11), 11, 0.2, 2.1)
+    assert noisy.suspect_slowdown == pytest.approx(0.15)
+    assert not suspect(pairmap, noisy, 1.0, 86.0) and suspect(pairmap, noisy, 1.0, 84.0)
+
+
+def test_references_are_the_healthy_pairs_nearest_their_median(pairmap):
+    bandwidth = [100.0, 96.0, 99.0, 50.0, 98.0, 101.0, math.nan]
+    suspects = [0, 0, 0, 1, 0, 0, 0]
+    out = (ctypes.c_size_t * 3)()
+    found = pairmap.nb_reference_pairs(doubles(bandwidth),
+                                       (ctypes.c_ubyte * 7)(*suspects), 7, 3, out)
+    # healthy: 100, 96, 99, 98, 101 (median 99); the suspect and the unmeasured never
+    assert found == 3 and sorted(out[:3]) == [0, 2, 4]
+    none = pairmap.nb_reference_pairs(doubles([1.0, 2.0]), (ctypes.c_ubyte * 2)(1, 1), 2, 3, out)
+    assert none == 0
+
+
+def alone_rule(pairmap, references, retests, spreads, fault=0.2):
+    return pairmap.nb_alone_rule_of(doubles(references), len(references), doubles(retests),
+                                    doubles(spreads), len(retests), fault)
+
+
+def test_a_re_test_is_bad_only_beyond_the_noise_of_measuring_alone(pairmap):
+    # quiet: the references agree, the re-tests are steady: bad below 90 % of the reference
+    quiet = alone_rule(pairmap, [100.0, 101.0, 99.0], [100.0, 101.0, 99.0, 75.0],
+                       [0.01, 0.01, 0.01, 0.01])
+    assert quiet.reference_bandwidth == 100.0 and quiet.noise == pytest.approx(0.01482, rel=1e-3)
+    assert quiet.bad_slowdown == pytest.approx(0.1) and quiet.bandwidth_floor == pytest.approx(90)
+    # references that disagree among themselves raise the noise: 1.4826 x MAD 10 / 100
+    spread = alone_rule(pairmap, [100.0, 110.0, 90.0], [100.0, 110.0, 90.0, 75.0], [0.01] * 4)
+    assert spread.noise == pytest.approx(0.14826, rel=1e-3)
+    assert spread.bad_slowdown == pytest.approx(3 * 0.14826, rel=1e-3)
+    # without references: the best of the re-tests (the highest below 10 of them)
+    alone = alone_rule(pairmap, [], [80.0, 90.0, 70.0], [0.02] * 3)
+    assert alone.reference_bandwidth == 90.0 and alone.bad_slowdown == pytest.approx(0.1)
+    # what the map resolves: each threshold plus 3 x its noise, the larger
+    t = pairmap.nb_pair_thresholds_from_noise(doubles([1.0] * 4), doubles([100.0] * 4),
+                                              doubles([0.02] * 4), 4, 0.2, 2.1)
+    resolvable = pairmap.nb_resolvable_slowdown(ctypes.byref(t), ctypes.byref(quiet))
+    assert resolvable == pytest.approx(max(0.1 + 0.06, 0.1 + 3 * 0.01482), rel=1e-3)
+    assert pairmap.nb_resolvable_slowdown(ctypes.byref(t), ctypes.byref(spread)) > 0.8
+
+
 def bad_nodes(pairmap, ranks, pairs, bad):
     n = len(pairs)
     ints = ctypes.c_int * n
@@ -238,15 +317,23 @@ def test_two_ranks_keep_the_format_and_write_the_maps(program, tmp_path, schedul
     # ... and the new figures beside it
     params = result.parameters
     assert params["schedule"] == schedule_name
-    assert (params["bandwidth_fraction"], params["latency_factor"]) == (0.93, 2.1)
-    assert params["flag_tolerance"] == pytest.approx(0.07)
+    assert (params["thresholds"], params["smallest_fault"]) == ("noise", 0.2)
+    assert params["latency_factor"] == 2.1 and "bandwidth_fraction" not in params
+    summary = result.summary
+    # suspect below the best by half the fault sought, or 3 noise sigmas where that is more
+    slowdown = summary["suspect_slowdown"]
+    assert params["flag_tolerance"] == slowdown
+    assert slowdown == pytest.approx(max(0.1, 3 * summary["bandwidth_noise"]), rel=1e-3)
     assert (params["rounds"], params["rounds_total"]) == (1, 1)
     assert pair["round"] == 1 and pair["suspect"] is False
-    assert pair["retest_latency_us"] is None and pair["retest_bandwidth_MBps"] is None
-    summary = result.summary
+    # the one healthy pair is the reference, measured again alone
+    assert summary["reference_pairs"] == 1
+    assert pair["retest_bandwidth_MBps"] == pytest.approx(summary["reference_alone_MBps"],
+                                                          rel=1e-3)
+    assert summary["bad_slowdown"] >= 0.1 and summary["resolvable_slowdown"] > 0.1
     assert summary["bandwidth_best_MBps"] == pair["bandwidth_MBps"]
-    assert summary["bandwidth_floor_MBps"] == pytest.approx(0.93 * pair["bandwidth_MBps"],
-                                                            rel=1e-3)
+    assert summary["bandwidth_floor_MBps"] == pytest.approx(
+        (1 - slowdown) * pair["bandwidth_MBps"], rel=1e-3)
     assert summary["latency_ceiling_us"] == pytest.approx(2.1 * pair["latency_us"], rel=1e-3)
     assert (summary["suspect_pairs"], summary["bad_pairs"], summary["bad_nodes"]) == (0, 0, 0)
     assert summary["pairs"] == summary["pairs_total"] == 1
@@ -292,7 +379,10 @@ def test_suspects_are_re_tested_alone_and_only_confirmed_ones_are_bad(program, t
     bad = sum(p["flagged"] for p in pairs)
     assert summary["bad_pairs"] == summary["flagged_pairs"] == bad
     assert summary["cleared_pairs"] == len(suspects) - bad
-    assert f"re-test of a suspect pair alone {len(suspects)} of {len(suspects)}" in proc.stderr
+    assert f"re-test of a pair alone {len(suspects)} of {len(suspects)}" in proc.stderr
+    # a fixed fraction: no references, no resolution from the noise
+    assert result.parameters["thresholds"] == "fraction"
+    assert summary["reference_pairs"] == 0 and summary["resolvable_slowdown"] is None
     named = [n["rank"] for n in result.table("bad_nodes")]
     for r in range(3):
         own = [p["flagged"] for p in pairs if r in (p["rank_a"], p["rank_b"])]
@@ -340,7 +430,9 @@ def test_bad_arguments_give_one_line_and_status_2(program, args, words):
 
 def test_help_states_and_justifies_the_defaults(program):
     text = run([program, "matrix", "--help"]).stdout
-    for words in ("--schedule", "default concurrent", "--bandwidth-fraction", "default 0.93",
+    for words in ("--schedule", "default concurrent", "--bandwidth-fraction",
+                  "default: from the noise", "--smallest-fault", "default 0.2",
+                  "ClusterKit: 0.93",
                   "--latency-factor", "default 2.1", "--rounds", "--seed", "--progress-every",
                   "default 60", "--print-schedule", "ClusterKit", "ALONE",
                   "matrix_bandwidth_MBps.csv", "matrix_maps.json"):

@@ -259,3 +259,32 @@ def test_the_map_says_the_smallest_slowdown_it_could_resolve():
     # without the floor (a map read without its summary) nothing is claimed
     assert switches.explain(tree, pairs).resolution is None
     assert not any("resolves" in line for line in switches.explain(tree, pairs).lines())
+
+
+def test_netbench_s_verdict_from_the_noise_is_said_and_says_what_it_could_not_resolve():
+    """Issue 41: where netbench judged from the map's own noise, the verdict says what it
+    resolved from netbench's figures, and, beyond the fault it looks for, that it could not."""
+    tree, pairs = measured_map([("node", "n3")])
+    parameters = {"thresholds": "noise", "smallest_fault": 0.2, "latency_factor": 2.1}
+    quiet = {"bandwidth_noise": 0.012, "alone_noise": 0.008, "bad_slowdown": 0.1,
+             "reference_alone_MBps": 112.0, "resolvable_slowdown": 0.136}
+    rule = switches.NoiseRule.of(quiet, parameters)
+    assert rule is not None and rule.resolved
+    explanation = switches.explain(tree, pairs, floor_MBps=99.0, noise=rule)
+    assert explanation.resolution == 0.136 and explanation.healthy_MBps == 112.0
+    assert explanation.lines()[0].startswith("faulty node n3: 7 of 7 pairs")
+    assert explanation.lines()[-1] == (
+        "resolves a link 14% slow or more (noise 1.2% with the other pairs, 0.8% alone; bad "
+        "beyond 10% below healthy pairs alone, 112 MB/s)")
+    # a loaded machine: 3 x 9 % noise with the others, so only 45 % or more is resolved
+    loaded = dict(quiet, bandwidth_noise=0.09, alone_noise=0.05, bad_slowdown=0.15,
+                  resolvable_slowdown=0.45)
+    busy = switches.explain(tree, [], noise=switches.NoiseRule.of(loaded, parameters))
+    assert busy.lines()[-1].startswith("could not resolve a link 20% slow, the smallest fault "
+                                       "it looks for")
+    # a fixed fraction (or an older result): no rule from the noise, the map's own estimate
+    assert switches.NoiseRule.of({**quiet, "resolvable_slowdown": None}, parameters) is None
+    assert switches.NoiseRule.of(quiet, {"bandwidth_fraction": 0.85}) is None
+    assert "below healthy pairs alone" in switches.bad_pair_rule(parameters)
+    assert switches.bad_pair_rule({"bandwidth_fraction": 0.85, "latency_factor": 2.1}) == (
+        "below 0.85 x the best bandwidth or above 2.1 x the lowest latency, also alone")

@@ -556,13 +556,11 @@ def _draw_matrix(result, title: str):
     flagged = [p for p in pairs if p.get("flagged")]
     figure.suptitle(f"all-pairs node map: {title}", fontsize=10)
     params = result.parameters
-    if "bandwidth_fraction" in params:  # the concurrent matrix: relative to the best pair
+    if "schedule" in params:  # the concurrent matrix: relative to the run's pairs
         how = ("one pair at a time" if params.get("schedule") == "sequential" else
                f"{params.get('rounds')} of {params.get('rounds_total')} tournament rounds, "
                f"the disjoint pairs of a round at once")
-        rule = (f"bad: below {_fmt(params['bandwidth_fraction'])} x the best bandwidth or "
-                f"above {_fmt(params.get('latency_factor') or 0)} x the lowest latency, "
-                f"confirmed alone")
+        rule = f"bad: {switches.bad_pair_rule(params)}"
     else:
         how = "one pair at a time"
         rule = (f"more than {_fmt(100 * (params.get('flag_tolerance') or 0))}% below the "

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "analysis.h"
 #include "patterns.h"
 
 int nb_tournament_rounds(int ranks)
@@ -77,33 +78,129 @@ static size_t sorted_finite(const double *v, size_t count, double *out)
     return n;
 }
 
+/* The best of the values, robust to one optimistic outlier: from NB_ROBUST_BEST_MIN_PAIRS
+ * values on, the 90th percentile (nearest rank; the 10th where lower is better) instead of the
+ * extreme. One pair measured above the link rate (a shaper's burst, a timer glitch) would
+ * otherwise make every other pair suspect, and, since a re-test is judged against the same
+ * thresholds, bad. Below that count, the extreme. NaN without a finite value. */
+static double robust_best(const double *values, size_t count, int higher_is_better)
+{
+    double *sorted = malloc((count > 0 ? count : 1) * sizeof *sorted);
+    if (sorted == NULL)
+        return NAN;
+    size_t n = sorted_finite(values, count, sorted);
+    double best = NAN;
+    if (n > 0) {
+        size_t high = n >= NB_ROBUST_BEST_MIN_PAIRS ? (size_t)ceil(0.9 * (double)n) - 1 : n - 1;
+        size_t low = n >= NB_ROBUST_BEST_MIN_PAIRS ? (size_t)ceil(0.1 * (double)n) - 1 : 0;
+        best = sorted[higher_is_better ? high : low];
+    }
+    free(sorted);
+    return best;
+}
+
 nb_pair_thresholds nb_pair_thresholds_of(const double *latency, const double *bandwidth,
                                          size_t count, double bandwidth_fraction,
                                          double latency_factor)
 {
-    nb_pair_thresholds t = {NAN, NAN, NAN, NAN};
-    double *sorted = malloc((count > 0 ? count : 1) * sizeof *sorted);
-    if (sorted == NULL)
-        return t;
-    /* The run's best pair, robust to one optimistic outlier: from NB_ROBUST_BEST_MIN_PAIRS
-     * pairs on, the 90th percentile of the bandwidths (nearest rank) and the 10th of the
-     * latencies instead of the extremes. One pair measured above the link rate (a shaper's
-     * burst, a timer glitch) would otherwise make every other pair suspect, and, since a
-     * re-test is judged against the same thresholds, bad. Below that count, the extremes. */
-    size_t n = sorted_finite(bandwidth, count, sorted);
-    if (n > 0) {
-        size_t at = n >= NB_ROBUST_BEST_MIN_PAIRS ? (size_t)ceil(0.9 * (double)n) - 1 : n - 1;
-        t.best_bandwidth = sorted[at];
-    }
-    n = sorted_finite(latency, count, sorted);
-    if (n > 0) {
-        size_t at = n >= NB_ROBUST_BEST_MIN_PAIRS ? (size_t)ceil(0.1 * (double)n) - 1 : 0;
-        t.lowest_latency = sorted[at];
-    }
-    free(sorted);
+    nb_pair_thresholds t = {NAN, NAN, NAN, NAN, NAN, NAN};
+    t.best_bandwidth = robust_best(bandwidth, count, 1);
+    t.lowest_latency = robust_best(latency, count, 0);
     t.bandwidth_floor = bandwidth_fraction * t.best_bandwidth;
     t.latency_ceiling = latency_factor * t.lowest_latency;
+    t.suspect_slowdown = 1.0 - bandwidth_fraction;
     return t;
+}
+
+/* The median of the finite values, NaN without any. */
+static double finite_median(const double *v, size_t count)
+{
+    double *sorted = malloc((count > 0 ? count : 1) * sizeof *sorted);
+    if (sorted == NULL)
+        return NAN;
+    size_t n = sorted_finite(v, count, sorted);
+    double median = n > 0 ? nb_median(sorted, n) : NAN;
+    free(sorted);
+    return median;
+}
+
+/* Half the fault sought or NB_NOISE_SIGMAS x the noise, whichever is more (an unknown noise
+ * counts as none). */
+static double slowdown_threshold(double smallest_fault, double noise)
+{
+    double from_noise = isfinite(noise) ? NB_NOISE_SIGMAS * noise : 0.0;
+    return fmax(0.5 * smallest_fault, from_noise);
+}
+
+nb_pair_thresholds nb_pair_thresholds_from_noise(const double *latency, const double *bandwidth,
+                                                 const double *spread, size_t count,
+                                                 double smallest_fault, double latency_factor)
+{
+    nb_pair_thresholds t = nb_pair_thresholds_of(latency, bandwidth, count, 1.0, latency_factor);
+    t.noise = finite_median(spread, count);
+    t.suspect_slowdown = slowdown_threshold(smallest_fault, t.noise);
+    t.bandwidth_floor = (1.0 - t.suspect_slowdown) * t.best_bandwidth;
+    return t;
+}
+
+size_t nb_reference_pairs(const double *bandwidth, const unsigned char *suspect, size_t count,
+                          size_t wanted, size_t *references)
+{
+    double *healthy = malloc((count > 0 ? count : 1) * sizeof *healthy);
+    if (healthy == NULL)
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        healthy[i] = suspect[i] ? NAN : bandwidth[i];
+    double median = finite_median(healthy, count);
+    size_t found = 0;
+    /* selection by distance from the median, nearest first, ties to the lower index */
+    while (found < wanted) {
+        size_t nearest = count;
+        for (size_t i = 0; i < count; i++)
+            if (isfinite(healthy[i]) &&
+                (nearest == count ||
+                 fabs(healthy[i] - median) < fabs(healthy[nearest] - median)))
+                nearest = i;
+        if (nearest == count)
+            break;
+        references[found++] = nearest;
+        healthy[nearest] = NAN;
+    }
+    free(healthy);
+    return found;
+}
+
+nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, size_t reference_count,
+                               const double *retest_bandwidth, const double *retest_spread,
+                               size_t retest_count, double smallest_fault)
+{
+    nb_alone_rule r = {NAN, NAN, NAN, NAN};
+    r.reference_bandwidth = finite_median(reference_bandwidth, reference_count);
+    if (!isfinite(r.reference_bandwidth))
+        r.reference_bandwidth = robust_best(retest_bandwidth, retest_count, 1);
+    double noise = finite_median(retest_spread, retest_count);
+    if (reference_count >= 3) {
+        /* the references differ among themselves by their placement as well as their noise */
+        double *copy = malloc(reference_count * sizeof *copy);
+        if (copy != NULL) {
+            size_t n = sorted_finite(reference_bandwidth, reference_count, copy);
+            double among = n >= 3 ? 1.4826 * nb_mad(copy, n) / r.reference_bandwidth : NAN;
+            if (isfinite(among) && !(among <= noise))
+                noise = among;
+            free(copy);
+        }
+    }
+    r.noise = noise;
+    r.bad_slowdown = slowdown_threshold(smallest_fault, noise);
+    r.bandwidth_floor = (1.0 - r.bad_slowdown) * r.reference_bandwidth;
+    return r;
+}
+
+double nb_resolvable_slowdown(const nb_pair_thresholds *t, const nb_alone_rule *r)
+{
+    double map = t->suspect_slowdown + (isfinite(t->noise) ? NB_NOISE_SIGMAS * t->noise : 0.0);
+    double alone = r->bad_slowdown + (isfinite(r->noise) ? NB_NOISE_SIGMAS * r->noise : 0.0);
+    return fmax(map, isfinite(alone) ? alone : 0.0);
 }
 
 int nb_pair_is_suspect(const nb_pair_thresholds *t, double latency, double bandwidth)

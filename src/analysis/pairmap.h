@@ -29,9 +29,10 @@ int nb_tournament_partner(int ranks, int round, int rank);
 int nb_tournament_pick_rounds(int ranks, int wanted, uint64_t seed, int *chosen);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Verdict, relative to the run's own distribution (ClusterKit's rule): a pair is suspect when  */
-/* its bandwidth is below bandwidth_fraction x the best pair's, or its latency above            */
-/* latency_factor x the lowest pair's. A NaN figure (not measured) is neither best nor suspect. */
+/* Verdict, relative to the run's own distribution: a pair is suspect when its bandwidth is     */
+/* below a floor under the best pair's (a fixed fraction, ClusterKit's rule, or from the noise: */
+/* below), or its latency above latency_factor x the lowest pair's. A NaN figure (not measured) */
+/* is neither best nor suspect.                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
 /* From this many measured pairs on, "best" and "lowest" are the 90th and 10th percentiles
@@ -41,14 +42,60 @@ int nb_tournament_pick_rounds(int ranks, int wanted, uint64_t seed, int *chosen)
 typedef struct {
     double best_bandwidth;       /* the highest bandwidth of the run (see above) */
     double lowest_latency;       /* the lowest latency of the run (see above) */
-    double bandwidth_floor;      /* bandwidth_fraction x best_bandwidth */
+    double bandwidth_floor;      /* suspect below: bandwidth_fraction x best_bandwidth, or
+                                    (1 - suspect_slowdown) x best_bandwidth (from the noise) */
     double latency_ceiling;      /* latency_factor x lowest_latency */
+    double noise;                /* a pair's bandwidth noise in the map, relative: the median
+                                    over the pairs of their robust sd over the repetitions */
+    double suspect_slowdown;     /* 1 - bandwidth_floor / best_bandwidth */
 } nb_pair_thresholds;
 
-/* The thresholds of `count` pairs' figures. */
+/* The thresholds of `count` pairs' figures, the bandwidth floor a fixed fraction of the best. */
 nb_pair_thresholds nb_pair_thresholds_of(const double *latency, const double *bandwidth,
                                          size_t count, double bandwidth_fraction,
                                          double latency_factor);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Thresholds from the map's own noise. The map looks for a link `smallest_fault` slow (0.2: a  */
+/* fifth of its bandwidth lost). A pair is suspect when it measures below the best by more than */
+/* half that fault or NB_NOISE_SIGMAS times its noise, whichever is more; it is bad when, re-   */
+/* tested alone, it measures below healthy pairs re-tested alone (the references) by more than  */
+/* half the fault or NB_NOISE_SIGMAS times the noise of measuring alone. A fault x is resolved  */
+/* when it clears both thresholds by its own noise: x > threshold + NB_NOISE_SIGMAS x noise.    */
+/* ------------------------------------------------------------------------------------------ */
+
+#define NB_NOISE_SIGMAS 3.0
+/* Healthy pairs re-tested alone, as the reference of the re-tests. */
+#define NB_REFERENCE_PAIRS 3
+
+/* spread[i]: pair i's robust relative sd of its bandwidth over its repetitions (NaN: not
+ * measured). */
+nb_pair_thresholds nb_pair_thresholds_from_noise(const double *latency, const double *bandwidth,
+                                                 const double *spread, size_t count,
+                                                 double smallest_fault, double latency_factor);
+
+/* references[0..wanted-1] := the indexes of up to `wanted` measured pairs that are not suspect,
+ * those nearest the median bandwidth of the pairs that are not; returns how many. */
+size_t nb_reference_pairs(const double *bandwidth, const unsigned char *suspect, size_t count,
+                          size_t wanted, size_t *references);
+
+typedef struct {
+    double reference_bandwidth;  /* a healthy pair alone: the median of the references' re-tests
+                                    (without references: the 90th percentile of the re-tests) */
+    double noise;                /* relative: the larger of the re-tests' median spread over
+                                    their repetitions and the references' spread among them */
+    double bad_slowdown;         /* bad below (1 - bad_slowdown) x reference_bandwidth */
+    double bandwidth_floor;      /* that bandwidth */
+} nb_alone_rule;
+
+/* The rule for the re-tests: the references' bandwidths alone (reference_count of them), every
+ * re-test's bandwidth and spread (retest_count, references included). */
+nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, size_t reference_count,
+                               const double *retest_bandwidth, const double *retest_spread,
+                               size_t retest_count, double smallest_fault);
+
+/* The smallest slowdown of a link the map resolves: through both thresholds by its noise. */
+double nb_resolvable_slowdown(const nb_pair_thresholds *t, const nb_alone_rule *r);
 
 /* 1 when the figures of one pair fail a threshold (below the floor, above the ceiling). */
 int nb_pair_is_suspect(const nb_pair_thresholds *t, double latency, double bandwidth);

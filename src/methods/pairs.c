@@ -54,19 +54,26 @@ static void pair_close(nb_pingpong *s)
 }
 
 /* The pair ping-pongs `size` bytes; on its lower rank the median one-way time in us (half a
- * round trip), elsewhere NAN. Only the pair takes part. */
-static double pair_one_way_local(const nb_context *ctx, nb_pingpong *s, size_t size)
+ * round trip) and, in *spread, its robust relative sd over the repetitions (1.4826 MAD /
+ * median), elsewhere NAN. Only the pair takes part. */
+static double pair_one_way_local(const nb_context *ctx, nb_pingpong *s, size_t size,
+                                 double *spread)
 {
+    *spread = NAN;
     if (s->comm == MPI_COMM_NULL)
         return NAN;
     nb_measurement m;
     nb_pingpong_measure(ctx, s, size, PAIRS_MIN_ITERATIONS, &m);
-    return s->rank == 0 ? m.median_us / 2.0 : NAN;
+    if (s->rank != 0)
+        return NAN;
+    *spread = m.median_us > 0 ? 1.4826 * m.mad_us / m.median_us : NAN;
+    return m.median_us / 2.0;
 }
 
 typedef struct {
     double latency_us;
     double bandwidth_MBps;
+    double bandwidth_spread;  /* relative robust sd of the bandwidth over the repetitions */
 } pair_figures;
 
 /* Both figures of pair (a, b), a < b, measured alone (the others wait quietly), delivered to
@@ -77,24 +84,21 @@ static pair_figures measure_pair(const nb_context *ctx, int a, int b, void *send
     nb_pingpong s;
     int partner = ctx->rank == a ? b : ctx->rank == b ? a : -1;
     pair_open(ctx, partner, send, recv, &s);
-    double latency = pair_one_way_local(ctx, &s, o->min_size);
+    double latency_spread, bandwidth_spread;
+    double latency = pair_one_way_local(ctx, &s, o->min_size, &latency_spread);
     nb_quiet_barrier(ctx->pair);
-    double bandwidth_time = pair_one_way_local(ctx, &s, o->max_size);
+    double bandwidth_time = pair_one_way_local(ctx, &s, o->max_size, &bandwidth_spread);
     nb_quiet_barrier(ctx->pair);
     pair_close(&s);
-    double mine[2] = {latency, (double)o->max_size / bandwidth_time}; /* bytes/us = MB/s */
-    pair_figures figures = {mine[0], mine[1]};
+    /* bytes/us = MB/s */
+    double mine[3] = {latency, (double)o->max_size / bandwidth_time, bandwidth_spread};
     if (a != 0) {
         if (ctx->rank == a)
-            MPI_Send(mine, 2, MPI_DOUBLE, 0, PAIRS_TAG, ctx->pair);
-        if (ctx->rank == 0) {
-            double theirs[2];
-            MPI_Recv(theirs, 2, MPI_DOUBLE, a, PAIRS_TAG, ctx->pair, MPI_STATUS_IGNORE);
-            figures.latency_us = theirs[0];
-            figures.bandwidth_MBps = theirs[1];
-        }
+            MPI_Send(mine, 3, MPI_DOUBLE, 0, PAIRS_TAG, ctx->pair);
+        if (ctx->rank == 0)
+            MPI_Recv(mine, 3, MPI_DOUBLE, a, PAIRS_TAG, ctx->pair, MPI_STATUS_IGNORE);
     }
-    return figures;
+    return (pair_figures){mine[0], mine[1], mine[2]};
 }
 
 /* Rank 0: every rank's host name (MPI_MAX_PROCESSOR_NAME + 1 bytes each, to free). */
@@ -138,8 +142,10 @@ typedef struct {
     size_t pairs;                 /* P (P-1) / 2 */
     double *latency, *bandwidth;  /* NaN: not measured */
     double *retest_latency, *retest_bandwidth;
+    double *spread, *retest_spread; /* relative robust sd of the bandwidth over the repetitions */
     int *round;                   /* 1-based round that measured the pair, 0: not measured */
     unsigned char *suspect, *bad;
+    unsigned char *reference;     /* a healthy pair re-tested alone as the re-tests' reference */
 } matrix_record;
 
 static double *not_measured(size_t count)
@@ -158,6 +164,9 @@ static void record_new(matrix_record *m, int P)
     m->bandwidth = not_measured(m->pairs);
     m->retest_latency = not_measured(m->pairs);
     m->retest_bandwidth = not_measured(m->pairs);
+    m->spread = not_measured(m->pairs);
+    m->retest_spread = not_measured(m->pairs);
+    m->reference = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
     m->round = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *m->round);
     m->suspect = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
     m->bad = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
@@ -169,6 +178,9 @@ static void record_free(matrix_record *m)
     free(m->bandwidth);
     free(m->retest_latency);
     free(m->retest_bandwidth);
+    free(m->spread);
+    free(m->retest_spread);
+    free(m->reference);
     free(m->round);
     free(m->suspect);
     free(m->bad);
@@ -201,9 +213,11 @@ static void measure_concurrently(const nb_context *ctx, const int *chosen, int c
 {
     const nb_options *o = ctx->options;
     int P = ctx->size;
-    double mine[3];
-    double *all =
-        ctx->rank == 0 ? nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P * 3, sizeof *all) : NULL;
+    enum { FIELDS = 4 }; /* partner, latency, bandwidth, its spread */
+    double mine[FIELDS];
+    double *all = ctx->rank == 0
+                      ? nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P * FIELDS, sizeof *all)
+                      : NULL;
     char detail[64];
     snprintf(detail, sizeof detail, "concurrent, %d ranks", P);
     for (int i = 0; i < count; i++) {
@@ -211,22 +225,25 @@ static void measure_concurrently(const nb_context *ctx, const int *chosen, int c
         nb_pingpong pair;
         pair_open(ctx, partner, send, recv, &pair);
         nb_quiet_barrier(ctx->pair);
-        double latency = pair_one_way_local(ctx, &pair, o->min_size);
+        double latency_spread;
+        double latency = pair_one_way_local(ctx, &pair, o->min_size, &latency_spread);
         nb_quiet_barrier(ctx->pair);
-        double time = pair_one_way_local(ctx, &pair, o->max_size);
+        double time = pair_one_way_local(ctx, &pair, o->max_size, &mine[3]);
         pair_close(&pair);
         mine[0] = partner;
         mine[1] = latency;
         mine[2] = (double)o->max_size / time; /* bytes/us = MB/s; NaN on rank b */
-        MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, ctx->pair);
+        MPI_Gather(mine, FIELDS, MPI_DOUBLE, all, FIELDS, MPI_DOUBLE, 0, ctx->pair);
         if (ctx->rank == 0) {
             for (int r = 0; r < P; r++) {
-                int p = (int)all[3 * r];
+                const double *theirs = all + (size_t)FIELDS * (size_t)r;
+                int p = (int)theirs[0];
                 if (p <= r)
                     continue; /* sits out (-1), or rank b of its pair */
                 size_t k = pair_index(P, r, p);
-                m->latency[k] = all[3 * r + 1];
-                m->bandwidth[k] = all[3 * r + 2];
+                m->latency[k] = theirs[1];
+                m->bandwidth[k] = theirs[2];
+                m->spread[k] = theirs[3];
                 m->round[k] = chosen[i] + 1;
             }
             progress(clock, "round", i + 1, count, detail);
@@ -265,6 +282,7 @@ static void measure_sequentially(const nb_context *ctx, const int *chosen, int c
             if (ctx->rank == 0) {
                 m->latency[k] = f.latency_us;
                 m->bandwidth[k] = f.bandwidth_MBps;
+                m->spread[k] = f.bandwidth_spread;
                 m->round[k] = round_of[k];
                 progress(clock, "pair", done, selected, detail);
             }
@@ -452,29 +470,101 @@ static int report_bad_nodes(nb_result *result, int P, size_t measured, const int
     return bad_nodes;
 }
 
-/* Rank 0: parameters, the pairs table, the bad nodes, the summary. */
-static void report_matrix(const nb_context *ctx, const matrix_record *m,
-                          const nb_pair_thresholds *t, const char *hosts, int total_rounds,
-                          int rounds, int suspects, double measured_s, double retest_s)
+/* Rank 0's verdict on the map: its thresholds, the rule for the re-tests alone (from the noise),
+ * and what they found. */
+typedef struct {
+    nb_pair_thresholds map;
+    nb_alone_rule alone;          /* NaN with --bandwidth-fraction: the map's thresholds apply */
+    double resolvable_slowdown;   /* NaN with --bandwidth-fraction */
+    int suspects, references, retests;
+} matrix_verdict;
+
+static int from_noise(const matrix_settings *ms)
+{
+    return !(ms->bandwidth_fraction > 0.0);
+}
+
+/* Rank 0: the run's parameters. */
+static void report_parameters(const nb_context *ctx, const matrix_verdict *v, int total_rounds,
+                              int rounds)
 {
     const nb_options *o = ctx->options;
     const matrix_settings *ms = o->settings;
     nb_result *result = ctx->result;
-    int P = m->P;
-    nb_param_int(result, "ranks", P);
+    nb_param_int(result, "ranks", ctx->size);
     nb_param_int(result, "latency_size_bytes", (long long)o->min_size);
     nb_param_int(result, "bandwidth_size_bytes", (long long)o->max_size);
     /* kept from the first matrix: the share below which a pair is flagged, now of the best */
-    nb_param_real(result, "flag_tolerance", 1.0 - ms->bandwidth_fraction);
-    nb_param_text(result, "schedule",
-                  matrix_schedule_name(ms->schedule));
-    nb_param_real(result, "bandwidth_fraction", ms->bandwidth_fraction);
+    nb_param_real(result, "flag_tolerance", v->map.suspect_slowdown);
+    nb_param_text(result, "schedule", matrix_schedule_name(ms->schedule));
+    nb_param_text(result, "thresholds", from_noise(ms) ? "noise" : "fraction");
+    if (from_noise(ms))
+        nb_param_real(result, "smallest_fault", ms->smallest_fault);
+    else
+        nb_param_real(result, "bandwidth_fraction", ms->bandwidth_fraction);
     nb_param_real(result, "latency_factor", ms->latency_factor);
     nb_param_int(result, "rounds_total", total_rounds);
     nb_param_int(result, "rounds", rounds);
     nb_param_int(result, "seed", (long long)o->seed);
     nb_param_real(result, "progress_every_s", ms->progress_every_s);
     nb_param_common(ctx);
+}
+
+/* Rank 0: the warning that names a bad pair, with the rule it failed. */
+static void warn_bad_pair(nb_result *result, const matrix_record *m, const matrix_verdict *v,
+                          const matrix_settings *ms, size_t k, int a, int b, const char *hosts)
+{
+    const nb_pair_thresholds *t = &v->map;
+    if (from_noise(ms))
+        nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with the "
+                   "others, %.1f MB/s, %.2f us alone: %.0f %% below healthy pairs alone "
+                   "(%.1f MB/s); bad beyond %.0f %% (the noise alone %.1f %%) or above %.2f us",
+                   a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k], m->latency[k],
+                   m->retest_bandwidth[k], m->retest_latency[k],
+                   100.0 * (1.0 - m->retest_bandwidth[k] / v->alone.reference_bandwidth),
+                   v->alone.reference_bandwidth, 100.0 * v->alone.bad_slowdown,
+                   100.0 * v->alone.noise, t->latency_ceiling);
+    else
+        nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with "
+                   "the others, %.1f MB/s, %.2f us alone; a pair below %.1f MB/s (%g x "
+                   "the best %.1f) or above %.2f us (%g x the lowest %.2f) is suspect",
+                   a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k],
+                   m->latency[k], m->retest_bandwidth[k], m->retest_latency[k],
+                   t->bandwidth_floor, ms->bandwidth_fraction, t->best_bandwidth,
+                   t->latency_ceiling, ms->latency_factor, t->lowest_latency);
+}
+
+/* Rank 0: the figures of the verdict from the noise, and the warning when the map could not
+ * resolve the fault it looks for. */
+static void report_resolution(nb_result *result, const matrix_verdict *v,
+                              const matrix_settings *ms)
+{
+    nb_summary_real(result, "bandwidth_noise", v->map.noise);
+    nb_summary_real(result, "suspect_slowdown", v->map.suspect_slowdown);
+    nb_summary_int(result, "reference_pairs", v->references);
+    nb_summary_real(result, "reference_alone_MBps", v->alone.reference_bandwidth);
+    nb_summary_real(result, "alone_noise", v->alone.noise);
+    nb_summary_real(result, "bad_slowdown", v->alone.bad_slowdown);
+    nb_summary_real(result, "resolvable_slowdown", v->resolvable_slowdown);
+    if (from_noise(ms) && v->resolvable_slowdown > ms->smallest_fault)
+        nb_warning(result, "this map cannot resolve a link %.0f %% slow (--smallest-fault): its "
+                   "noise (%.1f %% with the others, %.1f %% alone) resolves %.0f %% or more; "
+                   "measure on a quieter machine or with more --repetitions",
+                   100.0 * ms->smallest_fault, 100.0 * v->map.noise, 100.0 * v->alone.noise,
+                   100.0 * v->resolvable_slowdown);
+}
+
+/* Rank 0: parameters, the pairs table, the bad nodes, the summary. */
+static void report_matrix(const nb_context *ctx, const matrix_record *m, const matrix_verdict *v,
+                          const char *hosts, int total_rounds, int rounds, double measured_s,
+                          double retest_s)
+{
+    const nb_options *o = ctx->options;
+    const matrix_settings *ms = o->settings;
+    const nb_pair_thresholds *t = &v->map;
+    nb_result *result = ctx->result;
+    int P = m->P;
+    report_parameters(ctx, v, total_rounds, rounds);
 
     nb_table *table = nb_result_add_declared_table(result, &pairs_table);
     size_t measured = 0;
@@ -497,13 +587,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
             measured++;
             add_pair_row(table, m, k, a, b, hosts);
             if (m->bad[k] && bad_pairs < MATRIX_PAIR_WARNINGS)
-                nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with "
-                           "the others, %.1f MB/s, %.2f us alone; a pair below %.1f MB/s (%g x "
-                           "the best %.1f) or above %.2f us (%g x the lowest %.2f) is suspect",
-                           a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k],
-                           m->latency[k], m->retest_bandwidth[k], m->retest_latency[k],
-                           t->bandwidth_floor, ms->bandwidth_fraction, t->best_bandwidth,
-                           t->latency_ceiling, ms->latency_factor, t->lowest_latency);
+                warn_bad_pair(result, m, v, ms, k, a, b, hosts);
             bad_pairs += m->bad[k];
         }
     if (bad_pairs > MATRIX_PAIR_WARNINGS)
@@ -525,9 +609,9 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
     nb_summary_real(result, "bandwidth_floor_MBps", t->bandwidth_floor);
     nb_summary_real(result, "latency_lowest_us", t->lowest_latency);
     nb_summary_real(result, "latency_ceiling_us", t->latency_ceiling);
-    nb_summary_int(result, "suspect_pairs", suspects);
+    nb_summary_int(result, "suspect_pairs", v->suspects);
     nb_summary_int(result, "bad_pairs", bad_pairs);
-    nb_summary_int(result, "cleared_pairs", suspects - bad_pairs);
+    nb_summary_int(result, "cleared_pairs", v->suspects - bad_pairs);
     nb_summary_int(result, "bad_nodes", bad_nodes);
     nb_summary_real(result, "measure_s", measured_s);
     nb_summary_real(result, "round_mean_s", ms->schedule == SCHEDULE_CONCURRENT && rounds > 0
@@ -535,7 +619,9 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
     nb_summary_real(result, "pair_mean_s", ms->schedule == SCHEDULE_SEQUENTIAL && measured > 0
                                                ? measured_s / (double)measured : NAN);
     nb_summary_real(result, "retest_s", retest_s);
-    nb_summary_real(result, "retest_pair_mean_s", suspects > 0 ? retest_s / suspects : NAN);
+    nb_summary_real(result, "retest_pair_mean_s",
+                    v->retests > 0 ? retest_s / v->retests : NAN);
+    report_resolution(result, v, ms);
     if (o->json_file != NULL && write_maps(o, m, hosts) != 0)
         nb_warning(result, "the N x N maps could not be written beside %s (see stderr)",
                    o->json_file);
@@ -544,6 +630,91 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m,
     free(rank_a);
     free(rank_b);
     free(bad);
+}
+
+/* Rank 0: the map's thresholds, its suspects and (from the noise) the reference pairs;
+ * retest[2 i], retest[2 i + 1] := the ranks of the i-th pair to re-test alone. Returns how many. */
+static int choose_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
+                          int *retest)
+{
+    if (from_noise(ms))
+        v->map = nb_pair_thresholds_from_noise(m->latency, m->bandwidth, m->spread, m->pairs,
+                                               ms->smallest_fault, ms->latency_factor);
+    else
+        v->map = nb_pair_thresholds_of(m->latency, m->bandwidth, m->pairs,
+                                       ms->bandwidth_fraction, ms->latency_factor);
+    for (size_t k = 0; k < m->pairs; k++) {
+        m->suspect[k] = (unsigned char)nb_pair_is_suspect(&v->map, m->latency[k], m->bandwidth[k]);
+        v->suspects += m->suspect[k];
+    }
+    if (from_noise(ms)) {
+        size_t references[NB_REFERENCE_PAIRS];
+        size_t found = nb_reference_pairs(m->bandwidth, m->suspect, m->pairs, NB_REFERENCE_PAIRS,
+                                          references);
+        for (size_t i = 0; i < found; i++)
+            m->reference[references[i]] = 1;
+        v->references = (int)found;
+    }
+    int n = 0;
+    for (int a = 0; a < m->P; a++)
+        for (int b = a + 1; b < m->P; b++) {
+            size_t k = pair_index(m->P, a, b);
+            if (m->suspect[k] || m->reference[k]) {
+                retest[2 * n] = a;
+                retest[2 * n + 1] = b;
+                n++;
+            }
+        }
+    return n;
+}
+
+/* Rank 0, after the re-tests: which suspects are bad. From the noise, against the references
+ * alone (pairmap.h); with --bandwidth-fraction, still failing the map's thresholds alone. */
+static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v)
+{
+    v->alone = (nb_alone_rule){NAN, NAN, NAN, NAN};
+    v->resolvable_slowdown = NAN;
+    if (from_noise(ms)) {
+        double *reference = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *reference);
+        size_t references = 0;
+        for (size_t k = 0; k < m->pairs; k++)
+            if (m->reference[k])
+                reference[references++] = m->retest_bandwidth[k];
+        v->alone = nb_alone_rule_of(reference, references, m->retest_bandwidth, m->retest_spread,
+                                    m->pairs, ms->smallest_fault);
+        v->resolvable_slowdown = nb_resolvable_slowdown(&v->map, &v->alone);
+        free(reference);
+    }
+    for (size_t k = 0; k < m->pairs; k++) {
+        if (!m->suspect[k])
+            continue;
+        if (from_noise(ms))
+            m->bad[k] = (unsigned char)(m->retest_bandwidth[k] < v->alone.bandwidth_floor ||
+                                        m->retest_latency[k] > v->map.latency_ceiling);
+        else /* confirmed: alone it still fails the thresholds of the run */
+            m->bad[k] = (unsigned char)nb_pair_is_suspect(&v->map, m->retest_latency[k],
+                                                          m->retest_bandwidth[k]);
+    }
+}
+
+/* Every pair of `retest` (count of them) measured again alone, into rank 0's record. */
+static void retest_alone(const nb_context *ctx, const int *retest, int count, void *send,
+                         void *recv, matrix_record *m)
+{
+    const matrix_settings *ms = ctx->options->settings;
+    double start = MPI_Wtime();
+    progress_clock clock = {start, start, ms->progress_every_s};
+    for (int s = 0; s < count; s++) {
+        int a = retest[2 * s], b = retest[2 * s + 1];
+        pair_figures f = measure_pair(ctx, a, b, send, recv);
+        if (ctx->rank == 0) {
+            size_t k = pair_index(m->P, a, b);
+            m->retest_latency[k] = f.latency_us;
+            m->retest_bandwidth[k] = f.bandwidth_MBps;
+            m->retest_spread[k] = f.bandwidth_spread;
+            progress(&clock, "re-test of a pair alone", s + 1, count, "sequential");
+        }
+    }
 }
 
 void run_matrix(const nb_context *ctx)
@@ -571,51 +742,23 @@ void run_matrix(const nb_context *ctx)
         measure_concurrently(ctx, chosen, count, send, recv, &m, &clock);
     double measured_s = MPI_Wtime() - start;
 
-    /* The verdict on rank 0, then the suspects again, each alone. */
-    nb_pair_thresholds t = {NAN, NAN, NAN, NAN};
-    int suspects = 0;
-    int *suspect_pairs = NULL; /* a, b, a, b, ... */
-    if (ctx->rank == 0) {
-        t = nb_pair_thresholds_of(m.latency, m.bandwidth, m.pairs, ms->bandwidth_fraction,
-                                  ms->latency_factor);
-        for (size_t k = 0; k < m.pairs; k++) {
-            m.suspect[k] = (unsigned char)nb_pair_is_suspect(&t, m.latency[k], m.bandwidth[k]);
-            suspects += m.suspect[k];
-        }
-    }
-    MPI_Bcast(&suspects, 1, MPI_INT, 0, ctx->pair);
-    suspect_pairs = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)suspects * 2, sizeof *suspect_pairs);
-    if (ctx->rank == 0) {
-        int s = 0;
-        for (int a = 0; a < P; a++)
-            for (int b = a + 1; b < P; b++)
-                if (m.suspect[pair_index(P, a, b)]) {
-                    suspect_pairs[2 * s] = a;
-                    suspect_pairs[2 * s + 1] = b;
-                    s++;
-                }
-    }
-    MPI_Bcast(suspect_pairs, 2 * suspects, MPI_INT, 0, ctx->pair);
+    /* The verdict on rank 0: the suspects (and references) again, each alone, then judged. */
+    matrix_verdict verdict = {0};
+    size_t most = (size_t)P * (size_t)(P - 1) / 2;
+    int *retest = nb_calloc_or_abort(MPI_COMM_WORLD, most * 2 + 2, sizeof *retest);
+    if (ctx->rank == 0)
+        verdict.retests = choose_retests(ms, &m, &verdict, retest);
+    MPI_Bcast(&verdict.retests, 1, MPI_INT, 0, ctx->pair);
+    MPI_Bcast(retest, 2 * verdict.retests, MPI_INT, 0, ctx->pair);
     double retest_start = MPI_Wtime();
-    progress_clock retest_clock = {retest_start, retest_start, ms->progress_every_s};
-    for (int s = 0; s < suspects; s++) {
-        int a = suspect_pairs[2 * s], b = suspect_pairs[2 * s + 1];
-        pair_figures f = measure_pair(ctx, a, b, send, recv);
-        if (ctx->rank == 0) {
-            size_t k = pair_index(P, a, b);
-            m.retest_latency[k] = f.latency_us;
-            m.retest_bandwidth[k] = f.bandwidth_MBps;
-            /* confirmed: alone it still fails the thresholds of the run */
-            m.bad[k] = (unsigned char)nb_pair_is_suspect(&t, f.latency_us, f.bandwidth_MBps);
-            progress(&retest_clock, "re-test of a suspect pair alone", s + 1, suspects,
-                     "sequential");
-        }
-    }
+    retest_alone(ctx, retest, verdict.retests, send, recv, &m);
     double retest_s = MPI_Wtime() - retest_start;
+    if (ctx->rank == 0)
+        judge_retests(ms, &m, &verdict);
 
     if (ctx->result != NULL)
-        report_matrix(ctx, &m, &t, hosts, total_rounds, count, suspects, measured_s, retest_s);
-    free(suspect_pairs);
+        report_matrix(ctx, &m, &verdict, hosts, total_rounds, count, measured_s, retest_s);
+    free(retest);
     if (ctx->rank == 0)
         record_free(&m);
     free(chosen);

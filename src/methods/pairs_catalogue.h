@@ -8,14 +8,16 @@
 /* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
 #define MATRIX_MAX_SCHEDULE_RANKS 100000
 
-/* matrix's own options (nb_options.settings). ClusterKit's defaults (NVIDIA's fabric checker):
- * a healthy link of a non-blocking fabric delivers within a few per cent of the best one, and a
- * bad one (a lane down, a degraded cable, a congested or mis-routed path) loses far more, so
- * 93 % of the best separates them; latency is flagged only well above the best (2.1 x):
- * small-message latency varies with placement (switch hops) by tens of per cent, never by 2 x. */
+/* matrix's own options (nb_options.settings). The bandwidth thresholds come from the map's own
+ * noise and the fault it looks for (pairmap.h); ClusterKit's fixed fraction of the best pair
+ * (NVIDIA's fabric checker: 0.93) on request. Latency is flagged only well above the best
+ * (2.1 x, ClusterKit's): small-message latency varies with placement (switch hops) by tens of
+ * per cent, never by 2 x. */
 typedef struct {
     int schedule;                 /* --schedule: SCHEDULE_* */
-    double bandwidth_fraction;    /* --bandwidth-fraction: suspect below this share of the best */
+    double bandwidth_fraction;    /* --bandwidth-fraction: suspect below this share of the best;
+                                     0: the thresholds from the noise */
+    double smallest_fault;        /* --smallest-fault: the slowdown of a link the map looks for */
     double latency_factor;        /* --latency-factor: suspect above this multiple of the lowest */
     int rounds;                   /* --rounds: tournament rounds to measure; 0 = all (full map) */
     double progress_every_s;      /* --progress-every: seconds between progress lines */
@@ -47,8 +49,15 @@ static const nb_option matrix_options[] = {
              "the others waiting (isolates every pair; N (N-1) / 2 steps)"},
     {.name = "--bandwidth-fraction", .type = NB_OPTION_DOUBLE,
      NB_SETTING(matrix_settings, bandwidth_fraction), .min = 0.01, .max = 1.0, .value_name = "F",
-     .default_value = "0.93", .example = "0.93", .range_note = "0.93 = 93 % of the best pair",
-     .help = "a pair whose bandwidth is below F x the best pair's of this run is suspect"},
+     .default_text = "from the noise", .example = "0.93",
+     .range_note = "0.93 = 93 % of the best pair",
+     .help = "a fixed rule instead of the noise's: a pair whose bandwidth is below F x the best "
+             "pair's of this run is suspect, and bad when alone it still is (ClusterKit: 0.93)"},
+    {.name = "--smallest-fault", .type = NB_OPTION_DOUBLE,
+     NB_SETTING(matrix_settings, smallest_fault), .min = 0.01, .max = 0.9, .value_name = "F",
+     .default_value = "0.2", .example = "0.25", .range_note = "0.2 = a link 20 % slow",
+     .help = "the slowdown of a link the map looks for: thresholds at half of it or 3 noise "
+             "sigmas, whichever is more; the run warns when its noise cannot resolve it"},
     {.name = "--latency-factor", .type = NB_OPTION_DOUBLE,
      NB_SETTING(matrix_settings, latency_factor), .min = 1.0, .max = 1000.0, .value_name = "X",
      .default_value = "2.1", .example = "2.1", .range_note = "2.1 = 2.1 x the lowest pair",
@@ -116,6 +125,13 @@ static const nb_column matrix_figures[] = {
     NB_KEY("pair_mean_s", "s"),
     NB_KEY("retest_s", "s"),
     NB_KEY("retest_pair_mean_s", "s"),
+    NB_KEY("bandwidth_noise", "ratio"),
+    NB_KEY("suspect_slowdown", "ratio"),
+    NB_KEY("reference_pairs", "pairs"),
+    NB_KEY("reference_alone_MBps", "MBps"),
+    NB_KEY("alone_noise", "ratio"),
+    NB_KEY("bad_slowdown", "ratio"),
+    NB_LOWER("resolvable_slowdown", "ratio"),
 };
 
 const nb_method nb_method_matrix = {
@@ -133,16 +149,25 @@ const nb_method nb_method_matrix = {
         "the others wait without polling: N (N-1) / 2 steps. A step costs about\n"
         "2 x --repetitions x --time-cap-ms plus the probes (about 60 ms at the defaults):\n"
         "1000 nodes take about 1 minute concurrently, 8 hours sequentially.\n"
-        "Verdict, relative to this run (ClusterKit's rule and defaults): a pair is suspect when\n"
-        "its bandwidth is below --bandwidth-fraction x the best pair's (0.93: a healthy link\n"
-        "delivers within a few per cent of the best, a degraded one loses far more) or its\n"
-        "latency above --latency-factor x the lowest pair's (2.1: placement moves latency by\n"
-        "tens of per cent, never 2 x). Every suspect pair is then measured again ALONE (all\n"
-        "other ranks wait): still failing the same thresholds it is bad (table pairs: flagged),\n"
-        "otherwise it was congestion. A rank whose every measured pair (at least 2) is bad is\n"
-        "named as a bad node. Quick mode (nightly): --rounds K measures K rounds drawn with\n"
-        "--seed. Progress goes to stderr. With --json-file PATH the N x N maps are written\n"
-        "beside it: matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
+        "Verdict, relative to this run and its own noise: the map looks for a link\n"
+        "--smallest-fault slow (0.2). A pair's noise is the robust sd of its bandwidth over\n"
+        "its repetitions; the map's, the median over the pairs. A pair is suspect when its\n"
+        "bandwidth is below the best pair's (the 90th percentile) by more than half the fault\n"
+        "or 3 x the map's noise, whichever is more, or its latency above --latency-factor x\n"
+        "the lowest pair's (2.1: placement moves latency by tens of per cent, never 2 x).\n"
+        "Every suspect pair is then measured again ALONE (all other ranks wait), and so are\n"
+        "up to 3 healthy pairs (those nearest the healthy median), the reference: a suspect\n"
+        "is bad (table pairs: flagged) when alone it is below the reference by more than half\n"
+        "the fault or 3 x the noise of measuring alone (the re-tests' own, or the references'\n"
+        "spread among them, whichever is more), or its latency still fails; otherwise it was\n"
+        "congestion. resolvable_slowdown is the smallest slowdown of a link that clears both\n"
+        "thresholds by 3 x its noise; above --smallest-fault the run warns that it could not\n"
+        "resolve the fault it looks for. --bandwidth-fraction F instead applies ClusterKit's\n"
+        "fixed rule (suspect below F x the best pair, bad when alone still below it). A rank\n"
+        "whose every measured pair (at least 2) is bad is named as a bad node.\n"
+        "Quick mode (nightly): --rounds K measures K rounds drawn with --seed. Progress goes to\n"
+        "stderr. With --json-file PATH the N x N maps are written beside it:\n"
+        "matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
     .settings_size = sizeof(matrix_settings),
     .without_mpi = matrix_without_mpi,
 };
