@@ -170,6 +170,27 @@ size_t nb_reference_pairs(const double *bandwidth, const unsigned char *suspect,
     return found;
 }
 
+/* How much a healthy pair alone moves from one re-test to the next: the references measured in
+ * turn between the suspects, `steps` in time order. A suspect is compared with the mean of the
+ * reference just before and just after it; with s the sd of one figure, consecutive references
+ * differ by sqrt(2) s and that comparison by sqrt(1.5) s, so the noise of the comparison is the
+ * robust sd of consecutive ratios x sqrt(0.75). NaN below 3 ratios. */
+static double reference_drift(const double *steps, size_t count)
+{
+    if (count < 4)
+        return NAN;
+    double *ratios = malloc((count - 1) * sizeof *ratios);
+    if (ratios == NULL)
+        return NAN;
+    size_t n = 0;
+    for (size_t i = 1; i < count; i++)
+        if (isfinite(steps[i]) && isfinite(steps[i - 1]) && steps[i - 1] > 0)
+            ratios[n++] = steps[i] / steps[i - 1] - 1.0;
+    double drift = n >= 3 ? 1.4826 * nb_mad(ratios, n) * sqrt(0.75) : NAN;
+    free(ratios);
+    return drift;
+}
+
 nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, size_t reference_count,
                                const double *retest_bandwidth, const double *retest_spread,
                                size_t retest_count, double smallest_fault)
@@ -190,6 +211,9 @@ nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, size_t referen
             free(copy);
         }
     }
+    double drift = reference_drift(reference_bandwidth, reference_count);
+    if (isfinite(drift) && !(drift <= noise))
+        noise = drift;
     r.noise = noise;
     r.bad_slowdown = slowdown_threshold(smallest_fault, noise);
     r.bandwidth_floor = (1.0 - r.bad_slowdown) * r.reference_bandwidth;

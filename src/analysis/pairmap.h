@@ -82,14 +82,19 @@ size_t nb_reference_pairs(const double *bandwidth, const unsigned char *suspect,
 typedef struct {
     double reference_bandwidth;  /* a healthy pair alone: the median of the references' re-tests
                                     (without references: the 90th percentile of the re-tests) */
-    double noise;                /* relative: the larger of the re-tests' median spread over
-                                    their repetitions and the references' spread among them */
-    double bad_slowdown;         /* bad below (1 - bad_slowdown) x reference_bandwidth */
+    double noise;                /* relative: the largest of the re-tests' median spread over
+                                    their repetitions, the references' spread among them
+                                    (1.4826 MAD / median, from 3 figures on) and their drift
+                                    from one to the next (from 3 ratios on) */
+    double bad_slowdown;         /* bad below (1 - bad_slowdown) x the references around it */
     double bandwidth_floor;      /* that bandwidth */
 } nb_alone_rule;
 
-/* The rule for the re-tests: the references' bandwidths alone (reference_count of them), every
- * re-test's bandwidth and spread (retest_count, references included). */
+/* The rule for the re-tests: the references' bandwidths alone, in the order they were measured
+ * (reference_count of them: the references in turn, one before every suspect and one after the
+ * last, so that a suspect is compared with the references around it, and consecutive ones say
+ * how much a pair alone moves over the re-tests), every re-test's bandwidth and spread
+ * (retest_count). */
 nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, size_t reference_count,
                                const double *retest_bandwidth, const double *retest_spread,
                                size_t retest_count, double smallest_fault);

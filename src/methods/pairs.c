@@ -146,6 +146,7 @@ typedef struct {
     int *round;                   /* 1-based round that measured the pair, 0: not measured */
     unsigned char *suspect, *bad;
     unsigned char *reference;     /* a healthy pair re-tested alone as the re-tests' reference */
+    double *local_reference;      /* a suspect's references alone, around its re-test (mean) */
 } matrix_record;
 
 static double *not_measured(size_t count)
@@ -167,6 +168,7 @@ static void record_new(matrix_record *m, int P)
     m->spread = not_measured(m->pairs);
     m->retest_spread = not_measured(m->pairs);
     m->reference = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
+    m->local_reference = not_measured(m->pairs);
     m->round = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *m->round);
     m->suspect = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
     m->bad = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
@@ -181,6 +183,7 @@ static void record_free(matrix_record *m)
     free(m->spread);
     free(m->retest_spread);
     free(m->reference);
+    free(m->local_reference);
     free(m->round);
     free(m->suspect);
     free(m->bad);
@@ -517,12 +520,12 @@ static void warn_bad_pair(nb_result *result, const matrix_record *m, const matri
     const nb_pair_thresholds *t = &v->map;
     if (from_noise(ms))
         nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with the "
-                   "others, %.1f MB/s, %.2f us alone: %.0f %% below healthy pairs alone "
+                   "others, %.1f MB/s, %.2f us alone: %.0f %% below healthy pairs alone around it "
                    "(%.1f MB/s); bad beyond %.0f %% (the noise alone %.1f %%) or above %.2f us",
                    a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k], m->latency[k],
                    m->retest_bandwidth[k], m->retest_latency[k],
-                   100.0 * (1.0 - m->retest_bandwidth[k] / v->alone.reference_bandwidth),
-                   v->alone.reference_bandwidth, 100.0 * v->alone.bad_slowdown,
+                   100.0 * (1.0 - m->retest_bandwidth[k] / m->local_reference[k]),
+                   m->local_reference[k], 100.0 * v->alone.bad_slowdown,
                    100.0 * v->alone.noise, t->latency_ceiling);
     else
         nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with "
@@ -632,8 +635,25 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
     free(bad);
 }
 
+/* retest[2 n], retest[2 n + 1] := the ranks of pair k; the new n. */
+static int list_pair(const matrix_record *m, size_t k, int *retest, int n)
+{
+    /* pair_index inverted: row a holds P-1-a pairs */
+    int a = 0;
+    size_t first = 0;
+    while (first + (size_t)(m->P - 1 - a) <= k)
+        first += (size_t)(m->P - 1 - a++);
+    retest[2 * n] = a;
+    retest[2 * n + 1] = a + 1 + (int)(k - first);
+    return n + 1;
+}
+
 /* Rank 0: the map's thresholds, its suspects and (from the noise) the reference pairs;
- * retest[2 i], retest[2 i + 1] := the ranks of the i-th pair to re-test alone. Returns how many. */
+ * retest[2 i], retest[2 i + 1] := the ranks of the i-th pair to re-test alone. From the noise,
+ * the references in turn around every suspect (R S R S ... S R), so that each suspect is
+ * compared with healthy pairs measured alone just before and after it: a loaded machine's slow
+ * phase hits both (the pairing of paired.h); without suspects, each reference once. Returns how
+ * many. */
 static int choose_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
                           int *retest)
 {
@@ -647,59 +667,86 @@ static int choose_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
         m->suspect[k] = (unsigned char)nb_pair_is_suspect(&v->map, m->latency[k], m->bandwidth[k]);
         v->suspects += m->suspect[k];
     }
-    if (from_noise(ms)) {
-        size_t references[NB_REFERENCE_PAIRS];
-        size_t found = nb_reference_pairs(m->bandwidth, m->suspect, m->pairs, NB_REFERENCE_PAIRS,
-                                          references);
-        for (size_t i = 0; i < found; i++)
-            m->reference[references[i]] = 1;
-        v->references = (int)found;
-    }
+    size_t references[NB_REFERENCE_PAIRS];
+    size_t found = 0;
+    if (from_noise(ms))
+        found = nb_reference_pairs(m->bandwidth, m->suspect, m->pairs, NB_REFERENCE_PAIRS,
+                                   references);
+    for (size_t i = 0; i < found; i++)
+        m->reference[references[i]] = 1;
+    v->references = (int)found;
     int n = 0;
-    for (int a = 0; a < m->P; a++)
-        for (int b = a + 1; b < m->P; b++) {
-            size_t k = pair_index(m->P, a, b);
-            if (m->suspect[k] || m->reference[k]) {
-                retest[2 * n] = a;
-                retest[2 * n + 1] = b;
-                n++;
-            }
-        }
-    return n;
-}
-
-/* Rank 0, after the re-tests: which suspects are bad. From the noise, against the references
- * alone (pairmap.h); with --bandwidth-fraction, still failing the map's thresholds alone. */
-static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v)
-{
-    v->alone = (nb_alone_rule){NAN, NAN, NAN, NAN};
-    v->resolvable_slowdown = NAN;
-    if (from_noise(ms)) {
-        double *reference = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *reference);
-        size_t references = 0;
-        for (size_t k = 0; k < m->pairs; k++)
-            if (m->reference[k])
-                reference[references++] = m->retest_bandwidth[k];
-        v->alone = nb_alone_rule_of(reference, references, m->retest_bandwidth, m->retest_spread,
-                                    m->pairs, ms->smallest_fault);
-        v->resolvable_slowdown = nb_resolvable_slowdown(&v->map, &v->alone);
-        free(reference);
-    }
+    size_t turn = 0;
     for (size_t k = 0; k < m->pairs; k++) {
         if (!m->suspect[k])
             continue;
-        if (from_noise(ms))
-            m->bad[k] = (unsigned char)(m->retest_bandwidth[k] < v->alone.bandwidth_floor ||
-                                        m->retest_latency[k] > v->map.latency_ceiling);
-        else /* confirmed: alone it still fails the thresholds of the run */
+        if (found > 0)
+            n = list_pair(m, references[turn++ % found], retest, n);
+        n = list_pair(m, k, retest, n);
+    }
+    if (found > 0 && n > 0)
+        n = list_pair(m, references[turn % found], retest, n);
+    for (size_t i = 0; i < found && n == 0; i++)
+        n = list_pair(m, references[i], retest, n);
+    return n;
+}
+
+/* The mean of the finite values, NaN without any. */
+static double mean_of_finite(const double *values, size_t count)
+{
+    double sum = 0.0;
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++)
+        if (isfinite(values[i])) {
+            sum += values[i];
+            n++;
+        }
+    return n > 0 ? sum / (double)n : NAN;
+}
+
+/* Rank 0, after the re-tests (steps[i]: the bandwidth of the i-th, in order): which suspects are
+ * bad. From the noise, against the mean of the references re-tested just before and after it
+ * (pairmap.h); with --bandwidth-fraction, still failing the map's thresholds alone. */
+static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
+                          const int *retest, const double *steps)
+{
+    v->alone = (nb_alone_rule){NAN, NAN, NAN, NAN};
+    v->resolvable_slowdown = NAN;
+    int count = v->retests;
+    if (from_noise(ms)) {
+        double *in_turn = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *in_turn);
+        size_t references = 0;
+        for (int s = 0; s < count; s++)
+            if (m->reference[pair_index(m->P, retest[2 * s], retest[2 * s + 1])])
+                in_turn[references++] = steps[s];
+        v->alone = nb_alone_rule_of(in_turn, references, m->retest_bandwidth, m->retest_spread,
+                                    m->pairs, ms->smallest_fault);
+        v->resolvable_slowdown = nb_resolvable_slowdown(&v->map, &v->alone);
+        free(in_turn);
+    }
+    for (int s = 0; s < count; s++) {
+        size_t k = pair_index(m->P, retest[2 * s], retest[2 * s + 1]);
+        if (!m->suspect[k])
+            continue;
+        if (!from_noise(ms)) { /* confirmed: alone it still fails the thresholds of the run */
             m->bad[k] = (unsigned char)nb_pair_is_suspect(&v->map, m->retest_latency[k],
                                                           m->retest_bandwidth[k]);
+            continue;
+        }
+        /* the references around it (the steps before and after are references when any) */
+        double around[2] = {s > 0 ? steps[s - 1] : NAN, s + 1 < count ? steps[s + 1] : NAN};
+        double local = v->references > 0 ? mean_of_finite(around, 2) : NAN;
+        m->local_reference[k] = isfinite(local) ? local : v->alone.reference_bandwidth;
+        m->bad[k] = (unsigned char)(m->retest_bandwidth[k] <
+                                        (1.0 - v->alone.bad_slowdown) * m->local_reference[k] ||
+                                    m->retest_latency[k] > v->map.latency_ceiling);
     }
 }
 
-/* Every pair of `retest` (count of them) measured again alone, into rank 0's record. */
+/* Every pair of `retest` (count of them) measured again alone, into rank 0's record (a pair
+ * measured twice, a reference: its first figures) and steps[i], the i-th one's bandwidth. */
 static void retest_alone(const nb_context *ctx, const int *retest, int count, void *send,
-                         void *recv, matrix_record *m)
+                         void *recv, matrix_record *m, double *steps)
 {
     const matrix_settings *ms = ctx->options->settings;
     double start = MPI_Wtime();
@@ -709,9 +756,12 @@ static void retest_alone(const nb_context *ctx, const int *retest, int count, vo
         pair_figures f = measure_pair(ctx, a, b, send, recv);
         if (ctx->rank == 0) {
             size_t k = pair_index(m->P, a, b);
-            m->retest_latency[k] = f.latency_us;
-            m->retest_bandwidth[k] = f.bandwidth_MBps;
-            m->retest_spread[k] = f.bandwidth_spread;
+            steps[s] = f.bandwidth_MBps;
+            if (!isfinite(m->retest_bandwidth[k])) {
+                m->retest_latency[k] = f.latency_us;
+                m->retest_bandwidth[k] = f.bandwidth_MBps;
+                m->retest_spread[k] = f.bandwidth_spread;
+            }
             progress(&clock, "re-test of a pair alone", s + 1, count, "sequential");
         }
     }
@@ -744,21 +794,31 @@ void run_matrix(const nb_context *ctx)
 
     /* The verdict on rank 0: the suspects (and references) again, each alone, then judged. */
     matrix_verdict verdict = {0};
-    size_t most = (size_t)P * (size_t)(P - 1) / 2;
-    int *retest = nb_calloc_or_abort(MPI_COMM_WORLD, most * 2 + 2, sizeof *retest);
-    if (ctx->rank == 0)
+    int *retest = NULL;
+    if (ctx->rank == 0) {
+        /* at most every pair a suspect, each after a reference, and one reference last (rank
+         * 0 holds O(pairs) anyway; the others get the list's own size) */
+        retest = nb_calloc_or_abort(MPI_COMM_WORLD, (2 * m.pairs + NB_REFERENCE_PAIRS) * 2,
+                                    sizeof *retest);
         verdict.retests = choose_retests(ms, &m, &verdict, retest);
+    }
     MPI_Bcast(&verdict.retests, 1, MPI_INT, 0, ctx->pair);
+    if (ctx->rank != 0)
+        retest = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)verdict.retests * 2 + 2,
+                                    sizeof *retest);
     MPI_Bcast(retest, 2 * verdict.retests, MPI_INT, 0, ctx->pair);
+    double *steps = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)verdict.retests + 1,
+                                       sizeof *steps);
     double retest_start = MPI_Wtime();
-    retest_alone(ctx, retest, verdict.retests, send, recv, &m);
+    retest_alone(ctx, retest, verdict.retests, send, recv, &m, steps);
     double retest_s = MPI_Wtime() - retest_start;
     if (ctx->rank == 0)
-        judge_retests(ms, &m, &verdict);
+        judge_retests(ms, &m, &verdict, retest, steps);
 
     if (ctx->result != NULL)
         report_matrix(ctx, &m, &verdict, hosts, total_rounds, count, measured_s, retest_s);
     free(retest);
+    free(steps);
     if (ctx->rank == 0)
         record_free(&m);
     free(chosen);
