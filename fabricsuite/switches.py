@@ -253,7 +253,8 @@ class NoiseRule:
     #: a pair's bandwidth noise measured with the others, and alone (relative robust sd)
     map_noise: float
     alone_noise: float
-    #: a re-test is bad this far below healthy pairs alone (reference_MBps)
+    #: a re-test is bad this far below the healthy pairs re-tested around it (reference_MBps:
+    #: their median)
     bad_slowdown: float
     reference_MBps: float
     #: the smallest slowdown of a link that clears both thresholds by its noise
@@ -277,7 +278,7 @@ class NoiseRule:
     def lines(self) -> list[str]:
         out = [f"resolves a link {self.resolvable:.0%} slow or more (noise "
                f"{self.map_noise:.1%} with the other pairs, {self.alone_noise:.1%} alone; bad "
-               f"beyond {self.bad_slowdown:.0%} below healthy pairs alone, "
+               f"beyond {self.bad_slowdown:.0%} below the healthy pairs re-tested around it, "
                f"{self.reference_MBps:.3g} MB/s)"]
         if not self.resolved:
             out.append(f"could not resolve a link {self.smallest_fault:.0%} slow, the smallest "
@@ -358,15 +359,14 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
             cleared += not crowded
     crossed = {name for (_round, name) in shared}
     between = _uplinks_between(tree, {h for pair in pairs for h in (pair.host_a, pair.host_b)})
-    resolved = resolution(pairs, floor_MBps) if floor_MBps and noise is None else None
-    explanation = Explanation(findings, unexplained, congestion, cleared,
-                              [name for name in between if name not in crossed],
-                              *(resolved or (None, None, None)), floor_MBps if resolved else None,
-                              noise)
-    if noise is not None:
-        explanation.resolution = noise.resolvable
-        explanation.healthy_MBps = noise.reference_MBps
-    return explanation
+    if noise is not None:  # netbench's own figures
+        resolved, floor_MBps = (noise.resolvable, None, noise.reference_MBps), None
+    else:
+        resolved = resolution(pairs, floor_MBps) if floor_MBps else None
+    return Explanation(findings, unexplained, congestion, cleared,
+                       [name for name in between if name not in crossed],
+                       *(resolved or (None, None, None)), floor_MBps if resolved else None,
+                       noise)
 
 
 def _median(values: Iterable[float]) -> float | None:
@@ -378,8 +378,8 @@ def bad_pair_rule(parameters: Mapping) -> str:
     """How netbench matrix called a pair bad, from its result's parameters."""
     ceiling = f"above {parameters.get('latency_factor')} x the lowest latency"
     if parameters.get("thresholds") == "noise":
-        return (f"alone, below healthy pairs alone by more than half the fault sought "
-                f"({parameters.get('smallest_fault')}) or 3 x the noise, or {ceiling}")
+        return (f"alone, below the healthy pairs re-tested around it by more than half the fault "
+                f"sought ({parameters.get('smallest_fault')}) or 3 x the noise, or {ceiling}")
     return (f"below {parameters.get('bandwidth_fraction')} x the best bandwidth or {ceiling}, "
             f"also alone")
 

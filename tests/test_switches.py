@@ -275,7 +275,7 @@ def test_netbench_s_verdict_from_the_noise_is_said_and_says_what_it_could_not_re
     assert explanation.lines()[0].startswith("faulty node n3: 7 of 7 pairs")
     assert explanation.lines()[-1] == (
         "resolves a link 14% slow or more (noise 1.2% with the other pairs, 0.8% alone; bad "
-        "beyond 10% below healthy pairs alone, 112 MB/s)")
+        "beyond 10% below the healthy pairs re-tested around it, 112 MB/s)")
     # a loaded machine: 3 x 9 % noise with the others, so only 45 % or more is resolved
     loaded = dict(quiet, bandwidth_noise=0.09, alone_noise=0.05, bad_slowdown=0.15,
                   resolvable_slowdown=0.45)
@@ -285,6 +285,6 @@ def test_netbench_s_verdict_from_the_noise_is_said_and_says_what_it_could_not_re
     # a fixed fraction (or an older result): no rule from the noise, the map's own estimate
     assert switches.NoiseRule.of({**quiet, "resolvable_slowdown": None}, parameters) is None
     assert switches.NoiseRule.of(quiet, {"bandwidth_fraction": 0.85}) is None
-    assert "below healthy pairs alone" in switches.bad_pair_rule(parameters)
+    assert "below the healthy pairs re-tested around it" in switches.bad_pair_rule(parameters)
     assert switches.bad_pair_rule({"bandwidth_fraction": 0.85, "latency_factor": 2.1}) == (
         "below 0.85 x the best bandwidth or above 2.1 x the lowest latency, also alone")

@@ -22,6 +22,8 @@ double nb_median(const double *values, size_t n);
 double nb_quantile(const double *values, size_t n, double q);
 /* Median absolute deviation from the median (unscaled). */
 double nb_mad(const double *values, size_t n);
+/* The normal-consistency factor of the MAD: a robust standard deviation is NB_MAD_TO_SD x MAD. */
+#define NB_MAD_TO_SD 1.4826
 
 /* A straight-line fit y = intercept + slope * x. */
 typedef struct {

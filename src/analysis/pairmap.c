@@ -186,7 +186,7 @@ static double reference_drift(const double *steps, size_t count)
     for (size_t i = 1; i < count; i++)
         if (isfinite(steps[i]) && isfinite(steps[i - 1]) && steps[i - 1] > 0)
             ratios[n++] = steps[i] / steps[i - 1] - 1.0;
-    double drift = n >= 3 ? 1.4826 * nb_mad(ratios, n) * sqrt(0.75) : NAN;
+    double drift = n >= 3 ? NB_MAD_TO_SD * nb_mad(ratios, n) * sqrt(0.75) : NAN;
     free(ratios);
     return drift;
 }
@@ -205,7 +205,7 @@ nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, size_t referen
         double *copy = malloc(reference_count * sizeof *copy);
         if (copy != NULL) {
             size_t n = sorted_finite(reference_bandwidth, reference_count, copy);
-            double among = n >= 3 ? 1.4826 * nb_mad(copy, n) / r.reference_bandwidth : NAN;
+            double among = n >= 3 ? NB_MAD_TO_SD * nb_mad(copy, n) / r.reference_bandwidth : NAN;
             if (isfinite(among) && !(among <= noise))
                 noise = among;
             free(copy);

@@ -5,9 +5,11 @@
 #ifndef NETBENCH_ROBUST_H
 #define NETBENCH_ROBUST_H
 
+#include "analysis.h"
+
 /* Modified z-score threshold (Iglewicz & Hoaglin) and the normal-consistency factor of the MAD. */
 #define ROBUST_Z 3.5
-#define MAD_SCALE 1.4826
+#define MAD_SCALE NB_MAD_TO_SD
 #define MAX_ROUNDS 3
 #define MIN_POINTS 3
 #define SIGMA_FLOOR_RELATIVE 0.01 /* robust sigma never below 1 % of mean |y| */

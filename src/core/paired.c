@@ -7,9 +7,7 @@
 #include "analysis.h"
 #include "paired.h"
 
-/* Scale of the MAD to a standard deviation (normal data), and of a standard deviation to the
- * standard error of a median (sqrt(pi / 2)). */
-#define MAD_TO_SIGMA 1.4826
+/* Scale of a standard deviation to the standard error of a median (sqrt(pi / 2)). */
 #define MEDIAN_SE_FACTOR 1.2533
 /* Calibration runs of the variant that sets a common count; the fastest sets it, so that one
  * disturbed run does not shrink every round of the size to a handful of iterations. */
@@ -105,7 +103,7 @@ void nb_paired_cost_of(const nb_paired_measurement *m, size_t variant, size_t ba
     }
     cost->difference_us = nb_median(difference, n);
     cost->ratio = nb_median(ratio, n);
-    double standard_error = MEDIAN_SE_FACTOR * MAD_TO_SIGMA * nb_mad(difference, n) / sqrt((double)n);
+    double standard_error = MEDIAN_SE_FACTOR * NB_MAD_TO_SD * nb_mad(difference, n) / sqrt((double)n);
     double relative = NB_PAIRED_NOISE_FLOOR_RELATIVE * m->median_us[baseline];
     double floor = NB_PAIRED_NOISE_SE_FACTOR * standard_error;
     /* Each latency is quantised to tick / (2 x iterations); their difference to the sum. */

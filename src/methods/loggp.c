@@ -13,7 +13,6 @@
 #include "methods.h"
 
 #define LOGGP_MIN_ROUNDS 3
-#define MAD_TO_SIGMA 1.4826
 /* A pass of a size whose PRTT(n,0,s) exceeds the kept (lowest) pass's by more than this share
  * was disturbed (summary slow_passes): how much of the run a slow phase hit. */
 #define SLOW_PASS_EXCESS 0.25
@@ -135,7 +134,7 @@ static void measure_size(const nb_context *ctx, prtt_state *state, size_figures 
         f->prtt_1_0_us = one.median_us;
         f->prtt_n_0_us = many.median_us;
         f->G_all_us = (many.median_us - one.median_us) / (n - 1);
-        double sigma_one = MAD_TO_SIGMA * one.mad_us, sigma_many = MAD_TO_SIGMA * many.mad_us;
+        double sigma_one = NB_MAD_TO_SD * one.mad_us, sigma_many = NB_MAD_TO_SD * many.mad_us;
         f->G_all_noise_var = (sigma_one * sigma_one + sigma_many * sigma_many) /
                              o->repetitions / ((double)(n - 1) * (n - 1));
         d_G = one.median_us;

@@ -66,7 +66,7 @@ static double pair_one_way_local(const nb_context *ctx, nb_pingpong *s, size_t s
     nb_pingpong_measure(ctx, s, size, PAIRS_MIN_ITERATIONS, &m);
     if (s->rank != 0)
         return NAN;
-    *spread = m.median_us > 0 ? 1.4826 * m.mad_us / m.median_us : NAN;
+    *spread = m.median_us > 0 ? NB_MAD_TO_SD * m.mad_us / m.median_us : NAN;
     return m.median_us / 2.0;
 }
 
@@ -520,8 +520,9 @@ static void warn_bad_pair(nb_result *result, const matrix_record *m, const matri
     const nb_pair_thresholds *t = &v->map;
     if (from_noise(ms))
         nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with the "
-                   "others, %.1f MB/s, %.2f us alone: %.0f %% below healthy pairs alone around it "
-                   "(%.1f MB/s); bad beyond %.0f %% (the noise alone %.1f %%) or above %.2f us",
+                   "others, %.1f MB/s, %.2f us alone: %.0f %% below the healthy pairs re-tested "
+                   "around it (%.1f MB/s); bad beyond %.0f %% (the noise alone %.1f %%) or "
+                   "above %.2f us",
                    a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k], m->latency[k],
                    m->retest_bandwidth[k], m->retest_latency[k],
                    100.0 * (1.0 - m->retest_bandwidth[k] / m->local_reference[k]),
@@ -635,16 +636,11 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
     free(bad);
 }
 
-/* retest[2 n], retest[2 n + 1] := the ranks of pair k; the new n. */
-static int list_pair(const matrix_record *m, size_t k, int *retest, int n)
+/* retest[2 n], retest[2 n + 1] := a, b; the new n. */
+static int list_pair(int a, int b, int *retest, int n)
 {
-    /* pair_index inverted: row a holds P-1-a pairs */
-    int a = 0;
-    size_t first = 0;
-    while (first + (size_t)(m->P - 1 - a) <= k)
-        first += (size_t)(m->P - 1 - a++);
     retest[2 * n] = a;
-    retest[2 * n + 1] = a + 1 + (int)(k - first);
+    retest[2 * n + 1] = b;
     return n + 1;
 }
 
@@ -675,19 +671,29 @@ static int choose_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
     for (size_t i = 0; i < found; i++)
         m->reference[references[i]] = 1;
     v->references = (int)found;
-    int n = 0;
-    size_t turn = 0;
-    for (size_t k = 0; k < m->pairs; k++) {
-        if (!m->suspect[k])
-            continue;
-        if (found > 0)
-            n = list_pair(m, references[turn++ % found], retest, n);
-        n = list_pair(m, k, retest, n);
+    int reference_ranks[2 * NB_REFERENCE_PAIRS]; /* a, b of each reference */
+    int known = 0;
+    for (int a = 0; a < m->P; a++)
+        for (int b = a + 1; b < m->P; b++)
+            if (m->reference[pair_index(m->P, a, b)])
+                known = list_pair(a, b, reference_ranks, known);
+    int n = 0, turn = 0;
+    for (int a = 0; a < m->P; a++)
+        for (int b = a + 1; b < m->P; b++) {
+            if (!m->suspect[pair_index(m->P, a, b)])
+                continue;
+            if (known > 0) {
+                const int *r = reference_ranks + 2 * (turn++ % known);
+                n = list_pair(r[0], r[1], retest, n);
+            }
+            n = list_pair(a, b, retest, n);
+        }
+    if (known > 0 && n > 0) {
+        const int *r = reference_ranks + 2 * (turn % known);
+        n = list_pair(r[0], r[1], retest, n);
     }
-    if (found > 0 && n > 0)
-        n = list_pair(m, references[turn % found], retest, n);
-    for (size_t i = 0; i < found && n == 0; i++)
-        n = list_pair(m, references[i], retest, n);
+    for (int i = 0; i < known && n == 0; i++)
+        n = list_pair(reference_ranks[2 * i], reference_ranks[2 * i + 1], retest, n);
     return n;
 }
 
