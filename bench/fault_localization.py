@@ -27,7 +27,9 @@ findings (by component: each member of a group counted on its own); recall = fau
 faults injected; `exact` = trials in which the fault and nothing else was named (for
 congestion: nothing named); `unresolved` = trials whose map said it could not resolve the fault
 it looks for, and `missed_unsaid` = faults neither named nor said unresolvable (the acceptance
-under load: a miss must be said). Root, Slurm and munge needed.
+under load: a miss must be said). Bad pairs no component explains are counted, and how many of
+them join two emulated nodes pinned to one CPU (the emulation's artefact under load, not the
+fabric's). Root, Slurm and munge needed.
 """
 
 from __future__ import annotations
@@ -127,9 +129,17 @@ def summarise(trials: list[dict], chosen: list[str]) -> dict:
         "resolvable_median": _median([t["resolution"] for t in trials]),
         "groups_among_right": sum(t["groups"] for t in trials),
         "median_trial_s": _median([t["seconds"] for t in trials]),
+        "unexplained": sum(len(t["unexplained"]) for t in trials),
+        "unexplained_sharing_a_core": sum(t["unexplained_sharing_a_core"] for t in trials),
         "by_scenario": {s: sum(t["exact"] for t in trials if t["scenario"] == s)
                         for s in chosen},
     }
+
+
+def same_core_share(nodes: int, cpus: int) -> float:
+    """The share of an N-node map's pairs whose two nodes ci/emucluster.sh pins to one CPU."""
+    pairs = [(a, b) for a in range(nodes) for b in range(a + 1, nodes)]
+    return sum(a % cpus == b % cpus for a, b in pairs) / len(pairs)
 
 
 def _median(values: list) -> float | None:
@@ -155,6 +165,14 @@ def run_trial(emu, netbench: Path, nodes: int, out: Path, options: tuple[str, ..
         return None, "", time.monotonic() - started
     tree = emu("exec", "scontrol", "show", "topology").stdout
     return json.loads(out.read_text()), tree, time.monotonic() - started
+
+
+def share_a_core(pair: str, prefix: str, cpus: int) -> bool:
+    """Whether the two emulated nodes of "a-b" run on one CPU (ci/emucluster.sh pins node i to
+    CPU (i-1) mod cpus): under load such a pair is slower alone for the machine's sake, not the
+    fabric's, so the bench counts how many unexplained bad pairs are such pairs."""
+    a, b = (int(host.removeprefix(prefix)) for host in pair.split("-"))
+    return (a - 1) % cpus == (b - 1) % cpus
 
 
 def judge(explanation: switches.Explanation, truth: tuple[str, str] | None) -> dict:
@@ -252,6 +270,9 @@ def main() -> int:
                               "bad_pairs": result["summary"]["bad_pairs"],
                               "resolution": explanation.resolution,
                               "resolved": rule.resolved if rule else True,
+                              "unexplained_sharing_a_core": sum(
+                                  share_a_core(pair, prefix, len(os.sched_getaffinity(0)))
+                                  for pair in explanation.unexplained),
                               **judge(explanation, truth)}
                     trials.append(judged)
                     print(f"{scenario} {trial + 1}: truth {truth}, "
@@ -272,7 +293,10 @@ def main() -> int:
           f"(median); "
           f"{totals['groups_among_right']} right finding(s) were groups the pairs cannot tell "
           f"apart; a trial took {totals['median_trial_s']} s (median); "
-          f"{len(failed)} trial(s) without a map (two jobs in a row failed)")
+          f"{len(failed)} trial(s) without a map (two jobs in a row failed); "
+          f"{totals['unexplained']} unexplained bad pair(s), "
+          f"{totals['unexplained_sharing_a_core']} of them two nodes on one CPU "
+          f"({same_core_share(args.nodes, len(os.sched_getaffinity(0))):.0%} of all pairs are)")
     if args.json:
         Path(args.json).write_text(json.dumps({"totals": totals, "trials": trials,
                                                "failed": failed}, indent=1))
