@@ -185,7 +185,25 @@ def judge(explanation: switches.Explanation, truth: tuple[str, str] | None) -> d
             "unexplained": explanation.unexplained, "lines": explanation.lines()}
 
 
-def main() -> int:
+def print_totals(totals: dict, args: argparse.Namespace, slow: str, failed: list[dict]) -> None:
+    """The bench's closing line."""
+    print(f"\n{totals['trials']} trials ({args.nodes} nodes, {args.leaves} leaves, {args.rate}, "
+          f"{args.load} other MPI job(s); a "
+          f"fault at {slow}): precision {totals['precision']} (by component "
+          f"{totals['component_precision']}), recall {totals['recall']}, "
+          f"exact {totals['exact_trials']} of {totals['trials']} {totals['by_scenario']}; "
+          f"said unresolvable {totals['unresolved']}, faults missed unsaid "
+          f"{totals['missed_unsaid']}, resolvable slowdown {totals['resolvable_median']} "
+          f"(median); "
+          f"{totals['groups_among_right']} right finding(s) were groups the pairs cannot tell "
+          f"apart; a trial took {totals['median_trial_s']} s (median); "
+          f"{len(failed)} trial(s) without a map (two jobs in a row failed); "
+          f"{totals['unexplained']} unexplained bad pair(s), "
+          f"{totals['unexplained_sharing_a_core']} of them two nodes on one CPU "
+          f"({same_core_share(args.nodes, len(os.sched_getaffinity(0))):.0%} of all pairs are)")
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=10, help="trials per scenario (10)")
@@ -208,17 +226,21 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1, help="draws of the faulty component (1)")
     parser.add_argument("--json", help="write every trial and the totals to this file")
     args = parser.parse_args()
-    # ended from outside (timeout, kill): unwind, so that the load and the cluster go too
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     chosen = args.scenarios.split(",")
     if not set(chosen) <= set(SCENARIOS) or args.trials < 1 or not (
             2 <= args.leaves <= args.nodes) or not 0 < args.fault_fraction < 1:
-        print(f"fault_localization.py: --scenarios from {','.join(SCENARIOS)}, --trials >= 1, "
-              f"2 <= --leaves <= --nodes, 0 < --fault-fraction < 1", file=sys.stderr)
-        return 2
+        parser.exit(2, f"fault_localization.py: --scenarios from {','.join(SCENARIOS)}, "
+                       f"--trials >= 1, 2 <= --leaves <= --nodes, 0 < --fault-fraction < 1\n")
     if os.geteuid() != 0 or shutil.which("srun") is None:
-        print("fault_localization.py: needs root and Slurm (ci/setup.sh)", file=sys.stderr)
-        return 2
+        parser.exit(2, "fault_localization.py: needs root and Slurm (ci/setup.sh)\n")
+    return args
+
+
+def main() -> int:
+    args = arguments()
+    # ended from outside (timeout, kill): unwind, so that the load and the cluster go too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    chosen = args.scenarios.split(",")
     slow = scaled(args.rate, args.fault_fraction)
     options = (("--bandwidth-fraction", str(args.bandwidth_fraction))
                if args.bandwidth_fraction else ("--smallest-fault", str(args.smallest_fault)))
@@ -283,20 +305,7 @@ def main() -> int:
             stop_load(loads)
             emu("down")
     totals = summarise(trials, chosen)
-    print(f"\n{len(trials)} trials ({args.nodes} nodes, {args.leaves} leaves, {args.rate}, "
-          f"{args.load} other MPI job(s); a "
-          f"fault at {slow}): precision {totals['precision']} (by component "
-          f"{totals['component_precision']}), recall {totals['recall']}, "
-          f"exact {totals['exact_trials']} of {len(trials)} {totals['by_scenario']}; "
-          f"said unresolvable {totals['unresolved']}, faults missed unsaid "
-          f"{totals['missed_unsaid']}, resolvable slowdown {totals['resolvable_median']} "
-          f"(median); "
-          f"{totals['groups_among_right']} right finding(s) were groups the pairs cannot tell "
-          f"apart; a trial took {totals['median_trial_s']} s (median); "
-          f"{len(failed)} trial(s) without a map (two jobs in a row failed); "
-          f"{totals['unexplained']} unexplained bad pair(s), "
-          f"{totals['unexplained_sharing_a_core']} of them two nodes on one CPU "
-          f"({same_core_share(args.nodes, len(os.sched_getaffinity(0))):.0%} of all pairs are)")
+    print_totals(totals, args, slow, failed)
     if args.json:
         Path(args.json).write_text(json.dumps({"totals": totals, "trials": trials,
                                                "failed": failed}, indent=1))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import SOURCE_DIR
+from .metrics import Metric
 
 #: The snapshot of `netbench METHOD --describe` for every method.
 DECLARATIONS_FILE = SOURCE_DIR / "declarations.json"
@@ -148,7 +149,7 @@ def declaration_problems(metrics: dict[str, Any], description: dict[str, Any]) -
 def derived(metrics: dict[str, Any]) -> list[str]:
     """The variables among `metrics` that the check computes itself rather than reads from a
     netbench column or summary figure."""
-    return [variable for variable, metric in metrics.items() if not hasattr(metric, "column")]
+    return [variable for variable, metric in metrics.items() if not isinstance(metric, Metric)]
 
 
 def main(argv: list[str]) -> int:

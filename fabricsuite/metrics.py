@@ -28,7 +28,7 @@ import functools
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import REPO_ROOT
@@ -166,6 +166,26 @@ class Figure:
 
     def extract(self, result: Any) -> float:
         return self.read(result)
+
+
+@dataclass(frozen=True)
+class Metric(Figure):
+    """A Figure read from a netbench result (`rfm_netbench.cell` and `summary` make them):
+    `column` of the summary (`table=None`), or of the one row of `table` whose columns match
+    `where` (for example ``{"size_bytes": 8}``). A Figure that is not a Metric is one the check
+    derives itself (fabricsuite.declarations.derived)."""
+
+    column: str = ""
+    table: str | None = None
+    where: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def unit(self) -> str:
+        return self.spec.unit
+
+    @property
+    def better(self) -> str:
+        return self.spec.better
 
 
 def reads(table: str | None, column: str, **where: Any) -> Callable[[Any], float]:

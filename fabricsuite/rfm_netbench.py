@@ -12,7 +12,6 @@ import os
 import re
 import shlex
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ from .declarations import unit_and_direction
 from .interference import describe as describe_interference
 from .interference import worst_wait
 from .machine import topology_cache
-from .metrics import INDEX_FIELDS, Figure, PerfSpec, scale_label
+from .metrics import INDEX_FIELDS, Metric, PerfSpec, scale_label
 from .netbench_result import NetbenchResult, ResultError, load
 from .references import (
     KIND_SLOWDOWN,
@@ -95,24 +94,6 @@ def exit_status_problem(test) -> str | None:
         return (f"the launcher exited with status {fields[0]}; a failed job is never judged on "
                 f"its figures (see the job's stderr)")
     return None
-
-
-@dataclass(frozen=True)
-class Metric(Figure):
-    """A Figure read from a netbench result: `column` of the summary (`table=None`), or of the
-    one row of `table` whose columns match `where` (for example ``{"size_bytes": 8}``)."""
-
-    column: str = ""
-    table: str | None = None
-    where: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def unit(self) -> str:
-        return self.spec.unit
-
-    @property
-    def better(self) -> str:
-        return self.spec.better
 
 
 def summary(column: str, size_step: float | None = None, count: bool = False) -> Metric:

@@ -169,3 +169,59 @@ def test_the_core_the_parser_and_the_analysis_know_no_method():
     own = {path.name for path in (SRC / "analysis").glob("*.h")}
     for path in (SRC / "analysis").glob("*.[ch]"):
         assert c_includes(path) <= own, (path.name, c_includes(path) - own)
+
+
+# --- sizes (issue 40: no file of code over 800 lines, no function over 100) --------------------
+
+MAX_FILE_LINES = 800
+MAX_FUNCTION_LINES = 100
+CODE_SUFFIXES = {".py", ".c", ".h", ".sh"}
+
+
+def code_files() -> list[Path]:
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    return [REPO_ROOT / name for name in tracked if Path(name).suffix in CODE_SUFFIXES
+            and (REPO_ROOT / name).is_file()]
+
+
+def c_function_lengths(text: str) -> dict[str, int]:
+    """{a C function's head: its lines}, for definitions in the project's style: the head on its
+    own line(s), `{` and `}` alone at the start of a line."""
+    lengths, head, start = {}, "", None
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if line == "{" and number:
+            head, start = lines[number - 1].strip(), number - 1
+        elif line.startswith("}") and start is not None:
+            lengths[head] = number - start + 1
+            start = None
+    return lengths
+
+
+def test_c_function_lengths_counts_a_definition_from_head_to_brace():
+    text = "static int f(void)\n{\n    return 1;\n}\n\nint g(int a,\n      int b)\n{\n}\n"
+    assert c_function_lengths(text) == {"static int f(void)": 4, "int b)": 3}
+
+
+def test_no_file_of_code_over_800_lines():
+    long = {str(path.relative_to(REPO_ROOT)): lines for path in code_files()
+            if (lines := len(path.read_text().splitlines())) > MAX_FILE_LINES}
+    assert not long, f"cut along its seams (docs/architecture.md): {long}"
+
+
+def test_no_function_over_100_lines():
+    long = {}
+    for path in code_files():
+        name = str(path.relative_to(REPO_ROOT))
+        if path.suffix == ".py":
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > MAX_FUNCTION_LINES:
+                        long[f"{name}: {node.name}"] = lines
+        elif path.suffix in {".c", ".h"}:
+            for head, lines in c_function_lengths(path.read_text()).items():
+                if lines > MAX_FUNCTION_LINES:
+                    long[f"{name}: {head}"] = lines
+    assert not long, f"split into steps that each say what they do: {long}"

@@ -90,8 +90,8 @@ def reference_position(metric: Any, curve: SizeCurve, group: str | None) -> int 
     curve's own table and column (`cell("pingpong", "latency_median_us", size_bytes=8)` -> 8),
     "peak" for a summary peak figure in the curve's unit, or None (another figure: another
     column, such as a minimum on a median curve, another algorithm, another unit)."""
-    if metric is None or not hasattr(metric, "column") or metric.unit != curve.unit:
-        return None  # none, or a figure the check derives itself (no netbench column)
+    if metric is None or metric.unit != curve.unit:
+        return None  # none (declared_metrics leaves out the figures a check derives itself)
     if metric.table is None:
         return "peak" if "peak" in metric.column.split("_") else None
     if metric.table != curve.table or metric.column != curve.value_column:

@@ -1,0 +1,739 @@
+/* matrix.c - every pair (i, j) of a whole allocation: latency and bandwidth, an N x N map that
+ * points at a bad link or node (one rank per node gives node-to-node figures). Concurrent by
+ * default: the disjoint pairs of one round of a round-robin tournament at once (pairmap.h), as
+ * NVIDIA ClusterKit does, so N nodes take N-1 rounds instead of N (N-1) / 2 steps; a pair that
+ * fails the run's own thresholds is re-measured alone (pairs.h) before it is called bad.
+ * Sequential (one pair at a time) on request.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis.h"
+#include "matrix_catalogue.h"
+#include "methods.h"
+#include "pairmap.h"
+#include "pairs.h"
+
+
+/* --schedule of the matrix method */
+enum { SCHEDULE_CONCURRENT = 0, SCHEDULE_SEQUENTIAL = 1 };
+
+const char *matrix_schedule_name(int schedule)
+{
+    return schedule == SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent";
+}
+
+/* Index of pair (a, b), a < b, in the upper triangle of P ranks, row by row. */
+static size_t pair_index(int P, int a, int b)
+{
+    return (size_t)a * (size_t)(2 * P - a - 1) / 2 + (size_t)(b - a - 1);
+}
+
+/* Rank 0's record of the run, one entry per pair of the upper triangle. */
+typedef struct {
+    int P;
+    size_t pairs;                 /* P (P-1) / 2 */
+    double *latency, *bandwidth;  /* NaN: not measured */
+    double *retest_latency, *retest_bandwidth;
+    double *spread, *retest_spread; /* relative robust sd of the bandwidth over the repetitions */
+    int *round;                   /* 1-based round that measured the pair, 0: not measured */
+    unsigned char *suspect, *bad;
+    unsigned char *reference;     /* a healthy pair re-tested alone as the re-tests' reference */
+    double *local_reference;      /* a suspect's references alone, around its re-test (mean) */
+} matrix_record;
+
+static double *not_measured(size_t count)
+{
+    double *values = nb_calloc_or_abort(MPI_COMM_WORLD, count, sizeof *values);
+    for (size_t i = 0; i < count; i++)
+        values[i] = NAN;
+    return values;
+}
+
+static void record_new(matrix_record *m, int P)
+{
+    m->P = P;
+    m->pairs = (size_t)P * (size_t)(P - 1) / 2;
+    m->latency = not_measured(m->pairs);
+    m->bandwidth = not_measured(m->pairs);
+    m->retest_latency = not_measured(m->pairs);
+    m->retest_bandwidth = not_measured(m->pairs);
+    m->spread = not_measured(m->pairs);
+    m->retest_spread = not_measured(m->pairs);
+    m->reference = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
+    m->local_reference = not_measured(m->pairs);
+    m->round = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *m->round);
+    m->suspect = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
+    m->bad = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
+}
+
+static void record_free(matrix_record *m)
+{
+    free(m->latency);
+    free(m->bandwidth);
+    free(m->retest_latency);
+    free(m->retest_bandwidth);
+    free(m->spread);
+    free(m->retest_spread);
+    free(m->reference);
+    free(m->local_reference);
+    free(m->round);
+    free(m->suspect);
+    free(m->bad);
+}
+
+/* Rank 0: one progress line on stderr when `every` seconds have passed since the last one
+ * (every = 0: each time), and always for the last step. */
+typedef struct {
+    double start, last, every;
+} progress_clock;
+
+static void progress(progress_clock *clock, const char *what, int done, int total,
+                     const char *detail)
+{
+    double now = MPI_Wtime();
+    if (done < total && now - clock->last < clock->every)
+        return;
+    clock->last = now;
+    double elapsed = now - clock->start;
+    double left = done > 0 ? elapsed / done * (total - done) : NAN;
+    fprintf(stderr, "netbench matrix: %s %d of %d (%s), %.1f s elapsed, about %.1f s left\n",
+            what, done, total, detail, elapsed, left);
+    fflush(stderr);
+}
+
+/* The pairs of the chosen rounds, concurrently: every round a barrier, the latency phase of all
+ * its pairs, a barrier, the bandwidth phase, then each measuring rank a reports to rank 0. */
+static void measure_concurrently(const nb_context *ctx, const int *chosen, int count,
+                                 void *send, void *recv, matrix_record *m, progress_clock *clock)
+{
+    const nb_options *o = ctx->options;
+    int P = ctx->size;
+    enum { FIELDS = 4 }; /* partner, latency, bandwidth, its spread */
+    double mine[FIELDS];
+    double *all = ctx->rank == 0
+                      ? nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P * FIELDS, sizeof *all)
+                      : NULL;
+    char detail[64];
+    snprintf(detail, sizeof detail, "concurrent, %d ranks", P);
+    for (int i = 0; i < count; i++) {
+        int partner = nb_tournament_partner(P, chosen[i], ctx->rank);
+        nb_pingpong pair;
+        pair_open(ctx, partner, send, recv, &pair);
+        nb_quiet_barrier(ctx->pair);
+        double latency_spread;
+        double latency = pair_one_way_local(ctx, &pair, o->min_size, &latency_spread);
+        nb_quiet_barrier(ctx->pair);
+        double time = pair_one_way_local(ctx, &pair, o->max_size, &mine[3]);
+        pair_close(&pair);
+        mine[0] = partner;
+        mine[1] = latency;
+        mine[2] = (double)o->max_size / time; /* bytes/us = MB/s; NaN on rank b */
+        MPI_Gather(mine, FIELDS, MPI_DOUBLE, all, FIELDS, MPI_DOUBLE, 0, ctx->pair);
+        if (ctx->rank == 0) {
+            for (int r = 0; r < P; r++) {
+                const double *theirs = all + (size_t)FIELDS * (size_t)r;
+                int p = (int)theirs[0];
+                if (p <= r)
+                    continue; /* sits out (-1), or rank b of its pair */
+                size_t k = pair_index(P, r, p);
+                m->latency[k] = theirs[1];
+                m->bandwidth[k] = theirs[2];
+                m->spread[k] = theirs[3];
+                m->round[k] = chosen[i] + 1;
+            }
+            progress(clock, "round", i + 1, count, detail);
+        }
+    }
+    free(all);
+}
+
+/* The same pairs one at a time, in the order (0,1), (0,2), ..., (1,2), ... */
+static void measure_sequentially(const nb_context *ctx, const int *chosen, int count,
+                                 void *send, void *recv, matrix_record *m, progress_clock *clock)
+{
+    int P = ctx->size;
+    size_t pairs = (size_t)P * (size_t)(P - 1) / 2;
+    /* every rank walks the same list: which pairs belong to the chosen rounds */
+    int *round_of = nb_calloc_or_abort(MPI_COMM_WORLD, pairs, sizeof *round_of);
+    int selected = 0;
+    for (int i = 0; i < count; i++)
+        for (int a = 0; a < P; a++) {
+            int b = nb_tournament_partner(P, chosen[i], a);
+            if (b > a) {
+                round_of[pair_index(P, a, b)] = chosen[i] + 1;
+                selected++;
+            }
+        }
+    char detail[64];
+    snprintf(detail, sizeof detail, "sequential, %d ranks", P);
+    int done = 0;
+    for (int a = 0; a < P; a++)
+        for (int b = a + 1; b < P; b++) {
+            size_t k = pair_index(P, a, b);
+            if (round_of[k] == 0)
+                continue;
+            pair_figures f = measure_pair(ctx, a, b, send, recv);
+            done++;
+            if (ctx->rank == 0) {
+                m->latency[k] = f.latency_us;
+                m->bandwidth[k] = f.bandwidth_MBps;
+                m->spread[k] = f.bandwidth_spread;
+                m->round[k] = round_of[k];
+                progress(clock, "pair", done, selected, detail);
+            }
+        }
+    free(round_of);
+}
+
+static const char *host_of(const char *hosts, int rank)
+{
+    return hosts + (size_t)rank * (MPI_MAX_PROCESSOR_NAME + 1);
+}
+
+/* The path of NAME in the directory of the JSON result. */
+static void path_beside(const char *json_file, const char *name, char *path, size_t length)
+{
+    const char *slash = strrchr(json_file, '/');
+    int directory = slash == NULL ? 0 : (int)(slash - json_file + 1);
+    snprintf(path, length, "%.*s%s", directory, json_file, name);
+}
+
+/* The N x N maps beside the JSON result: two CSV files (rows and columns are ranks, headed
+ * "rank:host"; empty: the diagonal and pairs not measured) and one JSON file with both maps,
+ * the rounds and the verdict. Returns 0 or -1. */
+static int write_maps(const nb_options *o, const matrix_record *m, const char *hosts)
+{
+    const matrix_settings *ms = o->settings;
+    char path[4096], *temporary;
+    int P = m->P, failed = 0;
+    static const char *const names[2] = {"matrix_bandwidth_MBps.csv", "matrix_latency_us.csv"};
+    for (int map = 0; map < 2; map++) {
+        const double *values = map == 0 ? m->bandwidth : m->latency;
+        path_beside(o->json_file, names[map], path, sizeof path);
+        FILE *out = nb_create_atomically(path, &temporary);
+        if (out == NULL) {
+            failed = -1;
+            continue;
+        }
+        fputs("rank/host", out);
+        for (int c = 0; c < P; c++)
+            fprintf(out, ",%d:%s", c, host_of(hosts, c));
+        fputc('\n', out);
+        for (int r = 0; r < P; r++) {
+            fprintf(out, "%d:%s", r, host_of(hosts, r));
+            for (int c = 0; c < P; c++) {
+                fputc(',', out);
+                if (r != c)
+                    nb_write_real(out, values[pair_index(P, r < c ? r : c, r < c ? c : r)], "");
+            }
+            fputc('\n', out);
+        }
+        failed |= nb_finish_atomically(out, path, temporary);
+    }
+    path_beside(o->json_file, "matrix_maps.json", path, sizeof path);
+    FILE *out = nb_create_atomically(path, &temporary);
+    if (out == NULL)
+        return -1;
+    fprintf(out, "{\n  \"format\": \"netbench-matrix-maps\",\n  \"version\": 1,\n"
+                 "  \"ranks\": %d,\n  \"schedule\": \"%s\",\n  \"hosts\": [", P,
+            matrix_schedule_name(ms->schedule));
+    for (int r = 0; r < P; r++) {
+        fputs(r ? ", " : "", out);
+        nb_json_string(host_of(hosts, r), out);
+    }
+    fputs("]", out);
+    static const char *const keys[] = {"bandwidth_MBps", "latency_us", "round", "suspect", "bad"};
+    for (size_t key = 0; key < sizeof keys / sizeof keys[0]; key++) {
+        fprintf(out, ",\n  \"%s\": [", keys[key]);
+        for (int r = 0; r < P; r++) {
+            fputs(r ? ",\n    [" : "\n    [", out);
+            for (int c = 0; c < P; c++) {
+                fputs(c ? ", " : "", out);
+                if (r == c) {
+                    fputs("null", out);
+                    continue;
+                }
+                size_t k = pair_index(P, r < c ? r : c, r < c ? c : r);
+                if (key == 0 || key == 1)
+                    nb_write_real(out, key == 0 ? m->bandwidth[k] : m->latency[k], "null");
+                else if (m->round[k] == 0)
+                    fputs("null", out);
+                else if (key == 2)
+                    fprintf(out, "%d", m->round[k]);
+                else
+                    fputs((key == 3 ? m->suspect[k] : m->bad[k]) ? "true" : "false", out);
+            }
+            fputc(']', out);
+        }
+        fputs("\n  ]", out);
+    }
+    fputs("\n}\n", out);
+    return failed | nb_finish_atomically(out, path, temporary);
+}
+
+/* `netbench matrix --print-schedule N`: the rounds, before and without MPI. */
+static int matrix_print_schedule(const nb_options *o)
+{
+    const matrix_settings *ms = o->settings;
+    int P = ms->print_schedule_ranks, total = nb_tournament_rounds(P);
+    int *chosen = malloc((size_t)total * sizeof *chosen);
+    if (chosen == NULL) {
+        fprintf(stderr, "netbench: out of memory\n");
+        return 1;
+    }
+    int count = nb_tournament_pick_rounds(P, ms->rounds > 0 ? ms->rounds : total, o->seed, chosen);
+    if (o->json_to_stdout)
+        printf("{\"ranks\": %d, \"rounds_total\": %d, \"seed\": %ld, \"rounds\": [", P, total,
+               o->seed);
+    else
+        printf("# schedule: %d ranks, %d of %d rounds%s\n", P, count, total,
+               count < total ? " (--rounds, drawn with --seed)" : " (the full map)");
+    for (int i = 0; i < count; i++) {
+        int bye = -1;
+        if (o->json_to_stdout)
+            printf("%s\n  {\"round\": %d, \"pairs\": [", i ? "," : "", chosen[i] + 1);
+        else
+            printf("round %d:", chosen[i] + 1);
+        int first = 1;
+        for (int a = 0; a < P; a++) {
+            int b = nb_tournament_partner(P, chosen[i], a);
+            if (b < 0)
+                bye = a;
+            if (b <= a)
+                continue;
+            printf(o->json_to_stdout ? "%s[%d, %d]" : "%s%d-%d", o->json_to_stdout
+                   ? (first ? "" : ", ") : " ", a, b);
+            first = 0;
+        }
+        if (o->json_to_stdout) {
+            printf("], \"bye\": ");
+            printf(bye < 0 ? "null}" : "%d}", bye);
+        } else {
+            printf(bye < 0 ? "\n" : " (bye %d)\n", bye);
+        }
+    }
+    if (o->json_to_stdout)
+        printf("\n]}\n");
+    free(chosen);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* At most this many warnings name single bad pairs; a bad node has N-1 of them. */
+#define MATRIX_PAIR_WARNINGS 20
+
+/* Rank 0: the row of the table pairs for the pair k = (a, b). */
+static void add_pair_row(nb_table *table, const matrix_record *m, size_t k, int a, int b,
+                         const char *hosts)
+{
+    nb_table_add_row(table);
+    nb_cell_int(table, "rank_a", a);
+    nb_cell_int(table, "rank_b", b);
+    nb_cell_text(table, "host_a", host_of(hosts, a));
+    nb_cell_text(table, "host_b", host_of(hosts, b));
+    nb_cell_real(table, "latency_us", m->latency[k]);
+    nb_cell_real(table, "bandwidth_MBps", m->bandwidth[k]);
+    nb_cell_bool(table, "flagged", m->bad[k]);
+    nb_cell_int(table, "round", m->round[k]);
+    nb_cell_bool(table, "suspect", m->suspect[k]);
+    nb_cell_real(table, "retest_latency_us", m->retest_latency[k]);
+    nb_cell_real(table, "retest_bandwidth_MBps", m->retest_bandwidth[k]);
+}
+
+/* Rank 0: the nodes all of whose `measured` pairs (rank_a[i], rank_b[i], bad[i]) are bad, in
+ * the table bad_nodes with a warning each; returns how many. */
+static int report_bad_nodes(nb_result *result, int P, size_t measured, const int *rank_a,
+                            const int *rank_b, const int *bad, const char *hosts)
+{
+    int *node_bad = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P, sizeof *node_bad);
+    int bad_nodes = nb_bad_nodes(P, measured, rank_a, rank_b, bad, node_bad);
+    nb_table *nodes = nb_result_add_declared_table(result, &bad_nodes_table);
+    for (int r = 0; r < P; r++) {
+        if (!node_bad[r])
+            continue;
+        long long pairs_of_node = 0;
+        for (size_t i = 0; i < measured; i++)
+            pairs_of_node += rank_a[i] == r || rank_b[i] == r;
+        nb_table_add_row(nodes);
+        nb_cell_int(nodes, "rank", r);
+        nb_cell_text(nodes, "host", host_of(hosts, r));
+        nb_cell_int(nodes, "pairs", pairs_of_node);
+        nb_cell_int(nodes, "bad_pairs", pairs_of_node);
+        nb_warning(result, "bad node %s (rank %d): all its %lld measured pairs are bad, also "
+                   "alone", host_of(hosts, r), r, pairs_of_node);
+    }
+    free(node_bad);
+    return bad_nodes;
+}
+
+/* Rank 0's verdict on the map: its thresholds, the rule for the re-tests alone (from the noise),
+ * and what they found. */
+typedef struct {
+    nb_pair_thresholds map;
+    nb_alone_rule alone;          /* NaN with --bandwidth-fraction: the map's thresholds apply */
+    double resolvable_slowdown;   /* NaN with --bandwidth-fraction */
+    int suspects, references, retests;
+} matrix_verdict;
+
+static int from_noise(const matrix_settings *ms)
+{
+    return !(ms->bandwidth_fraction > 0.0);
+}
+
+/* Rank 0: the run's parameters. */
+static void report_parameters(const nb_context *ctx, const matrix_verdict *v, int total_rounds,
+                              int rounds)
+{
+    const nb_options *o = ctx->options;
+    const matrix_settings *ms = o->settings;
+    nb_result *result = ctx->result;
+    nb_param_int(result, "ranks", ctx->size);
+    nb_param_int(result, "latency_size_bytes", (long long)o->min_size);
+    nb_param_int(result, "bandwidth_size_bytes", (long long)o->max_size);
+    /* kept from the first matrix: the share below which a pair is flagged, now of the best */
+    nb_param_real(result, "flag_tolerance", v->map.suspect_slowdown);
+    nb_param_text(result, "schedule", matrix_schedule_name(ms->schedule));
+    nb_param_text(result, "thresholds", from_noise(ms) ? "noise" : "fraction");
+    if (from_noise(ms))
+        nb_param_real(result, "smallest_fault", ms->smallest_fault);
+    else
+        nb_param_real(result, "bandwidth_fraction", ms->bandwidth_fraction);
+    nb_param_real(result, "latency_factor", ms->latency_factor);
+    nb_param_int(result, "rounds_total", total_rounds);
+    nb_param_int(result, "rounds", rounds);
+    nb_param_int(result, "seed", (long long)o->seed);
+    nb_param_real(result, "progress_every_s", ms->progress_every_s);
+    nb_param_common(ctx);
+}
+
+/* Rank 0: the warning that names a bad pair, with the rule it failed. */
+static void warn_bad_pair(nb_result *result, const matrix_record *m, const matrix_verdict *v,
+                          const matrix_settings *ms, size_t k, int a, int b, const char *hosts)
+{
+    const nb_pair_thresholds *t = &v->map;
+    if (from_noise(ms))
+        nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with the "
+                   "others, %.1f MB/s, %.2f us alone: %.0f %% below the healthy pairs re-tested "
+                   "around it (%.1f MB/s); bad beyond %.0f %% (the noise alone %.1f %%) or "
+                   "above %.2f us",
+                   a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k], m->latency[k],
+                   m->retest_bandwidth[k], m->retest_latency[k],
+                   100.0 * (1.0 - m->retest_bandwidth[k] / m->local_reference[k]),
+                   m->local_reference[k], 100.0 * v->alone.bad_slowdown,
+                   100.0 * v->alone.noise, t->latency_ceiling);
+    else
+        nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with "
+                   "the others, %.1f MB/s, %.2f us alone; a pair below %.1f MB/s (%g x "
+                   "the best %.1f) or above %.2f us (%g x the lowest %.2f) is suspect",
+                   a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k],
+                   m->latency[k], m->retest_bandwidth[k], m->retest_latency[k],
+                   t->bandwidth_floor, ms->bandwidth_fraction, t->best_bandwidth,
+                   t->latency_ceiling, ms->latency_factor, t->lowest_latency);
+}
+
+/* Rank 0: the figures of the verdict from the noise, and the warning when the map could not
+ * resolve the fault it looks for. */
+static void report_resolution(nb_result *result, const matrix_verdict *v,
+                              const matrix_settings *ms)
+{
+    nb_summary_real(result, "bandwidth_noise", v->map.noise);
+    nb_summary_real(result, "suspect_slowdown", v->map.suspect_slowdown);
+    nb_summary_int(result, "reference_pairs", v->references);
+    nb_summary_real(result, "reference_alone_MBps", v->alone.reference_bandwidth);
+    nb_summary_real(result, "alone_noise", v->alone.noise);
+    nb_summary_real(result, "bad_slowdown", v->alone.bad_slowdown);
+    nb_summary_real(result, "resolvable_slowdown", v->resolvable_slowdown);
+    if (from_noise(ms) && v->resolvable_slowdown > ms->smallest_fault)
+        nb_warning(result, "this map cannot resolve a link %.0f %% slow (--smallest-fault): its "
+                   "noise (%.1f %% with the others, %.1f %% alone) resolves %.0f %% or more; "
+                   "measure on a quieter machine or with more --repetitions",
+                   100.0 * ms->smallest_fault, 100.0 * v->map.noise, 100.0 * v->alone.noise,
+                   100.0 * v->resolvable_slowdown);
+}
+
+/* Rank 0: parameters, the pairs table, the bad nodes, the summary. */
+static void report_matrix(const nb_context *ctx, const matrix_record *m, const matrix_verdict *v,
+                          const char *hosts, int total_rounds, int rounds, double measured_s,
+                          double retest_s)
+{
+    const nb_options *o = ctx->options;
+    const matrix_settings *ms = o->settings;
+    const nb_pair_thresholds *t = &v->map;
+    nb_result *result = ctx->result;
+    int P = m->P;
+    report_parameters(ctx, v, total_rounds, rounds);
+
+    nb_table *table = nb_result_add_declared_table(result, &pairs_table);
+    size_t measured = 0;
+    double *latencies = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *latencies);
+    double *bandwidths = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *bandwidths);
+    int *rank_a = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *rank_a);
+    int *rank_b = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *rank_b);
+    int *bad = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *bad);
+    long long bad_pairs = 0;
+    for (int a = 0; a < P; a++)
+        for (int b = a + 1; b < P; b++) {
+            size_t k = pair_index(P, a, b);
+            if (m->round[k] == 0)
+                continue;
+            latencies[measured] = m->latency[k];
+            bandwidths[measured] = m->bandwidth[k];
+            rank_a[measured] = a;
+            rank_b[measured] = b;
+            bad[measured] = m->bad[k];
+            measured++;
+            add_pair_row(table, m, k, a, b, hosts);
+            if (m->bad[k] && bad_pairs < MATRIX_PAIR_WARNINGS)
+                warn_bad_pair(result, m, v, ms, k, a, b, hosts);
+            bad_pairs += m->bad[k];
+        }
+    if (bad_pairs > MATRIX_PAIR_WARNINGS)
+        nb_warning(result, "%lld more bad pairs (table pairs, flagged)",
+                   bad_pairs - MATRIX_PAIR_WARNINGS);
+
+    int bad_nodes = report_bad_nodes(result, P, measured, rank_a, rank_b, bad, hosts);
+
+    nb_summary_int(result, "pairs", (long long)measured);
+    nb_summary_int(result, "pairs_total", (long long)m->pairs);
+    nb_summary_int(result, "rounds", rounds);
+    nb_summary_int(result, "rounds_total", total_rounds);
+    nb_summary_real(result, "latency_median_us", nb_median(latencies, measured));
+    nb_summary_real(result, "latency_max_us", nb_max(latencies, measured));
+    nb_summary_real(result, "bandwidth_median_MBps", nb_median(bandwidths, measured));
+    nb_summary_real(result, "bandwidth_min_MBps", nb_min(bandwidths, measured));
+    nb_summary_int(result, "flagged_pairs", bad_pairs);
+    nb_summary_real(result, "bandwidth_best_MBps", t->best_bandwidth);
+    nb_summary_real(result, "bandwidth_floor_MBps", t->bandwidth_floor);
+    nb_summary_real(result, "latency_lowest_us", t->lowest_latency);
+    nb_summary_real(result, "latency_ceiling_us", t->latency_ceiling);
+    nb_summary_int(result, "suspect_pairs", v->suspects);
+    nb_summary_int(result, "bad_pairs", bad_pairs);
+    nb_summary_int(result, "cleared_pairs", v->suspects - bad_pairs);
+    nb_summary_int(result, "bad_nodes", bad_nodes);
+    nb_summary_real(result, "measure_s", measured_s);
+    nb_summary_real(result, "round_mean_s", ms->schedule == SCHEDULE_CONCURRENT && rounds > 0
+                                                ? measured_s / rounds : NAN);
+    nb_summary_real(result, "pair_mean_s", ms->schedule == SCHEDULE_SEQUENTIAL && measured > 0
+                                               ? measured_s / (double)measured : NAN);
+    nb_summary_real(result, "retest_s", retest_s);
+    nb_summary_real(result, "retest_pair_mean_s",
+                    v->retests > 0 ? retest_s / v->retests : NAN);
+    report_resolution(result, v, ms);
+    if (o->json_file != NULL && write_maps(o, m, hosts) != 0)
+        nb_warning(result, "the N x N maps could not be written beside %s (see stderr)",
+                   o->json_file);
+    free(latencies);
+    free(bandwidths);
+    free(rank_a);
+    free(rank_b);
+    free(bad);
+}
+
+/* retest[2 n], retest[2 n + 1] := a, b; the new n. */
+static int list_pair(int a, int b, int *retest, int n)
+{
+    retest[2 * n] = a;
+    retest[2 * n + 1] = b;
+    return n + 1;
+}
+
+/* Rank 0: the map's thresholds, its suspects and (from the noise) the reference pairs;
+ * retest[2 i], retest[2 i + 1] := the ranks of the i-th pair to re-test alone. From the noise,
+ * the references in turn around every suspect (R S R S ... S R), so that each suspect is
+ * compared with healthy pairs measured alone just before and after it: a loaded machine's slow
+ * phase hits both (the pairing of paired.h); without suspects, each reference once. Returns how
+ * many. */
+static int choose_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
+                          int *retest)
+{
+    if (from_noise(ms))
+        v->map = nb_pair_thresholds_from_noise(m->latency, m->bandwidth, m->spread, m->pairs,
+                                               ms->smallest_fault, ms->latency_factor);
+    else
+        v->map = nb_pair_thresholds_of(m->latency, m->bandwidth, m->pairs,
+                                       ms->bandwidth_fraction, ms->latency_factor);
+    for (size_t k = 0; k < m->pairs; k++) {
+        m->suspect[k] = (unsigned char)nb_pair_is_suspect(&v->map, m->latency[k], m->bandwidth[k]);
+        v->suspects += m->suspect[k];
+    }
+    size_t references[NB_REFERENCE_PAIRS];
+    size_t found = 0;
+    if (from_noise(ms))
+        found = nb_reference_pairs(m->bandwidth, m->suspect, m->pairs, NB_REFERENCE_PAIRS,
+                                   references);
+    for (size_t i = 0; i < found; i++)
+        m->reference[references[i]] = 1;
+    v->references = (int)found;
+    int reference_ranks[2 * NB_REFERENCE_PAIRS]; /* a, b of each reference */
+    int known = 0;
+    for (int a = 0; a < m->P; a++)
+        for (int b = a + 1; b < m->P; b++)
+            if (m->reference[pair_index(m->P, a, b)])
+                known = list_pair(a, b, reference_ranks, known);
+    int n = 0, turn = 0;
+    for (int a = 0; a < m->P; a++)
+        for (int b = a + 1; b < m->P; b++) {
+            if (!m->suspect[pair_index(m->P, a, b)])
+                continue;
+            if (known > 0) {
+                const int *r = reference_ranks + 2 * (turn++ % known);
+                n = list_pair(r[0], r[1], retest, n);
+            }
+            n = list_pair(a, b, retest, n);
+        }
+    if (known > 0 && n > 0) {
+        const int *r = reference_ranks + 2 * (turn % known);
+        n = list_pair(r[0], r[1], retest, n);
+    }
+    for (int i = 0; i < known && n == 0; i++)
+        n = list_pair(reference_ranks[2 * i], reference_ranks[2 * i + 1], retest, n);
+    return n;
+}
+
+/* The mean of the finite values, NaN without any. */
+static double mean_of_finite(const double *values, size_t count)
+{
+    double sum = 0.0;
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++)
+        if (isfinite(values[i])) {
+            sum += values[i];
+            n++;
+        }
+    return n > 0 ? sum / (double)n : NAN;
+}
+
+/* Rank 0, after the re-tests (steps[i]: the bandwidth of the i-th, in order): which suspects are
+ * bad. From the noise, against the mean of the references re-tested just before and after it
+ * (pairmap.h); with --bandwidth-fraction, still failing the map's thresholds alone. */
+static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
+                          const int *retest, const double *steps)
+{
+    v->alone = (nb_alone_rule){NAN, NAN, NAN, NAN};
+    v->resolvable_slowdown = NAN;
+    int count = v->retests;
+    if (from_noise(ms)) {
+        double *in_turn = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *in_turn);
+        size_t references = 0;
+        for (int s = 0; s < count; s++)
+            if (m->reference[pair_index(m->P, retest[2 * s], retest[2 * s + 1])])
+                in_turn[references++] = steps[s];
+        v->alone = nb_alone_rule_of(in_turn, references, m->retest_bandwidth, m->retest_spread,
+                                    m->pairs, ms->smallest_fault);
+        v->resolvable_slowdown = nb_resolvable_slowdown(&v->map, &v->alone);
+        free(in_turn);
+    }
+    for (int s = 0; s < count; s++) {
+        size_t k = pair_index(m->P, retest[2 * s], retest[2 * s + 1]);
+        if (!m->suspect[k])
+            continue;
+        if (!from_noise(ms)) { /* confirmed: alone it still fails the thresholds of the run */
+            m->bad[k] = (unsigned char)nb_pair_is_suspect(&v->map, m->retest_latency[k],
+                                                          m->retest_bandwidth[k]);
+            continue;
+        }
+        /* the references around it (the steps before and after are references when any) */
+        double around[2] = {s > 0 ? steps[s - 1] : NAN, s + 1 < count ? steps[s + 1] : NAN};
+        double local = v->references > 0 ? mean_of_finite(around, 2) : NAN;
+        m->local_reference[k] = isfinite(local) ? local : v->alone.reference_bandwidth;
+        m->bad[k] = (unsigned char)(m->retest_bandwidth[k] <
+                                        (1.0 - v->alone.bad_slowdown) * m->local_reference[k] ||
+                                    m->retest_latency[k] > v->map.latency_ceiling);
+    }
+}
+
+/* Every pair of `retest` (count of them) measured again alone, into rank 0's record (a pair
+ * measured twice, a reference: its first figures) and steps[i], the i-th one's bandwidth. */
+static void retest_alone(const nb_context *ctx, const int *retest, int count, void *send,
+                         void *recv, matrix_record *m, double *steps)
+{
+    const matrix_settings *ms = ctx->options->settings;
+    double start = MPI_Wtime();
+    progress_clock clock = {start, start, ms->progress_every_s};
+    for (int s = 0; s < count; s++) {
+        int a = retest[2 * s], b = retest[2 * s + 1];
+        pair_figures f = measure_pair(ctx, a, b, send, recv);
+        if (ctx->rank == 0) {
+            size_t k = pair_index(m->P, a, b);
+            steps[s] = f.bandwidth_MBps;
+            if (!isfinite(m->retest_bandwidth[k])) {
+                m->retest_latency[k] = f.latency_us;
+                m->retest_bandwidth[k] = f.bandwidth_MBps;
+                m->retest_spread[k] = f.bandwidth_spread;
+            }
+            progress(&clock, "re-test of a pair alone", s + 1, count, "sequential");
+        }
+    }
+}
+
+void run_matrix(const nb_context *ctx)
+{
+    const nb_options *o = ctx->options;
+    const matrix_settings *ms = o->settings;
+    int P = ctx->size;
+    void *send = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
+    void *recv = nb_buffer_new(o->max_size > 0 ? o->max_size : 1);
+    char *hosts = gather_hosts(ctx);
+    int total_rounds = nb_tournament_rounds(P);
+    int *chosen = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)total_rounds, sizeof *chosen);
+    int count = nb_tournament_pick_rounds(P, ms->rounds > 0 ? ms->rounds : total_rounds, o->seed,
+                                          chosen);
+    matrix_record m = {0};
+    if (ctx->rank == 0)
+        record_new(&m, P);
+
+    nb_quiet_barrier(ctx->pair);
+    double start = MPI_Wtime();
+    progress_clock clock = {start, start, ms->progress_every_s};
+    if (ms->schedule == SCHEDULE_SEQUENTIAL)
+        measure_sequentially(ctx, chosen, count, send, recv, &m, &clock);
+    else
+        measure_concurrently(ctx, chosen, count, send, recv, &m, &clock);
+    double measured_s = MPI_Wtime() - start;
+
+    /* The verdict on rank 0: the suspects (and references) again, each alone, then judged. */
+    matrix_verdict verdict = {0};
+    int *retest = NULL;
+    if (ctx->rank == 0) {
+        /* at most every pair a suspect, each after a reference, and one reference last (rank
+         * 0 holds O(pairs) anyway; the others get the list's own size) */
+        retest = nb_calloc_or_abort(MPI_COMM_WORLD, (2 * m.pairs + NB_REFERENCE_PAIRS) * 2,
+                                    sizeof *retest);
+        verdict.retests = choose_retests(ms, &m, &verdict, retest);
+    }
+    MPI_Bcast(&verdict.retests, 1, MPI_INT, 0, ctx->pair);
+    if (ctx->rank != 0)
+        retest = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)verdict.retests * 2 + 2,
+                                    sizeof *retest);
+    MPI_Bcast(retest, 2 * verdict.retests, MPI_INT, 0, ctx->pair);
+    double *steps = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)verdict.retests + 1,
+                                       sizeof *steps);
+    double retest_start = MPI_Wtime();
+    retest_alone(ctx, retest, verdict.retests, send, recv, &m, steps);
+    double retest_s = MPI_Wtime() - retest_start;
+    if (ctx->rank == 0)
+        judge_retests(ms, &m, &verdict, retest, steps);
+
+    if (ctx->result != NULL)
+        report_matrix(ctx, &m, &verdict, hosts, total_rounds, count, measured_s, retest_s);
+    free(retest);
+    free(steps);
+    if (ctx->rank == 0)
+        record_free(&m);
+    free(chosen);
+    free(hosts);
+    free(send);
+    free(recv);
+}
+
+/* `matrix --print-schedule N`: a dry run before and without MPI. */
+int matrix_without_mpi(const nb_options *o)
+{
+    const matrix_settings *ms = o->settings;
+    return ms->print_schedule_ranks > 0 ? matrix_print_schedule(o) : -1;
+}
