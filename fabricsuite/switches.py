@@ -16,7 +16,12 @@ noise leave the uplink named, and themselves unexplained, rather than name a swi
 Components that carry exactly the same measured pairs cannot be told apart by them (the two
 uplinks between the only two leaves of a tree: every pair crossing one crosses the other); they
 are named together, as one finding, smallest kind first. Bad pairs no consistent component covers
-are left unexplained and said so.
+are left unexplained and said so. Where netbench judged from the map's own noise, a component
+whose bad pairs lie, as a group, within the noise of the healthy pairs in the map (3 standard
+errors of the difference of the two medians) is not named but said ("not named: ..."): on a
+loaded machine nearly every pair can be suspect, and the one or two healthy pairs left to
+re-test as references alone can be faster than the rest for reasons of their own (seen: both
+leaves "faulty" at -5 % and -8 % with one healthy pair).
 
 Suspect pairs that the re-test alone cleared are never named as faulty. Where such a pair crossed
 an uplink that another pair of the same round crossed too, it is congestion (an oversubscribed
@@ -26,6 +31,7 @@ passing reason (noise), counted apart.
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Iterable, Mapping
@@ -41,6 +47,8 @@ GOOD_WEIGHT = 2
 #: A slowdown within this many robust standard deviations (1.4826 MAD) of the healthy pairs'
 #: bandwidth is the map's own noise, not a fault it can name.
 RESOLUTION_SIGMAS = 3.0
+#: The standard error of a median over that of a mean, for normal noise (sqrt(pi / 2)).
+MEDIAN_EFFICIENCY = 1.2533
 #: Order of the kinds when components cannot be told apart: the smallest first.
 KINDS = ("node", "uplink", "switch")
 
@@ -213,6 +221,9 @@ class Explanation:
     floor_MBps: float | None = None
     #: netbench's verdict from the map's own noise (`NoiseRule`), where it judged so
     noise: NoiseRule | None = None
+    #: components whose pairs were bad alone but, as a group, lie within the noise of the
+    #: healthy pairs in the map, with that noise: not named (`_within_noise`)
+    slight: list[tuple[Finding, float]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """Named components by kind (an indistinguishable group counts once, as its first)."""
@@ -226,6 +237,9 @@ class Explanation:
         if self.unexplained:
             out.append(f"no single component explains {len(self.unexplained)} bad pair(s): "
                        f"{', '.join(self.unexplained[:8])}")
+        out += [f"not named: {finding.describe()}, within the map's noise of comparing them "
+                f"({within:.0%}): bad alone against its references, not slow in the map"
+                for finding, within in self.slight]
         out += [f"congestion, not a fault: {count} suspect pair(s) across uplink {uplink}, "
                 f"shared in their round, were fast when re-tested alone"
                 for uplink, count in self.congestion.items()]
@@ -326,7 +340,8 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     for component, ix in candidates.items():
         groups.setdefault(ix, []).append(component)
     healthy = [pairs[i].bandwidth_MBps for i in range(len(pairs)) if i not in bad]
-    findings, left = [], set(bad)
+    findings, slight, left = [], [], set(bad)
+
     def score(ix: frozenset) -> tuple[int, int]:
         return len(left & ix) - GOOD_WEIGHT * len(ix - bad), len(ix)
 
@@ -336,9 +351,13 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
             break
         members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
         smallest = [c for c in members if c[0] == members[0][0]]
-        findings.append(Finding(
-            smallest, len(bad & best), len(best),
-            _median(pairs[i].bandwidth_MBps for i in bad & best), _median(healthy)))
+        finding = Finding(smallest, len(bad & best), len(best),
+                          _median(pairs[i].bandwidth_MBps for i in bad & best), _median(healthy))
+        within = _within_noise(finding, len(healthy), noise)
+        if within is not None:  # its pairs stay to be explained otherwise, or unexplained
+            slight.append((finding, within))
+            continue
+        findings.append(finding)
         left -= best
     unexplained = sorted(f"{pairs[i].host_a}-{pairs[i].host_b}" for i in left)
     # the uplinks each round's pairs crossed, with how many pairs crossed each
@@ -366,7 +385,21 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     return Explanation(findings, unexplained, congestion, cleared,
                        [name for name in between if name not in crossed],
                        *(resolved or (None, None, None)), floor_MBps if resolved else None,
-                       noise)
+                       noise, slight)
+
+
+def _within_noise(finding: Finding, healthy: int, noise: NoiseRule | None) -> float | None:
+    """Where a component's bad pairs lie, as a group, less far below the healthy pairs in the
+    map than the noise of comparing the two medians can explain, that noise (3 standard errors:
+    the map's noise per pair, x 1.2533 for a median, over the bad pairs and over the `healthy`
+    ones); else None. Each pair was confirmed alone, but against references that a loaded
+    machine can make unrepresentative: when nearly every pair is suspect, one or two healthy
+    pairs are all there is to compare with. Judged only where netbench gave its noise."""
+    if noise is None or finding.median_MBps is None or not finding.healthy_median_MBps:
+        return None
+    error = MEDIAN_EFFICIENCY * noise.map_noise * math.sqrt(1 / finding.bad_pairs + 1 / healthy)
+    slowdown = 1.0 - finding.median_MBps / finding.healthy_median_MBps
+    return RESOLUTION_SIGMAS * error if slowdown < RESOLUTION_SIGMAS * error else None
 
 
 def _median(values: Iterable[float]) -> float | None:

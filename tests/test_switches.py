@@ -288,3 +288,37 @@ def test_netbench_s_verdict_from_the_noise_is_said_and_says_what_it_could_not_re
     assert "below the healthy pairs re-tested around it" in switches.bad_pair_rule(parameters)
     assert switches.bad_pair_rule({"bandwidth_fraction": 0.85, "latency_factor": 2.1}) == (
         "below 0.85 x the best bandwidth or above 2.1 x the lowest latency, also alone")
+
+
+def test_a_component_bad_alone_but_not_slow_in_the_map_is_said_not_named():
+    """Issue 41, seen under load: nearly every pair was suspect, the one healthy pair left was the
+    only reference alone and faster than the rest, so every suspect was bad alone and both
+    leaves looked faulty at -5 % and -8 % in the map, within the noise of comparing 22 pairs
+    with 1 (3 x 4.1 % x 1.2533 x sqrt(1/22 + 1) = 16 %). The verdict names no component for
+    that, and says why; a real fault is named under the same noise."""
+    tree, pairs = measured_map([("switch", "leaf1"), ("switch", "leaf2")])
+    keep = pairs[0]  # the one healthy pair: the reference
+    pairs = [Pair(p.host_a, p.host_b, HEALTHY * 0.94, True, True, p.round) for p in pairs[1:]]
+    pairs.append(Pair(keep.host_a, keep.host_b, HEALTHY, False, False, keep.round))
+    parameters = {"thresholds": "noise", "smallest_fault": 0.2, "latency_factor": 2.1}
+    loaded = {"bandwidth_noise": 0.041, "alone_noise": 0.013, "bad_slowdown": 0.1,
+              "reference_alone_MBps": 112.0, "resolvable_slowdown": 0.25}
+    rule = switches.NoiseRule.of(loaded, parameters)
+    explanation = switches.explain(tree, pairs, noise=rule)
+    assert explanation.findings == [] and explanation.counts() == {"node": 0, "uplink": 0,
+                                                                   "switch": 0}
+    lines = explanation.lines()
+    assert any(line.startswith("not named: switch leaf") and "(-6%)" in line
+               and "within the map's noise of comparing them (16%)" in line for line in lines)
+    assert any(line.startswith("no single component explains 27 bad pair(s)") for line in lines)
+    # under the same noise a node link 15 % slow in the map is named (7 pairs against 21:
+    # 3 x 4.1 % x 1.2533 x sqrt(1/7 + 1/21) = 6.7 %)
+    tree, pairs = measured_map([("node", "n3")])
+    slow = [Pair(p.host_a, p.host_b, HEALTHY * 0.85 if p.bad else HEALTHY, p.suspect, p.bad,
+                 p.round) for p in pairs]
+    assert [f.components for f in switches.explain(tree, slow, noise=rule).findings] == [
+        [("node", "n3")]]
+    # and one 5 % slow is not
+    slight = [Pair(p.host_a, p.host_b, HEALTHY * 0.95 if p.bad else HEALTHY, p.suspect, p.bad,
+                   p.round) for p in pairs]
+    assert not switches.explain(tree, slight, noise=rule).findings
