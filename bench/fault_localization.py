@@ -224,7 +224,8 @@ def arguments() -> argparse.Namespace:
                         help="N other MPI jobs (2-rank ping-pongs of 1 MiB on this machine, "
                              "outside the emulated cluster) running through every trial (0)")
     parser.add_argument("--seed", type=int, default=1, help="draws of the faulty component (1)")
-    parser.add_argument("--json", help="write every trial and the totals to this file")
+    parser.add_argument("--json", help="write every trial (with its map, to judge again) and "
+                        "the totals to this file")
     args = parser.parse_args()
     chosen = args.scenarios.split(",")
     if not set(chosen) <= set(SCENARIOS) or args.trials < 1 or not (

@@ -125,10 +125,10 @@ def unit_and_direction(table: str | None, name: str,
 
 
 def declaration_problems(metrics: dict[str, Any], description: dict[str, Any]) -> list[str]:
-    """One line per performance variable (a check's `metrics`: objects with `table`, `column`,
-    `unit` and `better`) that netbench does not declare, or declares with another unit or
-    direction than the check asserts. A figure the check derives itself (a metrics.Figure with
-    no `column`, e.g. NetbenchMatrix's count of faulty components) declares its own PerfSpec
+    """One line per performance variable (a check's `metrics`: metrics.Metric, with `table`,
+    `column`, `unit` and `better`) that netbench does not declare, or declares with another unit or
+    direction than the check asserts. A figure the check derives itself (a metrics.Figure that
+    is not a Metric, e.g. NetbenchMatrix's count of faulty components) declares its own PerfSpec
     and is not netbench's: see `derived`."""
     declared = declared_figures(description)
     problems = []

@@ -6,12 +6,12 @@ of a new method builds and runs (docs/adding-a-method.md)."""
 
 import re
 import shutil
-from types import SimpleNamespace
 
 import pytest
 from mpi_support import run
 
 from fabricsuite import SOURCE_DIR
+from fabricsuite.metrics import Metric, PerfSpec
 
 pytestmark = pytest.mark.integration
 
@@ -154,7 +154,8 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
         unit_and_direction("bibw", "bandwidth_best_MBps")
 
     def metric(table, name, unit, better):
-        return SimpleNamespace(table=table, column=name, unit=unit, better=better)
+        return Metric(read=lambda result: 0.0, spec=PerfSpec(unit, better), column=name,
+                      table=table)
     wrong = declaration_problems({"best": metric("bibw", "bandwidth_best_MBps", "MB/s", "lower")},
                                  bibw)
     assert wrong == ["best: the check asserts MB/s, lower is better; netbench declares column "
