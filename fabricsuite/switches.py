@@ -290,7 +290,10 @@ class NoiseRule:
         return self.resolvable <= self.smallest_fault
 
     def lines(self) -> list[str]:
-        out = [f"resolves a link {self.resolvable:.0%} slow or more (noise "
+        # beyond 100 %: not even a dead link clears the noise
+        reach = (f"resolves a link {self.resolvable:.0%} slow or more" if self.resolvable < 1
+                 else "resolves no slow link at all")
+        out = [f"{reach} (noise "
                f"{self.map_noise:.1%} with the other pairs, {self.alone_noise:.1%} alone; bad "
                f"beyond {self.bad_slowdown:.0%} below the healthy pairs re-tested around it, "
                f"{self.reference_MBps:.3g} MB/s)"]

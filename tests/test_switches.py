@@ -282,6 +282,10 @@ def test_netbench_s_verdict_from_the_noise_is_said_and_says_what_it_could_not_re
     busy = switches.explain(tree, [], noise=switches.NoiseRule.of(loaded, parameters))
     assert busy.lines()[-1].startswith("could not resolve a link 20% slow, the smallest fault "
                                        "it looks for")
+    # a machine phase between the references alone: no slowdown at all clears that noise
+    lost = dict(loaded, alone_noise=0.329, bad_slowdown=0.99, resolvable_slowdown=1.97)
+    assert switches.explain(tree, [], noise=switches.NoiseRule.of(lost, parameters)).lines()[
+        0].startswith("resolves no slow link at all (noise 9.0% with the other pairs, 32.9% alone")
     # a fixed fraction (or an older result): no rule from the noise, the map's own estimate
     assert switches.NoiseRule.of({**quiet, "resolvable_slowdown": None}, parameters) is None
     assert switches.NoiseRule.of(quiet, {"bandwidth_fraction": 0.85}) is None
