@@ -170,12 +170,13 @@ size_t nb_reference_pairs(const double *bandwidth, const unsigned char *suspect,
     return found;
 }
 
-/* How much a healthy pair alone moves from one re-test to the next: the references measured in
- * turn between the suspects, `steps` in time order. A suspect is compared with the mean of the
- * reference just before and just after it; with s the sd of one figure, consecutive references
- * differ by sqrt(2) s and that comparison by sqrt(1.5) s, so the noise of the comparison is the
- * robust sd of consecutive ratios x sqrt(0.75). NaN below 3 ratios. */
-static double reference_drift(const double *steps, size_t count)
+/* How much a healthy pair alone moves from one re-test to the next: `states` are the references'
+ * re-tests in time order, each over its own pair's level (so that consecutive ones compare the
+ * machine's state, not two placements). A suspect is compared with the mean of the reference just
+ * before and just after it; with s the sd of one figure, consecutive states differ by sqrt(2) s
+ * and that comparison by sqrt(1.5) s, so the noise of the comparison is the robust sd of
+ * consecutive ratios x sqrt(0.75). NaN below 3 ratios. */
+static double reference_drift(const double *states, size_t count)
 {
     if (count < 4)
         return NAN;
@@ -184,36 +185,82 @@ static double reference_drift(const double *steps, size_t count)
         return NAN;
     size_t n = 0;
     for (size_t i = 1; i < count; i++)
-        if (isfinite(steps[i]) && isfinite(steps[i - 1]) && steps[i - 1] > 0)
-            ratios[n++] = steps[i] / steps[i - 1] - 1.0;
+        if (isfinite(states[i]) && isfinite(states[i - 1]) && states[i - 1] > 0)
+            ratios[n++] = states[i] / states[i - 1] - 1.0;
     double drift = n >= 3 ? NB_MAD_TO_SD * nb_mad(ratios, n) * sqrt(0.75) : NAN;
     free(ratios);
     return drift;
 }
 
-nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, size_t reference_count,
-                               const double *retest_bandwidth, const double *retest_spread,
-                               size_t retest_count, double smallest_fault)
+/* level[j] := the median of the re-tests of the j-th distinct pair of `pair` (in order of first
+ * appearance), of_pair[i] := the j of the i-th re-test; returns how many distinct pairs. */
+static size_t reference_levels(const double *bandwidth, const int *pair, size_t count,
+                               double *level, size_t *of_pair, double *scratch)
 {
-    nb_alone_rule r = {NAN, NAN, NAN, NAN};
-    r.reference_bandwidth = finite_median(reference_bandwidth, reference_count);
-    if (!isfinite(r.reference_bandwidth))
-        r.reference_bandwidth = robust_best(retest_bandwidth, retest_count, 1);
-    double noise = finite_median(retest_spread, retest_count);
-    if (reference_count >= 3) {
-        /* the references differ among themselves by their placement as well as their noise */
-        double *copy = malloc(reference_count * sizeof *copy);
-        if (copy != NULL) {
-            size_t n = sorted_finite(reference_bandwidth, reference_count, copy);
-            double among = n >= 3 ? NB_MAD_TO_SD * nb_mad(copy, n) / r.reference_bandwidth : NAN;
-            if (isfinite(among) && !(among <= noise))
-                noise = among;
-            free(copy);
-        }
+    size_t distinct = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t j = 0;
+        while (j < i && pair[j] != pair[i])
+            j++;
+        of_pair[i] = j < i ? of_pair[j] : distinct++;
     }
-    double drift = reference_drift(reference_bandwidth, reference_count);
+    for (size_t j = 0; j < distinct; j++) {
+        size_t n = 0;
+        for (size_t i = 0; i < count; i++)
+            if (of_pair[i] == j)
+                scratch[n++] = bandwidth[i];
+        level[j] = finite_median(scratch, n);
+    }
+    return distinct;
+}
+
+nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, const int *reference_pair,
+                               size_t reference_count, const double *retest_bandwidth,
+                               const double *retest_spread, size_t retest_count,
+                               double smallest_fault, double *state)
+{
+    nb_alone_rule r = {NAN, NAN, NAN, NAN, 0};
+    double noise = finite_median(retest_spread, retest_count);
+    size_t n = reference_count > 0 ? reference_count : 1;
+    double *level = malloc(n * sizeof *level), *states = malloc(n * sizeof *states);
+    double *scratch = malloc(n * sizeof *scratch);
+    size_t *of_pair = malloc(n * sizeof *of_pair);
+    size_t distinct = 0;
+    if (level != NULL && states != NULL && scratch != NULL && of_pair != NULL)
+        distinct = reference_levels(reference_bandwidth, reference_pair, reference_count, level,
+                                    of_pair, scratch);
+    for (size_t i = 0; distinct > 0 && i < reference_count; i++)
+        states[i] = reference_bandwidth[i] / level[of_pair[i]];
+    double drift = distinct > 0 ? reference_drift(states, reference_count) : NAN;
     if (isfinite(drift) && !(drift <= noise))
         noise = drift;
+    /* a reference alone below the best one by more than the threshold is not a healthy pair (a
+     * pair of a slow leaf can look healthy among the others in a noisy map): left out */
+    double top = NAN;
+    for (size_t j = 0; j < distinct; j++)
+        if (isfinite(level[j]) && !(level[j] <= top))
+            top = level[j];
+    double cut = (1.0 - slowdown_threshold(smallest_fault, noise)) * top;
+    size_t kept = 0;
+    for (size_t j = 0; j < distinct; j++)
+        if (level[j] >= cut)
+            scratch[kept++] = level[j];
+    r.slow_references = (int)(distinct - kept);
+    r.reference_bandwidth = finite_median(scratch, kept);
+    if (!isfinite(r.reference_bandwidth))
+        r.reference_bandwidth = robust_best(retest_bandwidth, retest_count, 1);
+    if (kept >= 3) {
+        /* the healthy references differ among themselves by their placement too */
+        double among = NB_MAD_TO_SD * nb_mad(scratch, kept) / r.reference_bandwidth;
+        if (isfinite(among) && !(among <= noise))
+            noise = among;
+    }
+    for (size_t i = 0; state != NULL && i < reference_count; i++)
+        state[i] = distinct > 0 ? states[i] : NAN;
+    free(level);
+    free(states);
+    free(scratch);
+    free(of_pair);
     r.noise = noise;
     r.bad_slowdown = slowdown_threshold(smallest_fault, noise);
     r.bandwidth_floor = (1.0 - r.bad_slowdown) * r.reference_bandwidth;
@@ -233,15 +280,38 @@ int nb_pair_is_suspect(const nb_pair_thresholds *t, double latency, double bandw
     return bandwidth < t->bandwidth_floor || latency > t->latency_ceiling;
 }
 
+double nb_group_gate(size_t group, size_t healthy, double noise)
+{
+    if (group == 0 || healthy == 0 || !isfinite(noise))
+        return NAN;
+    return NB_NOISE_SIGMAS * NB_MEDIAN_EFFICIENCY * noise *
+           sqrt(1.0 / (double)group + 1.0 / (double)healthy);
+}
+
+/* The median of the finite bandwidths of the pairs that `select` (1: with rank r; 0: not bad). */
+static double median_of_pairs(size_t count, const int *rank_a, const int *rank_b, const int *bad,
+                              const double *bandwidth, int r, double *scratch, size_t *n)
+{
+    *n = 0;
+    for (size_t i = 0; i < count; i++) {
+        int chosen = r >= 0 ? rank_a[i] == r || rank_b[i] == r : !bad[i];
+        if (chosen && isfinite(bandwidth[i]))
+            scratch[(*n)++] = bandwidth[i];
+    }
+    return finite_median(scratch, *n);
+}
+
 int nb_bad_nodes(int ranks, size_t count, const int *rank_a, const int *rank_b, const int *bad,
-                 int *node_bad)
+                 const double *bandwidth, double noise, int *node_bad)
 {
     int *measured = calloc((size_t)ranks, sizeof *measured);
     int *failed = calloc((size_t)ranks, sizeof *failed);
+    double *scratch = malloc((count > 0 ? count : 1) * sizeof *scratch);
     int found = 0;
-    if (measured == NULL || failed == NULL) {
+    if (measured == NULL || failed == NULL || scratch == NULL) {
         free(measured);
         free(failed);
+        free(scratch);
         return -1;
     }
     for (size_t i = 0; i < count; i++) {
@@ -252,11 +322,24 @@ int nb_bad_nodes(int ranks, size_t count, const int *rank_a, const int *rank_b, 
                 failed[ends[e]] += bad[i] != 0;
             }
     }
+    size_t healthy = 0;
+    double healthy_median = bandwidth == NULL ? NAN
+                                              : median_of_pairs(count, rank_a, rank_b, bad,
+                                                                bandwidth, -1, scratch, &healthy);
     for (int r = 0; r < ranks; r++) {
-        node_bad[r] = measured[r] >= 2 && failed[r] == measured[r];
-        found += node_bad[r];
+        node_bad[r] = measured[r] >= 2 && failed[r] == measured[r] ? NB_NODE_BAD : 0;
+        if (node_bad[r] && isfinite(healthy_median)) {
+            size_t own = 0;
+            double median = median_of_pairs(count, rank_a, rank_b, bad, bandwidth, r, scratch,
+                                            &own);
+            double gate = nb_group_gate(own, healthy, noise);
+            if (isfinite(gate) && 1.0 - median / healthy_median < gate)
+                node_bad[r] = NB_NODE_WITHIN_NOISE;
+        }
+        found += node_bad[r] == NB_NODE_BAD;
     }
     free(measured);
     free(failed);
+    free(scratch);
     return found;
 }

@@ -80,24 +80,31 @@ size_t nb_reference_pairs(const double *bandwidth, const unsigned char *suspect,
                           size_t wanted, size_t *references);
 
 typedef struct {
-    double reference_bandwidth;  /* a healthy pair alone: the median of the references' re-tests
-                                    (without references: the 90th percentile of the re-tests) */
+    double reference_bandwidth;  /* a healthy pair alone: the median of the references' levels
+                                    (each one's median re-test), those left out below; without
+                                    references, the 90th percentile of the re-tests */
     double noise;                /* relative: the largest of the re-tests' median spread over
-                                    their repetitions, the references' spread among them
-                                    (1.4826 MAD / median, from 3 figures on) and their drift
-                                    from one to the next (from 3 ratios on) */
+                                    their repetitions, the references' drift from one re-test to
+                                    the next (each over its own level: the machine's state; from
+                                    3 ratios on) and the spread among the kept references' levels
+                                    (1.4826 MAD / median, from 3 on) */
     double bad_slowdown;         /* bad below (1 - bad_slowdown) x the references around it */
     double bandwidth_floor;      /* that bandwidth */
+    int slow_references;         /* references whose level is below the best one's by more
+                                    than the threshold: not healthy, left out of the level */
 } nb_alone_rule;
 
 /* The rule for the re-tests: the references' bandwidths alone, in the order they were measured
  * (reference_count of them: the references in turn, one before every suspect and one after the
- * last, so that a suspect is compared with the references around it, and consecutive ones say
- * how much a pair alone moves over the re-tests), every re-test's bandwidth and spread
- * (retest_count). */
-nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, size_t reference_count,
-                               const double *retest_bandwidth, const double *retest_spread,
-                               size_t retest_count, double smallest_fault);
+ * last, so that a suspect is compared with the references around it), which reference pair each
+ * was (reference_pair: any id, equal for the same pair), every re-test's bandwidth and spread
+ * (retest_count). state (reference_count, may be NULL) := each reference re-test over its pair's
+ * level: the machine's state at that step, so that the references around a suspect say
+ * reference_bandwidth x the mean of their states. */
+nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, const int *reference_pair,
+                               size_t reference_count, const double *retest_bandwidth,
+                               const double *retest_spread, size_t retest_count,
+                               double smallest_fault, double *state);
 
 /* The smallest slowdown of a link the map resolves: through both thresholds by its noise. */
 double nb_resolvable_slowdown(const nb_pair_thresholds *t, const nb_alone_rule *r);
@@ -105,10 +112,24 @@ double nb_resolvable_slowdown(const nb_pair_thresholds *t, const nb_alone_rule *
 /* 1 when the figures of one pair fail a threshold (below the floor, above the ceiling). */
 int nb_pair_is_suspect(const nb_pair_thresholds *t, double latency, double bandwidth);
 
-/* Nodes whose every measured pair is bad: node_bad[r] := 1 for such a rank r that has at least
- * two measured pairs (with one pair, the other end is as likely to be the culprit), else 0.
- * pairs (rank_a[i], rank_b[i]), bad[i] 0 or 1. Returns the count of such nodes. */
+/* The noise of comparing the median map bandwidth of `group` pairs with that of `healthy` pairs,
+ * each with the map's relative noise per pair: NB_NOISE_SIGMAS standard errors (x
+ * NB_MEDIAN_EFFICIENCY for a median); NaN when either count is 0 or the noise is unknown. A
+ * group of bad pairs (a node's) slower than the healthy pairs by less than this is, as a group,
+ * within the map's noise: each was bad alone, against references that a loaded machine can make
+ * unrepresentative (when nearly every pair is suspect). fabricsuite.switches applies the same. */
+#define NB_MEDIAN_EFFICIENCY 1.2533
+double nb_group_gate(size_t group, size_t healthy, double noise);
+
+/* Nodes whose every measured pair is bad: node_bad[r] := NB_NODE_BAD for such a rank r that has at
+ * least two measured pairs (with one pair, the other end is as likely to be the culprit) and
+ * whose pairs' median bandwidth in the map lies below the pairs that are not bad by more than
+ * nb_group_gate (bandwidth NULL or noise NaN: no gate); NB_NODE_WITHIN_NOISE when only that
+ * fails; else 0. pairs (rank_a[i], rank_b[i]), bad[i] 0 or 1, bandwidth[i] in the map. Returns
+ * the count of NB_NODE_BAD nodes (-1: out of memory). */
+#define NB_NODE_BAD 1
+#define NB_NODE_WITHIN_NOISE 2
 int nb_bad_nodes(int ranks, size_t count, const int *rank_a, const int *rank_b, const int *bad,
-                 int *node_bad);
+                 const double *bandwidth, double noise, int *node_bad);
 
 #endif

@@ -345,20 +345,32 @@ static void add_pair_row(nb_table *table, const matrix_record *m, size_t k, int 
     nb_cell_real(table, "retest_bandwidth_MBps", m->retest_bandwidth[k]);
 }
 
-/* Rank 0: the nodes all of whose `measured` pairs (rank_a[i], rank_b[i], bad[i]) are bad, in
- * the table bad_nodes with a warning each; returns how many. */
+/* Rank 0: the nodes all of whose `measured` pairs (rank_a[i], rank_b[i], bad[i], bandwidth[i]
+ * in the map) are bad, beyond the map's noise (pairmap.h), in the table bad_nodes with a warning
+ * each, and a warning for each one within that noise; returns how many were named. */
 static int report_bad_nodes(nb_result *result, int P, size_t measured, const int *rank_a,
-                            const int *rank_b, const int *bad, const char *hosts)
+                            const int *rank_b, const int *bad, const double *bandwidth,
+                            double noise, const char *hosts)
 {
     int *node_bad = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P, sizeof *node_bad);
-    int bad_nodes = nb_bad_nodes(P, measured, rank_a, rank_b, bad, node_bad);
+    int bad_nodes = nb_bad_nodes(P, measured, rank_a, rank_b, bad, bandwidth, noise, node_bad);
     nb_table *nodes = nb_result_add_declared_table(result, &bad_nodes_table);
+    size_t healthy = 0;
+    for (size_t i = 0; i < measured; i++)
+        healthy += !bad[i];
     for (int r = 0; r < P; r++) {
         if (!node_bad[r])
             continue;
         long long pairs_of_node = 0;
         for (size_t i = 0; i < measured; i++)
             pairs_of_node += rank_a[i] == r || rank_b[i] == r;
+        if (node_bad[r] == NB_NODE_WITHIN_NOISE) {
+            nb_warning(result, "node %s (rank %d) not named: all its %lld measured pairs are "
+                       "bad alone, but in the map they lie within its noise of the %zu others "
+                       "(%.0f %%)", host_of(hosts, r), r, pairs_of_node, healthy,
+                       100.0 * nb_group_gate((size_t)pairs_of_node, healthy, noise));
+            continue;
+        }
         nb_table_add_row(nodes);
         nb_cell_int(nodes, "rank", r);
         nb_cell_text(nodes, "host", host_of(hosts, r));
@@ -444,16 +456,29 @@ static void report_resolution(nb_result *result, const matrix_verdict *v,
     nb_summary_real(result, "bandwidth_noise", v->map.noise);
     nb_summary_real(result, "suspect_slowdown", v->map.suspect_slowdown);
     nb_summary_int(result, "reference_pairs", v->references);
+    nb_summary_int(result, "slow_reference_pairs", v->alone.slow_references);
     nb_summary_real(result, "reference_alone_MBps", v->alone.reference_bandwidth);
     nb_summary_real(result, "alone_noise", v->alone.noise);
     nb_summary_real(result, "bad_slowdown", v->alone.bad_slowdown);
     nb_summary_real(result, "resolvable_slowdown", v->resolvable_slowdown);
-    if (from_noise(ms) && v->resolvable_slowdown > ms->smallest_fault)
-        nb_warning(result, "this map cannot resolve a link %.0f %% slow (--smallest-fault): its "
-                   "noise (%.1f %% with the others, %.1f %% alone) resolves %.0f %% or more; "
-                   "measure on a quieter machine or with more --repetitions",
-                   100.0 * ms->smallest_fault, 100.0 * v->map.noise, 100.0 * v->alone.noise,
-                   100.0 * v->resolvable_slowdown);
+    if (v->alone.slow_references > 0)
+        nb_warning(result, "%d of the %d reference pairs measured alone below the best one by "
+                   "more than %.0f %%: left out of the healthy level (a slow link, or a "
+                   "placement of its own)", v->alone.slow_references, v->references,
+                   100.0 * v->alone.bad_slowdown);
+    if (!from_noise(ms) || !(v->resolvable_slowdown > ms->smallest_fault))
+        return;
+    char resolves[64];
+    if (v->resolvable_slowdown < 1.0)
+        snprintf(resolves, sizeof resolves, "resolves %.0f %% or more",
+                 100.0 * v->resolvable_slowdown);
+    else
+        snprintf(resolves, sizeof resolves, "resolves no slow link at all");
+    nb_warning(result, "this map cannot resolve a link %.0f %% slow (--smallest-fault): its "
+               "noise (%.1f %% with the others, %.1f %% alone) %s; measure on a quieter "
+               "machine or with more --repetitions",
+               100.0 * ms->smallest_fault, 100.0 * v->map.noise, 100.0 * v->alone.noise,
+               resolves);
 }
 
 /* Rank 0: parameters, the pairs table, the bad nodes, the summary. */
@@ -496,7 +521,8 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
         nb_warning(result, "%lld more bad pairs (table pairs, flagged)",
                    bad_pairs - MATRIX_PAIR_WARNINGS);
 
-    int bad_nodes = report_bad_nodes(result, P, measured, rank_a, rank_b, bad, hosts);
+    int bad_nodes = report_bad_nodes(result, P, measured, rank_a, rank_b, bad, bandwidths,
+                                     t->noise, hosts);
 
     nb_summary_int(result, "pairs", (long long)measured);
     nb_summary_int(result, "pairs_total", (long long)m->pairs);
@@ -608,25 +634,53 @@ static double mean_of_finite(const double *values, size_t count)
     return n > 0 ? sum / (double)n : NAN;
 }
 
+/* Rank 0: the rule for the re-tests from the references among them (pairmap.h); state[s] := at
+ * a reference's step, its re-test over its own pair's level, the machine's state (else NaN). */
+static nb_alone_rule alone_rule_of_retests(const matrix_settings *ms, const matrix_record *m,
+                                           const int *retest, const double *steps, int count,
+                                           double *state)
+{
+    double *in_turn = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *in_turn);
+    int *pair_of = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *pair_of);
+    double *state_in_turn = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1,
+                                               sizeof *state_in_turn);
+    size_t references = 0;
+    for (int s = 0; s < count; s++) {
+        size_t k = pair_index(m->P, retest[2 * s], retest[2 * s + 1]);
+        if (m->reference[k]) {
+            pair_of[references] = (int)k;
+            in_turn[references++] = steps[s];
+        }
+    }
+    nb_alone_rule rule = nb_alone_rule_of(in_turn, pair_of, references, m->retest_bandwidth,
+                                          m->retest_spread, m->pairs, ms->smallest_fault,
+                                          state_in_turn);
+    for (int s = 0, i = 0; s < count; s++)
+        state[s] = m->reference[pair_index(m->P, retest[2 * s], retest[2 * s + 1])]
+                       ? state_in_turn[i++]
+                       : NAN;
+    free(in_turn);
+    free(pair_of);
+    free(state_in_turn);
+    return rule;
+}
+
 /* Rank 0, after the re-tests (steps[i]: the bandwidth of the i-th, in order): which suspects are
- * bad. From the noise, against the mean of the references re-tested just before and after it
- * (pairmap.h); with --bandwidth-fraction, still failing the map's thresholds alone. */
+ * bad. From the noise, against the references' level x the machine's state in the references
+ * re-tested just before and after it (pairmap.h); with --bandwidth-fraction, still failing the
+ * map's thresholds alone. */
 static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
                           const int *retest, const double *steps)
 {
-    v->alone = (nb_alone_rule){NAN, NAN, NAN, NAN};
+    v->alone = (nb_alone_rule){NAN, NAN, NAN, NAN, 0};
     v->resolvable_slowdown = NAN;
     int count = v->retests;
+    double *state = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *state);
+    for (int s = 0; s < count; s++)
+        state[s] = NAN;
     if (from_noise(ms)) {
-        double *in_turn = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *in_turn);
-        size_t references = 0;
-        for (int s = 0; s < count; s++)
-            if (m->reference[pair_index(m->P, retest[2 * s], retest[2 * s + 1])])
-                in_turn[references++] = steps[s];
-        v->alone = nb_alone_rule_of(in_turn, references, m->retest_bandwidth, m->retest_spread,
-                                    m->pairs, ms->smallest_fault);
+        v->alone = alone_rule_of_retests(ms, m, retest, steps, count, state);
         v->resolvable_slowdown = nb_resolvable_slowdown(&v->map, &v->alone);
-        free(in_turn);
     }
     for (int s = 0; s < count; s++) {
         size_t k = pair_index(m->P, retest[2 * s], retest[2 * s + 1]);
@@ -637,14 +691,15 @@ static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
                                                           m->retest_bandwidth[k]);
             continue;
         }
-        /* the references around it (the steps before and after are references when any) */
-        double around[2] = {s > 0 ? steps[s - 1] : NAN, s + 1 < count ? steps[s + 1] : NAN};
-        double local = v->references > 0 ? mean_of_finite(around, 2) : NAN;
-        m->local_reference[k] = isfinite(local) ? local : v->alone.reference_bandwidth;
+        /* the machine's state around it (the steps before and after are references when any) */
+        double around[2] = {s > 0 ? state[s - 1] : NAN, s + 1 < count ? state[s + 1] : NAN};
+        double local = mean_of_finite(around, 2);
+        m->local_reference[k] = v->alone.reference_bandwidth * (isfinite(local) ? local : 1.0);
         m->bad[k] = (unsigned char)(m->retest_bandwidth[k] <
                                         (1.0 - v->alone.bad_slowdown) * m->local_reference[k] ||
                                     m->retest_latency[k] > v->map.latency_ceiling);
     }
+    free(state);
 }
 
 /* Every pair of `retest` (count of them) measured again alone, into rank 0's record (a pair

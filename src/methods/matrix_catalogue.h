@@ -123,6 +123,7 @@ static const nb_column matrix_figures[] = {
     NB_KEY("bandwidth_noise", "ratio"),
     NB_KEY("suspect_slowdown", "ratio"),
     NB_KEY("reference_pairs", "pairs"),
+    NB_KEY("slow_reference_pairs", "pairs"),
     NB_KEY("reference_alone_MBps", "MBps"),
     NB_KEY("alone_noise", "ratio"),
     NB_KEY("bad_slowdown", "ratio"),
@@ -152,15 +153,20 @@ const nb_method nb_method_matrix = {
         "the lowest pair's (2.1: placement moves latency by tens of per cent, never 2 x).\n"
         "Every suspect pair is then measured again ALONE (all other ranks wait), each between\n"
         "two re-tests of healthy pairs (up to 3, those nearest the healthy median, in turn),\n"
-        "the reference: a suspect is bad (table pairs: flagged) when alone it is below the\n"
-        "mean of the references around it by more than half the fault or 3 x the noise of\n"
-        "measuring alone (the largest of the re-tests' own spread, the references' spread\n"
-        "among them, and their drift from one to the next: a loaded machine's phases), or its\n"
-        "latency still fails; otherwise it was congestion. resolvable_slowdown is the smallest slowdown of a link that clears both\n"
+        "the references: each one's level is its median alone, a reference below the best one\n"
+        "by more than the threshold is left out (slow_reference_pairs), and each re-test of a\n"
+        "reference over its level tells the machine's state at that moment. A suspect is bad\n"
+        "(table pairs: flagged) when alone it is below the references' level x the state\n"
+        "around it by more than half the fault or 3 x the noise of measuring alone (the\n"
+        "largest of the re-tests' own spread, the state's drift from one re-test to the next:\n"
+        "a loaded machine's phases, and the kept references' spread among them), or its\n"
+        "latency still fails; otherwise it was congestion. A node all of whose pairs are bad\n"
+        "is named unless, in the map, they lie within the noise of the other pairs.\n"
+        "resolvable_slowdown is the smallest slowdown of a link that clears both\n"
         "thresholds by 3 x its noise; above --smallest-fault the run warns that it could not\n"
         "resolve the fault it looks for. --bandwidth-fraction F instead applies ClusterKit's\n"
         "fixed rule (suspect below F x the best pair, bad when alone still below it). A rank\n"
-        "whose every measured pair (at least 2) is bad is named as a bad node.\n"
+        "whose every measured pair (at least 2) is bad is a bad node.\n"
         "Quick mode (nightly): --rounds K measures K rounds drawn with --seed. Progress goes to\n"
         "stderr. With --json-file PATH the N x N maps are written beside it:\n"
         "matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
