@@ -287,6 +287,12 @@ def test_a_slow_reference_is_left_out_and_mixes_no_placements_into_the_noise(pai
     # the leaf's pairs at 18.5 are bad against 24.3 x the state around them (about 1)
     assert 18.5 < (1 - rule.bad_slowdown) * rule.reference_bandwidth
     assert state[0] == pytest.approx(1.0) and state[1] == pytest.approx(1.0)
+    # every reference a slow-leaf pair, but healthy pairs among the suspects re-tested alone at
+    # 24: the references are left out, the level is the 90th percentile of the re-tests
+    retests = [18.5] * 16 + [24.0, 24.2, 24.4, 24.1]
+    all_slow = alone_rule(pairmap, [18.5, 18.4, 18.6] * 3, retests, [0.01] * 20,
+                          pairs=[0, 1, 2] * 3)
+    assert all_slow.slow_references == 3 and all_slow.reference_bandwidth == pytest.approx(24.1)
     # two references that agree within the threshold are both kept: their median
     both = alone_rule(pairmap, [100.0, 95.0] * 3, [100.0] * 6, [0.01] * 6, pairs=[0, 1] * 3)
     assert both.slow_references == 0 and both.reference_bandwidth == pytest.approx(97.5)

@@ -234,9 +234,11 @@ nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, const int *ref
     double drift = distinct > 0 ? reference_drift(states, reference_count) : NAN;
     if (isfinite(drift) && !(drift <= noise))
         noise = drift;
-    /* a reference alone below the best one by more than the threshold is not a healthy pair (a
-     * pair of a slow leaf can look healthy among the others in a noisy map): left out */
-    double top = NAN;
+    /* a reference alone below the best healthy figure alone (the best reference, or the 90th
+     * percentile of all re-tests) by more than the threshold is not a healthy pair: a pair of a
+     * slow leaf can look healthy among the others in a noisy map, and when most pairs cross
+     * that leaf every reference may be one. Left out; with none left, that best figure. */
+    double top = robust_best(retest_bandwidth, retest_count, 1);
     for (size_t j = 0; j < distinct; j++)
         if (isfinite(level[j]) && !(level[j] <= top))
             top = level[j];

@@ -81,8 +81,8 @@ size_t nb_reference_pairs(const double *bandwidth, const unsigned char *suspect,
 
 typedef struct {
     double reference_bandwidth;  /* a healthy pair alone: the median of the references' levels
-                                    (each one's median re-test), those left out below; without
-                                    references, the 90th percentile of the re-tests */
+                                    (each one's median re-test) but those left out below;
+                                    without any, the 90th percentile of the re-tests */
     double noise;                /* relative: the largest of the re-tests' median spread over
                                     their repetitions, the references' drift from one re-test to
                                     the next (each over its own level: the machine's state; from
@@ -90,8 +90,9 @@ typedef struct {
                                     (1.4826 MAD / median, from 3 on) */
     double bad_slowdown;         /* bad below (1 - bad_slowdown) x the references around it */
     double bandwidth_floor;      /* that bandwidth */
-    int slow_references;         /* references whose level is below the best one's by more
-                                    than the threshold: not healthy, left out of the level */
+    int slow_references;         /* references whose level is below the best healthy figure
+                                    alone (the best reference's, or the 90th percentile of the
+                                    re-tests) by more than the threshold: left out */
 } nb_alone_rule;
 
 /* The rule for the re-tests: the references' bandwidths alone, in the order they were measured
