@@ -132,7 +132,7 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
     # the new column last, where the run leaves it empty
     text = re.sub(r"(NB_TABLE\(bibw, \"bibw\",\n(?:.*\n)*?.*)\);\n",
                   lambda m: m[1] + ",\n" + column.rstrip(",\n") + ");\n", text, count=1)
-    text = re.sub(r"(static const nb_column pingpong_figures\[\] = \{\n)", r"\1" + figure,
+    text = re.sub(r"(NB_FIGURES\(pingpong,\n)", r"\1" + figure,
                   text, count=1)
     assert column.rstrip(",\n") + ");" in text and figure in text, (
         "the declarations moved: update this test")

@@ -147,6 +147,9 @@ typedef struct {
 
 /* A method's output tables, the list its help prints and its run fills: METHOD_tables. */
 #define NB_TABLES(method, ...) static const nb_table_spec *const method##_tables[] = {__VA_ARGS__, NULL}
+/* A method's summary figures (nb_column, as a table's columns; docs/output-format.md): every
+ * key its run may write, METHOD_figures. */
+#define NB_FIGURES(method, ...) static const nb_column method##_figures[] = {__VA_ARGS__}
 
 /* The head of a method's initializer: its name, scope and size progression, what it declares
  * (METHOD_options, METHOD_tables, METHOD_figures) and its run function, run_METHOD. The rest

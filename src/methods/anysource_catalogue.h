@@ -20,8 +20,7 @@ NB_TABLE(anysource_cost, "anysource_cost", NB_PAIRED_COST_COLUMNS("receive"));
 
 NB_TABLES(anysource, &anysource_table, &anysource_cost_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column anysource_figures[] = {
+NB_FIGURES(anysource,
     NB_KEY("small_size_bytes", "bytes"),
     NB_LOWER("named_latency_small_us", "us"),
     NB_LOWER("any_source_latency_small_us", "us"),
@@ -29,8 +28,7 @@ static const nb_column anysource_figures[] = {
     NB_LOWER("any_source_cost_small_us", "us"),
     NB_LOWER("any_source_cost_small_ratio", "ratio"),
     NB_LOWER("any_source_any_tag_cost_small_us", "us"),
-    NB_LOWER("any_source_any_tag_cost_small_ratio", "ratio"),
-};
+    NB_LOWER("any_source_any_tag_cost_small_ratio", "ratio"));
 
 const nb_method nb_method_anysource = {
     NB_METHOD(anysource, NB_ON_PAIR, NB_SIZES_POWERS_OF_4),

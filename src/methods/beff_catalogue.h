@@ -68,8 +68,7 @@ NB_TABLE(beff_validation, "validation",
 
 NB_TABLES(beff, &patterns_table, &lengths_table, &beff_validation_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column beff_figures[] = {
+NB_FIGURES(beff,
     NB_KEY("validated_messages", "count"),
     NB_LOWER("validation_errors", "count"),
     NB_HIGHER("b_eff_MBps", "MBps"),
@@ -82,8 +81,7 @@ static const nb_column beff_figures[] = {
     NB_LOWER("latency_rings_random_us", "us"),
     NB_LOWER("latency_rings_us", "us"),
     NB_LOWER("pingpong_latency_us", "us"),
-    NB_HIGHER("pingpong_bandwidth_lmax_MBps", "MBps"),
-};
+    NB_HIGHER("pingpong_bandwidth_lmax_MBps", "MBps"));
 
 const nb_method nb_method_beff = {
     NB_METHOD(beff, NB_ON_ALL_RANKS, NB_SIZES_NONE),

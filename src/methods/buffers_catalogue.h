@@ -75,8 +75,7 @@ NB_TABLE(reuse, "reuse",
 
 NB_TABLES(reuse, &reuse_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column reuse_figures[] = {
+NB_FIGURES(reuse,
     NB_KEY("latency_reuse100_small_size_bytes", "bytes"),
     NB_LOWER("latency_reuse100_small_us", "us"),
     NB_KEY("cost_size_bytes", "bytes"),
@@ -85,8 +84,7 @@ static const nb_column reuse_figures[] = {
     NB_LOWER("cost_ratio", "ratio"),
     NB_KEY("cost_noise_us", "us"),
     NB_LOWER("cost_extra_max_us", "us"),
-    NB_KEY("cost_extra_max_size_bytes", "bytes"),
-};
+    NB_KEY("cost_extra_max_size_bytes", "bytes"));
 
 const nb_method nb_method_reuse = {
     NB_METHOD(reuse, NB_ON_PAIR, NB_SIZES_NONE),
@@ -152,16 +150,14 @@ NB_TABLE(vector, "vector",
 
 NB_TABLES(vector, &contiguous_table, &vector_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column vector_figures[] = {
+NB_FIGURES(vector,
     NB_KEY("cost_size_bytes", "bytes"),
     NB_KEY("cost_segments", "count"),
     NB_LOWER("cost_extra_us", "us"),
     NB_LOWER("cost_ratio", "ratio"),
     NB_KEY("cost_noise_us", "us"),
     NB_LOWER("cost_extra_max_us", "us"),
-    NB_KEY("cost_extra_max_size_bytes", "bytes"),
-};
+    NB_KEY("cost_extra_max_size_bytes", "bytes"));
 
 const nb_method nb_method_vector = {
     NB_METHOD(vector, NB_ON_PAIR, NB_SIZES_NONE),

@@ -71,14 +71,12 @@ NB_TABLE(collectives_validation, "validation",
 
 NB_TABLES(collectives, &collectives_table, &collectives_validation_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column collectives_figures[] = {
+NB_FIGURES(collectives,
     NB_KEY("validated_calls", "count"),
     NB_LOWER("validation_errors", "count"),
     NB_KEY("clock_sync_error_max_us", "us"),
     NB_KEY("collectives_measured", "count"),
-    NB_KEY("loop_to_individual_median", "ratio"),
-};
+    NB_KEY("loop_to_individual_median", "ratio"));
 
 const nb_method nb_method_collectives = {
     NB_METHOD(collectives, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_2),

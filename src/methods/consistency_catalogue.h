@@ -55,8 +55,7 @@ NB_TABLE(rules, "rules",
 
 NB_TABLES(consistency, &rules_table, &nb_operation_timings_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column consistency_figures[] = {
+NB_FIGURES(consistency,
     NB_LOWER("violations_allreduce_le_reduce_bcast", "count"),
     NB_LOWER("violations_reduce_le_allreduce", "count"),
     NB_LOWER("violations_bcast_le_scatter_allgather", "count"),
@@ -65,8 +64,7 @@ static const nb_column consistency_figures[] = {
     NB_LOWER("violations", "count"),
     NB_KEY("rule_sizes_checked", "count"),
     NB_KEY("rule_sizes_not_judged", "count"),
-    NB_KEY("clock_sync_error_max_us", "us"),
-};
+    NB_KEY("clock_sync_error_max_us", "us"));
 
 const nb_method nb_method_consistency = {
     NB_METHOD(consistency, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_4),

@@ -70,12 +70,10 @@ NB_TABLE(dense_validation, "validation",
 
 NB_TABLES(dense, &phases_table, &algorithms_table, &dense_validation_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column dense_figures[] = {
+NB_FIGURES(dense,
     NB_KEY("phases_measured", "count"),
     NB_KEY("validated_messages", "count"),
-    NB_LOWER("validation_errors", "count"),
-};
+    NB_LOWER("validation_errors", "count"));
 
 const nb_method nb_method_dense = {
     NB_METHOD(dense, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_4),

@@ -56,8 +56,7 @@ NB_TABLE(flood_best, "flood_best",
 
 NB_TABLES(flood, &flood_table, &flood_best_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column flood_figures[] = {
+NB_FIGURES(flood,
     NB_LOWER("g_us", "us"),
     NB_KEY("g_queue_depth", "count"),
     NB_LOWER("G_ns_per_byte", "ns_per_byte"),
@@ -67,8 +66,7 @@ static const nb_column flood_figures[] = {
     NB_KEY("G_fit_rms_relative", "ratio"),
     NB_KEY("G_fit_outliers", "count"),
     NB_HIGHER("bandwidth_unidirectional_peak_MBps", "MBps"),
-    NB_KEY("bandwidth_unidirectional_peak_size_bytes", "bytes"),
-};
+    NB_KEY("bandwidth_unidirectional_peak_size_bytes", "bytes"));
 
 const nb_method nb_method_flood = {
     NB_METHOD(flood, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),

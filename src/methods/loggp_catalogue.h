@@ -98,8 +98,7 @@ NB_TABLE(ranges, "ranges",
 
 NB_TABLES(loggp, &prtt_table, &ranges_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column loggp_figures[] = {
+NB_FIGURES(loggp,
     NB_LOWER("L_us", "us"),
     NB_SAME("protocol_ranges", "ranges"),
     NB_KEY("protocol_ranges_detected", "ranges"),
@@ -132,8 +131,7 @@ static const nb_column loggp_figures[] = {
     NB_KEY("recheck_measurements", "count"),
     NB_KEY("recheck_lowered", "count"),
     NB_KEY("state_waited_s", "s"),
-    NB_KEY("state_waits", "count"),
-};
+    NB_KEY("state_waits", "count"));
 
 const nb_method nb_method_loggp = {
     NB_METHOD(loggp, NB_ON_PAIR, NB_SIZES_NONE),

@@ -96,8 +96,7 @@ NB_TABLE(bad_nodes, "bad_nodes",
 
 NB_TABLES(matrix, &pairs_table, &bad_nodes_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column matrix_figures[] = {
+NB_FIGURES(matrix,
     NB_KEY("pairs", "pairs"),
     NB_KEY("pairs_total", "pairs"),
     NB_KEY("rounds", "count"),
@@ -127,8 +126,7 @@ static const nb_column matrix_figures[] = {
     NB_KEY("reference_alone_MBps", "MBps"),
     NB_KEY("alone_noise", "ratio"),
     NB_KEY("bad_slowdown", "ratio"),
-    NB_LOWER("resolvable_slowdown", "ratio"),
-};
+    NB_LOWER("resolvable_slowdown", "ratio"));
 
 const nb_method nb_method_matrix = {
     NB_METHOD(matrix, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_2),

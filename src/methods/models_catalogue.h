@@ -76,8 +76,7 @@ NB_TABLE(loggp_quick, "loggp_quick",
 
 NB_TABLES(models, &models_table, &nb_operation_timings_table, &loggp_ranges_table, &loggp_quick_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column models_figures[] = {
+NB_FIGURES(models,
     NB_LOWER("L_us", "us"),
     NB_LOWER("g_small_us", "us"),
     NB_LOWER("o_s_small_us", "us"),
@@ -86,8 +85,7 @@ static const nb_column models_figures[] = {
     NB_SAME("measured_to_predicted_median", "ratio"),
     NB_LOWER("measured_to_predicted_max", "ratio"),
     NB_KEY("clock_sync_error_max_us", "us"),
-    NB_KEY("models_compared", "count"),
-};
+    NB_KEY("models_compared", "count"));
 
 const nb_method nb_method_models = {
     NB_METHOD(models, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_4),

@@ -52,8 +52,7 @@ NB_TABLE(connections, "connections", NB_KEY("peers", "count"), LATENCY_COLUMNS);
 
 NB_TABLES(connections, &connections_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column connections_figures[] = {
+NB_FIGURES(connections,
     NB_KEY("max_k", "count"),
     NB_KEY("small_size_bytes", "bytes"),
     NB_KEY("large_size_bytes", "bytes"),
@@ -64,8 +63,7 @@ static const nb_column connections_figures[] = {
     NB_LOWER("cost_small_max_k_us", "us"),
     NB_LOWER("cost_large_max_k_us", "us"),
     NB_KEY("noise_floor_small_max_k_us", "us"),
-    NB_KEY("noise_floor_large_max_k_us", "us"),
-};
+    NB_KEY("noise_floor_large_max_k_us", "us"));
 
 const nb_method nb_method_connections = {
     NB_METHOD(connections, NB_ON_ALL_RANKS, NB_SIZES_NONE),
@@ -126,8 +124,7 @@ NB_TABLE(aggregate, "aggregate",
 
 NB_TABLES(loaded, &loaded_latency_table, &aggregate_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column loaded_figures[] = {
+NB_FIGURES(loaded,
     NB_KEY("pairs", "pairs"),
     NB_KEY("loading_pairs_max", "pairs"),
     NB_LOWER("loaded_latency_k0_us", "us"),
@@ -139,8 +136,7 @@ static const nb_column loaded_figures[] = {
     NB_HIGHER("aggregate_bandwidth_one_pair_MBps", "MBps"),
     NB_HIGHER("aggregate_bandwidth_scaling", "ratio"),
     NB_HIGHER("message_rate_per_s", "per_s"),
-    NB_HIGHER("message_rate_one_pair_per_s", "per_s"),
-};
+    NB_HIGHER("message_rate_one_pair_per_s", "per_s"));
 
 const nb_method nb_method_loaded = {
     NB_METHOD(loaded, NB_ON_ALL_RANKS, NB_SIZES_NONE),

@@ -53,8 +53,7 @@ NB_TABLE(overlap_potential_sweep, "overlap_potential_sweep",
 
 NB_TABLES(overlap, &overhead_sweep_table, &overlap_potential_table, &overlap_potential_sweep_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column overlap_figures[] = {
+NB_FIGURES(overlap,
     NB_LOWER("o_s_us", "us"),
     NB_LOWER("o_r_us", "us"),
     NB_LOWER("g_send_q1_us", "us"),
@@ -62,8 +61,7 @@ static const nb_column overlap_figures[] = {
     NB_KEY("overhead_size_bytes", "bytes"),
     NB_KEY("tolerance", "ratio"),
     NB_KEY("compute_calibration_ns_per_unit", "ns_per_unit"),
-    NB_KEY("compute_calibration_rank1_ns_per_unit", "ns_per_unit"),
-};
+    NB_KEY("compute_calibration_rank1_ns_per_unit", "ns_per_unit"));
 
 const nb_method nb_method_overlap = {
     NB_METHOD(overlap, NB_ON_PAIR, NB_SIZES_POWERS_OF_4),

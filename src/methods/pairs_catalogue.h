@@ -37,15 +37,13 @@ NB_TABLE(distances, "distances",
 
 NB_TABLES(rankdist, &distances_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column rankdist_figures[] = {
+NB_FIGURES(rankdist,
     NB_KEY("distances", "count"),
     NB_LOWER("latency_nearest_us", "us"),
     NB_LOWER("latency_farthest_us", "us"),
     NB_HIGHER("bandwidth_nearest_MBps", "MBps"),
     NB_HIGHER("bandwidth_farthest_MBps", "MBps"),
-    NB_LOWER("flagged_distances", "count"),
-};
+    NB_LOWER("flagged_distances", "count"));
 
 const nb_method nb_method_rankdist = {
     NB_METHOD(rankdist, NB_ON_ALL_RANKS, NB_SIZES_POWERS_OF_2),

@@ -20,8 +20,7 @@ NB_TABLE(polling_cost, "polling_cost", NB_PAIRED_COST_COLUMNS("mode"));
 
 NB_TABLES(polling, &polling_table, &polling_cost_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column polling_figures[] = {
+NB_FIGURES(polling,
     NB_KEY("small_size_bytes", "bytes"),
     NB_LOWER("busy_poll_latency_small_us", "us"),
     NB_LOWER("blocking_latency_small_us", "us"),
@@ -30,8 +29,7 @@ static const nb_column polling_figures[] = {
     NB_LOWER("blocking_cost_small_us", "us"),
     NB_LOWER("blocking_cost_small_ratio", "ratio"),
     NB_LOWER("test_yield_cost_small_us", "us"),
-    NB_LOWER("test_yield_cost_small_ratio", "ratio"),
-};
+    NB_LOWER("test_yield_cost_small_ratio", "ratio"));
 
 const nb_method nb_method_polling = {
     NB_METHOD(polling, NB_ON_PAIR, NB_SIZES_POWERS_OF_4),

@@ -23,12 +23,10 @@ NB_TABLE(pingpong, "pingpong",
 
 NB_TABLES(pingpong, &pingpong_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column pingpong_figures[] = {
+NB_FIGURES(pingpong,
     NB_KEY("latency_small_size_bytes", "bytes"),
     NB_LOWER("latency_small_min_us", "us"),
-    NB_LOWER("latency_small_median_us", "us"),
-};
+    NB_LOWER("latency_small_median_us", "us"));
 
 const nb_method nb_method_pingpong = {
     NB_METHOD_SHARING(pingpong, pt2pt_options, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),
@@ -56,11 +54,9 @@ NB_TABLE(bibw, "bibw",
 
 NB_TABLES(bibw, &bibw_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column bibw_figures[] = {
+NB_FIGURES(bibw,
     NB_HIGHER("bandwidth_peak_MBps", "MBps"),
-    NB_KEY("bandwidth_peak_size_bytes", "bytes"),
-};
+    NB_KEY("bandwidth_peak_size_bytes", "bytes"));
 
 const nb_method nb_method_bibw = {
     NB_METHOD_SHARING(bibw, pt2pt_options, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),
@@ -84,12 +80,10 @@ NB_TABLE(bothway, "bothway",
 
 NB_TABLES(bothway, &bothway_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column bothway_figures[] = {
+NB_FIGURES(bothway,
     NB_HIGHER("bandwidth_per_direction_peak_MBps", "MBps"),
     NB_HIGHER("bandwidth_aggregate_peak_MBps", "MBps"),
-    NB_KEY("bandwidth_peak_size_bytes", "bytes"),
-};
+    NB_KEY("bandwidth_peak_size_bytes", "bytes"));
 
 const nb_method nb_method_bothway = {
     NB_METHOD_SHARING(bothway, pt2pt_options, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),

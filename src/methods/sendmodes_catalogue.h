@@ -27,8 +27,7 @@ NB_TABLE(sendmodes_ratio, "sendmodes_ratio",
 
 NB_TABLES(sendmodes, &sendmodes_table, &sendmodes_ratio_table);
 
-/* Its summary figures (docs/output-format.md). */
-static const nb_column sendmodes_figures[] = {
+NB_FIGURES(sendmodes,
     NB_KEY("small_size_bytes", "bytes"),
     NB_LOWER("standard_latency_small_us", "us"),
     NB_LOWER("synchronous_latency_small_us", "us"),
@@ -36,8 +35,7 @@ static const nb_column sendmodes_figures[] = {
     NB_LOWER("ready_latency_small_us", "us"),
     NB_LOWER("synchronous_ratio_small", "ratio"),
     NB_LOWER("buffered_ratio_small", "ratio"),
-    NB_LOWER("ready_ratio_small", "ratio"),
-};
+    NB_LOWER("ready_ratio_small", "ratio"));
 
 const nb_method nb_method_sendmodes = {
     NB_METHOD(sendmodes, NB_ON_PAIR, NB_SIZES_POWERS_OF_4),
