@@ -273,6 +273,8 @@ class NoiseRule:
     reference_MBps: float
     #: the smallest slowdown of a link that clears both thresholds by its noise
     resolvable: float
+    #: references that measured alone below the best healthy figure alone: left out
+    slow_references: int = 0
 
     @classmethod
     def of(cls, summary: Mapping, parameters: Mapping) -> NoiseRule | None:
@@ -282,7 +284,10 @@ class NoiseRule:
         fault = parameters.get("smallest_fault")
         if fault is None or any(not isinstance(v, (int, float)) for v in values):
             return None
-        return cls(float(fault), *(float(v) for v in values))
+        # absent from results of netbench before it judged each reference on its own
+        slow = summary.get("slow_reference_pairs")
+        return cls(float(fault), *(float(v) for v in values),
+                   slow if isinstance(slow, int) else 0)
 
     @property
     def resolved(self) -> bool:
@@ -296,7 +301,9 @@ class NoiseRule:
         out = [f"{reach} (noise "
                f"{self.map_noise:.1%} with the other pairs, {self.alone_noise:.1%} alone; bad "
                f"beyond {self.bad_slowdown:.0%} below the healthy pairs re-tested around it, "
-               f"{self.reference_MBps:.3g} MB/s)"]
+               f"{self.reference_MBps:.3g} MB/s"
+               + (f"; {self.slow_references} reference pair(s) slow alone, left out"
+                  if self.slow_references else "") + ")"]
         if not self.resolved:
             out.append(f"could not resolve a link {self.smallest_fault:.0%} slow, the smallest "
                        f"fault it looks for: one that small would go unnamed here (measure on "

@@ -286,6 +286,11 @@ def test_netbench_s_verdict_from_the_noise_is_said_and_says_what_it_could_not_re
     lost = dict(loaded, alone_noise=0.329, bad_slowdown=0.99, resolvable_slowdown=1.97)
     assert switches.explain(tree, [], noise=switches.NoiseRule.of(lost, parameters)).lines()[
         0].startswith("resolves no slow link at all (noise 9.0% with the other pairs, 32.9% alone")
+    # a reference that measured alone below the others (a slow leaf's pair) is said left out
+    left_out = switches.NoiseRule.of({**quiet, "slow_reference_pairs": 1}, parameters)
+    assert left_out.slow_references == 1 and rule.slow_references == 0
+    assert switches.explain(tree, [], noise=left_out).lines()[0].endswith(
+        "112 MB/s; 1 reference pair(s) slow alone, left out)")
     # a fixed fraction (or an older result): no rule from the noise, the map's own estimate
     assert switches.NoiseRule.of({**quiet, "resolvable_slowdown": None}, parameters) is None
     assert switches.NoiseRule.of(quiet, {"bandwidth_fraction": 0.85}) is None
