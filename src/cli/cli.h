@@ -145,6 +145,10 @@ typedef struct {
     .options = (options_array), .option_count = NB_COUNT_OF(options_array),                    \
     .tables = (table_list), .figures = (figure_array), .figure_count = NB_COUNT_OF(figure_array)
 
+/* A method's catalogue header (src/methods/NAME_catalogue.h) declares, in this order: its
+ * options (an nb_option array), its output tables (NB_TABLE, docs/output-format.md) and their
+ * list (NB_TABLES), its summary figures (NB_FIGURES), and the method (NB_METHOD). */
+
 /* A method's output tables, the list its help prints and its run fills: METHOD_tables. */
 #define NB_TABLES(method, ...) static const nb_table_spec *const method##_tables[] = {__VA_ARGS__, NULL}
 /* A method's summary figures (nb_column, as a table's columns; docs/output-format.md): every

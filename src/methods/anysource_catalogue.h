@@ -8,9 +8,6 @@
 /* Defined in anysource.c. */
 nb_run_function run_anysource;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 /* The options every paired method shares (paired.h). */
 static const nb_option anysource_options[] = {NB_PAIRED_OPTIONS};
 

@@ -21,9 +21,6 @@ typedef struct {
 nb_run_function run_beff;
 nb_buffer_bytes_hook beff_buffer_bytes;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option beff_options[] = {
     {.name = "--lmax", .type = NB_OPTION_SIZE, NB_SETTING(beff_settings, lmax),
      .min = (double)BEFF_LMAX_FLOOR, .max = (double)BEFF_LMAX_CAP, .value_name = "SIZE",

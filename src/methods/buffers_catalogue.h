@@ -44,9 +44,6 @@ nb_run_function run_reuse, run_vector;
 nb_finish_hook reuse_finish, vector_finish;
 nb_buffer_bytes_hook reuse_buffer_bytes, vector_buffer_bytes;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option reuse_options[] = {
     {.common = NB_COMMON_SIZES, .default_text = REUSE_DEFAULT_SIZES},
     {.name = "--reuse-percentages", .type = NB_OPTION_INT_LIST,

@@ -29,9 +29,6 @@ typedef struct {
 nb_run_function run_collectives;
 nb_name_of_function collective_name_of;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option collectives_options[] = {
     NB_USE_SIZES("8", "1M"),
     {.name = "--collectives", .type = NB_OPTION_ENUM_LIST,

@@ -19,9 +19,6 @@ nb_run_function run_consistency;
 nb_finish_hook consistency_finish;
 nb_name_of_function consistency_rule_name_of;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option consistency_options[] = {
     NB_USE_SIZES("8", "1M"),
     {.name = "--rules", .type = NB_OPTION_ENUM_LIST, NB_SETTING(consistency_settings, rules),

@@ -17,9 +17,6 @@ typedef struct {
 nb_run_function run_dense;
 nb_name_of_function dense_algorithm_name;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option dense_options[] = {
     NB_USE_SIZES("8", "1M"),
     {.name = "--algorithms", .type = NB_OPTION_ENUM_LIST, NB_SETTING(dense_settings, algorithms),

@@ -19,9 +19,6 @@ typedef struct {
 nb_run_function run_flood;
 nb_buffer_bytes_hook flood_buffer_bytes;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option flood_options[] = {
     NB_USE_SIZES("8", "4M"),
     {.name = "--queue-depths", .type = NB_OPTION_INT_LIST,

@@ -21,9 +21,6 @@ typedef struct {
 nb_run_function run_loggp;
 nb_finish_hook loggp_finish;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option loggp_options[] = {
     NB_USE(NB_COMMON_SIZES, NULL),
     NB_USE(NB_COMMON_MAX_SIZE, "64K"),

@@ -30,9 +30,6 @@ typedef struct {
 nb_run_function run_models;
 nb_finish_hook models_finish;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option models_options[] = {
     NB_USE_SIZES("8", "1M"),
     {.name = "--loggp-json", .type = NB_OPTION_STRING, NB_SETTING(models_settings, loggp_json),

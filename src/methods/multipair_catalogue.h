@@ -30,9 +30,6 @@ nb_run_function run_connections, run_loaded;
 nb_finish_hook connections_finish, loaded_finish;
 nb_buffer_bytes_hook loaded_buffer_bytes;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option connections_options[] = {
     {.name = "--small-size", .type = NB_OPTION_SIZE, NB_SETTING(connections_settings, small_size),
      .min = 0, .max = (double)NB_MAX_MESSAGE_SIZE, .value_name = "SIZE", .default_value = "8",

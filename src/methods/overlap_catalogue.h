@@ -16,9 +16,6 @@ typedef struct {
 nb_run_function run_overlap;
 nb_buffer_bytes_hook overlap_buffer_bytes;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option overlap_options[] = {
     NB_USE_SIZES("8", "1M"),
     {.name = "--overhead-size", .type = NB_OPTION_SIZE,

@@ -8,9 +8,6 @@
 /* Defined in polling.c. */
 nb_run_function run_polling;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 /* The options every paired method shares (paired.h). */
 static const nb_option polling_options[] = {NB_PAIRED_OPTIONS};
 

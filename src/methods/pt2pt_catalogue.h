@@ -8,9 +8,6 @@
 /* Defined in pt2pt.c. */
 nb_run_function run_pingpong, run_bibw, run_bothway;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 static const nb_option pt2pt_options[] = {
     NB_USE_SIZES("8", "4M"),
     NB_USE_REPEATS("11", "10000", "30"),

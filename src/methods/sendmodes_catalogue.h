@@ -10,9 +10,6 @@ nb_run_function run_sendmodes;
 nb_finish_hook sendmodes_finish;
 nb_buffer_bytes_hook sendmodes_buffer_bytes;
 
-/* Each method below declares, in this order: its options, its output tables
- * (docs/output-format.md) and their list, its summary figures, and the method. */
-
 /* The options every paired method shares (paired.h). */
 static const nb_option sendmodes_options[] = {NB_PAIRED_OPTIONS};
 
