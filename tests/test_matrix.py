@@ -401,6 +401,7 @@ def test_two_ranks_keep_the_format_and_write_the_maps(program, tmp_path, schedul
     # the one healthy pair is the reference, measured again alone (around every suspect; with
     # none, once)
     assert summary["reference_pairs"] == 1 and pair["retest_bandwidth_MBps"] > 0
+    assert summary["slow_reference_pairs"] == 0  # the best figure alone is its own
     assert summary["reference_alone_MBps"] > 0
     assert "re-test of a pair alone 1 of 1" in proc.stderr
     assert summary["bad_slowdown"] >= 0.1 and summary["resolvable_slowdown"] > 0.1
