@@ -357,7 +357,7 @@ static int report_bad_nodes(nb_result *result, int P, size_t measured, const int
     nb_table *nodes = nb_result_add_declared_table(result, &bad_nodes_table);
     size_t healthy = 0;
     for (size_t i = 0; i < measured; i++)
-        healthy += !bad[i];
+        healthy += !bad[i] && isfinite(bandwidth[i]);
     for (int r = 0; r < P; r++) {
         if (!node_bad[r])
             continue;
