@@ -235,10 +235,11 @@ nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, const int *ref
     if (isfinite(drift) && !(drift <= noise))
         noise = drift;
     /* a reference alone below the best healthy figure alone (the best reference, or the 90th
-     * percentile of all re-tests) by more than the threshold is not a healthy pair: a pair of a
+     * percentile of all re-tests) by more than the threshold from the fault and the drift (before
+     * the kept references' own spread can raise it) is not a healthy pair: a pair of a
      * slow leaf can look healthy among the others in a noisy map, and when most pairs cross
      * that leaf every reference may be one. Left out; with none left, that best figure. */
-    double top = robust_best(retest_bandwidth, retest_count, 1);
+    double best_alone = robust_best(retest_bandwidth, retest_count, 1), top = best_alone;
     for (size_t j = 0; j < distinct; j++)
         if (isfinite(level[j]) && !(level[j] <= top))
             top = level[j];
@@ -250,7 +251,7 @@ nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, const int *ref
     r.slow_references = (int)(distinct - kept);
     r.reference_bandwidth = finite_median(scratch, kept);
     if (!isfinite(r.reference_bandwidth))
-        r.reference_bandwidth = robust_best(retest_bandwidth, retest_count, 1);
+        r.reference_bandwidth = best_alone;
     if (kept >= 3) {
         /* the healthy references differ among themselves by their placement too */
         double among = NB_MAD_TO_SD * nb_mad(scratch, kept) / r.reference_bandwidth;

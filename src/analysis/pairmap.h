@@ -92,7 +92,9 @@ typedef struct {
     double bandwidth_floor;      /* that bandwidth */
     int slow_references;         /* references whose level is below the best healthy figure
                                     alone (the best reference's, or the 90th percentile of the
-                                    re-tests) by more than the threshold: left out */
+                                    re-tests) by more than half the fault or 3 x the
+                                    drift (the threshold before the kept references'
+                                    spread among them): left out */
 } nb_alone_rule;
 
 /* The rule for the re-tests: the references' bandwidths alone, in the order they were measured

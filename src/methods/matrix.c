@@ -463,9 +463,9 @@ static void report_resolution(nb_result *result, const matrix_verdict *v,
     nb_summary_real(result, "resolvable_slowdown", v->resolvable_slowdown);
     if (v->alone.slow_references > 0)
         nb_warning(result, "%d of the %d reference pairs measured alone below the best healthy "
-                   "figure alone by more than %.0f %%: left out of the healthy level (a slow "
-                   "link, or a placement of its own)", v->alone.slow_references, v->references,
-                   100.0 * v->alone.bad_slowdown);
+                   "figure alone by more than half the fault or 3 x the drift: left out of the "
+                   "healthy level (a slow link, or a placement of its own)",
+                   v->alone.slow_references, v->references);
     if (!from_noise(ms) || !(v->resolvable_slowdown > ms->smallest_fault))
         return;
     char resolves[64];
