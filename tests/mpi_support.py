@@ -28,6 +28,9 @@ MPIS = {
 ROOT_ALLOWED = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 MPI_ENV = dict(os.environ, **ROOT_ALLOWED)
 REFRAME = str(Path(sys.executable).parent / "reframe")
+#: ReFrame with the project's configuration: the start of every test's ReFrame command, here and
+#: on the emulated cluster (emu_support.run_reframe).
+REFRAME_COMMAND = (REFRAME, "-C", "config/settings.py")
 
 
 #: The development VM's key (fabricsuite.machine): tests of its own recorded data name it.
@@ -161,7 +164,7 @@ def reframe(*args: str, results: Path | None = None, env: dict[str, str] | None 
     full = {**(os.environ if env is None else env), **ROOT_ALLOWED}
     if results is not None:
         full["FABRICSUITE_RESULTS"] = str(results)
-    return subprocess.run([REFRAME, "-C", "config/settings.py", *args], cwd=REPO_ROOT,
+    return subprocess.run([*REFRAME_COMMAND, *args], cwd=REPO_ROOT,
                           env=full, capture_output=True, text=True, timeout=timeout)
 
 

@@ -112,13 +112,12 @@ def test_init_onboards_the_emulated_cluster(cluster, tmp_path):
     assert recorded.pus == os.cpu_count() == generated["processor"]["num_cpus"]
     # the point-to-point checks run through srun at other-node under it
     results = tmp_path / "results"
-    run = emu("exec", "env", f"FABRICSUITE_CONFIG_PATH={config}",
-              f"RFM_REFERENCE_PREFIX={references}", f"FABRICSUITE_RESULTS={results}",
-              str(Path(sys.executable).parent / "reframe"), "-C", "config/settings.py",
-              "-c", "checks/pt2pt.py", "--system", "emu2", "-p", "openmpi",
-              "-n", "NetbenchPingPong%distance=other-node",
-              "-n", "NetbenchPingPongBandwidth%distance=other-node",
-              "-S", "require_reference=false", "-r", check=False, timeout=600)
+    run = emu_support.run_reframe(
+        emu, results, "-c", "checks/pt2pt.py", "-p", "openmpi",
+        "-n", "NetbenchPingPong%distance=other-node",
+        "-n", "NetbenchPingPongBandwidth%distance=other-node", "-S", "require_reference=false",
+        system="emu2", timeout=600,
+        extra_env={"FABRICSUITE_CONFIG_PATH": str(config), "RFM_REFERENCE_PREFIX": str(references)})
     assert run.returncode == 0, run.stdout[-4000:]
     assert re.search(r"Ran 3/3 test case", run.stdout), run.stdout[-3000:]
     outs = list((results / "output").rglob("netbench.json"))

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import emu_support
 import pytest
-from emu_support import BIN
 
 PREFIX = emu_support.prefix("fsp")  # unique per test run, distinct from the other clusters
 pytestmark = emu_support.marks(PREFIX)
@@ -78,12 +77,10 @@ def test_both_methods_at_4_nodes_one_rank_per_node(four_nodes, netbench, tmp_pat
     # sanity accepts the 4-rank results (every k, every pair count). Timed on shared cores only
     # when asked for.
     results = tmp_path / "reframe"
-    proc = four_nodes(
-        "exec", str(BIN / "reframe"), "-C", "config/settings.py", "--system", "emucluster:nodes",
-        "-c", "checks/multipair.py", "-n", "%node_count=4%placement=per-core", "-p", "openmpi",
-        "--exec-policy=serial", "-r", "-S", "time_limit=2m", "-S", "require_reference=false",
-        "-S", "timing_on_shared_cores=true", check=False, timeout=300,
-        extra_env={"FABRICSUITE_RESULTS": str(results)})
+    proc = emu_support.run_reframe(
+        four_nodes, results, "-c", "checks/multipair.py", "-n", "%node_count=4%placement=per-core",
+        "-p", "openmpi", "-S", "require_reference=false", "-S", "timing_on_shared_cores=true",
+        timeout=300)
     assert proc.returncode == 0, proc.stdout[-5000:]
     assert re.search(r"Ran 3/3 test case", proc.stdout), proc.stdout[-3000:]
     figures = dict(re.findall(r"P: (\w+): (\S+) ", proc.stdout))

@@ -16,7 +16,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mpi_support import assert_each_check_ran_once_per_mpi, local_reference_file, perflog_records
+from mpi_support import (
+    assert_each_check_ran_once_per_mpi,
+    local_reference_file,
+    perflog_records,
+    reframe,
+)
 
 from fabricsuite import REPO_ROOT
 
@@ -32,14 +37,13 @@ SCALE = f"1x{len(os.sched_getaffinity(0))}"
 
 
 def run_reframe(results: Path, *args: str, reference_dir: Path | None = None):
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+    """CHECKS on `local`, serially, through the tests' one ReFrame runner."""
+    env = dict(os.environ)
     if reference_dir is not None:
         env["RFM_REFERENCE_PREFIX"] = str(reference_dir)
     checks = [arg for path in CHECKS for arg in ("-c", path)]
-    cmd = [str(BIN / "reframe"), "-C", "config/settings.py", *checks, "--system", "local",
-           "--exec-policy=serial", "-r", *args]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=900)
+    return reframe(*checks, "--system", "local", "--exec-policy=serial", "-r", *args,
+                   results=results, env=env, timeout=900)
 
 
 #: The checks of CHECKS: each at node counts 1, 2, 4 and placements per-core, per-node.

@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+import mpi_support
 import pytest
 from mpi_support import failed_on_noise_only, local_distance, readme_commands
 
@@ -32,15 +33,12 @@ pytestmark = [
                        reason="needs Debian's Open MPI (ci/setup.sh installs it)"),
 ]
 
-REFRAME = str(Path(sys.executable).parent / "reframe")
-
 
 def reframe(results: Path, *args: str, env: dict | None = None, action: str = "-r"):
-    environ = dict(env or os.environ, FABRICSUITE_RESULTS=str(results))
-    cmd = [REFRAME, "-C", "config/settings.py", "-c", "checks/pt2pt.py", "--system", "local",
-           "--exec-policy=serial", action, *args]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=environ, capture_output=True, text=True,
-                          timeout=900)
+    """checks/pt2pt.py on `local`, serially, through the tests' one ReFrame runner."""
+    return mpi_support.reframe("-c", "checks/pt2pt.py", "--system", "local",
+                               "--exec-policy=serial", action, *args, results=results, env=env,
+                               timeout=900)
 
 
 # --- 1. the README's run command is green on this machine ----------------------------------------

@@ -13,7 +13,7 @@ import re
 
 import pytest
 import yaml
-from mpi_support import local_distance, local_reference_file
+from mpi_support import local_distance, local_reference_file, reframe, vm_reference_file
 from test_baseline import LAT, LAT_MIN, latency_reports, pingpong, real, write_report
 
 from fabricsuite.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
@@ -197,20 +197,12 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     leaves too few sizes above it and comes out as one range, unresolved: a sanity failure;
     8 KiB came out at 4871 B in 1 of 4 runs, inside the reference's +19 % step.)"""
     import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from fabricsuite import REPO_ROOT
 
     if os.environ.get("FABRICSUITE_LOCAL_MPIS", "openmpi").find("openmpi") < 0:
         pytest.skip("Open MPI not declared on this machine (FABRICSUITE_LOCAL_MPIS)")
     results = tmp_path / "results"
     # The shipped (development VM's) threshold and range count, as this machine's own references
     # through the override: a protocol threshold is the MPI's, not the machine's speed.
-    import yaml
-    from mpi_support import vm_reference_file
 
     key, distance = "eager-limit-test-box", local_distance()
     data = yaml.safe_load(vm_reference_file().read_text())
@@ -224,16 +216,13 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
                         for k, v in (data.get(section) or {}).items() if k.startswith(prefix)}
     (tmp_path / "reference" / "local").mkdir(parents=True)
     (tmp_path / "reference" / "local" / f"{key}.yaml").write_text(yaml.safe_dump(own))
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(results), OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl_vader_eager_limit="1024",
-               FABRICSUITE_MACHINE=key, RFM_REFERENCE_PREFIX=str(tmp_path / "reference"))
-    bin_dir = Path(sys.executable).parent
-    proc = subprocess.run(
-        [str(bin_dir / "reframe"), "-C", "config/settings.py", "-c", "checks/pt2pt.py",
-         "--system", "local", "-n", f"^NetbenchLogGP%distance={local_distance()}", "-p", "openmpi",
-         "--exec-policy=serial", "-r", "--max-retries=2", "-S", "confirm_pause_s=2",
-         "--report-file", str(tmp_path / "report.json")],
-        capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=900)
+    env = dict(os.environ, OMPI_MCA_btl_vader_eager_limit="1024", FABRICSUITE_MACHINE=key,
+               RFM_REFERENCE_PREFIX=str(tmp_path / "reference"))
+    proc = reframe("-c", "checks/pt2pt.py", "--system", "local",
+                   "-n", f"^NetbenchLogGP%distance={local_distance()}", "-p", "openmpi",
+                   "--exec-policy=serial", "-r", "--max-retries=2", "-S", "confirm_pause_s=2",
+                   "--report-file", str(tmp_path / "report.json"), results=results, env=env,
+                   timeout=900)
     assert proc.returncode != 0, proc.stdout[-3000:]
     report = json.loads((tmp_path / "report.json").read_text())
     # a regression fails its confirmation rounds too (two short rounds here: the growing pauses
