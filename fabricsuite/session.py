@@ -219,12 +219,15 @@ def kind_comparison_lines(cases: list[dict]) -> list[str]:
         return []
     worse.sort(key=lambda w: -w[0])
     median = sorted(w for w, _ in worse)[len(worse) // 2]
+    bad = [text for badness, text in worse if badness > 0]
+    # A machine better in every figure still shows how far it lies (the good side's farthest).
+    shown = bad or [text for _, text in reversed(worse)]
     lines = [f"compared with another machine of this kind ({', '.join(sorted(kinds))}; judged "
              f"only against a {KIND_SLOWDOWN:g}x slowdown until this machine has references "
              f"of its own): {len(worse)} figure(s), median {abs(median):.0%} "
-             f"{'worse' if median > 0 else 'better'}; farthest on the bad side:"]
-    lines += [f"  {text}" for badness, text in worse[:KIND_SHOWN] if badness > 0]
-    return lines
+             f"{'worse' if median > 0 else 'better'}; "
+             f"{'farthest on the bad side' if bad else 'none on the bad side; farthest'}:"]
+    return lines + [f"  {text}" for text in shown[:KIND_SHOWN]]
 
 
 def _number(value: Any) -> str:

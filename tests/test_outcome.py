@@ -548,3 +548,37 @@ def test_a_full_disk_is_exit_2_with_one_line_and_a_junit_that_says_broken(tmp_pa
     assert last.startswith("fabricsuite nightly: BROKEN: ") and "No space left on device" in last
     error = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite/testcase/error")
     assert error is not None and "No space left on device" in error.get("message")
+
+
+def _kind_cases(scale: float) -> list[dict]:
+    """The real report's measured cases as if judged against another machine of this kind,
+    every figure `scale` times its reference (0.5: latencies half, bandwidths half)."""
+    report = json.loads(FAILED_REPORT.read_text())
+    cases = [c for run in report["runs"] for c in run["testcases"] if c["perfvalues"]]
+    for case in cases:
+        case["reference_origin"] = "kind:other-vm"
+        for perf in case["perfvalues"].values():
+            perf[0] = perf[1] * scale
+    return cases
+
+
+def test_the_kind_comparison_names_the_figures_on_the_bad_side():
+    # latencies 30 % up are worse, bandwidths 30 % up better: only the latencies are listed
+    lines = session.kind_comparison_lines(_kind_cases(1.3))
+    assert lines[0].startswith("compared with another machine of this kind (other-vm; "), lines
+    assert lines[0].endswith("farthest on the bad side:"), lines
+    assert lines[1:] and all("latency" in line and "30% above" in line for line in lines[1:])
+
+
+def test_a_machine_better_in_every_figure_still_shows_the_farthest():
+    # every figure on the good side (CI on 2026-11-29: a faster host printed an empty list)
+    cases = _kind_cases(1.0)
+    for case in cases:
+        for key, perf in case["perfvalues"].items():
+            better = 0.5 if case["perf_directions"][key.split(":")[-1]] == "lower" else 2.0
+            perf[0] = perf[1] * better
+    lines = session.kind_comparison_lines(cases)
+    assert lines[0].endswith("better; none on the bad side; farthest:"), lines
+    assert len(lines) == 1 + session.KIND_SHOWN, lines
+    assert lines[1].startswith("  NetbenchPingPongBandwidth local:default openmpi same-l3 "), lines
+    assert "100% above" in lines[1], lines
