@@ -31,7 +31,7 @@ bound around zero means nothing; the ratio carries the same verdict.
 
 import reframe as rfm
 
-from fabricsuite.rfm_netbench import NetbenchPairCheck, cell
+from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, value_list
 
 KiB = 1024
 
@@ -41,15 +41,11 @@ VECTOR_SIZES = [64, 4 * KiB, 64 * KiB]
 VECTOR_SEGMENTS = [1, 8, 64]
 
 
-def size_list(sizes: list[int]) -> str:
-    return ",".join(str(size) for size in sizes)
-
-
 @rfm.simple_test
 class NetbenchBufferReuse(NetbenchPairCheck):
     descr = "Ping-pong with 100..0 % buffer reuse, fresh buffers on their own pages (Zamani 5.3)"
     method = "reuse"
-    netbench_options = ["--sizes", size_list(REUSE_SIZES), "--repetitions", "7",
+    netbench_options = ["--sizes", value_list(REUSE_SIZES), "--repetitions", "7",
                         "--time-cap-ms", "3"]
     required_sizes = REUSE_SIZES
     size_table = "reuse"
@@ -65,17 +61,15 @@ class NetbenchBufferReuse(NetbenchPairCheck):
                                            size_bytes=8, reuse_percent=100),
     }
 
-    def extra_problems(self, result):
-        return [*super().extra_problems(result),
-                *self.variants_problems(result, "reuse", "reuse_percent", [0, 25, 50, 75, 100])]
+    required_variants = [("reuse", "reuse_percent", [0, 25, 50, 75, 100])]
 
 
 @rfm.simple_test
 class NetbenchVector(NetbenchPairCheck):
     descr = "Ping-pong of an MPI vector in k segments against the contiguous message (Kutlug 4.2.5)"
     method = "vector"
-    netbench_options = ["--sizes", size_list(VECTOR_SIZES), "--segments",
-                        size_list(VECTOR_SEGMENTS), "--repetitions", "7", "--time-cap-ms", "3"]
+    netbench_options = ["--sizes", value_list(VECTOR_SIZES), "--segments",
+                        value_list(VECTOR_SEGMENTS), "--repetitions", "7", "--time-cap-ms", "3"]
     required_sizes = VECTOR_SIZES
     size_table = "vector"
     tolerated_unreliable = r"extra_us\[size_bytes=[0-9]+,segments=[0-9]+\]|cost_extra_us"
@@ -86,6 +80,4 @@ class NetbenchVector(NetbenchPairCheck):
                                                    size_bytes=64 * KiB),
     }
 
-    def extra_problems(self, result):
-        return [*super().extra_problems(result),
-                *self.variants_problems(result, "vector", "segments", VECTOR_SEGMENTS)]
+    required_variants = [("vector", "segments", VECTOR_SEGMENTS)]

@@ -42,12 +42,13 @@ from fabricsuite.rfm_netbench import (
     cell,
     count_problems,
     each_collective_and_size,
+    value_list,
 )
 
 KiB = 1024
 #: The sizes of both checks; the variables take 8 B and 64 KiB (models) or all (rules).
 SIZES = {"8B": 8, "1KiB": KiB, "64KiB": 64 * KiB}
-SIZES_OPTION = ",".join(str(size) for size in SIZES.values())
+SIZES_OPTION = value_list(list(SIZES.values()))
 MODEL_COLLECTIVES = ["bcast", "reduce", "allreduce", "allgather", "alltoall"]
 MODEL_SIZES = {"8B": 8, "64KiB": 64 * KiB}
 #: The self-consistency margin where the partition gives none (NetbenchSelfConsistency).

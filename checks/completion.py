@@ -36,7 +36,7 @@ carry the same verdict.
 
 import reframe as rfm
 
-from fabricsuite.rfm_netbench import NetbenchPairCheck, cell
+from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, value_list
 
 KiB = 1024
 
@@ -44,9 +44,6 @@ KiB = 1024
 #: shared memory, and one beyond both eager limits here (NetbenchLogGP: 4 KiB Open MPI, about
 #: 9.5 KiB MPICH).
 COMPLETION_SIZES = [8, 1 * KiB, 64 * KiB]
-#: Rounds (--repetitions) and milliseconds per variant and round (--time-cap-ms).
-COMPLETION_OPTIONS = ["--sizes", ",".join(str(size) for size in COMPLETION_SIZES),
-                      "--repetitions", "11", "--time-cap-ms", "2"]
 
 POLLING_MODES = ["blocking", "busy_poll", "test_yield"]
 RECEIVES = ["named", "any_source", "any_source_any_tag"]
@@ -55,12 +52,18 @@ SEND_MODES = {"standard": "send", "synchronous": "ssend", "buffered": "bsend", "
 
 
 
+class _CompletionCheck(NetbenchPairCheck):
+    """The short sweep, every size required, 11 rounds of 2 ms per variant and round."""
+
+    netbench_options = ["--sizes", value_list(COMPLETION_SIZES), "--repetitions", "11",
+                        "--time-cap-ms", "2"]
+    required_sizes = COMPLETION_SIZES
+
+
 @rfm.simple_test
-class NetbenchPolling(NetbenchPairCheck):
+class NetbenchPolling(_CompletionCheck):
     descr = "Blocking vs polling completion: MPI_Wait, MPI_Test loop, Test+yield (Kutlug 3.2.6)"
     method = "polling"
-    netbench_options = COMPLETION_OPTIONS
-    required_sizes = COMPLETION_SIZES
     size_table = "polling"
     # A negative cost is failed where the check reads it (blocking at 8 B), logged elsewhere.
     tolerated_unreliable = r"cost_us\[size_bytes=[0-9]+,mode=\w+\]|\w+_cost_small_us"
@@ -72,18 +75,14 @@ class NetbenchPolling(NetbenchPairCheck):
                                           size_bytes=8, mode="blocking"),
     }
 
-    def extra_problems(self, result):
-        return [*super().extra_problems(result),
-                *self.variants_problems(result, "polling", "mode", POLLING_MODES),
-                *self.variants_problems(result, "polling_cost", "mode", ["blocking", "test_yield"])]
+    required_variants = [("polling", "mode", POLLING_MODES),
+                         ("polling_cost", "mode", ["blocking", "test_yield"])]
 
 
 @rfm.simple_test
-class NetbenchAnySource(NetbenchPairCheck):
+class NetbenchAnySource(_CompletionCheck):
     descr = "Receive from MPI_ANY_SOURCE (and MPI_ANY_TAG) against a named source (Kutlug 4.2.6)"
     method = "anysource"
-    netbench_options = COMPLETION_OPTIONS
-    required_sizes = COMPLETION_SIZES
     size_table = "anysource"
     tolerated_unreliable = r"cost_us\[size_bytes=[0-9]+,receive=\w+\]|\w+_cost_small_us"
     metrics = {
@@ -97,18 +96,14 @@ class NetbenchAnySource(NetbenchPairCheck):
                                           size_bytes=8, receive="any_source_any_tag"),
     }
 
-    def extra_problems(self, result):
-        return [*super().extra_problems(result),
-                *self.variants_problems(result, "anysource", "receive", RECEIVES),
-                *self.variants_problems(result, "anysource_cost", "receive", RECEIVES[1:])]
+    required_variants = [("anysource", "receive", RECEIVES),
+                         ("anysource_cost", "receive", RECEIVES[1:])]
 
 
 @rfm.simple_test
-class NetbenchSendModes(NetbenchPairCheck):
+class NetbenchSendModes(_CompletionCheck):
     descr = "Ping-pong latency of MPI_Send, MPI_Ssend, MPI_Bsend, MPI_Rsend (Zamani et al. 5.1)"
     method = "sendmodes"
-    netbench_options = COMPLETION_OPTIONS
-    required_sizes = COMPLETION_SIZES
     size_table = "sendmodes"
     metrics = {
         **{f"sendmode_{call}_8B_us": cell("sendmodes", "latency_median_us",
@@ -121,8 +116,6 @@ class NetbenchSendModes(NetbenchPairCheck):
                                            size_bytes=64 * KiB, send_mode="buffered"),
     }
 
-    def extra_problems(self, result):
-        return [*super().extra_problems(result),
-                *self.variants_problems(result, "sendmodes", "send_mode", list(SEND_MODES)),
-                *self.variants_problems(result, "sendmodes_ratio", "send_mode",
-                                        [m for m in SEND_MODES if m != "standard"])]
+    required_variants = [("sendmodes", "send_mode", list(SEND_MODES)),
+                         ("sendmodes_ratio", "send_mode", [m for m in SEND_MODES
+                                                           if m != "standard"])]

@@ -125,6 +125,24 @@ def each_collective_and_size(table: str, column: str, collectives: list[str],
             for c in collectives for label, size in sizes.items()}
 
 
+def value_list(values: list[int]) -> str:
+    """A netbench list option's value, e.g. ``--sizes 8,1024,65536``."""
+    return ",".join(str(value) for value in values)
+
+
+def variant_problems(result: NetbenchResult, sizes: list[int], table: str, key: str,
+                     expected: list) -> list[str]:
+    """One problem per size of `sizes` at which `table` does not hold exactly one row per
+    variant (`key`: the variant's column; `expected`: its values)."""
+    problems = []
+    for size in sizes:
+        seen = sorted(row.get(key) for row in result.table(table) if row.get("size_bytes") == size)
+        if seen != sorted(expected):
+            problems.append(f"table {table}: size {size} has {key} {seen}, expected "
+                            f"{sorted(expected)}")
+    return problems
+
+
 def count_problems(rows: list, expected: int, what: str) -> list[str]:
     """``["N <what>, expected M"]`` when a table has another number of rows than its run asked
     for (a method that stopped early or skipped a case), else ``[]``."""
@@ -209,6 +227,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: Sizes that must appear in `size_table` for the run to count.
     required_sizes = variable(typ.List[int], value=[])
     size_table = variable(str, type(None), value=None)
+    #: Tables that must hold one row per variant at every required size: (table, the variant's
+    #: column, its values), e.g. ``("polling", "mode", ["blocking", "busy_poll", "test_yield"])``.
+    required_variants: list[tuple[str, str, list]] = []
     #: The MPI library netbench reported (provenance in the perflog).
     mpi_library = variable(str, value="", loggable=True)
     netbench_version = variable(str, value="", loggable=True)
@@ -286,18 +307,6 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         """Programs this job's ranks share their cores with on purpose (not interference)."""
         return ()
 
-    def variants_problems(self, result: NetbenchResult, table: str, key: str,
-                          expected: list) -> list[str]:
-        """Every required size has one row per variant in `table` (`key`: the variant's
-        column; `expected`: its values)."""
-        problems = []
-        for size in self.required_sizes:
-            seen = sorted(row.get(key) for row in result.table(table)
-                          if row.get("size_bytes") == size)
-            if seen != sorted(expected):
-                problems.append(f"table {table}: size {size} has {key} {seen}, expected "
-                                f"{sorted(expected)}")
-        return problems
 
     def result(self) -> NetbenchResult:
         cached = getattr(self, "_netbench_result", None)
@@ -346,6 +355,8 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
                     )
         problems = result.problems(self.required_sizes, self.size_table, tolerated,
                                    timed=self.timed)
+        for table, key, expected in self.required_variants:
+            problems += variant_problems(result, self.required_sizes, table, key, expected)
         try:
             problems.extend(self.extra_problems(result))
         except ResultError as err:

@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from fabricsuite import REPO_ROOT, SOURCE_DIR
 from fabricsuite.netbench_result import parse_json
 
@@ -27,6 +29,9 @@ MPIS = {
 #: Open MPI refuses root without these (the CI machine runs as root).
 ROOT_ALLOWED = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 MPI_ENV = dict(os.environ, **ROOT_ALLOWED)
+#: The mark of a test that runs Debian's Open MPI (a ReFrame session on `local`, a real job).
+NEEDS_OPEN_MPI = pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
+                                    reason="needs Debian's Open MPI (ci/setup.sh installs it)")
 REFRAME = str(Path(sys.executable).parent / "reframe")
 #: ReFrame with the project's configuration: the start of every test's ReFrame command, here and
 #: on the emulated cluster (emu_support.run_reframe).
@@ -139,8 +144,6 @@ def build_netbench(directory: Path, mpi: str, source: Path = SOURCE_DIR,
 def full_file_system(directory: Path, size: str = "256k", keep: tuple[str, ...] = ()):
     """`directory` as a small tmpfs filled to the last byte (root needed; skipped with its reason
     otherwise), with the empty directories `keep` made first; unmounted after."""
-    import pytest
-
     directory.mkdir(parents=True, exist_ok=True)
     mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
                             str(directory)], capture_output=True, text=True)
@@ -166,6 +169,19 @@ def reframe(*args: str, results: Path | None = None, env: dict[str, str] | None 
         full["FABRICSUITE_RESULTS"] = str(results)
     return subprocess.run([*REFRAME_COMMAND, *args], cwd=REPO_ROOT,
                           env=full, capture_output=True, text=True, timeout=timeout)
+
+
+def local_session(results: Path, check_files: list[str], *args: str,
+                  reference_dir: Path | None = None, env: dict[str, str] | None = None,
+                  action: str = "-r", timeout: float = 900) -> subprocess.CompletedProcess:
+    """`check_files` on `local`, serially (`action`: -r runs them, -l lists them), results under
+    `results`, references from `reference_dir` where given (RFM_REFERENCE_PREFIX)."""
+    full = dict(os.environ if env is None else env)
+    if reference_dir is not None:
+        full["RFM_REFERENCE_PREFIX"] = str(reference_dir)
+    checks = [word for path in check_files for word in ("-c", path)]
+    return reframe(*checks, "--system", "local", "--exec-policy=serial", action, *args,
+                   results=results, env=full, timeout=timeout)
 
 
 def mechanics_session(results: Path, check_file: str, *args: str,

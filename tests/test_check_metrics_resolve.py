@@ -76,3 +76,36 @@ def test_the_sweep_a_check_requires_is_the_declared_default():
         cls = checks[name]
         assert list(cls.required_sizes) == default_sizes(method_of(cls)), name
         assert cls.required_sizes[0] == 8 and cls.required_sizes[-1] == 4 * 1024 * 1024
+
+
+def test_every_required_variant_is_a_declared_table_and_column():
+    """A check's `required_variants` (one row per variant at every required size) name a table
+    of its method and that table's variant column: a typo fails here, not in every run."""
+    problems, declared = [], 0
+    for name, cls in sorted(netbench_checks().items()):
+        tables = {t["name"]: {c["name"] for c in t["columns"]}
+                  for t in snapshot()["methods"][method_of(cls)]["tables"]}
+        for table, key, expected in cls.required_variants:
+            declared += 1
+            if key not in tables.get(table, set()):
+                problems.append(f"{name}: {table}.{key} is not declared by {method_of(cls)}")
+            if not expected or not cls.required_sizes:
+                problems.append(f"{name}: {table} requires no variant or no size")
+    assert not problems, problems
+    assert declared >= 7, declared  # polling 2, anysource 2, sendmodes 2, reuse, vector
+
+
+def test_a_missing_variant_is_named_with_its_size():
+    """The variants rule on a real run (collectives: one row per collective and size): complete,
+    it finds nothing; with one collective's row gone at 8 B, it names the table, the size, what
+    it saw and what it expected."""
+    from fabricsuite.rfm_netbench import variant_problems
+
+    result = load(RECORDED / "collectives-openmpi.json")
+    at_8 = sorted(r["collective"] for r in result.table("collectives") if r["size_bytes"] == 8)
+    assert len(at_8) >= 3, at_8
+    assert variant_problems(result, [8], "collectives", "collective", at_8) == []
+    result.tables["collectives"] = [r for r in result.table("collectives")
+                                    if not (r["size_bytes"] == 8 and r["collective"] == at_8[0])]
+    assert variant_problems(result, [8], "collectives", "collective", at_8) == [
+        f"table collectives: size 8 has collective {at_8[1:]}, expected {at_8}"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mpi_support import readme_commands
+from mpi_support import NEEDS_OPEN_MPI, readme_commands
 
 from fabricsuite import REPO_ROOT, baseline, machine, topology
 from fabricsuite.machine_references import take_references
@@ -132,8 +132,7 @@ def readme_run_as(tmp_path: Path, references: Path, key: str):
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
-                    reason="needs Debian's Open MPI (ci/setup.sh installs it)")
+@NEEDS_OPEN_MPI
 def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_path):
     references = tmp_path / "reference"
     references.mkdir()
@@ -223,8 +222,7 @@ def recorded_session(directory: Path, number: int, key: str, distance: str,
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
-                    reason="needs Debian's Open MPI (ci/setup.sh installs it)")
+@NEEDS_OPEN_MPI
 def test_a_new_machine_of_a_known_kind_is_compared_and_caught_only_at_2x(tmp_path):
     """A fresh machine whose kind has references in the repository (another machine's: the
     development VM's file, test data here) records its own sessions, shows how far it lies from

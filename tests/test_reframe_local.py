@@ -15,30 +15,27 @@ from pathlib import Path
 import pytest
 import yaml
 from mpi_support import (
+    NEEDS_OPEN_MPI,
     assert_each_check_ran_once_per_mpi,
     local_distance,
     local_reference_file,
+    local_session,
     missing_distance_reasons,
     perflog_records,
-    reframe,
 )
 
 from fabricsuite.transport import SHARED_MEMORY
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
-                       reason="needs Debian's Open MPI (ci/setup.sh installs it)"),
+    NEEDS_OPEN_MPI,
 ]
 
 def run_reframe(results: Path, *args: str, reference_dir: Path | None = None,
                 extra_env: dict[str, str] | None = None):
-    """checks/pt2pt.py on `local`, serially, through the tests' one ReFrame runner."""
-    env = dict(os.environ, **(extra_env or {}))
-    if reference_dir is not None:
-        env["RFM_REFERENCE_PREFIX"] = str(reference_dir)
-    return reframe("-c", "checks/pt2pt.py", "--system", "local", "--exec-policy=serial", "-r",
-                   *args, results=results, env=env, timeout=900)
+    """checks/pt2pt.py on `local` (mpi_support.local_session)."""
+    return local_session(results, ["checks/pt2pt.py"], *args, reference_dir=reference_dir,
+                         env=dict(os.environ, **(extra_env or {})))
 
 
 #: The point-to-point checks of checks/pt2pt.py, each at the 6 distances.

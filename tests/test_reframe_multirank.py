@@ -9,7 +9,6 @@ figures under the scale, and a tightened reference at that scale fails naming th
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,18 +16,18 @@ from pathlib import Path
 import pytest
 import yaml
 from mpi_support import (
+    NEEDS_OPEN_MPI,
     assert_each_check_ran_once_per_mpi,
     local_reference_file,
+    local_session,
     perflog_records,
-    reframe,
 )
 
 from fabricsuite import REPO_ROOT
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
-                       reason="needs Debian's Open MPI (ci/setup.sh installs it)"),
+    NEEDS_OPEN_MPI,
 ]
 
 BIN = Path(sys.executable).parent
@@ -37,13 +36,8 @@ SCALE = f"1x{len(os.sched_getaffinity(0))}"
 
 
 def run_reframe(results: Path, *args: str, reference_dir: Path | None = None):
-    """CHECKS on `local`, serially, through the tests' one ReFrame runner."""
-    env = dict(os.environ)
-    if reference_dir is not None:
-        env["RFM_REFERENCE_PREFIX"] = str(reference_dir)
-    checks = [arg for path in CHECKS for arg in ("-c", path)]
-    return reframe(*checks, "--system", "local", "--exec-policy=serial", "-r", *args,
-                   results=results, env=env, timeout=900)
+    """CHECKS on `local` (mpi_support.local_session)."""
+    return local_session(results, CHECKS, *args, reference_dir=reference_dir)
 
 
 #: The checks of CHECKS: each at node counts 1, 2, 4 and placements per-core, per-node.

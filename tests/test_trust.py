@@ -15,30 +15,31 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import mpi_support
 import pytest
-from mpi_support import failed_on_noise_only, local_distance, readme_commands
+from mpi_support import (
+    NEEDS_OPEN_MPI,
+    failed_on_noise_only,
+    local_distance,
+    local_session,
+    readme_commands,
+)
 
 from fabricsuite import REPO_ROOT
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(shutil.which("mpicc.openmpi") is None,
-                       reason="needs Debian's Open MPI (ci/setup.sh installs it)"),
+    NEEDS_OPEN_MPI,
 ]
 
 
 def reframe(results: Path, *args: str, env: dict | None = None, action: str = "-r"):
-    """checks/pt2pt.py on `local`, serially, through the tests' one ReFrame runner."""
-    return mpi_support.reframe("-c", "checks/pt2pt.py", "--system", "local",
-                               "--exec-policy=serial", action, *args, results=results, env=env,
-                               timeout=900)
+    """checks/pt2pt.py on `local` (mpi_support.local_session)."""
+    return local_session(results, ["checks/pt2pt.py"], *args, env=env, action=action)
 
 
 # --- 1. the README's run command is green on this machine ----------------------------------------
