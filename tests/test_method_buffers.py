@@ -5,10 +5,9 @@ machine is shared and noisy)."""
 
 import math
 import re
-import shutil
 
 import pytest
-from mpi_support import help_missing, mechanics_session, run, usage_error_line
+from mpi_support import NEEDS_OPEN_MPI, help_missing, mechanics_session, run, usage_error_line
 
 from fabricsuite.netbench_result import parse_human, parse_json
 
@@ -112,11 +111,10 @@ def test_vector_measures_every_size_and_segment_count(netbench, tmp_path):
     assert result.summary["cost_ratio"] == rows[(4096, 64)]["ratio"]
 
 
+@NEEDS_OPEN_MPI
 def test_checks_on_local(tmp_path):
     """A real ReFrame session of both checks with Open MPI: they run at the machine's one
     distance class and report their figures with units."""
-    if shutil.which("mpicc.openmpi") is None:
-        pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
     proc = mechanics_session(tmp_path / "results", "checks/buffers.py")
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure", proc.stdout)

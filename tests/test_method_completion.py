@@ -6,10 +6,10 @@ values (the machine is shared and noisy)."""
 
 import math
 import re
-import shutil
 
 import pytest
 from mpi_support import (
+    NEEDS_OPEN_MPI,
     help_missing,
     local_pairs,
     mechanics_session,
@@ -120,11 +120,10 @@ def test_run_is_sound(netbench, method, tmp_path):
     assert human.unreliable == result.unreliable
 
 
+@NEEDS_OPEN_MPI
 def test_checks_on_local(tmp_path):
     """A real ReFrame session of the three checks with Open MPI: each runs at every distance
     this machine has and reports its figures; the other distances skip."""
-    if shutil.which("mpicc.openmpi") is None:
-        pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
     proc = mechanics_session(tmp_path / "results", "checks/completion.py")
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure.*?(\d+) skipped",

@@ -4,10 +4,9 @@ Open MPI and MPICH, short sweeps, and a ReFrame session on the local system."""
 
 import json
 import re
-import shutil
 
 import pytest
-from mpi_support import help_missing, mechanics_session, run, run_result
+from mpi_support import NEEDS_OPEN_MPI, help_missing, mechanics_session, run, run_result
 
 pytestmark = pytest.mark.integration
 
@@ -184,12 +183,11 @@ def test_a_margin_keeps_a_close_rule_quiet_and_a_forced_violation_fails(netbench
     assert wide.table("rules")[0]["violations"] == 0, wide.table("rules")
 
 
+@NEEDS_OPEN_MPI
 def test_checks_on_local(tmp_path):
     """A real ReFrame session with Open MPI: both checks run at 1x2 and report their figures;
     the self-consistency check passes, or fails only on a named rule and size (a finding about
     the library), never in sanity."""
-    if shutil.which("mpicc.openmpi") is None:
-        pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
     proc = mechanics_session(tmp_path / "results", "checks/collective_models.py")
     summary = re.findall(r"Ran (\d+)/(\d+) test case\(s\) .*\((\d+) failure", proc.stdout)
     # 2 checks x node counts 1, 2, 4 x 2 placements + the build: the build and both checks at

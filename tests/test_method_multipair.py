@@ -8,7 +8,14 @@ import re
 import shutil
 
 import pytest
-from mpi_support import help_missing, mechanics_session, run, run_result, usage_error_line
+from mpi_support import (
+    NEEDS_OPEN_MPI,
+    help_missing,
+    mechanics_session,
+    run,
+    run_result,
+    usage_error_line,
+)
 
 from fabricsuite.netbench_result import parse_human, parse_json
 
@@ -141,11 +148,10 @@ def test_four_ranks_run_every_k(netbench, tmp_path):
     sound_costs(result, "loaded_latency")
 
 
+@NEEDS_OPEN_MPI
 def test_checks_on_local(tmp_path):
     """A real ReFrame session: NetbenchLoaded runs with the machine's cores (2 = 1 pair) and
     reports its figures, NetbenchConnections skips, saying it needs 3 ranks."""
-    if shutil.which("mpicc.openmpi") is None:
-        pytest.skip("needs Debian's Open MPI (ci/setup.sh installs it)")
     proc = mechanics_session(tmp_path / "results", "checks/multipair.py",
                              "-n", "NetbenchLoaded|NetbenchConnections")
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]

@@ -10,7 +10,7 @@ import time
 
 import pytest
 from mpi_support import MPI_ENV as ENV
-from mpi_support import MPIS, build_netbench, full_file_system, run, run_result
+from mpi_support import MPIS, NEEDS_OPEN_MPI, build_netbench, full_file_system, run, run_result
 
 from fabricsuite.netbench_result import parse_json
 
@@ -503,10 +503,9 @@ MUTANTS = {
 }
 
 
+@NEEDS_OPEN_MPI
 @pytest.mark.parametrize("method", sorted(MUTANTS))
 def test_validation_catches_a_broken_data_path(method, tmp_path):
-    if shutil.which("mpicc.openmpi") is None:
-        pytest.skip("mpicc.openmpi not installed (ci/setup.sh installs it)")
     source, original, mutated, options = MUTANTS[method]
     program = build_netbench(tmp_path, "openmpi", mutant=(source, original, mutated))
     out = tmp_path / "result.json"
