@@ -46,7 +46,7 @@ class _Imb(rfm.RegressionTestPlugin):
                    "-iter_policy", "off", "-msglog", f"0:{self.imb_max_log2_size}"]
         if self.imb_off_cache:
             options += ["-off_cache", "-1"]
-        if getattr(self, "node_count", None) is not None:
+        if isinstance(self, MultiRankExternalCheck):  # one process count: the whole job
             options += ["-npmin", str(self.num_tasks)]
         self.executable_opts = [shlex.quote(o) for o in options]  # -S imb_benchmarks=...
 

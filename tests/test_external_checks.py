@@ -134,6 +134,7 @@ def test_dry_run_job_resources(dry_run):
     assert f'srun {RECORD_PLACEMENT} placement "$rfm_program" -m 1:4194304' in job
     imb = (_stage(root, "cpu", "ImbPointToPoint") / "rfm_job.sh").read_text()
     assert "PingPong PingPing Sendrecv Exchange -iter 200 -iter_policy off -msglog 0:22" in imb
+    assert "-npmin" not in imb  # two ranks: IMB's own process counts are 2 already
     # collectives at 2 nodes of 128 cores: 256 ranks, one IMB process count (-npmin)
     coll = [p for p in (root / "cpu" / "site-openmpi").glob("ImbCollectives*")
             if "--ntasks=256" in (p / "rfm_job.sh").read_text()]

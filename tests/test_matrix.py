@@ -74,6 +74,8 @@ def pairmap(netbench):
     lib.nb_bad_nodes.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
                                  ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
                                  doubles, ctypes.c_double, ctypes.POINTER(ctypes.c_int)]
+    lib.nb_bandwidth_floor.restype = ctypes.c_double
+    lib.nb_bandwidth_floor.argtypes = [ctypes.c_double, ctypes.c_double]
     lib.nb_group_gate.restype = ctypes.c_double
     lib.nb_group_gate.argtypes = [ctypes.c_size_t, ctypes.c_size_t, ctypes.c_double]
     return lib
@@ -209,6 +211,19 @@ def test_thresholds_from_the_noise_follow_the_fault_sought_and_the_noise(pairmap
                                                   doubles([0.05] * 11), 11, 0.2, 2.1)
     assert noisy.suspect_slowdown == pytest.approx(0.15)
     assert not suspect(pairmap, noisy, 1.0, 86.0) and suspect(pairmap, noisy, 1.0, 84.0)
+
+
+def test_a_map_noisier_than_the_link_has_a_floor_of_0_never_a_negative_one(pairmap):
+    """A 2-rank map in one of the VM's slow phases (CI on 2026-11-29): one pair whose repetitions
+    spread 40 %, so 3 x the noise is a 120 % slowdown. The floor is 0 (no bandwidth is below it:
+    nothing is suspect), not -20 % of the best, which the result's reader rightly refuses."""
+    t = pairmap.nb_pair_thresholds_from_noise(doubles([1.0]), doubles([100.0]), doubles([0.4]),
+                                              1, 0.2, 2.1)
+    assert t.suspect_slowdown == pytest.approx(1.2) and t.bandwidth_floor == 0.0
+    assert not suspect(pairmap, t, 1.0, 1.0)
+    assert pairmap.nb_bandwidth_floor(0.25, 80.0) == pytest.approx(60.0)
+    assert pairmap.nb_bandwidth_floor(1.0, 80.0) == 0.0
+    assert math.isnan(pairmap.nb_bandwidth_floor(math.nan, 80.0))
 
 
 def test_references_are_the_healthy_pairs_nearest_their_median(pairmap):

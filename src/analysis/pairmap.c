@@ -139,7 +139,7 @@ nb_pair_thresholds nb_pair_thresholds_from_noise(const double *latency, const do
     nb_pair_thresholds t = nb_pair_thresholds_of(latency, bandwidth, count, 1.0, latency_factor);
     t.noise = finite_median(spread, count);
     t.suspect_slowdown = slowdown_threshold(smallest_fault, t.noise);
-    t.bandwidth_floor = (1.0 - t.suspect_slowdown) * t.best_bandwidth;
+    t.bandwidth_floor = nb_bandwidth_floor(t.suspect_slowdown, t.best_bandwidth);
     return t;
 }
 
@@ -243,7 +243,7 @@ nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, const int *ref
     for (size_t j = 0; j < distinct; j++)
         if (isfinite(level[j]) && !(level[j] <= top))
             top = level[j];
-    double cut = (1.0 - slowdown_threshold(smallest_fault, noise)) * top;
+    double cut = nb_bandwidth_floor(slowdown_threshold(smallest_fault, noise), top);
     size_t kept = 0;
     for (size_t j = 0; j < distinct; j++)
         if (level[j] >= cut)
@@ -266,8 +266,14 @@ nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, const int *ref
     free(of_pair);
     r.noise = noise;
     r.bad_slowdown = slowdown_threshold(smallest_fault, noise);
-    r.bandwidth_floor = (1.0 - r.bad_slowdown) * r.reference_bandwidth;
+    r.bandwidth_floor = nb_bandwidth_floor(r.bad_slowdown, r.reference_bandwidth);
     return r;
+}
+
+double nb_bandwidth_floor(double slowdown, double reference)
+{
+    double fraction = 1.0 - slowdown; /* NaN stays NaN: the comparison below is false */
+    return (fraction < 0.0 ? 0.0 : fraction) * reference;
 }
 
 double nb_resolvable_slowdown(const nb_pair_thresholds *t, const nb_alone_rule *r)

@@ -112,6 +112,10 @@ nb_alone_rule nb_alone_rule_of(const double *reference_bandwidth, const int *ref
 /* The smallest slowdown of a link the map resolves: through both thresholds by its noise. */
 double nb_resolvable_slowdown(const nb_pair_thresholds *t, const nb_alone_rule *r);
 
+/* The bandwidth a figure `slowdown` below `reference` lies at: 0 for a slowdown of 100 % or more
+ * (a map that noisy resolves no slow link; a bandwidth is never negative), NaN for an unknown. */
+double nb_bandwidth_floor(double slowdown, double reference);
+
 /* 1 when the figures of one pair fail a threshold (below the floor, above the ceiling). */
 int nb_pair_is_suspect(const nb_pair_thresholds *t, double latency, double bandwidth);
 

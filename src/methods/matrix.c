@@ -696,7 +696,8 @@ static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
         double local = mean_of_finite(around, 2);
         m->local_reference[k] = v->alone.reference_bandwidth * (isfinite(local) ? local : 1.0);
         m->bad[k] = (unsigned char)(m->retest_bandwidth[k] <
-                                        (1.0 - v->alone.bad_slowdown) * m->local_reference[k] ||
+                                        nb_bandwidth_floor(v->alone.bad_slowdown,
+                                                           m->local_reference[k]) ||
                                     m->retest_latency[k] > v->map.latency_ceiling);
     }
     free(state);
