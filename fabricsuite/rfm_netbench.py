@@ -307,7 +307,6 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         """Programs this job's ranks share their cores with on purpose (not interference)."""
         return ()
 
-
     def result(self) -> NetbenchResult:
         cached = getattr(self, "_netbench_result", None)
         if cached is None:
