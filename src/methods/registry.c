@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #define NB_REGISTRY(X)                                                                          \
+    X(limits)                                                                                   \
     X(pingpong)                                                                                 \
     X(bibw)                                                                                     \
     X(bothway)                                                                                  \
