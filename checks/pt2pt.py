@@ -10,10 +10,19 @@ and distance. A variable without a reference fails the check. Sanity: every requ
 present, no NaN, netbench's own "unreliable" flags absent, each rank bound to exactly the CPU of
 the distance's pair (or on another node for other-node).
 
-- NetbenchPingPong: end-to-end latency (Bell 4.1); latency at 8 B (median, min).
-- NetbenchPingPongBandwidth: ping-pong bandwidth (Zamani 4.1); bandwidth at 1 MiB, peak.
-- NetbenchBothway: both ranks send at once (Zamani 4.1); per-direction bandwidth at 1 MiB, peak.
-- NetbenchFlood: flood test at queue depths 1..64 (Bell 4.2); g at 8 B, G, bandwidth.
+- NetbenchPingPong: end-to-end latency (Bell 4.1); latency at 8 B (median, min), and the
+  median as a multiple of the cores' cache-line floor.
+- NetbenchPingPongBandwidth: ping-pong bandwidth (Zamani 4.1); bandwidth at 1 MiB, peak, each
+  also as a fraction of one core's copy bandwidth at its size.
+- NetbenchBothway: both ranks send at once (Zamani 4.1); per-direction bandwidth at 1 MiB, peak;
+  at 1 MiB also as a fraction of the copy bandwidth of both cores copying at once.
+- NetbenchFlood: flood test at queue depths 1..64 (Bell 4.2); g at 8 B, G, bandwidth; at 1 MiB
+  also as a fraction of one core's copy bandwidth.
+
+On one node these four run `netbench limits` on the pair's cores first, in the same job
+(fabricsuite.limits): the efficiencies divide by what those cores did at that moment. Without
+references of its own, a machine is judged on the efficiencies alone, against physics floors
+every healthy machine keeps; a figure beyond its limit is a measurement error and fails sanity.
 - NetbenchOverlap: overhead by CPU overlap (Bell 4.3); o_s and o_r at 8 B.
 - NetbenchLogGP: parametrized round trips (Hoefler 2.2-2.6); what is stable by construction:
   L, the small-message (first range) g, o_s, o_r, the large-message (last range) G, M = g / G
@@ -24,6 +33,7 @@ the distance's pair (or on another node for other-node).
 import reframe as rfm
 
 from fabricsuite.declarations import default_sizes, option_default
+from fabricsuite.limits import TWO_CORES, fraction_of_ceiling, multiple_of_floor
 from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, summary
 
 MiB = 1024 * 1024
@@ -42,6 +52,8 @@ class NetbenchPingPong(NetbenchPairCheck):
     metrics = {
         "latency_8B_median_us": cell("pingpong", "latency_median_us", size_bytes=8),
         "latency_8B_min_us": cell("pingpong", "latency_min_us", size_bytes=8),
+        "latency_8B_floor_multiple": multiple_of_floor(
+            cell("pingpong", "latency_median_us", size_bytes=8)),
     }
 
 
@@ -55,6 +67,10 @@ class NetbenchPingPongBandwidth(NetbenchPairCheck):
         "bandwidth_1MiB_MBps": cell("bibw", "bandwidth_median_MBps",
                                     size_bytes=MiB),
         "bandwidth_peak_MBps": summary("bandwidth_peak_MBps"),
+        "bandwidth_1MiB_ceiling_fraction": fraction_of_ceiling(
+            cell("bibw", "bandwidth_median_MBps", size_bytes=MiB)),
+        "bandwidth_peak_ceiling_fraction": fraction_of_ceiling(
+            summary("bandwidth_peak_MBps"), peak_size="bandwidth_peak_size_bytes"),
     }
 
 
@@ -69,6 +85,9 @@ class NetbenchBothway(NetbenchPairCheck):
             "bothway", "bandwidth_per_direction_median_MBps", size_bytes=MiB
         ),
         "bothway_bandwidth_peak_MBps": summary("bandwidth_per_direction_peak_MBps"),
+        "bothway_bandwidth_1MiB_ceiling_fraction": fraction_of_ceiling(
+            cell("bothway", "bandwidth_per_direction_median_MBps", size_bytes=MiB),
+            limit=TWO_CORES),
     }
 
 
@@ -84,6 +103,8 @@ class NetbenchFlood(NetbenchPairCheck):
         "flood_bandwidth_1MiB_MBps": cell("flood_best", "bandwidth_MBps",
                                           size_bytes=MiB),
         "flood_bandwidth_peak_MBps": summary("bandwidth_unidirectional_peak_MBps"),
+        "flood_bandwidth_1MiB_ceiling_fraction": fraction_of_ceiling(
+            cell("flood_best", "bandwidth_MBps", size_bytes=MiB)),
     }
 
 

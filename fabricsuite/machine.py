@@ -28,10 +28,13 @@ The repository's `reference/local/<kind>.yaml` holds references taken on *anothe
 kind (the development VM's, shipped): a comparison, never this machine's references.
 
 A machine without references of its own of a test case is measured and recorded: the case runs
-with `require_reference=false` and says so (`judged` false). Where the repository holds
-references of its kind, the case is judged against them at most with a 2x bound
-(KIND_SLOWDOWN: gross breakage, such as a run fallen onto TCP loopback, still fails on the
-first day), and the outcome shows how far the machine lies from them. Once
+with `require_reference=false` and says so (`judged` false). It is judged only against what
+the hardware can do: its efficiencies (a figure over the limit of its own cores, measured in
+the same job) against physics floors that every healthy machine keeps (fabricsuite.limits:
+gross breakage, such as a run fallen onto TCP loopback or two ranks on one core, still fails on
+the first day). Where the repository holds references of its kind, the outcome shows how far
+the machine lies from them: information, never a verdict (two machines of one kind differ by
+2x in memory-bound figures). Once
 SESSIONS_FOR_REFERENCES separate sessions hold healthy, quiet runs of a case (a run disturbed by
 another process on its cores is set aside, fabricsuite.cases), `take_references` writes them
 into the machine's file with `fabricsuite baseline`'s rule (median; bound from the runs' own
@@ -61,6 +64,7 @@ from . import REFERENCE_DIR, REPO_ROOT, topology
 from .cases import REGRESSION, Case, runs_of
 from .cases import read as read_cases
 from .commands import UsageError
+from .limits import PHYSICS_ORIGIN
 from .store import readable_reports, report_identity
 
 #: Overrides the fingerprint's key (tests stand in for a new machine with it).
@@ -234,11 +238,12 @@ def own_runs(report: dict, key: str) -> list[dict]:
 
 
 def kind_regressions(report: dict) -> list[Case]:
-    """The cases of a session confirmed outside the references of another machine of its kind
-    (a 2x slowdown: gross breakage such as TCP loopback): such a session records nothing of the
-    machine, since what its other cases measured may be broken the same way."""
+    """The cases of a session confirmed beyond the physics floors of their efficiencies (what
+    every healthy machine keeps, fabricsuite.limits: gross breakage such as TCP loopback or two
+    ranks on one core): such a session records nothing of the machine, since what its other
+    cases measured may be broken the same way."""
     return [case for case in read_cases(report) if case.health == REGRESSION
-            and str(case.last.get("reference_origin") or "").startswith("kind:")]
+            and case.last.get("reference_origin") == PHYSICS_ORIGIN]
 
 
 def recorded_sessions(reports_dir: Path, key: str) -> list[tuple[Path, dict]]:

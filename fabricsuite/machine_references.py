@@ -7,8 +7,8 @@ sessions hold quiet runs of a case, its references are written into the machine'
 `fabricsuite baseline`'s rule. A run disturbed by another process on its cores is never a
 sample (fabricsuite.cases): it is set aside, counted and named ("2 of 5 sessions set aside for
 ...: disturbed by f951, python"), and the references wait for enough quiet sessions. A session
-confirmed outside the references of another machine of the kind (a 2x slowdown) records
-nothing (machine.recorded_sessions).
+confirmed beyond the physics floors of its efficiencies (fabricsuite.limits) records nothing
+(machine.recorded_sessions).
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
     lines = []
     broken = kind_regressions(report)
     if broken:
-        lines.append(f"this session is not recorded: {len(broken)} case(s) confirmed more than "
-                     f"2x off the references of another machine of this kind (e.g. "
-                     f"{broken[0].check} {broken[0].environ}): gross breakage, fix it first")
+        lines.append(f"this session is not recorded: {len(broken)} case(s) confirmed beyond "
+                     f"what every healthy machine's cores keep (e.g. {broken[0].check} "
+                     f"{broken[0].environ}): gross breakage, fix it first")
     # Runs of unjudged cases only: a case already judged keeps its references.
     samples = [{"session_info": data.get("session_info", {}),
                 "runs": [{"testcases": own_runs(data, key)}]} for _path, data in sessions]
@@ -67,7 +67,7 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
             f"no references for {what} yet ({descr}; key {key}): session {n} of "
             f"{SESSIONS_FOR_REFERENCES} recorded" + (
                 f" ({aside} more set aside: disturbed)" if aside else "") +
-            ", judged against another machine's figures at most for a 2x slowdown",
+            ", judged only against the limits of its cores (efficiency floors)",
             f"  run the same command again {SESSIONS_FOR_REFERENCES - n} more time(s), best "
             f"hours apart on a quiet machine (figures drift between sessions; bounds must hold "
             f"that drift); the references are then taken into {path} and later runs are "
@@ -95,7 +95,7 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
             f"{baseline.OUTLIER_RUNS_FROM} sessions, where a single outlying run is set aside",
             f"  e.g. {outliers[0]}" + (f" (and {len(outliers) - 1} more)" if outliers[1:] else ""),
             f"  run the same command again {baseline.OUTLIER_RUNS_FROM - n} more time(s); "
-            f"meanwhile, another machine's figures judge at most a 2x slowdown",
+            f"meanwhile, only the limits of its cores judge (efficiency floors)",
         ] + set_aside
     mpis = sorted({str(c.get("mpi_library")) for s in samples for run in s["runs"]
                    for c in run["testcases"] if c.get("mpi_library")})

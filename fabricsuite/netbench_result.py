@@ -38,6 +38,9 @@ class NetbenchResult(Readout):
     unreliable: list[dict[str, str]] = field(default_factory=list)
     status: str = "ok"
     source: str = "<memory>"
+    #: The limits of the cores measured in the same job (`netbench limits`, the check's
+    #: prologue: fabricsuite.limits), which the efficiency figures divide by; None without one.
+    limits: NetbenchResult | None = None
 
     # -- lookups (fabricsuite.readout: table, row, value) -------------------------------------
     lookup_error = ResultError

@@ -29,7 +29,7 @@ from reframe.core.builtins import (
 from reframe.core.exceptions import EnvironError, SanityError
 from reframe.core.logging import getlogger
 
-from . import REPO_ROOT, SOURCE_DIR, counters, topology, transport
+from . import REPO_ROOT, SOURCE_DIR, counters, limits, topology, transport
 from .declarations import unit_and_direction
 from .interference import describe as describe_interference
 from .interference import worst_wait
@@ -37,7 +37,6 @@ from .machine import topology_cache
 from .metrics import INDEX_FIELDS, Metric, PerfSpec, scale_label
 from .netbench_result import NetbenchResult, ResultError, load
 from .references import (
-    KIND_SLOWDOWN,
     ReferenceFileError,
     external_reference,
     kind_references,
@@ -260,6 +259,11 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: Why the node was not quiet, "" when it was: the rank, its wait, what ran on its CPU
     interference = variable(str, value="", loggable=True)
 
+    #: Whether the job runs `netbench limits` on the ranks' cores before the method (the
+    #: efficiency figures' prologue, fabricsuite.limits); set in setup where the check declares
+    #: efficiencies and its ranks share a node.
+    limits_prologue = variable(bool, value=False, loggable=True)
+
     netbench = fixture(NetbenchBuild, scope="environment")
 
     valid_systems = ["+mpi"]
@@ -311,6 +315,8 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         cached = getattr(self, "_netbench_result", None)
         if cached is None:
             cached = load(os.path.join(self.stagedir, RESULT_FILE))
+            if self.limits_prologue:
+                cached.limits = load(os.path.join(self.stagedir, limits.LIMITS_FILE))
             self._netbench_result = cached
         return cached
 
@@ -365,6 +371,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
                 metric.extract(result)
             except ResultError as err:
                 problems.append(f"{name}: {err}")
+        problems += limits_problems(result, self.metrics)
         if problems:
             raise SanityError("; ".join(problems))
         self.mpi_library = result.mpi_library.splitlines()[0] if result.mpi_library else ""
@@ -436,8 +443,50 @@ class NetbenchPairCheck(NetbenchCheck):
             self.executable_opts = [cpus, self.executable, *self.executable_opts]
             self.executable = shlex.quote(str(BIND_RANK))
 
+    @run_after("setup")
+    def measure_the_limits(self):
+        """Efficiencies need the limits of the pair's own cores: on one node the job runs
+        `netbench limits` there first; across nodes the cores are not what limits a message
+        (the link is), so the efficiencies are left out of this case."""
+        if not limits.efficiencies(self.metrics):
+            return
+        if self.distance == "other-node" or not self.timed:
+            self.metrics = {name: figure for name, figure in self.metrics.items()
+                            if not isinstance(figure, limits.Efficiency)}
+            return
+        self.limits_prologue = True
+
+    @run_before("run")
+    def add_the_limits_prologue(self):
+        if not self.limits_prologue:
+            return
+        # The launcher's command line for this job's ranks: ReFrame's run phase sets these two
+        # on the job only just before it writes the script, after every run_before hook.
+        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
+        sizes = value_list(limits.limit_sizes(self.metrics, self.required_sizes))
+        program = [os.path.join(self.netbench.stagedir, "netbench"), "limits", "--sizes", sizes,
+                   *limits.PROLOGUE_OPTIONS, "--json-file", limits.LIMITS_FILE]
+        if self.bound_cpus:
+            program = [str(BIND_RANK), ",".join(str(c) for c in self.bound_cpus), *program]
+        self.prerun_cmds = [
+            *self.prerun_cmds, f"rm -f {limits.LIMITS_FILE}",
+            " ".join([self.job.launcher.run_command(self.job),
+                      *(shlex.quote(word) for word in program)]).strip()]
+        self.keep_files = [*self.keep_files, limits.LIMITS_FILE]
+
     def extra_problems(self, result: NetbenchResult) -> list[str]:
         return placement_problems(result, self.distance, self.bound_cpus)
+
+
+def limits_problems(result: NetbenchResult, metrics: dict) -> list[str]:
+    """Sanity of the efficiencies: a figure beyond its cores' limit (a measurement error) and
+    a cache-line floor that two cores of their own never take (fabricsuite.limits)."""
+    if result.limits is None:
+        return []
+    problems = [problem for figure in limits.efficiencies(metrics).values()
+                if (problem := figure.impossible(result))]
+    floor = limits.floor_problem(result.limits)
+    return [*problems, floor] if floor else problems
 
 
 def placement_problems(result: NetbenchResult, distance: str, bound_cpus: list[int]) -> list[str]:
@@ -496,31 +545,56 @@ def load_references(test) -> None:
             scope[level] = str(getattr(test, level))
     system = test.current_system.name
     machine = test.current_partition.extras.get("machine")
+    specs = test.perf_specs()
+    physics = {name: limits.physics_reference(figure)
+               for name, figure in limits.efficiencies(test.metrics).items()}
     try:
-        if machine and not scoped_references(system, name, scope, test.perf_specs(),
-                                             machine=machine):
+        own = scoped_references(system, name, scope, specs, machine=machine) if machine else {}
+        if machine and not own:
             # The embedded default on a machine without references of this case: measured and
-            # recorded, never judged as this machine's own (fabricsuite.machine); judged only
-            # against gross breakage where another machine of its kind has references.
+            # recorded, never judged as this machine's own (fabricsuite.machine). Judged only
+            # against what the hardware can do (its efficiencies' physics floors,
+            # fabricsuite.limits); another machine of its kind is information in the outcome.
             test.require_reference = False
             test.judged = False
-            kind_file, kind = kind_references(machine, name, scope, test.perf_specs())
+            kind_file, kind = kind_references(machine, name, scope, specs)
             if kind:
-                test.reference = {test.current_partition.fullname: kind}
-                test.reference_origin = f"kind:{kind_file.stem}"
+                test.kind_reference = {variable: ref[0] for variable, ref in kind.items()}
+                test.kind_origin = kind_file.stem
+            if physics:
+                test.reference = {test.current_partition.fullname: physics}
+                test.reference_origin = limits.PHYSICS_ORIGIN
             getlogger().info(
                 f"{test.display_name}: no references for this machine yet ({machine}): "
                 f"measured and recorded" + (
-                    f"; judged only at a {KIND_SLOWDOWN:g}x bound against another machine of "
-                    f"its kind ({kind_file})" if kind else ", not judged"))
+                    f"; judged only against the limits of its cores ({', '.join(physics)})"
+                    if physics else ", not judged"))
             return
-        test.reference = external_reference(system, name, scope=scope,
-                                            specs=test.perf_specs(), machine=machine)
+        test.reference = external_reference(system, name, scope=scope, specs=specs,
+                                            machine=machine)
         test.reference_origin = "machine" if machine else "system"
+        if physics:
+            # The file's entries, and each efficiency it has none of judged by its physics floor
+            # (a center's file from before the efficiencies still judges them from physics).
+            entries = own or scoped_references(system, name, scope, specs)
+            test.reference = {test.current_partition.fullname: {
+                **{variable: ref for variable, ref in physics.items() if variable not in entries},
+                **{variable: reframe_reference(ref) for variable, ref in entries.items()}}}
     except ReferenceFileError as err:
         if test.require_reference:
             raise
         getlogger().warning(f"{name}: running without references: {err}")
+
+
+def reframe_reference(entry: tuple) -> Any:
+    """A validated reference entry as ReFrame takes it in a `reference` dict: a tuple, or an
+    expected failure (`["$xfail", reason, [value, lower, upper, unit]]`) as ReFrame's own
+    reader of a reference file makes it."""
+    if entry and entry[0] == "$xfail":
+        from reframe.core.builtins import xfail
+
+        return xfail(*entry[1:-1], tuple(entry[-1]))
+    return tuple(entry)
 
 
 def place_on_nodes(test, one_per_node: bool = False, timed: bool = True) -> None:

@@ -47,9 +47,9 @@ from .cases import (
     is_interfered,
     unconfirmed,
 )
+from .limits import PHYSICS_ORIGIN
 from .metrics import case_scope, is_finite_number, series_key
 from .references import (
-    KIND_SLOWDOWN,
     ReferenceFileError,
     load_file,
     recorded_only,
@@ -192,29 +192,31 @@ KIND_SHOWN = 3
 
 def kind_comparison_lines(cases: list[dict]) -> list[str]:
     """How far this machine lies from the references of another machine of its kind, for the
-    cases judged against them (fabricsuite.references.kind_references: at most a 2x bound,
-    until the machine has its own): "1 MiB ping-pong bandwidth 13 % below ..."."""
+    cases that have no references of this machine yet (each case's `kind_reference`, from
+    fabricsuite.references.kind_references): information, never a verdict (two machines of one
+    kind differ by 2x in memory-bound figures): "1 MiB ping-pong bandwidth 13 % below ..."."""
     worse: list[tuple[float, str]] = []
     kinds = set()
     for case in cases:
-        origin = str(case.get("reference_origin") or "")
-        if (not origin.startswith("kind:") or case.get("result") == "skip"
-                or casemodel.disturbance(case)):
+        kind_values = case.get("kind_reference") or {}
+        if (not isinstance(kind_values, dict) or not kind_values
+                or case.get("result") == "skip" or casemodel.disturbance(case)):
             continue  # a disturbed run's figures say nothing of the machine
-        kinds.add(origin.partition(":")[2])
+        kinds.add(str(case.get("kind_origin") or "?"))
         directions = case.get("perf_directions") or {}
         for key, perf in (case.get("perfvalues") or {}).items():
             variable = str(key).split(":")[-1]
-            if not (isinstance(perf, list) and len(perf) > 1 and is_finite_number(perf[0])
-                    and is_finite_number(perf[1]) and perf[1]):
+            other = kind_values.get(variable)
+            if not (isinstance(perf, list) and perf and is_finite_number(perf[0])
+                    and is_finite_number(other) and other):
                 continue
-            change = (perf[0] - perf[1]) / abs(perf[1])
+            change = (perf[0] - other) / abs(other)
             sign = {"lower": 1.0, "higher": -1.0}.get(directions.get(variable))
             if sign is None:
                 continue
             side = "above" if change > 0 else "below"
             worse.append((sign * change, f"{_where(case)} {variable} {abs(change):.0%} {side} "
-                                         f"({_number(perf[0])} against {_number(perf[1])})"))
+                                         f"({_number(perf[0])} against {_number(other)})"))
     if not worse:
         return []
     worse.sort(key=lambda w: -w[0])
@@ -222,10 +224,9 @@ def kind_comparison_lines(cases: list[dict]) -> list[str]:
     bad = [text for badness, text in worse if badness > 0]
     # A machine better in every figure still shows how far it lies (the good side's farthest).
     shown = bad or [text for _, text in reversed(worse)]
-    lines = [f"compared with another machine of this kind ({', '.join(sorted(kinds))}; judged "
-             f"only against a {KIND_SLOWDOWN:g}x slowdown until this machine has references "
-             f"of its own): {len(worse)} figure(s), median {abs(median):.0%} "
-             f"{'worse' if median > 0 else 'better'}; "
+    lines = [f"compared with another machine of this kind ({', '.join(sorted(kinds))}; "
+             f"information, not a verdict: machines of one kind differ): {len(worse)} "
+             f"figure(s), median {abs(median):.0%} {'worse' if median > 0 else 'better'}; "
              f"{'farthest on the bad side' if bad else 'none on the bad side; farthest'}:"]
     return lines + [f"  {text}" for text in shown[:KIND_SHOWN]]
 
@@ -291,10 +292,9 @@ def verdict_lines(report: dict) -> list[str]:
                              f"reference): a transient, no regression")
                 continue
             line = f"REGRESSION {_where(case)} {variable} = {_figure(perf)}"
-            origin = str(case.get("reference_origin") or "")
-            if origin.startswith("kind:"):
-                line += (f" [against another machine of this kind, {origin[5:]}: beyond "
-                         f"{KIND_SLOWDOWN:g}x, not its drift]")
+            if case.get("reference_origin") == PHYSICS_ORIGIN:
+                line += (" [against the limits of its cores: beyond the physics floor that "
+                         "every healthy machine measured keeps, fabricsuite.limits]")
             stat_key = series_key(*case_scope(case), variable)
             spread = (stats.get(stat_key) or {}).get("spread")
             value, ref = perf[0], perf[1]

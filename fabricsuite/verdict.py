@@ -204,10 +204,17 @@ class Judged(rfm.RegressionTestPlugin):
     #: False when the case was measured and recorded without references of its machine (the
     #: embedded default's first sessions); the outcome never calls such a case a pass.
     judged = variable(bool, value=True, loggable=True)
-    #: Whose references judged the case: "machine" (the embedded default's own), "kind:<kind>"
-    #: (another machine of its kind, at most a 2x bound: fabricsuite.references.kind_references),
+    #: Whose references judged the case: "machine" (the embedded default's own), "physics"
+    #: (none of its own yet: only its efficiencies, against the limits of its cores,
+    #: fabricsuite.limits),
     #: "system" (a center's reference/<system>.yaml), "" (none).
     reference_origin = variable(str, value="", loggable=True)
+    #: The values another machine of this machine's kind has for this case (the repository's
+    #: reference/local/<kind>.yaml), shown in the outcome as information, never a verdict; {}
+    #: where the machine has references of its own or the kind has none.
+    kind_reference = variable(typ.Dict[str, float], value={}, loggable=True)
+    #: That file's kind ("amd-epyc-1x2x1-24gib"); "" without one.
+    kind_origin = variable(str, value="", loggable=True)
     #: Run id of this job (rfm_netbench.record_exit_status).
     run_id = variable(str, value="")
     #: Files the job writes that must not survive from an earlier run in the stage.

@@ -1,0 +1,195 @@
+"""What the hardware can do: a message figure read against the limits of the cores it ran on.
+
+Every timed point-to-point check on one node runs `netbench limits` on the pair's own cores in
+the same job, just before its method (its *prologue*, fabricsuite.rfm_netbench): the floor a
+message can reach (`floor_oneway_median_us`, half a cache line's round trip between the two
+cores) and the ceiling of a copy per size (`copy_one_core_median_MBps`: one core's memcpy, what
+a single-copy transfer reaches at best; `copy_two_cores_median_MBps`: both cores copying at
+once, the ceiling of a pattern where both send). An *efficiency* is a message figure over its
+limit, declared like any figure (`Efficiency`: unit and direction):
+
+- a bandwidth as a fraction of its ceiling (unit `fraction`, higher is better);
+- a latency as a multiple of its floor (unit `x_floor`, lower is better).
+
+Both limits move with the machine (a slow phase of a VM slows the copy and the message alike),
+so an efficiency says how close a run came to what these cores could do at that moment, on any
+machine. A fraction above 1 (or a latency below its floor) by more than the two measurements'
+noise is a measurement error: the case fails sanity (`impossible`).
+
+First-day verdicts from physics (PHYSICS_FLOORS): an efficiency's reference, where a reference
+file gives none, is a floor chosen to hold on every healthy machine measured (docs/
+measurements.md "Efficiencies against the limits of the cores") and still fail what is really
+broken: a run fallen onto TCP loopback (a latency ~50-130 floors), two ranks on one core (a
+bandwidth under 2 % of the ceiling, a cache-line floor of hundreds of microseconds).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .metrics import HIGHER, LOWER, Figure, PerfSpec, is_finite_number
+
+#: The JSON result the prologue writes in the stage directory (`netbench limits --json-file`).
+LIMITS_FILE = "limits.json"
+#: The prologue's repetition settings: short (about 1 s per size list), its noise recorded.
+PROLOGUE_OPTIONS = ("--repetitions", "5", "--time-cap-ms", "5")
+
+#: `reference_origin` of a case judged only by its efficiencies' physics floors (a machine
+#: without references of its own).
+PHYSICS_ORIGIN = "physics"
+
+#: Units of the efficiencies.
+FRACTION = "fraction"
+FLOOR_MULTIPLE = "x_floor"
+FRACTION_SPEC = PerfSpec(FRACTION, HIGHER)
+FLOOR_MULTIPLE_SPEC = PerfSpec(FLOOR_MULTIPLE, LOWER)
+
+#: The ceilings and the floor an efficiency divides by: (limits table or None for the summary,
+#: column).
+ONE_CORE = ("limits_copy", "copy_one_core_median_MBps")
+TWO_CORES = ("limits_copy", "copy_two_cores_median_MBps")
+FLOOR = (None, "floor_oneway_median_us")
+#: The noise of each limit (percent), which the impossibility rule allows for.
+_NOISE = {ONE_CORE: "copy_one_core_noise_percent", TWO_CORES: "copy_two_cores_noise_percent",
+          FLOOR: "floor_noise_percent"}
+
+#: An efficiency beyond its limit by more than this share (or three times the limit's noise,
+#: whichever is larger) is a measurement error, not a fast fabric.
+IMPOSSIBLE_MARGIN = 0.10
+
+#: The first-day floor of each efficiency by unit: a bandwidth at least this fraction of its
+#: ceiling, a latency at most this many floors. Healthy here (2026-12-01): bandwidth fractions
+#: 0.25-0.49, latency 3-4 floors; TCP loopback and MPICH's UCX on TCP 48-127 floors; both ranks
+#: on one core 0.016 of the ceiling (docs/measurements.md). Chosen with a slow phase's 2-4x on
+#: the good side: 0.05 is 5x under the healthy fractions, 25 floors 6x over the healthy latency.
+PHYSICS_FLOORS = {FRACTION: 0.05, FLOOR_MULTIPLE: 25.0}
+#: The cache-line floor itself: no two cores of one node take longer to pass a line (a few
+#: hundred ns across packages); two ranks on one core take a scheduler's time slice.
+FLOOR_LIMIT_US = 5.0
+
+
+@dataclass(frozen=True)
+class Efficiency(Figure):
+    """A message figure over the limit of its cores: `figure` (a netbench Metric of the
+    method's result) divided by `limit` of the prologue's result (fraction), or `limit` divided
+    into it (a latency's multiple of the floor). `size_bytes`: the size whose ceiling divides
+    (None: the size the figure names, or for a peak the result's `peak_size` summary key)."""
+
+    figure: Any = None
+    limit: tuple[str | None, str] = ONE_CORE
+    size_bytes: int | None = None
+    peak_size: str | None = None
+    #: This efficiency's first-day floor where it differs from PHYSICS_FLOORS' for its unit.
+    first_day: float | None = None
+
+    def limit_value(self, result: Any) -> float:
+        limits = getattr(result, "limits", None)
+        if limits is None:
+            raise ValueError("no limits of the cores measured in this job (the prologue's "
+                             f"{LIMITS_FILE})")
+        table, column = self.limit
+        if table is None:
+            return limits.value(None, column)
+        return limits.value(table, column, size_bytes=self.size(result))
+
+    def noise(self, result: Any) -> float:
+        """The limit's relative noise (0.03 for 3 %), 0 when not recorded."""
+        table, column = self.limit
+        limits = result.limits
+        try:
+            value = (limits.value(None, _NOISE[self.limit]) if table is None else
+                     limits.value(table, _NOISE[self.limit], size_bytes=self.size(result)))
+        except (ValueError, KeyError):
+            return 0.0
+        return value / 100.0 if is_finite_number(value) else 0.0
+
+    def size(self, result: Any) -> int:
+        if self.size_bytes is not None:
+            return self.size_bytes
+        if self.peak_size is not None:
+            return int(result.value(None, self.peak_size))
+        return int(self.figure.where["size_bytes"])
+
+    def extract(self, result: Any) -> float:
+        value, limit = self.figure.extract(result), self.limit_value(result)
+        if not (is_finite_number(value) and is_finite_number(limit) and limit > 0):
+            return math.nan
+        return value / limit
+
+    def impossible(self, result: Any) -> str | None:
+        """Why the figure cannot be true (beyond its limit by more than the noise), or None."""
+        efficiency = self.extract(result)
+        margin = max(IMPOSSIBLE_MARGIN, 3.0 * self.noise(result))
+        if self.spec.unit == FRACTION and efficiency > 1.0 + margin:
+            return (f"{self.figure.column} is {efficiency:.2f} x its ceiling "
+                    f"({self.limit[1]}): faster than the cores can copy, a measurement error")
+        if self.spec.unit == FLOOR_MULTIPLE and efficiency < 1.0 / (1.0 + margin):
+            return (f"{self.figure.column} is {efficiency:.2f} x its floor "
+                    f"({self.limit[1]}): faster than a cache line between the cores, a "
+                    f"measurement error")
+        return None
+
+
+#: A peak's first-day floor: the peak lies where the copy runs in cache (2-4x faster than at
+#: 1 MiB), so its fraction is lower (0.11 healthy here for MPICH, 0.25 for Open MPI).
+PEAK_FIRST_DAY = 0.025
+
+
+def fraction_of_ceiling(figure: Any, limit: tuple[str | None, str] = ONE_CORE,
+                        peak_size: str | None = None) -> Efficiency:
+    """A bandwidth figure as a fraction of the copy ceiling at its size (higher is better);
+    `peak_size` names the summary key of the size a peak was measured at."""
+    return Efficiency(read=None, spec=FRACTION_SPEC, figure=figure, limit=limit,
+                      peak_size=peak_size, first_day=PEAK_FIRST_DAY if peak_size else None)
+
+
+def multiple_of_floor(figure: Any) -> Efficiency:
+    """A latency figure as a multiple of the cache-line floor (lower is better)."""
+    return Efficiency(read=None, spec=FLOOR_MULTIPLE_SPEC, figure=figure, limit=FLOOR)
+
+
+def efficiencies(metrics: dict[str, Any]) -> dict[str, Efficiency]:
+    """The efficiency figures among a check's `metrics`."""
+    return {name: figure for name, figure in metrics.items() if isinstance(figure, Efficiency)}
+
+
+def limit_sizes(metrics: dict[str, Any], required_sizes: list[int]) -> list[int]:
+    """The sizes the prologue must measure for `metrics`' efficiencies: each one's size, every
+    required size where one reads a peak, 8 B where only the floor is needed."""
+    sizes: set[int] = set()
+    for figure in efficiencies(metrics).values():
+        if figure.limit == FLOOR:
+            continue
+        if figure.size_bytes is not None:
+            sizes.add(figure.size_bytes)
+        elif figure.peak_size is not None:
+            sizes.update(required_sizes)
+        else:
+            sizes.add(int(figure.figure.where["size_bytes"]))
+    return sorted(sizes) or [8]
+
+
+def physics_reference(figure: Efficiency) -> tuple[float, float | None, float | None, str]:
+    """The first-day reference of an efficiency (ReFrame's (value, lower, upper, unit)): at least
+    its floor's fraction of the ceiling, at most its multiple of the floor."""
+    spec = figure.spec
+    floor = figure.first_day if figure.first_day is not None else PHYSICS_FLOORS[spec.unit]
+    if spec.better == HIGHER:
+        return (floor, 0.0, None, spec.unit)
+    return (floor, None, 0.0, spec.unit)
+
+
+def floor_problem(limits: Any) -> str | None:
+    """The cache-line floor itself beyond what two cores of one node take (FLOOR_LIMIT_US): the
+    ranks are not on two cores (one core shared, a scheduler between them)."""
+    try:
+        floor = limits.value(None, FLOOR[1])
+    except ValueError:
+        return None
+    if is_finite_number(floor) and floor > FLOOR_LIMIT_US:
+        return (f"the cores' cache-line floor is {floor:.3g} us (floor_oneway_median_us; two "
+                f"cores of one node pass a line in under {FLOOR_LIMIT_US:g} us): the ranks do "
+                f"not run on two cores of their own")
+    return None
