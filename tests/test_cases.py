@@ -340,3 +340,23 @@ def test_a_copied_report_is_not_another_session(tmp_path):
     for name in ("run-report-1.json", "run-report-2.json"):
         (reports / name).write_text(json.dumps(quiet))
     assert len(machine.recorded_sessions(reports, "amd-epyc-1x2x1-24gib.3abda07c")) == 1
+
+
+def test_gross_breakage_against_the_limits_of_the_cores_is_a_regression_that_records_nothing():
+    """The first day of a machine: judged on its efficiencies alone (fabricsuite.limits); a run
+    fallen onto TCP loopback is a confirmed regression whose session records nothing, a healthy
+    one is recorded, and another machine of its kind never decides."""
+    broken = report("tcp-physics-regression")
+    health = health_of(broken)
+    assert health["NetbenchPingPong"] == cases.REGRESSION, health
+    # passed its floor, but TCP's kernel work took its CPU 12 % of the run: disturbed
+    assert health["NetbenchPingPongBandwidth"] == cases.DISTURBED, health
+    assert [c.check for c in machine.kind_regressions(broken)] == ["NetbenchPingPong"]
+    healthy = report("recorded-physics")
+    assert set(health_of(healthy).values()) == {cases.RECORDED}
+    assert machine.kind_regressions(healthy) == []
+    measured = [c for run in healthy["runs"] for c in run["testcases"] if c.get("perfvalues")]
+    assert measured and all(c["reference_origin"] == "physics" and c["limits_prologue"]
+                            and c["kind_reference"] for c in measured)
+    assert session.classify(broken)[0] == session.REGRESSED
+    assert session.classify(healthy)[0] == session.WITHIN

@@ -551,12 +551,15 @@ def test_a_full_disk_is_exit_2_with_one_line_and_a_junit_that_says_broken(tmp_pa
 
 
 def _kind_cases(scale: float) -> list[dict]:
-    """The real report's measured cases as if judged against another machine of this kind,
-    every figure `scale` times its reference (0.5: latencies half, bandwidths half)."""
+    """The real report's measured cases as if recorded beside another machine of this kind whose
+    values are the report's references (the checks' `kind_reference`, `kind_origin`), every
+    figure `scale` times them (0.5: latencies half, bandwidths half)."""
     report = json.loads(FAILED_REPORT.read_text())
     cases = [c for run in report["runs"] for c in run["testcases"] if c["perfvalues"]]
     for case in cases:
-        case["reference_origin"] = "kind:other-vm"
+        case["kind_origin"] = "other-vm"
+        case["kind_reference"] = {key.split(":")[-1]: perf[1]
+                                  for key, perf in case["perfvalues"].items()}
         for perf in case["perfvalues"].values():
             perf[0] = perf[1] * scale
     return cases

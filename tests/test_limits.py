@@ -1,0 +1,123 @@
+"""Efficiencies against the limits of the cores (fabricsuite.limits), on real netbench output:
+`netbench limits` beside the ping-pong and bandwidth it bounds, healthy and broken
+(tests/data/netbench/limits/README.md)."""
+
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import limits
+from fabricsuite.netbench_result import load
+
+pytestmark = pytest.mark.unit
+
+DATA = Path(__file__).parent / "data" / "netbench" / "limits"
+MiB = 1024 * 1024
+
+
+def _result(scenario: str, method: str):
+    result = load(DATA / f"{scenario}-{method}.json")
+    result.limits = load(DATA / f"{scenario}-limits.json")
+    return result
+
+
+def _cell(table, column, **where):
+    from fabricsuite.rfm_netbench import cell
+
+    return cell(table, column, **where)
+
+
+def _latency():
+    return limits.multiple_of_floor(_cell("pingpong", "latency_median_us", size_bytes=8))
+
+
+def _bandwidth():
+    return limits.fraction_of_ceiling(_cell("bibw", "bandwidth_median_MBps", size_bytes=MiB))
+
+
+def test_the_limits_parse_as_declared():
+    result = load(DATA / "healthy-ompi-limits.json")
+    assert result.method == "limits"
+    assert [row["size_bytes"] for row in result.table("limits_copy")] == [8, MiB]
+    floor = result.value(None, "floor_oneway_median_us")
+    assert 0 < floor < limits.FLOOR_LIMIT_US
+    assert result.value("limits_copy", "copy_one_core_median_MBps", size_bytes=MiB) > 1000
+
+
+def test_an_efficiency_is_the_figure_over_its_limit():
+    result = _result("healthy-ompi", "pp")
+    latency = result.value("pingpong", "latency_median_us", size_bytes=8)
+    floor = result.limits.value(None, "floor_oneway_median_us")
+    assert _latency().extract(result) == pytest.approx(latency / floor)
+    result = _result("healthy-ompi", "bw")
+    bandwidth = result.value("bibw", "bandwidth_median_MBps", size_bytes=MiB)
+    ceiling = result.limits.value("limits_copy", "copy_one_core_median_MBps", size_bytes=MiB)
+    assert _bandwidth().extract(result) == pytest.approx(bandwidth / ceiling)
+    assert _latency().spec.unit == "x_floor" and _latency().spec.better == "lower"
+    assert _bandwidth().spec.unit == "fraction" and _bandwidth().spec.better == "higher"
+
+
+def test_the_physics_floors_pass_the_healthy_run_and_fail_the_broken_ones():
+    """Healthy: latency a few floors, bandwidth a quarter of the ceiling; TCP loopback: over
+    100 floors; both ranks on one core: under 2 % of the ceiling, and a floor of a time slice."""
+    floor_multiple = limits.physics_reference(_latency())[0]
+    floor_fraction = limits.physics_reference(_bandwidth())[0]
+    healthy_latency = _latency().extract(_result("healthy-ompi", "pp"))
+    healthy_bandwidth = _bandwidth().extract(_result("healthy-ompi", "bw"))
+    assert healthy_latency < floor_multiple and healthy_bandwidth > floor_fraction
+    assert _latency().extract(_result("ompi-tcp", "pp")) > floor_multiple
+    assert _bandwidth().extract(_result("ompi-onecore", "bw")) < floor_fraction
+    assert limits.floor_problem(_result("healthy-ompi", "pp").limits) is None
+    problem = limits.floor_problem(_result("ompi-onecore", "pp").limits)
+    assert problem and "do not run on two cores of their own" in problem
+
+
+def test_a_figure_beyond_its_limit_is_a_measurement_error():
+    result = _result("healthy-ompi", "bw")
+    assert _bandwidth().impossible(result) is None
+    ceiling = result.limits.value("limits_copy", "copy_one_core_median_MBps", size_bytes=MiB)
+    row = result.row("bibw", size_bytes=MiB)
+    row["bandwidth_median_MBps"] = ceiling * 1.5
+    assert "faster than the cores can copy" in _bandwidth().impossible(result)
+    result = _result("healthy-ompi", "pp")
+    assert _latency().impossible(result) is None
+    result.row("pingpong", size_bytes=8)["latency_median_us"] = (
+        result.limits.value(None, "floor_oneway_median_us") / 2)
+    assert "faster than a cache line" in _latency().impossible(result)
+
+
+def test_without_the_limits_an_efficiency_says_what_is_missing():
+    result = load(DATA / "healthy-ompi-bw.json")
+    with pytest.raises(ValueError, match="prologue"):
+        _bandwidth().extract(result)
+    result.limits = dataclasses.replace(load(DATA / "healthy-ompi-limits.json"), tables={
+        "limits_copy": []})
+    with pytest.raises(ValueError):
+        _bandwidth().extract(result)
+
+
+def test_the_references_of_an_efficiency_and_the_prologue_sizes():
+    assert limits.physics_reference(_bandwidth()) == (0.05, 0.0, None, "fraction")
+    assert limits.physics_reference(_latency()) == (25.0, None, 0.0, "x_floor")
+    peak = limits.fraction_of_ceiling(_cell("bibw", "bandwidth_median_MBps", size_bytes=MiB),
+                                      peak_size="bandwidth_peak_size_bytes")
+    assert limits.physics_reference(peak)[0] == limits.PEAK_FIRST_DAY
+    metrics = {"lat": _latency(), "bw": _bandwidth(), "other": _cell("bibw", "iterations",
+                                                                      size_bytes=8)}
+    assert limits.limit_sizes(metrics, [8, 64]) == [MiB]
+    assert limits.limit_sizes({"lat": _latency()}, [8]) == [8]
+    assert limits.limit_sizes({"peak": peak}, [8, 64, MiB]) == [8, 64, MiB]
+    assert set(limits.efficiencies(metrics)) == {"lat", "bw"}
+
+
+def test_a_null_floor_is_named_rather_than_read_as_a_number():
+    # netbench writes the floor null where the ranks share no memory: sanity names it
+    result = _result("healthy-ompi", "pp")
+    result.limits.summary["floor_oneway_median_us"] = None
+    with pytest.raises(ValueError, match="floor_oneway_median_us"):
+        _latency().extract(result)
+    result = _result("healthy-ompi", "pp")
+    result.limits.summary["floor_oneway_median_us"] = 0.0
+    assert math.isnan(_latency().extract(result))
