@@ -11,15 +11,18 @@ never checked. Node counts 1, 2, 4 (larger than the partition skip), one rank pe
 References per partition, environment and scale (reference/<system>.yaml).
 
 - NetbenchCollectives: the median time of each collective at 8 B, 1 KiB and 1 MiB (the study's
-  sizes), and of Barrier. Sanity: every collective at every size measured with enough valid
-  calls (calls late for their window are excluded), every time positive, the job had the ranks
-  asked for.
+  sizes), and of Barrier; at 1 MiB also the bus bandwidth of allreduce, allgather, alltoall,
+  bcast and reduce (nccl-tests' definitions, fabricsuite.limits.bus_bandwidth: comparable with
+  the link's rate at any rank count). Sanity: every collective at every size measured with
+  enough valid calls (calls late for their window are excluded), every time positive, the job
+  had the ranks asked for.
 - NetbenchCollectivesValidation: every collective and size once with known data, every result
   checked on every rank (no timing, no references).
 """
 
 import reframe as rfm
 
+from fabricsuite.limits import BUS_FACTORS, bus_bandwidth
 from fabricsuite.rfm_netbench import (
     NetbenchMultiRankCheck,
     NetbenchValidationCheck,
@@ -44,6 +47,9 @@ class NetbenchCollectives(NetbenchMultiRankCheck):
                                   collective="barrier"),
         **each_collective_and_size("collectives", "time_median_us", COLLECTIVES, KEY_SIZES,
                                    "median_us"),
+        **{f"{c}_1MiB_busbw_MBps": bus_bandwidth(cell("collectives", "time_median_us",
+                                                      collective=c, size_bytes=1024 * 1024))
+           for c in COLLECTIVES if c in BUS_FACTORS},
     }
 
     def extra_problems(self, result):

@@ -193,3 +193,85 @@ def floor_problem(limits: Any) -> str | None:
                 f"cores of one node pass a line in under {FLOOR_LIMIT_US:g} us): the ranks do "
                 f"not run on two cores of their own")
     return None
+
+
+#: nccl-tests' bus bandwidth (its doc/PERFORMANCE.md): busbw = algbw x factor, algbw = S / t
+#: with S the operation's size as nccl-tests counts it, so that a collective's figure compares
+#: with the link's rate whatever the rank count. netbench's size is per rank (allgather) or per
+#: peer (alltoall), nccl-tests' the whole buffer: S = n x size there. Per collective: (S in
+#: sizes per netbench size, factor), both functions of the rank count n.
+BUS_FACTORS = {
+    "allreduce": (lambda n: 1, lambda n: 2 * (n - 1) / n),
+    "allgather": (lambda n: n, lambda n: (n - 1) / n),
+    "alltoall": (lambda n: n, lambda n: (n - 1) / n),
+    "bcast": (lambda n: 1, lambda n: 1.0),
+    "reduce": (lambda n: 1, lambda n: 1.0),
+}
+
+
+def bus_bandwidth_MBps(collective: str, size_bytes: int, time_us: float, ranks: int) -> float:
+    """nccl-tests' bus bandwidth of one call of `collective` at netbench's `size_bytes` taking
+    `time_us` on `ranks` ranks, in MB/s (10^6 bytes per second = bytes per microsecond)."""
+    sizes, factor = BUS_FACTORS[collective]
+    if not (is_finite_number(time_us) and time_us > 0 and ranks > 1):
+        return math.nan
+    return size_bytes * sizes(ranks) / time_us * factor(ranks)
+
+
+@dataclass(frozen=True)
+class BusBandwidth(Figure):
+    """A collective's median time at one size as nccl-tests' bus bandwidth (MB/s, higher is
+    better): `time` is the netbench Metric of the call's time, the rank count the result's."""
+
+    time: Any = None
+    collective: str = ""
+
+    def extract(self, result: Any) -> float:
+        ranks = result.parameters.get("ranks")
+        if not isinstance(ranks, int):
+            raise ValueError("the result records no rank count (parameter ranks)")
+        return bus_bandwidth_MBps(self.collective, int(self.time.where["size_bytes"]),
+                                  self.time.extract(result), ranks)
+
+
+def bus_bandwidth(time: Any) -> BusBandwidth:
+    """`time` (a collective's time at a size, a netbench Metric) as its bus bandwidth."""
+    return BusBandwidth(read=None, spec=PerfSpec("MB/s", HIGHER), time=time,
+                        collective=str(time.where["collective"]))
+
+
+#: Cases named one by one in the outcome's efficiency lines; the rest are counted.
+EFFICIENCIES_SHOWN = 6
+
+
+def efficiency_lines(cases: list[dict]) -> list[str]:
+    """How close the session's runs came to what their cores can do, one line per case with
+    efficiencies (its last run): "NetbenchPingPong local:default openmpi same-l3:
+    latency_8B_floor_multiple 2.6 x floor"; disturbed runs are left out (their figures say
+    nothing of the hardware)."""
+    from .metrics import case_scope
+
+    shown = []
+    for case in cases:
+        if case.get("interference") or case.get("result") == "skip":
+            continue
+        parts = []
+        for key, perf in sorted((case.get("perfvalues") or {}).items()):
+            if not (isinstance(perf, list) and len(perf) > 4 and is_finite_number(perf[0])):
+                continue
+            variable = str(key).split(":")[-1]
+            if perf[4] == FRACTION:
+                parts.append(f"{variable} {perf[0]:.2f} of its ceiling")
+            elif perf[4] == FLOOR_MULTIPLE:
+                parts.append(f"{variable} {perf[0]:.1f} x its floor")
+        if parts:
+            check, partition, environ, levels = case_scope(case)
+            where = " ".join([check, partition, environ, *[value for _, value in levels]])
+            shown.append(f"  {where}: {'; '.join(parts)}")
+    if not shown:
+        return []
+    head = ("against the limits of their cores (the same job's netbench limits: the copy "
+            "ceiling, the cache-line floor):")
+    rest = len(shown) - EFFICIENCIES_SHOWN
+    return [head, *shown[:EFFICIENCIES_SHOWN]] + ([f"  ... and {rest} more case(s)"]
+                                                  if rest > 0 else [])

@@ -33,7 +33,6 @@ from .cases import (
     BROKEN as BROKEN_HEALTH,
 )
 from .cases import (
-    DISTURBED,
     FAIL_DEPS,
     MISSING_REFERENCE,
     RECORDED,
@@ -47,13 +46,19 @@ from .cases import (
     is_interfered,
     unconfirmed,
 )
-from .limits import PHYSICS_ORIGIN
+from .limits import PHYSICS_ORIGIN, efficiency_lines
 from .metrics import case_scope, is_finite_number, series_key
 from .references import (
-    ReferenceFileError,
-    load_file,
     recorded_only,
-    reference_file,
+)
+from .session_verdict import (
+    NODE_OUTLIER,
+    node_outlier,
+    reference_data,
+    reference_statistics,
+    tally,
+    unknown_nodes,
+    verdicts,
 )
 
 
@@ -121,45 +126,6 @@ def _where(case: dict) -> str:
     return " ".join([check, partition, environ, *[value for _, value in levels]])
 
 
-def _reference_data(system: str, cache: dict, machine: str | None = None) -> dict[str, Any]:
-    """`system`'s reference file ({} without a valid one; `local`: `machine`'s file), kept in
-    `cache`."""
-    key = (system, machine)
-    if key not in cache:
-        try:
-            cache[key] = load_file(reference_file(system, machine=machine or None))
-        except (ReferenceFileError, ValueError, OSError):
-            cache[key] = {}
-    return cache[key]
-
-
-def reference_statistics(system: str, cache: dict, machine: str | None = None) -> dict[str, Any]:
-    """The `_statistics` of `system`'s reference file ({} without a valid one), kept in `cache`."""
-    stats = _reference_data(system, cache, machine).get("_statistics") or {}
-    return stats if isinstance(stats, dict) else {}
-
-
-def reference_nodes(case: dict, cache: dict) -> set[str]:
-    """The nodes the references of a case's variables were taken on (`_statistics` nodes,
-    `fabricsuite baseline`); empty where the file does not say."""
-    stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
-    nodes: set[str] = set()
-    for key in case.get("perfvalues") or {}:
-        entry = stats.get(series_key(*case_scope(case), str(key).split(":")[-1]))
-        if isinstance(entry, dict) and isinstance(entry.get("nodes"), list):
-            nodes.update(str(n) for n in entry["nodes"])
-    return nodes
-
-
-def unknown_nodes(case: dict, cache: dict) -> tuple[list[str], list[str]]:
-    """(the case's nodes the references never saw, the nodes they were taken on); both empty
-    where the references do not record nodes."""
-    known = reference_nodes(case, cache)
-    if not known:
-        return [], []
-    return sorted(set(casemodel.evidence(case).nodes) - known), sorted(known)
-
-
 def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
     """The variables this session measured that its reference files record without judging
     them (`_recorded_only`: the machine moves them too much to catch a 2x slowdown), with the
@@ -170,7 +136,7 @@ def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
         if case.get("result") == "skip" or not case.get("perfvalues"):
             continue
         check, partition, environ, levels = case_scope(case)
-        data = _reference_data(str(case.get("system")), cache, case.get("machine"))
+        data = reference_data(str(case.get("system")), cache, case.get("machine"))
         recorded = recorded_only(data)
         for key in case.get("perfvalues") or {}:
             variable = str(key).split(":")[-1]
@@ -255,7 +221,7 @@ def verdict_lines(report: dict) -> list[str]:
     lines, cache = [], {}
     # the session's verdict decides which cases are node outliers (_outcomes): the lines never
     # name one the outcome does not count
-    outliers = {case_key(case) for case, verdict in _outcomes(report)
+    outliers = {case_key(case) for case, verdict in verdicts(report)
                 if verdict == NODE_OUTLIER}
     # each case's last run: with several confirmation rounds a case that passed round 1 is not
     # in the last run at all
@@ -343,70 +309,17 @@ def failed_dependency(case: dict, report: dict) -> str:
     return ", ".join(names) or "a dependency"
 
 
-#: The session's verdict of a case that failed on nodes its references never saw and passed its
-#: confirmation on nodes they know (fabricsuite.verdict pins a confirmation there under Slurm):
-#: the node, not the fabric. Exit 1 like a regression: a confirmed finding that needs a person
-#: (drain the node), never a pass; JUnit failure type "node-outlier".
-NODE_OUTLIER = "node outlier"
-
-
-def node_outlier(case: dict, first: dict | None, cache: dict) -> str:
-    """"" unless the case's first run failed on nodes its references never saw and its last
-    run passed on nodes they know; then what to say: "node3: first run bandwidth_1MiB_MBps
-    -15.2% on node3; within the references on node1 (taken on node1, node2)"."""
-    if first is None or case.get("result") != "pass" or casemodel.disturbance(first):
-        return ""  # a first run on a disturbed node is interference, whatever its nodes
-    unknown, known = unknown_nodes(first, cache)
-    if not unknown or unknown_nodes(case, cache)[0]:
-        return ""
-    failed = []
-    for key, perf in (first.get("perfvalues") or {}).items():
-        if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail":
-            change = ((perf[0] - perf[1]) / abs(perf[1])
-                      if is_finite_number(perf[0]) and is_finite_number(perf[1]) and perf[1]
-                      else None)
-            failed.append(f"{key.split(':')[-1]}" + (f" {change:+.1%}" if change is not None
-                                                       else ""))
-    return (f"{', '.join(unknown)}: first run {'; '.join(failed) or 'outside'} on "
-            f"{', '.join(casemodel.evidence(first).nodes)}; within the references on "
-            f"{', '.join(casemodel.evidence(case).nodes)} (taken on {', '.join(known)})")
-
-
-def _outcomes(report: dict) -> list[tuple[dict, str]]:
-    """(last run, what the session's verdict makes of it) of every case that ran: the case
-    model's health (fabricsuite.cases), where a disturbed failure its confirmation upheld is
-    broken (interference, exit 2), one it did not is a transient like any other, a disturbed
-    pass is a pass that says so, and a pass whose first run failed on nodes the references
-    never saw is a node outlier."""
-    found, cache = [], {}
-    for case in casemodel.read(report):
-        verdict = case.health
-        if verdict == casemodel.PASSED and node_outlier(case.last, case.first, cache):
-            found.append((case.last, NODE_OUTLIER))
-            continue
-        if verdict == DISTURBED:
-            if case.last.get("result") != "fail":
-                verdict = casemodel.RECORDED if case.last.get("judged") is False \
-                    else casemodel.PASSED
-            elif unconfirmed(case.last, case.first):
-                verdict = TRANSIENT
-            else:
-                verdict = BROKEN_HEALTH
-        found.append((case.last, verdict))
-    return found
-
-
 def broken_cases(report: dict) -> list[dict]:
     """The final cases that are broken: build, launch, sanity, a missing or invalid reference,
     an abort, a dependency that failed, or a failure while the node was disturbed that its
     confirmation upheld."""
-    return [case for case, verdict in _outcomes(report) if verdict == BROKEN_HEALTH]
+    return [case for case, verdict in verdicts(report) if verdict == BROKEN_HEALTH]
 
 
 def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, str]:
     """(exit status, why): 0 all within references, 1 a confirmed performance regression,
     2 something broken (or nothing tested, which is not a pass either)."""
-    outcomes = _outcomes(report)
+    outcomes = verdicts(report)
     broken = [case for case, verdict in outcomes if verdict == BROKEN_HEALTH]
     regressed = [case for case, verdict in outcomes if verdict == REGRESSION]
     lost = problems(report, reframe_args or [])
@@ -434,10 +347,14 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
     transients = [case for case, verdict in outcomes if verdict == TRANSIENT]
     recorded = [case for case, verdict in outcomes if verdict == RECORDED]
     if recorded:
-        # The embedded default's first sessions on a machine: measured, not judged.
+        # The embedded default's first sessions on a machine: measured, judged at most against
+        # the limits of their cores (fabricsuite.limits).
         judged = len(ran) - len(recorded)
+        physics = sum(1 for c in recorded if c.get("reference_origin") == PHYSICS_ORIGIN)
         return WITHIN, (f"RECORDED: {len(recorded)} case(s) measured and recorded without "
-                        f"references of this machine (not judged)"
+                        f"references of this machine (" + (
+                            f"{physics} judged only against the limits of their cores"
+                            if physics else "not judged") + ")"
                         + (f"; {judged} case(s) within their references" if judged else ""))
     why = f"PASSED: {len(ran)} case(s) within their references"
     if transients:
@@ -547,9 +464,9 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     skips = [r for r in skips if str(r.get("reason")) != DEPS_SKIP_REASON]
     tests = [c for c in cases if not c.get("fixture")]
     ran = [c for c in tests if c.get("result") != "skip"]
-    recorded = [c for c in ran if c.get("result") == "pass" and c.get("judged") is False]
-    passed = [c for c in ran if c.get("result") == "pass" and c.get("judged") is not False]
-    failed = [c for c in ran if c.get("result") != "pass"]
+    # the session's verdict of each case (fabricsuite.session_verdict), as the page counts it
+    counted = tally(report)
+    passed, recorded, failed = counted["passed"], counted["recorded"], counted["failed"]
     phases: dict[str, int] = {}
     for case in failed:
         phase = "reference missing" if MISSING_REFERENCE in str(case.get("fail_reason")) \
@@ -564,7 +481,10 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     skipped = len(skips) or len([c for c in tests if c.get("result") == "skip"])
     counts = f"ran {len(ran)} case(s): {len(passed)} passed, {len(failed)} failed"
     if recorded:
-        counts += f", {len(recorded)} recorded without references (not judged)"
+        physics = sum(1 for c in recorded if c.get("reference_origin") == PHYSICS_ORIGIN)
+        counts += f", {len(recorded)} recorded without references" + (
+            f" ({physics} judged only against the limits of their cores)" if physics else
+            " (not judged)")
     if phases:
         counts += " (" + ", ".join(f"{n} {p}" for p, n in sorted(phases.items())) + ")"
     lines.append(counts + f"; {skipped} skipped")
@@ -580,11 +500,11 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         rest = ordered[SKIP_GROUPS_SHOWN:]
         if rest:
             lines.append(f"  {sum(n for _, n in rest):5d}  ({len(rest)} other reasons)")
-    verdicts = verdict_lines(report)
+    verdict_texts = verdict_lines(report)
     broken = broken_cases(report)
-    if verdicts or broken:
+    if verdict_texts or broken:
         lines.append("failures and confirmations:")
-        lines += [f"  {line}" for line in verdicts]
+        lines += [f"  {line}" for line in verdict_texts]
         not_run: dict[str, int] = {}
         for case in broken:
             if case.get("result") == FAIL_DEPS:
@@ -601,6 +521,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         lines += [f"  NOT RUN {n} case(s): their dependency failed: {dependency}"
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
+    lines += efficiency_lines(ran)
     lines += kind_comparison_lines(ran)
     lines += transport_lines(ran)
     lines += machine_lines or []

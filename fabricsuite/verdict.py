@@ -9,7 +9,9 @@ round (20, 60, 180 s by default), so that a slow phase (this VM's shared-memory 
 triples for tens of seconds, sometimes minutes) is over before the figure is taken again. A real
 regression fails every round and costs only the time; a transient passes one. A case fails only
 when its last round fails too; every figure stays in the perflog and in the run report (runs[0],
-runs[1], ...), and `fabricsuite.session` prints the first and the last.
+runs[1], ...), and `fabricsuite.session` prints the first and the last. Only a performance
+failure waits: a case refused in build or sanity (no result, another transport, a broken
+binding) cannot change by waiting for a slow phase, so its rounds run at once (`_measured`).
 
 The pause is taken in a hook that ReFrame has (run_before("run") of a round's first case): ReFrame
 4.10 has none between retry rounds. Timing checks run with the serial policy, so nothing of the
@@ -45,6 +47,15 @@ CONFIRM_ROUNDS = 3
 CONFIRM_PAUSE_GROWTH = 3.0
 
 _paused_before_round = 0
+#: The cases whose run reached the performance phase (its sanity passed), by `_identity`: only a
+#: performance failure waits for a slow phase to pass. A failure in build or sanity (no result,
+#: a wrong transport, a broken binding) does not change by waiting: its confirmation round runs
+#: at once (a launch that failed by a race still gets its second try), without the pauses.
+_measured: set = set()
+
+
+def _identity(check) -> tuple:
+    return (check.unique_name, check.current_partition.fullname, check.current_environ.name)
 
 
 # An upstream-compatible wrapper, not a change of ReFrame's behaviour elsewhere. ReFrame 4.10.4
@@ -281,7 +292,8 @@ class Judged(rfm.RegressionTestPlugin):
     def confirm_on_known_nodes(self):
         """Under Slurm, a confirmation round runs on nodes the case's references were taken on
         (`--nodelist`): a failure on a node they never saw then tells a node outlier (passes on
-        known nodes) from a regression (fails there too), fabricsuite.session.node_outlier."""
+        known nodes) from a regression (fails there too):
+        fabricsuite.session_verdict.node_outlier."""
         from . import SLURM_SCHEDULERS
         from .metrics import INDEX_FIELDS
         from .references import ReferenceFileError, reference_nodes
@@ -349,11 +361,15 @@ class Judged(rfm.RegressionTestPlugin):
         if hasattr(self.job, "_cli_options"):
             self.job._cli_options = without_node_options(list(self.job.cli_options))
 
+    @run_before("performance")
+    def note_measured(self):
+        _measured.add(_identity(self))
+
     @run_before("run")
     def pause_before_confirming(self):
         global _paused_before_round
         current = runtime().current_run
-        if current > _paused_before_round:
+        if current > _paused_before_round and _identity(self) in _measured:
             _paused_before_round = current
             pause_s = confirm_pause(current, self.confirm_pause_s)
             getlogger().info(

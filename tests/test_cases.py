@@ -360,3 +360,33 @@ def test_gross_breakage_against_the_limits_of_the_cores_is_a_regression_that_rec
                             and c["kind_reference"] for c in measured)
     assert session.classify(broken)[0] == session.REGRESSED
     assert session.classify(healthy)[0] == session.WITHIN
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in DATA.glob("*.json")))
+def test_the_outcome_the_exit_status_and_the_page_give_one_verdict(name):
+    """Every real stored session of tests/data/cases (each health class among them: a pass while
+    disturbed, a disturbed failure, broken in sanity, a regression, recorded): the one-screen
+    outcome's counts, its exit status and the report page's counts come from one verdict per
+    case (fabricsuite.session_verdict), so they never disagree (issue 51: the page once called
+    two cases the outcome passed while disturbed 'failed')."""
+    import re
+
+    from fabricsuite.report.data import summary
+    from fabricsuite.session_verdict import tally
+
+    data = report(name)
+    counted = tally(data)
+    outcome = "\n".join(session.summary_lines(data, []))
+    shown = re.search(r"ran (\d+) case\(s\): (\d+) passed, (\d+) failed", outcome)
+    assert shown, outcome
+    assert (int(shown[2]), int(shown[3])) == (len(counted["passed"]), len(counted["failed"]))
+    recorded = re.search(r"(\d+) recorded without references", outcome)
+    assert (int(recorded[1]) if recorded else 0) == len(counted["recorded"]), outcome
+    page = summary(data, "local")
+    assert page.failed_count == len(counted["failed"]), (page.failed_count, counted)
+    # the page's passed counts the recorded and the build fixture beside the cases
+    fixtures = sum(1 for c in cases.final_cases(data) if c.get("fixture")
+                   and c.get("result") == "pass")
+    assert page.passed == len(counted["passed"]) + len(counted["recorded"]) + fixtures
+    code, _why = session.classify(data)
+    assert (code == session.WITHIN) == (not counted["failed"]), (code, counted)

@@ -121,3 +121,21 @@ def test_a_null_floor_is_named_rather_than_read_as_a_number():
     result = _result("healthy-ompi", "pp")
     result.limits.summary["floor_oneway_median_us"] = 0.0
     assert math.isnan(_latency().extract(result))
+
+
+def test_bus_bandwidth_is_nccl_tests_definition_on_a_real_collectives_run():
+    """busbw = algbw x 2(n-1)/n for allreduce, x (n-1)/n for allgather and alltoall (whose
+    nccl-tests size is n x netbench's per-rank or per-peer size), x 1 for bcast and reduce."""
+    result = load(Path(__file__).parent / "data" / "netbench" / "collectives-openmpi.json")
+    n = result.parameters["ranks"]
+    for collective, expected in (("allreduce", lambda s, t: s / t * 2 * (n - 1) / n),
+                                 ("allgather", lambda s, t: n * s / t * (n - 1) / n),
+                                 ("alltoall", lambda s, t: n * s / t * (n - 1) / n),
+                                 ("bcast", lambda s, t: s / t), ("reduce", lambda s, t: s / t)):
+        time = _cell("collectives", "time_median_us", collective=collective, size_bytes=MiB)
+        figure = limits.bus_bandwidth(time)
+        assert figure.spec.unit == "MB/s" and figure.spec.better == "higher"
+        assert figure.extract(result) == pytest.approx(expected(MiB, time.extract(result)))
+    assert limits.bus_bandwidth_MBps("allreduce", MiB, 100.0, 4) == pytest.approx(
+        MiB / 100.0 * 1.5)
+    assert math.isnan(limits.bus_bandwidth_MBps("allreduce", MiB, 0.0, 4))

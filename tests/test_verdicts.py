@@ -371,3 +371,29 @@ def test_three_confirmation_rounds_judge_each_case_by_its_own_last_round():
         lines)
     regressions = [ln for ln in lines if ln.startswith("REGRESSION")]
     assert regressions and all("NetbenchSteadyLoss" in ln for ln in regressions), lines
+
+
+@pytest.mark.integration
+def test_a_sanity_failure_is_confirmed_at_once_without_the_pauses(tmp_path):
+    """A case refused in sanity (here: the run fell onto TCP loopback, which the partition does
+    not expect) cannot change by waiting for a slow phase: its confirmation rounds run at once,
+    with none of the pauses a performance failure waits (fabricsuite.verdict: 20, 60, 180 s by
+    default; 30 s here, which the test would wait twice)."""
+    import json
+
+    if os.environ.get("FABRICSUITE_LOCAL_MPIS", "openmpi").find("openmpi") < 0:
+        pytest.skip("Open MPI not declared on this machine (FABRICSUITE_LOCAL_MPIS)")
+    env = dict(os.environ, OMPI_MCA_btl="self,tcp")
+    proc = reframe("-c", "checks/pt2pt.py", "--system", "local",
+                   "-n", f"^NetbenchPingPong%distance={local_distance()}", "-p", "openmpi",
+                   "--exec-policy=serial", "-r", "--max-retries=2", "-S", "confirm_pause_s=30",
+                   "--report-file", str(tmp_path / "report.json"), results=tmp_path / "results",
+                   env=env, timeout=900)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    rounds = [c for run in report["runs"] for c in run["testcases"]
+              if c["name"].startswith("NetbenchPingPong")]
+    assert [(c["result"], c["fail_phase"]) for c in rounds] == [("fail", "sanity")] * 3, [
+        c["fail_reason"] for c in rounds]
+    assert "tcp" in rounds[0]["fail_reason"], rounds[0]["fail_reason"]
+    assert "confirmation round" not in proc.stdout, proc.stdout[-3000:]

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import history
-from ..cases import PASSED, RECORDED, case_key, final_cases, first_runs, health, node_names
+from ..cases import case_key, final_cases, first_runs, node_names
 from ..commands import UsageError
 from ..metrics import case_scope, check_declarations, is_finite_number, series_key
 from ..netbench_result import NetbenchResult, ResultError, load
 from ..session import reference_statistics, verdict_lines
+from ..session_verdict import tally
 from ..store import session_runs
 
 #: At most this many trend plots (series with a change point first).
@@ -384,8 +385,7 @@ class Summary:
     lines: list[str]
 
 
-#: The case model's classes the page counts as passed (a disturbed pass is a disturbed run).
-_PASSED = (PASSED, RECORDED)
+#: ReFrame's results the page counts as skipped.
 _SKIPPED = ("skip",)
 
 
@@ -424,12 +424,17 @@ def summary(report: dict[str, Any], system: str) -> Summary:
     each case: a case that passed its confirmation round passed)."""
     first_failure = first_runs(report)
     final = {case_key(c): c for c in final_cases(report) if c.get("system") == system}
+    # the session's verdict of each case, as the outcome and the nightly's exit status count it
+    # (fabricsuite.session_verdict): a case passed while disturbed is passed here too
+    counted = {case_key(case): kind for kind, found in tally(report).items() for case in found}
     failed, cases, cache = [], [], {}
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     for key, case in final.items():
         result = str(case.get("result"))
         kind = ("skipped" if result in _SKIPPED else "passed"
-                if health(case, first_failure.get(key)) in _PASSED else "failed")
+                # a fixture (the build) is no case of the verdict: its own result
+                if counted.get(key, "passed" if result == "pass" else "failed")
+                in ("passed", "recorded") else "failed")
         counts[kind] += 1
         check, partition, environ, levels = case_scope(case)
         cases.append({"name": str(case.get("display_name") or case.get("name")),
