@@ -102,14 +102,57 @@ def failed_variables(case: dict) -> set[str]:
             if isinstance(v, list) and len(v) > 5 and v[5] == "fail"}
 
 
-def confirmed_variables(case: dict, first: dict | None) -> set[str]:
-    """The variables of a case's last run that were outside their references in its first run
-    too: a regression is confirmed per variable. Without a first run that failed on
-    performance (no retry, or the first run broke) every failing variable counts."""
+def confirmed_variables(case: dict, first: dict | None,
+                        rounds: list[dict] | None = None) -> set[str]:
+    """The variables a regression is confirmed on. With `rounds` (every run of the case, first
+    to last: rounds_by_case), the rule that weighs every round: a variable is confirmed when it
+    lies outside its references in more than half of the rounds that measured it (the median
+    round is outside), so a last round inside does not undo two rounds 5x outside, and one
+    round outside against one inside is a transient. Without `rounds`, the rule before it
+    (kept for the comparison in bench/confirmation_rules.py): the variables of the last run
+    that were outside in its first run too; without a first run that failed on performance
+    every failing variable counts."""
+    if rounds:
+        failing = set().union(*(failed_variables(run) for run in rounds))
+        return {variable for variable in failing
+                if _outside_in_most(variable_outside(rounds, variable))}
     failing = failed_variables(case)
     if first is None or first.get("fail_phase") != "performance":
         return failing
     return failing & failed_variables(first)
+
+
+def variable_outside(rounds: list[dict], variable: str) -> list[bool]:
+    """Per round that measured `variable`, whether it lay outside its references. A round
+    refused in sanity measured nothing; a disturbed round is left out where the last round was
+    quiet (its figure says nothing of the fabric); where the last round was disturbed every
+    round counts (the question then is whether the rounds upheld the failure: interference, or
+    a transient)."""
+    measured = [run for run in rounds
+                if run.get("result") in ("pass", "fail") and not did_not_measure(run)]
+    # a last round disturbed: did the rounds uphold its failure (interference) or not
+    # (a transient); else the quiet rounds alone
+    weighed = measured if measured and disturbance(measured[-1]) else [
+        run for run in measured if not disturbance(run)]
+    flags = []
+    for run in weighed:
+        for key, perf in (run.get("perfvalues") or {}).items():
+            if str(key).split(":")[-1] == variable and isinstance(perf, list) and len(perf) > 5:
+                flags.append(perf[5] == "fail")
+    return flags
+
+
+def _outside_in_most(flags: list[bool]) -> bool:
+    return sum(flags) * 2 > len(flags)
+
+
+def rounds_by_case(report: dict) -> dict[tuple, list[dict]]:
+    """Every run of every case, first round to last, by case_key."""
+    found: dict[tuple, list[dict]] = {}
+    for cases in runs_of(report):
+        for case in cases:
+            found.setdefault(case_key(case), []).append(case)
+    return found
 
 
 def did_not_measure(case: dict) -> bool:
@@ -122,11 +165,11 @@ def did_not_measure(case: dict) -> bool:
             or MISSING_REFERENCE in str(case.get("fail_reason") or ""))
 
 
-def unconfirmed(case: dict, first: dict | None) -> bool:
-    """A performance failure whose variables were outside their references in the first run or
-    in the last but not in both: the confirmation disagrees, a transient (a slow phase)."""
+def unconfirmed(case: dict, first: dict | None, rounds: list[dict] | None = None) -> bool:
+    """A performance failure that no variable confirms (confirmed_variables): the rounds
+    disagree, a transient (a slow phase)."""
     return (case.get("result") == "fail" and not did_not_measure(case)
-            and not confirmed_variables(case, first))
+            and not confirmed_variables(case, first, rounds))
 
 
 def disturbance(case: dict) -> str:
@@ -143,9 +186,12 @@ def is_interfered(case: dict) -> bool:
             and bool(disturbance(case)))
 
 
-def health(case: dict, first: dict | None = None, interrupted: bool = False) -> str:
+def health(case: dict, first: dict | None = None, interrupted: bool = False,
+           rounds: list[dict] | None = None) -> str:
     """The one health class (HEALTH) of a case's last run `case`, `first` its first failed
-    run where it was confirmed, `interrupted` for a session ended by a signal."""
+    run where it was confirmed, `interrupted` for a session ended by a signal, `rounds` every
+    run of it (the rule that weighs every round, confirmed_variables; without them the rule
+    before it)."""
     if interrupted:
         return INTERRUPTED
     if did_not_measure(case) or case.get("result") not in ("pass", "fail", "xfail", "xpass"):
@@ -157,9 +203,14 @@ def health(case: dict, first: dict | None = None, interrupted: bool = False) -> 
     if disturbance(case):
         return DISTURBED
     if case.get("result") in ("pass", "xfail", "xpass"):
+        if case.get("result") == "pass" and rounds and len(rounds) > 1 and \
+                confirmed_variables(case, first, rounds):
+            # outside in most rounds, inside only in the last: ReFrame stops confirming at the
+            # first pass, the median round still lies outside
+            return REGRESSION
         # xpass: a known finding (an $xfail reference) no longer fails; not a reference sample
         return RECORDED if case.get("judged") is False else PASSED
-    if unconfirmed(case, first):
+    if unconfirmed(case, first, rounds):
         return TRANSIENT
     return REGRESSION
 
@@ -242,6 +293,8 @@ class Case:
     first: dict | None
     health: str
     evidence: Evidence
+    #: Every run of the case, first round to last (the first run, each confirmation round).
+    rounds: tuple[dict, ...] = ()
 
     @property
     def machine(self) -> str:
@@ -300,15 +353,18 @@ def read(report: dict, interrupted: bool = False, name: str = "") -> list[Case]:
     start = info.get("time_start_unix")
     started = float(start) if is_number(start) else None
     first = first_runs(report)
+    rounds = rounds_by_case(report)
     interrupted = interrupted or was_interrupted(report)
     found = []
     for case in final_cases(report):
         if case.get("result") == "skip" or (case.get("fixture") and case.get("result") == "pass"):
             continue  # a fixture (the build) counts only when it broke
-        earlier = first.get(case_key(case))
+        key = case_key(case)
+        earlier = first.get(key)
         check, partition, environ, levels = case_scope(case)
         found.append(Case(check=check, system=str(case.get("system")), partition=partition,
                           environ=environ, levels=tuple(levels), session=session,
                           started=started, last=case, first=earlier,
-                          health=health(case, earlier, interrupted), evidence=evidence(case)))
+                          health=health(case, earlier, interrupted, rounds.get(key)),
+                          evidence=evidence(case), rounds=tuple(rounds.get(key, ()))))
     return found

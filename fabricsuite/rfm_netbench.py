@@ -443,11 +443,12 @@ class NetbenchPairCheck(NetbenchCheck):
             self.executable_opts = [cpus, self.executable, *self.executable_opts]
             self.executable = shlex.quote(str(BIND_RANK))
 
-    @run_after("setup")
+    @run_after("init")
     def measure_the_limits(self):
         """Efficiencies need the limits of the pair's own cores: on one node the job runs
         `netbench limits` there first; across nodes the cores are not what limits a message
-        (the link is), so the efficiencies are left out of this case."""
+        (the link is), so the efficiencies are left out of this case (before the base records
+        the variables' directions and floors: verdict.Judged.declare_directions)."""
         if not limits.efficiencies(self.metrics):
             return
         if self.distance == "other-node" or not self.timed:

@@ -44,7 +44,7 @@ from .cases import (
     final_cases,
     first_runs,
     is_interfered,
-    unconfirmed,
+    rounds_by_case,
 )
 from .limits import PHYSICS_ORIGIN, efficiency_lines
 from .metrics import case_scope, is_finite_number, series_key
@@ -212,12 +212,25 @@ def _figure(perf: list) -> str:
     return text
 
 
+def _rounds_text(rounds: list[dict], key: str, unit: str) -> str:
+    """"; outside in 2 of 3 rounds: 1878, 1933, 6954 MB/s" for a case measured in more than
+    two rounds (the rule that weighs every round, fabricsuite.cases.confirmed_variables)."""
+    figures = [(run.get("perfvalues") or {}).get(key) for run in rounds]
+    figures = [f for f in figures if isinstance(f, list) and len(f) > 5]
+    if len(figures) < 3:
+        return ""
+    outside = sum(1 for f in figures if f[5] == "fail")
+    return (f"; outside in {outside} of {len(figures)} rounds: "
+            f"{', '.join(_number(f[0]) for f in figures)} {unit}")
+
+
 def verdict_lines(report: dict) -> list[str]:
     """Confirmed regressions and transients dispelled by confirmation, one line each."""
     runs = report.get("runs", [])
     if not runs:
         return []
     first = first_runs(report)
+    by_case = rounds_by_case(report)
     lines, cache = [], {}
     # the session's verdict decides which cases are node outliers (_outcomes): the lines never
     # name one the outcome does not count
@@ -234,22 +247,30 @@ def verdict_lines(report: dict) -> list[str]:
         if outlier:
             lines.append(f"NODE OUTLIER {_where(case)}: {outlier}: the node, not the fabric")
             continue
-        if case.get("result") == "pass" and earlier is not None:
+        rounds = by_case.get(case_key(case), [])
+        confirmed = confirmed_variables(case, earlier, rounds)
+        if case.get("result") == "pass" and earlier is not None and not confirmed:
             failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
                       if len(v) > 5 and v[5] == "fail"}
             then = "; ".join(f"{k.split(':')[-1]} {_figure(v)}" for k, v in failed.items())
             lines.append(f"confirmation passed: {_where(case)}: first "
                          f"{then or earlier.get('fail_phase', 'failed')}, then within reference")
             continue
-        if (case.get("result") != "fail" or case.get("fail_phase") != "performance"
-                or is_interfered(case)):
+        passed_last = case.get("result") == "pass" and bool(confirmed)
+        if not passed_last and (case.get("result") != "fail"
+                                or case.get("fail_phase") != "performance"
+                                or is_interfered(case)):
             continue
         stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
-        confirmed = confirmed_variables(case, earlier)
         for key, perf in (case.get("perfvalues") or {}).items():
-            if len(perf) < 6 or perf[5] != "fail":
-                continue
             variable = key.split(":")[-1]
+            if passed_last:
+                # inside only in the last round: the line names the first run's figure
+                if variable not in confirmed:
+                    continue
+                perf = ((earlier or {}).get("perfvalues") or {}).get(key) or perf
+            if len(perf) < 6 or (perf[5] != "fail" and not passed_last):
+                continue
             if variable not in confirmed:
                 before = ((earlier or {}).get("perfvalues") or {}).get(key)
                 first_figure = f"{_number(before[0])} {perf[4]}" if before else "within"
@@ -271,6 +292,7 @@ def verdict_lines(report: dict) -> list[str]:
                 before = (earlier.get("perfvalues") or {}).get(key)
                 if before:
                     line += f"; confirmed: first run {_number(before[0])} {perf[4]}"
+                line += _rounds_text(rounds, key, perf[4])
             if case.get("counters"):
                 line += f"; counters moved: {case['counters']}"
             unknown, known = unknown_nodes(case, cache)
@@ -574,50 +596,60 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
                        timestamp=str(info.get("time_start", "")))
     failures = errors = recorded = not_run = 0
     first, cache = first_runs(report), {}
+    by_case = rounds_by_case(report)
+    # the session's verdict of each case (fabricsuite.session_verdict): the outcome's answer
+    verdict_of = {case_key(case): verdict for case, verdict in verdicts(report)}
     for case in cases:
+        key = case_key(case)
+        verdict = verdict_of.get(key, casemodel.PASSED)  # a passed fixture: the build passed
         element = ET.SubElement(
             suite, "testcase", classname=str(case.get("name", "")).split(" ")[0],
             name=f"{_where(case)} [{case.get('unique_name', '')}]",
             time=f"{float(case.get('time_total') or 0):.3f}")
-        if case.get("result") == "pass" and case.get("judged") is False:
+        if verdict == RECORDED:
             # measured and stored, not judged (no references of this machine yet): not a pass
             recorded += 1
             ET.SubElement(element, "skipped", message=(
                 f"recorded, not judged: no references of this machine "
                 f"({case.get('machine_descr') or case.get('machine')}) yet"))
             continue
-        outlier = node_outlier(case, first.get(case_key(case)), cache)
-        if outlier:
+        if verdict == NODE_OUTLIER:
             failures += 1
             ET.SubElement(element, "failure", type="node-outlier", message=_short(
-                f"outside only on node(s) its references never saw: {outlier}", 300))
+                f"outside only on node(s) its references never saw: "
+                f"{node_outlier(case, first.get(key), cache)}", 300))
             continue
-        if case.get("result") == "pass":
+        if verdict == casemodel.PASSED or (verdict == TRANSIENT and case.get("result") == "pass"):
             continue
         if case.get("result") == FAIL_DEPS:
             not_run += 1
             ET.SubElement(element, "skipped", message=_short(
                 f"not run: its dependency failed: {failed_dependency(case, report)}", 300))
             continue
-        if unconfirmed(case, first.get(case_key(case))):
-            # a transient: each run outside on other variables; a pass, with what was seen
+        if verdict == TRANSIENT:
+            # a transient: outside in fewer than half of its rounds; a pass, with what was seen
             ET.SubElement(element, "system-out").text = (
-                "not confirmed (outside in one run only): "
+                "not confirmed (outside in fewer than half of its rounds): "
                 + ", ".join(sorted(failed_variables(case))))
             continue
-        if is_interfered(case) or casemodel.did_not_measure(case):
+        if verdict != REGRESSION:
             errors += 1
-            kind = "interference" if is_interfered(case) else str(case.get("fail_phase"))
+            kind = ("interference" if is_interfered(case) else "interrupted"
+                    if verdict == casemodel.INTERRUPTED else str(case.get("fail_phase")))
             bad = ET.SubElement(element, "error", type=kind,
                                 message=_short(broken_reason(case), 300))
+            shown = case
         else:
             failures += 1
+            shown = case if case.get("result") == "fail" else (first.get(key) or case)
             bad = ET.SubElement(element, "failure", type="performance",
-                                message=_short(case.get("fail_reason"), 300))
+                                message=_short(shown.get("fail_reason"), 300))
+        confirmed = confirmed_variables(case, first.get(key), by_case.get(key))
         bad.text = "\n".join(
-            f"{k.split(':')[-1]} = {_figure(v)}" for k, v in (case.get("perfvalues") or {}).items()
-            if isinstance(v, list) and len(v) > 5 and v[5] == "fail") or str(case.get(
-                "fail_reason"))
+            f"{k.split(':')[-1]} = {_figure(v)}" for k, v in (shown.get("perfvalues") or {}).items()
+            if isinstance(v, list) and len(v) > 5 and (v[5] == "fail" if verdict != REGRESSION
+                                                       else k.split(":")[-1] in confirmed)
+        ) or str(shown.get("fail_reason"))
     for name, reason in reasons.items():
         element = ET.SubElement(suite, "testcase", classname=name.split(" ")[0], name=name,
                                 time="0")

@@ -247,7 +247,9 @@ class Judged(rfm.RegressionTestPlugin):
         if problems:
             raise ReframeError("; ".join(problems))
 
-    @run_after("init")
+    # last: a child may leave out variables that do not apply to the case at init
+    # (rfm_netbench's efficiencies across nodes)
+    @run_after("init", always_last=True)
     def declare_directions(self):
         specs = self.perf_specs()
         self.perf_directions = {name: spec.better for name, spec in specs.items()}
