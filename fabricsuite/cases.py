@@ -15,8 +15,11 @@ Health classes (HEALTH), decided on the last run against the first:
 - ``passed``: within its references (an expected failure that failed as expected counts too);
 - ``recorded``: measured without references of its machine (the embedded default's first
   sessions; judged at most against another machine of its kind at a 2x bound);
-- ``transient``: outside its references in one run only, the confirmation disagreeing;
-- ``regression``: outside its references in the first run and in the last, per variable;
+- ``transient``: outside its references in no more than half of its rounds, per variable (the
+  confirmation disagreeing: a slow phase);
+- ``regression``: outside its references in more than half of the rounds that measured it, on
+  some variable (the median round outside), even where the last round, at which ReFrame stops
+  confirming, lay inside;
 - ``disturbed``: its ranks waited for their CPUs beyond fabricsuite.interference's threshold
   (another process on its cores, seen or not): its figures say nothing about the fabric, pass
   or fail;
