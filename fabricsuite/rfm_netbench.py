@@ -484,8 +484,14 @@ def limits_problems(result: NetbenchResult, metrics: dict) -> list[str]:
     a cache-line floor that two cores of their own never take (fabricsuite.limits)."""
     if result.limits is None:
         return []
-    problems = [problem for figure in limits.efficiencies(metrics).values()
-                if (problem := figure.impossible(result))]
+    problems = []
+    for figure in limits.efficiencies(metrics).values():
+        try:
+            problem = figure.impossible(result)
+        except ValueError:
+            continue  # a figure or limit not measured: named by the figure's own problem
+        if problem:
+            problems.append(problem)
     floor = limits.floor_problem(result.limits)
     return [*problems, floor] if floor else problems
 

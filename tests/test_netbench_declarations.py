@@ -81,9 +81,20 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
         own += [f"{name}.{variable}" for variable in derived(cls.metrics)]
     assert not problems, "\n".join(problems)
     assert checked >= 80, checked
-    # the figures a check computes itself, not netbench: these and no others
-    assert sorted(own) == [f"NetbenchMatrix.matrix_faulty_{kind}"
-                           for kind in ("node_links", "switches", "uplinks")], own
+    # the figures a check computes itself, not netbench: these and no others (the map's faulty
+    # components; the efficiencies against the limits of the cores and the collectives' bus
+    # bandwidth, fabricsuite.limits, each from declared netbench figures)
+    assert sorted(own) == sorted([
+        *(f"NetbenchMatrix.matrix_faulty_{kind}" for kind in ("node_links", "switches",
+                                                               "uplinks")),
+        "NetbenchPingPong.latency_8B_floor_multiple",
+        "NetbenchPingPongBandwidth.bandwidth_1MiB_ceiling_fraction",
+        "NetbenchPingPongBandwidth.bandwidth_peak_ceiling_fraction",
+        "NetbenchBothway.bothway_bandwidth_1MiB_ceiling_fraction",
+        "NetbenchFlood.flood_bandwidth_1MiB_ceiling_fraction",
+        *(f"NetbenchCollectives.{c}_1MiB_busbw_MBps" for c in ("allreduce", "allgather",
+                                                               "alltoall", "bcast", "reduce")),
+    ]), own
 
 
 def test_the_checks_read_what_the_built_program_declares(netbench):
