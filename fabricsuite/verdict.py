@@ -363,7 +363,10 @@ class Judged(rfm.RegressionTestPlugin):
         if hasattr(self.job, "_cli_options"):
             self.job._cli_options = without_node_options(list(self.job.cli_options))
 
-    @run_before("performance")
+    # after sanity, not before performance: ReFrame 4.10 enters the performance stage of a case
+    # whose sanity failed too (its pre-performance hooks run), so only a sanity that returned
+    # marks the case as measured
+    @run_after("sanity")
     def note_measured(self):
         _measured.add(_identity(self))
 

@@ -250,21 +250,21 @@ def readme_session(results_root: Path) -> tuple[Path, subprocess.CompletedProces
 
 def session_outcomes(report_path: Path) -> dict[tuple[str, str, str], str]:
     """{(check, parameters, environ): outcome} of every case a session ran (not skipped), as
-    its verdict judges it (fabricsuite.session): "pass", "transient" (failed on variables its
-    confirmation did not confirm, which the session counts as within its references), or
-    ReFrame's result ("fail", ...)."""
-    from fabricsuite import session
+    the session's one verdict judges it (fabricsuite.session_verdict): "pass" (passed, or
+    recorded without references of the machine), "transient" (outside in no more than half of
+    its rounds, which the session counts as within its references), or ReFrame's result
+    ("fail", ...) for anything else."""
+    from fabricsuite import cases
+    from fabricsuite.session_verdict import verdicts
 
     report = json.loads(report_path.read_text())
-    first = session.first_runs(report)
     outcomes = {}
-    for case in session.final_cases(report):
-        if case["result"] == "skip":
+    for case, verdict in verdicts(report):
+        if case.get("fixture"):
             continue
         check, _, parameters = case["name"].partition(" ")
-        outcome = case["result"]
-        if session.unconfirmed(case, first.get(session.case_key(case))):
-            outcome = "transient"
+        outcome = ("pass" if verdict in (cases.PASSED, cases.RECORDED) and case["result"] == "pass"
+                   else "transient" if verdict == cases.TRANSIENT else case["result"])
         outcomes[(check, parameters, case["environ"])] = outcome
     return outcomes
 
