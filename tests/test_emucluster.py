@@ -571,19 +571,20 @@ def test_acceptance_spreads_over_nodes_and_a_slow_new_node_is_a_node_outlier(clu
     (refs / "emucluster.yaml").write_text(yaml.safe_dump(data))
     try:
         emu("rate", "500mbit", "3")
-        # A first run whose ranks waited for their CPUs is interference by design, never a node
-        # outlier (the CI host of 2026-12-01: 6 % wait on node 3 beside the shaped link's TCP
-        # work): such a session says so, and the test takes one more.
+        # A round whose ranks waited for their CPUs is interference by design, never a node
+        # outlier (the CI host of 2026-12-01: 6 % and 14 % waits beside the shaped link's TCP
+        # work, in the first run and in the confirmation): such a session says so, and the test
+        # takes one more.
         for attempt in range(2):
             proc = nightly(tmp_path / f"nightly{attempt}", "nightly",
                            f"-J--nodelist={','.join(nodes[2:])}",
                            extra_env={"RFM_REFERENCE_PREFIX": str(refs)})
             ran = max((tmp_path / f"nightly{attempt}" / "reports").glob("run-report-*.json"),
                       key=lambda p: p.stat().st_mtime, default=None)
-            first = [c for c in (json.loads(ran.read_text())["runs"][0]["testcases"]
-                                 if ran else []) if c["name"].startswith("NetbenchPingPongBand")]
+            rounds = [c for run in (json.loads(ran.read_text())["runs"] if ran else [])
+                      for c in run["testcases"] if c["name"].startswith("NetbenchPingPongBand")]
             if "outcome: NODE OUTLIER" in proc.stdout or not any(c.get("interference")
-                                                                  for c in first):
+                                                                  for c in rounds):
                 break
     finally:
         emu("rate", "1gbit", check=False)
