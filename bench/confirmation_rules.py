@@ -71,6 +71,8 @@ def main() -> int:
             rows.append(row)
             if old != new:
                 differing.append(row)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
     print(f"{sessions} session(s), {len(rows)} case(s) measured in more than one round")
     print("| rule before | rule now | cases |")
     print("| --- | --- | --- |")
@@ -81,8 +83,6 @@ def main() -> int:
                            for v, flags in row["outside"].items())
         print(f"differs: {row['case']} ({row['report']}): {row['old']} -> {row['new']}; "
               f"outside per round (x): {rounds}")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
     return 0
 
 
