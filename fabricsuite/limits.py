@@ -84,23 +84,25 @@ class Efficiency(Figure):
     #: This efficiency's first-day floor where it differs from PHYSICS_FLOORS' for its unit.
     first_day: float | None = None
 
-    def limit_value(self, result: Any) -> float:
+    def _read_limit(self, result: Any, column: str) -> Any:
+        """`column` of the prologue's result where this efficiency's limit lies: the summary for
+        the floor, the copy table's row at the figure's size for a ceiling."""
         limits = getattr(result, "limits", None)
         if limits is None:
             raise ValueError("no limits of the cores measured in this job (the prologue's "
                              f"{LIMITS_FILE})")
-        table, column = self.limit
+        table = self.limit[0]
         if table is None:
             return limits.value(None, column)
         return limits.value(table, column, size_bytes=self.size(result))
 
+    def limit_value(self, result: Any) -> float:
+        return self._read_limit(result, self.limit[1])
+
     def noise(self, result: Any) -> float:
         """The limit's relative noise (0.03 for 3 %), 0 when not recorded."""
-        table, column = self.limit
-        limits = result.limits
         try:
-            value = (limits.value(None, _NOISE[self.limit]) if table is None else
-                     limits.value(table, _NOISE[self.limit], size_bytes=self.size(result)))
+            value = self._read_limit(result, _NOISE[self.limit])
         except (ValueError, KeyError):
             return 0.0
         return value / 100.0 if is_finite_number(value) else 0.0

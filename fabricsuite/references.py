@@ -46,11 +46,6 @@ from .metrics import (
     unjudgeable,
 )
 
-#: References of another machine of the same kind judge a machine without its own only against
-#: gross breakage: a figure this many times worse fails (a lower-is-better one 1.9x higher, a
-#: higher-is-better one below 1/1.9 of the kind's), so that a 2x slowdown is still caught.
-KIND_SLOWDOWN = 1.9
-
 _CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -379,16 +374,14 @@ def known_findings(system: str, check: str, scope: dict[str, str],
 
 def kind_references(machine: str, check: str, scope: dict[str, str],
                     specs: dict[str, PerfSpec],
-                    directory: Path | None = None) -> tuple[Path | None, dict[str, tuple]]:
-    """(file, {variable: (value, lower, upper, unit)}): the references another machine of
-    `machine`'s kind has of one test case, each bound widened to KIND_SLOWDOWN on the
-    variable's bad side and none on the other; (None, {}) where the repository has none.
-
-    A figure that machine recorded without judging (it moved it by 2x or more itself) is judged
-    KIND_SLOWDOWN beyond the worst deviation its sessions showed (`_statistics`): a 0.1 us
-    latency with slow phases at 4x still fails at 100x (a run fallen onto TCP loopback). Only
-    slowdowns are judged: counts and sweep sizes ("equal"), loosely bounded entries, expected
-    failures of that machine and recorded figures without statistics are left out."""
+                    directory: Path | None = None) -> tuple[Path | None, dict[str, float]]:
+    """(file, {variable: value}): the reference values another machine of `machine`'s kind has
+    of one test case, for the outcome to show how far this machine lies from them (information,
+    never a verdict: machines of one kind differ by 2x in memory-bound figures; a machine
+    without references of its own is judged by the limits of its cores, fabricsuite.limits);
+    (None, {}) where the repository has none. Only figures with a better side and a value are
+    given: counts and sweep sizes ("equal") and expected failures of that machine are left
+    out."""
     path = kind_reference_file(machine, directory)
     if path is None or not path.is_file():
         return None, {}
@@ -399,27 +392,9 @@ def kind_references(machine: str, check: str, scope: dict[str, str],
     scoped = _scoped(path, data, check, scope)
     if scoped is None:
         return path, {}
-    where, node = scoped
-    recorded, wide = recorded_only(data), wide_bounds(data)
-    statistics = data.get("_statistics") if isinstance(data.get("_statistics"), dict) else {}
-    found = {}
-    for variable, ref in node.items():
-        spec, dotted = specs[variable], f"{where}.{variable}"
-        if (dotted in wide or spec.better not in (LOWER, HIGHER)
-                or (isinstance(ref, list) and ref and ref[0] == "$xfail") or not ref[0]):
-            continue
-        slowdown = KIND_SLOWDOWN
-        if dotted in recorded:
-            stats = statistics.get(" ".join(dotted.split(".")))
-            worst = stats.get("worst") if isinstance(stats, dict) else None
-            if not is_finite_number(worst) or worst < 0:
-                continue
-            slowdown *= 1.0 + worst
-        if spec.better == LOWER:
-            found[variable] = (ref[0], None, round(slowdown - 1.0, 4), spec.unit)
-        else:
-            found[variable] = (ref[0], round(1.0 / slowdown - 1.0, 4), None, spec.unit)
-    return path, found
+    return path, {variable: ref[0] for variable, ref in scoped[1].items()
+                  if specs[variable].better in (LOWER, HIGHER) and isinstance(ref, list) and ref
+                  and ref[0] != "$xfail" and is_finite_number(ref[0]) and ref[0]}
 
 
 def reference_nodes(system: str, check: str, scope: list[str], directory: Path | None = None,

@@ -260,7 +260,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     interference = variable(str, value="", loggable=True)
 
     #: Whether the job runs `netbench limits` on the ranks' cores before the method (the
-    #: efficiency figures' prologue, fabricsuite.limits); set in setup where the check declares
+    #: efficiency figures' prologue, fabricsuite.limits); set at init where the check declares
     #: efficiencies and its ranks share a node.
     limits_prologue = variable(bool, value=False, loggable=True)
 
@@ -566,7 +566,7 @@ def load_references(test) -> None:
             test.judged = False
             kind_file, kind = kind_references(machine, name, scope, specs)
             if kind:
-                test.kind_reference = {variable: ref[0] for variable, ref in kind.items()}
+                test.kind_reference = kind
                 test.kind_origin = kind_file.stem
             if physics:
                 test.reference = {test.current_partition.fullname: physics}

@@ -212,6 +212,13 @@ def _figure(perf: list) -> str:
     return text
 
 
+def _how_recorded(recorded: list[dict]) -> str:
+    """What judged the recorded cases: "2 judged only against the limits of their cores" (their
+    efficiencies' physics floors, fabricsuite.limits), or "not judged"."""
+    physics = sum(1 for c in recorded if c.get("reference_origin") == PHYSICS_ORIGIN)
+    return f"{physics} judged only against the limits of their cores" if physics else "not judged"
+
+
 def _rounds_text(rounds: list[dict], key: str, unit: str) -> str:
     """"; outside in 2 of 3 rounds: 1878, 1933, 6954 MB/s" for a case measured in more than
     two rounds (the rule that weighs every round, fabricsuite.cases.confirmed_variables)."""
@@ -372,11 +379,8 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
         # The embedded default's first sessions on a machine: measured, judged at most against
         # the limits of their cores (fabricsuite.limits).
         judged = len(ran) - len(recorded)
-        physics = sum(1 for c in recorded if c.get("reference_origin") == PHYSICS_ORIGIN)
         return WITHIN, (f"RECORDED: {len(recorded)} case(s) measured and recorded without "
-                        f"references of this machine (" + (
-                            f"{physics} judged only against the limits of their cores"
-                            if physics else "not judged") + ")"
+                        f"references of this machine ({_how_recorded(recorded)})"
                         + (f"; {judged} case(s) within their references" if judged else ""))
     why = f"PASSED: {len(ran)} case(s) within their references"
     if transients:
@@ -503,10 +507,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     skipped = len(skips) or len([c for c in tests if c.get("result") == "skip"])
     counts = f"ran {len(ran)} case(s): {len(passed)} passed, {len(failed)} failed"
     if recorded:
-        physics = sum(1 for c in recorded if c.get("reference_origin") == PHYSICS_ORIGIN)
-        counts += f", {len(recorded)} recorded without references" + (
-            f" ({physics} judged only against the limits of their cores)" if physics else
-            " (not judged)")
+        counts += f", {len(recorded)} recorded without references ({_how_recorded(recorded)})"
     if phases:
         counts += " (" + ", ".join(f"{n} {p}" for p, n in sorted(phases.items())) + ")"
     lines.append(counts + f"; {skipped} skipped")

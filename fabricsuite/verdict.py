@@ -7,9 +7,11 @@ it fails; this mixin makes each round wait first (once per round, not per case):
 `confirm_pause_s` seconds before round 1, CONFIRM_PAUSE_GROWTH times longer before each next
 round (20, 60, 180 s by default), so that a slow phase (this VM's shared-memory latency doubles or
 triples for tens of seconds, sometimes minutes) is over before the figure is taken again. A real
-regression fails every round and costs only the time; a transient passes one. A case fails only
-when its last round fails too; every figure stays in the perflog and in the run report (runs[0],
-runs[1], ...), and `fabricsuite.session` prints the first and the last. Only a performance
+regression fails every round and costs only the time; a transient passes one. ReFrame stops
+confirming a case at its first pass; the session's verdict weighs every round it ran
+(fabricsuite.cases.confirmed_variables: outside in more than half of them is a regression). Every
+figure stays in the perflog and in the run report (runs[0], runs[1], ...), and
+`fabricsuite.session` prints the first, the last and each round's figure. Only a performance
 failure waits: a case refused in build or sanity (no result, another transport, a broken
 binding) cannot change by waiting for a slow phase, so its rounds run at once (`_measured`).
 
@@ -47,7 +49,7 @@ CONFIRM_ROUNDS = 3
 CONFIRM_PAUSE_GROWTH = 3.0
 
 _paused_before_round = 0
-#: The cases whose run reached the performance phase (its sanity passed), by `_identity`: only a
+#: The cases whose sanity returned in some round (their figures were judged), by `_identity`: only a
 #: performance failure waits for a slow phase to pass. A failure in build or sanity (no result,
 #: a wrong transport, a broken binding) does not change by waiting: its confirmation round runs
 #: at once (a launch that failed by a race still gets its second try), without the pauses.
