@@ -500,7 +500,7 @@ down() {
     fi
     stop_daemons
     delete_namespaces
-    rm -f "$STATE/nodes" "$STATE/rate" "$STATE/leaves" "$STATE/burst" "$STATE/topology.conf"
+    rm -f "$STATE/nodes" "$STATE/rate" "$STATE/declared_rate" "$STATE/leaves" "$STATE/burst" "$STATE/topology.conf"
     rm -rf "$STATE/spool" "$STATE/tmp" "$STATE/state"
 }
 
@@ -537,6 +537,9 @@ up() {
     echo "$nodes" > "$STATE/nodes"
     echo "$leaves" > "$STATE/leaves"
     echo "$burst" > "$STATE/burst"
+    # the links' promise (config/systems/emucluster.py's contract): the rate it came up with,
+    # kept when `rate` re-shapes the links later
+    echo "$rate" > "$STATE/declared_rate"
     write_slurm_conf "$nodes" "$leaves"
     write_rsh_agent "$nodes"
     start_daemons "$nodes"

@@ -184,9 +184,10 @@ def disturbance(case: dict) -> str:
 
 def is_interfered(case: dict) -> bool:
     """A performance failure of a run whose node was not quiet: its ranks waited for their
-    CPUs, so the figures say nothing about the fabric."""
+    CPUs, so the figures say nothing about the fabric. A missing reference is not: it is
+    missing whatever the node's noise (did_not_measure)."""
     return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
-            and bool(disturbance(case)))
+            and not did_not_measure(case) and bool(disturbance(case)))
 
 
 def health(case: dict, first: dict | None = None, interrupted: bool = False,

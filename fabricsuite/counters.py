@@ -6,7 +6,8 @@ A partition declares what is read in `extras["counters"]`: a list of sources (re
 first node), or `{"sources": [...], "nodes": "first" | "every"}`; default: DEFAULT_SOURCES on the
 first node. Sources: `net` (Linux interface statistics and carrier changes), `infiniband` (port
 counters and hw_counters), `cxi` (Slingshot telemetry), `tc` (queueing disciplines: a shaper's
-drops and overlimits). `every` reads every node of the job, through one `srun` step per node
+drops and overlimits), `links` (each link's state, rate and width, not counters:
+fabricsuite.links). `every` reads every node of the job, through one `srun` step per node
 before and after the program (Slurm partitions only): a fault on a job's second node shows only
 there. A source a node lacks is skipped with the reason ("infiniband: no /sys/class/infiniband/
 */ports ..."), recorded with the run.
@@ -29,8 +30,10 @@ from dataclasses import dataclass
 from . import SLURM_SCHEDULERS
 
 #: What a partition reads when it declares nothing (tc is for the emulated cluster's shaper).
-DEFAULT_SOURCES = ("net", "infiniband", "cxi")
-SOURCES = ("net", "infiniband", "cxi", "tc")
+DEFAULT_SOURCES = ("net", "infiniband", "cxi", "links")
+SOURCES = ("net", "infiniband", "cxi", "tc", "links")
+#: The lines of a reading that are a link's state, not a counter (fabricsuite.links).
+LINK_PREFIX = "link/"
 #: Which nodes of a job are read: its first (where the job script runs), or every one.
 NODES = ("first", "every")
 #: Files the job writes in its stage, before and after the program, one per node read ("%n":
@@ -97,9 +100,12 @@ STALE = [name.replace("%n", "*") for name in (BEFORE, AFTER)]
 
 
 def parse(text: str) -> dict[str, int]:
-    """"SOURCE/NAME VALUE" lines (read-counters) as {name: value}; other lines are skipped."""
+    """"SOURCE/NAME VALUE" lines (read-counters) as {name: value}; other lines are skipped
+    (the links' state, "link/...", is fabricsuite.links')."""
     values = {}
     for line in text.splitlines():
+        if line.startswith(LINK_PREFIX):
+            continue
         name, _, value = line.strip().rpartition(" ")
         if name and value.isdigit() and not name.startswith("#"):
             values[name] = int(value)
@@ -111,6 +117,8 @@ def unreadable(text: str) -> list[str]:
     "1.5e3", "n/a"): named beside the others, never dropped silently."""
     found = []
     for line in text.splitlines():
+        if line.startswith(LINK_PREFIX):
+            continue
         name, _, value = line.strip().rpartition(" ")
         if name and not name.startswith("#") and not value.isdigit():
             found.append(f"{name}={value[:20]}")

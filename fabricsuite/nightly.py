@@ -281,7 +281,8 @@ class _Interrupted:
     (it aborts its cases and cancels their jobs); whatever of its process tree is left after
     GRACE_S gets SIGTERM, then SIGKILL. Only processes started by this nightly are signalled."""
 
-    GRACE_S = 30.0
+    # ReFrame aborts, cancels its jobs and writes its report: seconds, more on a slow host
+    GRACE_S = 60.0
 
     def __init__(self, proc: subprocess.Popen) -> None:
         self.proc = proc
@@ -308,7 +309,10 @@ class _Interrupted:
         try:
             self.proc.wait(timeout=self.GRACE_S)
         except subprocess.TimeoutExpired:
-            pass
+            # said, so that a session without its report says why it has none
+            print(f"fabricsuite nightly: ReFrame did not end within {self.GRACE_S:.0f} s of "
+                  f"SIGTERM; ending it and its jobs (it wrote no report)", file=sys.stderr,
+                  flush=True)
         tree |= _descendants(self.proc.pid)
         _end(tree | {self.started})
 

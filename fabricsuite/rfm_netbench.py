@@ -29,7 +29,7 @@ from reframe.core.builtins import (
 from reframe.core.exceptions import EnvironError, SanityError
 from reframe.core.logging import getlogger
 
-from . import REPO_ROOT, SOURCE_DIR, counters, limits, topology, transport
+from . import REPO_ROOT, SOURCE_DIR, counters, limits, links, topology, transport
 from .declarations import unit_and_direction
 from .interference import describe as describe_interference
 from .interference import worst_wait
@@ -254,6 +254,12 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: What the partition declares and was not read, with the reason, "node1 infiniband: no
     #: /sys/class/infiniband/*/ports (...)"; "" when everything was read
     counters_not_read = variable(str, value="", loggable=True)
+    #: The fabric's links on the nodes read, as their OS reported them before the job
+    #: (fabricsuite.links): "node1 net/eth0 1 Gb/s, node2 net/eth0 1 Gb/s"
+    links = variable(str, value="", loggable=True)
+    #: A link below the partition's declared links, or one that changed during the job,
+    #: "LINK DEGRADED node2 net/eth0: 0.5 Gb/s, declared 1 Gb/s"; "; "-joined, "" for none
+    link_findings = variable(str, value="", loggable=True)
     #: The largest share of the run a rank waited for its CPU (fabricsuite.interference)
     cpu_wait_fraction = variable(float, type(None), value=None, loggable=True)
     #: Why the node was not quiet, "" when it was: the rank, its wait, what ran on its CPU
@@ -292,7 +298,8 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
             before, after = counters.commands(
                 counters.declared(self.current_partition.extras), str(READ_COUNTERS),
                 self.current_partition.scheduler.registered_name)
-        except counters.CountersError as err:
+            links.contract(self.current_partition.extras)  # judged in sanity: refused here
+        except (counters.CountersError, links.ContractError) as err:
             raise EnvironError(str(err)) from None
         self.prerun_cmds = [*self.prerun_cmds, before]
         self.postrun_cmds = [*self.postrun_cmds, after]
@@ -326,9 +333,15 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         readings = counters.judge(self.stagedir)
         self.counters, self.counter_deltas = readings.trouble, readings.moved
         self.counters_not_read = readings.not_read
+        self.links, self.link_findings = links.judge(self.stagedir,
+                                                     self.current_partition.extras)
         not_judged = exit_status_problem(self)
         if not_judged:
-            raise SanityError(not_judged)
+            # a job that failed still says what carried it, where its output names it: a run
+            # forced onto TCP that then hung is named for the transport too
+            nodes = set(getattr(self.job, "nodelist", None) or [])
+            _, wrong_transport = transport.judge(self, len(nodes) > 1)
+            raise SanityError("; ".join([not_judged, *wrong_transport]))
         try:
             result = self.result()
         except ResultError as err:

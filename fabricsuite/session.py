@@ -52,7 +52,9 @@ from .references import (
     recorded_only,
 )
 from .session_verdict import (
+    LINK_DEGRADED,
     NODE_OUTLIER,
+    link_findings,
     node_outlier,
     reference_data,
     reference_statistics,
@@ -349,6 +351,13 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
     """(exit status, why): 0 all within references, 1 a confirmed performance regression,
     2 something broken (or nothing tested, which is not a pass either)."""
     outcomes = verdicts(report)
+    degraded = [case for case, verdict in outcomes if verdict == LINK_DEGRADED]
+    if degraded:
+        # before broken cases: a link below its promise is what they most likely fail of
+        found = sorted({line for case in degraded for line in link_findings(case)})
+        return REGRESSED, (f"LINK DEGRADED: {len(found)} link finding(s) against the "
+                           f"partition's declared links ({found[0]}"
+                           + (f"; and {len(found) - 1} more" if len(found) > 1 else "") + ")")
     broken = [case for case, verdict in outcomes if verdict == BROKEN_HEALTH]
     regressed = [case for case, verdict in outcomes if verdict == REGRESSION]
     lost = problems(report, reframe_args or [])
@@ -525,6 +534,11 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
             lines.append(f"  {sum(n for _, n in rest):5d}  ({len(rest)} other reasons)")
     verdict_texts = verdict_lines(report)
     broken = broken_cases(report)
+    findings = sorted({line for case, verdict in verdicts(report) if verdict == LINK_DEGRADED
+                       for line in link_findings(case)})
+    if findings:
+        lines.append("links against their promise (fabricsuite.links):")
+        lines += [f"  {line}" for line in findings]
     if verdict_texts or broken:
         lines.append("failures and confirmations:")
         lines += [f"  {line}" for line in verdict_texts]
@@ -613,6 +627,11 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
             ET.SubElement(element, "skipped", message=(
                 f"recorded, not judged: no references of this machine "
                 f"({case.get('machine_descr') or case.get('machine')}) yet"))
+            continue
+        if verdict == LINK_DEGRADED:
+            failures += 1
+            ET.SubElement(element, "failure", type="link-degraded", message=_short(
+                "; ".join(link_findings(case)), 300))
             continue
         if verdict == NODE_OUTLIER:
             failures += 1

@@ -4,7 +4,9 @@ The case model (fabricsuite.cases) gives each case its health from its runs; the
 verdict of a case (`verdicts`) adds what needs the references' records too: a pass whose first
 run failed only on nodes its references never saw is a NODE OUTLIER (the node, not the fabric),
 a disturbed failure its confirmation upheld is broken (interference), one it did not a transient,
-and a disturbed pass a pass that says so. The one-screen outcome, its exit status and JUnit
+a disturbed pass a pass that says so, and a case whose run found a link down, narrower or
+slower than the partition declares, or changed during its job (fabricsuite.links), is LINK
+DEGRADED, whatever its figures. The one-screen outcome, its exit status and JUnit
 (fabricsuite.session) and the report page (fabricsuite.report) all count from here.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import cases as casemodel
+from . import links
 from .cases import BROKEN as BROKEN_HEALTH
 from .cases import DISTURBED, TRANSIENT, unconfirmed
 from .metrics import case_scope, is_finite_number, series_key
@@ -65,6 +68,24 @@ def unknown_nodes(case: dict, cache: dict) -> tuple[list[str], list[str]]:
 NODE_OUTLIER = "node outlier"
 
 
+#: The session's verdict of a case whose run found a link that misses the partition's promise
+#: or changed during its job (`link_findings`, fabricsuite.links): the fabric fails its
+#: contract, read from the operating system without a benchmark. Exit 1, before everything but
+#: an interruption: a finding that needs a person, which the broken jobs it causes must not
+#: hide; JUnit failure type "link-degraded".
+LINK_DEGRADED = "link degraded"
+
+
+def link_findings(case: dict) -> list[str]:
+    """The link findings a run recorded (its `link_findings`, or a failure reason that is
+    one), one line each."""
+    found = [f.strip() for f in str(case.get("link_findings") or "").split("; ") if f.strip()]
+    if not found and links.is_finding(case.get("fail_reason")):
+        found = [f.strip() for f in str(case.get("fail_reason")).split("; ")
+                 if links.is_finding(f)]
+    return found
+
+
 def node_outlier(case: dict, first: dict | None, cache: dict) -> str:
     """"" unless the case's first run failed on nodes its references never saw and its last
     run passed on nodes they know; then what to say: "node3: first run bandwidth_1MiB_MBps
@@ -96,6 +117,10 @@ def verdicts(report: dict) -> list[tuple[dict, str]]:
     found, cache = [], {}
     for case in casemodel.read(report):
         verdict = case.health
+        runs = case.rounds or (case.last,)
+        if verdict != casemodel.INTERRUPTED and any(link_findings(run) for run in runs):
+            found.append((case.last, LINK_DEGRADED))
+            continue
         if verdict == casemodel.REGRESSION and case.last.get("result") == "pass":
             # outside in most rounds, the last inside: where the first ran on nodes the
             # references never saw, only the rounds on nodes they know weigh

@@ -154,3 +154,20 @@ def test_a_wait_no_process_explains_is_interference_all_the_same():
         "taken by: processes gone before the run ended (12%)")
     # a wait below the threshold, explained or not, is quiet
     assert describe([dict(rank, cpu_wait_fraction=0.04, cpu_others=None)]) == ""
+
+
+def test_a_missing_reference_is_named_even_while_the_node_was_disturbed():
+    """A missing reference is the center's to fix whatever the node's noise: never called
+    interference (a CI run on a busy host named the wait, and the fix was nowhere)."""
+    report = disturbed(json.loads(FAILED_REPORT.read_text()))
+    for case in report["runs"][-1]["testcases"]:
+        if case["result"] == "fail":
+            # ReFrame's own reason (reframe/core/pipeline.py, check_performance)
+            case["fail_reason"] = ("performance error: no reference value found for performance "
+                                   "variable 'bandwidth_peak_MBps' on system 'local:default'")
+    lines = session.summary_lines(report, [])
+    assert not any(line.startswith("  INTERFERENCE ") for line in lines), lines
+    assert any(line.startswith("  BROKEN NetbenchPingPongBandwidth local:default openmpi "
+                               "same-l3: reference missing: ") for line in lines), lines
+    assert "(1 reference missing)" in "\n".join(lines)
+    assert "interference" not in session.classify(report)[1]

@@ -247,7 +247,7 @@ def test_nightly_exit_status_0_1_2_from_real_runs(tmp_path):
     assert "confirmed: first run" in bad.stdout
     missing = _nightly(tmp_path / "r2", *args, refs=none)
     assert missing.returncode == 2, missing.stdout[-3000:] + missing.stderr
-    assert "reference missing" in missing.stdout
+    assert "reference missing" in missing.stdout, missing.stdout[-3000:]
 
 
 @pytest.mark.integration
@@ -451,7 +451,7 @@ def test_sigterm_ends_reframe_and_its_job_and_the_session_is_not_judged(tmp_path
     # the report is kept, under a name the workflows do not read; the JUnit says broken
     reports = results / "reports"
     assert not list(reports.glob("run-report-*.json"))
-    assert len(list(reports.glob("interrupted-run-report-*.json"))) == 1
+    assert len(list(reports.glob("interrupted-run-report-*.json"))) == 1, err
     error = ET.parse(junit).getroot().find("testsuite/testcase/error")
     assert error is not None and f"interrupted by {signame}" in error.get("message")
 

@@ -28,6 +28,8 @@ import os
 import shlex
 from pathlib import Path
 
+from fabricsuite.links import tc_rate_gbps as _tc_rate_gbps
+
 _launchers = Path(__file__).resolve().parents[1] / "launchers"
 # The links are shaped by tc tbf: within a session a bandwidth repeats within about 1 % (ping-pong
 # bandwidth within 0.4 %), but sessions minutes apart moved by up to 4 % (1 MiB ping-pong: 120-125
@@ -43,14 +45,24 @@ _TOLERANCES = {"tolerance_floor": 0.07, "tolerance_floor_by_unit": {"us": 0.35},
 # the fault the emulated links would hide (MPICH's UCX reaching another node by shared memory).
 # The counters read around every job: the node's interfaces and its link's shaper (tc tbf); on
 # every node of a Slurm job (one srun step per reading), on the first one without Slurm.
-_TRANSPORT = {"transport": {"openmpi": "tcp", "mpich": "tcp"}, "counters": ["net", "tc"]}
-_EVERY_NODE = {"counters": {"sources": ["net", "tc"], "nodes": "every"}}
+_TRANSPORT = {"transport": {"openmpi": "tcp", "mpich": "tcp"},
+              "counters": ["net", "tc", "links"]}
+_EVERY_NODE = {"counters": {"sources": ["net", "tc", "links"], "nodes": "every"}}
 _state = Path(os.environ.get("FABRICSUITE_EMU_DIR",
                              Path(__file__).resolve().parents[2] / "results" / "emucluster"))
 try:
     _nodes = int((_state / "nodes").read_text())
 except (OSError, ValueError):
     _nodes = 4  # the default of `ci/emucluster.sh up`; the checks skip what is not there
+# The links' promise (fabricsuite.links): each node's eth0 at the rate the cluster came up with
+# (`up --rate`, kept in its state directory when `rate` re-shapes links later), or
+# FABRICSUITE_EMU_DECLARED_GBPS (a test declaring more than the links were given).
+try:
+    _declared_gbps = float(os.environ.get("FABRICSUITE_EMU_DECLARED_GBPS") or _tc_rate_gbps(
+        (_state / "declared_rate").read_text()) or 1.0)
+except (OSError, ValueError):
+    _declared_gbps = 1.0  # `up`'s default, 1gbit
+_FABRIC = {"fabric": {"links": {"ports": "net/eth0", "count": 1, "rate_gbps": _declared_gbps}}}
 # Brought up with --leaves L: Slurm's topology/tree knows the switches, and the all-pairs map
 # explains its bad pairs by them (the job's `scontrol show topology`; checks/fabric_map.py).
 _TOPOLOGY = {"topology": "slurm"} if (_state / "topology.conf").is_file() else {}
@@ -90,6 +102,7 @@ site_configuration = {
                         **_TRANSPORT,
                         **_EVERY_NODE,
                         **_TOPOLOGY,
+                        **_FABRIC,
                     },
                     "max_jobs": 1,
                 },
@@ -105,7 +118,7 @@ site_configuration = {
                     "processor": {"num_cpus": 1, "num_cpus_per_core": 1},
                     "extras": {"nodes": _nodes, "timing_max_nodes": min(os.cpu_count() or 1,
                                                                          _nodes),
-                               **_TOLERANCES, **_TRANSPORT},
+                               **_TOLERANCES, **_TRANSPORT, **_FABRIC},
                     "env_vars": [
                         # Open MPI: orted through the agent, the nodes from the hostfile; the
                         # agent pins each node's processes to its core.

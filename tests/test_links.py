@@ -1,0 +1,155 @@
+"""The links as the nodes report them, against the partition's promise (fabricsuite.links):
+the readings (read-counters, source links) of real machines and of a sysfs layout, the contract,
+the findings, and the session's verdict of a case that found one."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import counters, links, session
+from fabricsuite.session_verdict import LINK_DEGRADED, verdicts
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data" / "links"
+READ_COUNTERS = REPO / "config" / "launchers" / "read-counters"
+#: A real session, one case of which failed in performance (tests/data/baseline/README.md).
+PASSED_REPORT = Path(__file__).parent / "data" / "baseline" / "run-report-pt2pt-local.json"
+
+NDR = links.Contract("infiniband/mlx5_[01]/1", 2, 400.0, 4)
+
+
+def hca_reading(tmp_path: Path) -> str:
+    """read-counters itself, run on the recorded sysfs layout."""
+    out = tmp_path / "reading.txt"
+    subprocess.run(["sh", str(READ_COUNTERS), str(out), "links"], check=True,
+                   env=dict(os.environ, FABRICSUITE_SYSFS=str(DATA / "sysfs-hca")))
+    return out.read_text()
+
+
+def test_every_port_of_the_layout_is_read_right(tmp_path):
+    ports = links.parse(hca_reading(tmp_path))
+    assert set(ports) == {"infiniband/mlx5_0/1", "infiniband/mlx5_1/1", "infiniband/mlx5_2/1",
+                          "infiniband/mlx5_3/1", "net/ib0", "net/eno1", "net/eno2"}
+    assert ports["infiniband/mlx5_0/1"] == links.Port(
+        "infiniband/mlx5_0/1", True, 400.0, 4, "4X NDR, ACTIVE, LinkUp, InfiniBand")
+    assert (ports["infiniband/mlx5_1/1"].rate_gbps, ports["infiniband/mlx5_1/1"].width) == \
+        (200.0, 2)
+    assert not ports["infiniband/mlx5_2/1"].up  # DOWN, Disabled
+    assert "Ethernet" in ports["infiniband/mlx5_3/1"].detail  # RoCE
+    assert ports["net/eno1"].rate_gbps == 25.0 and ports["net/ib0"].rate_gbps == 400.0
+    assert not ports["net/eno2"].up and ports["net/eno2"].rate_gbps is None
+
+
+def test_a_port_at_half_its_width_and_one_down_are_named_against_the_contract(tmp_path):
+    ports = links.parse(hca_reading(tmp_path))
+    found = links.findings({"node7": ports}, NDR)
+    assert found == ["LINK DEGRADED node7 infiniband/mlx5_1/1: 2X 200 Gb/s, declared 4X 400 Gb/s"]
+    down = links.Contract("infiniband/mlx5_[0-2]/1", 3, 400.0, 4)
+    assert "LINK DEGRADED node7 infiniband/mlx5_2/1: down, declared 4X 400 Gb/s" in \
+        links.findings({"node7": ports}, down)
+    missing = links.Contract("infiniband/mlx5_[0-9]+/1", 6, 100.0)
+    assert links.findings({"node7": ports}, missing)[0] == (
+        "LINK DEGRADED node7: 4 of 6 declared port(s) matching infiniband/mlx5_[0-9]+/1 present")
+
+
+def test_the_counters_never_read_a_link_state_as_a_counter():
+    text = (DATA / "vm-reading.txt").read_text()
+    assert not any(name.startswith("link/") for name in counters.parse(text))
+    assert not any(bad.startswith("link/") for bad in counters.unreadable(text))
+    assert counters.parse(text)["net/eth0/rx_bytes"] > 0
+
+
+def test_real_readings_a_virtual_nic_and_a_shaped_emulated_link():
+    vm = links.parse((DATA / "vm-reading.txt").read_text())
+    assert vm["net/eth0"].up and vm["net/eth0"].rate_gbps is None  # virtio: speed -1
+    assert vm["net/eth0"].describe() == "rate unknown"
+    emu = links.parse((DATA / "emu-node-500mbit.txt").read_text())
+    # the veth says 10000 Mb/s; the tbf at its root is the line rate
+    assert emu["net/eth0"].rate_gbps == 0.5 and "shaped by tbf to 500Mbit" in \
+        emu["net/eth0"].detail
+    promise = links.Contract("net/eth0", 1, 1.0)
+    assert links.findings({"node2": emu}, promise) == [
+        "LINK DEGRADED node2 net/eth0: 0.5 Gb/s, declared 1 Gb/s"]
+    # no contract: nothing to say about one node, and an unknown rate is no finding
+    assert links.findings({"vm": vm}, None) == []
+    # against a contract an unknown rate is one: the promise cannot be checked
+    assert links.findings({"vm": vm}, promise) == [
+        "LINK DEGRADED vm net/eth0: rate unknown, declared 1 Gb/s"]
+
+
+def test_a_node_unlike_its_peers_is_named_without_a_contract():
+    healthy = links.parse((DATA / "emu-node-500mbit.txt").read_text().replace("500Mbit",
+                                                                                "1Gbit"))
+    slow = links.parse((DATA / "emu-node-500mbit.txt").read_text())
+    nodes = {"n1": healthy, "n2": healthy, "n3": slow, "n4": healthy}
+    assert links.findings(nodes, None) == [
+        "LINK DEGRADED n3 net/eth0: 0.5 Gb/s, its 3 peer(s) 1 Gb/s"]
+    # two nodes cannot say which one is unlike the other
+    assert links.findings({"n1": healthy, "n3": slow}, None) == []
+    # with a contract, the slow node is named once, against the promise
+    assert links.findings(nodes, links.Contract("net/eth0", 1, 1.0)) == [
+        "LINK DEGRADED n3 net/eth0: 0.5 Gb/s, declared 1 Gb/s"]
+
+
+def test_a_link_that_changes_during_a_job_is_named():
+    up = links.parse((DATA / "emu-node-500mbit.txt").read_text())
+    down = links.parse((DATA / "emu-node-500mbit.txt").read_text().replace(
+        "operstate up", "operstate down"))
+    assert links.changes({"n1": up}, {"n1": down}) == [
+        "LINK CHANGED n1 net/eth0 during the job: 0.5 Gb/s -> down"]
+    assert links.changes({"n1": up}, {"n1": up}) == []
+
+
+@pytest.mark.parametrize("declared, fix", [
+    ({"ports": "net/eth0", "rate_gbps": 0}, "rate_gbps 0 is not a rate above 0"),
+    ({"ports": "net/eth0", "rate_gbps": float("nan")}, "rate_gbps nan"),
+    ({"ports": "(", "rate_gbps": 1}, "is no regular expression"),
+    ({"ports": "net/eth0", "rate_gbps": 1, "width": 3}, "width 3 is none of 1, 2, 4, 8, 12"),
+    ({"ports": "net/eth0", "rate_gbps": 1, "count": 0}, "count 0 is not a whole number"),
+    ({"ports": "net/eth0", "rate": 1}, 'expected {"ports": "REGEX"'),
+])
+def test_a_contract_that_cannot_be_used_is_refused_in_one_line(declared, fix):
+    with pytest.raises(links.ContractError) as err:
+        links.contract({"fabric": {"links": declared}})
+    assert fix in str(err.value) and "\n" not in str(err.value)
+
+
+def test_no_contract_is_none_and_a_contract_reads_whole():
+    assert links.contract({}) is None and links.contract({"fabric": {}}) is None
+    assert links.contract({"fabric": {"links": {"ports": "infiniband/.*", "count": 2,
+                                                 "rate_gbps": 400, "width": 4}}}) == \
+        links.Contract("infiniband/.*", 2, 400.0, 4)
+
+
+def with_finding(report: dict, finding: str) -> dict:
+    """`report` with one passed case's run having found `finding`, as the check records it."""
+    report = copy.deepcopy(report)
+    for case in report["runs"][-1]["testcases"]:
+        if case["result"] == "pass" and not case.get("fixture"):
+            case["link_findings"] = finding
+            return report
+    raise AssertionError("no passed case")
+
+
+def test_a_link_finding_is_its_own_verdict_exit_1_and_junit_failure(tmp_path):
+    report = json.loads(PASSED_REPORT.read_text())
+    finding = "LINK DEGRADED node2 net/eth0: 0.5 Gb/s, declared 1 Gb/s"
+    assert LINK_DEGRADED not in [v for _c, v in verdicts(report)]
+    degraded = with_finding(report, finding)
+    assert [v for _c, v in verdicts(degraded)].count(LINK_DEGRADED) == 1
+    code, why = session.classify(degraded)
+    assert code == session.REGRESSED and why.startswith("LINK DEGRADED: 1 link finding(s)")
+    lines = session.summary_lines(degraded, [])
+    assert f"  {finding}" in lines and lines[-1].endswith("(exit 1)")
+    path = tmp_path / "nightly.xml"
+    session.write_junit(degraded, [], path)
+    (failure,) = [f for f in ET.parse(path).getroot().findall("testsuite/testcase/failure")
+                  if f.get("type") == "link-degraded"]
+    assert finding in failure.get("message")
