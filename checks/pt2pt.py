@@ -19,6 +19,11 @@ the distance's pair (or on another node for other-node).
 - NetbenchFlood: flood test at queue depths 1..64 (Bell 4.2); g at 8 B, G, bandwidth; at 1 MiB
   also as a fraction of one core's copy bandwidth.
 
+Between nodes, where the partition declares its links (extras.fabric, fabricsuite.links), the
+bandwidths at 1 MiB of NetbenchPingPongBandwidth, NetbenchBothway (each direction) and
+NetbenchFlood are also fractions of the declared line rate, judged against the promise (at least
+its bandwidth_fraction, 0.7 unless declared), never against a machine's own history.
+
 On one node these four run `netbench limits` on the pair's cores first, in the same job
 (fabricsuite.limits): the efficiencies divide by what those cores did at that moment. Without
 references of its own, a machine is judged on the efficiencies alone, against physics floors
@@ -34,6 +39,7 @@ import reframe as rfm
 
 from fabricsuite.declarations import default_sizes, option_default
 from fabricsuite.limits import TWO_CORES, fraction_of_ceiling, multiple_of_floor
+from fabricsuite.links import line_fraction
 from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, summary
 
 MiB = 1024 * 1024
@@ -71,6 +77,8 @@ class NetbenchPingPongBandwidth(NetbenchPairCheck):
             cell("bibw", "bandwidth_median_MBps", size_bytes=MiB)),
         "bandwidth_peak_ceiling_fraction": fraction_of_ceiling(
             summary("bandwidth_peak_MBps"), peak_size="bandwidth_peak_size_bytes"),
+        "bandwidth_1MiB_line_fraction": line_fraction(
+            cell("bibw", "bandwidth_median_MBps", size_bytes=MiB)),
     }
 
 
@@ -88,6 +96,9 @@ class NetbenchBothway(NetbenchPairCheck):
         "bothway_bandwidth_1MiB_ceiling_fraction": fraction_of_ceiling(
             cell("bothway", "bandwidth_per_direction_median_MBps", size_bytes=MiB),
             limit=TWO_CORES),
+        # each direction against the line rate: a link is full duplex
+        "bothway_bandwidth_1MiB_line_fraction": line_fraction(
+            cell("bothway", "bandwidth_per_direction_median_MBps", size_bytes=MiB)),
     }
 
 
@@ -104,6 +115,8 @@ class NetbenchFlood(NetbenchPairCheck):
                                           size_bytes=MiB),
         "flood_bandwidth_peak_MBps": summary("bandwidth_unidirectional_peak_MBps"),
         "flood_bandwidth_1MiB_ceiling_fraction": fraction_of_ceiling(
+            cell("flood_best", "bandwidth_MBps", size_bytes=MiB)),
+        "flood_bandwidth_1MiB_line_fraction": line_fraction(
             cell("flood_best", "bandwidth_MBps", size_bytes=MiB)),
     }
 

@@ -5,12 +5,15 @@
 # (system `emucluster`, config/systems/emucluster.py).
 #
 #   ci/emucluster.sh up [--nodes N] [--rate RATE] [--leaves L] [--uplink-rate RATE]
-#                       [--burst SIZE]              bring it up (default 4 nodes, 1gbit links,
+#                       [--burst SIZE] [--declare RATE]
+#                                                   bring it up (default 4 nodes, 1gbit links,
 #                                                   one switch, shaper burst 64kb: see TBF_BURST
 #                                                   below); with L >= 2 leaf switches, the
 #                                                   nodes in L blocks under them, the leaves'
 #                                                   uplinks to a spine switch (unshaped unless
-#                                                   --uplink-rate) and a Slurm topology.conf
+#                                                   --uplink-rate) and a Slurm topology.conf;
+#                                                   --declare: the partition's contract of its
+#                                                   links (fabricsuite.links), none by default
 #   ci/emucluster.sh rate RATE [NODE]               re-shape every node link (each node's egress),
 #                                                   or node NODE's only, both directions (e.g.
 #                                                   500mbit; none removes the shaping)
@@ -505,7 +508,7 @@ down() {
 }
 
 up() {
-    local nodes=4 rate=1gbit leaves=1 uplink_rate=none burst=$TBF_BURST
+    local nodes=4 rate=1gbit leaves=1 uplink_rate=none burst=$TBF_BURST declare=none
     while [ $# -gt 0 ]; do
         case "$1" in
             --burst) burst=${2:?--burst needs a tc size such as 16kb}; shift 2 ;;
@@ -513,7 +516,10 @@ up() {
             --rate) rate=${2:?--rate needs a tc rate such as 1gbit}; shift 2 ;;
             --leaves) leaves=${2:?--leaves needs a number}; shift 2 ;;
             --uplink-rate) uplink_rate=${2:?--uplink-rate needs a tc rate such as 1gbit}; shift 2 ;;
-            *) die "up: unknown argument $(printf %q "$1"); use --nodes N, --rate RATE, --leaves L, --uplink-rate RATE and --burst SIZE" ;;
+            --declare) declare=${2:?--declare needs a tc rate such as 1gbit}; shift 2
+                [[ "$declare" =~ ^[0-9]+(\.[0-9]+)?[KkMmGgTt]?bit$ ]] ||
+                    die "up --declare $(printf %q "$declare"): give a rate such as 1gbit or 500mbit" ;;
+            *) die "up: unknown argument $(printf %q "$1"); use --nodes N, --rate RATE, --leaves L, --uplink-rate RATE, --burst SIZE and --declare RATE" ;;
         esac
     done
     [[ "$nodes" =~ ^[1-9][0-9]*$ ]] && [ "$nodes" -le 64 ] ||
@@ -537,9 +543,9 @@ up() {
     echo "$nodes" > "$STATE/nodes"
     echo "$leaves" > "$STATE/leaves"
     echo "$burst" > "$STATE/burst"
-    # the links' promise (config/systems/emucluster.py's contract): the rate it came up with,
-    # kept when `rate` re-shapes the links later
-    echo "$rate" > "$STATE/declared_rate"
+    # the links' promise (config/systems/emucluster.py's contract), kept when `rate` re-shapes
+    # the links later: a link shaped below it then reads as a link below its promise
+    [ "$declare" = none ] || echo "$declare" > "$STATE/declared_rate"
     write_slurm_conf "$nodes" "$leaves"
     write_rsh_agent "$nodes"
     start_daemons "$nodes"

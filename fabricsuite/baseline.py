@@ -70,6 +70,7 @@ from ruamel.yaml.error import YAMLError
 
 from .cases import disturbance, disturbers, evidence, runs_of, sample_problem, was_interrupted
 from .commands import UsageError
+from .links import LINE_FRACTION, failed_only_its_promise, missed_promises
 from .metrics import (
     DEFAULT_FLOOR,
     DIRECTIONS,
@@ -167,6 +168,10 @@ class Collected:
     sessions: dict[str, set[str]] = field(default_factory=dict)
     #: Reports left out as copies of a session already read ("name (a copy of other)").
     copies: list[str] = field(default_factory=list)
+    #: What of the fabric's promise the runs missed (fabricsuite.links.missed_promises), one
+    #: line per run and miss: "NetbenchPingPongBandwidth emucluster:nodes openmpi other-node:
+    #: bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised 0.70".
+    promise_misses: list[str] = field(default_factory=list)
 
     def set_aside_lines(self, shown: int = 3) -> list[str]:
         """"2 of 5 sessions set aside for VARIABLE: disturbed by f951, python" (variables set
@@ -205,15 +210,20 @@ def _not_a_report(path: Path, where: str, what: Any) -> BaselineError:
     )
 
 
-def read_reports(paths: list[Path], system: str | None = None) -> Collected:
+def read_reports(paths: list[Path], system: str | None = None,
+                 waived: bool = False) -> Collected:
     """Collect the healthy samples per variable (of `system`, if given) from run report files."""
-    return collect([load_report(path, BaselineError) for path in paths], paths, system)
+    return collect([load_report(path, BaselineError) for path in paths], paths, system, waived)
 
 
 def collect(reports: list[dict[str, Any]], names: list[Any],
-            system: str | None = None) -> Collected:
+            system: str | None = None, waived: bool = False) -> Collected:
     """`read_reports` over reports already read (`names`: where each came from, for the
-    messages and as the session of a report without a session uuid)."""
+    messages and as the session of a report without a session uuid). A run that missed the
+    fabric's promise (a link finding, a line fraction below it: fabricsuite.links) is left
+    out and its misses listed, unless `waived` (baseline --waiver): then its other figures
+    count as any healthy run's. A line fraction is never a sample: its reference is the
+    promise."""
     table: dict[tuple[str, str, str, tuple, str], Samples] = {}
     collected = Collected([])
     read_sessions: dict[str, str] = {}
@@ -255,6 +265,15 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
                 if not isinstance(perfvalues, dict):
                     raise _not_a_report(path, f"{where}.perfvalues", perfvalues)
                 why = sample_problem(case)
+                missed = missed_promises(case)
+                if missed:
+                    where_case = " ".join([*case_scope(case)[:3],
+                                           *[v for _, v in case_scope(case)[3]]])
+                    collected.promise_misses += [f"{where_case}: {m}" for m in missed]
+                    if not waived:
+                        why = "missed the fabric's promise (a link finding or line fraction)"
+                    elif why is not None and failed_only_its_promise(case):
+                        why = None  # waived: its other figures are within their references
                 if isinstance(perfvalues, dict):
                     for key in perfvalues:
                         collected.sessions.setdefault(
@@ -291,8 +310,8 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
             continue  # a variable that missed its reference; never the case in a healthy case
         variable = str(key).split(":")[-1]
         value, unit = perf[0], perf[4]
-        if value is None or not math.isfinite(value):
-            continue
+        if value is None or not math.isfinite(value) or unit == LINE_FRACTION:
+            continue  # a line fraction's reference is the fabric's promise, not its history
         k = (check, partition, environ, levels, variable)
         samples = table.setdefault(
             k, Samples(check, partition, environ, variable, unit, [], levels)
@@ -630,11 +649,13 @@ HEADER = """\
 
 def update_file(path: Path, samples: list[Samples], sources: list[Path], min_sessions: int, *,
                 dry_run: bool = False, machine: dict[str, Any] | None = None,
-                show_changes: Any = None) -> tuple[str, Path | None, list[str]]:
+                show_changes: Any = None,
+                waiver: dict[str, Any] | None = None) -> tuple[str, Path | None, list[str]]:
     """Merge the references of `samples` into the file at `path` under its lock (created with
     its directory when missing): (new text, backup of the old version or None, notes).
     `show_changes(lines)` sees the changes before anything is written; `dry_run` writes
-    nothing; `machine` (the embedded default's fingerprint) is recorded as `_machine`."""
+    nothing; `machine` (the embedded default's fingerprint) is recorded as `_machine`;
+    `waiver` (its reason, date and the promise's misses it waives) is appended to `_waivers`."""
     from .references import ReferenceFileError, load_file
 
     if not dry_run:
@@ -654,6 +675,11 @@ def update_file(path: Path, samples: list[Samples], sources: list[Path], min_ses
         data, notes = build_reference(samples, sources, existing, min_sessions)
         if machine:
             data["_machine"] = CommentedMap(machine)
+        if waiver:
+            waivers = data.get("_waivers")
+            if not isinstance(waivers, CommentedSeq):
+                waivers = data["_waivers"] = CommentedSeq()
+            waivers.append(CommentedMap(waiver))
         text = dump(data, "" if existing is not None else HEADER)
         saved = None if dry_run else write_atomically(path, text)
     return text, saved, notes

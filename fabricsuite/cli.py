@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import compare, history, init, nightly, report
@@ -68,10 +69,23 @@ def _baseline(args: argparse.Namespace) -> int:
         raise UsageError(f"--min-sessions {args.min_sessions}: give 1 or more (default "
                          f"{MIN_SESSIONS})")
     reports = _select_reports(args)
-    collected = read_reports(reports, system=args.system)
+    if args.waiver is not None and not args.waiver.strip():
+        raise UsageError("--waiver needs the reason the fabric is accepted below its promise "
+                         "(recorded in the reference file), e.g. --waiver 'vendor ticket 123: "
+                         "rails 3-4 at HDR until the cables are swapped'")
+    collected = read_reports(reports, system=args.system, waived=args.waiver is not None)
     print(f"fabricsuite baseline: {collected.summary(args.system)}", file=sys.stderr)
     for line in collected.set_aside_lines():
         print(f"fabricsuite baseline: {line}", file=sys.stderr)
+    misses = sorted(set(collected.promise_misses))
+    if args.acceptance and misses and args.waiver is None:
+        # A fabric below its promise must not become its own reference unnoticed.
+        raise UsageError(f"--acceptance refused, nothing written: {len(misses)} miss(es) of "
+                         f"the fabric's promise (extras.fabric), e.g. {misses[0]}; fix the "
+                         f"fabric and run the acceptance again, or accept it as it is with "
+                         f"--waiver REASON (recorded in the reference file)")
+    for miss in misses[:5] if args.waiver is not None else []:
+        print(f"fabricsuite baseline: waived: {miss}", file=sys.stderr)
     if args.check:
         # Rebaseline some checks only: the others keep their references, whatever the reports
         # hold of them (their runs may span other sessions than these).
@@ -84,7 +98,10 @@ def _baseline(args: argparse.Namespace) -> int:
         collected.samples = [s for s in collected.samples if s.check in args.check]
     if not collected.samples:
         raise UsageError(f"the reports hold no healthy performance values for system "
-                         f"{args.system!r}; check --system and the runs' results")
+                         f"{args.system!r}; check --system and the runs' results"
+                         + (f" ({len(misses)} miss(es) of the fabric's promise left out, e.g. "
+                            f"{misses[0]}: --waiver REASON accepts them)"
+                            if misses and args.waiver is None else ""))
     # The effective rule: a session gives one run or more, so never more sessions than runs.
     min_sessions = min(args.min_sessions, args.min_runs)
     samples, notes = usable(collected.samples, args.min_runs, min_sessions)
@@ -116,8 +133,13 @@ def _baseline(args: argparse.Namespace) -> int:
         for line in changes:
             print(line, file=sys.stderr)
 
+    waiver = None
+    if args.waiver is not None:
+        waiver = {"date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  "reason": args.waiver.strip(), "reports": [p.name for p in reports],
+                  "waived": misses or ["(nothing missed the promise in these reports)"]}
     text, saved, noisy = update_file(output, samples, reports, min_sessions,
-                                     dry_run=args.dry_run, show_changes=show)
+                                     dry_run=args.dry_run, show_changes=show, waiver=waiver)
     if args.dry_run:
         sys.stdout.write(text)
     else:
@@ -189,6 +211,12 @@ Bad input stops with one line and exit status 2.""")
                       help="accepting a new fabric: refuse (exit 2, nothing written) unless "
                            "every variable has --min-runs healthy runs and can catch a 2x "
                            "slowdown; run after the acceptance mode's repeats")
+    base.add_argument("--waiver", metavar="REASON",
+                      help="accept runs that missed the fabric's promise (a LINK DEGRADED "
+                           "finding, a line fraction below extras.fabric's): their other "
+                           "figures become references, and the file's _waivers records the "
+                           "reason, the date and what was waived; without it --acceptance "
+                           "refuses such runs")
     base.add_argument("reports", nargs="*", help="run report files (default: the newest --last)")
     # Each further subcommand is one module with add_parser(sub) and run(args) -> exit status.
     commands = {m.__name__.rsplit(".", 1)[-1]: m for m in (history, compare, nightly, report,

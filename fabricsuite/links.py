@@ -25,13 +25,16 @@ how many per node, their rate in Gb/s and, for InfiniBand, their width (lanes):
 from __future__ import annotations
 
 import glob
+import math
 import os
 import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .counters import LINK_PREFIX as PREFIX
+from .metrics import HIGHER, Figure, PerfSpec
 
 #: A port runs below its declared rate when it is this fraction or more under it (a rate is a
 #: nominal figure the OS reports, so any shortfall but rounding is a finding).
@@ -45,6 +48,15 @@ _IB_RATE = re.compile(r"(?P<gbps>\d+(?:\.\d+)?) Gb/sec"
 # tc's units: "bit" bits per second, "bps" bytes per second (tc(8), "RATES")
 _TC_RATE = re.compile(r"(?P<value>\d+(?:\.\d+)?)(?P<unit>[KMGT]?)(?P<per>bit|bps)", re.I)
 _TC_UNITS = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}
+
+
+#: A promise's bandwidth fraction where the partition declares none: an MPI message of 1 MiB
+#: reaches 0.8-0.98 of a healthy link's rate (the emulated 1 Gbit links: 0.98 Open MPI, 0.82-0.91
+#: MPICH, docs/measurements.md; InfiniBand NDR about 0.9 at 1 MiB), and a link at half its rate
+#: reaches under 0.5, so 0.7 fails the half-rate fabric and passes every healthy one.
+DEFAULT_BANDWIDTH_FRACTION = 0.7
+#: The unit of a figure over the declared line rate (higher is better).
+LINE_FRACTION = "line_fraction"
 
 
 class ContractError(ValueError):
@@ -85,9 +97,19 @@ class Contract:
     rate_gbps: float
     #: their width in lanes (InfiniBand), None: not declared
     width: int | None = None
+    #: the least fraction of the line rate an inter-node bandwidth figure reaches (the vendor's
+    #: figure where the partition declares one, `extras["fabric"]["promise"]`)
+    bandwidth_fraction: float = DEFAULT_BANDWIDTH_FRACTION
 
     def describe(self) -> str:
         return (f"{self.width}X " if self.width else "") + f"{_gbps(self.rate_gbps)} Gb/s"
+
+    @property
+    def line_rate_gbps(self) -> float:
+        """What a node can inject: its declared ports together (a pair's path)."""
+        return self.count * self.rate_gbps
+
+
 
 
 def _gbps(value: float) -> str:
@@ -100,7 +122,10 @@ def contract(extras: Mapping | None) -> Contract | None:
     fabric = (extras or {}).get("fabric")
     if fabric is None:
         return None
-    links = fabric.get("links") if isinstance(fabric, Mapping) else None
+    if not isinstance(fabric, Mapping) or set(fabric) - {"links", "promise"}:
+        raise ContractError(f'extras.fabric: expected {{"links": {{...}}, "promise": {{...}}}}, '
+                            f'got {fabric!r}')
+    links = fabric.get("links")
     if links is None:
         return None
     fix = ('extras.fabric.links: expected {"ports": "REGEX", "count": N, "rate_gbps": G[, '
@@ -122,7 +147,16 @@ def contract(extras: Mapping | None) -> Contract | None:
         raise ContractError(f"{fix}: rate_gbps {rate!r} is not a rate above 0 (Gb/s)")
     if width is not None and (isinstance(width, bool) or width not in (1, 2, 4, 8, 12)):
         raise ContractError(f"{fix}: width {width!r} is none of 1, 2, 4, 8, 12 (lanes)")
-    return Contract(ports, count, float(rate), width)
+    promise = fabric.get("promise") or {}
+    if not isinstance(promise, Mapping) or set(promise) - {"bandwidth_fraction"}:
+        raise ContractError(f'extras.fabric.promise: expected {{"bandwidth_fraction": F}} (the '
+                            f'vendor\'s bandwidth at 1 MiB over the line rate), got {promise!r}')
+    fraction = promise.get("bandwidth_fraction", DEFAULT_BANDWIDTH_FRACTION)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or \
+            not 0 < fraction <= 1:
+        raise ContractError(f"extras.fabric.promise: bandwidth_fraction {fraction!r} is not a "
+                            f"fraction in (0, 1]")
+    return Contract(ports, count, float(rate), width, float(fraction))
 
 
 def tc_rate_gbps(text: str) -> float | None:
@@ -293,3 +327,96 @@ def judge(stagedir: str, extras: Mapping | None) -> tuple[str, str]:
     promise = contract(extras)
     found = findings(before, promise) + changes(before, after)
     return describe(before, promise), "; ".join(found)
+
+
+@dataclass(frozen=True)
+class LineFraction(Figure):
+    """An inter-node bandwidth figure (a Metric in MB/s, 10^6 bytes) over the line rate the
+    partition declares (Contract.line_rate_gbps), which the check puts on the parsed result as
+    `line_rate_gbps`: how close the run came to what the fabric promises (higher is better)."""
+
+    figure: Any = None
+
+    def extract(self, result: Any) -> float:
+        rate = getattr(result, "line_rate_gbps", None)
+        value = self.figure.extract(result)
+        if not (isinstance(rate, (int, float)) and rate > 0 and isinstance(value, (int, float))):
+            return math.nan
+        return value * 8e-3 / rate  # MB/s to Gb/s
+
+
+def line_fraction(figure: Any) -> LineFraction:
+    """`figure` (MB/s) as a fraction of the declared line rate."""
+    return LineFraction(read=None, spec=PerfSpec(LINE_FRACTION, HIGHER), figure=figure)
+
+
+def line_fractions(metrics: Mapping[str, Any]) -> dict[str, LineFraction]:
+    """The figures over the line rate among a check's `metrics`."""
+    return {name: f for name, f in metrics.items() if isinstance(f, LineFraction)}
+
+
+def promise_reference(promise: Contract) -> tuple[float, float, None, str]:
+    """The reference of every line fraction (ReFrame's (value, lower, upper, unit)): at least
+    the promise's fraction, from the contract, never from a machine's history."""
+    return (promise.bandwidth_fraction, 0.0, None, LINE_FRACTION)
+
+
+def promise_lines(cases: list[dict]) -> list[str]:
+    """How close each run came to the fabric's promise, one line per case with line fractions
+    (its last run): "NetbenchPingPongBandwidth emucluster:nodes openmpi other-node:
+    bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised 0.70: BELOW"."""
+    from .metrics import case_scope
+
+    shown = []
+    for case in cases:
+        if case.get("result") == "skip":
+            continue
+        parts = []
+        for key, perf in sorted((case.get("perfvalues") or {}).items()):
+            if isinstance(perf, list) and len(perf) > 4 and perf[4] == LINE_FRACTION and \
+                    isinstance(perf[0], (int, float)) and math.isfinite(perf[0]):
+                promised = perf[1] if isinstance(perf[1], (int, float)) else None
+                below = promised is not None and perf[0] < promised
+                parts.append(f"{str(key).split(':')[-1]} {perf[0]:.2f} of "
+                             f"{_gbps(float(case.get('line_rate_gbps') or 0))} Gb/s"
+                             + (f", promised {promised:.2f}" if promised is not None else "")
+                             + (": BELOW" if below else ""))
+        if parts:
+            check, partition, environ, levels = case_scope(case)
+            where = " ".join([check, partition, environ, *[value for _, value in levels]])
+            shown.append(f"  {where}: {'; '.join(parts)}")
+    if not shown:
+        return []
+    return ["against the fabric's promise (the declared line rate, extras.fabric):", *shown]
+
+
+def link_findings(case: dict) -> list[str]:
+    """The link findings a run recorded (its `link_findings`, or a failure reason that is
+    one), one line each."""
+    found = [f.strip() for f in str(case.get("link_findings") or "").split("; ") if f.strip()]
+    if not found and is_finding(case.get("fail_reason")):
+        found = [f.strip() for f in str(case.get("fail_reason")).split("; ") if is_finding(f)]
+    return found
+
+
+def missed_promises(case: dict) -> list[str]:
+    """What of the fabric's promise one run missed, one line each: its link findings, and each
+    line fraction below its promise ("bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised
+    0.70")."""
+    found = link_findings(case)
+    for key, perf in sorted((case.get("perfvalues") or {}).items()):
+        if isinstance(perf, list) and len(perf) > 5 and perf[4] == LINE_FRACTION and \
+                perf[5] == "fail" and isinstance(perf[0], (int, float)):
+            promised = f", promised {perf[1]:.2f}" if isinstance(perf[1], (int, float)) else ""
+            found.append(f"{str(key).split(':')[-1]} {perf[0]:.2f} of "
+                         f"{_gbps(float(case.get('line_rate_gbps') or 0))} Gb/s{promised}")
+    return found
+
+
+def failed_only_its_promise(case: dict) -> bool:
+    """A run whose performance failures are all line fractions below the promise (its other
+    figures within their references)."""
+    failed = [perf for perf in (case.get("perfvalues") or {}).values()
+              if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail"]
+    return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
+            and bool(failed) and all(perf[4] == LINE_FRACTION for perf in failed))

@@ -254,6 +254,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: What the partition declares and was not read, with the reason, "node1 infiniband: no
     #: /sys/class/infiniband/*/ports (...)"; "" when everything was read
     counters_not_read = variable(str, value="", loggable=True)
+    #: The line rate the partition declares for a node, Gb/s (its links together,
+    #: fabricsuite.links), that the line fractions divide by; None: none declared
+    line_rate_gbps = variable(float, type(None), value=None, loggable=True)
     #: The fabric's links on the nodes read, as their OS reported them before the job
     #: (fabricsuite.links): "node1 net/eth0 1 Gb/s, node2 net/eth0 1 Gb/s"
     links = variable(str, value="", loggable=True)
@@ -324,6 +327,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
             cached = load(os.path.join(self.stagedir, RESULT_FILE))
             if self.limits_prologue:
                 cached.limits = load(os.path.join(self.stagedir, limits.LIMITS_FILE))
+            cached.line_rate_gbps = self.line_rate_gbps
             self._netbench_result = cached
         return cached
 
@@ -462,6 +466,11 @@ class NetbenchPairCheck(NetbenchCheck):
         `netbench limits` there first; across nodes the cores are not what limits a message
         (the link is), so the efficiencies are left out of this case (before the base records
         the variables' directions and floors: verdict.Judged.declare_directions)."""
+        if links.line_fractions(self.metrics) and (self.distance != "other-node"
+                                                   or not self.timed):
+            # the line rate limits a message between nodes only
+            self.metrics = {name: figure for name, figure in self.metrics.items()
+                            if not isinstance(figure, links.LineFraction)}
         if not limits.efficiencies(self.metrics):
             return
         if self.distance == "other-node" or not self.timed:
@@ -469,6 +478,20 @@ class NetbenchPairCheck(NetbenchCheck):
                             if not isinstance(figure, limits.Efficiency)}
             return
         self.limits_prologue = True
+
+    @run_after("setup")
+    def take_the_promise(self):
+        """The line rate the partition declares (fabricsuite.links): the line fractions divide
+        by it; a partition that declares none has no line fractions."""
+        if not links.line_fractions(self.metrics):
+            return
+        promise = links.contract(self.current_partition.extras)
+        if promise is None:
+            self.metrics = {name: figure for name, figure in self.metrics.items()
+                            if not isinstance(figure, links.LineFraction)}
+            self.declare_directions()
+            return
+        self.line_rate_gbps = promise.line_rate_gbps
 
     @run_before("run")
     def add_the_limits_prologue(self):
@@ -568,6 +591,11 @@ def load_references(test) -> None:
     specs = test.perf_specs()
     physics = {name: limits.physics_reference(figure)
                for name, figure in limits.efficiencies(test.metrics).items()}
+    # the fabric's promise, from the partition's contract: judged on every machine and day,
+    # never replaced by a reference file's entry (a machine's own history)
+    fractions = links.line_fractions(test.metrics)
+    promise = links.contract(test.current_partition.extras) if fractions else None
+    promised = {name: links.promise_reference(promise) for name in fractions} if promise else {}
     try:
         own = scoped_references(system, name, scope, specs, machine=machine) if machine else {}
         if machine and not own:
@@ -581,8 +609,8 @@ def load_references(test) -> None:
             if kind:
                 test.kind_reference = kind
                 test.kind_origin = kind_file.stem
-            if physics:
-                test.reference = {test.current_partition.fullname: physics}
+            if physics or promised:
+                test.reference = {test.current_partition.fullname: {**physics, **promised}}
                 test.reference_origin = limits.PHYSICS_ORIGIN
             getlogger().info(
                 f"{test.display_name}: no references for this machine yet ({machine}): "
@@ -593,17 +621,22 @@ def load_references(test) -> None:
         test.reference = external_reference(system, name, scope=scope, specs=specs,
                                             machine=machine)
         test.reference_origin = "machine" if machine else "system"
-        if physics:
+        if physics or promised:
             # The file's entries, and each efficiency it has none of judged by its physics floor
             # (a center's file from before the efficiencies still judges them from physics).
             entries = own or scoped_references(system, name, scope, specs)
             test.reference = {test.current_partition.fullname: {
                 **{variable: ref for variable, ref in physics.items() if variable not in entries},
-                **{variable: reframe_reference(ref) for variable, ref in entries.items()}}}
+                **{variable: reframe_reference(ref) for variable, ref in entries.items()
+                   if variable not in promised},
+                **promised}}
     except ReferenceFileError as err:
         if test.require_reference:
             raise
         getlogger().warning(f"{name}: running without references: {err}")
+        if promised:
+            # a new fabric's acceptance, before its references: judged against its promise
+            test.reference = {test.current_partition.fullname: promised}
 
 
 def reframe_reference(entry: tuple) -> Any:

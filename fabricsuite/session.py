@@ -47,6 +47,7 @@ from .cases import (
     rounds_by_case,
 )
 from .limits import PHYSICS_ORIGIN, efficiency_lines
+from .links import link_findings, promise_lines
 from .metrics import case_scope, is_finite_number, series_key
 from .references import (
     recorded_only,
@@ -54,7 +55,6 @@ from .references import (
 from .session_verdict import (
     LINK_DEGRADED,
     NODE_OUTLIER,
-    link_findings,
     node_outlier,
     reference_data,
     reference_statistics,
@@ -559,6 +559,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
     lines += efficiency_lines(ran)
+    lines += promise_lines(ran)
     lines += kind_comparison_lines(ran)
     lines += transport_lines(ran)
     lines += machine_lines or []

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import cases as casemodel
-from . import links
 from .cases import BROKEN as BROKEN_HEALTH
 from .cases import DISTURBED, TRANSIENT, unconfirmed
+from .links import link_findings
 from .metrics import case_scope, is_finite_number, series_key
 from .references import ReferenceFileError, load_file, reference_file
 
@@ -74,16 +74,6 @@ NODE_OUTLIER = "node outlier"
 #: an interruption: a finding that needs a person, which the broken jobs it causes must not
 #: hide; JUnit failure type "link-degraded".
 LINK_DEGRADED = "link degraded"
-
-
-def link_findings(case: dict) -> list[str]:
-    """The link findings a run recorded (its `link_findings`, or a failure reason that is
-    one), one line each."""
-    found = [f.strip() for f in str(case.get("link_findings") or "").split("; ") if f.strip()]
-    if not found and links.is_finding(case.get("fail_reason")):
-        found = [f.strip() for f in str(case.get("fail_reason")).split("; ")
-                 if links.is_finding(f)]
-    return found
 
 
 def node_outlier(case: dict, first: dict | None, cache: dict) -> str:

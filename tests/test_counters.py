@@ -125,10 +125,10 @@ def test_a_bad_node_declaration_is_one_line_naming_the_choices(declared):
 
 
 def test_the_default_reading():
-    assert counters.declared({}) == counters.Reading(["net", "infiniband", "cxi"], "first")
+    assert counters.declared({}) == counters.Reading(["net", "infiniband", "cxi", "links"], "first")
     assert counters.declared({"counters": ["tc"]}) == counters.Reading(["tc"], "first")
     assert counters.declared({"counters": {"nodes": "every"}}) == counters.Reading(
-        ["net", "infiniband", "cxi"], "every")
+        ["net", "infiniband", "cxi", "links"], "every")
 
 
 def test_the_job_script_reads_the_first_node_or_every_node_through_srun():

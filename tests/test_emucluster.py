@@ -596,3 +596,92 @@ def test_acceptance_spreads_over_nodes_and_a_slow_new_node_is_a_node_outlier(clu
     assert f"within the references on {nodes[0]}, {nodes[1]}" in line, line
     assert "outcome: NODE OUTLIER" in proc.stdout
     assert 'type="node-outlier"' in (tmp_path / "nightly.xml").read_text()
+
+
+def test_a_node_link_below_the_declared_rate_is_named_before_any_benchmark(cluster, tmp_path):
+    """Issue 50, end to end through Slurm: FabricLinks reads every node's links (one srun task
+    per node: read-counters, source links) against a contract of 1 Gbit per node's eth0
+    (FABRICSUITE_EMU_DECLARED_GBPS); healthy, it passes and lists the four links; with node
+    2's link shaped to half the rate, it fails naming that node and port, with what it runs at
+    and the promise, and the session's verdict is LINK DEGRADED (exit 1). No MPI program runs:
+    seconds. bench/link_findings.py counts it over 10 trials each way."""
+    from fabricsuite import session
+
+    emu, _state = cluster
+    declared = {"FABRICSUITE_EMU_DECLARED_GBPS": "1"}
+
+    def read_links(results):
+        proc = run_reframe(emu, results, "-c", "checks/links.py", "-n", "FabricLinks",
+                           "--max-retries=0", extra_env=declared)
+        report = json.loads(max((results / "reports").glob("run-report-*.json"),
+                                key=lambda p: p.stat().st_mtime).read_text())
+        # read in each environment, the same links: one case judged here
+        case = next(c for c in report["runs"][-1]["testcases"] if c["environ"] == "openmpi")
+        return proc, report, case
+
+    proc, report, case = read_links(tmp_path / "healthy")
+    assert proc.returncode == 0 and case["result"] == "pass", proc.stdout[-3000:]
+    assert case["links"] == ", ".join(f"{PREFIX}{i} net/eth0 1 Gb/s" for i in range(1, 5))
+    assert session.classify(report)[0] == session.WITHIN, session.classify(report)
+    try:
+        emu("rate", "500mbit", "2")
+        proc, report, case = read_links(tmp_path / "slow")
+    finally:
+        emu("rate", "1gbit", check=False)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert case["link_findings"] == (f"LINK DEGRADED {PREFIX}2 net/eth0: 0.5 Gb/s, declared "
+                                     f"1 Gb/s"), case
+    code, why = session.classify(report)
+    assert code == session.REGRESSED and why.startswith("LINK DEGRADED: 1 link finding(s)"), why
+
+
+def test_acceptance_of_a_fabric_below_its_promise_fails_and_needs_a_waiver(cluster, tmp_path):
+    """Issue 50, end to end through Slurm: every link shaped to 500 Mbit in a partition that
+    declares 1 Gbit (FABRICSUITE_EMU_DECLARED_GBPS), a new fabric without references yet. Its
+    acceptance session fails naming the line fraction and the promise (the bandwidth at 1 MiB is
+    half the line rate, the promise 0.7); `fabricsuite baseline --acceptance` refuses to make
+    it its own reference; with --waiver it writes the references, and the file records why."""
+    emu, _state = cluster
+    results, refs = tmp_path / "results", tmp_path / "refs"
+    refs.mkdir()
+    env = {"FABRICSUITE_EMU_DECLARED_GBPS": "1", "RFM_REFERENCE_PREFIX": str(refs),
+           "MPIEXEC_TIMEOUT": "90"}
+    try:
+        emu("rate", "500mbit")
+        proc = emu("exec", str(BIN / "fabricsuite"), "nightly", "--system", "emucluster:nodes",
+                   "--mode", "acceptance", "--tag", "acceptance", "--results", str(results),
+                   "--junit", str(tmp_path / "acceptance.xml"), "--", "-n",
+                   "NetbenchPingPongBandwidth%distance=other-node", "-p", "openmpi", *QUICK,
+                   "-S", "require_reference=false", "--repeat", "1", "--max-retries=1", "-S",
+                   "confirm_pause_s=1", check=False, extra_env=env)
+    finally:
+        emu("rate", "1gbit", check=False)
+    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-2000:]
+    (line,) = [ln for ln in proc.stdout.splitlines() if "bandwidth_1MiB_line_fraction" in ln
+               and "promised" in ln]
+    fraction = float(re.search(r"bandwidth_1MiB_line_fraction (\d\.\d+) of 1 Gb/s", line)[1])
+    assert 0.4 < fraction < 0.6 and "promised 0.70: BELOW" in line, line
+
+    def baseline(*more):
+        return subprocess.run(
+            [str(BIN / "fabricsuite"), "baseline", "--system", "emucluster", "--results",
+             str(results), "--acceptance", "--last", "1", "--min-runs", "1", "--min-sessions",
+             "1", "--output", str(refs / "emucluster.yaml"), *more],
+            capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+
+    refused = baseline()
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    (last,) = refused.stderr.strip().splitlines()[-1:]
+    assert "--acceptance refused, nothing written" in last and "promise" in last, last
+    # the case's own reading of its nodes' links found them below the contract too
+    assert ("LINK DEGRADED" in last or "bandwidth_1MiB_line_fraction" in last) and \
+        "--waiver REASON" in last, last
+    assert not (refs / "emucluster.yaml").exists()
+    waived = baseline("--waiver", "test: the emulated links at half their rate")
+    assert waived.returncode == 0, waived.stdout + waived.stderr
+    written = yaml.safe_load((refs / "emucluster.yaml").read_text())
+    (waiver,) = written["_waivers"]
+    assert waiver["reason"] == "test: the emulated links at half their rate"
+    assert any("bandwidth_1MiB_line_fraction" in w for w in waiver["waived"]), waiver
+    scope = written["NetbenchPingPongBandwidth"]["emucluster:nodes"]["openmpi"]["other-node"]
+    assert "bandwidth_1MiB_MBps" in scope and "bandwidth_1MiB_line_fraction" not in scope

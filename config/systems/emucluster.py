@@ -54,15 +54,17 @@ try:
     _nodes = int((_state / "nodes").read_text())
 except (OSError, ValueError):
     _nodes = 4  # the default of `ci/emucluster.sh up`; the checks skip what is not there
-# The links' promise (fabricsuite.links): each node's eth0 at the rate the cluster came up with
-# (`up --rate`, kept in its state directory when `rate` re-shapes links later), or
-# FABRICSUITE_EMU_DECLARED_GBPS (a test declaring more than the links were given).
+# The links' promise (fabricsuite.links), where one is declared: each node's eth0 at the rate
+# `up --declare RATE` gave (kept in the state directory when `rate` re-shapes links later), or
+# FABRICSUITE_EMU_DECLARED_GBPS. None by default: the tests that slow a link to emulate a
+# regression the link itself does not report (a firmware's, say) judge the figures alone.
 try:
     _declared_gbps = float(os.environ.get("FABRICSUITE_EMU_DECLARED_GBPS") or _tc_rate_gbps(
-        (_state / "declared_rate").read_text()) or 1.0)
+        (_state / "declared_rate").read_text()) or 0)
 except (OSError, ValueError):
-    _declared_gbps = 1.0  # `up`'s default, 1gbit
-_FABRIC = {"fabric": {"links": {"ports": "net/eth0", "count": 1, "rate_gbps": _declared_gbps}}}
+    _declared_gbps = 0.0
+_FABRIC = ({"fabric": {"links": {"ports": "net/eth0", "count": 1, "rate_gbps": _declared_gbps}}}
+           if _declared_gbps > 0 else {})
 # Brought up with --leaves L: Slurm's topology/tree knows the switches, and the all-pairs map
 # explains its bad pairs by them (the job's `scontrol show topology`; checks/fabric_map.py).
 _TOPOLOGY = {"topology": "slurm"} if (_state / "topology.conf").is_file() else {}
