@@ -21,7 +21,11 @@ environment and scale (reference/<system>.yaml).
   (fabricsuite.switches).
   Performance: the median and the worst pair's bandwidth, the median latency, and the counts of
   bad pairs, bad nodes and faulty components (reference 0, e.g.
-  `matrix_bad_pairs: [0, null, 0, pairs]`: any confirmed bad pair fails).
+  `matrix_bad_pairs: [0, null, 0, pairs]`: any confirmed bad pair fails). Where the partition
+  declares its links (extras.fabric), also the median pair's bandwidth as a fraction of the
+  line rate against the promise, and the fabric, a leaf (its uplink) or a node whose pairs lie
+  below the promise named as `BELOW PROMISE ...` findings (fabricsuite.switches.below_promise):
+  the session's LINK DEGRADED verdict, which the relative rule cannot reach.
 - NetbenchRankDistance: every core of the allocation; ping-pong between rank 0 and rank d,
   d = 1, 2, 4, ... (Altix study §3.2, Fig. 2 and 3), one pair at a time while the other ranks
   wait without polling. Performance: latency and bandwidth to the nearest and the farthest rank.
@@ -36,9 +40,16 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 from reframe.core.logging import getlogger
 
-from fabricsuite import SLURM_SCHEDULERS, switches
+from fabricsuite import SLURM_SCHEDULERS, links, switches
+from fabricsuite.links import line_fraction
 from fabricsuite.metrics import LOWER, Figure, PerfSpec
-from fabricsuite.rfm_netbench import RESULT_FILE, NetbenchMultiRankCheck, count_problems, summaries
+from fabricsuite.rfm_netbench import (
+    RESULT_FILE,
+    NetbenchMultiRankCheck,
+    count_problems,
+    summaries,
+    summary,
+)
 
 #: The N x N maps netbench writes beside its JSON result (`matrix --json-file`).
 MAP_FILES = ["matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"]
@@ -72,6 +83,9 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     fresh_outputs = [RESULT_FILE, *MAP_FILES, TREE_FILE]
     metrics = {**summaries("bandwidth_median_MBps", "bandwidth_min_MBps", "latency_median_us",
                            "bad_pairs", "bad_nodes", prefix="matrix_"),
+               # where the partition declares its links (fabricsuite.links): the promise
+               "matrix_bandwidth_median_line_fraction": line_fraction(
+                   summary("bandwidth_median_MBps")),
                "matrix_faulty_node_links": faulty("node"),
                "matrix_faulty_uplinks": faulty("uplink"),
                "matrix_faulty_switches": faulty("switch")}
@@ -128,6 +142,15 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
         self.components = "; ".join(explanation.lines())
         if self.components:
             getlogger().warning(f"{self.display_name}: {self.components}")
+        # against the fabric's promise, where the partition declares it: a fabric, a leaf or a
+        # node uniformly slow, which the relative rule above cannot see (a finding: LINK
+        # DEGRADED's verdict, fabricsuite.links)
+        promise = links.contract(self.current_partition.extras)
+        if promise is not None:
+            measured = switches.pairs_of(result.table("pairs"))
+            below = switches.below_promise(switches.tree_of(result, measured), measured,
+                                           promise.line_rate_gbps, promise.bandwidth_fraction)
+            self.link_findings = "; ".join(f for f in [self.link_findings, *below] if f)
         pairs = result.table("pairs")
         ranks = result.parameters["ranks"]
         if result.parameters.get("rounds", 0) == result.parameters.get("rounds_total", 0):

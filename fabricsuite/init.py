@@ -9,6 +9,9 @@ by hand, each file only where none exists (never overwriting):
   found on the path (its compiler wrapper, the PMI type srun offers for it);
 - `config/hwloc/NAME-<type>.xml`: the node topology per node type, recorded once through
   `srun -p P -N 1 -n 1 lstopo --of xml -` (the distance classes come from it);
+- each partition's `extras.fabric`: the contract of its links (ports, count, rate, width) as
+  every node reports them (one `srun` task per node: config/launchers/read-counters, source
+  links), with the nodes that differ named, for a person to confirm (fabricsuite.links);
 - `config/spack/NAME.yaml`: the MPIs found, as Spack externals (not buildable);
 - `reference/NAME.yaml`: no references yet, only where they came from;
 
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import REPO_ROOT, topology
+from . import REPO_ROOT, links, topology
 from .commands import UsageError, check_system, one_line_errors
 from .references import reference_dir
 from .store import write_new
@@ -195,6 +198,26 @@ def record_topology(node_type: NodeType, path: Path) -> str:
     return f"wrote {path}"
 
 
+#: The reader of a node's links (fabricsuite.links), run on every node of a partition.
+READ_LINKS = REPO_ROOT / "config" / "launchers" / "read-counters"
+
+
+def record_links(partition: str, nodes: int) -> tuple[dict | None, list[str]]:
+    """Every node's links through one job step with a task on each node of `partition`
+    (`read-counters - links`), and the contract they suggest (fabricsuite.links.propose):
+    (extras["fabric"] for a person to confirm, or None; what was read, one line each). A step
+    that fails is a line, never the end of init: the contract is then declared by hand."""
+    try:
+        text = _run(["srun", f"--partition={partition}", f"--nodes={nodes}",
+                     f"--ntasks={nodes}", "--ntasks-per-node=1", "--label", "--time=5",
+                     str(READ_LINKS), "-", "links"], f"reading the links of {partition}")
+    except UsageError as err:
+        return None, [f"links of {partition} not read: {err}; declare extras.fabric by hand "
+                      f"(docs/verdicts.md)"]
+    fabric, notes = links.propose(links.parse_nodes(text))
+    return fabric, [f"{partition}: {note}" for note in notes]
+
+
 def write_file(path: Path, text: str) -> None:
     """A new file (never overwriting), its directory made; an error is one line naming it."""
     try:
@@ -255,8 +278,10 @@ def first_node(nodelist: str) -> str:
 
 
 def system_config(system: str, types: list[NodeType], mpis: list[MpiEnv],
-                  settings: dict[str, str], hwloc: dict[tuple[str, str], str]) -> dict:
-    """The ReFrame configuration fragment of the cluster (config/systems/NAME.py)."""
+                  settings: dict[str, str], hwloc: dict[tuple[str, str], str],
+                  fabrics: dict[str, dict] | None = None) -> dict:
+    """The ReFrame configuration fragment of the cluster (config/systems/NAME.py); `fabrics`:
+    each Slurm partition's proposed contract of its links (extras.fabric)."""
     accounting = settings.get("AccountingStorageType", "accounting_storage/none")
     scheduler = "squeue" if accounting.endswith("/none") else "slurm"
     partitions = []
@@ -281,7 +306,9 @@ def system_config(system: str, types: list[NodeType], mpis: list[MpiEnv],
                           "num_cpus_per_core": small.threads_per_core,
                           "num_sockets": small.sockets,
                           "num_cpus_per_socket": small.cores_per_socket * small.threads_per_core},
-            "extras": {"nodes": nodes, "hwloc_xml": hwloc[small.key]},
+            "extras": {"nodes": nodes, "hwloc_xml": hwloc[small.key],
+                       **({"fabric": (fabrics or {})[name]} if (fabrics or {}).get(name)
+                          else {})},
             # Timing checks must not overlap: concurrent benchmarks distort each other.
             "max_jobs": 1,
         }
@@ -348,7 +375,19 @@ def run_init(args: argparse.Namespace) -> int:
         print(f"fabricsuite init: recording the topology of {node_type.partition} "
               f"({node_type.label}) on {first_node(node_type.nodelist)} ...", file=sys.stderr)
         done.append(record_topology(node_type, path))
-    fragment = system_config(system, types, mpis, settings, hwloc)
+    fabrics = {}
+    for partition in sorted({t.partition for t in types}):
+        nodes = sum(t.nodes for t in types if t.partition == partition)
+        print(f"fabricsuite init: reading the links of {partition} on its {nodes} node(s) ...",
+              file=sys.stderr)
+        fabric, notes = record_links(partition, nodes)
+        if fabric:
+            fabrics[partition] = fabric
+            notes.append(f"{partition}: wrote extras.fabric {fabric}: the fabric's promise, "
+                         f"which acceptance is judged against; confirm it (and add the "
+                         f"vendor's bandwidth_fraction, docs/verdicts.md)")
+        done += notes
+    fragment = system_config(system, types, mpis, settings, hwloc, fabrics)
     header = (f'"""ReFrame system {system}, written by `fabricsuite init --system {system}` on '
               f'{socket.gethostname()}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.\n\n'
               f'From sinfo, scontrol show config, srun --mpi=list and the MPI compiler wrappers '

@@ -312,8 +312,9 @@ def describe(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) 
 
 
 def is_finding(text: str) -> bool:
-    """A case's failure reason, or a `link_findings` line, that is a link finding."""
-    return bool(re.search(r"\bLINK (DEGRADED|CHANGED) ", str(text or "")))
+    """A case's failure reason, or a `link_findings` line, that is a link finding (the all-pairs
+    map's BELOW PROMISE lines too: fabricsuite.switches.below_promise)."""
+    return bool(re.search(r"\b(LINK DEGRADED|LINK CHANGED|BELOW PROMISE) ", str(text or "")))
 
 
 def judge(stagedir: str, extras: Mapping | None) -> tuple[str, str]:
@@ -420,3 +421,56 @@ def failed_only_its_promise(case: dict) -> bool:
               if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail"]
     return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
             and bool(failed) and all(perf[4] == LINE_FRACTION for perf in failed))
+
+
+def parse_nodes(text: str) -> dict[str, dict[str, Port]]:
+    """The links of several nodes from one srun step of `read-counters - links` per node
+    (`srun --label`: each line "TASK: ..."; each task's reading starts "# node NAME")."""
+    by_task: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        task, sep, rest = line.partition(": ")
+        if not sep or not task.strip().isdigit():
+            task, rest = "0", line
+        by_task.setdefault(task.strip(), []).append(rest)
+    nodes = {}
+    for lines in by_task.values():
+        names = [ln[len("# node "):].strip() for ln in lines if ln.startswith("# node ")]
+        if names:
+            nodes[names[0]] = parse("\n".join(lines))
+    return nodes
+
+
+def propose(nodes: Mapping[str, Mapping[str, Port]]) -> tuple[dict | None, list[str]]:
+    """A contract for a person to confirm (`extras["fabric"]`, fabricsuite init) from what the
+    nodes report, and what was read and where the nodes differ, one line each. The fabric's
+    ports: the InfiniBand ports if any node has one up, else the interfaces; of those, the ones
+    at the fastest rate most nodes share; their count per node the most common one."""
+    notes = []
+    if not nodes:
+        return None, ["no node reported its links: no contract proposed; declare "
+                      "extras.fabric by hand (docs/verdicts.md)"]
+    up = {node: {n: p for n, p in ports.items() if p.up and p.rate_gbps is not None}
+          for node, ports in nodes.items()}
+    kind = "infiniband/" if any(n.startswith("infiniband/") for ports in up.values()
+                                for n in ports) else "net/"
+    figures = Counter((p.rate_gbps, p.width) for ports in up.values() for n, p in ports.items()
+                      if n.startswith(kind))
+    if not figures:
+        return None, [f"no node has a port up with a known rate ({len(nodes)} node(s) read): "
+                      f"no contract proposed; declare extras.fabric by hand"]
+    (rate, width), _ = max(figures.items(), key=lambda kv: (kv[1] * 2 > len(nodes), kv[0][0]))
+    names = sorted({n for ports in up.values() for n, p in ports.items()
+                    if n.startswith(kind) and (p.rate_gbps, p.width) == (rate, width)})
+    pattern = "|".join(re.escape(n) for n in names)
+    counts = Counter(sum(1 for n in ports if re.fullmatch(pattern, n)) for ports in
+                     nodes.values())
+    count = counts.most_common(1)[0][0] or 1
+    promise = Contract(pattern, count, float(rate), width)
+    notes.append(f"links read on {len(nodes)} node(s): {count} x {promise.describe()} per node "
+                 f"({', '.join(names)})")
+    differ = findings(nodes, promise)
+    notes += [f"differs: {line}" for line in differ]
+    links: dict[str, Any] = {"ports": pattern, "count": count, "rate_gbps": float(rate)}
+    if width:
+        links["width"] = width
+    return {"links": links}, notes

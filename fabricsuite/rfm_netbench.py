@@ -313,6 +313,20 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         # reason first. reference/<system>.yaml, validated first (see load_references).
         load_references(self)
 
+    @run_after("setup")
+    def take_the_promise(self):
+        """The line rate the partition declares (fabricsuite.links): the line fractions divide
+        by it; a partition that declares none has no line fractions."""
+        if not links.line_fractions(self.metrics):
+            return
+        promise = links.contract(self.current_partition.extras)
+        if promise is None:
+            self.metrics = {name: figure for name, figure in self.metrics.items()
+                            if not isinstance(figure, links.LineFraction)}
+            self.declare_directions()
+            return
+        self.line_rate_gbps = promise.line_rate_gbps
+
     def extra_problems(self, result: NetbenchResult) -> list[str]:
         """Check-specific sanity conditions; each problem is one sentence."""
         return []
@@ -478,20 +492,6 @@ class NetbenchPairCheck(NetbenchCheck):
                             if not isinstance(figure, limits.Efficiency)}
             return
         self.limits_prologue = True
-
-    @run_after("setup")
-    def take_the_promise(self):
-        """The line rate the partition declares (fabricsuite.links): the line fractions divide
-        by it; a partition that declares none has no line fractions."""
-        if not links.line_fractions(self.metrics):
-            return
-        promise = links.contract(self.current_partition.extras)
-        if promise is None:
-            self.metrics = {name: figure for name, figure in self.metrics.items()
-                            if not isinstance(figure, links.LineFraction)}
-            self.declare_directions()
-            return
-        self.line_rate_gbps = promise.line_rate_gbps
 
     @run_before("run")
     def add_the_limits_prologue(self):

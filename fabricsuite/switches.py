@@ -441,15 +441,21 @@ def flat_tree(hosts: Iterable[str]) -> Tree:
     return Tree({"switch": None}, {host: "switch" for host in hosts})
 
 
+def tree_of(result, pairs: list[Pair]) -> Tree:
+    """The switch tree a matrix result is judged against (`result.switch_tree`, topology
+    text), or one switch holding its pairs' hosts."""
+    text = getattr(result, "switch_tree", "")
+    return (parse_topology(text) if text else
+            flat_tree(h for p in pairs for h in (p.host_a, p.host_b)))
+
+
 def verdict(result) -> Explanation:
     """The explanation of a netbench matrix result's bad pairs, against the switch tree the
     check attached to it (`result.switch_tree`, topology text), or one switch; cached on it."""
     cached = getattr(result, "switch_verdict", None)
     if cached is None:
         pairs = pairs_of(result.table("pairs"))
-        text = getattr(result, "switch_tree", "")
-        tree = (parse_topology(text) if text else
-                flat_tree(h for p in pairs for h in (p.host_a, p.host_b)))
+        tree = tree_of(result, pairs)
         summary = getattr(result, "summary", None) or {}
         noise = NoiseRule.of(summary, getattr(result, "parameters", None) or {})
         cached = result.switch_verdict = explain(tree, pairs, summary.get("bandwidth_floor_MBps"),
@@ -530,3 +536,53 @@ def _main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(_main())
+
+
+def below_promise(tree: Tree, pairs: Iterable[Pair], line_rate_gbps: float,
+                  fraction: float) -> list[str]:
+    """The parts of the fabric the map measured below the promise, one line each (the relative
+    rule, each pair against the best ones of the same map, cannot see a fabric uniformly slow):
+    each leaf whose uplink's pairs lie below `fraction` of the line rate (median) while the
+    pairs not through it do not (leaves whose uplinks the same pairs cross are named together:
+    the pairs cannot tell them apart); then each node whose other pairs do the same; and the
+    whole fabric where its median pair lies below the promise and no part explains it. A pair
+    counts with its bandwidth measured alone where it was re-tested (no round-mate shared its
+    path), else as measured in its round."""
+    pairs = [p for p in pairs if p.bandwidth_MBps > 0]
+    if not pairs or not line_rate_gbps > 0:
+        return []
+
+    def share(pair: Pair) -> float:
+        value = pair.retest_MBps if pair.retest_MBps else pair.bandwidth_MBps
+        return value * 8e-3 / line_rate_gbps
+
+    def below(chosen: list[Pair]) -> bool:
+        return bool(chosen) and statistics.median(map(share, chosen)) < fraction
+
+    def line(what: str, chosen: list[Pair]) -> str:
+        return (f"BELOW PROMISE {what}: median pair {statistics.median(map(share, chosen)):.2f} "
+                f"of the {line_rate_gbps:g} Gb/s line rate over {len(chosen)} pair(s), promised "
+                f"{fraction:.2f}")
+
+    paths = {pair: path(tree, pair.host_a, pair.host_b) for pair in pairs}
+    found, explained = [], set()
+    through_leaves: dict[frozenset, list[str]] = {}
+    for switch in sorted(s for s, parent in tree.parent.items() if parent):
+        through = frozenset(p for p in pairs if ("uplink", switch) in paths[p])
+        if through:
+            through_leaves.setdefault(through, []).append(switch)
+    for through, leaves in through_leaves.items():
+        others = [p for p in pairs if p not in through]
+        if below(list(through)) and not below(others):
+            why = ("their uplinks: the pairs cannot tell them apart" if len(leaves) > 1
+                   else "its uplink")
+            found.append(line(f"leaf {' or '.join(leaves)} ({why})", list(through)))
+            explained |= through
+    for node in sorted({h for p in pairs for h in (p.host_a, p.host_b)}):
+        touching = [p for p in pairs if node in (p.host_a, p.host_b) and p not in explained]
+        others = [p for p in pairs if node not in (p.host_a, p.host_b)]
+        if below(touching) and not below(others):
+            found.append(line(f"node {node}", touching))
+    if not found and below(pairs):
+        found.append(line("the fabric", pairs))
+    return found

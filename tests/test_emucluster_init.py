@@ -103,6 +103,11 @@ def test_init_onboards_the_emulated_cluster(cluster, tmp_path):
     for key in ("scheduler", "launcher", "access", "environs", "features"):
         assert generated[key] == hand[key], key
     assert generated["extras"]["nodes"] == hand["extras"]["nodes"] == 2
+    # the contract of the links, as both nodes report them (issue 50): a person confirms it
+    assert generated["extras"]["fabric"] == {"links": {"ports": "net/eth0", "count": 1,
+                                                       "rate_gbps": 1.0}}, proc.stdout
+    assert "emu: links read on 2 node(s): 1 x 1 Gb/s per node (net/eth0)" in proc.stdout
+    assert "differs:" not in proc.stdout
     assert {e["name"] for e in module.site_configuration["environments"]} == {"openmpi", "mpich"}
     # the topology recorded on a node: the nodes are namespaces of this machine, so it is this
     # machine's (Slurm reports the machine's CPUs; the hand-written partition says 1 because

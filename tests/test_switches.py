@@ -331,3 +331,42 @@ def test_a_component_bad_alone_but_not_slow_in_the_map_is_said_not_named():
     slight = [Pair(p.host_a, p.host_b, HEALTHY * 0.95 if p.bad else HEALTHY, p.suspect, p.bad,
                    p.round) for p in pairs]
     assert not switches.explain(tree, slight, noise=rule).findings
+
+
+def _map_at(rate_of) -> list[Pair]:
+    """Every pair of NODES at the MB/s `rate_of(a, b)` gives, none suspect (the relative rule
+    sees nothing in a uniformly slow fabric)."""
+    return [Pair(a, b, rate_of(a, b), False, False) for a, b in itertools.combinations(NODES, 2)]
+
+
+def test_the_map_against_the_promise_names_the_fabric_a_leaf_or_a_node():
+    """Issue 50: 1 Gbit declared (125 MB/s), promise 0.7; a healthy pair here 120 MB/s (0.96)."""
+    tree = switches.parse_topology(TREE_CONF)
+    leaf = {n: ("leaf1" if int(n[1:]) <= 4 else "leaf2") for n in NODES}
+    assert switches.below_promise(tree, _map_at(lambda a, b: 120.0), 1.0, 0.7) == []
+    (fabric,) = switches.below_promise(tree, _map_at(lambda a, b: 75.0), 1.0, 0.7)
+    assert fabric == ("BELOW PROMISE the fabric: median pair 0.60 of the 1 Gb/s line rate over "
+                      "28 pair(s), promised 0.70")
+    # two leaves: every pair across leaf1's uplink crosses leaf2's too, so the two are named
+    # together, the 12 pairs within a leaf healthy
+    crossing = _map_at(lambda a, b: 75.0 if leaf[a] != leaf[b] else 120.0)
+    assert switches.below_promise(tree, crossing, 1.0, 0.7) == [
+        "BELOW PROMISE leaf leaf1 or leaf2 (their uplinks: the pairs cannot tell them apart): "
+        "median pair 0.60 of the 1 Gb/s line rate over 16 pair(s), promised 0.70"]
+    # four leaves of two nodes: leaf1's uplink at 60 % is leaf1's, named alone
+    four = switches.parse_topology("SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 Nodes=n[3-4]\n"
+                                   "SwitchName=leaf3 Nodes=n[5-6]\nSwitchName=leaf4 Nodes=n[7-8]\n"
+                                   "SwitchName=spine Switches=leaf[1-4]\n")
+    (one,) = switches.below_promise(
+        four, _map_at(lambda a, b: 75.0 if (a in ("n1", "n2")) != (b in ("n1", "n2")) else 120.0),
+        1.0, 0.7)
+    assert one.startswith("BELOW PROMISE leaf leaf1 (its uplink): median pair 0.60") and \
+        "over 12 pair(s)" in one, one
+    # one node's link at 60 %: that node, not its leaf
+    (node,) = switches.below_promise(
+        tree, _map_at(lambda a, b: 75.0 if "n3" in (a, b) else 120.0), 1.0, 0.7)
+    assert node.startswith("BELOW PROMISE node n3: median pair 0.60") and "over 7 pair(s)" in node
+    # a pair re-tested alone counts with that figure (its round-mates shared its path)
+    retested = [Pair(p.host_a, p.host_b, 60.0, True, False, None, 120.0)
+                for p in _map_at(lambda a, b: 120.0)]
+    assert switches.below_promise(tree, retested, 1.0, 0.7) == []
