@@ -474,3 +474,18 @@ def propose(nodes: Mapping[str, Mapping[str, Port]]) -> tuple[dict | None, list[
     if width:
         links["width"] = width
     return {"links": links}, notes
+
+
+def evidence_lines(cases: list[dict], width: int = 300) -> list[str]:
+    """The links each partition's nodes reported, one line per partition, from its last case
+    that read them: "links as the nodes report them: emucluster:nodes fst1 net/eth0 1 Gb/s,
+    fst2 net/eth0 1 Gb/s"."""
+    found: dict[str, str] = {}
+    for case in cases:
+        if case.get("links"):
+            found[f"{case.get('system')}:{case.get('partition')}"] = str(case["links"])
+    lines = []
+    for partition, text in sorted(found.items()):
+        line = f"links as the nodes report them: {partition} {text}"
+        lines.append(line if len(line) <= width else line[:width - 3] + "...")
+    return lines

@@ -47,7 +47,7 @@ from .cases import (
     rounds_by_case,
 )
 from .limits import PHYSICS_ORIGIN, efficiency_lines
-from .links import link_findings, promise_lines
+from .links import evidence_lines, link_findings, promise_lines
 from .metrics import case_scope, is_finite_number, series_key
 from .references import (
     recorded_only,
@@ -560,6 +560,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     lines += recorded_only_lines(report)
     lines += efficiency_lines(ran)
     lines += promise_lines(ran)
+    lines += evidence_lines(ran)
     lines += kind_comparison_lines(ran)
     lines += transport_lines(ran)
     lines += machine_lines or []

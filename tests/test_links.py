@@ -153,3 +153,16 @@ def test_a_link_finding_is_its_own_verdict_exit_1_and_junit_failure(tmp_path):
     (failure,) = [f for f in ET.parse(path).getroot().findall("testsuite/testcase/failure")
                   if f.get("type") == "link-degraded"]
     assert finding in failure.get("message")
+
+
+def test_the_outcome_shows_the_links_each_partition_reported():
+    report = with_finding(json.loads(PASSED_REPORT.read_text()),
+                          "LINK DEGRADED node2 net/eth0: 0.5 Gb/s, declared 1 Gb/s")
+    for case in report["runs"][-1]["testcases"]:
+        case["links"] = "node1 net/eth0 1 Gb/s, node2 net/eth0 0.5 Gb/s"
+    lines = session.summary_lines(report, [])
+    assert "links as the nodes report them: local:default node1 net/eth0 1 Gb/s, node2 " \
+           "net/eth0 0.5 Gb/s" in lines
+    # above them, the finding under its own head, and the outcome's verdict last
+    head = lines.index("links against their promise (fabricsuite.links):")
+    assert lines[head + 1] == "  LINK DEGRADED node2 net/eth0: 0.5 Gb/s, declared 1 Gb/s"

@@ -393,11 +393,13 @@ def test_loggp_detects_the_imposed_protocol_threshold(netbench, tmp_path):
     mpi = "openmpi" if launcher[0].startswith("mpirun.openmpi") else "mpich"
     variables, imposed = IMPOSED_THRESHOLDS[mpi]
     seen = []
-    # Up to three attempts, 10 s apart: a run that spends all its passes in the shared VM's slow
+    # Up to four attempts, 10 s apart: a run that spends all its passes in the shared VM's slow
     # state (core-to-core latency 2.7-4x for seconds to minutes; summary state_probe_fast_us
-    # shows it) measures another curve, with the step moved; a threshold that is really
-    # elsewhere fails all three.
-    for attempt in range(3):
+    # shows it) measures another curve, with the step moved, and on a noisier host the model
+    # selection may merge the step into its neighbour (the CI host of 2026-12-01: two ranges
+    # from 304 B, twice, then the step found at 27554 B, two sizes off); a threshold that is
+    # really elsewhere fails all four.
+    for attempt in range(4):
         if attempt:
             time.sleep(10)
         out = tmp_path / f"loggp-{attempt}.json"

@@ -169,6 +169,9 @@ class Provenance:
     transport: str = "not recorded"
     #: the fabric counters that told of trouble during the run (fabricsuite.counters)
     counters: str = "not recorded"
+    #: the links of the run's nodes as they reported them, and its findings against the
+    #: partition's declared links (fabricsuite.links)
+    links: str = "not recorded"
 
 
 def _utc(ts: float | None) -> str:
@@ -185,6 +188,17 @@ def _counters_text(case: dict) -> str:
     if case.get("counters_not_read"):
         text += f" (not read: {case['counters_not_read']})"
     return text
+
+
+def _links_text(case: dict) -> str:
+    """What a case's nodes said of their links, and its findings (a run before issue 50, or
+    an external suite: not recorded)."""
+    if "links" not in case:
+        return "not recorded"
+    text = str(case.get("links") or "none read")
+    if case.get("link_findings"):
+        text += f"; {case['link_findings']}"
+    return _first_line(text, 400)
 
 
 def _first_line(text: Any, limit: int = 300) -> str:
@@ -344,7 +358,7 @@ class ProvenanceFinder:
                           version or "not recorded", self.spack_spec(stored) or "none",
                           hosts, binding, date, source,
                           str(case.get("transport") or "not recorded"),
-                          _counters_text(case))
+                          _counters_text(case), _links_text(case))
 
 
 # --- 1. the verdict summary ------------------------------------------------------------------
