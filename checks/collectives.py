@@ -13,9 +13,11 @@ References per partition, environment and scale (reference/<system>.yaml).
 - NetbenchCollectives: the median time of each collective at 8 B, 1 KiB and 1 MiB (the study's
   sizes), and of Barrier; at 1 MiB also the bus bandwidth of allreduce, allgather, alltoall,
   bcast and reduce (nccl-tests' definitions, fabricsuite.limits.bus_bandwidth: comparable with
-  the link's rate at any rank count). Sanity: every collective at every size measured with
-  enough valid calls (calls late for their window are excluded), every time positive, the job
-  had the ranks asked for.
+  the link's rate at any rank count), and, one rank per node across nodes where the partition
+  declares its links and a busbw_fraction (extras.fabric, fabricsuite.links), each of those as
+  a fraction of the line rate, judged against that promise. Sanity: every collective at every
+  size measured with enough valid calls (calls late for their window are excluded), every time
+  positive, the job had the ranks asked for.
 - NetbenchCollectivesValidation: every collective and size once with known data, every result
   checked on every rank (no timing, no references).
 """
@@ -23,6 +25,7 @@ References per partition, environment and scale (reference/<system>.yaml).
 import reframe as rfm
 
 from fabricsuite.limits import BUS_FACTORS, bus_bandwidth
+from fabricsuite.links import line_fraction
 from fabricsuite.rfm_netbench import (
     NetbenchMultiRankCheck,
     NetbenchValidationCheck,
@@ -49,6 +52,11 @@ class NetbenchCollectives(NetbenchMultiRankCheck):
                                    "median_us"),
         **{f"{c}_1MiB_busbw_MBps": bus_bandwidth(cell("collectives", "time_median_us",
                                                       collective=c, size_bytes=1024 * 1024))
+           for c in COLLECTIVES if c in BUS_FACTORS},
+        # one rank per node, where the partition declares its links and busbw_fraction
+        **{f"{c}_1MiB_busbw_line_fraction": line_fraction(
+            bus_bandwidth(cell("collectives", "time_median_us", collective=c,
+                               size_bytes=1024 * 1024)), promise="busbw_fraction")
            for c in COLLECTIVES if c in BUS_FACTORS},
     }
 

@@ -55,6 +55,8 @@ _TC_UNITS = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}
 #: MPICH, docs/measurements.md; InfiniBand NDR about 0.9 at 1 MiB), and a link at half its rate
 #: reaches under 0.5, so 0.7 fails the half-rate fabric and passes every healthy one.
 DEFAULT_BANDWIDTH_FRACTION = 0.7
+#: What a promise may declare, with its default (None: judged only where declared).
+PROMISES = {"bandwidth_fraction": DEFAULT_BANDWIDTH_FRACTION, "busbw_fraction": None}
 #: The unit of a figure over the declared line rate (higher is better).
 LINE_FRACTION = "line_fraction"
 
@@ -100,9 +102,16 @@ class Contract:
     #: the least fraction of the line rate an inter-node bandwidth figure reaches (the vendor's
     #: figure where the partition declares one, `extras["fabric"]["promise"]`)
     bandwidth_fraction: float = DEFAULT_BANDWIDTH_FRACTION
+    #: the least fraction of it a collective's bus bandwidth reaches, one rank per node (no
+    #: default: an MPI's collectives differ too much; declared, or not judged)
+    busbw_fraction: float | None = None
 
     def describe(self) -> str:
         return (f"{self.width}X " if self.width else "") + f"{_gbps(self.rate_gbps)} Gb/s"
+
+    def fraction_for(self, figure: LineFraction) -> float | None:
+        """The promise a line fraction is judged by (None: not declared)."""
+        return getattr(self, figure.promise)
 
     @property
     def line_rate_gbps(self) -> float:
@@ -148,15 +157,21 @@ def contract(extras: Mapping | None) -> Contract | None:
     if width is not None and (isinstance(width, bool) or width not in (1, 2, 4, 8, 12)):
         raise ContractError(f"{fix}: width {width!r} is none of 1, 2, 4, 8, 12 (lanes)")
     promise = fabric.get("promise") or {}
-    if not isinstance(promise, Mapping) or set(promise) - {"bandwidth_fraction"}:
-        raise ContractError(f'extras.fabric.promise: expected {{"bandwidth_fraction": F}} (the '
-                            f'vendor\'s bandwidth at 1 MiB over the line rate), got {promise!r}')
-    fraction = promise.get("bandwidth_fraction", DEFAULT_BANDWIDTH_FRACTION)
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or \
-            not 0 < fraction <= 1:
-        raise ContractError(f"extras.fabric.promise: bandwidth_fraction {fraction!r} is not a "
-                            f"fraction in (0, 1]")
-    return Contract(ports, count, float(rate), width, float(fraction))
+    if not isinstance(promise, Mapping) or set(promise) - set(PROMISES):
+        raise ContractError(f'extras.fabric.promise: expected {{"bandwidth_fraction": F, '
+                            f'"busbw_fraction": F}} (the vendor\'s bandwidth at 1 MiB and a '
+                            f'collective\'s bus bandwidth over the line rate), got {promise!r}')
+    fractions = {}
+    for key, default in PROMISES.items():
+        fraction = promise.get(key, default)
+        if fraction is None:
+            continue
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or \
+                not 0 < fraction <= 1:
+            raise ContractError(f"extras.fabric.promise: {key} {fraction!r} is not a fraction "
+                                f"in (0, 1]")
+        fractions[key] = float(fraction)
+    return Contract(ports, count, float(rate), width, **fractions)
 
 
 def tc_rate_gbps(text: str) -> float | None:
@@ -337,6 +352,8 @@ class LineFraction(Figure):
     `line_rate_gbps`: how close the run came to what the fabric promises (higher is better)."""
 
     figure: Any = None
+    #: the Contract field that holds its promise
+    promise: str = "bandwidth_fraction"
 
     def extract(self, result: Any) -> float:
         rate = getattr(result, "line_rate_gbps", None)
@@ -346,9 +363,11 @@ class LineFraction(Figure):
         return value * 8e-3 / rate  # MB/s to Gb/s
 
 
-def line_fraction(figure: Any) -> LineFraction:
-    """`figure` (MB/s) as a fraction of the declared line rate."""
-    return LineFraction(read=None, spec=PerfSpec(LINE_FRACTION, HIGHER), figure=figure)
+def line_fraction(figure: Any, promise: str = "bandwidth_fraction") -> LineFraction:
+    """`figure` (MB/s) as a fraction of the declared line rate, judged by `promise` (a key of
+    PROMISES)."""
+    return LineFraction(read=None, spec=PerfSpec(LINE_FRACTION, HIGHER), figure=figure,
+                        promise=promise)
 
 
 def line_fractions(metrics: Mapping[str, Any]) -> dict[str, LineFraction]:
@@ -356,10 +375,11 @@ def line_fractions(metrics: Mapping[str, Any]) -> dict[str, LineFraction]:
     return {name: f for name, f in metrics.items() if isinstance(f, LineFraction)}
 
 
-def promise_reference(promise: Contract) -> tuple[float, float, None, str]:
-    """The reference of every line fraction (ReFrame's (value, lower, upper, unit)): at least
-    the promise's fraction, from the contract, never from a machine's history."""
-    return (promise.bandwidth_fraction, 0.0, None, LINE_FRACTION)
+def promise_reference(promise: Contract,
+                      figure: LineFraction) -> tuple[float, float, None, str]:
+    """The reference of a line fraction (ReFrame's (value, lower, upper, unit)): at least its
+    promise's fraction, from the contract, never from a machine's history."""
+    return (promise.fraction_for(figure), 0.0, None, LINE_FRACTION)
 
 
 def promise_lines(cases: list[dict]) -> list[str]:

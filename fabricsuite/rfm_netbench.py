@@ -316,16 +316,26 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     @run_after("setup")
     def take_the_promise(self):
         """The line rate the partition declares (fabricsuite.links): the line fractions divide
-        by it; a partition that declares none has no line fractions."""
-        if not links.line_fractions(self.metrics):
+        by it. A case has them only where a link is what limits it (one rank per node across
+        nodes, timed) and the partition declares its links and the promise each one is judged
+        by (busbw_fraction has no default)."""
+        fractions = links.line_fractions(self.metrics)
+        if not fractions:
             return
         promise = links.contract(self.current_partition.extras)
-        if promise is None:
+        kept = {name for name, figure in fractions.items()
+                if promise is not None and self.timed and self.one_rank_per_node()
+                and promise.fraction_for(figure) is not None}
+        if kept != set(fractions):
             self.metrics = {name: figure for name, figure in self.metrics.items()
-                            if not isinstance(figure, links.LineFraction)}
+                            if name not in fractions or name in kept}
             self.declare_directions()
-            return
-        self.line_rate_gbps = promise.line_rate_gbps
+        if kept:
+            self.line_rate_gbps = promise.line_rate_gbps
+
+    def one_rank_per_node(self) -> bool:
+        """Whether each rank of the case has a node of its own (its messages cross links)."""
+        return False
 
     def extra_problems(self, result: NetbenchResult) -> list[str]:
         """Check-specific sanity conditions; each problem is one sentence."""
@@ -480,11 +490,6 @@ class NetbenchPairCheck(NetbenchCheck):
         `netbench limits` there first; across nodes the cores are not what limits a message
         (the link is), so the efficiencies are left out of this case (before the base records
         the variables' directions and floors: verdict.Judged.declare_directions)."""
-        if links.line_fractions(self.metrics) and (self.distance != "other-node"
-                                                   or not self.timed):
-            # the line rate limits a message between nodes only
-            self.metrics = {name: figure for name, figure in self.metrics.items()
-                            if not isinstance(figure, links.LineFraction)}
         if not limits.efficiencies(self.metrics):
             return
         if self.distance == "other-node" or not self.timed:
@@ -513,6 +518,9 @@ class NetbenchPairCheck(NetbenchCheck):
 
     def extra_problems(self, result: NetbenchResult) -> list[str]:
         return placement_problems(result, self.distance, self.bound_cpus)
+
+    def one_rank_per_node(self) -> bool:
+        return self.distance == "other-node"
 
 
 def limits_problems(result: NetbenchResult, metrics: dict) -> list[str]:
@@ -595,7 +603,8 @@ def load_references(test) -> None:
     # never replaced by a reference file's entry (a machine's own history)
     fractions = links.line_fractions(test.metrics)
     promise = links.contract(test.current_partition.extras) if fractions else None
-    promised = {name: links.promise_reference(promise) for name in fractions} if promise else {}
+    promised = {name: links.promise_reference(promise, figure)
+                for name, figure in fractions.items()} if promise else {}
     try:
         own = scoped_references(system, name, scope, specs, machine=machine) if machine else {}
         if machine and not own:
@@ -728,6 +737,10 @@ class NetbenchMultiRankCheck(NetbenchCheck):
         if ranks != self.num_tasks:
             return [f"netbench ran with {ranks} ranks, the check asked for {self.num_tasks}"]
         return []
+
+
+    def one_rank_per_node(self) -> bool:
+        return self.node_count >= 2 and self.placement == "per-node"
 
 
 class NetbenchValidationCheck(NetbenchMultiRankCheck):

@@ -166,3 +166,31 @@ def test_the_outcome_shows_the_links_each_partition_reported():
     # above them, the finding under its own head, and the outcome's verdict last
     head = lines.index("links against their promise (fabricsuite.links):")
     assert lines[head + 1] == "  LINK DEGRADED node2 net/eth0: 0.5 Gb/s, declared 1 Gb/s"
+
+
+def test_a_collectives_bus_bandwidth_is_judged_only_by_a_declared_busbw_promise():
+    bare = links.contract({"fabric": {"links": {"ports": "net/eth0", "rate_gbps": 1}}})
+    declared = links.contract({"fabric": {"links": {"ports": "net/eth0", "rate_gbps": 1},
+                                          "promise": {"busbw_fraction": 0.5}}})
+    figure = links.line_fraction(None, promise="busbw_fraction")
+    assert bare.fraction_for(figure) is None  # no default: not judged
+    assert links.promise_reference(declared, figure) == (0.5, 0.0, None, links.LINE_FRACTION)
+    pair = links.line_fraction(None)
+    assert links.promise_reference(declared, pair)[0] == links.DEFAULT_BANDWIDTH_FRACTION
+    with pytest.raises(links.ContractError, match="busbw_fraction 2 is not a fraction"):
+        links.contract({"fabric": {"links": {"ports": "x", "rate_gbps": 1},
+                                   "promise": {"busbw_fraction": 2}}})
+
+
+def test_a_line_fraction_is_megabytes_over_the_declared_gigabits():
+    class Result:
+        line_rate_gbps = 1.0
+
+    class Figure:
+        def extract(self, result):
+            return 118.75  # MB/s (10^6 B): 0.95 Gb/s
+
+    fraction = links.line_fraction(Figure())
+    assert fraction.extract(Result()) == pytest.approx(0.95)
+    Result.line_rate_gbps = None
+    assert fraction.extract(Result()) != fraction.extract(Result())  # NaN: no line rate
