@@ -83,7 +83,8 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
     assert checked >= 80, checked
     # the figures a check computes itself, not netbench: these and no others (the map's faulty
     # components; the efficiencies against the limits of the cores and the collectives' bus
-    # bandwidth, fabricsuite.limits, each from declared netbench figures)
+    # bandwidth, fabricsuite.limits, and the line fractions, fabricsuite.links, each from
+    # declared netbench figures)
     assert sorted(own) == sorted([
         *(f"NetbenchMatrix.matrix_faulty_{kind}" for kind in ("node_links", "switches",
                                                                "uplinks")),
@@ -94,6 +95,12 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
         "NetbenchFlood.flood_bandwidth_1MiB_ceiling_fraction",
         *(f"NetbenchCollectives.{c}_1MiB_busbw_MBps" for c in ("allreduce", "allgather",
                                                                "alltoall", "bcast", "reduce")),
+        # against the line rate the partition declares (fabricsuite.links)
+        "NetbenchPingPongBandwidth.bandwidth_1MiB_line_fraction",
+        "NetbenchFlood.flood_bandwidth_1MiB_line_fraction",
+        "NetbenchMatrix.matrix_bandwidth_median_line_fraction",
+        *(f"NetbenchCollectives.{c}_1MiB_busbw_line_fraction" for c in (
+            "allreduce", "allgather", "alltoall", "bcast", "reduce")),
     ]), own
 
 
