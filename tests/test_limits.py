@@ -80,11 +80,15 @@ def test_a_figure_beyond_its_limit_is_a_measurement_error():
     ceiling = result.limits.value("limits_copy", "copy_one_core_median_MBps", size_bytes=MiB)
     row = result.row("bibw", size_bytes=MiB)
     row["bandwidth_median_MBps"] = ceiling * 1.5
+    assert _bandwidth().impossible(result) is None  # within a slow phase's reach of the limit
+    row["bandwidth_median_MBps"] = ceiling * 3
     assert "faster than the cores can copy" in _bandwidth().impossible(result)
     result = _result("healthy-ompi", "pp")
     assert _latency().impossible(result) is None
-    result.row("pingpong", size_bytes=8)["latency_median_us"] = (
-        result.limits.value(None, "floor_oneway_median_us") / 2)
+    floor = result.limits.value(None, "floor_oneway_median_us")
+    result.row("pingpong", size_bytes=8)["latency_median_us"] = floor * 0.85  # seen, healthy
+    assert _latency().impossible(result) is None
+    result.row("pingpong", size_bytes=8)["latency_median_us"] = floor / 3
     assert "faster than a cache line" in _latency().impossible(result)
 
 
