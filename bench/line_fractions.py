@@ -24,7 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import QUICK, bench_cluster, bench_parser  # noqa: E402
+from fabricsuite.emucluster import QUICK, bench_cluster, bench_parser, bench_up  # noqa: E402
 from fabricsuite.links import DEFAULT_BANDWIDTH_FRACTION, LINE_FRACTION  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -38,16 +38,12 @@ def main() -> int:
     parser.add_argument("--out", help="JSON result file (default: print only)")
     args = parser.parse_args()
     if args.sessions < 1:
-        print("line_fractions.py: --sessions at least 1", file=sys.stderr)
-        return 2
+        parser.error("--sessions at least 1")
     made = bench_cluster("line_fractions.py", "fsf", 28000)
-    if made is None:
+    if made is None or not bench_up(made[0], "line_fractions.py", "--nodes", "2", "--rate",
+                                    "1gbit", "--declare", "1gbit"):
         return 2
     emu, work = made
-    up = emu("up", "--nodes", "2", "--rate", "1gbit", "--declare", "1gbit")
-    if up.returncode != 0:
-        print(f"line_fractions.py: emucluster up failed: {up.stderr[-2000:]}", file=sys.stderr)
-        return 1
     seen: dict[tuple[str, str, str], list[float]] = {}
     try:
         for session in range(args.sessions):

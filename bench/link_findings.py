@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from fabricsuite import session  # noqa: E402
-from fabricsuite.emucluster import bench_cluster, bench_parser  # noqa: E402
+from fabricsuite.emucluster import bench_cluster, bench_parser, bench_up  # noqa: E402
 from fabricsuite.session_verdict import LINK_DEGRADED, verdicts  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -58,17 +58,13 @@ def main() -> int:
     parser.add_argument("--out", help="JSON result file (default: print only)")
     args = parser.parse_args()
     if args.trials < 1 or args.nodes < 2:
-        print("link_findings.py: --trials at least 1, --nodes at least 2", file=sys.stderr)
-        return 2
+        parser.error("--trials at least 1, --nodes at least 2")
     made = bench_cluster("link_findings.py", "fsl", 27000)
-    if made is None:
+    if made is None or not bench_up(made[0], "link_findings.py", "--nodes", str(args.nodes),
+                                    "--rate", "1gbit", "--declare", "1gbit"):
         return 2
     emu, work = made
     prefix = emu.env["FABRICSUITE_EMU_PREFIX"]
-    up = emu("up", "--nodes", str(args.nodes), "--rate", "1gbit", "--declare", "1gbit")
-    if up.returncode != 0:
-        print(f"link_findings.py: emucluster up failed: {up.stderr[-2000:]}", file=sys.stderr)
-        return 1
     table = {s: {"trials": 0, "right": 0, "seconds": [], "outcomes": {}} for s in SCENARIOS}
     try:
         for trial in range(args.trials):
@@ -95,10 +91,10 @@ def main() -> int:
                       flush=True)
     finally:
         emu("down")
-    print(f"\n{'scenario':<10} {'right':>10}  {'median s':>8}  outcomes")
-    for scenario, row in table.items():
-        print(f"{scenario:<10} {row['right']:>4} of {row['trials']:<3} "
-              f"{statistics.median(row['seconds']):>8.1f}  {len(row['outcomes'])} distinct")
+    rows = [f"{name:<10} {row['right']:>4} of {row['trials']:<3} "
+            f"{statistics.median(row['seconds']):>8.1f}  {len(row['outcomes'])} distinct"
+            for name, row in table.items()]
+    print("\n".join(["", f"{'scenario':<10} {'right':>10}  {'median s':>8}  outcomes", *rows]))
     if args.out:
         Path(args.out).write_text(json.dumps({"nodes": args.nodes, "scenarios": table},
                                              indent=2))

@@ -35,7 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import QUICK, bench_cluster, bench_parser  # noqa: E402
+from fabricsuite.emucluster import QUICK, bench_cluster, bench_parser, bench_up  # noqa: E402
 
 BIN = Path(sys.executable).parent
 CHECK = "NetbenchPingPongBandwidth%distance=other-node"
@@ -97,10 +97,8 @@ def main() -> int:
                    "-n", CHECK, "-p", args.mpi, f"-J--nodelist={','.join(on)}",
                    "-S", "confirm_pause_s=1", *QUICK, *more, env=env)
 
-    up = emu("up", "--nodes", "4", "--rate", f"{RATE_MBIT}mbit")
-    if up.returncode != 0:
-        print(f"node_outliers_emucluster.py: emucluster up failed: {up.stderr[-2000:]}",
-              file=sys.stderr)
+    if not bench_up(emu, "node_outliers_emucluster.py", "--nodes", "4", "--rate",
+                    f"{RATE_MBIT}mbit"):
         return 1
     table = {s: {"trials": 0, "right": 0, "outcomes": {}} for s in scenarios}
     try:

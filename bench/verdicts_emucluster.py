@@ -56,7 +56,7 @@ from fabricsuite.cases import (  # noqa: E402
     health,
     unconfirmed,
 )
-from fabricsuite.emucluster import bench_cluster, bench_parser  # noqa: E402
+from fabricsuite.emucluster import bench_cluster, bench_parser, bench_up  # noqa: E402
 
 
 def is_broken(case: dict) -> bool:
@@ -183,10 +183,7 @@ def main() -> int:
         return 2
     emu, work = made
 
-    up = emu("up", "--nodes", "2", "--rate", "1gbit")
-    if up.returncode != 0:
-        print(f"verdicts_emucluster.py: emucluster up failed: {up.stderr[-2000:]}",
-              file=sys.stderr)
+    if not bench_up(emu, "verdicts_emucluster.py", "--nodes", "2", "--rate", "1gbit"):
         return 1
     table = {}
     groups = [families] if args.together else [[family] for family in families]

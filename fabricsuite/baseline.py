@@ -79,6 +79,7 @@ from .metrics import (
     LOWER,
     TOO_NOISY_FOR_2X,
     case_scope,
+    case_where,
     catches_2x,
     is_number,
     series_key,
@@ -267,9 +268,7 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
                 why = sample_problem(case)
                 missed = missed_promises(case)
                 if missed:
-                    where_case = " ".join([*case_scope(case)[:3],
-                                           *[v for _, v in case_scope(case)[3]]])
-                    collected.promise_misses += [f"{where_case}: {m}" for m in missed]
+                    collected.promise_misses += [f"{case_where(case)}: {m}" for m in missed]
                     if not waived:
                         why = "missed the fabric's promise (a link finding or line fraction)"
                     elif why is not None and failed_only_its_promise(case):

@@ -55,6 +55,17 @@ def bench_cluster(script: str, letters: str, port_base: int) -> tuple[EmuCluster
     return cluster, work
 
 
+def bench_up(cluster: EmuCluster, script: str, *args: str) -> bool:
+    """`ci/emucluster.sh up ARGS` for a benchmark's own cluster; False, after one line on
+    stderr naming the script and what failed, where it did not come up."""
+    import sys
+
+    up = cluster("up", *args)
+    if up.returncode != 0:
+        print(f"{script}: emucluster up failed: {up.stderr[-2000:]}", file=sys.stderr)
+    return up.returncode == 0
+
+
 #: ReFrame options that keep a point-to-point check short on the emulated links: 5 repetitions,
 #: sizes up to 1 MiB (its variables need no larger size).
 QUICK = ("-S", "netbench_options=--repetitions,5,--max-size,1M",

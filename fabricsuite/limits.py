@@ -256,7 +256,7 @@ def efficiency_lines(cases: list[dict]) -> list[str]:
     efficiencies (its last run): "NetbenchPingPong local:default openmpi same-l3:
     latency_8B_floor_multiple 2.6 x floor"; disturbed runs are left out (their figures say
     nothing of the hardware)."""
-    from .metrics import case_scope
+    from .metrics import case_where
 
     shown = []
     for case in cases:
@@ -272,9 +272,7 @@ def efficiency_lines(cases: list[dict]) -> list[str]:
             elif perf[4] == FLOOR_MULTIPLE:
                 parts.append(f"{variable} {perf[0]:.1f} x its floor")
         if parts:
-            check, partition, environ, levels = case_scope(case)
-            where = " ".join([check, partition, environ, *[value for _, value in levels]])
-            shown.append(f"  {where}: {'; '.join(parts)}")
+            shown.append(f"  {case_where(case)}: {'; '.join(parts)}")
     if not shown:
         return []
     head = ("against the limits of their cores (the same job's netbench limits: the copy "

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .counters import LINK_PREFIX as PREFIX
-from .metrics import HIGHER, Figure, PerfSpec
+from .metrics import HIGHER, Figure, PerfSpec, case_where
 
 #: A port runs below its declared rate when it is this fraction or more under it (a rate is a
 #: nominal figure the OS reports, so any shortfall but rounding is a finding).
@@ -386,8 +386,6 @@ def promise_lines(cases: list[dict]) -> list[str]:
     """How close each run came to the fabric's promise, one line per case with line fractions
     (its last run): "NetbenchPingPongBandwidth emucluster:nodes openmpi other-node:
     bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised 0.70: BELOW"."""
-    from .metrics import case_scope
-
     shown = []
     for case in cases:
         if case.get("result") == "skip":
@@ -403,9 +401,7 @@ def promise_lines(cases: list[dict]) -> list[str]:
                              + (f", promised {promised:.2f}" if promised is not None else "")
                              + (": BELOW" if below else ""))
         if parts:
-            check, partition, environ, levels = case_scope(case)
-            where = " ".join([check, partition, environ, *[value for _, value in levels]])
-            shown.append(f"  {where}: {'; '.join(parts)}")
+            shown.append(f"  {case_where(case)}: {'; '.join(parts)}")
     if not shown:
         return []
     return ["against the fabric's promise (the declared line rate, extras.fabric):", *shown]

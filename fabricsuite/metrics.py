@@ -246,6 +246,12 @@ def case_scope(case: dict) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
     return check, partition, str(case.get("environ")), levels
 
 
+def case_where(case: dict) -> str:
+    """Where a case ran, in one phrase: "NetbenchPingPong local:default openmpi same-l3"."""
+    check, partition, environ, levels = case_scope(case)
+    return " ".join([check, partition, environ, *[value for _, value in levels]])
+
+
 def series_key(check: str, partition: str, environ: str,
                levels: tuple[tuple[str, str], ...], variable: str) -> str:
     """One variable's name across tools: `_statistics` in reference files, baseline notes,

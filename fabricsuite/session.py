@@ -48,7 +48,7 @@ from .cases import (
 )
 from .limits import PHYSICS_ORIGIN, efficiency_lines
 from .links import evidence_lines, link_findings, promise_lines
-from .metrics import case_scope, is_finite_number, series_key
+from .metrics import case_scope, case_where, is_finite_number, series_key
 from .references import (
     recorded_only,
 )
@@ -123,9 +123,7 @@ def problems(report: dict, reframe_args: list[str]) -> list[str]:
     return found
 
 
-def _where(case: dict) -> str:
-    check, partition, environ, levels = case_scope(case)
-    return " ".join([check, partition, environ, *[value for _, value in levels]])
+_where = case_where
 
 
 def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
