@@ -13,13 +13,11 @@ comparison with the peers applies, and a partition of one node passes on what it
 check's `links` variable keeps the evidence either way.
 """
 
-import os
 import shlex
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
-from reframe.core.builtins import run_after, run_before, sanity_function, variable
+from reframe.core.builtins import run_after, sanity_function, variable
 from reframe.core.exceptions import EnvironError, SanityError
 
 from fabricsuite import SLURM_SCHEDULERS, links
@@ -59,10 +57,6 @@ class FabricLinks(rfm.RunOnlyRegressionTest):
         self.executable_opts = [shlex.quote(READING), "links"]
         self.prerun_cmds = ["rm -f " + READING.replace("%n", "*")]
 
-    @run_before("run")
-    def no_reference(self):
-        self.reference = {}
-
     @sanity_function
     def links_meet_their_promise(self):
         nodes = links.read(self.stagedir, READING)
@@ -76,4 +70,4 @@ class FabricLinks(rfm.RunOnlyRegressionTest):
         self.link_findings = "; ".join(found)
         if found:
             raise SanityError(self.link_findings)
-        return sn.assert_true(os.path.isdir(self.stagedir))
+        return True

@@ -253,10 +253,8 @@ def findings(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) 
     the most common figure of its peers (the same port name on the other nodes), which needs no
     contract. An unknown rate is no finding (a virtual NIC); against a contract it is one."""
     found = []
-    for node, ports in sorted(nodes.items()):
+    for node, ports in sorted(nodes.items()) if promise is not None else ():
         fabric = _fabric_ports(ports, promise)
-        if promise is None:
-            continue
         if len(fabric) < promise.count:
             found.append(f"LINK DEGRADED {node}: {len(fabric)} of {promise.count} declared "
                          f"port(s) matching {promise.ports} present")

@@ -738,7 +738,6 @@ class NetbenchMultiRankCheck(NetbenchCheck):
             return [f"netbench ran with {ranks} ranks, the check asked for {self.num_tasks}"]
         return []
 
-
     def one_rank_per_node(self) -> bool:
         return self.node_count >= 2 and self.placement == "per-node"
 

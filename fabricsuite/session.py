@@ -123,9 +123,6 @@ def problems(report: dict, reframe_args: list[str]) -> list[str]:
     return found
 
 
-_where = case_where
-
-
 def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
     """The variables this session measured that its reference files record without judging
     them (`_recorded_only`: the machine moves them too much to catch a 2x slowdown), with the
@@ -181,7 +178,7 @@ def kind_comparison_lines(cases: list[dict]) -> list[str]:
             if sign is None:
                 continue
             side = "above" if change > 0 else "below"
-            worse.append((sign * change, f"{_where(case)} {variable} {abs(change):.0%} {side} "
+            worse.append((sign * change, f"{case_where(case)} {variable} {abs(change):.0%} {side} "
                                          f"({_number(perf[0])} against {_number(other)})"))
     if not worse:
         return []
@@ -248,11 +245,11 @@ def verdict_lines(report: dict) -> list[str]:
     for case in final_cases(report):
         earlier = first.get(case_key(case)) if len(runs) > 1 else None
         if case.get("result") == "pass" and case.get("interference"):
-            lines.append(f"passed while disturbed: {_where(case)}: {case.get('interference')}")
+            lines.append(f"passed while disturbed: {case_where(case)}: {case.get('interference')}")
         outlier = (node_outlier(case, earlier, cache)
                    if earlier is not None and case_key(case) in outliers else "")
         if outlier:
-            lines.append(f"NODE OUTLIER {_where(case)}: {outlier}: the node, not the fabric")
+            lines.append(f"NODE OUTLIER {case_where(case)}: {outlier}: the node, not the fabric")
             continue
         rounds = by_case.get(case_key(case), [])
         confirmed = confirmed_variables(case, earlier, rounds)
@@ -260,7 +257,7 @@ def verdict_lines(report: dict) -> list[str]:
             failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
                       if len(v) > 5 and v[5] == "fail"}
             then = "; ".join(f"{k.split(':')[-1]} {_figure(v)}" for k, v in failed.items())
-            lines.append(f"confirmation passed: {_where(case)}: first "
+            lines.append(f"confirmation passed: {case_where(case)}: first "
                          f"{then or earlier.get('fail_phase', 'failed')}, then within reference")
             continue
         passed_last = case.get("result") == "pass" and bool(confirmed)
@@ -281,11 +278,11 @@ def verdict_lines(report: dict) -> list[str]:
             if variable not in confirmed:
                 before = ((earlier or {}).get("perfvalues") or {}).get(key)
                 first_figure = f"{_number(before[0])} {perf[4]}" if before else "within"
-                lines.append(f"not confirmed: {_where(case)} {variable} = {_figure(perf)} in "
+                lines.append(f"not confirmed: {case_where(case)} {variable} = {_figure(perf)} in "
                              f"the confirmation run only (first run {first_figure}, within its "
                              f"reference): a transient, no regression")
                 continue
-            line = f"REGRESSION {_where(case)} {variable} = {_figure(perf)}"
+            line = f"REGRESSION {case_where(case)} {variable} = {_figure(perf)}"
             if case.get("reference_origin") == PHYSICS_ORIGIN:
                 line += (" [against the limits of its cores: beyond the physics floor that "
                          "every healthy machine measured keeps, fabricsuite.limits]")
@@ -547,12 +544,13 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
                 not_run[dependency] = not_run.get(dependency, 0) + 1
                 continue
             if is_interfered(case):
-                lines.append(f"  INTERFERENCE {_where(case)}: "
+                lines.append(f"  INTERFERENCE {case_where(case)}: "
                              f"{_short(broken_reason(case), 300)}")
                 continue
             phase = ("reference missing" if MISSING_REFERENCE in str(case.get("fail_reason"))
                      else case.get("fail_phase"))
-            lines.append(f"  BROKEN {_where(case)}: {phase}: {_short(broken_reason(case), 300)}")
+            lines.append(f"  BROKEN {case_where(case)}: {phase}: "
+                         f"{_short(broken_reason(case), 300)}")
         lines += [f"  NOT RUN {n} case(s): their dependency failed: {dependency}"
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
@@ -619,7 +617,7 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
         verdict = verdict_of.get(key, casemodel.PASSED)  # a passed fixture: the build passed
         element = ET.SubElement(
             suite, "testcase", classname=str(case.get("name", "")).split(" ")[0],
-            name=f"{_where(case)} [{case.get('unique_name', '')}]",
+            name=f"{case_where(case)} [{case.get('unique_name', '')}]",
             time=f"{float(case.get('time_total') or 0):.3f}")
         if verdict == RECORDED:
             # measured and stored, not judged (no references of this machine yet): not a pass
