@@ -6,6 +6,7 @@
     fabricsuite compare --system local --before-tag A --after-tag B   # after an upgrade
     fabricsuite report --system local -o report.html # one self-contained HTML page
     fabricsuite init --system mycluster              # onboard a Slurm cluster (login node)
+    fabricsuite act --mode drain                     # drain the nodes the last session confirmed
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import compare, history, init, nightly, report
+from . import act, compare, history, init, nightly, report
 from .baseline import (
     MIN_RUNS,
     MIN_SESSIONS,
@@ -220,7 +221,7 @@ Bad input stops with one line and exit status 2.""")
     base.add_argument("reports", nargs="*", help="run report files (default: the newest --last)")
     # Each further subcommand is one module with add_parser(sub) and run(args) -> exit status.
     commands = {m.__name__.rsplit(".", 1)[-1]: m for m in (history, compare, nightly, report,
-                                                             init)}
+                                                             init, act)}
     for module in commands.values():
         module.add_parser(sub)
     args = parser.parse_args(argv)

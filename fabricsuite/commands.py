@@ -17,6 +17,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shlex
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -99,3 +101,21 @@ def one_line_errors(command: str) -> Callable[[Callable[[Any], int]], Callable[[
                 return fail(command, err)
         return guarded
     return decorate
+
+
+def command_output(cmd: list[str], what: str, timeout: float, where: str,
+                   error: type[Exception] = UsageError) -> str:
+    """The stdout of a query of the scheduler (`sinfo`, `scontrol`, `srun`; no shell), else
+    `error` in one line: not installed (`where` says where to run instead), no answer in
+    `timeout` s, or its last line of error output."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise error(f"{cmd[0]} not found: {where}") from None
+    except subprocess.TimeoutExpired:
+        raise error(f"{what} ({shlex.join(cmd)}) did not answer in {timeout:g} s; is "
+                    f"slurmctld up?") from None
+    if proc.returncode != 0:
+        last = ((proc.stderr or proc.stdout).strip().splitlines() or ["no output"])[-1]
+        raise error(f"{what} failed ({shlex.join(cmd)}): {last}")
+    return proc.stdout

@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import REPO_ROOT, links, topology
-from .commands import UsageError, check_system, one_line_errors
+from .commands import UsageError, check_system, command_output, one_line_errors
 from .references import reference_dir
 from .store import write_new
 
@@ -86,18 +86,8 @@ class MpiEnv:
 
 
 def _run(cmd: list[str], what: str) -> str:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
-    except FileNotFoundError:
-        raise UsageError(f"{cmd[0]} not found: run `fabricsuite init` on a login node of the "
-                         f"cluster, where the Slurm commands work") from None
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"{what} ({' '.join(cmd)}) did not answer in {QUERY_TIMEOUT_S} s; is "
-                         f"slurmctld up?") from None
-    if proc.returncode != 0:
-        last = ((proc.stderr or proc.stdout).strip().splitlines() or ["no output"])[-1]
-        raise UsageError(f"{what} failed ({' '.join(cmd)}): {last}")
-    return proc.stdout
+    return command_output(cmd, what, QUERY_TIMEOUT_S, "run `fabricsuite init` on a login node "
+                          "of the cluster, where the Slurm commands work")
 
 
 #: sinfo fields: partition, nodes, CPUs, sockets, cores per socket, threads per core, GRES, list.

@@ -8,7 +8,8 @@ failed case confirmed up to 3 times after growing pauses) on the system, stores 
 ReFrame's results database tagged with --tag (`--session-extras`: `fabricsuite compare
 --before-tag` finds it), folds the skipped cases out of the output, prints the one-screen
 outcome and writes JUnit XML (skips as <skipped> with their reason, which ReFrame's own JUnit
-report counts as passes).
+report counts as passes) and the session's findings (RESULTS/findings/, fabricsuite.findings:
+what `fabricsuite act` turns into Slurm actions).
 
 Exit status: 0 every case within its references; 1 a performance regression (confirmed by the
 second measurement); 2 something broken: a build, launch or sanity failure, a missing reference,
@@ -31,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import REPO_ROOT, ROTATION_ENV, console, session, store
+from . import REPO_ROOT, ROTATION_ENV, console, findings, session, store
 from .commands import (
     UsageError,
     add_selection_options,
@@ -242,7 +243,7 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
         console.fold(proc.stdout, sys.stdout, skip_log, args.progress_every)
         returncode = proc.wait()
     if interrupted.signal is not None:
-        return _interrupted(interrupted, report, junit, results)
+        return _interrupted(interrupted, report, junit, results, args)
     if not report.is_file():
         if returncode == 0:
             return _fail("ReFrame selected no test case (it exited 0 without a run report): "
@@ -251,10 +252,11 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
                      f"(a bad option, system or mode? see its output above)")
     # The embedded default takes its machine's references after its first sessions.
     take = ["--take-references"] if args.system.split(":")[0] == "local" else []
-    argv = ["--skips", str(skips), "--junit", str(junit), "--classify", *take, str(report),
-            "--", "--system", args.system, *extra]
+    found = findings_path(results, args)
+    argv = ["--skips", str(skips), "--junit", str(junit), "--findings", str(found),
+            "--classify", *take, str(report), "--", "--system", args.system, *extra]
     status = session.main(argv)
-    print(f"fabricsuite nightly: JUnit XML in {junit}; run report {report}")
+    print(f"fabricsuite nightly: JUnit XML in {junit}; findings {found}; run report {report}")
     if status == session.WITHIN and returncode != 0:
         # ReFrame failed for a reason the report does not show (e.g. an error after the run)
         return _fail(f"reframe exited {returncode} although every case passed; see its output")
@@ -359,12 +361,20 @@ def _end(processes: set[tuple[int, str]]) -> None:
             alive = [(pid, start) for pid, start in alive if _start_time(pid) == start]
 
 
-def _interrupted(interrupted: _Interrupted, report: Path, junit: Path, results: Path) -> int:
+def findings_path(results: Path, args: Any) -> Path:
+    """Where this nightly's findings go (fabricsuite.findings; `fabricsuite act` reads the
+    newest): RESULTS/findings/<mode>-<time>.json."""
+    return results / "findings" / f"{args.mode}-{args.stamp}.json"
+
+
+def _interrupted(interrupted: _Interrupted, report: Path, junit: Path, results: Path,
+                 args: Any) -> int:
     """An interrupted session is not judged: its report is kept as interrupted-*.json (the
     workflows read run-report-*.json only), its session leaves the results database, and the
     JUnit says broken. Exit 2."""
     name = signal.Signals(interrupted.signal).name
     why = f"interrupted by {name}: the session was not judged"
+    uuid = None
     if report.is_file():
         kept = report.with_name(f"interrupted-{report.name}")
         report.replace(kept)
@@ -378,6 +388,10 @@ def _interrupted(interrupted: _Interrupted, report: Path, junit: Path, results: 
         why += f"; its report kept as {kept}, left out of history, compare and baseline"
     if session.write_broken_junit(junit, why):
         why += f"; JUnit XML in {junit}"
+    # an interrupted session acts on nothing: its findings say so, and name no node
+    with contextlib.suppress(OSError):
+        findings.write(findings_path(results, args),
+                       findings.interrupted_document(why, uuid or ""))
     return _fail(f"BROKEN: {why}")
 
 

@@ -690,6 +690,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("report", help="the session's JSON run report")
     parser.add_argument("--skips", help="skipped cases recorded by fabricsuite.console")
     parser.add_argument("--junit", help="write JUnit XML of the outcome here")
+    parser.add_argument("--findings", metavar="FILE",
+                        help="write the session's findings here (fabricsuite.findings: "
+                             "machine-readable, what `fabricsuite act` reads)")
     parser.add_argument("--classify", action="store_true",
                         help="exit 0 within references, 1 regression, 2 broken (default: 1 "
                              "only when the session tested nothing or not what was asked)")
@@ -733,6 +736,16 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as err:
             print(f"fabricsuite: cannot write --junit {args.junit}: {err.strerror or err}; "
                   f"check the directory", file=sys.stderr)
+            return BROKEN if args.classify else 1
+    if args.findings:
+        from . import findings
+        try:
+            findings.write(Path(args.findings),
+                           findings.document(report, status[0], status[1],
+                                             name=Path(args.report).stem))
+        except OSError as err:
+            print(f"fabricsuite: cannot write --findings {args.findings}: "
+                  f"{err.strerror or err}; check the directory", file=sys.stderr)
             return BROKEN if args.classify else 1
     if args.classify:
         return status[0]

@@ -99,7 +99,13 @@ def node_outlier(case: dict, first: dict | None, cache: dict) -> str:
 
 
 def verdicts(report: dict) -> list[tuple[dict, str]]:
-    """(last run, what the session's verdict makes of it) of every case that ran: the case
+    """(last run, what the session's verdict makes of it) of every case that ran
+    (case_verdicts)."""
+    return [(case.last, verdict) for case, verdict in case_verdicts(report)]
+
+
+def case_verdicts(report: dict) -> list[tuple[casemodel.Case, str]]:
+    """(case, what the session's verdict makes of it) of every case that ran: the case
     model's health (fabricsuite.cases), where a disturbed failure its confirmation upheld is
     broken (interference, exit 2), one it did not is a transient like any other, a disturbed
     pass is a pass that says so, and a pass whose first run failed on nodes the references
@@ -109,7 +115,7 @@ def verdicts(report: dict) -> list[tuple[dict, str]]:
         verdict = case.health
         runs = case.rounds or (case.last,)
         if verdict != casemodel.INTERRUPTED and any(link_findings(run) for run in runs):
-            found.append((case.last, LINK_DEGRADED))
+            found.append((case, LINK_DEGRADED))
             continue
         if verdict == casemodel.REGRESSION and case.last.get("result") == "pass":
             # outside in most rounds, the last inside: where the first ran on nodes the
@@ -118,7 +124,7 @@ def verdicts(report: dict) -> list[tuple[dict, str]]:
             if known and not casemodel.confirmed_variables(case.last, case.first, known):
                 verdict = casemodel.PASSED
         if verdict == casemodel.PASSED and node_outlier(case.last, case.first, cache):
-            found.append((case.last, NODE_OUTLIER))
+            found.append((case, NODE_OUTLIER))
             continue
         if verdict == DISTURBED:
             if case.last.get("result") != "fail":
@@ -128,7 +134,7 @@ def verdicts(report: dict) -> list[tuple[dict, str]]:
                 verdict = TRANSIENT
             else:
                 verdict = BROKEN_HEALTH
-        found.append((case.last, verdict))
+        found.append((case, verdict))
     return found
 
 

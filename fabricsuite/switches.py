@@ -76,6 +76,38 @@ def expand_hostlist(text: str) -> list[str]:
     return names
 
 
+def compress_hostlist(names: list[str] | tuple[str, ...] | set[str]) -> str:
+    """The inverse of expand_hostlist, as `scontrol show hostlist` writes it: n1 n2 n3 n7 ->
+    "n[1-3,7]"; names without a trailing number stay as they are."""
+    numbered: list[tuple[str, str]] = []
+    plain = []
+    for name in sorted(set(names)):
+        match = re.fullmatch(r"(.*?)(\d+)", name)
+        if match:
+            numbered.append((match[1], match[2]))
+        else:
+            plain.append(name)
+    # a zero-padded number keeps its width ("gpu01"), and so does every number of that length
+    # beside it ("gpu10"); others have none
+    padded = {head: len(digits) for head, digits in numbered
+              if digits.startswith("0") and len(digits) > 1}
+    groups: dict[tuple[str, int], list[int]] = {}
+    for head, digits in numbered:
+        width = padded.get(head, 0) if len(digits) == padded.get(head) else 0
+        groups.setdefault((head, width), []).append(int(digits))
+    parts = list(plain)
+    for (head, width), numbers in sorted(groups.items()):
+        numbers.sort()
+        runs, start = [], numbers[0]
+        for previous, number in zip(numbers, [*numbers[1:], None], strict=True):
+            if number is None or number != previous + 1:
+                runs.append(f"{start:0{width}d}" if start == previous
+                            else f"{start:0{width}d}-{previous:0{width}d}")
+                start = number
+        parts.append(f"{head}{runs[0]}" if len(numbers) == 1 else f"{head}[{','.join(runs)}]")
+    return ",".join(parts)
+
+
 @dataclass
 class Tree:
     """The switch tree: every switch's parent, and every node's leaf switch."""

@@ -175,3 +175,21 @@ def _unit_runs_nothing_heavy(request, monkeypatch):
             super().__init__(args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess, "Popen", Guarded)
+
+
+@pytest.fixture
+def references_on_nodes(tmp_path, monkeypatch):
+    """(tests/test_cases.py, tests/test_findings.py) The file judged-own.json was judged by,
+    recording the nodes its references were taken on (n1, n2), as `fabricsuite baseline`
+    writes them."""
+    import yaml
+
+    from fabricsuite import REFERENCE_DIR
+
+    data = yaml.safe_load((REFERENCE_DIR / "local" / "amd-epyc-1x2x1-24gib.yaml").read_text())
+    for key, entry in data["_statistics"].items():
+        if key.startswith("NetbenchPingPongBandwidth "):
+            entry["nodes"] = ["n1", "n2"]
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "amd-epyc-1x2x1-24gib.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(tmp_path))

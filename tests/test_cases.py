@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
+from case_support import DATA, on_nodes, report
 
 from fabricsuite import baseline, cases, history, machine, session
-
-DATA = Path(__file__).parent / "data" / "cases"
-
-
-def report(name: str) -> dict:
-    return json.loads((DATA / f"{name}.json").read_text())
 
 
 def health_of(data: dict, **flags) -> dict[str, str]:
@@ -195,48 +189,9 @@ def test_history_and_compare_say_what_they_set_aside():
     assert history.set_aside([report("recorded-kind")], "local") == ""
 
 
-def _on_nodes(data: dict, first_nodes: list[str], last_nodes: list[str], passed: bool) -> dict:
-    """The real bandwidth case of judged-own.json as if its first run had met node(s)
-    `first_nodes` and its last (the confirmation) `last_nodes`, passing there or not."""
-    data = copy.deepcopy(data)
-    runs = data["runs"]
-    if passed:
-        # ReFrame confirms until the first pass: the case's rounds are its first run and the
-        # confirmation that passed
-        for run in runs[1:-1]:
-            run["testcases"] = [c for c in run["testcases"]
-                                if not c["name"].startswith("NetbenchPingPongBandwidth")]
-    for index, run in enumerate(runs):
-        for case in run["testcases"]:
-            if case["name"].startswith("NetbenchPingPongBandwidth"):
-                case["job_nodelist"] = first_nodes if index == 0 else last_nodes
-                if passed and index == len(runs) - 1:
-                    case["result"], case["fail_phase"], case["fail_reason"] = "pass", None, None
-                    for perf in case["perfvalues"].values():
-                        perf[5] = "pass"
-    return data
-
-
-@pytest.fixture
-def references_on_nodes(tmp_path, monkeypatch):
-    """The file judged-own.json was judged by, recording the nodes its references were taken
-    on (n1, n2), as `fabricsuite baseline` writes them."""
-    import yaml
-
-    from fabricsuite import REFERENCE_DIR
-
-    data = yaml.safe_load((REFERENCE_DIR / "local" / "amd-epyc-1x2x1-24gib.yaml").read_text())
-    for key, entry in data["_statistics"].items():
-        if key.startswith("NetbenchPingPongBandwidth "):
-            entry["nodes"] = ["n1", "n2"]
-    (tmp_path / "local").mkdir()
-    (tmp_path / "local" / "amd-epyc-1x2x1-24gib.yaml").write_text(yaml.safe_dump(data))
-    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(tmp_path))
-
-
 def test_a_failure_only_on_a_node_the_references_never_saw_is_a_node_outlier(
         references_on_nodes):
-    data = _on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True)
+    data = on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True)
     code, why = session.classify(data)
     assert code == session.REGRESSED and why.startswith("NODE OUTLIER: 1 case(s) outside only "
                                                         "on node(s) the references never saw "
@@ -254,7 +209,7 @@ def test_a_disturbed_run_is_never_a_node_outlier_in_the_outcome_or_its_lines(
     never name one the outcome does not count (bench/node_outliers_emucluster.py met the
     second: outcome PASSED beside a NODE OUTLIER line)."""
     for index in (0, -1):
-        data = _on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True)
+        data = on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True)
         for case in data["runs"][index]["testcases"]:
             if case["name"].startswith("NetbenchPingPongBandwidth"):
                 case["interference"] = "rank 0 (n3, CPU 0) waited 30% of the run for its CPU"
@@ -265,10 +220,10 @@ def test_a_disturbed_run_is_never_a_node_outlier_in_the_outcome_or_its_lines(
 
 def test_a_failure_on_known_nodes_too_is_a_regression_that_names_the_new_node(
         references_on_nodes):
-    data = _on_nodes(report("judged-own"), ["n3"], ["n1"], passed=False)
+    data = on_nodes(report("judged-own"), ["n3"], ["n1"], passed=False)
     assert session.classify(data)[1].startswith("REGRESSION: 1 case(s)")
     # still failing on n3 alone (no known node to confirm on): named
-    data = _on_nodes(report("judged-own"), ["n3"], ["n3"], passed=False)
+    data = on_nodes(report("judged-own"), ["n3"], ["n3"], passed=False)
     (line,) = [ln for ln in session.verdict_lines(data) if ln.startswith("REGRESSION ")]
     assert line.endswith("on node(s) the references never saw: n3 (taken on n1, n2)"), line
 
@@ -277,7 +232,7 @@ def test_a_node_outlier_is_a_junit_failure_of_its_own(references_on_nodes, tmp_p
     import xml.etree.ElementTree as ET
 
     path = tmp_path / "junit.xml"
-    session.write_junit(_on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True), [], path)
+    session.write_junit(on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True), [], path)
     suite = ET.parse(path).getroot().find("testsuite")
     (failure,) = suite.findall("testcase/failure")
     assert failure.get("type") == "node-outlier" and "n3" in failure.get("message")

@@ -183,7 +183,11 @@ def test_pt2pt_checks_pass_at_2_nodes_through_srun(cluster, tmp_path):
     emu, _state = cluster
     checks = ["-c", "checks/pt2pt.py", "-n", "NetbenchPingPong%distance=other-node",
               "-n", "NetbenchPingPongBandwidth%distance=other-node"]
-    proc = run_reframe(emu, tmp_path / "good", *checks, *QUICK)
+    # The product's confirmation rule (CONFIRM_ROUNDS, each pause longer), not the tests' single
+    # round: a healthy latency measured 2.45x its reference in two rounds 10 s apart on the CI
+    # host (2026-12-02), the slow phase this VM kind is known for, which lasts minutes.
+    proc = run_reframe(emu, tmp_path / "good", *checks, *QUICK,
+                       f"--max-retries={CONFIRM_ROUNDS}")
     assert proc.returncode == 0, proc.stdout[-5000:]
     assert re.search(r"Ran 6/6 test case", proc.stdout), proc.stdout[-3000:]
     # the ranks really ran on two nodes, through srun

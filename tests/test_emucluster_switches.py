@@ -31,7 +31,7 @@ import pytest
 from emu_support import BIN, run_reframe
 
 from fabricsuite import REPO_ROOT, switches
-from fabricsuite.emucluster import OPENMPI_TCP
+from fabricsuite.emucluster import OPENMPI_TCP, QUICK
 
 PREFIX = emu_support.prefix("fss")
 pytestmark = emu_support.marks(PREFIX)
@@ -91,10 +91,33 @@ def _session(emu, tmp_path, *more, env=None):
     report_path = reports[-1]
     case = next(c for c in json.loads(report_path.read_text())["runs"][-1]["testcases"]
                 if c["name"].startswith("NetbenchMatrix"))
-    outcome = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session",
-                              str(report_path)], capture_output=True, text=True, cwd=REPO_ROOT,
+    # the session's findings (issue 52), as the nightly writes them: tmp_path/findings.json
+    outcome = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session", "--findings",
+                              str(tmp_path / "findings.json"), str(report_path)],
+                             capture_output=True, text=True, cwd=REPO_ROOT,
                              env={**os.environ, "RFM_REFERENCE_PREFIX": str(refs)})
     return proc, case, outcome.stdout
+
+
+def act(emu, tmp_path, *options, findings=None):
+    """`fabricsuite act` against this cluster's real Slurm, its log under tmp_path/act-results:
+    (exit status, its output)."""
+    proc = emu("exec", str(BIN / "python"), "-m", "fabricsuite.cli", "act",
+               str(findings or tmp_path / "findings.json"), "--results",
+               str(tmp_path / "act-results"), *options, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def slurm_nodes(emu) -> dict:
+    """{node: (state flags, reason, comment)} as Slurm reports them (sinfo --json)."""
+    data = json.loads(emu("exec", "sinfo", "--json").stdout)
+    return {n["name"]: (tuple(n["state_flags"]), n["reason"], n["comment"])
+            for n in data["nodes"]}
+
+
+def drained(emu) -> dict:
+    return {name: reason for name, (flags, reason, _) in slurm_nodes(emu).items()
+            if "DRAIN" in flags}
 
 
 #: The map's bandwidth size (NetbenchMatrix's --max-size here and in bench/fault_localization.py).
@@ -144,6 +167,13 @@ def test_a_slow_uplink_is_named_and_fails_the_map(fabric, tmp_path):
     regressions = [ln for ln in outcome.splitlines() if "matrix_faulty_uplinks" in ln]
     assert regressions and regressions[0].lstrip().startswith("REGRESSION"), outcome
     print(case["components"], *regressions, sep="\n")
+    # acted on (issue 52): the uplink is reported, no node drained, even in drain mode
+    (finding,) = json.loads((tmp_path / "findings.json").read_text())["findings"]
+    assert finding["kind"] == "uplink" and finding["nodes"] == "", finding
+    status, said = act(fabric, tmp_path, "--mode", "drain")
+    assert status == 0 and "reported, no node drained (uplink uplink leaf1 or uplink leaf2)" \
+        in said and "ran:" not in said, said
+    assert drained(fabric) == {}, said
 
 
 def test_an_oversubscribed_healthy_uplink_is_congestion_not_a_fault(fabric, tmp_path):
@@ -200,3 +230,90 @@ def test_a_fabric_uniformly_below_its_promise_is_named_though_no_pair_is_bad(fab
     report = json.loads(max((tmp_path / "results" / "reports").glob("*.json")).read_text())
     code, why = session.classify(report)
     assert code == session.REGRESSED and why.startswith("LINK DEGRADED"), why
+    # acted on (issue 52): every node's link degraded is more than the cap, so no node is
+    # drained; the fabric is reported
+    kinds = {f["kind"] for f in json.loads((tmp_path / "findings.json").read_text())["findings"]}
+    assert kinds == {"link-degraded", "fabric"}, kinds
+    status, said = act(fabric, tmp_path, "--mode", "drain")
+    assert status == 1 and f"REFUSED: {NODES} node(s) named at once" in said and \
+        "reported, no node drained (fabric the fabric)" in said, said
+    assert drained(fabric) == {}, said
+
+
+def test_a_node_whose_link_is_slower_is_drained_retested_and_returned_by_the_contract(
+        fabric, tmp_path):
+    """Issue 52 on real Slurm: node 3's link at 170 of the 200 Mbit its peers have (15 %
+    slower). The session names it (LINK DEGRADED: its link unlike its 7 peers), confirmed;
+    `fabricsuite act` in report mode prints the drain and runs nothing, in comment mode sets
+    the node's comment only, leaves a node an administrator drained with the administrator's
+    reason, and in drain mode drains it with the suite's reason. --retest moves it into the
+    maintenance reservation with a node known good; a ping-pong session there with the link
+    repaired passes, and --resume returns it to service and deletes the reservation. 3 of 8
+    nodes named at once are over the cap: nothing drained."""
+    slow = f"{PREFIX}3"
+    try:
+        fabric("rate", "170mbit", "3")
+        _proc, _case, _outcome = _session(fabric, tmp_path)
+    finally:
+        fabric("rate", RATE)
+    doc = json.loads((tmp_path / "findings.json").read_text())
+    ours = [f for f in doc["findings"] if f["kind"] == "link-degraded"]
+    assert ours and {f["nodes"] for f in ours} == {slow} and \
+        {f["confidence"] for f in ours} == {"confirmed"}, doc["findings"]
+    try:
+        status, said = act(fabric, tmp_path)  # report, the default
+        assert status == 0 and "would run: scontrol update NodeName=" + slow + \
+            " State=DRAIN 'Reason=fabricsuite: LINK DEGRADED NetbenchMatrix" in said, said
+        assert drained(fabric) == {}
+        status, said = act(fabric, tmp_path, "--mode", "comment")
+        assert status == 0 and drained(fabric) == {}, said
+        assert slurm_nodes(fabric)[slow][2].startswith("fabricsuite: LINK DEGRADED"), said
+        # an administrator's drain is never overwritten
+        fabric("exec", "scontrol", "update", f"NodeName={slow}", "State=DRAIN",
+               "Reason=admin: reseat the cable")
+        status, said = act(fabric, tmp_path, "--mode", "drain")
+        assert "someone else's, left alone" in said and \
+            drained(fabric) == {slow: "admin: reseat the cable"}, said
+        fabric("exec", "scontrol", "update", f"NodeName={slow}", "State=RESUME")
+        status, said = act(fabric, tmp_path, "--mode", "drain")
+        assert status == 0, said
+        (reason,) = drained(fabric).values()
+        assert list(drained(fabric)) == [slow] and reason.startswith(
+            "fabricsuite: LINK DEGRADED NetbenchMatrix ") and doc["session"][:8] in reason, said
+        # re-tested in the reservation, repaired: back in service
+        status, said = act(fabric, tmp_path, "--mode", "drain", "--retest")
+        assert status == 0 and drained(fabric) == {}, said
+        proc = run_reframe(fabric, tmp_path / "retest", "-c", "checks/pt2pt.py", "-n",
+                           "NetbenchPingPong%distance=other-node", "-p", "openmpi", *QUICK,
+                           "-J", "reservation=fabricsuite-retest", "-S",
+                           "require_reference=false",
+                           extra_env={"RFM_REFERENCE_PREFIX": str(tmp_path / "refs")})
+        report = max((tmp_path / "retest" / "reports").glob("*.json"))
+        subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session", "--findings",
+                        str(tmp_path / "retest.json"), str(report)], capture_output=True,
+                       cwd=REPO_ROOT, env={**os.environ,
+                                           "RFM_REFERENCE_PREFIX": str(tmp_path / "refs")})
+        retest = json.loads((tmp_path / "retest.json").read_text())
+        assert slow in switches.expand_hostlist(retest["passed_nodes"]), \
+            (retest, proc.stdout[-3000:])
+        status, said = act(fabric, tmp_path, "--mode", "drain", "--resume",
+                           findings=tmp_path / "retest.json")
+        assert status == 0 and "reservation deleted" in said, said
+        assert drained(fabric) == {} and not slurm_nodes(fabric)[slow][2], said
+        reservations = fabric("exec", "scontrol", "show", "reservation").stdout
+        assert "fabricsuite-retest" not in reservations, reservations
+        # three nodes named at once, over the cap: nothing drained
+        many = dict(doc, findings=[dict(ours[0], nodes=f"{PREFIX}[3-5]")])
+        (tmp_path / "many.json").write_text(json.dumps(many))
+        status, said = act(fabric, tmp_path, "--mode", "drain", findings=tmp_path / "many.json")
+        assert status == 1 and "REFUSED: 3 node(s) named at once" in said, said
+        assert drained(fabric) == {}
+        log = (tmp_path / "act-results" / "act" / "actions.jsonl").read_text().splitlines()
+        done = [json.loads(line)["action"] for line in log
+                if json.loads(line)["status"] == "done"]
+        assert done == ["comment", "drain", "reserve", "retest", "resume", "unreserve"], log
+    finally:
+        for node in slurm_nodes(fabric):
+            fabric("exec", "scontrol", "update", f"NodeName={node}", "State=RESUME",
+                   "Comment=", check=False)
+        fabric("exec", "scontrol", "delete", "ReservationName=fabricsuite-retest", check=False)

@@ -1,0 +1,299 @@
+"""A session's findings: what it found wrong, by kind, with the Slurm names each concerns.
+
+One findings file per session (`RESULTS/findings/<mode>-<time>.json`, written by `fabricsuite
+nightly`, or `python -m fabricsuite.session --findings FILE`), the machine-readable contract
+between the verdict and whatever acts on it (`fabricsuite act`, a center's own glue). Schema
+(docs/findings.md; `SCHEMA`, `VERSION`; a reader refuses another version):
+
+    {"schema": "fabricsuite-findings", "version": 1, "session": UUID, "started": ISO time,
+     "outcome": {"status": 0|1|2, "line": the outcome's verdict line},
+     "nodes": hostlist of every node the session ran a case on,
+     "passed_nodes": hostlist of the nodes no case failed on: a case that failed counts
+                     against the nodes its findings name where they name nodes of their own
+                     only, else against all its nodes,
+     "findings": [{"kind": KIND, "confidence": CONFIDENCE, "nodes": hostlist or "",
+                   "component": "uplink leaf1" or "", "check": display name,
+                   "partition": "system:partition", "environ": ..., "evidence": one line,
+                   "rounds": runs of the case}]}
+
+Kinds (`KINDS`): a node's own fault (`node-outlier`, `link-degraded`, `faulty-link`), a
+component above the nodes (`uplink`, `leaf`, `fabric`), a regression of the whole fabric
+(`regression`), and the findings that name no node: the harness broke (`broken-harness`),
+another process took the CPUs (`interference`), the session was interrupted (`interrupted`).
+
+Confidence (`CONFIDENCES`), the only ground an action may stand on:
+- ``confirmed``: the node failed where the references never saw it and passed its confirmation
+  on nodes they know (a NODE OUTLIER), or the operating system itself reports its link below
+  the partition's contract (LINK DEGRADED);
+- ``map``: the all-pairs map named this one component beyond the map's own noise, its pairs
+  re-tested alone (fabricsuite.switches);
+- ``suspected``: named, but not yet confirmed: a regression on nodes the references never saw
+  that no known node could confirm, a link that changed during a job, a map finding the pairs
+  cannot tell from another component. Re-test before any action.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import cases as casemodel
+from .links import link_findings
+from .metrics import case_scope, is_finite_number
+from .session_verdict import (
+    LINK_DEGRADED,
+    NODE_OUTLIER,
+    case_verdicts,
+    node_outlier,
+    unknown_nodes,
+)
+from .switches import TopologyError, compress_hostlist, expand_hostlist
+
+SCHEMA, VERSION = "fabricsuite-findings", 1
+
+NODE_OUTLIER_KIND, LINK_DEGRADED_KIND, FAULTY_LINK = "node-outlier", "link-degraded", "faulty-link"
+UPLINK, LEAF, FABRIC, REGRESSION = "uplink", "leaf", "fabric", "regression"
+BROKEN_HARNESS, INTERFERENCE, INTERRUPTED = "broken-harness", "interference", "interrupted"
+#: Findings of a node's own: the only kinds an action may take a node out of service for.
+NODE_KINDS = (NODE_OUTLIER_KIND, LINK_DEGRADED_KIND, FAULTY_LINK)
+#: Findings of a component above the nodes or of the whole fabric: reported, never drained
+#: node by node.
+COMPONENT_KINDS = (UPLINK, LEAF, FABRIC, REGRESSION)
+#: Findings that say the session itself cannot be trusted: nothing is acted on beside them.
+SESSION_KINDS = (BROKEN_HARNESS, INTERFERENCE, INTERRUPTED)
+KINDS = NODE_KINDS + COMPONENT_KINDS + SESSION_KINDS
+
+CONFIRMED, MAP, SUSPECTED = "confirmed", "map", "suspected"
+#: Best ground first.
+CONFIDENCES = (CONFIRMED, MAP, SUSPECTED)
+#: The confidences a node may be drained on.
+ACTIONABLE = (CONFIRMED, MAP)
+
+
+class FindingsError(ValueError):
+    """A findings file that cannot be used (one line naming the fix)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a session (see the module's docstring)."""
+
+    #: one of KINDS
+    kind: str
+    #: one of CONFIDENCES
+    confidence: str
+    #: Slurm host list of the nodes it concerns ("" for none)
+    nodes: str
+    #: what was found, one line with its figures
+    evidence: str
+    #: the component above the nodes ("uplink leaf1", "leaf leaf2", "the fabric"), or the node
+    #: link the map named ("node n3"); "" for none
+    component: str = ""
+    #: the runs of its case (the first and each confirmation round)
+    rounds: int = 1
+    #: the check's display name ("NetbenchMatrix %node_count=8")
+    check: str = ""
+    #: its ReFrame partition ("system:partition") and environment
+    partition: str = ""
+    environ: str = ""
+
+    def node_names(self) -> list[str]:
+        return expand_hostlist(self.nodes) if self.nodes else []
+
+
+def _failed_figures(run: dict) -> str:
+    """"bandwidth_1MiB_MBps 900 MB/s against 1000 (-10%)" of each variable outside."""
+    found = []
+    for key, perf in sorted((run.get("perfvalues") or {}).items()):
+        if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail":
+            text = f"{str(key).split(':')[-1]} {perf[0]:g} {perf[4]}" \
+                if is_finite_number(perf[0]) else f"{str(key).split(':')[-1]}"
+            if is_finite_number(perf[0]) and is_finite_number(perf[1]) and perf[1]:
+                text += f" against {perf[1]:g} ({(perf[0] - perf[1]) / abs(perf[1]):+.0%})"
+            found.append(text)
+    return ", ".join(found)
+
+
+def _line(text: object, width: int = 300) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+_LINK = re.compile(r"\b(LINK DEGRADED|LINK CHANGED) (\S+?):? ")
+_BELOW = re.compile(r"\bBELOW PROMISE (the fabric|leaf (.+?) \(|node (\S+?):)")
+_FAULTY = re.compile(r"^faulty ((?:node|uplink|switch) \S+?(?: or (?:node|uplink|switch) \S+?)*)"
+                     r": ")
+
+
+def link_findings_of(lines: list[str], base: dict) -> list[Finding]:
+    """Findings of a case's link lines (fabricsuite.links.link_findings): a link the operating
+    system reports below the contract is confirmed, one that changed during the job suspected;
+    the map's BELOW PROMISE lines name a node (map), a leaf or the fabric."""
+    found = []
+    for line in lines:
+        link, below = _LINK.search(line), _BELOW.search(line)
+        if link:
+            found.append(Finding(LINK_DEGRADED_KIND,
+                                 CONFIRMED if link[1] == "LINK DEGRADED" else SUSPECTED,
+                                 compress_hostlist([link[2]]), _line(line), **base))
+        elif below and below[3]:
+            found.append(Finding(FAULTY_LINK, MAP, compress_hostlist([below[3]]), _line(line),
+                                 component=f"node {below[3]}", **base))
+        elif below and below[2]:
+            found.append(Finding(LEAF, MAP, "", _line(line), component=f"leaf {below[2]}",
+                                 **base))
+        elif below:
+            found.append(Finding(FABRIC, MAP, "", _line(line), component="the fabric", **base))
+    return found
+
+
+def map_findings_of(components: str, base: dict) -> list[Finding]:
+    """Findings of a map's `components` (fabricsuite.switches.Explanation.lines): a faulty node
+    link, uplink or switch named alone is `map`, one the pairs cannot tell from another
+    `suspected`."""
+    found = []
+    for line in str(components or "").split("; "):
+        match = _FAULTY.match(line.strip())
+        if not match:
+            continue
+        named = [part.split(" ", 1) for part in match[1].split(" or ")]
+        confidence = MAP if len(named) == 1 else SUSPECTED
+        kinds = {kind for kind, _ in named}
+        nodes = [name for kind, name in named if kind == "node"]
+        kind = (FAULTY_LINK if kinds == {"node"} else UPLINK if kinds == {"uplink"} else LEAF)
+        found.append(Finding(kind, confidence, compress_hostlist(nodes) if kind == FAULTY_LINK
+                             else "", _line(line), component=match[1], **base))
+    return found
+
+
+def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
+    """The findings of one case under its session verdict (session_verdict.case_verdicts)."""
+    check, partition, environ, _levels = case_scope(case.last)
+    base = {"check": str(case.last.get("display_name") or case.last.get("name") or check),
+            "partition": partition, "environ": environ, "rounds": len(case.rounds) or 1}
+    nodes = compress_hostlist(case.evidence.nodes)
+    runs = case.rounds or (case.last,)
+    if verdict == LINK_DEGRADED:
+        lines = list(dict.fromkeys(line for run in runs for line in link_findings(run)))
+        return (link_findings_of(lines, base) +
+                map_findings_of(case.last.get("components") or "", base))
+    if verdict == NODE_OUTLIER:
+        unknown, _known = unknown_nodes(case.first or case.last, cache)
+        return [Finding(NODE_OUTLIER_KIND, CONFIRMED, compress_hostlist(unknown),
+                        _line(f"NODE OUTLIER {node_outlier(case.last, case.first, cache)}"),
+                        **base)]
+    found = map_findings_of(case.last.get("components") or "", base)
+    if verdict == casemodel.REGRESSION:
+        if found:
+            return found  # the map named what its bad pairs come from
+        unknown, known = unknown_nodes(case.last, cache)
+        figures = _failed_figures(case.last)
+        if unknown:
+            # outside on nodes the references never saw, with no known node to confirm it on
+            return [Finding(NODE_OUTLIER_KIND, SUSPECTED, compress_hostlist(unknown),
+                            _line(f"REGRESSION {figures} on node(s) the references never saw "
+                                  f"(taken on {compress_hostlist(known)}): re-test against "
+                                  f"known nodes"), **base)]
+        return [Finding(REGRESSION, CONFIRMED, nodes, _line(f"REGRESSION {figures}"), **base)]
+    if verdict == casemodel.BROKEN:
+        if case.health == casemodel.DISTURBED:
+            return [Finding(INTERFERENCE, CONFIRMED, "",
+                            _line(f"INTERFERENCE {case.evidence.disturbance}"), **base)]
+        why = case.last.get("fail_reason") or case.last.get("result")
+        return [Finding(BROKEN_HARNESS, CONFIRMED, "",
+                        _line(f"BROKEN in {case.last.get('fail_phase') or 'its run'}: {why}"),
+                        **base)]
+    if verdict == casemodel.INTERRUPTED:
+        return [Finding(INTERRUPTED, CONFIRMED, "", "the session was interrupted", **base)]
+    return found  # a map that passed may still say what it suspects
+
+
+def document(report: dict, status: int | None = None, line: str = "",
+             name: str = "") -> dict:
+    """The findings document of one run report (see the module's docstring); `status` and
+    `line` the outcome's verdict (fabricsuite.session.classify)."""
+    info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
+    findings: list[Finding] = []
+    ran: set[str] = set()
+    troubled: set[str] = set()
+    cache: dict = {}
+    for case, verdict in case_verdicts(report):
+        ran.update(case.evidence.nodes)
+        found = of_case(case, verdict, cache)
+        findings += found
+        named = {name for finding in found for name in finding.node_names()}
+        if found and all(f.kind in NODE_KINDS and f.nodes for f in found):
+            troubled.update(named)  # the nodes named; the case's others measured soundly
+        elif verdict not in (casemodel.PASSED, casemodel.RECORDED, casemodel.TRANSIENT) \
+                or found:
+            troubled.update(case.evidence.nodes)
+        troubled.update(named)
+    started = info.get("time_start_unix")
+    return {"schema": SCHEMA, "version": VERSION, "session": str(info.get("uuid") or name),
+            "started": (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
+                        if is_finite_number(started) else ""),
+            "outcome": {"status": status, "line": line},
+            "nodes": compress_hostlist(ran), "passed_nodes": compress_hostlist(ran - troubled),
+            "findings": [asdict(f) for f in findings]}
+
+
+def interrupted_document(why: str, session: str = "") -> dict:
+    """The findings of a session ended by a signal: one, that names no node."""
+    return {"schema": SCHEMA, "version": VERSION, "session": session, "started": "",
+            "outcome": {"status": 2, "line": f"BROKEN: {why}"}, "nodes": "", "passed_nodes": "",
+            "findings": [asdict(Finding(INTERRUPTED, CONFIRMED, "", _line(why)))]}
+
+
+def write(path: Path, doc: dict) -> None:
+    """Writes `doc` to `path` atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump(doc, out, indent=1)
+            out.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read(path: Path) -> tuple[dict, list[Finding]]:
+    """(the document, its findings) of a findings file; FindingsError naming the fix."""
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FindingsError(f"{path}: no such findings file; `fabricsuite nightly` writes one "
+                            f"per session under RESULTS/findings/") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise FindingsError(f"{path}: not a findings file ({err}); give the file a session "
+                            f"wrote (RESULTS/findings/*.json)") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise FindingsError(f"{path}: not a findings file (no \"schema\": \"{SCHEMA}\"); give "
+                            f"the file a session wrote (RESULTS/findings/*.json)")
+    if doc.get("version") != VERSION:
+        raise FindingsError(f"{path}: findings version {doc.get('version')!r}, this "
+                            f"fabricsuite reads version {VERSION}; use the fabricsuite that "
+                            f"wrote it")
+    found = []
+    for index, entry in enumerate(doc.get("findings") or []):
+        try:
+            finding = Finding(**entry)
+            if finding.kind not in KINDS or finding.confidence not in CONFIDENCES:
+                raise ValueError(f"kind {finding.kind!r} or confidence {finding.confidence!r}")
+            finding.node_names()
+        except (TypeError, ValueError, TopologyError) as err:
+            raise FindingsError(f"{path}: finding {index + 1} cannot be read ({err}); the file "
+                                f"was edited or truncated: run the session again") from None
+        found.append(finding)
+    for key in ("nodes", "passed_nodes"):
+        try:
+            expand_hostlist(str(doc.get(key) or ""))
+        except TopologyError as err:
+            raise FindingsError(f"{path}: {key}: {err}") from None
+    return doc, found

@@ -1,0 +1,220 @@
+"""A session's findings (fabricsuite/findings.py) from real run reports, and what `fabricsuite
+act` (fabricsuite/act.py) plans from them against Slurm's real `sinfo --json` (Slurm 22.05 of
+the emulated cluster, tests/data/slurm/README.md): every command line it would run, and every
+node it must leave alone. The same commands run against a real slurmctld in
+tests/test_emucluster_switches.py."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from case_support import on_nodes, report
+
+from fabricsuite import REPO_ROOT, act, findings, links, session, switches
+from fabricsuite.findings import Finding
+
+pytestmark = pytest.mark.unit
+
+DATA = Path(__file__).parent / "data"
+SINFO = (DATA / "slurm" / "sinfo-json-22.05.json").read_text()
+
+
+def doc_of(name: str) -> dict:
+    data = report(name)
+    code, why = session.classify(data)
+    return findings.document(data, code, why)
+
+
+def test_each_verdict_of_a_real_session_is_a_finding_of_its_kind():
+    regression = doc_of("judged-own")
+    (found,) = regression["findings"]
+    assert (found["kind"], found["confidence"], found["nodes"]) == ("regression", "confirmed",
+                                                                     "vm")
+    assert found["evidence"].startswith("REGRESSION bandwidth_1MiB_MBps ") and "(-1" in \
+        found["evidence"], found
+    assert regression["outcome"]["status"] == session.REGRESSED and regression["passed_nodes"] \
+        == ""
+    (broken,) = doc_of("tcp-sanity-broken")["findings"]
+    assert broken["kind"] == "broken-harness" and broken["nodes"] == "" and \
+        "carried by tcp" in broken["evidence"]
+    (disturbed,) = doc_of("busyloop-disturbed")["findings"]
+    assert disturbed["kind"] == "interference" and "busyloop" in disturbed["evidence"]
+    healthy = doc_of("recorded-physics")
+    assert healthy["findings"] == [] and healthy["passed_nodes"] == "vm"
+    assert healthy["schema"] == findings.SCHEMA and healthy["version"] == findings.VERSION
+
+
+def test_a_node_outlier_is_confirmed_and_a_regression_on_unknown_nodes_only_suspected(
+        references_on_nodes):
+    data = on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True)
+    (found,) = findings.document(data)["findings"]
+    assert (found["kind"], found["confidence"], found["nodes"]) == ("node-outlier",
+                                                                     "confirmed", "n3")
+    assert found["evidence"].startswith("NODE OUTLIER n3: first run ") and " -1" in \
+        found["evidence"], found
+    # still outside on n3, with no known node to confirm it on: suspected, to be re-tested
+    data = on_nodes(report("judged-own"), ["n3"], ["n3"], passed=False)
+    (found,) = findings.document(data)["findings"]
+    assert (found["kind"], found["confidence"], found["nodes"]) == ("node-outlier",
+                                                                     "suspected", "n3")
+    assert "re-test against known nodes" in found["evidence"]
+
+
+def test_link_lines_and_map_lines_become_findings_with_their_confidence():
+    slow = links.parse((DATA / "links" / "emu-node-500mbit.txt").read_text())
+    healthy = links.parse((DATA / "links" / "emu-node-500mbit.txt").read_text().replace(
+        "500Mbit", "1Gbit"))
+    lines = links.findings({"n1": healthy, "n2": healthy, "n3": slow, "n4": healthy}, None)
+    lines.append("LINK CHANGED n2 net/eth0 during the job: up -> down")
+    lines.append("BELOW PROMISE leaf leaf1 (its uplink): median pair 0.41 of the 1 Gb/s line "
+                 "rate over 12 pair(s), promised 0.70")
+    lines.append("BELOW PROMISE the fabric: median pair 0.52 of the 1 Gb/s line rate over 28 "
+                 "pair(s), promised 0.70")
+    found = findings.link_findings_of(lines, {})
+    assert [(f.kind, f.confidence, f.nodes, f.component) for f in found] == [
+        ("link-degraded", "confirmed", "n3", ""), ("link-degraded", "suspected", "n2", ""),
+        ("leaf", "map", "", "leaf leaf1"), ("fabric", "map", "", "the fabric")]
+    # the map's explanation of a real slow uplink: two uplinks it cannot tell apart
+    from fabricsuite.netbench_result import load
+
+    result = load(DATA / "switches" / "matrix-uplink1-slow.json")
+    result.switch_tree = (DATA / "switches" / "matrix-uplink1-slow-tree.txt").read_text()
+    components = "; ".join(switches.verdict(result).lines())
+    (uplink,) = findings.map_findings_of(components, {})
+    assert (uplink.kind, uplink.confidence, uplink.nodes) == ("uplink", "suspected", "")
+    (node,) = findings.map_findings_of("faulty node n7: 7 of 7 pairs through it bad", {})
+    assert (node.kind, node.confidence, node.nodes) == ("faulty-link", "map", "n7")
+
+
+def test_a_findings_file_round_trips_and_a_bad_one_is_one_line(tmp_path):
+    path = tmp_path / "findings" / "nightly.json"
+    findings.write(path, doc_of("judged-own"))
+    doc, found = findings.read(path)
+    assert doc["session"] == report("judged-own")["session_info"]["uuid"]
+    assert [f.kind for f in found] == ["regression"]
+    for text, said in (("{", "not a findings file"), ("[]", "no \"schema\""),
+                       (json.dumps(dict(doc, version=2)), "findings version 2"),
+                       (json.dumps(dict(doc, findings=[{"kind": "x"}])), "finding 1 cannot")):
+        path.write_text(text)
+        with pytest.raises(findings.FindingsError, match=said):
+            findings.read(path)
+    with pytest.raises(findings.FindingsError, match="no such findings file"):
+        findings.read(tmp_path / "none.json")
+
+
+def test_compress_hostlist_is_the_inverse_of_slurms_notation():
+    for names in (["n1", "n2", "n3", "n7"], ["gpu01", "gpu02", "gpu10"], ["vm"],
+                  ["n9", "n10", "n11"], ["a", "b3", "b4"]):
+        assert sorted(switches.expand_hostlist(switches.compress_hostlist(names))) == \
+            sorted(names)
+    assert switches.compress_hostlist(["n1", "n2", "n3", "n7"]) == "n[1-3,7]"
+    assert switches.compress_hostlist(["n3"]) == "n3"
+
+
+def node_finding(node: str, kind: str = "link-degraded", confidence: str = "confirmed"
+                 ) -> Finding:
+    return Finding(kind, confidence, node, f"LINK DEGRADED {node} net/eth0: 0.17 Gb/s, its 7 "
+                   f"peer(s) 0.2 Gb/s (-15%)", check="NetbenchMatrix %node_count=8")
+
+
+SESSION_DOC = {"session": "3f2a9c1e-aaaa-bbbb-cccc-000000000000"}
+
+
+def planned(found, mode="drain", max_nodes=4, max_fraction=0.25):
+    return act.plan(SESSION_DOC, found, act.parse_sinfo_json(SINFO), {"default": mode},
+                    max_nodes, max_fraction)
+
+
+def test_the_real_sinfo_json_is_read_with_an_administrators_drain_and_comment():
+    nodes = act.parse_sinfo_json(SINFO)
+    assert sorted(nodes) == ["fsx1", "fsx2", "fsx3", "fsx4"]
+    assert nodes["fsx2"].out_of_service and not nodes["fsx2"].ours
+    assert nodes["fsx2"].reason == "admin: bad DIMM" and nodes["fsx2"].reason_by == "root"
+    assert nodes["fsx3"].comment == "hello world" and not nodes["fsx3"].out_of_service
+    with pytest.raises(act.ActError, match="needs Slurm 21.08"):
+        act.parse_sinfo_json("sinfo: error")
+
+
+def test_a_confirmed_node_is_drained_with_the_suites_reason_as_one_quoted_command():
+    actions, lines, refused = planned([node_finding("fsx1")])
+    assert not refused and lines == []
+    (drain,) = actions
+    assert drain.action == "drain" and drain.command == [
+        "scontrol", "update", "NodeName=fsx1", "State=DRAIN",
+        "Reason=fabricsuite: LINK DEGRADED NetbenchMatrix -15% 3f2a9c1e"]
+    # printed as the shell would take it back
+    (printed,) = [ln for ln in drain.line().splitlines() if "would run:" in ln]
+    assert shlex.split(printed.split("would run: ", 1)[1]) == drain.command
+    # report mode: the command, not run; comment mode: the comment only
+    (report_only,) = planned([node_finding("fsx1")], mode="report")[0]
+    assert report_only.action == "" and report_only.command == drain.command
+    (comment,) = planned([node_finding("fsx1")], mode="comment")[0]
+    assert comment.command == ["scontrol", "update", "NodeName=fsx1",
+                               "Comment=fabricsuite: LINK DEGRADED NetbenchMatrix -15% 3f2a9c1e"]
+
+
+def test_someone_elses_drain_or_comment_is_left_alone_and_a_suspect_is_never_acted_on():
+    (admin,) = planned([node_finding("fsx2")])[0]
+    assert admin.action == "" and admin.command == [] and "someone else's" in admin.why and \
+        "admin: bad DIMM" in admin.why
+    (commented,) = planned([node_finding("fsx3")], mode="comment")[0]
+    assert commented.action == "" and "'hello world' is someone else's" in commented.why
+    (suspect,) = planned([node_finding("fsx1", confidence="suspected")])[0]
+    assert suspect.command == [] and suspect.step == "suspected" and "re-test" in suspect.why
+    (unknown,) = planned([node_finding("nosuch")], max_fraction=1.0)[0]
+    assert unknown.command == [] and "not a node Slurm knows" in unknown.why
+
+
+def test_the_cap_an_untrusted_session_and_a_component_drain_nothing():
+    # 2 nodes of 4 at a cap of 25 %: nothing
+    actions, lines, refused = planned([node_finding("fsx1"), node_finding("fsx4")])
+    assert refused and [a for a in actions if a.command] == []
+    assert lines[0].startswith("REFUSED: 2 node(s) named at once (fsx[1,4]), above the cap "
+                               "of 1"), lines
+    # --max-nodes is the smaller cap
+    assert planned([node_finding("fsx1")], max_nodes=0)[2]
+    # a broken harness beside a confirmed node: nothing
+    broken = Finding("broken-harness", "confirmed", "", "BROKEN in sanity: netbench not found")
+    actions, lines, refused = planned([node_finding("fsx1"), broken])
+    assert refused and actions == [] and "cannot be trusted (broken-harness" in lines[-1]
+    # an uplink is reported; its nodes are not drained one by one
+    uplink = Finding("uplink", "map", "", "faulty uplink leaf1: 16 of 16 pairs",
+                     component="uplink leaf1")
+    actions, lines, refused = planned([uplink])
+    assert not refused and actions == [] and lines == [
+        "reported, no node drained (uplink uplink leaf1): faulty uplink leaf1: 16 of 16 pairs"]
+
+
+def test_an_action_a_kill_cut_short_is_found_and_settled_from_what_slurm_shows(tmp_path):
+    log = act.Log(tmp_path / "actions.jsonl")
+    log.append({"id": "a1", "node": "fsx2", "action": "drain", "session": "s",
+                "status": "started"})
+    log.append({"id": "a2", "node": "fsx1", "action": "drain", "session": "s",
+                "status": "started"})
+    with open(log.path, "a") as out:
+        out.write('{"id": "a3", "node": "fsx')  # the line a kill cut
+    nodes = act.parse_sinfo_json(SINFO)
+    nodes["fsx1"] = replace(nodes["fsx1"], flags=("DRAIN",), reason="fabricsuite: x")
+    lines = act.reconcile(log, nodes)
+    assert len(lines) == 2 and "fsx2 drain started" in lines[0] and "not done" in lines[0]
+    assert "fsx1 drain" in lines[1] and "shows it done" in lines[1]
+    assert log.unfinished() == [] and set(log.last_actions("drain")) == {"fsx1"}
+
+
+def test_act_refuses_bad_input_in_one_line(tmp_path):
+    bad = tmp_path / "f.json"
+    bad.write_text("{")
+    for options, said in (([str(bad)], "not a findings file"),
+                          ([str(bad), "--max-fraction", "nan"], "give a count of 0"),
+                          ([str(bad), "--mode-for", "leaf=drain"], "--mode-for 'leaf=drain'"),
+                          (["--results", str(tmp_path)], "no findings in")):
+        proc = subprocess.run([sys.executable, "-m", "fabricsuite.cli", "act", *options],
+                              capture_output=True, text=True, cwd=REPO_ROOT)
+        assert proc.returncode == 2 and said in proc.stderr, (options, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
