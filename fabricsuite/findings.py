@@ -22,12 +22,13 @@ component above the nodes (`uplink`, `leaf`, `fabric`), a regression of the whol
 another process took the CPUs (`interference`), the session was interrupted (`interrupted`).
 
 Confidence (`CONFIDENCES`), the only ground an action may stand on:
-- ``confirmed``: the node failed where the references never saw it and passed its confirmation
-  on nodes they know (a NODE OUTLIER), or the operating system itself reports its link below
+- ``confirmed``: the node failed where the references never saw it (the only such node of its
+  case) and passed its confirmation on nodes they know (a NODE OUTLIER), or the operating system itself reports its link below
   the partition's contract (LINK DEGRADED);
 - ``map``: the all-pairs map named this one component beyond the map's own noise, its pairs
   re-tested alone (fabricsuite.switches);
-- ``suspected``: named, but not yet confirmed: a regression on nodes the references never saw
+- ``suspected``: named, but not yet confirmed: a node outlier whose first run met two new
+  nodes (the pair cannot say which), a regression on nodes the references never saw
   that no known node could confirm, a link that changed during a job, a map finding the pairs
   cannot tell from another component. Re-test before any action.
 """
@@ -184,7 +185,10 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
                 map_findings_of(case.last.get("components") or "", base))
     if verdict == NODE_OUTLIER:
         unknown, _known = unknown_nodes(case.first or case.last, cache)
-        return [Finding(NODE_OUTLIER_KIND, CONFIRMED, compress_hostlist(unknown),
+        # a pair of new nodes cannot say which of them is slow: draining both would take a
+        # healthy node out with the bad one; each is re-tested against a known node first
+        return [Finding(NODE_OUTLIER_KIND, CONFIRMED if len(unknown) == 1 else SUSPECTED,
+                        compress_hostlist(unknown),
                         _line(f"NODE OUTLIER {node_outlier(case.last, case.first, cache)}"),
                         **base)]
     found = map_findings_of(case.last.get("components") or "", base)

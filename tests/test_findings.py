@@ -218,3 +218,34 @@ def test_act_refuses_bad_input_in_one_line(tmp_path):
                               capture_output=True, text=True, cwd=REPO_ROOT)
         assert proc.returncode == 2 and said in proc.stderr, (options, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_resume_returns_only_the_suites_own_retests_that_a_later_session_passed(tmp_path):
+    log = act.Log(tmp_path / "actions.jsonl")
+    nodes = act.parse_sinfo_json(SINFO)
+    for node, action in (("fsx1", "drain"), ("fsx1", "retest"), ("fsx4", "drain")):
+        log.append({"id": node + action, "node": node, "action": action, "status": "done"})
+    since = log.last_actions("retest")["fsx1"]
+    passed = {"session": "s2", "started": since, "passed_nodes": "fsx[1-4]"}
+    actions, lines = act.plan_resume(passed, [], nodes, log)
+    assert [(a.node, a.action) for a in actions] == [("fsx1", "resume"),
+                                                     ("fabricsuite-retest", "unreserve")], lines
+    # fsx4 was drained, never re-tested: a session cannot have run on it, it stays
+    assert all(a.node != "fsx4" for a in actions)
+    # a session older than the re-test says nothing of it
+    actions, lines = act.plan_resume(dict(passed, started="2000-01-01T00:00:00Z"), [], nodes,
+                                     log)
+    assert actions == [] and "started before its re-test" in lines[0]
+    # named again: drained again, the reservation kept for none
+    again = node_finding("fsx1")
+    actions, _ = act.plan_resume(dict(passed, passed_nodes="fsx[2-4]"), [again], nodes, log)
+    assert [(a.node, a.action) for a in actions] == [("fsx1", "drain"),
+                                                     ("fabricsuite-retest", "unreserve")]
+    assert actions[0].command[-1].startswith("Reason=fabricsuite: LINK DEGRADED")
+
+
+def test_a_pair_of_new_nodes_is_only_suspected_never_both_drained(references_on_nodes):
+    data = on_nodes(report("judged-own"), ["n3", "n4"], ["n1", "n2"], passed=True)
+    (found,) = findings.document(data)["findings"]
+    assert (found["kind"], found["confidence"], found["nodes"]) == ("node-outlier",
+                                                                     "suspected", "n[3-4]")
