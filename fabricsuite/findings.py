@@ -23,8 +23,8 @@ another process took the CPUs (`interference`), the session was interrupted (`in
 
 Confidence (`CONFIDENCES`), the only ground an action may stand on:
 - ``confirmed``: the node failed where the references never saw it (the only such node of its
-  case) and passed its confirmation on nodes they know (a NODE OUTLIER), or the operating system itself reports its link below
-  the partition's contract (LINK DEGRADED);
+  case) and passed its confirmation on nodes they know (a NODE OUTLIER), or the operating
+  system itself reports its link below the partition's contract (LINK DEGRADED);
 - ``map``: the all-pairs map named this one component beyond the map's own noise, its pairs
   re-tested alone (fabricsuite.switches);
 - ``suspected``: named, but not yet confirmed: a node outlier whose first run met two new
@@ -72,6 +72,9 @@ KINDS = NODE_KINDS + COMPONENT_KINDS + SESSION_KINDS
 CONFIRMED, MAP, SUSPECTED = "confirmed", "map", "suspected"
 #: Best ground first.
 CONFIDENCES = (CONFIRMED, MAP, SUSPECTED)
+#: A case on at least this many nodes whose every node's link is degraded is a finding of the
+#: fabric (two nodes cannot say it is all of them).
+FABRIC_NODES = 3
 #: The confidences a node may be drained on.
 ACTIONABLE = (CONFIRMED, MAP)
 
@@ -181,8 +184,18 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
     runs = case.rounds or (case.last,)
     if verdict == LINK_DEGRADED:
         lines = list(dict.fromkeys(line for run in runs for line in link_findings(run)))
-        return (link_findings_of(lines, base) +
-                map_findings_of(case.last.get("components") or "", base))
+        found = link_findings_of(lines, base) + map_findings_of(case.last.get("components")
+                                                                 or "", base)
+        degraded = {name for f in found if f.kind == LINK_DEGRADED_KIND
+                    for name in f.node_names()}
+        if len(case.evidence.nodes) >= FABRIC_NODES and degraded >= set(case.evidence.nodes) \
+                and not any(f.kind == FABRIC for f in found):
+            # every node's link below the promise: the fabric (its firmware, its cables'
+            # generation, a wrong declaration), not the nodes
+            found.append(Finding(FABRIC, CONFIRMED, "", _line(
+                f"every one of the {len(case.evidence.nodes)} nodes' links is degraded: the "
+                f"fabric, not the nodes ({lines[0]}, ...)"), component="the fabric", **base))
+        return found
     if verdict == NODE_OUTLIER:
         unknown, _known = unknown_nodes(case.first or case.last, cache)
         # a pair of new nodes cannot say which of them is slow: draining both would take a
@@ -301,3 +314,22 @@ def read(path: Path) -> tuple[dict, list[Finding]]:
         except TopologyError as err:
             raise FindingsError(f"{path}: {key}: {err}") from None
     return doc, found
+
+
+def step_lines(report: dict) -> list[str]:
+    """The outcome's lines on the nodes its findings name, each with its step: what `fabricsuite
+    act` may do with it (docs/findings.md); [] where no finding names a node."""
+    found = [Finding(**entry) for entry in document(report)["findings"]]
+    named = [f for f in found if f.kind in NODE_KINDS and f.nodes]
+    if not named:
+        return []
+    lines = ["nodes named, and their step (`fabricsuite act`, docs/findings.md):"]
+    if any(f.kind in SESSION_KINDS for f in found):
+        lines.append("  the session cannot be trusted (a broken harness, interference or an "
+                     "interruption): no node is acted on")
+    for finding in named:
+        step = ("confirmed: may be drained (fabricsuite act --mode drain)"
+                if finding.confidence in ACTIONABLE else
+                "suspected: re-test against nodes the references know before any action")
+        lines.append(f"  {finding.nodes}: {finding.kind}, {step}")
+    return lines

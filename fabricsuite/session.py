@@ -46,6 +46,9 @@ from .cases import (
     is_interfered,
     rounds_by_case,
 )
+from .findings import document as findings_document
+from .findings import step_lines
+from .findings import write as write_findings
 from .limits import PHYSICS_ORIGIN, efficiency_lines
 from .links import evidence_lines, link_findings, promise_lines
 from .metrics import case_scope, case_where, is_finite_number, series_key
@@ -559,6 +562,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     lines += evidence_lines(ran)
     lines += kind_comparison_lines(ran)
     lines += transport_lines(ran)
+    lines += step_lines(report)
     lines += machine_lines or []
     code, why = status if status is not None else classify(report, reframe_args)
     lines.append(f"outcome: {why}" + (f" (exit {code})" if show_exit else ""))
@@ -738,10 +742,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"check the directory", file=sys.stderr)
             return BROKEN if args.classify else 1
     if args.findings:
-        from . import findings
         try:
-            findings.write(Path(args.findings),
-                           findings.document(report, status[0], status[1],
+            write_findings(Path(args.findings),
+                           findings_document(report, status[0], status[1],
                                              name=Path(args.report).stem))
         except OSError as err:
             print(f"fabricsuite: cannot write --findings {args.findings}: "

@@ -249,3 +249,17 @@ def test_a_pair_of_new_nodes_is_only_suspected_never_both_drained(references_on_
     (found,) = findings.document(data)["findings"]
     assert (found["kind"], found["confidence"], found["nodes"]) == ("node-outlier",
                                                                      "suspected", "n[3-4]")
+
+
+def test_the_outcome_names_each_node_and_its_step(references_on_nodes):
+    outcome = session.summary_lines(on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True),
+                                    [])
+    at = outcome.index("nodes named, and their step (`fabricsuite act`, docs/findings.md):")
+    assert outcome[at + 1] == "  n3: node-outlier, confirmed: may be drained (fabricsuite act " \
+                              "--mode drain)", outcome
+    pair = session.summary_lines(on_nodes(report("judged-own"), ["n3", "n4"], ["n1"],
+                                          passed=True), [])
+    assert "  n[3-4]: node-outlier, suspected: re-test against nodes the references know " \
+           "before any action" in pair, pair
+    assert not any(line.startswith("nodes named") for line in
+                   session.summary_lines(report("recorded-physics"), []))
