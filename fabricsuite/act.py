@@ -154,10 +154,15 @@ def run_slurm(command: list[str]) -> str:
 def reason_of(finding: Finding, session: str) -> str:
     """The suite's reason for a node: "fabricsuite: NODE OUTLIER <check> -15% <session>"."""
     change = re.search(r"[+-]\d+(?:\.\d+)?%", finding.evidence)
+    rates = re.search(r"([\d.]+) Gb/s, (?:declared|its \d+ peer\(s\))(?: \d+X)? ([\d.]+) Gb/s",
+                      finding.evidence)
     check = finding.check.split(" ", 1)[0]
     words = [REASON_PREFIX, LABELS.get(finding.kind, finding.kind), check]
     if change:
         words.append(change[0])
+    elif rates and float(rates[2]) > 0:
+        # a link's rate against the declared one or its peers': "0.17 Gb/s, declared 0.2 Gb/s"
+        words.append(f"{float(rates[1]) / float(rates[2]) - 1:+.0%}")
     words.append(session[:8] or "session?")
     return " ".join(w for w in words if w)
 

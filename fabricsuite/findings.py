@@ -14,7 +14,10 @@ between the verdict and whatever acts on it (`fabricsuite act`, a center's own g
      "findings": [{"kind": KIND, "confidence": CONFIDENCE, "nodes": hostlist or "",
                    "component": "uplink leaf1" or "", "check": display name,
                    "partition": "system:partition", "environ": ..., "evidence": one line,
-                   "rounds": runs of the case}]}
+                   "rounds": runs of the case, "against": known nodes of a suspect}],
+     "retests": [{"node": suspect, "against": known node, "session": UUID,
+                  "result": "confirmed" | "cleared" | "fabric" | "broken" | "undecided"}]
+     (optional)}
 
 Kinds (`KINDS`): a node's own fault (`node-outlier`, `link-degraded`, `faulty-link`), a
 component above the nodes (`uplink`, `leaf`, `fabric`), a regression of the whole fabric
@@ -40,7 +43,7 @@ import os
 import re
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import cases as casemodel
@@ -105,6 +108,9 @@ class Finding:
     #: its ReFrame partition ("system:partition") and environment
     partition: str = ""
     environ: str = ""
+    #: for a suspect: per node of `nodes` (in that order), a node its references were taken on
+    #: to re-test it against, comma-separated ("" where none is known; `partners`)
+    against: str = ""
 
     def node_names(self) -> list[str]:
         return expand_hostlist(self.nodes) if self.nodes else []
@@ -175,6 +181,21 @@ def map_findings_of(components: str, base: dict) -> list[Finding]:
     return found
 
 
+def partners(run: dict | None, unknown: list[str], known: list[str]) -> str:
+    """For each of `unknown` (sorted, as a finding's host list expands), the known node to
+    re-test it against: the one in its mate's place, the next place of the run's node list
+    among the known nodes, so that the re-test is the run with the other node replaced (node i
+    of the confirmation's known nodes took node i's place)."""
+    if not known:
+        return ""
+    order = list(casemodel.evidence(run).nodes) if run else []
+    found = []
+    for node in sorted(unknown):
+        place = order.index(node) if node in order else 0
+        found.append(known[(place + 1) % len(known)] if len(known) > 1 else known[0])
+    return ",".join(found)
+
+
 def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
     """The findings of one case under its session verdict (session_verdict.case_verdicts)."""
     check, partition, environ, _levels = case_scope(case.last)
@@ -197,13 +218,14 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
                 f"fabric, not the nodes ({lines[0]}, ...)"), component="the fabric", **base))
         return found
     if verdict == NODE_OUTLIER:
-        unknown, _known = unknown_nodes(case.first or case.last, cache)
+        unknown, known = unknown_nodes(case.first or case.last, cache)
         # a pair of new nodes cannot say which of them is slow: draining both would take a
         # healthy node out with the bad one; each is re-tested against a known node first
         return [Finding(NODE_OUTLIER_KIND, CONFIRMED if len(unknown) == 1 else SUSPECTED,
                         compress_hostlist(unknown),
                         _line(f"NODE OUTLIER {node_outlier(case.last, case.first, cache)}"),
-                        **base)]
+                        against="" if len(unknown) == 1 else partners(case.first, unknown,
+                                                                       known), **base)]
     found = map_findings_of(case.last.get("components") or "", base)
     if verdict == casemodel.REGRESSION:
         if found:
@@ -215,7 +237,8 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
             return [Finding(NODE_OUTLIER_KIND, SUSPECTED, compress_hostlist(unknown),
                             _line(f"REGRESSION {figures} on node(s) the references never saw "
                                   f"(taken on {compress_hostlist(known)}): re-test against "
-                                  f"known nodes"), **base)]
+                                  f"known nodes"), against=partners(case.last, unknown,
+                                                                     known), **base)]
         return [Finding(REGRESSION, CONFIRMED, nodes, _line(f"REGRESSION {figures}"), **base)]
     if verdict == casemodel.BROKEN:
         if case.health == casemodel.DISTURBED:
@@ -333,3 +356,75 @@ def step_lines(report: dict) -> list[str]:
                 "suspected: re-test against nodes the references know before any action")
         lines.append(f"  {finding.nodes}: {finding.kind}, {step}")
     return lines
+
+
+def suspects(found: list[Finding]) -> list[tuple[str, str, Finding]]:
+    """(node, a node to re-test it against, its finding) of each suspected node of its own
+    that the references name a known node for (`against`), the suspect itself never its
+    partner."""
+    named = {name for f in found for name in f.node_names()}
+    pairs = []
+    for finding in found:
+        if finding.kind != NODE_OUTLIER_KIND or finding.confidence != SUSPECTED:
+            continue
+        mates = finding.against.split(",") if finding.against else []
+        pairs += [(node, mate, finding) for node, mate in zip(finding.node_names(), mates,
+                                                               strict=False)
+                  if mate and mate not in named]
+    return pairs
+
+
+def passed_on(report: dict, node: str) -> bool:
+    """Whether a run of the report on `node` passed on a quiet node (its first round there:
+    a confirmation elsewhere says nothing of it)."""
+    return any(case.get("result") == "pass" and not casemodel.disturbance(case)
+               and node in casemodel.evidence(case).nodes
+               for cases in casemodel.runs_of(report) for case in cases
+               if not case.get("fixture"))
+
+
+def settle(doc: dict, node: str, partner: str, report: dict) -> str:
+    """Merges the re-test of suspect `node` against `partner` (that session's run report) into
+    `doc`: "confirmed" (it failed there and passed on nodes the references know: a confirmed
+    node outlier of its own), "cleared" (it passed there, on a quiet node: no longer named,
+    one of the passed nodes), "fabric" (it failed on the known nodes too: not the node),
+    "broken" (the re-test's harness broke, was disturbed or interrupted) or "undecided" (no
+    run on it passed and none failed it: a disturbed round, no report); the last two leave it
+    suspected."""
+    retest = document(report) if report else {}
+    found = [Finding(**entry) for entry in retest.get("findings") or []]
+    if any(f.kind in SESSION_KINDS for f in found):
+        result = "broken"
+    elif any(f.kind == NODE_OUTLIER_KIND and f.confidence == CONFIRMED
+             and node in f.node_names() for f in found):
+        result = "confirmed"
+    elif passed_on(report, node) and not any(node in f.node_names() for f in found):
+        result = "cleared"
+    elif not found:
+        result = "undecided"
+    else:
+        result = "fabric"
+    kept = []
+    for entry in doc.get("findings") or []:
+        finding = Finding(**entry)
+        if (result in ("confirmed", "cleared") and finding.kind == NODE_OUTLIER_KIND
+                and finding.confidence == SUSPECTED and node in finding.node_names()):
+            rest = [n for n in finding.node_names() if n != node]
+            if rest:
+                kept.append(asdict(replace(finding, nodes=compress_hostlist(rest))))
+            if result == "confirmed":
+                evidence = next(f.evidence for f in found if node in f.node_names())
+                kept.append(asdict(replace(
+                    finding, confidence=CONFIRMED, nodes=node, against="",
+                    evidence=_line(f"re-tested against {partner} (session "
+                                   f"{retest.get('session', '')[:8]}): {evidence}"))))
+            continue
+        kept.append(entry)
+    doc["findings"] = kept
+    if result == "cleared":
+        passed = set(expand_hostlist(str(doc.get("passed_nodes") or ""))) | {node}
+        doc["passed_nodes"] = compress_hostlist(passed)
+    doc.setdefault("retests", []).append({"node": node, "against": partner,
+                                          "session": retest.get("session", ""),
+                                          "result": result})
+    return result

@@ -59,6 +59,11 @@ def add_parser(sub: Any) -> None:
                    help="JUnit XML file (default RESULTS/junit/<mode>-<UTC time>.xml)")
     p.add_argument("--progress-every", type=float, default=60.0, metavar="S",
                    help="seconds between progress lines (default 60)")
+    p.add_argument("--retest-suspects", action="store_true",
+                   help="after the session, measure each suspected node (a failure on new "
+                        "nodes that a pair cannot pin on one) again on it and a node its "
+                        "references know, and settle the findings: confirmed or cleared "
+                        "(Slurm: -J--nodelist)")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER,
                    help="-- then further reframe options")
 
@@ -226,22 +231,11 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
         env[ROTATION_ENV] = str(rotation)
     report = results / "reports" / f"run-report-{stamp}-{os.getpid()}.json"
     skips = report.with_suffix(".skips.jsonl")
-    reframe = Path(sys.executable).parent / "reframe"
-    command = [str(reframe), "-C", str(REPO_ROOT / "config" / "settings.py"),
-               "--system", args.system, *options, "-r",
-               "--report-file", str(report), "--session-extras", f"tag={args.tag}", *extra]
-    print(f"fabricsuite nightly: {shlex.join(command)}", flush=True)
-    try:
-        # its own session: a Ctrl-C at the terminal reaches the nightly only, which ends ReFrame
-        # and its jobs in order (_Interrupted)
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, cwd=REPO_ROOT, env=env, bufsize=1,
-                                start_new_session=True, preexec_fn=_end_with_parent)
-    except OSError as err:
-        return _fail(f"cannot start reframe ({err.strerror}); run ci/setup.sh first")
-    with _Interrupted(proc) as interrupted, open(skips, "a") as skip_log:
-        console.fold(proc.stdout, sys.stdout, skip_log, args.progress_every)
-        returncode = proc.wait()
+    ran = _reframe(args, env, [*options, "--session-extras", f"tag={args.tag}", *extra],
+                   report, skips)
+    if isinstance(ran, int):
+        return ran
+    returncode, interrupted = ran
     if interrupted.signal is not None:
         return _interrupted(interrupted, report, junit, results, args)
     if not report.is_file():
@@ -257,10 +251,79 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
             "--classify", *take, str(report), "--", "--system", args.system, *extra]
     status = session.main(argv)
     print(f"fabricsuite nightly: JUnit XML in {junit}; findings {found}; run report {report}")
+    if args.retest_suspects:
+        retested = _retest_suspects(args, env, options, extra, found, results)
+        if retested is not None:
+            return retested
     if status == session.WITHIN and returncode != 0:
         # ReFrame failed for a reason the report does not show (e.g. an error after the run)
         return _fail(f"reframe exited {returncode} although every case passed; see its output")
     return status
+
+
+def _reframe(args: Any, env: dict, options: list[str], report: Path, skips: Path
+             ) -> tuple[int, _Interrupted] | int:
+    """One ReFrame session of `options` on the system, its report to `report`, its output
+    folded (skips to `skips`): (ReFrame's exit status, how it was interrupted), or the nightly's
+    exit status where it could not start."""
+    reframe = Path(sys.executable).parent / "reframe"
+    command = [str(reframe), "-C", str(REPO_ROOT / "config" / "settings.py"),
+               "--system", args.system, "-r", "--report-file", str(report), *options]
+    print(f"fabricsuite nightly: {shlex.join(command)}", flush=True)
+    try:
+        # its own session: a Ctrl-C at the terminal reaches the nightly only, which ends ReFrame
+        # and its jobs in order (_Interrupted)
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, cwd=REPO_ROOT, env=env, bufsize=1,
+                                start_new_session=True, preexec_fn=_end_with_parent)
+    except OSError as err:
+        return _fail(f"cannot start reframe ({err.strerror}); run ci/setup.sh first")
+    with _Interrupted(proc) as interrupted, open(skips, "a") as skip_log:
+        console.fold(proc.stdout, sys.stdout, skip_log, args.progress_every)
+        returncode = proc.wait()
+    return returncode, interrupted
+
+
+def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
+                     found: Path, results: Path) -> int | None:
+    """Each suspected node of the session's findings measured again by its own check, on it
+    and a node its references know (`-J--nodelist`; the check's confirmation then runs on
+    known nodes), and the findings settled (fabricsuite.findings.settle): a node that fails
+    there is confirmed, one that passes cleared. None, or the nightly's exit status where a
+    re-test was interrupted."""
+    try:
+        doc, named = findings.read(found)
+    except findings.FindingsError as err:
+        print(f"fabricsuite nightly: no re-test of suspects: {err}", file=sys.stderr)
+        return None
+    pairs = findings.suspects(named)
+    if not pairs:
+        return None
+    # the session's settings (-S), never its selection: the re-test runs one check
+    settings = [word for at, word in enumerate(extra)
+                if word == "-S" or (at and extra[at - 1] == "-S")]
+    for node, partner, finding in pairs:
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        report = results / "reports" / f"run-report-{stamp}-retest-{node}.json"
+        check = finding.check.replace(" ", "")  # as ReFrame matches -n: no spaces
+        print(f"fabricsuite nightly: re-testing suspect {node} against {partner}: {check}",
+              flush=True)
+        ran = _reframe(args, env, [*options, "--session-extras", "tag=retest", "-n",
+                                   f"^{re.escape(check)}$", "-p", finding.environ,
+                                   f"-J--nodelist={node},{partner}", *settings],
+                       report, report.with_suffix(".skips.jsonl"))
+        if isinstance(ran, int):
+            return ran
+        if ran[1].signal is not None:
+            return _interrupted(ran[1], report, _junit_path(args), results, args)
+        try:
+            retest = json.loads(report.read_text())
+        except (OSError, ValueError):
+            retest = {}  # no report: undecided, the node stays suspected
+        result = findings.settle(doc, node, partner, retest)
+        print(f"fabricsuite nightly: suspect {node} re-tested against {partner}: {result}")
+    findings.write(found, doc)
+    return None
 
 
 def _end_with_parent() -> None:

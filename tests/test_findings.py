@@ -263,3 +263,55 @@ def test_the_outcome_names_each_node_and_its_step(references_on_nodes):
            "before any action" in pair, pair
     assert not any(line.startswith("nodes named") for line in
                    session.summary_lines(report("recorded-physics"), []))
+
+
+def test_a_suspect_pair_is_settled_node_by_node_by_its_re_tests(references_on_nodes):
+    doc = findings.document(on_nodes(report("judged-own"), ["n3", "n4"], ["n1", "n2"],
+                                     passed=True))
+    named = [Finding(**entry) for entry in doc["findings"]]
+    # each with the known node in its mate's place: n3 with n2 (the run n3-n4 with n4
+    # replaced), n4 with n1
+    assert [(node, partner) for node, partner, _ in findings.suspects(named)] == [
+        ("n3", "n2"), ("n4", "n1")]
+    # n3 fails against n2 and passes its confirmation on n1-n2: confirmed, alone
+    bad = on_nodes(report("judged-own"), ["n3", "n2"], ["n1", "n2"], passed=True)
+    assert findings.settle(doc, "n3", "n2", bad) == "confirmed"
+    # the re-test of n4 broke, or wrote no report: it stays suspected
+    assert findings.settle(doc, "n4", "n1", report("tcp-sanity-broken")) == "broken"
+    assert findings.settle(doc, "n4", "n1", {}) == "undecided"
+    # a first round on n4 that failed while disturbed, passed on the known nodes: undecided,
+    # never cleared (the confirmation elsewhere says nothing of n4)
+    disturbed = on_nodes(report("judged-own"), ["n4", "n1"], ["n1", "n2"], passed=True)
+    for case in disturbed["runs"][0]["testcases"]:
+        case["interference"] = "rank 1 (n4, CPU 0) waited 60% of the run for its CPU"
+    assert findings.settle(doc, "n4", "n1", disturbed) == "undecided"
+    # n4 passes against n1: cleared, one of the passed nodes
+    good = report("recorded-physics")
+    for run in good["runs"]:
+        for case in run["testcases"]:
+            case["job_nodelist"] = ["n4", "n1"]
+    assert findings.settle(doc, "n4", "n1", good) == "cleared"
+    assert [(f["kind"], f["confidence"], f["nodes"]) for f in doc["findings"]] == [
+        ("node-outlier", "confirmed", "n3")]
+    assert doc["findings"][0]["evidence"].startswith("re-tested against n2 (session ")
+    assert "n4" in switches.expand_hostlist(doc["passed_nodes"])
+    assert [r["result"] for r in doc["retests"]] == ["confirmed", "broken", "undecided",
+                                                     "undecided", "cleared"]
+    # what act then does: drain n3 alone
+    (drain,) = act.plan({"session": "s"}, [Finding(**e) for e in doc["findings"]],
+                        {"n3": act.Node("n3", "idle", (), "", "", ("p",))} |
+                        {f"m{i}": act.Node(f"m{i}", "idle", (), "", "", ("p",))
+                         for i in range(9)}, {"default": "drain"}, 4, 0.2)[0]
+    assert drain.command[:3] == ["scontrol", "update", "NodeName=n3"]
+
+
+def test_the_reason_says_how_far_a_link_lies_from_its_promise_or_its_peers():
+    for evidence, change in (("LINK DEGRADED n3 net/eth0: 0.17 Gb/s, its 7 peer(s) 0.2 Gb/s",
+                              "-15%"),
+                             ("LINK DEGRADED n3 infiniband/mlx5_0/1: 2X 200 Gb/s, declared 4X "
+                              "400 Gb/s", "-50%"),
+                             ("LINK DEGRADED n3 net/eth0: down, declared 1 Gb/s", None)):
+        reason = act.reason_of(Finding("link-degraded", "confirmed", "n3", evidence,
+                                       check="NetbenchMatrix %node_count=8"), "6ccc3106-aaaa")
+        assert reason == " ".join(w for w in ("fabricsuite: LINK DEGRADED NetbenchMatrix",
+                                              change, "6ccc3106") if w), reason
