@@ -72,7 +72,7 @@ def act_on(emu, results: Path) -> list[str]:
     return drained
 
 
-def main() -> int:
+def parse_args():
     parser = bench_parser(__doc__)
     parser.add_argument("--trials", type=int, default=10, help="nightly runs per scenario")
     parser.add_argument("--slower", type=float, default=0.15,
@@ -86,7 +86,11 @@ def main() -> int:
                         help="issue 52: the nightly re-tests its suspects (--retest-suspects), "
                              "then `fabricsuite act --mode drain`; right only where node 3 "
                              "alone is drained in the outlier scenario and nothing otherwise")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
     scenarios = [s for s in args.scenarios.split(",") if s]
     if (args.trials < 1 or args.acceptance_sessions < 1 or not 0 < args.slower < 1
             or any(s not in SCENARIOS for s in scenarios)):
