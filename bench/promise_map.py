@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from fabricsuite import switches  # noqa: E402
-from fabricsuite.emucluster import OPENMPI_TCP, EmuCluster, srun_matrix  # noqa: E402
+from fabricsuite.emucluster import OPENMPI_TCP, EmuCluster, bench_tally, srun_matrix  # noqa: E402
 from fabricsuite.links import DEFAULT_BANDWIDTH_FRACTION, tc_rate_gbps  # noqa: E402
 
 MATRIX_OPTIONS = ("--max-size", "256K", "--repetitions", "3", "--time-cap-ms", "20",
@@ -122,13 +122,7 @@ def main() -> int:
                           f"{result['summary']['bad_pairs']} bad pair(s)", flush=True)
         finally:
             emu("down")
-    print()
-    for scenario in SCENARIOS:
-        done = [t for t in trials if t["scenario"] == scenario]
-        print(f"{scenario:<8} {sum(t['right'] for t in done)} of {len(done)} right")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"rate": args.rate, "fraction": args.fraction,
-                                               "trials": trials}, indent=2))
+    bench_tally(trials, SCENARIOS, args.json, rate=args.rate, fraction=args.fraction)
     return 0
 
 

@@ -66,6 +66,41 @@ def bench_up(cluster: EmuCluster, script: str, *args: str) -> bool:
     return up.returncode == 0
 
 
+def matrix_references(nodes: int) -> str:
+    """A reference file for NetbenchMatrix at `nodes` nodes of emucluster:nodes (Open MPI):
+    every count of bad pairs, nodes and faulty components judged against 0, the figures
+    recorded only (emulated nodes share the host's cores: the verdict is relative to the run)."""
+    counts = (("bad_pairs", "pairs"), ("bad_nodes", "nodes"), ("faulty_node_links",
+              "components"), ("faulty_uplinks", "components"), ("faulty_switches", "components"))
+    figures = (("bandwidth_median_MBps", "25.0", "MB/s"), ("bandwidth_min_MBps", "25.0", "MB/s"),
+               ("latency_median_us", "100.0", "us"))
+    lines = ["NetbenchMatrix:", "  $index: [$partition, $environ, scale]", "  emucluster:nodes:",
+             "    openmpi:", f"      {nodes}x1:"]
+    lines += [f"        matrix_{name}: [{value}, null, null, {unit}]"
+              for name, value, unit in figures]
+    lines += [f"        matrix_{name}: [0, null, 0, {unit}]" for name, unit in counts]
+    lines.append("_recorded_only:")
+    lines += [f"  'NetbenchMatrix.emucluster:nodes.openmpi.{nodes}x1.matrix_{name}': '{nodes} "
+              f"emulated nodes share 2 cores: recorded; the verdict is the counts, relative to "
+              f"the run'" for name, _value, _unit in figures]
+    return "\n".join(lines) + "\n"
+
+
+def bench_tally(trials: list[dict], scenarios: tuple[str, ...], json_path: str | None,
+                **settings: object) -> bool:
+    """Prints how many trials of each scenario were right, writes them (with `settings`) to
+    `json_path` where given; whether every trial was."""
+    import json
+
+    print()
+    for scenario in scenarios:
+        done = [t for t in trials if t["scenario"] == scenario]
+        print(f"{scenario:<8} {sum(t['right'] for t in done)} of {len(done)} right")
+    if json_path:
+        Path(json_path).write_text(json.dumps({**settings, "trials": trials}, indent=2))
+    return all(t["right"] for t in trials)
+
+
 #: ReFrame options that keep a point-to-point check short on the emulated links: 5 repetitions,
 #: sizes up to 1 MiB (its variables need no larger size).
 QUICK = ("-S", "netbench_options=--repetitions,5,--max-size,1M",

@@ -31,30 +31,12 @@ import pytest
 from emu_support import BIN, run_reframe
 
 from fabricsuite import REPO_ROOT, switches
-from fabricsuite.emucluster import OPENMPI_TCP, QUICK
+from fabricsuite.emucluster import OPENMPI_TCP, QUICK, matrix_references
 
 PREFIX = emu_support.prefix("fss")
 pytestmark = emu_support.marks(PREFIX)
 NODES, RATE, SLOW = 8, "200mbit", "50mbit"
-REFERENCES = """\
-NetbenchMatrix:
-  $index: [$partition, $environ, scale]
-  emucluster:nodes:
-    openmpi:
-      8x1:
-        matrix_bandwidth_median_MBps: [25.0, null, null, MB/s]
-        matrix_bandwidth_min_MBps: [25.0, null, null, MB/s]
-        matrix_latency_median_us: [100.0, null, null, us]
-        matrix_bad_pairs: [0, null, 0, pairs]
-        matrix_bad_nodes: [0, null, 0, nodes]
-        matrix_faulty_node_links: [0, null, 0, components]
-        matrix_faulty_uplinks: [0, null, 0, components]
-        matrix_faulty_switches: [0, null, 0, components]
-_recorded_only:
-""" + "".join(
-    f"  'NetbenchMatrix.emucluster:nodes.openmpi.8x1.matrix_{name}': '{NODES} emulated nodes "
-    f"share 2 cores: recorded; the verdict is the counts, relative to the run'\n"
-    for name in ("bandwidth_median_MBps", "bandwidth_min_MBps", "latency_median_us"))
+REFERENCES = matrix_references(NODES)
 
 
 @pytest.fixture(scope="module")
