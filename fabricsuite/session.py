@@ -694,9 +694,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("report", help="the session's JSON run report")
     parser.add_argument("--skips", help="skipped cases recorded by fabricsuite.console")
     parser.add_argument("--junit", help="write JUnit XML of the outcome here")
-    parser.add_argument("--findings", metavar="FILE",
-                        help="write the session's findings here (fabricsuite.findings: "
-                             "machine-readable, what `fabricsuite act` reads)")
+    parser.add_argument("--findings", metavar="FILE", help="write its findings here (JSON)")
     parser.add_argument("--classify", action="store_true",
                         help="exit 0 within references, 1 regression, 2 broken (default: 1 "
                              "only when the session tested nothing or not what was asked)")
