@@ -299,6 +299,11 @@ def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
     pairs = findings.suspects(named)
     if not pairs:
         return None
+    if args.system.split(":")[0] == "local":
+        # one node: there is no other node to re-test against (and no Slurm for --nodelist)
+        print("fabricsuite nightly: no re-test of suspects on the embedded default (one node)",
+              file=sys.stderr)
+        return None
     # the session's settings (-S), never its selection: the re-test runs one check
     settings = [word for at, word in enumerate(extra)
                 if word == "-S" or (at and extra[at - 1] == "-S")]
