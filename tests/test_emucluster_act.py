@@ -3,7 +3,9 @@ cluster of 4 nodes at 1 Gbit.
 
 The partition's references for NetbenchPingPongBandwidth (reference/emucluster.yaml) as if taken
 on nodes 1 and 2 (their `_statistics` name them, as `fabricsuite baseline` records). Node 3's
-link at 850 Mbit (15 % slower); `fabricsuite nightly --retest-suspects` on nodes 3 and 4
+link at 700 Mbit (30 % slower: the contract is tested here, not the sensitivity, which
+test_emucluster.py measures at 10 %; at 15 % a CI run once passed the re-test);
+`fabricsuite nightly --retest-suspects` on nodes 3 and 4
 (`-J--nodelist`): the pair fails, its confirmation on nodes 1-2 passes, so the session's verdict
 is a NODE OUTLIER on two new nodes that the pair cannot tell apart, suspected. The nightly then
 re-tests each against a known node, in its mate's place: node 3 with node 2 fails (confirmed),
@@ -43,7 +45,7 @@ def test_a_suspect_pair_is_re_tested_and_only_its_slow_node_drained(cluster, tmp
     (refs / "emucluster.yaml").write_text(yaml.safe_dump(data))
     results = tmp_path / "results"
     try:
-        cluster("rate", "850mbit", "3")
+        cluster("rate", "700mbit", "3")
         night = cluster("exec", str(BIN / "fabricsuite"), "nightly", "--system",
                         "emucluster:nodes", "--results", str(results), "--retest-suspects",
                         "--", "-n", "NetbenchPingPongBandwidth%distance=other-node", "-p",
@@ -53,11 +55,15 @@ def test_a_suspect_pair_is_re_tested_and_only_its_slow_node_drained(cluster, tmp
     finally:
         cluster("rate", "1gbit")
     said = night.stdout + night.stderr
+    # on a failure: every line of the nightly about the suspects and the re-tests' verdicts
+    told = "\n".join(line for line in said.splitlines()
+                     if "suspect" in line or "re-test" in line or "NODE OUTLIER" in line
+                     or line.startswith(("P: ", "FAILED", "PASSED", "BROKEN", "INTERFERENCE")))
     # each against the known node in its mate's place (node 3 with node 2, node 4 with node 1:
     # on the emulation also a pair that does not share a core)
-    assert f"re-testing suspect {nodes[2]} against {nodes[1]}" in said, said[-4000:]
-    assert f"suspect {nodes[2]} re-tested against {nodes[1]}: confirmed" in said, said[-4000:]
-    assert f"suspect {nodes[3]} re-tested against {nodes[0]}: cleared" in said, said[-4000:]
+    assert f"re-testing suspect {nodes[2]} against {nodes[1]}" in said, told
+    assert f"suspect {nodes[2]} re-tested against {nodes[1]}: confirmed" in said, told
+    assert f"suspect {nodes[3]} re-tested against {nodes[0]}: cleared" in said, told
     (path,) = (results / "findings").glob("*.json")
     doc = json.loads(path.read_text())
     assert [(f["kind"], f["confidence"], f["nodes"]) for f in doc["findings"]] == [
