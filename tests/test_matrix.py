@@ -505,6 +505,9 @@ def test_quick_mode_measures_the_drawn_rounds_only(program, tmp_path):
     (["--progress-every", "-1"], "--progress-every"),
     (["--print-schedule", "1"], "--print-schedule"),
     (["--tolerance", "0.2"], "--tolerance"),  # the first matrix's rule is gone, say so
+    # one choice of two rules: the fraction would silently drop the fault sought (issue 53)
+    (["--smallest-fault", "0.3", "--bandwidth-fraction", "0.9"], "exclude each other"),
+    (["--bandwidth-fraction=0.9", "--smallest-fault=0.3"], "--smallest-fault"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(program, args, words):
     proc = run([program, "matrix", *args])

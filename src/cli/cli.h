@@ -118,6 +118,8 @@ typedef struct {
     const char *help;
     const char *range_note;    /* why the range is what it is, appended to a range error */
     nb_option_check check;
+    const char *excludes;      /* another option of the method this one cannot be given with
+                                  (the two are one choice: both given is a usage error) */
 } nb_option;
 
 /* Field addresses for the descriptors. */

@@ -61,6 +61,11 @@ static void print_option_help(const nb_option *o)
         snprintf(defaults, sizeof defaults, "default: %s", o->default_text);
     else if (o->default_value != NULL)
         snprintf(defaults, sizeof defaults, "default %s", o->default_value);
+    if (o->excludes != NULL) {  /* one choice of two: say so where the choice is made */
+        size_t used = strlen(range);
+        snprintf(range + used, sizeof range - used, "%snot with %s", used ? "; " : "",
+                 o->excludes);
+    }
     const char *separator = defaults[0] && range[0] ? "; " : "";
     if (defaults[0] || range[0])
         snprintf(text, sizeof text, "%s (%s%s%s)", o->help, defaults, separator, range);

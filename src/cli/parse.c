@@ -374,6 +374,15 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_o
             range_given = 1;
     }
 
+    for (size_t index = 0; index < list.count; index++) {
+        const nb_option *o = &list.options[index];
+        if (!given[index] || o->excludes == NULL)
+            continue;
+        const nb_option *other = cli_find_option(&list, o->excludes, strlen(o->excludes));
+        if (other != NULL && given[other - list.options])
+            return cli_usage_error("%s: %s and %s exclude each other; give one of the two (netbench "
+                                   "%s --help)", method->name, o->name, other->name, method->name);
+    }
     if (options->sizes_given && range_given)
         return cli_usage_error("--sizes and --min-size/--max-size exclude each other; give either "
                            "a list or a range");

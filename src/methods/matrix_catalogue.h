@@ -45,7 +45,7 @@ static const nb_option matrix_options[] = {
     {.name = "--bandwidth-fraction", .type = NB_OPTION_DOUBLE,
      NB_SETTING(matrix_settings, bandwidth_fraction), .min = 0.01, .max = 1.0, .value_name = "F",
      .default_text = "from the noise", .example = "0.93",
-     .range_note = "0.93 = 93 % of the best pair",
+     .range_note = "0.93 = 93 % of the best pair", .excludes = "--smallest-fault",
      .help = "a fixed rule instead of the noise's: a pair whose bandwidth is below F x the best "
              "pair's of this run is suspect, and bad when alone it still is (ClusterKit: 0.93)"},
     {.name = "--smallest-fault", .type = NB_OPTION_DOUBLE,
