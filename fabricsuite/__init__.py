@@ -21,3 +21,7 @@ SLURM_SCHEDULERS = ("slurm", "squeue")
 #: The environment variable that carries a session's node rotation (verdict.Judged.node_rotation,
 #: set by `fabricsuite nightly --mode acceptance`).
 ROTATION_ENV = "FABRICSUITE_NODE_ROTATION"
+#: The longest pause before the first confirmation round (`-S confirm_pause_s`, extras): the
+#: rounds wait 3 and 9 times longer, so 600 s already spans 2 hours; a larger one is a typo that
+#: would hold the nightly (and the machine's lock) for days. The check and the nightly refuse it.
+MAX_CONFIRM_PAUSE_S = 600.0

@@ -5,7 +5,9 @@
 - `results_dir`: RESULTS, from --results, else $FABRICSUITE_RESULTS, else results/;
 - `check_system` and `SYSTEM_NAME`: the one check of a --system value;
 - `UsageError` and `one_line_errors`: bad input is one line on stderr that names the fix,
-  `fabricsuite COMMAND: ...`, and exit status 2, never a traceback.
+  `fabricsuite COMMAND: ...`, and exit status 2, never a traceback;
+- `is_within`: the one test of a threshold an option gives (finite, in its range: NaN and
+  infinity compare false or true with anything and would judge nothing).
 
 A module of its own, not part of fabricsuite/cli.py: the subcommand modules import it and cli
 imports them, and `python -m fabricsuite.cli` runs cli as `__main__`, a second copy whose
@@ -15,6 +17,7 @@ exception class would not be the one the modules raise.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import shlex
@@ -81,6 +84,15 @@ def variable_pattern(text: str | None, error: type[Exception] = UsageError) -> r
         return re.compile(text) if text else None
     except re.error as err:
         raise error(f"--variable {text!r} is no regular expression ({err})") from None
+
+
+def is_within(value: Any, low: float, high: float = math.inf, *, open_ends: bool = False) -> bool:
+    """Whether `value` is a finite number in [low, high] ((low, high) with `open_ends`): a
+    threshold that can judge something. NaN fails every comparison, so `value < 0` lets it
+    through; infinity passes `>= 0` and then no change can reach it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    return low < value < high if open_ends else low <= value <= high
 
 
 def fail(command: str, message: Any, status: int = USAGE) -> int:

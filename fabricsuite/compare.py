@@ -59,6 +59,7 @@ from .commands import (
     UsageError,
     add_selection_options,
     check_system,
+    is_within,
     one_line_errors,
     results_dir,
     variable_pattern,
@@ -172,11 +173,12 @@ class Comparison:
 
 
 def check_options(fdr: float, min_change: float, min_runs: int) -> None:
-    if not 0 < fdr < 1:
+    if not is_within(fdr, 0, 1, open_ends=True):
         raise CompareError(f"--fdr {fdr:g}: give a false discovery rate between 0 and 1, "
                            f"e.g. {FDR}")
-    if min_change < 0:
-        raise CompareError(f"--min-change {100 * min_change:g}: give a change in % of 0 or more")
+    if not is_within(min_change, 0):
+        raise CompareError(f"--min-change {100 * min_change:g}: give a change in % of 0 or more "
+                           f"(a finite number), e.g. {100 * MIN_CHANGE:g}")
     if min_runs < 1:
         raise CompareError(f"--min-runs {min_runs}: give 1 or more (default {MIN_RUNS})")
 

@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import IO
 
+from .commands import is_within
+
 #: `[ SKIP ] (12/308) NetbenchPingPong %distance=other-node /3ab4 @local:default+openmpi [why]`
 SKIP = re.compile(r"^\[\s*SKIP\s*\] \(\s*(\d+)/(\d+)\) (.+? @\S+) \[(.*)\]\s*$")
 RUN = re.compile(r"^\[\s*RUN\s*\] (.+? @\S+)\s*$")
@@ -173,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=float, default=60.0, metavar="S",
                         help="seconds between progress lines (default 60)")
     args = parser.parse_args(argv)
-    if args.every <= 0:
+    if not is_within(args.every, 0, open_ends=True):
         print("python -m fabricsuite.console: --every must be positive seconds, e.g. 60",
               file=sys.stderr)
         return 2

@@ -96,6 +96,7 @@ from .commands import (
     UsageError,
     add_selection_options,
     check_system,
+    is_within,
     one_line_errors,
     variable_pattern,
 )
@@ -404,6 +405,15 @@ def alarm_rank(c: ChangePoint) -> tuple:
     return (order, -(math.inf if shift is None else abs(shift)), c.series.key, c.index)
 
 
+def check_options(fdr: float, min_shift: float) -> None:
+    """A HistoryError naming the option unless both thresholds can judge (finite, in range)."""
+    if not is_within(fdr, 0, 1, open_ends=True):
+        raise HistoryError(f"--fdr {fdr}: give a false discovery rate between 0 and 1, e.g. 0.05")
+    if not is_within(min_shift, 0):
+        raise HistoryError(f"--min-shift {100 * min_shift:g}: give a shift in % of 0 or more "
+                           f"(a finite number), e.g. {100 * MIN_SHIFT:g}")
+
+
 def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHIFT,
            permutations: int = PERMUTATIONS, seed: int = SEED,
            min_size: int = MIN_SIZE,
@@ -412,10 +422,7 @@ def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHI
     `noise`: per series key, the variable's noise between sessions and where it comes from
     (`references.variable_noise`): a shift within it is no alarm, whatever `min_shift` says
     (the machine's own slow phases are not a change of the fabric)."""
-    if not 0 < fdr < 1:
-        raise HistoryError(f"--fdr {fdr}: give a false discovery rate between 0 and 1, e.g. 0.05")
-    if min_shift < 0:
-        raise HistoryError(f"--min-shift {min_shift}: give a relative shift of 0 or more")
+    check_options(fdr, min_shift)
     # The series whose noise between sessions is wider than min_shift: their least shift.
     noise = noise or {}
     raised = {s.key: noise[s.key] for s in series
@@ -645,6 +652,7 @@ def run(args: Any) -> int:
     pattern = variable_pattern(args.variable, HistoryError)
     if args.permutations < 1:
         raise HistoryError(f"--permutations {args.permutations}: give 1 or more")
+    check_options(args.fdr, args.min_shift / 100)
     since = parse_since(args.since) if args.since else None
     sessions, where = read_sessions(args, since)
     series, n_sessions = collect(sessions, args.system, since, pattern)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import re
 import shlex
@@ -32,12 +33,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import REPO_ROOT, ROTATION_ENV, console, findings, session, store
+from . import MAX_CONFIRM_PAUSE_S, REPO_ROOT, ROTATION_ENV, console, findings, session, store
 from .commands import (
     UsageError,
     add_selection_options,
     check_system,
     fail,
+    is_within,
     one_line_errors,
     results_dir,
 )
@@ -195,8 +197,9 @@ def _run(args: Any) -> int:
                          f"'-' (it is stored as a session extra and matched by compare)")
     if not re.match(r"^[A-Za-z0-9_-]+$", args.mode):
         raise UsageError(f"--mode {args.mode!r} is no run mode name, e.g. nightly")
-    if args.progress_every <= 0:
+    if not is_within(args.progress_every, 0, open_ends=True):
         raise UsageError("--progress-every must be positive seconds, e.g. 60")
+    _check_confirm_pause(extra)
     results = results_dir(args)
     _check_results_path(results)
     try:
@@ -216,6 +219,26 @@ def _run(args: Any) -> int:
                     f"at a time, so that no two sessions time on the same nodes; wait for it "
                     f"to end") from None
         return _session(args, results, junit, extra)
+
+
+def _check_confirm_pause(extra: list[str]) -> None:
+    """A UsageError for `-S [CHECK.]confirm_pause_s=X` beyond 0..MAX_CONFIRM_PAUSE_S s: before
+    ReFrame starts, in one line, not as every case failing its setup (verdict.Judged says the
+    same where ReFrame is run by hand)."""
+    settings = [word for at, word in enumerate(extra) if at and extra[at - 1] == "-S"]
+    settings += [word[2:] for word in extra if word.startswith("-S") and len(word) > 2]
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name.rsplit(".", 1)[-1] != "confirm_pause_s":
+            continue
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = math.nan
+        if not is_within(seconds, 0, MAX_CONFIRM_PAUSE_S):
+            raise UsageError(f"-S {setting}: give the pause before the first confirmation round "
+                             f"in seconds, 0 to {MAX_CONFIRM_PAUSE_S:g}, e.g. -S "
+                             f"confirm_pause_s=20")
 
 
 def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:

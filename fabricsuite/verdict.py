@@ -36,14 +36,16 @@ from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 from reframe.frontend import dependencies
 
-from . import ROTATION_ENV
+from . import MAX_CONFIRM_PAUSE_S, ROTATION_ENV
+from .commands import is_within
 from .metrics import DEFAULT_FLOOR, PerfSpec
 
 #: Partition default for the pause before a confirmation round (extras.confirm_pause_s).
 DEFAULT_CONFIRM_PAUSE_S = 20.0
 #: Confirmation rounds the run commands ask ReFrame for (--max-retries): a failed case is measured
-#: up to this many more times and fails only if every round fails. The CI run of 2026-11-24 met a
-#: slow phase that outlasted one round after 20 s (collectives 2x slow in both runs, minutes apart).
+#: up to this many more times and judged on all its rounds (session_verdict: the median round).
+#: The CI run of 2026-11-24 met a slow phase that outlasted one round after 20 s (collectives 2x
+#: slow in both runs, minutes apart).
 CONFIRM_ROUNDS = 3
 #: Each confirmation round waits this many times longer than the one before.
 CONFIRM_PAUSE_GROWTH = 3.0
@@ -97,6 +99,17 @@ dependencies.build_deps = _build_deps_with_session_fallback
 @sn.deferrable
 def _figure_value(check, figure) -> float:
     return figure.extract(check.parsed_result())
+
+
+def confirm_pause_error(value: object) -> str | None:
+    """None, or why `value` cannot be the pause before the first confirmation round (a finite
+    number of seconds, 0 to MAX_CONFIRM_PAUSE_S): a negative or NaN one fails in time.sleep with
+    a message that names no option, a huge one holds the session for days."""
+    if is_within(value, 0, MAX_CONFIRM_PAUSE_S):
+        return None
+    return (f"confirm_pause_s={value!r}: give the pause before the first confirmation round in "
+            f"seconds, 0 to {MAX_CONFIRM_PAUSE_S:g} (-S confirm_pause_s=N, or the partition's "
+            f"extras.confirm_pause_s; default {DEFAULT_CONFIRM_PAUSE_S:g})")
 
 
 def confirm_pause(round_no: int, base_s: float) -> float:
@@ -289,8 +302,13 @@ class Judged(rfm.RegressionTestPlugin):
         by_unit = extras.get("tolerance_floor_by_unit") or {}
         self.perf_floors = {name: float(by_unit.get(spec.unit, self.tolerance_floor))
                             for name, spec in self.perf_specs().items()}
-        if self.confirm_pause_s is None:
-            self.confirm_pause_s = float(extras.get("confirm_pause_s", DEFAULT_CONFIRM_PAUSE_S))
+        pause_s = self.confirm_pause_s
+        if pause_s is None:
+            pause_s = extras.get("confirm_pause_s", DEFAULT_CONFIRM_PAUSE_S)
+        why = confirm_pause_error(pause_s)
+        if why:
+            raise ValueError(why)  # the case fails in setup, with the one line that names it
+        self.confirm_pause_s = float(pause_s)
 
     @run_before("run")
     def confirm_on_known_nodes(self):

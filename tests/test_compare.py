@@ -557,6 +557,13 @@ BAD = [
      "--fdr 0: give a false discovery rate between 0 and 1"),
     (["--system", "local", "--before-tag", "ompi-4.1", "--after-tag", "ompi-5.0",
       "--min-runs", "0"], "--min-runs 0: give 1 or more"),
+    # a threshold that judges nothing (issue 53): NaN compares false, infinity is never reached
+    (["--system", "local", "--before-tag", "ompi-4.1", "--after-tag", "ompi-5.0",
+      "--min-change", "nan"], "--min-change nan: give a change in % of 0 or more"),
+    (["--system", "local", "--before-tag", "ompi-4.1", "--after-tag", "ompi-5.0",
+      "--min-change", "inf"], "--min-change inf: give a change in % of 0 or more"),
+    (["--system", "local", "--before-tag", "ompi-4.1", "--after-tag", "ompi-5.0", "--fdr",
+      "nan"], "--fdr nan: give a false discovery rate"),
     (["--system", "local", "--before-tag", "ompi-4.1", "--after-tag", "ompi-5.0",
       "--variable", "("], "is no regular expression"),
     (["--system", "local", "--before-tag", "ompi-4.1", "--after-tag", "ompi-5.0",

@@ -390,6 +390,10 @@ def test_cli_improvement_exits_0(tmp_path, capsys):
      "no performance figures of a variable matching"),
     (["--system", "local", "--reports", "/nonexistent.json"], "no such run report"),
     (["--system", "local", "--reports", str(REPORT), "--fdr", "2"], "false discovery rate"),
+    # a threshold that judges nothing (issue 53), refused before any run is read
+    (["--system", "local", "--min-shift", "nan"], "--min-shift nan: give a shift in %"),
+    (["--system", "local", "--min-shift", "inf"], "--min-shift inf: give a shift in %"),
+    (["--system", "local", "--fdr", "nan"], "--fdr nan: give a false discovery rate"),
     (["--system", "a b"], "not a ReFrame system name"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):

@@ -327,7 +327,16 @@ def test_nightly_bad_options_are_one_line(tmp_path, capsys):
 
     for argv, message in ((["--system", "a b"], "not a ReFrame system name"),
                           (["--system", "local", "--tag", "x;rm"], "--tag"),
-                          (["--system", "local", "--progress-every", "0"], "positive")):
+                          (["--system", "local", "--progress-every", "0"], "positive"),
+                          (["--system", "local", "--progress-every", "nan"], "positive"),
+                          # a pause that fails in time.sleep naming nothing, or holds the
+                          # machine for days (issue 53): refused before ReFrame starts
+                          (["--system", "local", "--", "-S", "confirm_pause_s=-5"],
+                           "-S confirm_pause_s=-5: give the pause"),
+                          (["--system", "local", "--", "-S", "confirm_pause_s=nan"],
+                           "0 to 600"),
+                          (["--system", "local", "--", "-SNetbenchPingPong.confirm_pause_s=1e9"],
+                           "-S NetbenchPingPong.confirm_pause_s=1e9")):
         assert cli.main(["nightly", *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err

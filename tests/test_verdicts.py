@@ -360,6 +360,21 @@ def test_every_run_command_asks_for_the_same_confirmation_rounds():
     assert confirm_pause(1, 10.0) == 10.0
 
 
+@pytest.mark.parametrize("pause", [-5, float("nan"), float("inf"), 1e9, "10", None, True])
+def test_a_pause_that_cannot_be_waited_is_refused_naming_the_setting(pause):
+    """-5 and NaN failed in time.sleep naming no option, 1e9 held the nightly (issue 53)."""
+    from fabricsuite.verdict import confirm_pause_error
+
+    assert "confirm_pause_s=" in confirm_pause_error(pause)
+    assert "-S confirm_pause_s=N" in confirm_pause_error(pause)
+
+
+def test_a_pause_in_range_is_taken():
+    from fabricsuite.verdict import confirm_pause_error
+
+    assert [confirm_pause_error(p) for p in (0, 0.5, 20, 600.0)] == [None] * 4
+
+
 def test_three_confirmation_rounds_judge_each_case_by_its_own_last_round():
     """With --max-retries=3 a case that passed round 1 is absent from the later rounds: it still
     prints as `confirmation passed`, and a case that failed every round is the regression."""
