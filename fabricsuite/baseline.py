@@ -72,6 +72,7 @@ from .cases import disturbance, disturbers, evidence, runs_of, sample_problem, w
 from .commands import UsageError
 from .links import LINE_FRACTION, failed_only_its_promise, missed_promises
 from .metrics import (
+    COUNT_UNIT,
     DEFAULT_FLOOR,
     DIRECTIONS,
     EQUAL,
@@ -463,7 +464,8 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
     if bound >= TOO_NOISY_FOR_2X[better]:
         note = (f"too noisy to catch 2x: spread {stats['spread']:.1%}, worst deviation "
                 f"{stats['worst']:.0%} on the bad side; bound {bound:.0%}")
-    why = unjudgeable(median, better, max(samples.resolutions, default=None))
+    why = unjudgeable(median, better, max(samples.resolutions, default=None),
+                      count=bool(samples.counts & {True}) or unit == COUNT_UNIT)
     if why is not None:
         note = f"not judgeable: {why}"
     if better == HIGHER:

@@ -54,6 +54,10 @@ def is_finite_number(value: Any) -> bool:
     return is_number(value) and math.isfinite(value)
 
 
+#: The unit of a figure counted in whole units (violations, ranges).
+COUNT_UNIT = "count"
+
+
 @dataclass(frozen=True)
 class PerfSpec:
     """A performance variable's unit and direction."""
@@ -70,6 +74,12 @@ class PerfSpec:
     #: below MIN_RESOLUTION_STEPS steps is recorded, never judged: the printed step alone would
     #: be more than 1 % of it (class S's IS printed 0.00 s in 6 of 8 runs).
     resolution: float | None = None
+
+    @property
+    def whole_units(self) -> bool:
+        """Counted in whole units (a count that must not move, or a figure in `count`s such as
+        violations): a reference of 0 is judged on absolute bounds, as ReFrame reads them."""
+        return self.count or self.unit == COUNT_UNIT
 
     def __post_init__(self):
         if self.better not in DIRECTIONS:
@@ -89,17 +99,23 @@ class PerfSpec:
 MIN_RESOLUTION_STEPS = 100
 
 
-def unjudgeable(value: float, better: str, resolution: float | None = None) -> str | None:
+def unjudgeable(value: float, better: str, resolution: float | None = None,
+                count: bool = False) -> str | None:
     """Why no bound on a figure of this value could judge it, or None: printed in steps too
-    coarse for it (PerfSpec.resolution), or a higher-is-better figure of 0 or less (an overlap
-    of 0 % cannot get worse). The baseline records such a figure without bounds and the
-    reference loader refuses it as a judging reference."""
+    coarse for it (PerfSpec.resolution), a higher-is-better figure of 0 or less (an overlap
+    of 0 % cannot get worse), or any other figure of 0 but a `count` (ReFrame reads the bounds
+    of a zero reference as absolute values, not fractions of it: [0, null, 1000, us] would be
+    a 1 ms ceiling). The baseline records such a figure without bounds and the reference
+    loader refuses it as a judging reference."""
     if resolution is not None and abs(value) < MIN_RESOLUTION_STEPS * resolution:
         return (f"printed in steps of {resolution:g}: {value:g} is under "
                 f"{MIN_RESOLUTION_STEPS} steps ({MIN_RESOLUTION_STEPS * resolution:g}), so "
                 f"rounding alone moves it more than 1 %")
     if better == HIGHER and value <= 0:
         return f"a higher-is-better figure of {value:g} cannot get worse: no bound can fail"
+    if value == 0 and not count:
+        return ("a reference of 0: ReFrame reads its bounds as absolute values, not fractions "
+                "of it, so no relative bound judges it")
     return None
 
 

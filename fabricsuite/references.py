@@ -262,12 +262,19 @@ def check_tuple(path: Path, where: str, ref: Any, spec: PerfSpec,
                 f"{path}: {where}: no {side} bound, but {better}: a regression would pass; "
                 f"give a {side} bound (a fraction {'<= 0' if side == 'lower' else '>= 0'})"
             )
-    why = (unjudgeable(ref[0], spec.better, spec.resolution)
+    why = (unjudgeable(ref[0], spec.better, spec.resolution, spec.whole_units)
            if not recorded and is_finite_number(ref[0]) else None)
     if why:
         raise ReferenceFileError(
             f"{path}: {where}: a reference of {ref[0]} {spec.unit} cannot judge ({why}); list "
             f"the entry in _recorded_only with the reason")
+    widest = max((abs(b) for b in ref[1:3] if b is not None), default=0.0)
+    if not recorded and ref[0] == 0 and widest > COUNT_SLACK:
+        # a count of 0 (violations, errors): its bounds are counts themselves
+        raise ReferenceFileError(
+            f"{path}: {where}: a count of 0 with a bound of {widest:g}: ReFrame reads the bounds "
+            f"of a zero reference as absolute counts, so {widest:g} would pass; give bounds "
+            f"within {COUNT_SLACK} either way, e.g. [0, -1, 1, {spec.unit}]")
     if not recorded and not wide and ref[0] != 0 and not catches_2x(
             spec.better, ref[1], ref[2], ref[0], spec.count):
         if spec.better == "equal":

@@ -436,6 +436,28 @@ def test_a_time_printed_in_steps_too_coarse_for_it_is_refused_as_a_judging_refer
     check_tuple(Path("npb.yaml"), "Npb...time_s", [12.5, None, 0.5, "s"], spec)
 
 
+@pytest.mark.parametrize("spec, ref, message", [
+    # ReFrame reads the bounds of a zero reference as absolute values (issue 53): 1000 us on an
+    # 8 B latency, 50 violations in a known finding
+    (PerfSpec("us", "lower"), [0, None, 1000, "us"], "ReFrame reads its bounds as absolute"),
+    (PerfSpec("count", "lower"), [0, None, 50, "count"], "a count of 0 with a bound of 50"),
+    (PerfSpec("count", "equal", count=True), [0, -3, 3, "count"], "a count of 0 with a bound"),
+    (PerfSpec("count", "lower"), ["$xfail", "known", [0, None, 50, "count"]], "of 50"),
+    (PerfSpec("count", "lower"), [0, None, 0, "count"], None),  # no violation allowed
+    (PerfSpec("count", "equal", count=True), [0, -1.0, 1.0, "count"], None),  # the baseline's
+])
+def test_a_zero_reference_is_bounded_in_whole_units_or_refused(spec, ref, message):
+    from fabricsuite.references import check_tuple
+
+    where = "NetbenchSelfConsistency.local:default.mpich.1x2.x"
+    if message is None:
+        check_tuple(Path("x.yaml"), where, ref, spec)
+        return
+    with pytest.raises(ReferenceFileError, match=message) as err:
+        check_tuple(Path("x.yaml"), where, ref, spec)
+    assert where in str(err.value)
+
+
 @pytest.mark.parametrize("spec, ref, accepted", [
     # a count: seen range +-1 (fabricsuite baseline) passes, +-5000 % passed anything (issue 39)
     (PerfSpec("count", "equal", count=True), [3, -0.334, 0.334, "count"], True),
