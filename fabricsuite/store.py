@@ -230,12 +230,43 @@ class Busy(Exception):
     """A lock another process holds; str() says which process, since when."""
 
 
+def _user_name() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return f"uid {os.getuid()}"
+
+
+def _open_shared_lock(lock: Path) -> tuple[int, bool]:
+    """(fd, writable) of a lock file every user of the machine can take: created mode 0666
+    whatever the umask (a machine lock in /run/lock is one for all users: the cores are
+    shared); an existing one opened without O_CREAT (in a sticky directory Linux's
+    fs.protected_regular refuses O_CREAT on another user's file), read-only where this user may
+    not write it (a lock of an older version, 0644: flock needs no write access)."""
+    while True:
+        try:
+            return os.open(lock, os.O_RDWR), True
+        except FileNotFoundError:
+            pass
+        except PermissionError:
+            return os.open(lock, os.O_RDONLY), False
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue  # another process created it first: open theirs
+        os.fchmod(fd, 0o666)
+        return fd, True
+
+
 @contextlib.contextmanager
 def exclusive_or_busy(lock: Path) -> Iterator[None]:
-    """Hold `lock` (a file kept in place, holding the holder's PID and start) for the block,
-    or raise Busy at once, naming the holder, when another process holds it."""
+    """Hold `lock` (a file kept in place, holding the holder's PID, user and start) for the
+    block, or raise Busy at once, naming the holder, when another process holds it, of any
+    user."""
     lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    fd, writable = _open_shared_lock(lock)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -244,9 +275,11 @@ def exclusive_or_busy(lock: Path) -> Iterator[None]:
                 raise
             holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "a process"
             raise Busy(f"{holder}; lock {lock}") from None
-        os.ftruncate(fd, 0)
-        started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        os.pwrite(fd, f"PID {os.getpid()} since {started}\n".encode(), 0)
+        if writable:
+            os.ftruncate(fd, 0)
+            started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            os.pwrite(fd, f"PID {os.getpid()} since {started}, user {_user_name()}\n".encode(),
+                      0)
         yield
     finally:
         os.close(fd)

@@ -497,6 +497,56 @@ def test_a_killed_nightly_takes_its_session_with_it(tmp_path):
         assert cases.was_interrupted(json.loads(path.read_text())), path
 
 
+PYTHON3 = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(PYTHON3, os.X_OK),
+                    reason="needs root to act as a second user (nobody), and /usr/bin/python3")
+def test_the_machine_lock_serves_every_user():
+    """After a root nightly the machine's lock was root's 0644 file in a sticky directory: every
+    other user's nightly crashed with `Permission denied` (issue 53). A lock now is 0666 from
+    its creation; an old 0644 one is taken read-only (flock needs no write access); a holder
+    of any user makes the other Busy."""
+    import shutil
+    import tempfile
+
+    # as /run/lock: world-writable, sticky; in /tmp, where nobody reaches it (not tmp_path)
+    shared = Path(tempfile.mkdtemp(prefix="fabricsuite-lock-test-", dir="/tmp"))
+    shared.chmod(0o1777)
+    try:
+        _lock_as_two_users(shared)
+    finally:
+        shutil.rmtree(shared)
+
+
+def _lock_as_two_users(shared):
+    from fabricsuite import store
+
+    take = ("import sys\nfrom pathlib import Path\nfrom fabricsuite import store\n"
+            "try:\n    with store.exclusive_or_busy(Path(sys.argv[1])):\n        print('held')\n"
+            "except store.Busy as err:\n    print('busy', err)\n")
+
+    def as_nobody(lock):
+        # Debian's python3: this one (pyenv's, under /root) is root's alone
+        return subprocess.run([PYTHON3, "-c", take, str(lock)], capture_output=True,
+                              text=True, user="nobody", cwd=REPO, timeout=60,
+                              env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+    old = shared / "old.lock"
+    old.write_text("PID 1 since 2026-12-01 00:00:00 UTC\n")
+    old.chmod(0o644)
+    assert as_nobody(old).stdout.strip() == "held", as_nobody(old)
+    new = shared / "new.lock"
+    with store.exclusive_or_busy(new):
+        assert new.stat().st_mode & 0o777 == 0o666
+        said = as_nobody(new)
+        assert said.stdout.startswith(f"busy PID {os.getpid()} since "), said
+        assert ", user root" in said.stdout, said
+    assert as_nobody(new).stdout.strip() == "held"
+    with store.exclusive_or_busy(new):  # and root after nobody: the lock is still one
+        pass
+
+
 @pytest.mark.integration
 def test_a_second_nightly_of_the_system_is_refused_while_one_runs(tmp_path):
     first = _long_nightly(tmp_path / "r1", tmp_path / "j1.xml")
