@@ -57,8 +57,14 @@ class TopologyError(ValueError):
     """A switch tree that cannot be used (one line naming the fix)."""
 
 
-def expand_hostlist(text: str) -> list[str]:
-    """Slurm's host list notation: "n[1-3,7],gpu[01-02]" -> n1 n2 n3 n7 gpu01 gpu02."""
+#: The most names a host list may expand to: more nodes than any partition has. A report or a
+#: switch file may hold a typo (n[1-99999999]): without a bound every reader hung on it.
+MAX_HOSTLIST_NAMES = 65536
+
+
+def expand_hostlist(text: str, limit: int = MAX_HOSTLIST_NAMES) -> list[str]:
+    """Slurm's host list notation: "n[1-3,7],gpu[01-02]" -> n1 n2 n3 n7 gpu01 gpu02. A
+    TopologyError for a range that runs backwards or a list of more than `limit` names."""
     names = []
     for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,\[]*", text):
         match = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", part)
@@ -70,8 +76,14 @@ def expand_hostlist(text: str) -> list[str]:
             low, _, high = item.partition("-")
             if not low.isdigit() or (high and not high.isdigit()):
                 raise TopologyError(f"host list {text!r}: {item!r} is not a number or range")
-            width = len(low)
-            for number in range(int(low), int(high or low) + 1):
+            width, first, last = len(low), int(low), int(high or low)
+            if last < first:
+                raise TopologyError(f"host list {text!r}: range {item!r} runs backwards; write "
+                                    f"[{last}-{first}]")
+            if len(names) + last - first + 1 > limit:
+                raise TopologyError(f"host list {text!r} names more than {limit} hosts; check "
+                                    f"its ranges")
+            for number in range(first, last + 1):
                 names.append(f"{head}{number:0{width}d}{tail}")
     return names
 

@@ -4,6 +4,7 @@ issue 30 on 8 nodes under 2 leaves, each pair slowed as the fault would slow it:
 named must be the fault, nothing else."""
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,22 @@ HEALTHY, SLOW = 110.0, 28.0
 ])
 def test_slurm_host_lists(text, names):
     assert switches.expand_hostlist(text) == names
+
+
+@pytest.mark.parametrize("text, message", [
+    ("n[1-99999999]", "names more than 65536 hosts"),  # hung every reader (issue 53)
+    ("n[1-40000],m[1-40000]", "names more than 65536 hosts"),
+    ("n[9-3]", "runs backwards; write [3-9]"),
+])
+def test_a_host_list_beyond_any_partition_is_refused_at_once(text, message):
+    with pytest.raises(switches.TopologyError, match=re.escape(message)):
+        switches.expand_hostlist(text)
+
+
+def test_a_run_report_with_such_a_host_list_keeps_it_as_one_name():
+    from fabricsuite.cases import node_names
+
+    assert node_names(["n[1-99999999]", "n[1-2]"]) == ("n[1-99999999]", "n1", "n2")
 
 
 def test_the_tree_from_topology_conf():
