@@ -147,9 +147,18 @@ def skipped(text: str) -> dict[str, str]:
 
 
 def deltas(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
-    """The counters present in both readings that changed, with their change."""
+    """The counters present in both readings that went up, with their change (one that went
+    backwards is no negative trouble: `backwards`)."""
     return {name: after[name] - before[name] for name in sorted(after)
-            if name in before and after[name] != before[name]}
+            if name in before and after[name] > before[name]}
+
+
+def backwards(before: Mapping[str, int], after: Mapping[str, int]) -> list[str]:
+    """"NAME X->Y" of the counters lower after the job than before: reset (a driver reload,
+    `perfquery -R`, a port that re-trained) or wrapped (a 32-bit counter), so their change during
+    the job is unknown. Said with the readings, never counted as a change."""
+    return [f"{name} {before[name]}->{after[name]}" for name in sorted(after)
+            if name in before and after[name] < before[name]]
 
 
 def trouble(moved: Mapping[str, int]) -> dict[str, int]:
@@ -174,7 +183,8 @@ class Judged:
     moved: dict[str, int]
     #: what was not read, or read badly, and why: "node1 infiniband: no ..., node2: no reading
     #: after the job, node1: net/eth1 (23 counters) gone during the job, node2: unreadable
-    #: net/eth0/rx_errors=-5"
+    #: net/eth0/rx_errors=-5, node1: net/eth0/rx_errors 7->0 went backwards during the job
+    #: (reset or wrapped: change unknown)"
     not_read: str
 
 
@@ -203,6 +213,10 @@ def judge(stagedir: str) -> Judged:
         # A device that went away or came up during the job is evidence, not noise: named;
         # what came up counting trouble counts as moved by its whole value (99,999 drops on a
         # link that came up mid-job).
+        reset = backwards(before, after)
+        if reset:
+            missing.append(f"{node}: {', '.join(reset)} went backwards during the job (reset or "
+                           f"wrapped: change unknown)")
         gone = sorted(set(before) - set(after))
         new = sorted(set(after) - set(before))
         if gone:

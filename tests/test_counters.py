@@ -105,6 +105,22 @@ def test_a_device_that_vanishes_or_appears_and_a_bad_value_are_named(tmp_path):
     assert "node1 net ib0 rx_dropped +99999" in judged.trouble, judged.trouble
 
 
+def test_a_counter_that_went_backwards_is_a_reset_said_never_negative_trouble(tmp_path):
+    """Issue 53: a counter reset (a driver reload, a re-trained port) or a 32-bit wrap showed as
+    negative trouble (`rx_errors -7`)."""
+    before = (DATA / "tbf-before.txt").read_text()
+    (tmp_path / counters.BEFORE.replace("%n", "node1")).write_text(
+        before + "net/eth0/rx_errors 7\nnet/eth0/rx_bytes 4294967000\n")
+    (tmp_path / counters.AFTER.replace("%n", "node1")).write_text(
+        (DATA / "tbf-after.txt").read_text() + "net/eth0/rx_errors 0\nnet/eth0/rx_bytes 200\n")
+    judged = counters.judge(str(tmp_path))
+    assert "eth0" not in judged.trouble and " -" not in judged.trouble, judged.trouble
+    assert not any(change < 0 for change in judged.moved.values()), judged.moved
+    assert ("node1: net/eth0/rx_bytes 4294967000->200, net/eth0/rx_errors 7->0 went backwards "
+            "during the job (reset or wrapped: change unknown)") in judged.not_read
+    assert judged.trouble.startswith("node1 tc lo tbf-835e dropped +5")  # the rest as before
+
+
 def test_a_counter_present_once_only_is_not_a_change():
     # an interface that came up during the job (or a source that failed once) moves nothing
     assert counters.deltas({"net/a/rx_errors": 1}, {"net/b/rx_errors": 5}) == {}
