@@ -94,23 +94,41 @@ def _run(cmd: list[str], what: str) -> str:
 SINFO_FORMAT = "%R|%D|%c|%X|%Y|%Z|%G|%N"
 
 
+#: The names of SINFO_FORMAT's fields, for the error lines.
+SINFO_FIELDS = ("partition", "node count", "CPUs", "sockets", "cores per socket",
+                "threads per core", "GRES", "node list")
+
+
 def parse_sinfo(text: str) -> list[NodeType]:
-    """Node types from `sinfo -h -e -o SINFO_FORMAT` (one line per partition and hardware)."""
+    """Node types from `sinfo -h -e -o SINFO_FORMAT` (one line per partition and hardware).
+    A field that is no number ("N/A"), a node type of nodes without CPUs, sockets, cores or
+    threads, an empty partition name or a control character is one line naming the field:
+    never a default of 1, a `--cpus-per-task=0` or a `--partition=` in the configuration."""
     found = []
     for line in text.splitlines():
         if not line.strip():
             continue
+        if re.search(r"[\x00-\x1f\x7f]", line.strip()):
+            raise UsageError(f"sinfo printed {line.strip()!r} with a control character; check "
+                             f"the partition and node names (scontrol show partition)")
         fields = line.strip().split("|")
         if len(fields) != 8:
             raise UsageError(f"sinfo printed {line!r}, not {SINFO_FORMAT}; is this Slurm?")
-
-        def number(value: str) -> int:
-            digits = re.match(r"\d+", value)
-            return int(digits.group()) if digits else 1
-
         partition = fields[0].rstrip("*")
-        found.append(NodeType(partition, number(fields[1]), number(fields[2]),
-                              number(fields[3]), number(fields[4]), number(fields[5]),
+        if not partition:
+            raise UsageError(f"sinfo printed {line!r} with an empty partition name; is this "
+                             f"Slurm?")
+        numbers = []
+        for name, value in zip(SINFO_FIELDS[1:6], fields[1:6], strict=True):
+            digits = re.fullmatch(r"(\d+)\+?", value.strip())
+            # sinfo prints N/A where it knows no value; a node type with nodes needs them all
+            numbers.append(int(digits.group(1)) if digits else None)
+            if numbers[0] is None or (numbers[0] > 0 and not numbers[-1]):
+                raise UsageError(f"sinfo: partition {partition!r}: {name} {value!r} is not a "
+                                 f"{'number' if numbers[0] is None else 'positive number'}; "
+                                 f"check its nodes (scontrol show node), or run init with "
+                                 f"--partition for the others")
+        found.append(NodeType(partition, *[n or 0 for n in numbers],
                               "" if fields[6] == "(null)" else fields[6], fields[7]))
     if not found:
         raise UsageError("sinfo lists no partition; is this a Slurm login node?")
@@ -346,6 +364,12 @@ def run_init(args: argparse.Namespace) -> int:
         if directory.exists() and not directory.is_dir():
             raise UsageError(f"{option} {directory} is not a directory; pass a directory (it "
                              f"is made where missing)")
+    existing = config / "systems" / f"{system}.py"
+    if existing.exists():
+        # never a second description beside the first (new topology and Spack files that the
+        # system's configuration does not name)
+        raise UsageError(f"system {system!r} exists ({existing}); choose another --system, or "
+                         f"move that file away to describe the cluster anew")
     settings = slurm_settings()
     types = parse_sinfo(_run(["sinfo", "-h", "-e", "-o", SINFO_FORMAT], "sinfo"))
     if args.partition:

@@ -42,6 +42,28 @@ def test_sinfo_lines_become_node_types():
         init.parse_sinfo("\n")
 
 
+@pytest.mark.parametrize("line, message", [
+    # each became a configuration with exit 0 (issue 53): N/A read as 1, --cpus-per-task=0,
+    # --partition=, and a NUL byte a traceback
+    ("emu|2|N/A|2|1|1|(null)|fsemu[1-2]", "partition 'emu': CPUs 'N/A' is not a positive number"),
+    ("emu|2|0|2|1|1|(null)|fsemu[1-2]", "partition 'emu': CPUs '0' is not a positive number"),
+    ("emu|2|2|2|0|1|(null)|fsemu[1-2]", "cores per socket '0' is not a positive number"),
+    ("emu|N/A|2|2|1|1|(null)|fsemu[1-2]", "node count 'N/A' is not a number"),
+    ("|2|2|2|1|1|(null)|fsemu[1-2]", "an empty partition name"),
+    ("*|2|2|2|1|1|(null)|fsemu[1-2]", "an empty partition name"),
+    ("emu\x00x|2|2|2|1|1|(null)|fsemu[1-2]", "a control character"),
+])
+def test_a_sinfo_field_that_is_no_number_is_refused_naming_it(line, message):
+    with pytest.raises(init.UsageError, match=re.escape(message)):
+        init.parse_sinfo(line + "\n")
+
+
+def test_a_partition_without_nodes_may_say_n_a():
+    (empty, work) = init.parse_sinfo("empty|0|N/A|N/A|N/A|N/A|(null)|\n"
+                                     "work|2|2|2|1|1|(null)|n[1-2]\n")
+    assert (empty.nodes, empty.cpus, work.cpus) == (0, 0, 2)
+
+
 def test_a_partition_of_several_node_types_is_judged_by_its_smallest_nodes():
     types = init.parse_sinfo(SINFO)
     mpis = [init.MpiEnv("openmpi", "mpicc", "4.1.4", "/usr", [["SLURM_MPI_TYPE", "pmix"]])]
@@ -130,11 +152,16 @@ def test_init_onboards_the_emulated_cluster(cluster, tmp_path):
     for out in outs:
         assert len({r["host"] for r in json.loads(out.read_text())["ranks"]}) == 2
         assert "\nsrun " in (out.parent / "rfm_job.sh").read_text()
-    # a second init keeps every file as it is
+    # a second init of the system is refused and keeps every file as it is (it wrote new
+    # topology files beside the first description, issue 53)
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()
               and results not in p.parents}
-    again = emu("exec", str(Path(sys.executable).parent / "fabricsuite"), *args, timeout=300)
-    assert again.stdout.count("nothing overwritten") == 3 and "kept" in again.stdout
+    again = emu("exec", str(Path(sys.executable).parent / "fabricsuite"), *args, timeout=300,
+                check=False)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1, again.stderr
+    assert "system 'emu2' exists" in again.stderr and "choose another --system" in again.stderr
+    assert {p for p in tmp_path.rglob("*") if p.is_file() and results not in p.parents} == set(
+        before)
     assert {p: p.read_bytes() for p in before} == before
 
 
@@ -233,3 +260,17 @@ def test_a_bad_config_dir_and_a_topology_without_pus_are_one_line(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 2 and "recording the topology" in lines[0]
     assert "lists no PU" in lines[1] and "Traceback" not in proc.stderr
+
+
+def test_an_existing_system_is_refused_before_anything_is_written(tmp_path):
+    """A second init of a system wrote new topology and Spack files beside the first
+    description (issue 53): now one line, and every file as it was."""
+    env = fake_slurm(tmp_path, "work|2|2|2|1|1|(null)|n[1-2]\n")
+    assert run_init(tmp_path, env).returncode == 0
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    (tmp_path / "sinfo.txt").write_text("work|2|2|2|1|1|(null)|n[1-2]\nother|2|2|1|2|1|(null)|m1\n")
+    before[tmp_path / "sinfo.txt"] = (tmp_path / "sinfo.txt").read_bytes()
+    again = run_init(tmp_path, env)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1, again.stderr
+    assert "system 'x' exists" in again.stderr, again.stderr
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
