@@ -258,6 +258,12 @@ def document(report: dict, status: int | None = None, line: str = "",
     """The findings document of one run report (see the module's docstring); `status` and
     `line` the outcome's verdict (fabricsuite.session.classify)."""
     info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
+    if casemodel.was_interrupted(report):
+        # one finding for the session, naming no node: none of it passed or failed anything
+        doc = interrupted_document(line.removeprefix("BROKEN: ") or "the session was "
+                                   "interrupted", str(info.get("uuid") or name))
+        doc["outcome"] = {"status": status, "line": line}
+        return doc
     findings: list[Finding] = []
     ran: set[str] = set()
     troubled: set[str] = set()

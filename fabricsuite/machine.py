@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import REFERENCE_DIR, REPO_ROOT, topology
-from .cases import REGRESSION, Case, runs_of
+from .cases import REGRESSION, Case, runs_of, was_interrupted
 from .cases import read as read_cases
 from .commands import UsageError
 from .limits import PHYSICS_ORIGIN
@@ -230,7 +230,10 @@ def own_runs(report: dict, key: str) -> list[dict]:
     """Every run (each round: a case confirmed again ran twice) of the embedded default on
     machine `key` that ran without references of its own and passed: the material of the
     machine's first references, quiet or disturbed (cases.sample_problem sets the disturbed
-    aside, counting them)."""
+    aside, counting them). None of an interrupted session (cases.was_interrupted: ended by a
+    signal to any of its processes), its passed cases included."""
+    if was_interrupted(report):
+        return []
     return [case for cases in runs_of(report) for case in cases
             if case.get("system") == LOCAL_SYSTEM and case.get("machine") == key
             and case.get("judged") is False and case.get("result") == "pass"

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from . import MAX_CONFIRM_PAUSE_S, REPO_ROOT, ROTATION_ENV, console, findings, session, store
+from .cases import was_interrupted
 from .commands import (
     UsageError,
     add_selection_options,
@@ -261,10 +262,16 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
     returncode, interrupted = ran
     if interrupted.signal is not None:
         return _interrupted(interrupted, report, junit, results, args)
+    if _aborted_by_others(report):
+        return _interrupted("(ReFrame aborted its cases on a signal this nightly did not send)",
+                            report, junit, results, args)
     if not report.is_file():
         if returncode == 0:
             return _fail("ReFrame selected no test case (it exited 0 without a run report): "
                          "nothing was tested; check -n, -x and -p against `reframe -l`")
+        if returncode < 0:
+            return _fail(f"ReFrame was killed by {signal.Signals(-returncode).name} before it "
+                         f"wrote a run report: nothing was judged or recorded; run it again")
         return _fail(f"reframe exited {returncode} without a run report: nothing was tested "
                      f"(a bad option, system or mode? see its output above)")
     # The embedded default takes its machine's references after its first sessions.
@@ -293,18 +300,48 @@ def _reframe(args: Any, env: dict, options: list[str], report: Path, skips: Path
     command = [str(reframe), "-C", str(REPO_ROOT / "config" / "settings.py"),
                "--system", args.system, "-r", "--report-file", str(report), *options]
     print(f"fabricsuite nightly: {shlex.join(command)}", flush=True)
+    # every process of this ReFrame and its jobs inherits the mark (_leftovers)
+    mark = f"{os.getpid()}-{time.time_ns()}"
     try:
         # its own session: a Ctrl-C at the terminal reaches the nightly only, which ends ReFrame
         # and its jobs in order (_Interrupted)
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, cwd=REPO_ROOT, env=env, bufsize=1,
-                                start_new_session=True, preexec_fn=_end_with_parent)
+                                text=True, cwd=REPO_ROOT, env=dict(env, **{MARK_ENV: mark}),
+                                bufsize=1, start_new_session=True, preexec_fn=_end_with_parent)
     except OSError as err:
         return _fail(f"cannot start reframe ({err.strerror}); run ci/setup.sh first")
     with _Interrupted(proc) as interrupted, open(skips, "a") as skip_log:
         console.fold(proc.stdout, sys.stdout, skip_log, args.progress_every)
         returncode = proc.wait()
+    left = _leftovers(mark)
+    if left:
+        # a ReFrame killed outright (SIGKILL, the OOM killer) cancels nothing: its jobs, in
+        # sessions of their own, measured on with the machine's lock released
+        print(f"fabricsuite nightly: ReFrame (exit {returncode}) left {len(left)} process(es) "
+              f"of its jobs running; ending them", file=sys.stderr, flush=True)
+        _end(left)
     return returncode, interrupted
+
+
+#: The environment variable that marks the processes of one ReFrame of a nightly and its jobs.
+MARK_ENV = "FABRICSUITE_NIGHTLY_MARK"
+
+
+def _leftovers(mark: str) -> set[tuple[int, str]]:
+    """(pid, start time) of this user's processes whose environment carries `mark` (what a
+    ReFrame of this nightly started, its jobs included, since the jobs inherit its environment;
+    nothing else has it)."""
+    wanted = f"{MARK_ENV}={mark}".encode()
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if entry.stat().st_uid != os.getuid():
+                continue
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.add((int(entry.name), _start_time(int(entry.name))))
+    return found
 
 
 def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
@@ -344,6 +381,10 @@ def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
             return ran
         if ran[1].signal is not None:
             return _interrupted(ran[1], report, _junit_path(args), results, args)
+        if _aborted_by_others(report):
+            return _interrupted("(the re-test's ReFrame aborted its cases on a signal this "
+                                "nightly did not send)", report, _junit_path(args), results,
+                                args)
         try:
             retest = json.loads(report.read_text())
         except (OSError, ValueError):
@@ -458,13 +499,23 @@ def findings_path(results: Path, args: Any) -> Path:
     return results / "findings" / f"{args.mode}-{args.stamp}.json"
 
 
-def _interrupted(interrupted: _Interrupted, report: Path, junit: Path, results: Path,
+def _aborted_by_others(report: Path) -> bool:
+    """Whether ReFrame's report shows it was ended by a signal this nightly did not send (to
+    ReFrame alone: cases.was_interrupted)."""
+    try:
+        return was_interrupted(json.loads(report.read_text()))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return False
+
+
+def _interrupted(interrupted: _Interrupted | str, report: Path, junit: Path, results: Path,
                  args: Any) -> int:
     """An interrupted session is not judged: its report is kept as interrupted-*.json (the
     workflows read run-report-*.json only), its session leaves the results database, and the
-    JUnit says broken. Exit 2."""
-    name = signal.Signals(interrupted.signal).name
-    why = f"interrupted by {name}: the session was not judged"
+    JUnit says broken. Exit 2. `interrupted`: the nightly's signal, or what ended ReFrame."""
+    how = interrupted if isinstance(interrupted, str) else \
+        f"by {signal.Signals(interrupted.signal).name}"
+    why = f"interrupted {how}: the session was not judged"
     uuid = None
     if report.is_file():
         kept = report.with_name(f"interrupted-{report.name}")

@@ -349,6 +349,14 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
     """(exit status, why): 0 all within references, 1 a confirmed performance regression,
     2 something broken (or nothing tested, which is not a pass either)."""
     outcomes = verdicts(report)
+    if casemodel.was_interrupted(report):
+        # ended by a signal (to the nightly, or to ReFrame alone, by anyone): nothing of it is
+        # judged, recorded or a sample, its passed cases included (cases.was_interrupted)
+        aborted = [c for c in final_cases(report) if c.get("result") in casemodel.ABORTED]
+        why = _short(aborted[0].get("fail_info", {}).get("exc_value")
+                     if isinstance(aborted[0].get("fail_info"), dict) else "", 80) or "a signal"
+        return BROKEN, (f"INTERRUPTED: ReFrame aborted {len(aborted)} case(s) ({why.strip(': ')}"
+                        f"): the session was not judged, and counts nowhere; run it again")
     degraded = [case for case, verdict in outcomes if verdict == LINK_DEGRADED]
     if degraded:
         # before broken cases: a link below its promise is what they most likely fail of
@@ -501,8 +509,10 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     counted = tally(report)
     passed, recorded, failed = counted["passed"], counted["recorded"], counted["failed"]
     phases: dict[str, int] = {}
+    interrupted = casemodel.was_interrupted(report)
     for case in failed:
-        phase = "reference missing" if MISSING_REFERENCE in str(case.get("fail_reason")) \
+        phase = "interrupted" if interrupted \
+            else "reference missing" if MISSING_REFERENCE in str(case.get("fail_reason")) \
             else str(case.get("fail_phase") or case.get("result"))
         phases[phase] = phases.get(phase, 0) + 1
     systems = sorted({f"{c.get('system')}:{c.get('partition')}" for c in ran}) or ["-"]

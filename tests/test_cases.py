@@ -121,6 +121,32 @@ def test_a_run_refused_in_sanity_is_broken_and_an_interrupted_session_is_interru
     assert baseline.collect([killed], ["killed.json"], "local").samples == []
 
 
+def test_a_session_whose_reframe_alone_got_sigterm_counts_nowhere(tmp_path, monkeypatch):
+    """A real report of ReFrame ended by SIGTERM from someone else (tests/data/cases/README.md):
+    it was `PASSED`, `session 1 of 3 recorded`, and its passed case a reference sample
+    (issue 53). Now interrupted to every reader: the outcome, the machine's count, the
+    baseline, history, the page and the findings."""
+    from fabricsuite import findings
+    from fabricsuite.report.data import stored_cases
+
+    data = report("interrupted-reframe-sigterm")
+    assert set(health_of(data).values()) == {cases.INTERRUPTED}
+    status, why = session.classify(data)
+    assert status == session.BROKEN and why.startswith("INTERRUPTED: ReFrame aborted 1 case(s) "
+                                                       "(received signal 15)"), why
+    said = "\n".join(session.summary_lines(data, []))
+    assert "2 failed (2 interrupted)" in said and "outcome: INTERRUPTED" in said, said
+    key = "probe-box-1x2x1-24gib"
+    assert machine.own_runs(data, key) == []
+    (tmp_path / "run-report-1.json").write_text(json.dumps(data))
+    assert machine.recorded_sessions(tmp_path, key) == []
+    assert baseline.collect([data], ["r.json"], "local").samples == []
+    assert history.collect([data], "local", None)[0] == []
+    assert stored_cases([data], "local", None)[:2] == ([], [])
+    assert [f["kind"] for f in findings.document(data, status, why)["findings"]] == [
+        findings.INTERRUPTED]
+
+
 def test_every_health_class_is_reached_by_a_real_report():
     seen = set()
     for name in ("recorded-kind", "judged-own", "busyloop-disturbed", "tcp-sanity-broken"):

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
 import json
@@ -495,6 +496,55 @@ def test_a_killed_nightly_takes_its_session_with_it(tmp_path):
     assert not alive(), [Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in alive()]
     for path in (results / "reports").glob("run-report-*.json"):
         assert cases.was_interrupted(json.loads(path.read_text())), path
+
+
+def _reframe_of(nightly: subprocess.Popen) -> int:
+    from fabricsuite.nightly import _descendants
+
+    for pid, _start in _descendants(nightly.pid):
+        with contextlib.suppress(OSError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if len(argv) > 1 and argv[1].endswith(b"/reframe"):
+                return pid
+    raise AssertionError("no ReFrame below the nightly")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL"])
+def test_a_reframe_ended_by_someone_else_counts_nowhere_and_leaves_no_job(tmp_path, signame):
+    """A signal to ReFrame alone (an operator's kill, the OOM killer): with SIGTERM the session
+    was `PASSED` and `1 of 3 sessions recorded`; with SIGKILL its ranks measured on with both
+    locks released (issue 53). Now the session is interrupted, counted nowhere, nothing of it
+    runs 5 s later, and the next nightly starts."""
+    import signal
+
+    from fabricsuite.nightly import _descendants, _start_time
+
+    results, junit = tmp_path / "results", tmp_path / "junit.xml"
+    nightly = _long_nightly(results, junit)
+    _wait_for_netbench(nightly)
+    session = _descendants(nightly.pid)
+    os.kill(_reframe_of(nightly), getattr(signal, signame))
+    out, err = nightly.communicate(timeout=120)
+    assert nightly.returncode == 2, out[-3000:] + err
+    time.sleep(5)
+    alive = [pid for pid, start in session if start and _start_time(pid) == start]
+    assert not alive, [Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in alive]
+    last = err.strip().splitlines()[-1]
+    if signame == "SIGKILL":
+        assert "left" in err and "ending them" in err, err
+        assert "ReFrame was killed by SIGKILL before it wrote a run report" in last, err
+    else:
+        assert last.startswith("fabricsuite nightly: BROKEN: interrupted (ReFrame aborted its "
+                               "cases on a signal this nightly did not send)"), err
+        assert len(list((results / "reports").glob("interrupted-run-report-*.json"))) == 1
+    assert not list((results / "reports").glob("run-report-*.json"))  # nothing counts it
+    # the next session starts: the locks went with the first
+    again = subprocess.run(
+        [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--results", str(results),
+         "--", "-n", "^NOSUCHCHECK$"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert "another nightly" not in again.stderr and "selected no test case" in again.stderr, (
+        again.stderr)
 
 
 PYTHON3 = "/usr/bin/python3"

@@ -65,14 +65,24 @@ def build_page(sessions: list[dict[str, Any]], system: str, since: float | None,
     """The HTML page for `system` from the stored sessions (raises ReportError)."""
     import jinja2
 
-    cases, had = stored_cases(sessions, system, since)
+    cases, had, interrupted = stored_cases(sessions, system, since)
     if not had:
         raise ReportError(f"no stored runs of system {system!r} in {where}"
                           + (f" since {_utc(since)}" if since is not None else "")
+                          + (f" but {len(interrupted)} interrupted session(s), judged nowhere"
+                             if interrupted else "")
                           + "; check --system and --since, or run the suite first")
     results = Results()
     provenance = ProvenanceFinder(cases, results)
     verdict = summary(had[-1], system)
+    newest = had[-1]["session_info"].get("time_start_unix") or 0.0
+    later = [r for r in interrupted if (r["session_info"].get("time_start_unix") or 0.0) > newest]
+    if later:
+        # the newest session is no verdict when a signal ended it: said above the one shown
+        verdict.lines.insert(0, f"{len(later)} later session(s) interrupted and judged nowhere "
+                                f"(newest {str(later[-1]['session_info'].get('uuid'))[:8]}, "
+                                f"{_utc(later[-1]['session_info'].get('time_start_unix'))}): "
+                                f"this is the newest whole session")
     series, _ = history.collect(sessions, system, since)
     found = history.detect(series)
     trends, trend_notes, change_rows = trend_figures(found, cases, provenance)

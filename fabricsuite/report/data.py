@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import history
-from ..cases import case_key, final_cases, first_runs, node_names
+from ..cases import case_key, final_cases, first_runs, node_names, was_interrupted
 from ..commands import UsageError
 from ..metrics import case_scope, check_declarations, is_finite_number, series_key
 from ..netbench_result import NetbenchResult, ResultError, load
@@ -260,13 +260,17 @@ class Results:
         return None
 
 
-def stored_cases(sessions: Iterable[dict[str, Any]], system: str,
-                 since: float | None) -> tuple[list[StoredCase], list[dict[str, Any]]]:
-    """Every case of `system` (from `since` on, by the case's time) and the sessions that had
-    one, both oldest first."""
-    cases, had = [], []
+def stored_cases(sessions: Iterable[dict[str, Any]], system: str, since: float | None
+                 ) -> tuple[list[StoredCase], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every case of `system` (from `since` on, by the case's time), the sessions that had
+    one, and the interrupted sessions left out of both (cases.was_interrupted: ended by a
+    signal, judged nowhere), all oldest first."""
+    cases, had, interrupted = [], [], []
     for report in sessions:
         info, runs = session_runs(report, ReportError)
+        if was_interrupted(report):
+            interrupted.append(report)
+            continue
         start = info.get("time_start_unix")
         found = False
         for run in runs:
@@ -282,8 +286,9 @@ def stored_cases(sessions: Iterable[dict[str, Any]], system: str,
         if found:
             had.append(report)
     cases.sort(key=lambda c: c.when)
-    had.sort(key=lambda r: r["session_info"].get("time_start_unix") or 0.0)
-    return cases, had
+    for found_sessions in (had, interrupted):
+        found_sessions.sort(key=lambda r: r["session_info"].get("time_start_unix") or 0.0)
+    return cases, had, interrupted
 
 
 def _where(levels: tuple[tuple[str, str], ...]) -> str:
