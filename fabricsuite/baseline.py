@@ -71,6 +71,7 @@ from ruamel.yaml.error import YAMLError
 from .cases import disturbance, disturbers, evidence, runs_of, sample_problem, was_interrupted
 from .commands import UsageError
 from .links import LINE_FRACTION, failed_only_its_promise, missed_promises
+from .machine import LOCAL_SYSTEM
 from .metrics import (
     COUNT_UNIT,
     DEFAULT_FLOOR,
@@ -174,6 +175,9 @@ class Collected:
     #: line per run and miss: "NetbenchPingPongBandwidth emucluster:nodes openmpi other-node:
     #: bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised 0.70".
     promise_misses: list[str] = field(default_factory=list)
+    #: The machine keys the embedded default's cases ran on (their `machine` variable): the
+    #: owner a machine's reference file names in `_machine`.
+    machines: set[str] = field(default_factory=set)
 
     def set_aside_lines(self, shown: int = 3) -> list[str]:
         """"2 of 5 sessions set aside for VARIABLE: disturbed by f951, python" (variables set
@@ -259,6 +263,8 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
                     raise _not_a_report(path, where, case)
                 if system is not None and case.get("system") != system:
                     continue
+                if case.get("machine") and case.get("system") == LOCAL_SYSTEM:
+                    collected.machines.add(str(case["machine"]))
                 if case.get("result") in ("skip", "fail_deps"):
                     continue  # ran nothing
                 if case.get("reference_builtin") is True:
@@ -667,7 +673,9 @@ def update_file(path: Path, samples: list[Samples], sources: list[Path], min_ses
         existing = None
         if path.exists():
             try:
-                load_file(path)  # validate: one message naming the entry and the fix
+                # validate: one message naming the entry and the fix (a file of an older
+                # version without its owner gets `machine` now)
+                load_file(path, owner_required=not machine)
             except ReferenceFileError as err:
                 raise BaselineError(str(err)) from None
             existing = load_roundtrip(path)

@@ -32,6 +32,7 @@ from .commands import (
     one_line_errors,
     results_dir,
 )
+from .machine import LOCAL_SYSTEM, this_machine
 from .references import reference_file
 from .store import run_report_paths
 
@@ -60,6 +61,20 @@ def _select_reports(args: argparse.Namespace) -> list[Path]:
                          f"the suite {last - len(found)} more time(s) or pass --last "
                          f"{len(found)}")
     return found[-last:]
+
+
+def _owner(machines: set[str]) -> dict[str, str]:
+    """The `_machine` of the embedded default's references from the reports: the one machine
+    their cases ran on (this machine where they do not say). Reports of two machines are
+    refused: a machine's references are its own."""
+    if len(machines) > 1:
+        names = ", ".join(sorted(machines))
+        raise UsageError(f"the reports ran on {len(machines)} machines ({names}): a machine's "
+                         f"references are its own; pass the reports of one")
+    key, descr = this_machine()
+    if machines and machines != {key}:
+        return {"key": next(iter(machines)), "description": ""}
+    return {"key": key, "description": descr}
 
 
 def _baseline(args: argparse.Namespace) -> int:
@@ -124,7 +139,9 @@ def _baseline(args: argparse.Namespace) -> int:
     if not samples:
         raise UsageError("no variable is left to baseline (see the notes above); nothing "
                          "written")
-    output = Path(args.output) if args.output else reference_file(args.system)
+    owner = _owner(collected.machines) if args.system == LOCAL_SYSTEM else None
+    output = Path(args.output) if args.output else reference_file(
+        args.system, machine=owner["key"] if owner else None)
     if not output.parent.is_dir() and (args.output or args.system != "local"):
         raise UsageError(f"cannot write {output}: directory {output.parent} does not exist; "
                          f"create it or pass --output")
@@ -140,7 +157,8 @@ def _baseline(args: argparse.Namespace) -> int:
                   "reason": args.waiver.strip(), "reports": [p.name for p in reports],
                   "waived": misses or ["(nothing missed the promise in these reports)"]}
     text, saved, noisy = update_file(output, samples, reports, min_sessions,
-                                     dry_run=args.dry_run, show_changes=show, waiver=waiver)
+                                     dry_run=args.dry_run, show_changes=show, waiver=waiver,
+                                     machine=owner)
     if args.dry_run:
         sys.stdout.write(text)
     else:

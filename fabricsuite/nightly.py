@@ -281,6 +281,13 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
             "--classify", *take, str(report), "--", "--system", args.system, *extra]
     status = session.main(argv)
     print(f"fabricsuite nightly: JUnit XML in {junit}; findings {found}; run report {report}")
+    unstored = _unstored(report, results)
+    if unstored:
+        # the verdict stands, but history, compare and the page will not see this session
+        print(f"fabricsuite nightly: BROKEN: the session was not stored: {unstored}; move "
+              f"the database aside (ReFrame starts a new one), and read this session from its "
+              f"run report (history, compare and report --reports {report})", file=sys.stderr)
+        status = max(status, session.BROKEN)
     if args.retest_suspects:
         retested = _retest_suspects(args, env, options, extra, found, results)
         if retested is not None:
@@ -497,6 +504,13 @@ def findings_path(results: Path, args: Any) -> Path:
     """Where this nightly's findings go (fabricsuite.findings; `fabricsuite act` reads the
     newest): RESULTS/findings/<mode>-<time>.json."""
     return results / "findings" / f"{args.mode}-{args.stamp}.json"
+
+
+def _unstored(report: Path, results: Path) -> str | None:
+    """Why the session of `report` is missing from RESULTS/results.db, or None (also where
+    the report names no session: nothing to look for)."""
+    uuid = _session_uuid(report)
+    return store.storage_problem(results / "results.db", uuid) if uuid else None
 
 
 def _aborted_by_others(report: Path) -> bool:

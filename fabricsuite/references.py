@@ -53,6 +53,11 @@ class ReferenceFileError(ValueError):
     """A reference file is missing or malformed."""
 
 
+class NoReferenceFile(ReferenceFileError):
+    """The reference file does not exist (a new system's acceptance may run without one; a
+    file that exists and cannot be believed never lets a session run on)."""
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """yaml.SafeLoader that refuses a key given twice in one mapping (PyYAML keeps the last one
     silently, so a pasted duplicate would override a reference without a word)."""
@@ -98,10 +103,11 @@ def wide_bounds(data: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
-def load_file(path: Path) -> dict[str, Any]:
-    """Read and validate a reference file; returns the parsed mapping."""
+def load_file(path: Path, owner_required: bool = True) -> dict[str, Any]:
+    """Read and validate a reference file; returns the parsed mapping. A machine's file must
+    name its owner (`_machine.key`) unless `owner_required` is off (the baseline adding it)."""
     if not path.is_file():
-        raise ReferenceFileError(
+        raise NoReferenceFile(
             f"no reference file {path}: every system needs one; run the acceptance sessions "
             f"without references, then `fabricsuite baseline` (README, 'Adopting it on a "
             f"cluster')"
@@ -131,7 +137,7 @@ def load_file(path: Path) -> dict[str, Any]:
             f"{path}: expected a mapping of check class names to references, got "
             f"{type(data).__name__}"
         )
-    _check_machine_key(path, data.get("_machine"))
+    _check_machine_key(path, data.get("_machine"), owner_required)
     for key, what in (("_recorded_only", "recorded without being judged"),
                       ("_wide_bounds", "judged with a bound that cannot fail a 2x slowdown")):
         reasons = data.get(key, {})
@@ -148,13 +154,20 @@ def load_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _check_machine_key(path: Path, machine: Any) -> None:
+def _check_machine_key(path: Path, machine: Any, required: bool = True) -> None:
     """A machine's file (reference/local/<key>.yaml) names its machine in `_machine.key`: a
-    file copied under another machine's (or kind's) name must not judge that machine."""
-    if machine is None or path.parent.name != LOCAL_SYSTEM:
+    file copied under another machine's (or kind's) name must not judge that machine, and one
+    that does not say whose it is (no `_machine`, not a mapping, no key) is believed by no one:
+    it could be any machine's (`fabricsuite baseline` always writes the section)."""
+    if path.parent.name != LOCAL_SYSTEM or (machine is None and not required):
         return
     key = machine.get("key") if isinstance(machine, dict) else None
-    if key is not None and path.stem not in (str(key), kind_of(str(key))):
+    if not isinstance(key, str) or not key.strip():
+        raise ReferenceFileError(
+            f"{path}: no _machine.key says whose references these are (_machine is "
+            f"{machine!r}): a file of another machine would judge this one; retake this "
+            f"machine's own (fabricsuite baseline --system local REPORTS), which writes it")
+    if path.stem not in (str(key), kind_of(str(key))):
         raise ReferenceFileError(
             f"{path}: _machine.key is {key!r}, but the file is named for {path.stem!r}: it holds "
             f"another machine's references; move it back to {key}.yaml, or retake this "

@@ -339,6 +339,21 @@ def _reframe_storage(db_file: Path) -> Iterator[Any]:
             site.add_sticky_option(option, old)
 
 
+def storage_problem(db_file: Path, uuid: str) -> str | None:
+    """None when session `uuid` is in ReFrame's results database `db_file`, else why not (a
+    database ReFrame could not write: corrupt, truncated, read-only, a full disk). ReFrame
+    only warns ("failed to store results in the database") and exits 0, so the session would
+    be missing from history, compare and the page without a word."""
+    if not db_file.is_file():
+        return f"no results database {db_file}"
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_file}?mode=ro", uri=True)) as db:
+            found = db.execute("SELECT 1 FROM sessions WHERE uuid = ?", (uuid,)).fetchone()
+    except sqlite3.Error as err:
+        return f"{db_file} cannot be read ({err})"
+    return None if found else f"session {uuid[:8]} is not in {db_file}"
+
+
 def stored_sessions(db_file: Path, since: float | None = None) -> list[dict[str, Any]]:
     """Every session stored in ReFrame's results database `db_file` (from `since` on)."""
     from reframe.core.exceptions import ReframeError

@@ -753,3 +753,28 @@ def test_each_npb_kernel_gets_its_own_reference_and_a_coarse_time_is_recorded_on
     assert "steps of 0.01" in recorded and "100 steps" in recorded
     assert ep["time_s"][0] == pytest.approx(12.5) and 0 < ep["time_s"][2] < 1
     assert "Npb.local:default.openmpi.ep.1x2-S.time_s" not in data["_recorded_only"]
+
+
+def test_a_machines_references_name_their_owner_and_only_one(tmp_path, capsys):
+    """The embedded default's references say whose they are (`_machine.key`, issue 53): the
+    baseline writes the machine the reports ran on, adds the section to a file of an older
+    version that lacks it, and refuses reports of two machines."""
+    def on(key):
+        def edit(report):
+            for run in report["runs"]:
+                for case in run["testcases"]:
+                    case["machine"] = key
+        return edit
+
+    own = tmp_path / "refs" / "local" / "box-1x2x1-8gib.0123abcd.yaml"
+    own.parent.mkdir(parents=True)
+    own.write_text(REFERENCE)  # an older file: no _machine
+    reports = [str(p) for p in latency_reports(tmp_path / "a", [0.4, 0.41, 0.42],
+                                                edit=on("box-1x2x1-8gib.0123abcd"))]
+    assert run("--system", "local", "--output", str(own), *reports, capsys=capsys)[0] == 0
+    assert yaml.safe_load(own.read_text())["_machine"]["key"] == "box-1x2x1-8gib.0123abcd"
+    mixed = reports[:2] + [str(p) for p in latency_reports(tmp_path / "b", [0.43],
+                                                           edit=on("other-box-2x8x2-64gib"))]
+    rc, _out, err = run("--system", "local", "--output", str(own), *mixed, capsys=capsys)
+    assert rc == 2, err
+    assert "the reports ran on 2 machines (box-1x2x1-8gib.0123abcd, other-box-2x8x2-64gib)" in err

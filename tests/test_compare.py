@@ -294,6 +294,7 @@ def _noise_references(directory: Path, spread: float) -> Path:
         for variable in variables:
             lines.append(f"  {check} local:default openmpi same-l3 {variable}: "
                          f"{{n: 5, spread: {spread}, sessions: 5}}")
+    lines.append(f"_machine: {{key: {TEST_MACHINE}}}")
     path = directory / "local" / f"{TEST_MACHINE}.yaml"
     path.parent.mkdir(parents=True)
     path.write_text("\n".join(lines) + "\n")

@@ -403,3 +403,25 @@ def test_a_file_copied_under_another_machines_name_is_refused(tmp_path):
                                                  r"0123abcd'"):
         load_file(copied)
     assert load_file(kind)["_machine"]["key"] == kind.stem  # the kind's own file is read
+
+
+@pytest.mark.parametrize("owner", ["delete", "a string", {"key": None}, {"key": ""},
+                                   {"description": "no key"}])
+def test_a_machine_file_that_does_not_say_whose_it_is_is_refused(tmp_path, owner):
+    """Another machine's file with its `_machine` section deleted (or a string, or `key:
+    null`) was read as this machine's own, and the session failed as a REGRESSION against the
+    other machine's figures (issue 53)."""
+    from mpi_support import vm_reference_file
+
+    from fabricsuite.references import ReferenceFileError
+
+    data = yaml.safe_load(vm_reference_file().read_text())
+    if owner == "delete":
+        del data["_machine"]
+    else:
+        data["_machine"] = owner
+    copied = machine.reference_path(tmp_path, "fresh-box-1x4x2-16gib.0123abcd")
+    copied.parent.mkdir(parents=True)
+    copied.write_text(yaml.safe_dump(data))
+    with pytest.raises(ReferenceFileError, match=r"no _machine\.key says whose references"):
+        load_file(copied)

@@ -547,6 +547,46 @@ def test_a_reframe_ended_by_someone_else_counts_nowhere_and_leaves_no_job(tmp_pa
         again.stderr)
 
 
+def test_a_session_missing_from_the_database_is_named(tmp_path):
+    """ReFrame only warns when it cannot store a session (a corrupt results.db) and exits 0:
+    the session was lost to history, compare and the page with exit 0 (issue 53)."""
+    import sqlite3
+
+    from fabricsuite.store import storage_problem
+
+    uuid = "67a0c6d0-60a7-4e5b-a41f-f1b1cd3308f2"
+    db = tmp_path / "results.db"
+    assert storage_problem(db, uuid) == f"no results database {db}"
+    db.write_bytes(b"\x8f" * 4096)
+    assert "cannot be read (file is not a database)" in storage_problem(db, uuid)
+    db.unlink()
+    with contextlib.closing(sqlite3.connect(db)) as made:  # ReFrame 4.10's table
+        made.execute("CREATE TABLE sessions(uuid TEXT PRIMARY KEY, session_start_unix REAL, "
+                     "session_end_unix REAL, json_blob TEXT, report_file TEXT)")
+        made.commit()
+    assert storage_problem(db, uuid) == f"session 67a0c6d0 is not in {db}"
+    with contextlib.closing(sqlite3.connect(db)) as made:
+        made.execute("INSERT INTO sessions(uuid) VALUES (?)", (uuid,))
+        made.commit()
+    assert storage_problem(db, uuid) is None
+
+
+@pytest.mark.integration
+def test_a_nightly_whose_session_could_not_be_stored_is_not_exit_0(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "results.db").write_bytes(b"\x8f" * 4096)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    proc = subprocess.run(
+        [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--results", str(results),
+         "--", "-n", f"^NetbenchPingPong%distance={local_distance()}", "-p", "openmpi"],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("fabricsuite nightly: BROKEN: the session was not stored: ") and \
+        "file is not a database" in last and "--reports" in last, proc.stderr
+
+
 PYTHON3 = "/usr/bin/python3"
 
 

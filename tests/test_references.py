@@ -299,7 +299,7 @@ def test_scoped_references_give_a_case_its_entries_and_nothing_else(tmp_path):
     from fabricsuite.references import scoped_references
 
     (tmp_path / "local").mkdir()
-    write(tmp_path, KNOWN_FINDING, "local/known-box.yaml")
+    write(tmp_path, KNOWN_FINDING + "_machine: {key: known-box}\n", "local/known-box.yaml")
     specs = {"reduce_le_allreduce_64KiB_violations": PerfSpec("count", LOWER)}
     scope = {"$partition": "local:default", "$environ": "mpich", "scale": "1x2"}
     found = scoped_references("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
@@ -328,7 +328,7 @@ def test_a_known_finding_of_the_mpi_holds_on_every_machine_of_the_kind(tmp_path)
     from fabricsuite.references import known_findings, scoped_references
 
     (tmp_path / "local").mkdir()
-    write(tmp_path, KNOWN_FINDING, "local/epyc-1x2.yaml")
+    write(tmp_path, KNOWN_FINDING + "_machine: {key: epyc-1x2}\n", "local/epyc-1x2.yaml")
     specs = {"reduce_le_allreduce_64KiB_violations": PerfSpec("count", LOWER)}
     scope = {"$partition": "local:default", "$environ": "mpich", "scale": "1x2"}
     finding = {"reduce_le_allreduce_64KiB_violations": (1, None, 0, "count")}
@@ -340,11 +340,12 @@ def test_a_known_finding_of_the_mpi_holds_on_every_machine_of_the_kind(tmp_path)
     assert known_findings("local", "NetbenchSelfConsistency", {**scope, "$environ": "openmpi"},
                           specs, tmp_path, machine=second)[1] == {}
     # its own references, written by baseline, have no such section: the kind's still hold
-    write(tmp_path, "NetbenchLoaded: {}\n", f"local/{second}.yaml")
+    owner = f"_machine: {{key: {second}}}\n"
+    write(tmp_path, "NetbenchLoaded: {}\n" + owner, f"local/{second}.yaml")
     assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
                           machine=second)[1] == finding
     # its own section (the finding fixed in its MPI) wins over the kind's
-    write(tmp_path, KNOWN_FINDING.replace("[1, null, 0, count]", "[0, null, 0, count]"),
+    write(tmp_path, KNOWN_FINDING.replace("[1, null, 0, count]", "[0, null, 0, count]") + owner,
           f"local/{second}.yaml")
     assert known_findings("local", "NetbenchSelfConsistency", scope, specs, tmp_path,
                           machine=second) == (tmp_path / f"local/{second}.yaml",

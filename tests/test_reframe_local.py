@@ -117,6 +117,37 @@ def test_missing_reference_entry_fails_loudly(tmp_path):
     assert "no reference value found for performance variable 'latency_8B_min_us'" in proc.stdout
 
 
+@pytest.mark.parametrize("broken", ["own file not YAML", "kind file of another kind"])
+def test_a_reference_file_that_cannot_be_believed_fails_even_while_bootstrapping(tmp_path,
+                                                                                   broken):
+    """With -S require_reference=false (a machine's first sessions) a corrupt own file, or a
+    kind file whose _machine.key names another kind, was a ReFrame warning above an outcome
+    that said RECORDED (issue 53): now the case fails in setup naming the file."""
+    from fabricsuite.machine import kind_reference_file, this_machine
+
+    refs = tmp_path / "reference"
+    distance = local_distance()
+    key = this_machine()[0]
+    if broken == "own file not YAML":
+        path = local_reference_file(refs)
+        path.write_text("NetbenchPingPong: [\n")
+        said = "not valid YAML"
+    else:
+        path = kind_reference_file(key, refs)
+        if path is None:
+            pytest.skip(f"this machine's key {key} names no kind apart from itself")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("_machine: {key: xeon-2x8x2-64gib}\n")
+        said = "_machine.key is 'xeon-2x8x2-64gib'"
+    proc = run_reframe(tmp_path / "results", "-p", "openmpi",
+                       "-n", f"NetbenchPingPong%distance={distance}", "-S",
+                       "require_reference=false", reference_dir=refs)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    failure = proc.stdout[proc.stdout.find("SUMMARY OF FAILURES"):]
+    assert str(path) in failure and said in failure, failure[-3000:]
+    assert "running without references" not in proc.stdout
+
+
 def test_the_transport_of_every_case_is_recorded(passing_session):
     """Unforced, every netbench case on local was carried by shared memory, and says which. A
     run that failed in sanity before its transport was read (CI of ff69625: NetbenchLogGP's

@@ -291,6 +291,30 @@ static nb_cli_outcome apply_defaults(const nb_method *method, const option_list 
     return NB_CLI_RUN;
 }
 
+/* Two options of one choice both given (an option's nb_option.excludes, or --sizes beside
+ * --min-size/--max-size: `list_and_range`): reported (1), else 0. */
+static int excluded_pair_given(const nb_method *method, const option_list *list,
+                               const unsigned char *given, int list_and_range)
+{
+    if (list_and_range) {
+        cli_usage_error("--sizes and --min-size/--max-size exclude each other; give either a list "
+                        "or a range");
+        return 1;
+    }
+    for (size_t index = 0; index < list->count; index++) {
+        const nb_option *o = &list->options[index];
+        if (!given[index] || o->excludes == NULL)
+            continue;
+        const nb_option *other = cli_find_option(list, o->excludes, strlen(o->excludes));
+        if (other != NULL && given[other - list->options]) {
+            cli_usage_error("%s: %s and %s exclude each other; give one of the two (netbench %s "
+                            "--help)", method->name, o->name, other->name, method->name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_options *options)
 {
     memset(options, 0, sizeof *options);
@@ -374,19 +398,8 @@ nb_cli_outcome nb_cli_parse(int argc, char **argv, const nb_method *method, nb_o
             range_given = 1;
     }
 
-    for (size_t index = 0; index < list.count; index++) {
-        const nb_option *o = &list.options[index];
-        if (!given[index] || o->excludes == NULL)
-            continue;
-        const nb_option *other = cli_find_option(&list, o->excludes, strlen(o->excludes));
-        if (other != NULL && given[other - list.options])
-            return cli_usage_error("%s: %s and %s exclude each other; give one of the two (netbench "
-                                   "%s --help)", method->name, o->name, other->name, method->name);
-    }
-    if (options->sizes_given && range_given)
-        return cli_usage_error("--sizes and --min-size/--max-size exclude each other; give either "
-                           "a list or a range");
-    if (nb_size_order_error("", "--min-size", options->min_size, "--max-size",
+    if (excluded_pair_given(method, &list, given, options->sizes_given && range_given) ||
+        nb_size_order_error("", "--min-size", options->min_size, "--max-size",
                             options->max_size) != 0)
         return NB_CLI_EXIT_USAGE;
     if (!options->sizes_given)
