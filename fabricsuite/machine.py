@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import REFERENCE_DIR, REPO_ROOT, topology
-from .cases import REGRESSION, Case, runs_of, was_interrupted
+from .cases import REGRESSION, Case, is_sample, runs_of, was_interrupted
 from .cases import read as read_cases
 from .commands import UsageError
 from .limits import PHYSICS_ORIGIN
@@ -265,6 +265,14 @@ def recorded_sessions(reports_dir: Path, key: str) -> list[tuple[Path, dict]]:
     return found
 
 
+def quiet_sessions(sessions: list[tuple[Path, dict]], key: str) -> list[tuple[Path, dict]]:
+    """Those of the recorded `sessions` with a quiet run of machine `key` (cases.is_sample): the
+    ones that count toward its first references (a session disturbed in every run is set
+    aside; the outcome says how many)."""
+    return [(path, report) for path, report in sessions
+            if any(is_sample(case) for case in own_runs(report, key))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m fabricsuite.machine",
@@ -289,9 +297,11 @@ def main(argv: list[str] | None = None) -> int:
     if path.is_file():
         print(f"references: {path}")
     else:
-        n = len(recorded_sessions(results_dir() / "reports", key))
+        recorded = recorded_sessions(results_dir() / "reports", key)
+        n = len(quiet_sessions(recorded, key))
+        aside = f", {len(recorded) - n} more set aside: disturbed" if len(recorded) > n else ""
         print(f"references: none yet ({n} of {SESSIONS_FOR_REFERENCES} sessions recorded in "
-              f"{results_dir() / 'reports'}); ci/run-local.sh records them")
+              f"{results_dir() / 'reports'}{aside}); ci/run-local.sh records them")
     return 0
 
 

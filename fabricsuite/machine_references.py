@@ -16,12 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import baseline
-from .cases import is_sample
 from .machine import (
     LOCAL_SYSTEM,
     SESSIONS_FOR_REFERENCES,
     kind_regressions,
     own_runs,
+    quiet_sessions,
     recorded_sessions,
     reference_path,
 )
@@ -58,8 +58,7 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
     paths = [p for p, _report in sessions]
     collected = baseline.collect(samples, paths, LOCAL_SYSTEM)
     set_aside = [f"  {line}" for line in collected.set_aside_lines()]
-    quiet = [s for s in samples if any(is_sample(c) for c in s["runs"][0]["testcases"])]
-    n = len(quiet)
+    n = len(quiet_sessions(sessions, key))
     if n < SESSIONS_FOR_REFERENCES:
         what = "some cases of this machine" if path.exists() else "this machine"
         aside = len(sessions) - n

@@ -147,6 +147,26 @@ def test_a_session_whose_reframe_alone_got_sigterm_counts_nowhere(tmp_path, monk
         findings.INTERRUPTED]
 
 
+def test_a_session_disturbed_in_every_run_is_recorded_but_set_aside(tmp_path, monkeypatch,
+                                                                       capsys):
+    """`python -m fabricsuite.machine` counted a disturbed first session as recorded, where the
+    outcome said it was set aside (issue 53): both count the quiet sessions now."""
+    key = "amd-epyc-1x2x1-24gib.3abda07c"
+    reports = tmp_path / "results" / "reports"
+    reports.mkdir(parents=True)
+    for n, name in enumerate(("busyloop-disturbed", "recorded-kind")):
+        (reports / f"run-report-{n}.json").write_text(json.dumps(report(name)))
+    recorded = machine.recorded_sessions(reports, key)
+    assert len(recorded) == 2 and len(machine.quiet_sessions(recorded, key)) == 1
+    monkeypatch.setenv("FABRICSUITE_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(tmp_path / "refs"))
+    monkeypatch.setenv(machine.OVERRIDE, key)
+    assert machine.main([]) == 0
+    said = capsys.readouterr().out
+    assert "none yet (1 of 3 sessions recorded in " in said and ", 1 more set aside: disturbed)" \
+        in said, said
+
+
 def test_every_health_class_is_reached_by_a_real_report():
     seen = set()
     for name in ("recorded-kind", "judged-own", "busyloop-disturbed", "tcp-sanity-broken"):
