@@ -286,11 +286,16 @@ def exclusive_or_busy(lock: Path) -> Iterator[None]:
 
 
 def report_identity(report: dict[str, Any]) -> str:
-    """What makes a run report one session's: its session uuid and a digest of its runs (two
-    files with both equal are copies of one report)."""
+    """What makes a run report one session's: its session uuid, so that a copy, a re-save and
+    an edited copy of one session are that one session to every command (baseline, history,
+    the machine's count, as compare already refused one uuid given twice); a report without a
+    uuid, a digest of its runs."""
     info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
+    uuid = info.get("uuid")
+    if isinstance(uuid, str) and uuid.strip():
+        return uuid
     runs = json.dumps(report.get("runs"), sort_keys=True, default=str).encode()
-    return f"{info.get('uuid')}:{hashlib.sha256(runs).hexdigest()[:16]}"
+    return f"runs:{hashlib.sha256(runs).hexdigest()[:16]}"
 
 
 # --- the sessions a command reads --------------------------------------------------------------
@@ -386,8 +391,8 @@ def read_sessions(args: Any, since: float | None) -> tuple[list[dict[str, Any]],
 
 def report_files(paths: list[Path], read_once: bool = True) -> list[tuple[Path, dict[str, Any]]]:
     """(path, session) of JSON run report files (the same content as the stored sessions), each
-    session once: a copy of a report already read (the same session and runs,
-    `report_identity`) is left out, saying so on stderr, since counted twice it would
+    session once: a copy of a report already read (the same session, `report_identity`; an
+    edited copy too) is left out, saying so on stderr, since counted twice it would
     weigh its figures double. `read_once=False` keeps copies for a caller that refuses them
     (compare: a set given the same session twice is bad input)."""
     found, seen = [], {}

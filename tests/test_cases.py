@@ -167,6 +167,30 @@ def test_a_session_disturbed_in_every_run_is_recorded_but_set_aside(tmp_path, mo
         in said, said
 
 
+def test_an_edited_copy_of_a_session_is_that_session_to_every_reader(tmp_path, capsys):
+    """Baseline and history took an edited copy of a session (the same uuid) as another run,
+    where compare refused the uuid given twice (issue 53): one uuid, one session."""
+    from fabricsuite.store import report_files
+
+    data = report("recorded-kind")
+    edited = copy.deepcopy(data)
+    for run in edited["runs"]:
+        for case in run["testcases"]:
+            for perf in (case.get("perfvalues") or {}).values():
+                perf[0] = perf[0] * 2 if isinstance(perf[0], float) else perf[0]
+    collected = baseline.collect([data, edited], ["a.json", "b.json"], "local")
+    assert collected.copies == ["b.json (a copy of a.json)"], collected.copies
+    paths = []
+    for name, content in (("a.json", data), ("b.json", edited)):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(json.dumps(content))
+    assert [p.name for p, _ in report_files(paths)] == ["a.json"]
+    assert "b.json is a copy of" in capsys.readouterr().err
+    for name, content in (("run-report-1.json", data), ("run-report-2.json", edited)):
+        (tmp_path / name).write_text(json.dumps(content))
+    assert len(machine.recorded_sessions(tmp_path, "amd-epyc-1x2x1-24gib.3abda07c")) == 1
+
+
 def test_every_health_class_is_reached_by_a_real_report():
     seen = set()
     for name in ("recorded-kind", "judged-own", "busyloop-disturbed", "tcp-sanity-broken"):
