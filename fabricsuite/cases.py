@@ -24,7 +24,8 @@ Health classes (HEALTH), decided on the last run against the first:
   (another process on its cores, seen or not): its figures say nothing about the fabric, pass
   or fail;
 - ``broken``: no figure could be judged (build, launch, sanity, a missing reference, an abort,
-  a dependency that failed);
+  a dependency that failed), or its reference is stale (a known finding, `$xfail`, no longer
+  fails: `stale_known_finding`);
 - ``interrupted``: the session was ended by a signal before it could judge (`fabricsuite
   nightly` keeps such reports as interrupted-*.json).
 
@@ -103,6 +104,21 @@ def failed_variables(case: dict) -> set[str]:
     """The performance variables a case's run found outside their references."""
     return {k.split(":")[-1] for k, v in (case.get("perfvalues") or {}).items()
             if isinstance(v, list) and len(v) > 5 and v[5] == "fail"}
+
+
+def unexpected_passes(case: dict) -> set[str]:
+    """The variables whose expected failure ($xfail: a known finding) a case's run met
+    unexpectedly (ReFrame's `xpass`; the case's result is `fail`)."""
+    return {k.split(":")[-1] for k, v in (case.get("perfvalues") or {}).items()
+            if isinstance(v, list) and len(v) > 5 and v[5] == "xpass"}
+
+
+def stale_known_finding(case: dict) -> bool:
+    """A run that failed only because known findings no longer fail (an $xfail reference met):
+    the reference is stale, a person updates it; not a transient of the fabric (every round
+    xpass had been read as outside in none, a transient, and PASSED)."""
+    return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
+            and bool(unexpected_passes(case)) and not failed_variables(case))
 
 
 def confirmed_variables(case: dict, first: dict | None,
@@ -198,6 +214,8 @@ def health(case: dict, first: dict | None = None, interrupted: bool = False,
     before it)."""
     if interrupted:
         return INTERRUPTED
+    if stale_known_finding(case):
+        return BROKEN  # its reference must change (session.classify names it)
     if did_not_measure(case) or case.get("result") not in ("pass", "fail", "xfail", "xpass"):
         if (case.get("result") == "fail" and case.get("fail_phase") == "performance"
                 and _NO_REFERENCE_ONLY.fullmatch(str(case.get("fail_reason") or "").strip())

@@ -70,7 +70,10 @@ NODE_KINDS = (NODE_OUTLIER_KIND, LINK_DEGRADED_KIND, FAULTY_LINK)
 COMPONENT_KINDS = (UPLINK, LEAF, FABRIC, REGRESSION)
 #: Findings that say the session itself cannot be trusted: nothing is acted on beside them.
 SESSION_KINDS = (BROKEN_HARNESS, INTERFERENCE, INTERRUPTED)
-KINDS = NODE_KINDS + COMPONENT_KINDS + SESSION_KINDS
+#: A known finding ($xfail) that no longer fails: its reference is stale, a person updates it
+#: (names no node; acted on by no one).
+STALE_REFERENCE = "stale-reference"
+KINDS = NODE_KINDS + COMPONENT_KINDS + SESSION_KINDS + (STALE_REFERENCE,)
 
 CONFIRMED, MAP, SUSPECTED = "confirmed", "map", "suspected"
 #: Best ground first.
@@ -244,6 +247,11 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
         if case.health == casemodel.DISTURBED:
             return [Finding(INTERFERENCE, CONFIRMED, "",
                             _line(f"INTERFERENCE {case.evidence.disturbance}"), **base)]
+        if casemodel.stale_known_finding(case.last):
+            met = ", ".join(sorted(casemodel.unexpected_passes(case.last)))
+            return [Finding(STALE_REFERENCE, CONFIRMED, "",
+                            _line(f"known finding no longer fails: {met} met its $xfail "
+                                  f"reference; update the reference"), **base)]
         why = case.last.get("fail_reason") or case.last.get("result")
         return [Finding(BROKEN_HARNESS, CONFIRMED, "",
                         _line(f"BROKEN in {case.last.get('fail_phase') or 'its run'}: {why}"),

@@ -370,8 +370,14 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
     if broken or lost:
         not_run = [c for c in broken if c.get("result") == FAIL_DEPS]
         disturbed = [c for c in broken if is_interfered(c)]
-        failed = len(broken) - len(not_run) - len(disturbed)
+        stale = [c for c in broken if casemodel.stale_known_finding(c)]
+        failed = len(broken) - len(not_run) - len(disturbed) - len(stale)
         what = [f"{failed} case(s) broken"] if failed else []
+        what += [f"{len(stale)} known finding(s) no longer fail ("
+                 f"{sorted(casemodel.unexpected_passes(stale[0]))[0]} of "
+                 f"{stale[0].get('display_name') or stale[0].get('name')} met its $xfail "
+                 f"reference): the fabric or the MPI changed; update the reference"] \
+            if stale else []
         what += [f"{len(not_run)} not run (a dependency failed)"] if not_run else []
         what += [f"{len(disturbed)} case(s) outside their references while the node was not "
                  f"quiet: interference, not the fabric ({disturbed[0].get('interference')})"

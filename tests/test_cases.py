@@ -191,6 +191,21 @@ def test_an_edited_copy_of_a_session_is_that_session_to_every_reader(tmp_path, c
     assert len(machine.recorded_sessions(tmp_path, "amd-epyc-1x2x1-24gib.3abda07c")) == 1
 
 
+def test_a_known_finding_that_no_longer_fails_is_a_stale_reference_not_a_transient():
+    """A real session whose $xfail reference was met in every round (ReFrame's xpass): it was
+    a transient and PASSED (issue 53); now BROKEN naming the variable, a finding of its own."""
+    from fabricsuite import findings
+
+    data = report("stale-known-finding")
+    assert set(health_of(data).values()) == {cases.BROKEN}
+    status, why = session.classify(data)
+    assert status == session.BROKEN and "1 known finding(s) no longer fail (" \
+        "latency_8B_median_us of NetbenchPingPong" in why and "update the reference" in why, why
+    found = findings.document(data, status, why)["findings"]
+    assert [(f["kind"], f["nodes"]) for f in found] == [(findings.STALE_REFERENCE, "")], found
+    assert cases.sample_problem(data["runs"][-1]["testcases"][-1]) is not None
+
+
 def test_every_health_class_is_reached_by_a_real_report():
     seen = set()
     for name in ("recorded-kind", "judged-own", "busyloop-disturbed", "tcp-sanity-broken"):
