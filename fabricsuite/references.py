@@ -360,20 +360,21 @@ def scoped_references(system: str, check: str, scope: dict[str, str],
     unit)}; empty when the system's file does not exist or has none for the case. For the
     embedded default, which records a case it has no references of (checks whose references are
     built in read their exceptions through `known_findings`)."""
-    return _case_entries(reference_file(system, directory, machine), check, scope, specs)
+    return _case_entries(reference_file(system, directory, machine), check, scope, specs) or {}
 
 
 def _case_entries(path: Path | None, check: str, scope: dict[str, str],
-                  specs: dict[str, PerfSpec]) -> dict[str, tuple[Any, ...]]:
-    """scoped_references of one file; empty where it does not exist or has no such case."""
+                  specs: dict[str, PerfSpec]) -> dict[str, tuple[Any, ...]] | None:
+    """scoped_references of one file; None where it does not exist or has no such case (an
+    empty dict: the case is there, with no entries)."""
     if path is None or not path.exists():
-        return {}
+        return None
     data = load_file(path)
     if check not in data:
-        return {}
+        return None
     check_test_references(path, data, check, scope, specs)
     scoped = _scoped(path, data, check, scope)
-    return {} if scoped is None else {k: tuple(v) for k, v in scoped[1].items()}
+    return None if scoped is None else {k: tuple(v) for k, v in scoped[1].items()}
 
 
 def known_findings(system: str, check: str, scope: dict[str, str],
@@ -385,11 +386,14 @@ def known_findings(system: str, check: str, scope: dict[str, str],
     another machine of its kind. A known finding belongs to the installed MPI library, not to
     one machine: a second machine of the kind (and a machine whose own file `fabricsuite
     baseline` wrote, which never writes this section) must not call MPICH 4.0's slow reduce a
-    regression."""
+    regression. Per case: a machine's own section for one MPI keeps the kind's findings of
+    the other."""
     path = reference_file(system, directory, machine)
-    if system == LOCAL_SYSTEM and not (path.is_file() and check in load_file(path)):
+    own = _case_entries(path, check, scope, specs)
+    if own is None and system == LOCAL_SYSTEM:
         path = kind_reference_file(machine or this_machine()[0], directory)
-    return path, _case_entries(path, check, scope, specs)
+        own = _case_entries(path, check, scope, specs)
+    return path, own or {}
 
 
 def kind_references(machine: str, check: str, scope: dict[str, str],

@@ -357,6 +357,27 @@ def test_a_known_finding_of_the_mpi_holds_on_every_machine_of_the_kind(tmp_path)
     assert known_findings("other", "NetbenchSelfConsistency", scope, specs, tmp_path)[1] == {}
 
 
+def test_a_machines_own_section_for_one_mpi_keeps_the_kinds_findings_of_the_other(tmp_path):
+    """A machine's own NetbenchSelfConsistency section for Open MPI dropped the kind's known
+    findings for MPICH (issue 53): known findings are per case."""
+    from fabricsuite.references import known_findings
+
+    (tmp_path / "local").mkdir()
+    write(tmp_path, KNOWN_FINDING + "_machine: {key: epyc-1x2}\n", "local/epyc-1x2.yaml")
+    second = "epyc-1x2.0a1b2c3d"
+    write(tmp_path, KNOWN_FINDING.replace("mpich:", "openmpi:").replace("[1, null", "[2, null")
+          + f"_machine: {{key: {second}}}\n", f"local/{second}.yaml")
+    specs = {"reduce_le_allreduce_64KiB_violations": PerfSpec("count", LOWER)}
+    scope = {"$partition": "local:default", "scale": "1x2"}
+    found = {environ: known_findings("local", "NetbenchSelfConsistency",
+                                     {**scope, "$environ": environ}, specs, tmp_path,
+                                     machine=second) for environ in ("openmpi", "mpich")}
+    assert found["openmpi"] == (tmp_path / f"local/{second}.yaml", {
+        "reduce_le_allreduce_64KiB_violations": (2, None, 0, "count")})
+    assert found["mpich"] == (tmp_path / "local/epyc-1x2.yaml", {
+        "reduce_le_allreduce_64KiB_violations": (1, None, 0, "count")})
+
+
 RECORDED = """\
 _recorded_only:
   NetbenchPingPong.local:default.openmpi.latency_8B_median_us: 'recorded only: too noisy'
