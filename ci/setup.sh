@@ -12,7 +12,9 @@ say() { echo "[setup] $*" >&2; }
 
 # --- system packages: command -> Debian package(s) ---------------------------------------------
 missing=()
-need() { command -v "$1" >/dev/null 2>&1 || missing+=("${@:2}"); }
+# daemons (slurmctld, munged) live in /usr/sbin, outside a user's PATH on Debian: an installed
+# one must not read as missing to a user who is not root
+need() { PATH="$PATH:/usr/sbin:/sbin" command -v "$1" >/dev/null 2>&1 || missing+=("${@:2}"); }
 need gcc gcc
 need make make
 need mpicc.openmpi openmpi-bin libopenmpi-dev
