@@ -352,9 +352,10 @@ def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, 
     if casemodel.was_interrupted(report):
         # ended by a signal (to the nightly, or to ReFrame alone, by anyone): nothing of it is
         # judged, recorded or a sample, its passed cases included (cases.was_interrupted)
-        aborted = [c for c in final_cases(report) if c.get("result") in casemodel.ABORTED]
-        why = _short(aborted[0].get("fail_info", {}).get("exc_value")
-                     if isinstance(aborted[0].get("fail_info"), dict) else "", 80) or "a signal"
+        aborted = [c for cases in casemodel.runs_of(report) for c in cases
+                   if c.get("result") in casemodel.ABORTED]
+        info = aborted[0].get("fail_info") if aborted else None
+        why = _short(info.get("exc_value") if isinstance(info, dict) else "", 80) or "a signal"
         return BROKEN, (f"INTERRUPTED: ReFrame aborted {len(aborted)} case(s) ({why.strip(': ')}"
                         f"): the session was not judged, and counts nowhere; run it again")
     degraded = [case for case, verdict in outcomes if verdict == LINK_DEGRADED]
