@@ -54,8 +54,9 @@ class ReferenceFileError(ValueError):
 
 
 class NoReferenceFile(ReferenceFileError):
-    """The reference file does not exist (a new system's acceptance may run without one; a
-    file that exists and cannot be believed never lets a session run on)."""
+    """The reference file does not exist, or holds nothing of the check (a new system's
+    acceptance may run without them; a file that exists and cannot be believed never lets a
+    session run on)."""
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -449,7 +450,7 @@ def external_reference(system: str, check: str, directory: Path | None = None,
     path = reference_file(system, directory, machine)
     data = load_file(path)
     if check not in data:
-        raise ReferenceFileError(
+        raise NoReferenceFile(
             f"{path}: no references for {check}; run without them (-S "
             f"require_reference=false), then `fabricsuite baseline` (README, 'Adopting it on "
             f"a cluster')"

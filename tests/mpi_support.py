@@ -82,6 +82,16 @@ def local_reference_file(directory: Path) -> Path:
     return path
 
 
+def write_local_references(directory: Path, body: str) -> Path:
+    """This machine's reference file under `directory` holding the YAML `body`, and the owner
+    every machine's file names (`_machine.key`, as `fabricsuite baseline` writes it)."""
+    from fabricsuite.machine import this_machine
+
+    path = local_reference_file(directory)
+    path.write_text(body + f"_machine: {{key: {this_machine()[0]}}}\n")
+    return path
+
+
 def vm_reference_file() -> Path:
     """The development VM's own committed references."""
     from fabricsuite import REFERENCE_DIR

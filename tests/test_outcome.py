@@ -27,8 +27,8 @@ from mpi_support import (
     full_file_system,
     local_distance,
     local_pairs,
-    local_reference_file,
     reframe,
+    write_local_references,
 )
 
 from fabricsuite import console, session
@@ -238,7 +238,7 @@ def test_nightly_exit_status_0_1_2_from_real_runs(tmp_path):
                 f"        latency_8B_min_us: [{0.5 * (factor or 100)}, null, 0.1, us]\n")
         if factor is not None:
             body += f"        latency_8B_median_us: [{0.5 * factor}, null, 0.1, us]\n"
-        local_reference_file(directory).write_text(body)
+        write_local_references(directory, body)
     ok = _nightly(tmp_path / "r0", *args, refs=met)
     assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr
     assert "outcome: PASSED: 1 case(s) within their references (exit 0)" in ok.stdout
@@ -259,8 +259,8 @@ def test_a_busy_loop_on_a_bound_core_is_interference_not_a_regression(tmp_path):
     distance = local_distance()
     cpu = local_pairs()[distance][1]
     unmet = tmp_path / "unmet"
-    local_reference_file(unmet).write_text(
-        "NetbenchPingPong:\n  $index: [$partition, $environ, distance]\n"
+    write_local_references(
+        unmet, "NetbenchPingPong:\n  $index: [$partition, $environ, distance]\n"
         f"  local:default:\n    openmpi:\n      {distance}:\n"
         "        latency_8B_min_us: [0.0005, null, 0.1, us]\n"
         "        latency_8B_median_us: [0.0005, null, 0.1, us]\n")

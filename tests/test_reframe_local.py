@@ -22,6 +22,7 @@ from mpi_support import (
     local_session,
     missing_distance_reasons,
     perflog_records,
+    write_local_references,
 )
 
 from fabricsuite.transport import SHARED_MEMORY
@@ -82,9 +83,7 @@ def pingpong_references(directory: Path, distance: str, median_us: float) -> Pat
              "latency_8B_min_us": [1000.0, None, 0.1, "us"]}
     data = {"NetbenchPingPong": {"$index": ["$partition", "$environ", "distance"],
                                  "local:default": {"openmpi": {distance: entry}}}}
-    path = local_reference_file(directory)
-    path.write_text(yaml.safe_dump(data))
-    return path
+    return write_local_references(directory, yaml.safe_dump(data))
 
 
 def test_tightened_reference_fails_naming_the_variable(tmp_path):
