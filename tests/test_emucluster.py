@@ -506,11 +506,11 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     assert significant == {"bandwidth_1MiB_MBps", "bandwidth_peak_MBps"}, table["variables"]
     # every measurement counts: 2 repeats a session, and a failed case's confirmation run
     regressions = [v for v in table["variables"] if v["significant"]]
-    # (a before run whose ranks waited for their CPUs is set aside, not a sample: at most one
-    # of the six on a busy host)
-    assert all(v["verdict"] == "regression" and v["n_before"] >= 5 and v["n_after"] >= 4
-               for v in regressions), [(v["variable"], v["verdict"], v["n_before"],
-                                        v["n_after"]) for v in regressions]
+    # (a run whose ranks waited for their CPUs is set aside, not a sample: at most one of the
+    # ten on a busy host, before or after: the CI host of 2026-12-02 had one after)
+    assert all(v["verdict"] == "regression" and v["n_before"] >= 5 and v["n_after"] >= 3
+               and v["n_before"] + v["n_after"] >= 9 for v in regressions), [
+        (v["variable"], v["verdict"], v["n_before"], v["n_after"]) for v in regressions]
     runs_before = regressions[0]["n_before"]
 
     page = tmp_path / "report.html"
