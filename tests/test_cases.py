@@ -287,20 +287,25 @@ def test_a_failure_only_on_a_node_the_references_never_saw_is_a_node_outlier(
            "n1 (taken on n1, n2): the node, not the fabric" in line, line
 
 
-def test_a_disturbed_run_is_never_a_node_outlier_in_the_outcome_or_its_lines(
+def test_a_disturbed_first_run_is_never_a_node_outlier_a_disturbed_confirmation_is(
         references_on_nodes):
-    """A first run on new nodes that failed while another process took its CPUs, or a
-    confirmation that passed while disturbed: interference, not a node outlier; the lines
-    never name one the outcome does not count (bench/node_outliers_emucluster.py met the
-    second: outcome PASSED beside a NODE OUTLIER line)."""
-    for index in (0, -1):
+    """A first run on new nodes that failed while another process took its CPUs is
+    interference, not a node outlier; a confirmation that passed on known nodes while disturbed
+    passed all the same (another process only slows a run), so the quiet first run's failure is
+    the new node's. It had been PASSED, exit 0, naming nothing (the CI host, 2026-12-02: a node
+    at 700 Mbit -28 %, its confirmation on nodes 1-2 waited 13 % for a CPU). Outcome and lines
+    agree either way (bench/node_outliers_emucluster.py had met PASSED beside a NODE OUTLIER
+    line)."""
+    for index, outlier in ((0, False), (-1, True)):
         data = on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True)
         for case in data["runs"][index]["testcases"]:
             if case["name"].startswith("NetbenchPingPongBandwidth"):
                 case["interference"] = "rank 0 (n3, CPU 0) waited 30% of the run for its CPU"
         code, why = session.classify(data)
-        assert "NODE OUTLIER" not in why, why
-        assert not [ln for ln in session.verdict_lines(data) if ln.startswith("NODE OUTLIER")]
+        named = [ln for ln in session.verdict_lines(data) if ln.startswith("NODE OUTLIER")]
+        assert ("NODE OUTLIER" in why) is outlier and bool(named) is outlier, (index, why)
+        if outlier:
+            assert code == session.REGRESSED and "(n3)" in why, why
 
 
 def test_a_failure_on_known_nodes_too_is_a_regression_that_names_the_new_node(
