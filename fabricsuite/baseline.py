@@ -73,7 +73,7 @@ from .commands import UsageError
 from .links import LINE_FRACTION, failed_only_its_promise, missed_promises
 from .machine import LOCAL_SYSTEM
 from .metrics import (
-    COUNT_UNIT,
+    COUNT_UNITS,
     DEFAULT_FLOOR,
     DIRECTIONS,
     EQUAL,
@@ -471,7 +471,7 @@ def propose(samples: Samples) -> tuple[list[Any], str | None, dict[str, Any]]:
         note = (f"too noisy to catch 2x: spread {stats['spread']:.1%}, worst deviation "
                 f"{stats['worst']:.0%} on the bad side; bound {bound:.0%}")
     why = unjudgeable(median, better, max(samples.resolutions, default=None),
-                      count=bool(samples.counts & {True}) or unit == COUNT_UNIT)
+                      count=bool(samples.counts & {True}) or unit in COUNT_UNITS)
     if why is not None:
         note = f"not judgeable: {why}"
     if better == HIGHER:

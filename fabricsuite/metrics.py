@@ -56,6 +56,8 @@ def is_finite_number(value: Any) -> bool:
 
 #: The unit of a figure counted in whole units (violations, ranges).
 COUNT_UNIT = "count"
+#: Every unit counted in whole units: a reference of 0 of them is judged on absolute bounds.
+COUNT_UNITS = (COUNT_UNIT, "pairs", "nodes", "links")
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class PerfSpec:
     def whole_units(self) -> bool:
         """Counted in whole units (a count that must not move, or a figure in `count`s such as
         violations): a reference of 0 is judged on absolute bounds, as ReFrame reads them."""
-        return self.count or self.unit == COUNT_UNIT
+        return self.count or self.unit in COUNT_UNITS
 
     def __post_init__(self):
         if self.better not in DIRECTIONS:
