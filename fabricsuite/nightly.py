@@ -222,13 +222,17 @@ def _run(args: Any) -> int:
         return _session(args, results, junit, extra)
 
 
+def _settings(extra: list[str]) -> list[str]:
+    """The session's ReFrame settings, `[CHECK.]VAR=VAL` of each `-S X` and `-SX`, in order."""
+    return [word[2:] if word != "-S" else extra[at + 1] for at, word in enumerate(extra)
+            if word.startswith("-S") and (word != "-S" or at + 1 < len(extra))]
+
+
 def _check_confirm_pause(extra: list[str]) -> None:
     """A UsageError for `-S [CHECK.]confirm_pause_s=X` beyond 0..MAX_CONFIRM_PAUSE_S s: before
     ReFrame starts, in one line, not as every case failing its setup (verdict.Judged says the
     same where ReFrame is run by hand)."""
-    settings = [word for at, word in enumerate(extra) if at and extra[at - 1] == "-S"]
-    settings += [word[2:] for word in extra if word.startswith("-S") and len(word) > 2]
-    for setting in settings:
+    for setting in _settings(extra):
         name, _, value = setting.partition("=")
         if name.rsplit(".", 1)[-1] != "confirm_pause_s":
             continue
@@ -372,8 +376,7 @@ def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
               file=sys.stderr)
         return None
     # the session's settings (-S), never its selection: the re-test runs one check
-    settings = [word for at, word in enumerate(extra)
-                if word == "-S" or (at and extra[at - 1] == "-S")]
+    settings = [f"-S{setting}" for setting in _settings(extra)]
     for node, partner, finding in pairs:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         report = results / "reports" / f"run-report-{stamp}-retest-{node}.json"
