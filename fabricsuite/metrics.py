@@ -57,7 +57,7 @@ def is_finite_number(value: Any) -> bool:
 #: The unit of a figure counted in whole units (violations, ranges).
 COUNT_UNIT = "count"
 #: Every unit counted in whole units: a reference of 0 of them is judged on absolute bounds.
-COUNT_UNITS = (COUNT_UNIT, "pairs", "nodes", "links")
+COUNT_UNITS = (COUNT_UNIT, "pairs", "nodes", "links", "components", "ranges")
 
 
 @dataclass(frozen=True)
