@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The README's run command on the first day, session after session (issue 49's acceptance):
+does a healthy machine without references of its own exit 0 and record every time, in its
+fast and its slow phases?
+
+Each session runs `ci/run-local.sh` (the README's command, unchanged) with a results directory
+of its own, so each one is a machine's first day: no references of its own, judged only against
+the limits of its cores (the physics floors of fabricsuite.limits), the kind's file shown as
+information. Between sessions it waits `--gap` seconds, so the sessions sample the host's
+phases. Reported per session: the exit status, the outcome line, the wall time, and the 8 B
+ping-pong latency of each MPI with its multiple of the cache-line floor (a slow phase of this
+VM moves the latency 2-4x; the floor multiple says how far from the 25 x floor it stayed).
+
+    bench/first_day.py --sessions 5 --gap 60 --out /tmp/first-day [--json FILE] [-- REFRAME ARGS]
+
+Extra arguments after `--` go to ci/run-local.sh (e.g. `-p openmpi` for a shorter series).
+Run it alone: the timing checks need the cores to themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from fabricsuite.store import readable_reports, session_runs  # noqa: E402
+
+#: The figures that show the phase of the host: the 8 B ping-pong latency and its efficiency.
+PHASE_FIGURES = ("latency_8B_us", "latency_8B_floor_multiple")
+
+
+def phase_figures(results: Path) -> dict[str, dict[str, float]]:
+    """{MPI: {figure: median over its cases}} from the session's run reports."""
+    seen: dict[str, dict[str, list[float]]] = {}
+    for _path, report in readable_reports(results / "reports"):
+        _info, runs = session_runs(report)
+        for case in (runs[-1].get("testcases", []) if runs else []):
+            if not case.get("name", "").startswith("NetbenchPingPong"):
+                continue
+            for var in case.get("perfvars") or []:
+                if var.get("name") in PHASE_FIGURES and isinstance(var.get("value"), (int, float)):
+                    seen.setdefault(case.get("environ", "?"), {}).setdefault(
+                        var["name"], []).append(float(var["value"]))
+    return {mpi: {name: statistics.median(values) for name, values in figures.items()}
+            for mpi, figures in seen.items()}
+
+
+def one_session(out: Path, index: int, extra: list[str]) -> dict:
+    results = out / f"session-{index}"
+    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+    started = time.monotonic()
+    done = subprocess.run(["bash", str(REPO / "ci" / "run-local.sh"), *extra], env=env,
+                          capture_output=True, text=True, check=False)
+    (out / f"session-{index}.log").write_text(done.stdout + done.stderr)
+    lines = done.stdout.splitlines()
+    return {"session": index, "exit": done.returncode,
+            "minutes": round((time.monotonic() - started) / 60, 1),
+            "outcome": next((line for line in reversed(lines) if line.startswith("outcome:")),
+                            "(no outcome line)"),
+            "recorded": next((line.strip() for line in lines if "session 1 of 3 recorded" in line),
+                             ""),
+            "phase": phase_figures(results)}
+
+
+def table(sessions: list[dict]) -> str:
+    mpis = sorted({mpi for one in sessions for mpi in one["phase"]})
+    head = ["session", "exit", "min"] + [f"{mpi} 8 B us (x floor)" for mpi in mpis] + ["outcome"]
+    rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for one in sessions:
+        cells = [str(one["session"]), str(one["exit"]), str(one["minutes"])]
+        for mpi in mpis:
+            fig = one["phase"].get(mpi, {})
+            cells.append(f"{fig.get('latency_8B_us', float('nan')):.3g} "
+                         f"({fig.get('latency_8B_floor_multiple', float('nan')):.3g})")
+        cells.append(one["outcome"].removeprefix("outcome: "))
+        rows.append("| " + " | ".join(cells) + " |")
+    passed = sum(one["exit"] == 0 and bool(one["recorded"]) for one in sessions)
+    rows.append(f"\nexit 0 and recorded: {passed} of {len(sessions)}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=5, help="sessions to run (default 5)")
+    parser.add_argument("--gap", type=float, default=60.0,
+                        help="seconds between sessions (default 60)")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="a new directory for the sessions' results and logs")
+    parser.add_argument("--json", type=Path, help="also write the sessions as JSON here")
+    parser.add_argument("extra", nargs="*", help="arguments for ci/run-local.sh (after --)")
+    args = parser.parse_args(argv)
+    if args.out.exists():
+        parser.error(f"{args.out} exists: give a new directory, so no session sees another's "
+                     "references")
+    args.out.mkdir(parents=True)
+    sessions = []
+    for index in range(1, args.sessions + 1):
+        if index > 1:
+            time.sleep(args.gap)
+        sessions.append(one_session(args.out, index, args.extra))
+        print(f"session {index}: exit {sessions[-1]['exit']}, {sessions[-1]['minutes']} min, "
+              f"{sessions[-1]['outcome']}", flush=True)
+    print(table(sessions))
+    if args.json:
+        args.json.write_text(json.dumps(sessions, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
