@@ -122,9 +122,9 @@ def test_one_pair_alone_measures_the_shaped_rate_at_the_maps_size(fabric, netben
     """A link shaped to R must measure R at the size the map judges bandwidth by, or a link 25 %
     slow reads as a few percent slow (issue 41: with a 64 KiB burst a 256 KiB ping-pong measured
     1.25 R at 200 Mbit). Two nodes of one leaf, ping-pong bandwidth at 256 KiB, at the fabric's
-    rate and at three quarters of it: each at most 6 % above the rate shaped (what a burst too
-    large does) and at most 10 % below it (the host's CPU: this 2-core VM measured 150 Mbit at
-    0.93 once in three runs, 2026-12-02)."""
+    rate and at three quarters of it: at most 6 % above the rate shaped (the burst's error) and
+    at most 10 % below it (the host's CPU; this 2-core VM once measured 0.93 of 150 Mbit,
+    2026-12-02)."""
     program = netbench_program("openmpi")
     measured = {}
     try:
