@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 from fabricsuite.store import readable_reports, session_runs  # noqa: E402
 
 #: The figures that show the phase of the host: the 8 B ping-pong latency and its efficiency.
-PHASE_FIGURES = ("latency_8B_us", "latency_8B_floor_multiple")
+PHASE_FIGURES = ("latency_8B_median_us", "latency_8B_floor_multiple")
 
 
 def phase_figures(results: Path) -> dict[str, dict[str, float]]:
@@ -45,10 +45,11 @@ def phase_figures(results: Path) -> dict[str, dict[str, float]]:
         for case in (runs[-1].get("testcases", []) if runs else []):
             if not case.get("name", "").startswith("NetbenchPingPong"):
                 continue
-            for var in case.get("perfvars") or []:
-                if var.get("name") in PHASE_FIGURES and isinstance(var.get("value"), (int, float)):
+            for key, perf in (case.get("perfvalues") or {}).items():
+                name, value = key.rsplit(":", 1)[-1], perf[0] if perf else None
+                if name in PHASE_FIGURES and isinstance(value, (int, float)):
                     seen.setdefault(case.get("environ", "?"), {}).setdefault(
-                        var["name"], []).append(float(var["value"]))
+                        name, []).append(float(value))
     return {mpi: {name: statistics.median(values) for name, values in figures.items()}
             for mpi, figures in seen.items()}
 
@@ -78,7 +79,7 @@ def table(sessions: list[dict]) -> str:
         cells = [str(one["session"]), str(one["exit"]), str(one["minutes"])]
         for mpi in mpis:
             fig = one["phase"].get(mpi, {})
-            cells.append(f"{fig.get('latency_8B_us', float('nan')):.3g} "
+            cells.append(f"{fig.get('latency_8B_median_us', float('nan')):.3g} "
                          f"({fig.get('latency_8B_floor_multiple', float('nan')):.3g})")
         cells.append(one["outcome"].removeprefix("outcome: "))
         rows.append("| " + " | ".join(cells) + " |")
