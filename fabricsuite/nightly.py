@@ -281,17 +281,17 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
     # The embedded default takes its machine's references after its first sessions.
     take = ["--take-references"] if args.system.split(":")[0] == "local" else []
     found = findings_path(results, args)
+    # checked first, so that the outcome's last line and its exit status say it
+    unstored = _unstored(report, results)
     argv = ["--skips", str(skips), "--junit", str(junit), "--findings", str(found),
-            "--classify", *take, str(report), "--", "--system", args.system, *extra]
+            "--classify", *take, *(["--unstored", unstored] if unstored else []), str(report),
+            "--", "--system", args.system, *extra]
     status = session.main(argv)
     print(f"fabricsuite nightly: JUnit XML in {junit}; findings {found}; run report {report}")
-    unstored = _unstored(report, results)
     if unstored:
-        # the verdict stands, but history, compare and the page will not see this session
         print(f"fabricsuite nightly: BROKEN: the session was not stored: {unstored}; move "
               f"the database aside (ReFrame starts a new one), and read this session from its "
               f"run report (history, compare and report --reports {report})", file=sys.stderr)
-        status = max(status, session.BROKEN)
     if args.retest_suspects:
         retested = _retest_suspects(args, env, options, extra, found, results)
         if retested is not None:

@@ -719,6 +719,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the embedded default: count the sessions recorded without "
                              "references of this machine, and take its references once there "
                              "are enough (fabricsuite.machine)")
+    parser.add_argument("--unstored", metavar="WHY",
+                        help="the session is missing from the results database (the nightly's "
+                             "storage check): broken, whatever its cases say")
     parser.add_argument("reframe_args", nargs=argparse.REMAINDER,
                         help="-- then the arguments the session was run with")
     args = parser.parse_args(argv)
@@ -733,6 +736,10 @@ def main(argv: list[str] | None = None) -> int:
         return BROKEN if args.classify else 1
     skips = read_skips(Path(args.skips) if args.skips else None)
     status = classify(report, reframe_args)
+    if args.unstored:
+        # the verdict stands in words, but history, compare and the page will not see it
+        status = (max(status[0], BROKEN), f"BROKEN: the session was not stored "
+                  f"({args.unstored}); its cases: {status[1]}")
     machine_lines = []
     if args.take_references:
         from . import baseline

@@ -585,6 +585,10 @@ def test_a_nightly_whose_session_could_not_be_stored_is_not_exit_0(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("fabricsuite nightly: BROKEN: the session was not stored: ") and \
         "file is not a database" in last and "--reports" in last, proc.stderr
+    # the outcome's own last line says it too (it had said "(exit 0)" above the BROKEN line)
+    (outcome,) = [line for line in proc.stdout.splitlines() if line.startswith("outcome: ")]
+    assert outcome.startswith("outcome: BROKEN: the session was not stored (") and \
+        "its cases: " in outcome and outcome.endswith("(exit 2)"), outcome
 
 
 PYTHON3 = "/usr/bin/python3"
