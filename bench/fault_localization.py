@@ -12,8 +12,9 @@ random in every trial (--seed):
 
 - node:       one node's link at --fault-fraction of RATE (a quarter by default);
 - uplink:     one leaf's uplink at --fault-fraction of RATE, every node link healthy;
-- congestion: no fault; every uplink at RATE, so that a leaf's N/L node links share one link's
-              worth (4:1 at 8 nodes on 2 leaves): concurrent pairs crossing it are slow;
+- congestion: no fault; every uplink at 1.25 RATE, so that a leaf's N/L node links share
+              little more than one link's worth (3.2:1 at 8 nodes on 2 leaves): concurrent
+              pairs crossing it are slow;
 - switch:     every node link of one leaf at --fault-fraction of RATE.
 
 A trial is one `netbench matrix` job through srun (one rank per node, the full map, suspects
@@ -61,6 +62,10 @@ MATRIX_OPTIONS = ("--max-size", "256K", "--repetitions", "3", "--time-cap-ms", "
                   "--progress-every", "0")
 
 
+#: The congestion scenario's uplinks, as a multiple of the node link rate (3.2:1 at 4 nodes a leaf).
+CONGESTED_UPLINK = 1.25
+
+
 def scaled(rate: str, fraction: float) -> str:
     """A tc rate times `fraction`, in kbit ("200mbit", 0.25 -> "50000kbit")."""
     match = re.fullmatch(r"(\d+)(kbit|mbit|gbit)", rate)
@@ -84,7 +89,10 @@ def impose(emu, scenario: str, draw: random.Random, args, slow: str, prefix: str
         emu("rate", slow, "--link", f"uplink{leaf}")
         return ("uplink", f"leaf{leaf}")
     if scenario == "congestion":
-        emu("rate", args.rate, "--link", "uplinks")
+        # above one node link's rate, below its leaf's: at exactly the node rate a pair alone
+        # across leaves passes four token buckets of one rate and can read 12 % slow
+        # (tests/test_emucluster_switches.py's UPLINK_RATE, 2026-12-02)
+        emu("rate", scaled(args.rate, CONGESTED_UPLINK), "--link", "uplinks")
         return None
     leaf = draw.choice(sorted(set(tree.leaf_of.values())))
     for node in sorted(tree.nodes_under(leaf)):
