@@ -31,7 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from fabricsuite.store import readable_reports, session_runs  # noqa: E402
+from fabricsuite.cases import final_cases  # noqa: E402
+from fabricsuite.store import readable_reports  # noqa: E402
 
 #: The figures that show the phase of the host: the 8 B ping-pong latency and its efficiency.
 PHASE_FIGURES = ("latency_8B_median_us", "latency_8B_floor_multiple")
@@ -41,8 +42,7 @@ def phase_figures(results: Path) -> dict[str, dict[str, float]]:
     """{MPI: {figure: median over its cases}} from the session's run reports."""
     seen: dict[str, dict[str, list[float]]] = {}
     for _path, report in readable_reports(results / "reports"):
-        _info, runs = session_runs(report)
-        for case in (runs[-1].get("testcases", []) if runs else []):
+        for case in final_cases(report):  # a retried case's last round
             if not case.get("name", "").startswith("NetbenchPingPong"):
                 continue
             for key, perf in (case.get("perfvalues") or {}).items():

@@ -109,3 +109,23 @@ def test_a_missing_variant_is_named_with_its_size():
                                     if not (r["size_bytes"] == 8 and r["collective"] == at_8[0])]
     assert variant_problems(result, [8], "collectives", "collective", at_8) == [
         f"table collectives: size 8 has collective {at_8[1:]}, expected {at_8}"]
+
+
+#: The units whose figures move continuously: a reference of 0 of them cannot judge (ReFrame
+#: reads its bounds as absolute values), so it is refused. Every other unit a check declares
+#: must be one of metrics.COUNT_UNITS.
+CONTINUOUS_UNITS = {"B", "MB/s", "fraction", "line_fraction", "msg/s", "ns/B", "ratio", "us",
+                    "x_floor", "%", "s", "Mop/s"}
+
+
+def test_every_declared_unit_is_known_whole_or_continuous():
+    """A unit missing from COUNT_UNITS made a healthy map's `[0, null, 0, components]` a
+    reference error (CI 2026-12-02, every map check): a new unit must be classified here."""
+    from fabricsuite.metrics import COUNT_UNITS
+
+    units = {figure.spec.unit for cls in netbench_checks().values()
+             for figure in cls.metrics.values()}
+    assert units >= {"components", "pairs", "us"}, units  # the loader found them
+    unknown = units - set(COUNT_UNITS) - CONTINUOUS_UNITS
+    assert not unknown, f"classify these units (metrics.COUNT_UNITS or CONTINUOUS_UNITS): {unknown}"
+    assert not set(COUNT_UNITS) & CONTINUOUS_UNITS
