@@ -31,9 +31,10 @@ Confidence (`CONFIDENCES`), the only ground an action may stand on:
 - ``map``: the all-pairs map named this one component beyond the map's own noise, its pairs
   re-tested alone (fabricsuite.switches);
 - ``suspected``: named, but not yet confirmed: a node outlier whose first run met two new
-  nodes (the pair cannot say which), a regression on nodes the references never saw
-  that no known node could confirm, a link that changed during a job, a map finding the pairs
-  cannot tell from another component. Re-test before any action.
+  nodes (the pair cannot say which) or was disturbed (another process took a CPU), a
+  regression on nodes the references never saw that no known node could confirm, a link
+  that changed during a job, a map finding the pairs cannot tell from another component.
+  Re-test before any action.
 """
 
 from __future__ import annotations
@@ -224,11 +225,12 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
         unknown, known = unknown_nodes(case.first or case.last, cache)
         # a pair of new nodes cannot say which of them is slow: draining both would take a
         # healthy node out with the bad one; each is re-tested against a known node first
-        return [Finding(NODE_OUTLIER_KIND, CONFIRMED if len(unknown) == 1 else SUSPECTED,
+        # and a first run that was disturbed never measured the new node quietly
+        alone = len(unknown) == 1 and not casemodel.disturbance(case.first or case.last)
+        return [Finding(NODE_OUTLIER_KIND, CONFIRMED if alone else SUSPECTED,
                         compress_hostlist(unknown),
                         _line(f"NODE OUTLIER {node_outlier(case.last, case.first, cache)}"),
-                        against="" if len(unknown) == 1 else partners(case.first, unknown,
-                                                                       known), **base)]
+                        against="" if alone else partners(case.first, unknown, known), **base)]
     found = map_findings_of(case.last.get("components") or "", base)
     if verdict == casemodel.REGRESSION:
         if found:
@@ -403,8 +405,8 @@ def settle(doc: dict, node: str, partner: str, report: dict) -> str:
     node outlier of its own), "cleared" (it passed there, on a quiet node: no longer named,
     one of the passed nodes), "fabric" (it failed on the known nodes too: not the node),
     "broken" (the re-test's harness broke, was disturbed or interrupted) or "undecided" (no
-    run on it passed and none failed it: a disturbed round, no report); the last two leave it
-    suspected."""
+    run on it passed and none failed it: a disturbed round, no report, a re-test suspected
+    again); the last two leave it suspected."""
     retest = document(report) if report else {}
     found = [Finding(**entry) for entry in retest.get("findings") or []]
     if any(f.kind in SESSION_KINDS for f in found):
@@ -414,7 +416,9 @@ def settle(doc: dict, node: str, partner: str, report: dict) -> str:
         result = "confirmed"
     elif passed_on(report, node) and not any(node in f.node_names() for f in found):
         result = "cleared"
-    elif not found:
+    elif not found or any(f.kind == NODE_OUTLIER_KIND and f.confidence == SUSPECTED
+                          and node in f.node_names() for f in found):
+        # a re-test suspected again (its own first round disturbed) decides nothing
         result = "undecided"
     else:
         result = "fabric"

@@ -43,22 +43,39 @@ def test_a_suspect_pair_is_re_tested_and_only_its_slow_node_drained(cluster, tmp
     refs = tmp_path / "refs"
     refs.mkdir()
     (refs / "emucluster.yaml").write_text(yaml.safe_dump(data))
+
+    def nightly(results):
+        try:
+            cluster("rate", "700mbit", "3")
+            night = cluster("exec", str(BIN / "fabricsuite"), "nightly", "--system",
+                            "emucluster:nodes", "--results", str(results), "--retest-suspects",
+                            "--", "-n", "NetbenchPingPongBandwidth%distance=other-node", "-p",
+                            "openmpi", f"-J--nodelist={nodes[2]},{nodes[3]}", "-S",
+                            "confirm_pause_s=1", *QUICK, check=False,
+                            extra_env={"RFM_REFERENCE_PREFIX": str(refs), "MPIEXEC_TIMEOUT": "90"})
+        finally:
+            cluster("rate", "1gbit")
+        said = night.stdout + night.stderr
+        # on a failure: the nightly's lines about the suspects, the re-tests and the verdicts
+        told = "\n".join(line for line in said.splitlines()
+                         if "suspect " in line or "re-test" in line or "NODE OUTLIER" in line
+                         or "INTERFERENCE" in line or "disturbed" in line
+                         or line.lstrip().startswith(("P: ", "outcome:", "FAILED", "PASSED",
+                                                      "BROKEN", "REGRESSION")))
+        return said, told
+
     results = tmp_path / "results"
-    try:
-        cluster("rate", "700mbit", "3")
-        night = cluster("exec", str(BIN / "fabricsuite"), "nightly", "--system",
-                        "emucluster:nodes", "--results", str(results), "--retest-suspects",
-                        "--", "-n", "NetbenchPingPongBandwidth%distance=other-node", "-p",
-                        "openmpi", f"-J--nodelist={nodes[2]},{nodes[3]}", "-S",
-                        "confirm_pause_s=1", *QUICK, check=False,
-                        extra_env={"RFM_REFERENCE_PREFIX": str(refs), "MPIEXEC_TIMEOUT": "90"})
-    finally:
-        cluster("rate", "1gbit")
-    said = night.stdout + night.stderr
-    # on a failure: every line of the nightly about the suspects and the re-tests' verdicts
-    told = "\n".join(line for line in said.splitlines()
-                     if "suspect" in line or "re-test" in line or "NODE OUTLIER" in line
-                     or line.startswith(("P: ", "FAILED", "PASSED", "BROKEN", "INTERFERENCE")))
+    said, told = nightly(results)
+    if "outcome: BROKEN" in said and "interference, not the fabric" in said:
+        # Another process took a rank's CPU on the 2-core host during the confirmation on
+        # nodes 1-2 too: the suite rightly calls a disturbed failure interference, and names
+        # no node to drain. Measured once more. (A first run disturbed alone is a suspected
+        # NODE OUTLIER, re-tested as below: CI once passed it, fabricsuite.session_verdict.)
+        for path in (results / "findings").glob("*.json"):
+            assert "node-outlier" not in path.read_text(), told
+        print(f"the first session was disturbed, measuring again:\n{told}")
+        results = tmp_path / "results-again"
+        said, told = nightly(results)
     # each against the known node in its mate's place (node 3 with node 2, node 4 with node 1:
     # on the emulation also a pair that does not share a core)
     assert f"re-testing suspect {nodes[2]} against {nodes[1]}" in said, told

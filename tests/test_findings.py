@@ -251,6 +251,29 @@ def test_a_pair_of_new_nodes_is_only_suspected_never_both_drained(references_on_
                                                                      "suspected", "n[3-4]")
 
 
+def test_a_new_node_failed_while_disturbed_is_suspected_never_passed(references_on_nodes):
+    # n3's first run failed while another process took a CPU, its confirmation passed on the
+    # known nodes: n3 was never measured quietly. Not PASSED (CI once: -30 % on a slow node,
+    # a rank waiting 14 %, "PASSED: 1 case(s)"), not confirmed either: re-tested first.
+    data = on_nodes(report("judged-own"), ["n3", "n1"], ["n1", "n2"], passed=True)
+    first = [case for case in data["runs"][0]["testcases"]
+             if case["name"].startswith("NetbenchPingPongBandwidth")]
+    for case in first:
+        case["interference"] = "rank 1 (n3, CPU 0) waited 14% of the run for its CPU"
+    code, why = session.classify(data)
+    assert code == 1 and why.startswith("NODE OUTLIER: "), why
+    (found,) = findings.document(data)["findings"]
+    assert (found["kind"], found["confidence"], found["nodes"], found["against"]) == (
+        "node-outlier", "suspected", "n3", "n2"), found
+    assert "while disturbed (rank 1 (n3, CPU 0) waited 14%" in found["evidence"], found
+    assert [node for node, _, _ in findings.suspects([Finding(**found)])] == ["n3"]
+    # quiet, the same runs confirm n3 alone
+    for case in first:
+        case["interference"] = ""
+    (found,) = findings.document(data)["findings"]
+    assert (found["confidence"], found["against"]) == ("confirmed", ""), found
+
+
 def test_the_outcome_names_each_node_and_its_step(references_on_nodes):
     outcome = session.summary_lines(on_nodes(report("judged-own"), ["n3"], ["n1"], passed=True),
                                     [])
