@@ -5,11 +5,12 @@ less than its figure.
 
 For each scenario, `--repeats` times in turn (so each repeat of a scenario lies minutes from
 the next, like sessions): `netbench limits` on CPUs 0 and 1 as the checks' prologue runs it,
-then `netbench pingpong --sizes 8` and `netbench bibw --sizes 1M` on the same CPUs
-(config/launchers/bind-rank). Reported per scenario: the median of each figure and of its
-efficiency, their between-repeat spread (1.4826 MAD / median), and whether the physics floors
-pass. Needs netbench built for each MPI (`make -C src netbench MPICC=mpicc.openmpi`, into
---build DIR/<mpi>/netbench).
+then `netbench pingpong --sizes 8`, `netbench bibw --sizes 1M` and `netbench dense --sizes 1M`
+(as NetbenchDense runs it) on the same CPUs (config/launchers/bind-rank); the dense aapc
+bandwidth per rank is read against every rank copying at once (`copy_all_ranks`). Reported
+per scenario: the median of each figure and of its efficiency, their between-repeat spread
+(1.4826 MAD / median), and whether the physics floors pass. Needs netbench built for each MPI
+(`make -C src netbench MPICC=mpicc.openmpi`, into --build DIR/<mpi>/netbench).
 
     bench/efficiency_floors.py --build /tmp/nb --repeats 5 [--json FILE]
 """
@@ -54,23 +55,28 @@ def run(build: Path, mpi: str, cpus: str, env: dict, out: Path) -> dict:
     figures = {}
     for name, args in (("limits", ["limits", "--sizes", f"8,{MiB}", *limits.PROLOGUE_OPTIONS]),
                        ("pp", ["pingpong", "--sizes", "8"]),
-                       ("bw", ["bibw", "--sizes", str(MiB)])):
+                       ("bw", ["bibw", "--sizes", str(MiB)]),
+                       ("dense", ["dense", "--sizes", str(MiB), "--phases", "16", "--seed", "1",
+                                  "--min-iterations", "16"])):
         path = out / f"{name}.json"
         path.unlink(missing_ok=True)
         subprocess.run([*LAUNCH[mpi], str(BIND), cpus, str(program), *args, "--json-file",
                         str(path), "--timeout", "120"], env=environ, capture_output=True,
                        timeout=180, check=False)
     try:
-        lim, pp, bw = (load(out / f"{n}.json") for n in ("limits", "pp", "bw"))
+        lim, pp, bw, dense = (load(out / f"{n}.json") for n in ("limits", "pp", "bw", "dense"))
     except ValueError:
         return {}
     floor = lim.value(None, "floor_oneway_median_us")
     ceiling = lim.value("limits_copy", "copy_one_core_median_MBps", size_bytes=MiB)
     latency = pp.value("pingpong", "latency_median_us", size_bytes=8)
     bandwidth = bw.value("bibw", "bandwidth_median_MBps", size_bytes=MiB)
+    all_ranks = lim.value("limits_copy", "copy_all_ranks_median_MBps", size_bytes=MiB)
+    aapc = dense.value("algorithms", "bandwidth_mean_MBps", algorithm="aapc", size_bytes=MiB)
     figures.update(floor_us=floor, ceiling_MBps=ceiling, latency_8B_us=latency,
                    latency_floor_multiple=latency / floor, bandwidth_1MiB_MBps=bandwidth,
-                   bandwidth_ceiling_fraction=bandwidth / ceiling)
+                   bandwidth_ceiling_fraction=bandwidth / ceiling, dense_aapc_1MiB_MBps=aapc,
+                   dense_ceiling_fraction=aapc / all_ranks)
     return figures
 
 
@@ -99,11 +105,12 @@ def main() -> int:
                       file=sys.stderr)
     multiple, fraction = limits.PHYSICS_FLOORS["x_floor"], limits.PHYSICS_FLOORS["fraction"]
     print(f"| scenario | runs | latency 8 B us (spread) | x floor (spread) | bandwidth 1 MiB MB/s "
-          f"(spread) | fraction (spread) | floors (<= {multiple:g} x, >= {fraction:g}) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          f"(spread) | fraction (spread) | floors (<= {multiple:g} x, >= {fraction:g}) | "
+          f"dense aapc 1 MiB MB/s (spread) | its fraction (spread) | dense floor |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, runs in seen.items():
         if not runs:
-            print(f"| {name} | 0 | | | | | no result |")
+            print(f"| {name} | 0 | | | | | no result | | | |")
             continue
 
         def cell(key: str, runs: list[dict] = runs) -> str:
@@ -115,7 +122,10 @@ def main() -> int:
                     or r["floor_us"] > limits.FLOOR_LIMIT_US)
         print(f"| {name} | {len(runs)} | {cell('latency_8B_us')} | "
               f"{cell('latency_floor_multiple')} | {cell('bandwidth_1MiB_MBps')} | "
-              f"{cell('bandwidth_ceiling_fraction')} | fail {fails} of {len(runs)} |")
+              f"{cell('bandwidth_ceiling_fraction')} | fail {fails} of {len(runs)} | "
+              f"{cell('dense_aapc_1MiB_MBps')} | {cell('dense_ceiling_fraction')} | fail "
+              f"{sum(1 for r in runs if r['dense_ceiling_fraction'] < fraction)} of "
+              f"{len(runs)} |")
     if args.json:
         args.json.write_text(json.dumps(seen, indent=1))
     return 0

@@ -8,13 +8,18 @@ Brings up 4 emulated nodes at 1 Gbit (ci/emucluster.sh, its own prefix and state
 takes references from acceptance sessions on nodes 1-2 (`fabricsuite nightly --mode acceptance
 -- -J--nodelist=...`, then `fabricsuite baseline --acceptance`: the references record the nodes
 they were taken on), then runs `fabricsuite nightly` on nodes 3-4 (`-J--nodelist`), --trials
-times in each of three scenarios, interleaved:
+times in each of five scenarios, interleaved:
 
 - outlier: node 3's link --slower slower, both directions: expected NODE OUTLIER naming node 3
   (or nodes 3 and 4: one pair cannot split them), not a regression of the fabric;
 - fabric: every link --slower slower: expected REGRESSION (its confirmation on nodes 1-2, which
   the references know, fails too);
-- healthy: every link at the rate: expected PASSED.
+- healthy: every link at the rate: expected PASSED;
+- no-netbench: the netbench program removed after its build (the build fixture's
+  `postbuild_cmds`), a harness fault: expected BROKEN, a `broken-harness` finding, no node named;
+- broken-mpi: the MPI broken on every node (Open MPI's point-to-point layer set to one that does
+  not exist, `OMPI_MCA_pml`; MPICH's UCX transports, `UCX_TLS`): expected BROKEN, a
+  `broken-harness` finding, no node named.
 
 Each nightly is the real workflow: ReFrame through sbatch/srun, the nightly mode's confirmation
 rounds (pauses of 1, 3, 9 s instead of the partition's 10, 30, 90), the outcome and exit status.
@@ -40,8 +45,25 @@ from fabricsuite.emucluster import QUICK, bench_cluster, bench_parser, bench_up 
 BIN = Path(sys.executable).parent
 CHECK = "NetbenchPingPongBandwidth%distance=other-node"
 RATE_MBIT = 1000
-SCENARIOS = ("outlier", "fabric", "healthy")
-EXPECTED = {"outlier": "NODE OUTLIER", "fabric": "REGRESSION", "healthy": "PASSED"}
+SCENARIOS = ("outlier", "fabric", "healthy", "no-netbench", "broken-mpi")
+EXPECTED = {"outlier": "NODE OUTLIER", "fabric": "REGRESSION", "healthy": "PASSED",
+            "no-netbench": "BROKEN", "broken-mpi": "BROKEN"}
+#: The harness faults: ReFrame options and environment of the nightly.
+HARNESS_FAULTS = {
+    "no-netbench": (("-S", "NetbenchBuild.postbuild_cmds=rm -f netbench"), {}),
+    "broken-mpi": ((), {"OMPI_MCA_pml": "no-such-pml", "UCX_TLS": "no-such-transport"}),
+}
+
+
+def finding_kinds(results: Path) -> list[str]:
+    """The kinds of the findings a nightly wrote under `results` (fabricsuite.findings)."""
+    kinds = []
+    for path in sorted((results / "findings").glob("*.json")):
+        try:
+            kinds += [f.get("kind", "?") for f in json.loads(path.read_text())["findings"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            kinds.append("unreadable")
+    return kinds
 
 
 def outcome_of(stdout: str) -> str:
@@ -70,6 +92,28 @@ def act_on(emu, results: Path) -> list[str]:
     for name in drained:
         emu("exec", "scontrol", "update", f"NodeName={name}", "State=RESUME")
     return drained
+
+
+def judge(scenario: str, stdout: str, results: Path, nodes: list[str],
+          drained: list[str] | None) -> tuple[bool, list[str]]:
+    """(whether a trial's nightly was right, what it named) against the scenario's truth;
+    `drained`: what `fabricsuite act` drained after it (None: not acted on)."""
+    named = named_nodes(stdout)
+    right = outcome_of(stdout) == EXPECTED[scenario] and (
+        scenario != "outlier" or (nodes[2] in named and nodes[0] not in named
+                                  and nodes[1] not in named))
+    if scenario in HARNESS_FAULTS:
+        # the harness, not a node: a broken-harness finding and no node named
+        kinds = finding_kinds(results)
+        right = right and "broken-harness" in kinds and not named and not any(
+            k in ("node-outlier", "link-degraded", "faulty-link") for k in kinds)
+        named = named + [f"findings: {', '.join(kinds) or 'none'}"]
+    if drained is not None:
+        # the suspects re-tested, then `fabricsuite act --mode drain`: node 3 alone drained
+        # where it is slow, nothing otherwise
+        right = right and drained == ([nodes[2]] if scenario == "outlier" else [])
+        named = named + [f"drained: {', '.join(drained) or 'none'}"]
+    return right, named
 
 
 def parse_args():
@@ -109,8 +153,9 @@ def main() -> int:
     refs.mkdir()
 
     def nightly(results: Path, mode: str, on: list[str], *more: str,
-                refs_dir: Path | None = refs) -> subprocess.CompletedProcess:
-        env = {"MPIEXEC_TIMEOUT": "90"}
+                refs_dir: Path | None = refs, faults: dict | None = None
+                ) -> subprocess.CompletedProcess:
+        env = {"MPIEXEC_TIMEOUT": "90", **(faults or {})}
         if refs_dir is not None:
             env["RFM_REFERENCE_PREFIX"] = str(refs_dir)
         retest = ["--retest-suspects"] if args.act and mode == "nightly" else []
@@ -146,22 +191,17 @@ def main() -> int:
                 elif scenario == "fabric":
                     emu("rate", slow)
                 start = time.monotonic()
+                options, faults = HARNESS_FAULTS.get(scenario, ((), {}))
                 try:
-                    proc = nightly(work / f"{scenario}-{trial}", "nightly", nodes[2:])
+                    proc = nightly(work / f"{scenario}-{trial}", "nightly", nodes[2:], *options,
+                                   faults=faults)
                     if args.act:
                         drained = act_on(emu, work / f"{scenario}-{trial}")
                 finally:
                     emu("rate", f"{RATE_MBIT}mbit")
                 outcome = outcome_of(proc.stdout)
-                named = named_nodes(proc.stdout)
-                right = outcome == EXPECTED[scenario] and (
-                    scenario != "outlier" or (nodes[2] in named and nodes[0] not in named
-                                              and nodes[1] not in named))
-                if args.act:
-                    # the suspects re-tested, then `fabricsuite act --mode drain`: node 3 alone
-                    # drained where it is slow, nothing otherwise
-                    right = right and drained == ([nodes[2]] if scenario == "outlier" else [])
-                    named = named + [f"drained: {', '.join(drained) or 'none'}"]
+                right, named = judge(scenario, proc.stdout, work / f"{scenario}-{trial}", nodes,
+                                     drained if args.act else None)
                 row = table[scenario]
                 row["trials"] += 1
                 row["right"] += right

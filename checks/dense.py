@@ -9,7 +9,10 @@ rank per core. References per partition, environment and scale (reference/<syste
 
 - NetbenchDense, per algorithm at 1 MiB: the mean bandwidth per rank over the phases, and the
   ratio of the worst phase to the first (the study's "drop in the middle phases"; 1.0 when the
-  first phase is the worst). Sanity: every phase of every algorithm at every size ran, every
+  first phase is the worst). On one node also that bandwidth as a fraction of its ceiling:
+  what each core copies while every rank copies at once, measured by `netbench limits` on the
+  job's cores just before (fabricsuite.limits; judged against its physics floor where the
+  references give none). Sanity: every phase of every algorithm at every size ran, every
   bandwidth positive, the job had the ranks asked for.
 - NetbenchDenseValidation: the same patterns once each with patterned data; every received byte
   checked (no timing, no references).
@@ -18,6 +21,7 @@ rank per core. References per partition, environment and scale (reference/<syste
 import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
+from fabricsuite.limits import ALL_RANKS, fraction_of_ceiling
 from fabricsuite.rfm_netbench import (
     NetbenchMultiRankCheck,
     NetbenchValidationCheck,
@@ -59,6 +63,15 @@ class NetbenchDense(NetbenchMultiRankCheck):
             f"{a}_worst_to_first_1MiB": cell(
                 "algorithms", "worst_to_first", algorithm=a, size_bytes=MiB
             )
+            for a in ALGORITHMS
+        },
+        # on one node: the bandwidth per rank over what each core copies while every rank of
+        # the job copies at once (fabricsuite.limits.ALL_RANKS, the prologue); across nodes
+        # the link limits a rank, not its core, and these are left out
+        **{
+            f"{a}_bandwidth_1MiB_ceiling_fraction": fraction_of_ceiling(
+                cell("algorithms", "bandwidth_mean_MBps", algorithm=a, size_bytes=MiB),
+                limit=ALL_RANKS)
             for a in ALGORITHMS
         },
     }

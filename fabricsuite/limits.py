@@ -1,11 +1,13 @@
 """What the hardware can do: a message figure read against the limits of the cores it ran on.
 
-Every timed point-to-point check on one node runs `netbench limits` on the pair's own cores in
-the same job, just before its method (its *prologue*, fabricsuite.rfm_netbench): the floor a
-message can reach (`floor_oneway_median_us`, half a cache line's round trip between the two
-cores) and the ceiling of a copy per size (`copy_one_core_median_MBps`: one core's memcpy, what
-a single-copy transfer reaches at best; `copy_two_cores_median_MBps`: both cores copying at
-once, the ceiling of a pattern where both send). An *efficiency* is a message figure over its
+Every timed point-to-point check on one node, and the dense check on one node, runs `netbench
+limits` on the job's own cores in the same job, just before its method (its *prologue*,
+fabricsuite.rfm_netbench): the floor a message can reach (`floor_oneway_median_us`, half a cache
+line's round trip between the cores of ranks 0 and 1) and the ceiling of a copy per size
+(`copy_one_core_median_MBps`: one core's memcpy, what a single-copy transfer reaches at best;
+`copy_two_cores_median_MBps`: both cores copying at once, the ceiling of a pattern where both
+send; `copy_all_ranks_median_MBps`: every rank copying at once, per core, the ceiling of a dense
+pattern whose cores share the node's memory). An *efficiency* is a message figure over its
 limit, declared like any figure (`Efficiency`: unit and direction):
 
 - a bandwidth as a fraction of its ceiling (unit `fraction`, higher is better);
@@ -50,10 +52,12 @@ FLOOR_MULTIPLE_SPEC = PerfSpec(FLOOR_MULTIPLE, LOWER)
 #: column).
 ONE_CORE = ("limits_copy", "copy_one_core_median_MBps")
 TWO_CORES = ("limits_copy", "copy_two_cores_median_MBps")
+#: every rank of the job copying at once, per core: the ceiling of a dense pattern on one node
+ALL_RANKS = ("limits_copy", "copy_all_ranks_median_MBps")
 FLOOR = (None, "floor_oneway_median_us")
 #: The noise of each limit (percent), which the impossibility rule allows for.
 _NOISE = {ONE_CORE: "copy_one_core_noise_percent", TWO_CORES: "copy_two_cores_noise_percent",
-          FLOOR: "floor_noise_percent"}
+          ALL_RANKS: "copy_all_ranks_noise_percent", FLOOR: "floor_noise_percent"}
 
 #: An efficiency beyond its limit by more than this share (or three times the limit's noise,
 #: whichever is larger) is a measurement error, not a fast fabric. A factor of two: the limits

@@ -346,6 +346,45 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         """Programs this job's ranks share their cores with on purpose (not interference)."""
         return ()
 
+    def on_one_node(self) -> bool:
+        """Whether every rank of the job runs on one node (the efficiencies' condition)."""
+        return False
+
+    def limits_wrapper(self) -> list[str]:
+        """The words in front of the prologue's netbench (the pair's binding wrapper)."""
+        return []
+
+    @run_after("init")
+    def measure_the_limits(self):
+        """Efficiencies need the limits of the job's own cores: on one node the job runs
+        `netbench limits` there first; across nodes the cores are not what limits a message
+        (the link is), so the efficiencies are left out of this case (before the base records
+        the variables' directions and floors: verdict.Judged.declare_directions)."""
+        if not limits.efficiencies(self.metrics):
+            return
+        if not self.on_one_node() or not self.timed:
+            self.metrics = {name: figure for name, figure in self.metrics.items()
+                            if not isinstance(figure, limits.Efficiency)}
+            return
+        self.limits_prologue = True
+
+    @run_before("run")
+    def add_the_limits_prologue(self):
+        if not self.limits_prologue:
+            return
+        # The launcher's command line for this job's ranks: ReFrame's run phase sets these two
+        # on the job only just before it writes the script, after every run_before hook.
+        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
+        sizes = value_list(limits.limit_sizes(self.metrics, self.required_sizes))
+        program = [*self.limits_wrapper(), os.path.join(self.netbench.stagedir, "netbench"),
+                   "limits", "--sizes", sizes, *limits.PROLOGUE_OPTIONS, "--json-file",
+                   limits.LIMITS_FILE]
+        self.prerun_cmds = [
+            *self.prerun_cmds, f"rm -f {limits.LIMITS_FILE}",
+            " ".join([self.job.launcher.run_command(self.job),
+                      *(shlex.quote(word) for word in program)]).strip()]
+        self.keep_files = [*self.keep_files, limits.LIMITS_FILE]
+
     def result(self) -> NetbenchResult:
         cached = getattr(self, "_netbench_result", None)
         if cached is None:
@@ -485,37 +524,12 @@ class NetbenchPairCheck(NetbenchCheck):
             self.executable_opts = [cpus, self.executable, *self.executable_opts]
             self.executable = shlex.quote(str(BIND_RANK))
 
-    @run_after("init")
-    def measure_the_limits(self):
-        """Efficiencies need the limits of the pair's own cores: on one node the job runs
-        `netbench limits` there first; across nodes the cores are not what limits a message
-        (the link is), so the efficiencies are left out of this case (before the base records
-        the variables' directions and floors: verdict.Judged.declare_directions)."""
-        if not limits.efficiencies(self.metrics):
-            return
-        if self.distance == "other-node" or not self.timed:
-            self.metrics = {name: figure for name, figure in self.metrics.items()
-                            if not isinstance(figure, limits.Efficiency)}
-            return
-        self.limits_prologue = True
+    def on_one_node(self) -> bool:
+        return self.distance != "other-node"
 
-    @run_before("run")
-    def add_the_limits_prologue(self):
-        if not self.limits_prologue:
-            return
-        # The launcher's command line for this job's ranks: ReFrame's run phase sets these two
-        # on the job only just before it writes the script, after every run_before hook.
-        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
-        sizes = value_list(limits.limit_sizes(self.metrics, self.required_sizes))
-        program = [os.path.join(self.netbench.stagedir, "netbench"), "limits", "--sizes", sizes,
-                   *limits.PROLOGUE_OPTIONS, "--json-file", limits.LIMITS_FILE]
-        if self.bound_cpus:
-            program = [str(BIND_RANK), ",".join(str(c) for c in self.bound_cpus), *program]
-        self.prerun_cmds = [
-            *self.prerun_cmds, f"rm -f {limits.LIMITS_FILE}",
-            " ".join([self.job.launcher.run_command(self.job),
-                      *(shlex.quote(word) for word in program)]).strip()]
-        self.keep_files = [*self.keep_files, limits.LIMITS_FILE]
+    def limits_wrapper(self) -> list[str]:
+        return [str(BIND_RANK), ",".join(str(c) for c in self.bound_cpus)] \
+            if self.bound_cpus else []
 
     def extra_problems(self, result: NetbenchResult) -> list[str]:
         return placement_problems(result, self.distance, self.bound_cpus)
@@ -744,6 +758,9 @@ class NetbenchMultiRankCheck(NetbenchCheck):
 
     def one_rank_per_node(self) -> bool:
         return self.node_count >= 2 and self.placement == "per-node"
+
+    def on_one_node(self) -> bool:
+        return self.node_count == 1
 
 
 class NetbenchValidationCheck(NetbenchMultiRankCheck):

@@ -18,8 +18,11 @@ MiB = 1024 * 1024
 
 
 def _result(scenario: str, method: str):
+    """`method`'s result of `scenario` with the limits its job measured (the dense runs': their
+    own, every rank taking part)."""
     result = load(DATA / f"{scenario}-{method}.json")
-    result.limits = load(DATA / f"{scenario}-limits.json")
+    prologue = f"{scenario}-dense-limits.json" if method == "dense" else f"{scenario}-limits.json"
+    result.limits = load(DATA / prologue)
     return result
 
 
@@ -72,6 +75,33 @@ def test_the_physics_floors_pass_the_healthy_run_and_fail_the_broken_ones():
     assert limits.floor_problem(_result("healthy-ompi", "pp").limits) is None
     problem = limits.floor_problem(_result("ompi-onecore", "pp").limits)
     assert problem and "do not run on two cores of their own" in problem
+
+
+def test_a_dense_pattern_is_read_against_every_rank_copying_at_once():
+    """NetbenchDense's efficiencies (checks/dense.py) on real runs: the bandwidth per rank over
+    the all-ranks copy of the same cores (with 2 ranks that is the two-core figure, not measured
+    twice); healthy 0.2 of it, both ranks on one core under 1 %, below the physics floor."""
+    import reframe as rfm
+
+    from fabricsuite.rfm_netbench import check_classes
+
+    dense = check_classes(rfm.RegressionTest)["NetbenchDense"]
+    efficiencies = limits.efficiencies(dense.metrics)
+    assert sorted(efficiencies) == [f"{a}_bandwidth_1MiB_ceiling_fraction"
+                                    for a in ("aapc", "cumulative", "pairwise", "random")]
+    aapc = efficiencies["aapc_bandwidth_1MiB_ceiling_fraction"]
+    assert aapc.limit == limits.ALL_RANKS and limits.limit_sizes(dense.metrics, []) == [MiB]
+    healthy = _result("healthy-ompi", "dense")
+    row = healthy.limits.table("limits_copy")[0]
+    assert row["copy_all_ranks_median_MBps"] == row["copy_two_cores_median_MBps"]
+    bandwidth = healthy.value("algorithms", "bandwidth_mean_MBps", algorithm="aapc",
+                              size_bytes=MiB)
+    assert aapc.extract(healthy) == pytest.approx(bandwidth / row["copy_all_ranks_median_MBps"])
+    floor = limits.physics_reference(aapc)[0]
+    assert all(f.extract(healthy) > 2 * floor for f in efficiencies.values())
+    assert all(f.impossible(healthy) is None for f in efficiencies.values())
+    one_core = _result("ompi-onecore", "dense")
+    assert all(f.extract(one_core) < floor for f in efficiencies.values())
 
 
 def test_a_figure_beyond_its_limit_is_a_measurement_error():

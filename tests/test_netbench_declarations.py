@@ -93,6 +93,8 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
         "NetbenchPingPongBandwidth.bandwidth_peak_ceiling_fraction",
         "NetbenchBothway.bothway_bandwidth_1MiB_ceiling_fraction",
         "NetbenchFlood.flood_bandwidth_1MiB_ceiling_fraction",
+        *(f"NetbenchDense.{a}_bandwidth_1MiB_ceiling_fraction" for a in (
+            "aapc", "pairwise", "cumulative", "random")),
         *(f"NetbenchCollectives.{c}_1MiB_busbw_MBps" for c in ("allreduce", "allgather",
                                                                "alltoall", "bcast", "reduce")),
         # against the line rate the partition declares (fabricsuite.links)

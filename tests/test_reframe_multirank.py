@@ -60,7 +60,8 @@ def test_multirank_checks_pass_and_skip_missing_nodes(passing_session):
 
 
 @pytest.mark.parametrize("check, variables", [
-    ("NetbenchDense", ["aapc_bandwidth_1MiB_MBps", "random_worst_to_first_1MiB"]),
+    ("NetbenchDense", ["aapc_bandwidth_1MiB_MBps", "random_worst_to_first_1MiB",
+                       "aapc_bandwidth_1MiB_ceiling_fraction"]),
     ("NetbenchBeff", ["b_eff_MBps", "b_eff_at_lmax_rings_MBps", "pingpong_latency_us"]),
     ("NetbenchCollectives", ["barrier_median_us", "allreduce_8B_median_us",
                              "alltoall_1MiB_median_us"]),
@@ -74,6 +75,30 @@ def test_perflog_holds_the_variables_and_rank_count(passing_session, check, vari
     assert "pass" in last or "fail" in last, openmpi[-1]  # judged by the test above
     assert str(len(os.sched_getaffinity(0))) in last, "num_tasks is logged"
     assert "%node_count=1" in openmpi[-1]
+
+
+def test_the_dense_case_on_one_node_reads_its_cores_limits_from_its_own_job(passing_session):
+    """The 1-node dense case ran `netbench limits` on every rank of its job first (the
+    prologue): its limits.json, kept beside the result, has the all-ranks copy the efficiency
+    divides by, and each efficiency is that bandwidth over it."""
+    results, _proc = passing_session
+    found = sorted((results / "output").glob(
+        "**/openmpi/NetbenchDense_*/limits.json"))
+    assert found, sorted(str(p) for p in (results / "output").glob("**/NetbenchDense_*"))
+    limits = json.loads(found[-1].read_text())
+    assert len(limits["ranks"]) == len(os.sched_getaffinity(0)), limits["ranks"]
+    (row,) = [r for r in limits["tables"]["limits_copy"] if r["size_bytes"] == 1024 * 1024]
+    assert row["copy_all_ranks_median_MBps"] > 0, row
+    dense = json.loads((found[-1].parent / "netbench.json").read_text())
+    (aapc,) = [r for r in dense["tables"]["algorithms"]
+               if r["algorithm"] == "aapc" and r["size_bytes"] == 1024 * 1024]
+    fraction = aapc["bandwidth_mean_MBps"] / row["copy_all_ranks_median_MBps"]
+    perflog = results / "perflogs" / "local" / "default" / "NetbenchDense.log"
+    header, *records = perflog.read_text().splitlines()
+    column = header.split("|").index("aapc_bandwidth_1MiB_ceiling_fraction_value")
+    # the output directory holds the case's last run, the perflog's last Open MPI record
+    logged = [r.split("|")[column] for r in records if "|openmpi|" in r and "node_count=1" in r]
+    assert logged and float(logged[-1]) == pytest.approx(fraction, rel=1e-3), (fraction, logged)
 
 
 def test_baseline_files_figures_under_the_scale(passing_session, tmp_path):

@@ -1,6 +1,6 @@
-/* limits.c - the limits of a pair's cores: the floor a message can reach (a cache line's round
- * trip between the two cores through shared memory) and the ceiling of a copy (one core's, and
- * two cores' at once, memcpy bandwidth per size). */
+/* limits.c - the limits of a job's cores: the floor a message can reach (a cache line's round
+ * trip between the cores of ranks 0 and 1 through shared memory) and the ceiling of a copy (one
+ * core's, two cores' at once, and every rank's at once, memcpy bandwidth per size). */
 #include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -136,6 +136,18 @@ static double copy_MBps(size_t size, double time_us)
     return time_us > 0.0 ? (double)size / time_us : NAN;
 }
 
+/* Every rank of `comm` copying at once, each its own buffers; per repetition the slowest
+ * core's figure (on rank 0). */
+static void measure_copy_at_once(const nb_options *o, MPI_Comm comm, copy_state *state,
+                                 nb_measurement *m)
+{
+    state->copying = 1;
+    nb_loop loop = nb_options_loop(o, comm, copy_loop, state, LIMITS_MIN_COPIES,
+                                   NB_PACE_BY_SLOWEST);
+    loop.figure = NB_FIGURE_SLOWEST;
+    nb_drive(&loop, m);
+}
+
 void run_limits(const nb_context *ctx)
 {
     const nb_options *o = ctx->options;
@@ -149,24 +161,34 @@ void run_limits(const nb_context *ctx)
         nb_param_common(ctx);
         table = nb_result_add_declared_table(ctx->result, &limits_copy_table);
     }
-    measure_floor(ctx);
+    /* The floor, one core and two cores: ranks 0 and 1 (a pair's cores); every rank of the job
+     * joins the all-ranks copy (a dense pattern's ceiling: the node's cores share its memory). */
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_split(ctx->pair, ctx->rank < 2 ? 0 : MPI_UNDEFINED, ctx->rank, &pair);
+    nb_context pair_ctx = *ctx;
+    pair_ctx.pair = pair;
+    pair_ctx.size = 2;
+    if (pair != MPI_COMM_NULL)
+        measure_floor(&pair_ctx);
 
-    double one_peak = -1.0, two_peak = -1.0;
+    double one_peak = -1.0, two_peak = -1.0, all_peak = -1.0;
     size_t one_peak_size = 0;
     for (size_t i = 0; i < o->size_count; i++) {
         size_t size = o->sizes[i];
         state.size = size;
-        nb_measurement one, two;
-        /* one core: rank 0 copies, rank 1 keeps the driver's count and barriers */
-        state.copying = ctx->rank == 0;
-        nb_measure(ctx, copy_loop, &state, LIMITS_MIN_COPIES, o->iterations,
-                   o->time_cap_ms * 1e-3, o->repetitions, &one);
-        /* two cores at once, each its own buffers; per repetition the slower core's figure */
-        state.copying = 1;
-        nb_loop both = nb_options_loop(o, ctx->pair, copy_loop, &state, LIMITS_MIN_COPIES,
-                                       NB_PACE_BY_SLOWEST);
-        both.figure = NB_FIGURE_SLOWEST;
-        nb_drive(&both, &two);
+        nb_measurement one, two, all;
+        if (pair != MPI_COMM_NULL) {
+            /* one core: rank 0 copies, rank 1 keeps the driver's count and barriers */
+            state.copying = ctx->rank == 0;
+            nb_measure(&pair_ctx, copy_loop, &state, LIMITS_MIN_COPIES, o->iterations,
+                       o->time_cap_ms * 1e-3, o->repetitions, &one);
+            measure_copy_at_once(o, pair, &state, &two);
+        }
+        /* with two ranks every rank is the pair: its figure, not measured twice */
+        if (ctx->size > 2)
+            measure_copy_at_once(o, ctx->pair, &state, &all);
+        else
+            all = two;
         if (ctx->rank != 0)
             continue;
         /* no per-copy timer rule: the loop of many copies is what is timed, at least
@@ -182,18 +204,26 @@ void run_limits(const nb_context *ctx)
         nb_cell_real(table, "copy_one_core_noise_percent", noise_percent(&one));
         nb_cell_real(table, "copy_two_cores_median_MBps", two_median);
         nb_cell_real(table, "copy_two_cores_noise_percent", noise_percent(&two));
+        double all_median = copy_MBps(size, all.median_us);
+        nb_cell_real(table, "copy_all_ranks_median_MBps", all_median);
+        nb_cell_real(table, "copy_all_ranks_noise_percent", noise_percent(&all));
         if (one_median > one_peak) {
             one_peak = one_median;
             one_peak_size = size;
         }
         if (two_median > two_peak)
             two_peak = two_median;
+        if (all_median > all_peak)
+            all_peak = all_median;
     }
     if (ctx->result != NULL) {
         nb_summary_real(ctx->result, "copy_one_core_peak_MBps", one_peak);
         nb_summary_int(ctx->result, "copy_one_core_peak_size_bytes", (long long)one_peak_size);
         nb_summary_real(ctx->result, "copy_two_cores_peak_MBps", two_peak);
+        nb_summary_real(ctx->result, "copy_all_ranks_peak_MBps", all_peak);
     }
+    if (pair != MPI_COMM_NULL)
+        MPI_Comm_free(&pair);
     free(state.source);
     free(state.target);
 }
