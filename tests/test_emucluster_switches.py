@@ -21,13 +21,16 @@ references of 0 for bad pairs and faulty components:
 
 The 40 trials of the acceptance (10 per fault, precision and recall) are
 bench/fault_localization.py's; docs/measurements.md has its figures. A job that dies while Open
-MPI connects (rank 0 segfaulting in MPI_Init, about 1 in 200 emulated jobs, see
-tests/test_emucluster_matrix.py) is run once more (run_reframe's --max-retries=1).
+MPI connects (a rank segfaulting in MPI_Init, about 1 in 200 emulated jobs, see
+tests/test_emucluster_matrix.py) is run once more: by ReFrame's retry where the session may
+retry, and, where it must not (ONCE), by a second session when the job's stderr shows the crash
+(_session; CI 2026-12-02 met it in the uniformly slow fabric's only run).
 """
 
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import emu_support
 import pytest
@@ -67,9 +70,32 @@ def matrix_session(emu, tmp_path, rate, link, *more):
         emu("rate", "none", "--link", "uplinks")
 
 
+#: What Open MPI's crash while it connects leaves in a job's stderr: the job measured nothing,
+#: so its session says nothing of the fabric.
+OPEN_MPI_CRASH = "Signal: Segmentation fault"
+
+
+def _crashed(case: dict) -> bool:
+    stderr = Path(str(case.get("stagedir"))) / str(case.get("job_stderr") or "rfm_job.err")
+    return case.get("result") == "fail" and stderr.is_file() and \
+        OPEN_MPI_CRASH in stderr.read_text(errors="replace")
+
+
 def _session(emu, tmp_path, *more, env=None):
+    found = _session_once(emu, tmp_path, *more, env=env)
+    if not _crashed(found[1]):
+        return found
+    # moved aside, not removed: the first try's job and report stay for a reader
+    print("Open MPI crashed while it connected (the job's stderr): the session once more")
+    for name in ("results", "findings.json"):
+        if (tmp_path / name).exists():
+            (tmp_path / name).rename(tmp_path / f"crashed-{name}")
+    return _session_once(emu, tmp_path, *more, env=env)
+
+
+def _session_once(emu, tmp_path, *more, env=None):
     refs = tmp_path / "refs"
-    refs.mkdir()
+    refs.mkdir(exist_ok=True)
     (refs / "emucluster.yaml").write_text(REFERENCES)
     results = tmp_path / "results"
     proc = run_reframe(

@@ -116,9 +116,11 @@ def test_a_figure_beyond_its_limit_is_a_measurement_error():
     result = _result("healthy-ompi", "pp")
     assert _latency().impossible(result) is None
     floor = result.limits.value(None, "floor_oneway_median_us")
-    result.row("pingpong", size_bytes=8)["latency_median_us"] = floor * 0.85  # seen, healthy
-    assert _latency().impossible(result) is None
-    result.row("pingpong", size_bytes=8)["latency_median_us"] = floor / 3
+    # seen, healthy: 0.85 x and, with the floor taken in a slow moment (CI 2026-12-02), 0.38 x
+    for seen in (0.85, 0.38):
+        result.row("pingpong", size_bytes=8)["latency_median_us"] = floor * seen
+        assert _latency().impossible(result) is None, seen
+    result.row("pingpong", size_bytes=8)["latency_median_us"] = floor / 5
     assert "faster than a cache line" in _latency().impossible(result)
 
 
