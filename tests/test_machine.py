@@ -115,6 +115,19 @@ def _outcome(proc: subprocess.CompletedProcess) -> str:
     return proc.stdout[proc.stdout.rfind("==== fabricsuite outcome"):]
 
 
+def _newest_floor_us(tmp_path: Path) -> float | None:
+    """The cache-line floor the newest session's ping-pong prologue measured (its limits.json,
+    fabricsuite.limits), None where it has none."""
+    report = max((tmp_path / "results" / "reports").glob("run-report-*.json"),
+                 key=lambda p: p.stat().st_mtime)
+    for run_ in json.loads(report.read_text())["runs"]:
+        for case in run_["testcases"]:
+            path = Path(str(case.get("outputdir"))) / "limits.json"
+            if case["name"].startswith("NetbenchPingPong ") and path.is_file():
+                return json.loads(path.read_text())["summary"].get("floor_oneway_median_us")
+    return None
+
+
 def readme_run_as(tmp_path: Path, references: Path, key: str):
     """session(extra_env): the README's run command of the ping-pong latency and bandwidth with
     Open MPI on machine `key` (the override), its references under `references`, its results
@@ -266,14 +279,25 @@ def test_a_new_machine_of_a_known_kind_is_compared_and_judged_only_by_its_cores(
     assert perf["local:default:bandwidth_1MiB_MBps"][1:4] == [0, None, None]  # not judged
     # forced onto TCP loopback (the person says TCP is meant): the latency lies 100+ floors
     # over the cores' cache-line floor (healthy: 2-4)
-    tcp = session({"OMPI_MCA_btl": "self,tcp", "FABRICSUITE_LOCAL_TRANSPORT": "tcp"})
+    healthy_floor = _newest_floor_us(tmp_path)
+    tcp_env = {"OMPI_MCA_btl": "self,tcp", "FABRICSUITE_LOCAL_TRANSPORT": "tcp"}
+    tcp = session(tcp_env)
+    floor, recorded = _newest_floor_us(tmp_path), 1
+    if tcp.returncode == 0 and healthy_floor and floor and floor > 2.5 * healthy_floor:
+        # A known weakness of the latency's floor on a VM, not of this path: the host moved the
+        # two vCPUs between readings, the prologue's floor read 4.5x the healthy session's
+        # (CI 2026-12-02: 0.286 against 0.064 us), and TCP's 5.7 us was 19 floors, under the
+        # first-day 25 (docs/measurements.md "A dense pattern against every rank copying at
+        # once"). Measured once more; that passed session was recorded as the machine's second.
+        print(f"the TCP session's floor read {floor} us against {healthy_floor}: once more")
+        tcp, recorded = session(tcp_env), 2
     outcome = _outcome(tcp)
     assert tcp.returncode == 1, tcp.stdout[-4000:] + tcp.stderr[-2000:]
     assert re.search(r"REGRESSION NetbenchPingPong\S* .*latency_8B_floor_multiple = [\d.]+ "
                      r"x_floor .*\[against the limits of its cores", outcome), outcome
     assert "this session is not recorded" in outcome, outcome
     # a failed session is no recording session of the machine
-    assert "session 1 of 3 recorded" in outcome, outcome
+    assert f"session {recorded} of 3 recorded" in outcome, outcome
 
 
 def test_references_are_taken_after_three_sessions_and_never_retaken(tmp_path):
