@@ -199,6 +199,32 @@ def physics_reference(figure: Efficiency) -> tuple[float, float | None, float | 
     return (floor, None, 0.0, spec.unit)
 
 
+def within_physics(entry: tuple, physics: tuple) -> tuple | None:
+    """A reference file's entry for an efficiency, its bad-side bound held to the physics floor
+    (physics_reference): a machine's own history may judge tighter than physics, never looser.
+    None where the entry's own bound is already as tight (keep it as it is).
+
+    A machine whose recording sessions moved a figure too much to judge (`_recorded_only`: no
+    bound) or bounded it wide (-44 % where a noisy machine's own sessions spread) still fails
+    what every healthy machine keeps: CI of 2026-12-02 passed TCP loopback at 350 floors against
+    a recorded-only latency. The reference value stays the file's (its deviation is shown
+    against this machine's own figure); where the file's value is itself beyond the floor (a
+    machine whose references were taken while broken), the physics reference replaces it."""
+    value, lower, upper, unit = entry
+    floor = physics[0]
+    if not (is_finite_number(value) and value > 0):
+        return tuple(physics)
+    if physics[1] is not None:  # higher is better: at least `floor`
+        own = value * (1 + lower) if is_finite_number(lower) else -math.inf
+        if own >= floor:
+            return None
+        return (value, floor / value - 1, upper, unit) if value > floor else tuple(physics)
+    own = value * (1 + upper) if is_finite_number(upper) else math.inf
+    if own <= floor:
+        return None
+    return (value, lower, floor / value - 1, unit) if value < floor else tuple(physics)
+
+
 def floor_problem(limits: Any) -> str | None:
     """The cache-line floor itself beyond what two cores of one node take (FLOOR_LIMIT_US): the
     ranks are not on two cores (one core shared, a scheduler between them)."""

@@ -647,8 +647,16 @@ def load_references(test) -> None:
         test.reference_origin = "machine" if machine else "system"
         if physics or promised:
             # The file's entries, and each efficiency it has none of judged by its physics floor
-            # (a center's file from before the efficiencies still judges them from physics).
-            entries = own or scoped_references(system, name, scope, specs)
+            # (a center's file from before the efficiencies still judges them from physics);
+            # an efficiency the file bounds looser than physics, or records only, is held to
+            # its physics floor (limits.within_physics).
+            entries = dict(own or scoped_references(system, name, scope, specs))
+            for variable, entry in entries.items():
+                held = (limits.within_physics(entry, physics[variable])
+                        if variable in physics and entry and entry[0] != "$xfail" else None)
+                if held is not None:
+                    entries[variable] = held
+                    test.physics_bounded = [*test.physics_bounded, variable]
             test.reference = {test.current_partition.fullname: {
                 **{variable: ref for variable, ref in physics.items() if variable not in entries},
                 **{variable: reframe_reference(ref) for variable, ref in entries.items()

@@ -138,8 +138,11 @@ def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
         check, partition, environ, levels = case_scope(case)
         data = reference_data(str(case.get("system")), cache, case.get("machine"))
         recorded = recorded_only(data)
+        held = set(case.get("physics_bounded") or ())
         for key in case.get("perfvalues") or {}:
             variable = str(key).split(":")[-1]
+            if variable in held:
+                continue  # still judged, against its physics floor (limits.within_physics)
             dotted = ".".join([check, partition, environ, *[v for _, v in levels], variable])
             if dotted in recorded:
                 found[series_key(check, partition, environ, levels, variable)] = recorded[dotted]
@@ -289,6 +292,10 @@ def verdict_lines(report: dict) -> list[str]:
             if case.get("reference_origin") == PHYSICS_ORIGIN:
                 line += (" [against the limits of its cores: beyond the physics floor that "
                          "every healthy machine measured keeps, fabricsuite.limits]")
+            elif variable in (case.get("physics_bounded") or ()):
+                line += (" [against the limits of its cores: beyond the physics floor, which "
+                         "holds wherever this machine's references bound it looser or record "
+                         "it only, fabricsuite.limits]")
             stat_key = series_key(*case_scope(case), variable)
             spread = (stats.get(stat_key) or {}).get("spread")
             value, ref = perf[0], perf[1]

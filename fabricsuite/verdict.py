@@ -235,6 +235,10 @@ class Judged(rfm.RegressionTestPlugin):
     #: fabricsuite.limits),
     #: "system" (a center's reference/<system>.yaml), "" (none).
     reference_origin = variable(str, value="", loggable=True)
+    #: The efficiencies whose bad-side bound is their physics floor although a reference file
+    #: has an entry for them (recorded only, or bounded looser than physics:
+    #: fabricsuite.limits.within_physics); the outcome says so beside such a regression.
+    physics_bounded = variable(typ.List[str], value=[], loggable=True)
     #: The values another machine of this machine's kind has for this case (the repository's
     #: reference/local/<kind>.yaml), shown in the outcome as information, never a verdict; {}
     #: where the machine has references of its own or the kind has none.

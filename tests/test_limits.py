@@ -148,6 +148,27 @@ def test_the_references_of_an_efficiency_and_the_prologue_sizes():
     assert set(limits.efficiencies(metrics)) == {"lat", "bw"}
 
 
+def test_a_machines_own_reference_never_judges_looser_than_physics():
+    latency = limits.physics_reference(_latency())
+    bandwidth = limits.physics_reference(_bandwidth())
+    # recorded only (no bound): held to 25 floors around the machine's own 4 (CI 2026-12-02:
+    # TCP loopback at 350 floors passed against such an entry)
+    held = limits.within_physics((4.0, None, None, "x_floor"), latency)
+    assert held == (4.0, None, pytest.approx(25.0 / 4.0 - 1), "x_floor")
+    assert limits.within_physics((4.0, None, 0.5, "x_floor"), latency) is None  # tighter: kept
+    assert limits.within_physics((4.0, None, 9.0, "x_floor"), latency)[2] == pytest.approx(5.25)
+    # a bandwidth's lower bound the same way: -44 % of 0.2 is 0.112, already over 0.05
+    assert limits.within_physics((0.2, -0.44, None, "fraction"), bandwidth) is None
+    assert limits.within_physics((0.2, -0.9, None, "fraction"), bandwidth)[1] == \
+        pytest.approx(0.05 / 0.2 - 1)
+    assert limits.within_physics((0.2, None, None, "fraction"), bandwidth)[1] == \
+        pytest.approx(-0.75)
+    # references taken beyond the floor (a machine broken while it recorded): physics judges
+    assert limits.within_physics((40.0, None, None, "x_floor"), latency) == latency
+    assert limits.within_physics((0.01, -0.1, None, "fraction"), bandwidth) == bandwidth
+    assert limits.within_physics((0.0, None, None, "fraction"), bandwidth) == bandwidth
+
+
 def test_a_null_floor_is_named_rather_than_read_as_a_number():
     # netbench writes the floor null where the ranks share no memory: sanity names it
     result = _result("healthy-ompi", "pp")

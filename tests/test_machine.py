@@ -128,6 +128,23 @@ def _newest_floor_us(tmp_path: Path) -> float | None:
     return None
 
 
+def _tcp_session(tmp_path: Path, session, env: dict) -> tuple[subprocess.CompletedProcess, bool]:
+    """(proc, measured again): the session forced onto TCP loopback by `env`, measured once more
+    where it passed while its prologue read the cache-line floor over 2.5x the healthy session
+    before it. A known weakness of the latency's floor on a VM, not of the path under test: the
+    host moved the two vCPUs between readings, the prologue's floor read 4.5x the healthy
+    session's (CI 2026-12-02: 0.286 against 0.064 us), and TCP's 5.7 us was 19 floors, under the
+    physics floor's 25 (docs/measurements.md "A dense pattern against every rank copying at
+    once")."""
+    healthy_floor = _newest_floor_us(tmp_path)
+    tcp = session(env)
+    floor = _newest_floor_us(tmp_path)
+    if tcp.returncode == 0 and healthy_floor and floor and floor > 2.5 * healthy_floor:
+        print(f"the TCP session's floor read {floor} us against {healthy_floor}: once more")
+        return session(env), True
+    return tcp, False
+
+
 def readme_run_as(tmp_path: Path, references: Path, key: str):
     """session(extra_env): the README's run command of the ping-pong latency and bandwidth with
     Open MPI on machine `key` (the override), its references under `references`, its results
@@ -186,14 +203,25 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
     assert set(taken) == {"openmpi"}, taken
     # The next session is judged against them; forced onto TCP loopback, a confirmed regression
     # (the person says TCP is meant: else the run fails in sanity, carried by tcp).
-    tcp = session({"OMPI_MCA_btl": "self,tcp", "UCX_TLS": "tcp,self",
-                   "FABRICSUITE_LOCAL_TRANSPORT": "tcp"})
+    # TCP loopback's latency is 50-130 floors of the cores (healthy: 2-4): the physics floor of
+    # 25 holds however the machine's own references bound it, or record it only where the
+    # recording sessions moved it 2x (CI 2026-12-02: recorded only, TCP at 350 floors and -24 %
+    # of bandwidth passed)
+    tcp, _again = _tcp_session(tmp_path, session, {"OMPI_MCA_btl": "self,tcp",
+                                                   "UCX_TLS": "tcp,self",
+                                                   "FABRICSUITE_LOCAL_TRANSPORT": "tcp"})
     outcome = _outcome(tcp)
     assert tcp.returncode == 1, tcp.stdout[-4000:] + tcp.stderr[-2000:]
     assert "outcome: REGRESSION" in outcome, outcome
     # each judged variable that TCP moves is named; a recorded-only one is shown as such
-    assert re.search(r"REGRESSION NetbenchPingPong\S* .*(latency_8B_median_us|bandwidth_\w+_MBps)",
-                     outcome), outcome
+    assert re.search(r"REGRESSION NetbenchPingPong\S* .*(latency_8B_median_us|latency_8B_floor_"
+                     r"multiple|bandwidth_\w+_MBps)", outcome), outcome
+    floor_line = re.search(r"REGRESSION NetbenchPingPong .*latency_8B_floor_multiple.*", outcome)
+    held = load_file(own)["_recorded_only"] if "_recorded_only" in load_file(own) else {}
+    if floor_line and any(k.endswith("latency_8B_floor_multiple") for k in held):
+        # beyond its physics floor where the machine's own file records it only
+        assert "[against the limits of its cores: beyond the physics floor, which holds" in \
+            floor_line.group(0), outcome
     (report,) = [p for p in (tmp_path / "results" / "reports").glob("run-report-*.json")
                  if p.stat().st_mtime == max(q.stat().st_mtime for q in
                                              (tmp_path / "results" / "reports").glob("*.json"))]
@@ -279,18 +307,9 @@ def test_a_new_machine_of_a_known_kind_is_compared_and_judged_only_by_its_cores(
     assert perf["local:default:bandwidth_1MiB_MBps"][1:4] == [0, None, None]  # not judged
     # forced onto TCP loopback (the person says TCP is meant): the latency lies 100+ floors
     # over the cores' cache-line floor (healthy: 2-4)
-    healthy_floor = _newest_floor_us(tmp_path)
-    tcp_env = {"OMPI_MCA_btl": "self,tcp", "FABRICSUITE_LOCAL_TRANSPORT": "tcp"}
-    tcp = session(tcp_env)
-    floor, recorded = _newest_floor_us(tmp_path), 1
-    if tcp.returncode == 0 and healthy_floor and floor and floor > 2.5 * healthy_floor:
-        # A known weakness of the latency's floor on a VM, not of this path: the host moved the
-        # two vCPUs between readings, the prologue's floor read 4.5x the healthy session's
-        # (CI 2026-12-02: 0.286 against 0.064 us), and TCP's 5.7 us was 19 floors, under the
-        # first-day 25 (docs/measurements.md "A dense pattern against every rank copying at
-        # once"). Measured once more; that passed session was recorded as the machine's second.
-        print(f"the TCP session's floor read {floor} us against {healthy_floor}: once more")
-        tcp, recorded = session(tcp_env), 2
+    tcp, again = _tcp_session(tmp_path, session, {"OMPI_MCA_btl": "self,tcp",
+                                                  "FABRICSUITE_LOCAL_TRANSPORT": "tcp"})
+    recorded = 2 if again else 1  # a passed TCP session was recorded as the machine's second
     outcome = _outcome(tcp)
     assert tcp.returncode == 1, tcp.stdout[-4000:] + tcp.stderr[-2000:]
     assert re.search(r"REGRESSION NetbenchPingPong\S* .*latency_8B_floor_multiple = [\d.]+ "
@@ -351,6 +370,10 @@ def test_a_figure_the_machine_moves_by_2x_is_recorded_only(tmp_path, monkeypatch
     later = recorded_session(reports, 4, key, "same-l3", 0.3)
     lines = session.recorded_only_lines(later)
     assert lines[0].startswith("recorded, not judged: ") and "too noisy" in lines[1], lines
+    # a figure its physics floor still judges (limits.within_physics) is not called unjudged
+    case = later["runs"][0]["testcases"][0]
+    case["physics_bounded"] = [key.split(":")[-1] for key in case["perfvalues"]]
+    assert session.recorded_only_lines(later) == []
 
 
 def test_one_session_far_off_the_others_waits_for_five_sessions(tmp_path):
