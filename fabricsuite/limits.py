@@ -74,12 +74,16 @@ IMPOSSIBLE_MARGIN = 1.0
 #: the slowest floor seen, still far above a clock's or a miscount's error).
 FLOOR_IMPOSSIBLE_MARGIN = 3.0
 
-#: The first-day floor of each efficiency by unit: a bandwidth at least this fraction of its
+#: The physics floor of each efficiency by unit: a bandwidth at least this fraction of its
 #: ceiling, a latency at most this many floors. Healthy here (2026-12-01): bandwidth fractions
-#: 0.25-0.49, latency 3-4 floors; TCP loopback and MPICH's UCX on TCP 48-127 floors; both ranks
-#: on one core 0.016 of the ceiling (docs/measurements.md). Chosen with a slow phase's 2-4x on
-#: the good side: 0.05 is 5x under the healthy fractions, 25 floors 6x over the healthy latency.
-PHYSICS_FLOORS = {FRACTION: 0.05, FLOOR_MULTIPLE: 25.0}
+#: 0.25-0.49; both ranks on one core 0.016 of the ceiling (docs/measurements.md). 0.05 is 5x
+#: under the healthy fractions. The latency against its own floor (pingpong measures it in its
+#: processes, 2026-12-02): healthy 2.1-2.8 floors with either MPI and either placement of the
+#: vCPUs (floor 0.06 or 0.29 us); TCP loopback and MPICH's UCX on TCP 79-88 floors, 27-29
+#: where the host placed the vCPUs apart. 12 floors: 4x over the healthy, 2.3x under TCP's
+#: least. (25 until then, against the prologue's floor, which a placement between the two
+#: programs moved 4.5x: TCP read 19 floors, a healthy latency 0.5.)
+PHYSICS_FLOORS = {FRACTION: 0.05, FLOOR_MULTIPLE: 12.0}
 #: The cache-line floor itself: no two cores of one node take longer to pass a line (a few
 #: hundred ns across packages); two ranks on one core take a scheduler's time slice.
 FLOOR_LIMIT_US = 5.0
@@ -101,7 +105,16 @@ class Efficiency(Figure):
 
     def _read_limit(self, result: Any, column: str) -> Any:
         """`column` of the prologue's result where this efficiency's limit lies: the summary for
-        the floor, the copy table's row at the figure's size for a ceiling."""
+        the floor, the copy table's row at the figure's size for a ceiling. The floor the
+        method measured itself, where it did (pingpong: in its own processes, just before its
+        first size), comes first: a VM's host places two idle vCPUs anew between programs
+        (the floor 0.06 or 0.29 us between runs a second apart here, each stable while the
+        ranks poll), so the prologue's floor may be another placement's (a healthy latency
+        read 0.52 x it, TCP loopback 19 x)."""
+        if self.limit[0] is None:
+            own = _own_summary(result, column)
+            if own is not None:
+                return own
         limits = getattr(result, "limits", None)
         if limits is None:
             raise ValueError("no limits of the cores measured in this job (the prologue's "
@@ -148,6 +161,16 @@ class Efficiency(Figure):
                     f"({self.limit[1]}): faster than a cache line between the cores, a "
                     f"measurement error")
         return None
+
+
+def _own_summary(result: Any, column: str) -> float | None:
+    """`column` of the method's own summary where it measured it (a finite number), else None
+    (an older netbench, another method, or ranks on two nodes: null)."""
+    try:
+        value = result.value(None, column)
+    except (ValueError, KeyError, AttributeError):
+        return None
+    return float(value) if is_finite_number(value) else None
 
 
 #: A peak's first-day floor: the peak lies where the copy runs in cache (2-4x faster than at

@@ -136,7 +136,7 @@ def test_without_the_limits_an_efficiency_says_what_is_missing():
 
 def test_the_references_of_an_efficiency_and_the_prologue_sizes():
     assert limits.physics_reference(_bandwidth()) == (0.05, 0.0, None, "fraction")
-    assert limits.physics_reference(_latency()) == (25.0, None, 0.0, "x_floor")
+    assert limits.physics_reference(_latency()) == (12.0, None, 0.0, "x_floor")
     peak = limits.fraction_of_ceiling(_cell("bibw", "bandwidth_median_MBps", size_bytes=MiB),
                                       peak_size="bandwidth_peak_size_bytes")
     assert limits.physics_reference(peak)[0] == limits.PEAK_FIRST_DAY
@@ -151,12 +151,12 @@ def test_the_references_of_an_efficiency_and_the_prologue_sizes():
 def test_a_machines_own_reference_never_judges_looser_than_physics():
     latency = limits.physics_reference(_latency())
     bandwidth = limits.physics_reference(_bandwidth())
-    # recorded only (no bound): held to 25 floors around the machine's own 4 (CI 2026-12-02:
+    # recorded only (no bound): held to 12 floors around the machine's own 4 (CI 2026-12-02:
     # TCP loopback at 350 floors passed against such an entry)
     held = limits.within_physics((4.0, None, None, "x_floor"), latency)
-    assert held == (4.0, None, pytest.approx(25.0 / 4.0 - 1), "x_floor")
+    assert held == (4.0, None, pytest.approx(12.0 / 4.0 - 1), "x_floor")
     assert limits.within_physics((4.0, None, 0.5, "x_floor"), latency) is None  # tighter: kept
-    assert limits.within_physics((4.0, None, 9.0, "x_floor"), latency)[2] == pytest.approx(5.25)
+    assert limits.within_physics((4.0, None, 9.0, "x_floor"), latency)[2] == pytest.approx(2.0)
     # a bandwidth's lower bound the same way: -44 % of 0.2 is 0.112, already over 0.05
     assert limits.within_physics((0.2, -0.44, None, "fraction"), bandwidth) is None
     assert limits.within_physics((0.2, -0.9, None, "fraction"), bandwidth)[1] == \
@@ -167,6 +167,29 @@ def test_a_machines_own_reference_never_judges_looser_than_physics():
     assert limits.within_physics((40.0, None, None, "x_floor"), latency) == latency
     assert limits.within_physics((0.01, -0.1, None, "fraction"), bandwidth) == bandwidth
     assert limits.within_physics((0.0, None, None, "fraction"), bandwidth) == bandwidth
+
+
+def test_a_latency_is_read_against_the_floor_its_own_processes_measured():
+    """The host placed the two vCPUs anew between the prologue and the ping-pong: the prologue's
+    floor 0.281 us, the ping-pong's own 0.057 (README.md here). Against its own floor the
+    healthy latency is 2.5 floors; against the prologue's it read 0.51, and TCP loopback
+    (5.1 us) stays far beyond the physics floor."""
+    moved = _result("placement-ompi", "pp")
+    own = moved.value(None, "floor_oneway_median_us")
+    latency = moved.value("pingpong", "latency_median_us", size_bytes=8)
+    assert moved.limits.value(None, "floor_oneway_median_us") > 4 * own
+    assert _latency().extract(moved) == pytest.approx(latency / own)
+    assert 2.0 < _latency().extract(moved) < 3.0
+    assert _latency().noise(moved) == pytest.approx(
+        moved.value(None, "floor_noise_percent") / 100)
+    assert _latency().impossible(moved) is None
+    multiple = limits.physics_reference(_latency())[0]
+    assert _latency().extract(_result("ompi-tcp-ownfloor", "pp")) > 5 * multiple
+    # a result without its own floor (an older netbench) is read against the prologue's
+    older = _result("healthy-ompi", "pp")
+    assert _latency().extract(older) == pytest.approx(
+        older.value("pingpong", "latency_median_us", size_bytes=8)
+        / older.limits.value(None, "floor_oneway_median_us"))
 
 
 def test_a_null_floor_is_named_rather_than_read_as_a_number():

@@ -78,8 +78,7 @@ static double noise_percent(const nb_measurement *m)
     return m->median_us > 0.0 ? 100.0 * 1.4826 * m->mad_us / m->median_us : NAN;
 }
 
-/* The floor, into the summary (rank 0); null where the ranks share no memory. */
-static void measure_floor(const nb_context *ctx)
+void nb_measure_floor(const nb_context *ctx, int warn_apart)
 {
     const nb_options *o = ctx->options;
     MPI_Comm node;
@@ -95,8 +94,9 @@ static void measure_floor(const nb_context *ctx)
             nb_summary_null(ctx->result, "floor_oneway_min_us");
             nb_summary_null(ctx->result, "floor_oneway_median_us");
             nb_summary_null(ctx->result, "floor_noise_percent");
-            nb_warning(ctx->result, "the ranks run on different nodes: no shared memory, so "
-                                    "no cache-line floor (floor_oneway_* null)");
+            if (warn_apart)
+                nb_warning(ctx->result, "the ranks run on different nodes: no shared memory, "
+                                        "so no cache-line floor (floor_oneway_* null)");
         }
         return;
     }
@@ -169,7 +169,7 @@ void run_limits(const nb_context *ctx)
     pair_ctx.pair = pair;
     pair_ctx.size = 2;
     if (pair != MPI_COMM_NULL)
-        measure_floor(&pair_ctx);
+        nb_measure_floor(&pair_ctx, 1);
 
     double one_peak = -1.0, two_peak = -1.0, all_peak = -1.0;
     size_t one_peak_size = 0;

@@ -3,6 +3,7 @@
 #ifndef NETBENCH_LIMITS_CATALOGUE_H
 #define NETBENCH_LIMITS_CATALOGUE_H
 
+#include "floor.h"
 #include "methods.h"
 
 /* Defined in limits.c. */
@@ -28,9 +29,7 @@ NB_TABLE(limits_copy, "limits_copy",
 NB_TABLES(limits, &limits_copy_table);
 
 NB_FIGURES(limits,
-    NB_LOWER("floor_oneway_min_us", "us"),
-    NB_LOWER("floor_oneway_median_us", "us"),
-    NB_LOWER("floor_noise_percent", "percent"),
+    NB_FLOOR_FIGURES,
     NB_HIGHER("copy_one_core_peak_MBps", "MBps"),
     NB_KEY("copy_one_core_peak_size_bytes", "bytes"),
     NB_HIGHER("copy_two_cores_peak_MBps", "MBps"),

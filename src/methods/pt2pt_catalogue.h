@@ -3,6 +3,7 @@
 #ifndef NETBENCH_PT2PT_CATALOGUE_H
 #define NETBENCH_PT2PT_CATALOGUE_H
 
+#include "floor.h"
 #include "methods.h"
 
 /* Defined in pt2pt.c. */
@@ -23,7 +24,8 @@ NB_TABLES(pingpong, &pingpong_table);
 NB_FIGURES(pingpong,
     NB_KEY("latency_small_size_bytes", "bytes"),
     NB_LOWER("latency_small_min_us", "us"),
-    NB_LOWER("latency_small_median_us", "us"));
+    NB_LOWER("latency_small_median_us", "us"),
+    NB_FLOOR_FIGURES);
 
 const nb_method nb_method_pingpong = {
     NB_METHOD_SHARING(pingpong, pt2pt_options, NB_ON_PAIR, NB_SIZES_POWERS_OF_2),
@@ -38,7 +40,10 @@ const nb_method nb_method_pingpong = {
         "both ranks run the same loop), repeated --repetitions times; the table gives the\n"
         "min, median and max over the repetitions (Bell et al. report the minimum of >= 10\n"
         "runs). Sizes are powers of two; 0 and 1 byte only when asked for (--sizes 0,1,8 or\n"
-        "--min-size 0).",
+        "--min-size 0).\n"
+        "Before the first size, in the same processes: the cache-line floor between the two\n"
+        "cores (floor_oneway_*, as in the limits method; null across nodes), the floor this\n"
+        "latency is a multiple of.",
 };
 
 NB_TABLE(bibw, "bibw",
