@@ -14,9 +14,11 @@ import os
 import time
 from pathlib import Path
 
+from fabricsuite.commands import results_dir
+
 CONFIG_DIR = Path(__file__).resolve().parent
 REPO_ROOT = CONFIG_DIR.parent
-RESULTS = Path(os.environ.get("FABRICSUITE_RESULTS", REPO_ROOT / "results"))
+RESULTS = results_dir(None)  # the one reading of RESULTS every command shares
 RESULTS.mkdir(parents=True, exist_ok=True)
 #: One directory per session under output/ and stage/: a session never judges, nor overwrites,
 #: another session's files (ReFrame reads this file once per session).

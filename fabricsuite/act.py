@@ -49,7 +49,6 @@ import os
 import re
 import shlex
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -66,6 +65,7 @@ from .findings import (
     Finding,
     FindingsError,
 )
+from .formats import iso_utc
 from .switches import TopologyError, compress_hostlist, expand_hostlist
 
 #: Every reason and comment the suite sets starts so; it touches no other.
@@ -201,7 +201,7 @@ class Log:
 
     def append(self, entry: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **entry})
+        line = json.dumps({"time": iso_utc(), **entry})
         with open(self.path, "a+b") as out:
             # a line a kill cut short stays a line of its own
             out.seek(0, os.SEEK_END)

@@ -60,7 +60,6 @@ import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +69,7 @@ from ruamel.yaml.error import YAMLError
 
 from .cases import disturbance, disturbers, evidence, runs_of, sample_problem, was_interrupted
 from .commands import UsageError
+from .formats import iso_utc
 from .links import LINE_FRACTION, failed_only_its_promise, missed_promises
 from .machine import LOCAL_SYSTEM
 from .metrics import (
@@ -84,6 +84,7 @@ from .metrics import (
     case_where,
     catches_2x,
     is_number,
+    perf_variable,
     series_key,
     size_step_bounds,
     unjudgeable,
@@ -283,14 +284,14 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
                 if isinstance(perfvalues, dict):
                     for key in perfvalues:
                         collected.sessions.setdefault(
-                            series_key(*case_scope(case), str(key).split(":")[-1]),
+                            series_key(*case_scope(case), perf_variable(key)),
                             set()).add(session)
                 if why is not None:
                     collected.left_out[why] += 1
                     if disturbance(case) and isinstance(perfvalues, dict):
                         for key in perfvalues:
                             collected.set_aside.setdefault(
-                                series_key(*case_scope(case), str(key).split(":")[-1]),
+                                series_key(*case_scope(case), perf_variable(key)),
                                 {})[session] = disturbance(case)
                     continue
                 if not perfvalues:
@@ -314,7 +315,7 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
             raise _not_a_report(path, f"{where}.perfvalues[{key!r}]", perf)
         if len(perf) > 5 and perf[5] in ("fail", "xfail"):
             continue  # a variable that missed its reference; never the case in a healthy case
-        variable = str(key).split(":")[-1]
+        variable = perf_variable(key)
         value, unit = perf[0], perf[4]
         if value is None or not math.isfinite(value) or unit == LINE_FRACTION:
             continue  # a line fraction's reference is the fabric's promise, not its history
@@ -623,7 +624,7 @@ def build_reference(samples: list[Samples], sources: list[Path],
         provenance = data["_provenance"] = CommentedMap()
     provenance.update({
         "produced_by": "fabricsuite baseline",
-        "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date_utc": iso_utc(),
         "runs_per_variable": f"{min(runs_per_var, default=0)}..{max(runs_per_var, default=0)}",
         "reports": reports,
         "rule": f"healthy runs only, from {min_sessions} sessions or more; median; bound on "

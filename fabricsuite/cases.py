@@ -41,7 +41,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .metrics import case_scope, is_number
+from .metrics import case_scope, is_number, perf_variable
 
 PASSED, RECORDED, TRANSIENT, REGRESSION = "passed", "recorded", "transient", "regression"
 DISTURBED, BROKEN, INTERRUPTED = "disturbed", "broken", "interrupted"
@@ -102,14 +102,14 @@ def first_runs(report: dict) -> dict[tuple, dict]:
 
 def failed_variables(case: dict) -> set[str]:
     """The performance variables a case's run found outside their references."""
-    return {k.split(":")[-1] for k, v in (case.get("perfvalues") or {}).items()
+    return {perf_variable(k) for k, v in (case.get("perfvalues") or {}).items()
             if isinstance(v, list) and len(v) > 5 and v[5] == "fail"}
 
 
 def unexpected_passes(case: dict) -> set[str]:
     """The variables whose expected failure ($xfail: a known finding) a case's run met
     unexpectedly (ReFrame's `xpass`; the case's result is `fail`)."""
-    return {k.split(":")[-1] for k, v in (case.get("perfvalues") or {}).items()
+    return {perf_variable(k) for k, v in (case.get("perfvalues") or {}).items()
             if isinstance(v, list) and len(v) > 5 and v[5] == "xpass"}
 
 
@@ -156,7 +156,7 @@ def variable_outside(rounds: list[dict], variable: str) -> list[bool]:
     flags = []
     for run in weighed:
         for key, perf in (run.get("perfvalues") or {}).items():
-            if str(key).split(":")[-1] == variable and isinstance(perf, list) and len(perf) > 5:
+            if perf_variable(key) == variable and isinstance(perf, list) and len(perf) > 5:
                 flags.append(perf[5] == "fail")
     return flags
 
@@ -330,7 +330,7 @@ class Case:
         for key, perf in (self.last.get("perfvalues") or {}).items():
             if (isinstance(perf, list) and len(perf) >= 5 and is_number(perf[0])
                     and math.isfinite(perf[0])):
-                variable = str(key).split(":")[-1]
+                variable = perf_variable(key)
                 found[variable] = (float(perf[0]), str(perf[4]), directions.get(variable))
         return found
 

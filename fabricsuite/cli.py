@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from . import act, compare, history, init, nightly, report
@@ -32,6 +31,7 @@ from .commands import (
     one_line_errors,
     results_dir,
 )
+from .formats import iso_utc
 from .machine import LOCAL_SYSTEM, this_machine
 from .references import reference_file
 from .store import run_report_paths
@@ -153,7 +153,7 @@ def _baseline(args: argparse.Namespace) -> int:
 
     waiver = None
     if args.waiver is not None:
-        waiver = {"date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        waiver = {"date_utc": iso_utc(),
                   "reason": args.waiver.strip(), "reports": [p.name for p in reports],
                   "waived": misses or ["(nothing missed the promise in these reports)"]}
     text, saved, noisy = update_file(output, samples, reports, min_sessions,

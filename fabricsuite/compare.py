@@ -51,7 +51,6 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +63,7 @@ from .commands import (
     results_dir,
     variable_pattern,
 )
+from .formats import figure, iso_utc, shown_utc
 from .history import Series, collect, set_aside
 from .metrics import EQUAL, HIGHER, LOWER
 from .references import variable_noise
@@ -277,7 +277,11 @@ def _start(info: dict[str, Any]) -> float | None:
 def _when(ts: float | None) -> str:
     if ts is None:
         return "?"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%MZ")
+    return shown_utc(ts)
+
+
+def _iso_or_unknown(ts: float | None) -> str:
+    return "?" if ts is None else iso_utc(ts)
 
 
 def _span(infos: list[dict[str, Any]]) -> str:
@@ -423,7 +427,7 @@ class Side:
             "selection": self.selection.text,
             "source": self.source,
             "sessions": [{"uuid": s["session_info"]["uuid"],
-                          "time_start": _when(_start(s["session_info"])),
+                          "time_start": _iso_or_unknown(_start(s["session_info"])),
                           "extras": session_extras(s["session_info"])}
                          for s in self.sessions],
         }
@@ -491,8 +495,7 @@ def select_sides(args: Any, system: str, variable: re.Pattern | None) -> tuple[S
 
 # --- output ------------------------------------------------------------------------------------
 
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
+_fmt = figure
 
 
 def _change_text(c: Comparison) -> str:

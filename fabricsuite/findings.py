@@ -43,13 +43,13 @@ import json
 import os
 import re
 import tempfile
-import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import cases as casemodel
+from .formats import iso_utc
 from .links import link_findings
-from .metrics import case_scope, is_finite_number
+from .metrics import case_scope, is_finite_number, perf_variable
 from .session_verdict import (
     LINK_DEGRADED,
     NODE_OUTLIER,
@@ -125,8 +125,8 @@ def _failed_figures(run: dict) -> str:
     found = []
     for key, perf in sorted((run.get("perfvalues") or {}).items()):
         if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail":
-            text = f"{str(key).split(':')[-1]} {perf[0]:g} {perf[4]}" \
-                if is_finite_number(perf[0]) else f"{str(key).split(':')[-1]}"
+            text = f"{perf_variable(key)} {perf[0]:g} {perf[4]}" \
+                if is_finite_number(perf[0]) else f"{perf_variable(key)}"
             if is_finite_number(perf[0]) and is_finite_number(perf[1]) and perf[1]:
                 text += f" against {perf[1]:g} ({(perf[0] - perf[1]) / abs(perf[1]):+.0%})"
             found.append(text)
@@ -291,7 +291,7 @@ def document(report: dict, status: int | None = None, line: str = "",
         troubled.update(named)
     started = info.get("time_start_unix")
     return {"schema": SCHEMA, "version": VERSION, "session": str(info.get("uuid") or name),
-            "started": (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
+            "started": (iso_utc(started)
                         if is_finite_number(started) else ""),
             "outcome": {"status": status, "line": line},
             "nodes": compress_hostlist(ran), "passed_nodes": compress_hostlist(ran - troubled),

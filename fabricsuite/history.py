@@ -76,7 +76,6 @@ import sys
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -100,7 +99,17 @@ from .commands import (
     one_line_errors,
     variable_pattern,
 )
-from .metrics import DIRECTIONS, EQUAL, HIGHER, LOWER, case_scope, is_number, series_key
+from .formats import figure, iso_utc
+from .metrics import (
+    DIRECTIONS,
+    EQUAL,
+    HIGHER,
+    LOWER,
+    case_scope,
+    is_number,
+    perf_variable,
+    series_key,
+)
 from .references import variable_noise
 from .stats import (
     FDR,
@@ -226,7 +235,7 @@ def _add(table: dict, case: dict[str, Any], session: str, when: float,
     if not isinstance(directions, dict):
         directions = {}  # runs of checks older than perf_directions ('<undefined>')
     for key, perf in perfvalues.items():
-        name = str(key).split(":")[-1]
+        name = perf_variable(key)
         if variable is not None and not variable.search(name):
             continue
         if not isinstance(perf, list) or len(perf) < 5 or not is_number(perf[0]):
@@ -477,7 +486,7 @@ def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHI
 # --- output ------------------------------------------------------------------------------------
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_utc(ts)
 
 
 def _where(s: Series) -> str:
@@ -534,8 +543,7 @@ def _series_id(s: Series) -> dict[str, Any]:
             "better": s.better}
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
+_fmt = figure
 
 
 def table(history: History, rows: int = 20) -> str:

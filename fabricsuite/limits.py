@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .metrics import HIGHER, LOWER, Figure, PerfSpec, is_finite_number
+from .metrics import HIGHER, LOWER, Figure, PerfSpec, is_finite_number, perf_variable
 
 #: The JSON result the prologue writes in the stage directory (`netbench limits --json-file`).
 LIMITS_FILE = "limits.json"
@@ -326,7 +326,7 @@ def efficiency_lines(cases: list[dict]) -> list[str]:
         for key, perf in sorted((case.get("perfvalues") or {}).items()):
             if not (isinstance(perf, list) and len(perf) > 4 and is_finite_number(perf[0])):
                 continue
-            variable = str(key).split(":")[-1]
+            variable = perf_variable(key)
             if perf[4] == FRACTION:
                 parts.append(f"{variable} {perf[0]:.2f} of its ceiling")
             elif perf[4] == FLOOR_MULTIPLE:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .counters import LINK_PREFIX as PREFIX
-from .metrics import HIGHER, Figure, PerfSpec, case_where
+from .metrics import HIGHER, Figure, PerfSpec, case_where, perf_variable
 
 #: A port runs below its declared rate when it is this fraction or more under it (a rate is a
 #: nominal figure the OS reports, so any shortfall but rounding is a finding).
@@ -394,7 +394,7 @@ def promise_lines(cases: list[dict]) -> list[str]:
                     isinstance(perf[0], (int, float)) and math.isfinite(perf[0]):
                 promised = perf[1] if isinstance(perf[1], (int, float)) else None
                 below = promised is not None and perf[0] < promised
-                parts.append(f"{str(key).split(':')[-1]} {perf[0]:.2f} of "
+                parts.append(f"{perf_variable(key)} {perf[0]:.2f} of "
                              f"{_gbps(float(case.get('line_rate_gbps') or 0))} Gb/s"
                              + (f", promised {promised:.2f}" if promised is not None else "")
                              + (": BELOW" if below else ""))
@@ -423,7 +423,7 @@ def missed_promises(case: dict) -> list[str]:
         if isinstance(perf, list) and len(perf) > 5 and perf[4] == LINE_FRACTION and \
                 perf[5] == "fail" and isinstance(perf[0], (int, float)):
             promised = f", promised {perf[1]:.2f}" if isinstance(perf[1], (int, float)) else ""
-            found.append(f"{str(key).split(':')[-1]} {perf[0]:.2f} of "
+            found.append(f"{perf_variable(key)} {perf[0]:.2f} of "
                          f"{_gbps(float(case.get('line_rate_gbps') or 0))} Gb/s{promised}")
     return found
 

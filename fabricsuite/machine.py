@@ -60,10 +60,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import REFERENCE_DIR, REPO_ROOT, topology
+from . import REFERENCE_DIR, topology
 from .cases import REGRESSION, Case, is_sample, runs_of, was_interrupted
 from .cases import read as read_cases
 from .commands import UsageError
+from .commands import results_dir as commands_results_dir
 from .limits import PHYSICS_ORIGIN
 from .store import readable_reports, report_identity
 
@@ -141,7 +142,9 @@ def _memory_bytes() -> int | None:
 
 
 def results_dir() -> Path:
-    return Path(os.environ.get("FABRICSUITE_RESULTS", REPO_ROOT / "results"))
+    """RESULTS as every command reads it (commands.results_dir: $FABRICSUITE_RESULTS, else
+    results/ in the repository)."""
+    return commands_results_dir(None)
 
 
 def topology_cache(partition: str = "local:default") -> Path:

@@ -264,6 +264,12 @@ def case_scope(case: dict) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
     return check, partition, str(case.get("environ")), levels
 
 
+def perf_variable(key: object) -> str:
+    """The variable a run report's perfvalues key names: 'local:default:latency_8B_median_us'
+    (system, partition, variable) gives 'latency_8B_median_us'."""
+    return str(key).split(":")[-1]
+
+
 def case_where(case: dict) -> str:
     """Where a case ran, in one phrase: "NetbenchPingPong local:default openmpi same-l3"."""
     check, partition, environ, levels = case_scope(case)

@@ -44,6 +44,7 @@ from .commands import (
     one_line_errors,
     results_dir,
 )
+from .formats import file_utc
 
 TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
@@ -131,7 +132,7 @@ def run(args: Any) -> int:
     disk, anything unforeseen) is exit 2 with one line naming the cause and, where one can be
     written, a JUnit file that says broken; never a traceback or the status of a regression."""
     # one time stamp names the session's report and its JUnit
-    args.stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    args.stamp = file_utc()
     try:
         return _run(args)
     except UsageError:
@@ -378,7 +379,7 @@ def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
     # the session's settings (-S), never its selection: the re-test runs one check
     settings = [f"-S{setting}" for setting in _settings(extra)]
     for node, partner, finding in pairs:
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        stamp = file_utc()
         report = results / "reports" / f"run-report-{stamp}-retest-{node}.json"
         check = finding.check.replace(" ", "")  # as ReFrame matches -n: no spaces
         print(f"fabricsuite nightly: re-testing suspect {node} against {partner}: {check}",

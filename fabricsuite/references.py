@@ -19,6 +19,8 @@ the entry and the fix.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -104,9 +106,18 @@ def wide_bounds(data: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
+#: Reference files parsed in this process, by (path, content, owner required): a ReFrame
+#: session parses each file once, however many cases and steps read it (a case read its file
+#: three or four times); a file whose content changed is parsed again. The bytes are read each
+#: time (cheap); the YAML parse and validation is what is saved.
+_PARSED: dict[tuple, dict[str, Any]] = {}
+_PARSED_MOST = 64
+
+
 def load_file(path: Path, owner_required: bool = True) -> dict[str, Any]:
-    """Read and validate a reference file; returns the parsed mapping. A machine's file must
-    name its owner (`_machine.key`) unless `owner_required` is off (the baseline adding it)."""
+    """Read and validate a reference file; returns the parsed mapping (the caller's own copy).
+    A machine's file must name its owner (`_machine.key`) unless `owner_required` is off (the
+    baseline adding it)."""
     if not path.is_file():
         raise NoReferenceFile(
             f"no reference file {path}: every system needs one; run the acceptance sessions "
@@ -114,7 +125,21 @@ def load_file(path: Path, owner_required: bool = True) -> dict[str, Any]:
             f"cluster')"
         )
     try:
-        data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
+        content = path.read_bytes()
+    except OSError:
+        return _read_file(path, None, owner_required)  # it names why it cannot be read
+    key = (str(path.absolute()), hashlib.sha256(content).digest(), owner_required)
+    if key not in _PARSED:
+        if len(_PARSED) >= _PARSED_MOST:
+            _PARSED.clear()
+        _PARSED[key] = _read_file(path, content, owner_required)
+    return copy.deepcopy(_PARSED[key])
+
+
+def _read_file(path: Path, content: bytes | None, owner_required: bool) -> dict[str, Any]:
+    try:
+        text = path.read_text() if content is None else content.decode()
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except (OSError, UnicodeDecodeError) as err:
         why = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
         raise ReferenceFileError(

@@ -208,6 +208,8 @@ class NetbenchBuild(rfm.CompileOnlyRegressionTest):
         self.prebuild_cmds = ["make clean"]
         self.build_system.flags_from_environ = False
         self.build_system.options = ["netbench", f"MPICC={self.current_environ.cc}"]
+        # one object per source (src/Makefile): every core of the build host, up to 8
+        self.build_system.max_concurrency = min(os.cpu_count() or 1, 8)
 
     @sanity_function
     def program_was_built(self):

@@ -51,7 +51,7 @@ from .findings import step_lines
 from .findings import write as write_findings
 from .limits import PHYSICS_ORIGIN, efficiency_lines
 from .links import evidence_lines, link_findings, promise_lines
-from .metrics import case_scope, case_where, is_finite_number, series_key
+from .metrics import case_scope, case_where, is_finite_number, perf_variable, series_key
 from .references import (
     recorded_only,
 )
@@ -140,7 +140,7 @@ def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
         recorded = recorded_only(data)
         held = set(case.get("physics_bounded") or ())
         for key in case.get("perfvalues") or {}:
-            variable = str(key).split(":")[-1]
+            variable = perf_variable(key)
             if variable in held:
                 continue  # still judged, against its physics floor (limits.within_physics)
             dotted = ".".join([check, partition, environ, *[v for _, v in levels], variable])
@@ -174,7 +174,7 @@ def kind_comparison_lines(cases: list[dict]) -> list[str]:
         kinds.add(str(case.get("kind_origin") or "?"))
         directions = case.get("perf_directions") or {}
         for key, perf in (case.get("perfvalues") or {}).items():
-            variable = str(key).split(":")[-1]
+            variable = perf_variable(key)
             other = kind_values.get(variable)
             if not (isinstance(perf, list) and perf and is_finite_number(perf[0])
                     and is_finite_number(other) and other):
@@ -262,7 +262,7 @@ def verdict_lines(report: dict) -> list[str]:
         if case.get("result") == "pass" and earlier is not None and not confirmed:
             failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
                       if len(v) > 5 and v[5] == "fail"}
-            then = "; ".join(f"{k.split(':')[-1]} {_figure(v)}" for k, v in failed.items())
+            then = "; ".join(f"{perf_variable(k)} {_figure(v)}" for k, v in failed.items())
             lines.append(f"confirmation passed: {case_where(case)}: first "
                          f"{then or earlier.get('fail_phase', 'failed')}, then within reference")
             continue
@@ -273,7 +273,7 @@ def verdict_lines(report: dict) -> list[str]:
             continue
         stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
         for key, perf in (case.get("perfvalues") or {}).items():
-            variable = key.split(":")[-1]
+            variable = perf_variable(key)
             if passed_last:
                 # inside only in the last round: the line names the first run's figure
                 if variable not in confirmed:
@@ -692,9 +692,9 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
                                 message=_short(shown.get("fail_reason"), 300))
         confirmed = confirmed_variables(case, first.get(key), by_case.get(key))
         bad.text = "\n".join(
-            f"{k.split(':')[-1]} = {_figure(v)}" for k, v in (shown.get("perfvalues") or {}).items()
+            f"{perf_variable(k)} = {_figure(v)}" for k, v in (shown.get("perfvalues") or {}).items()
             if isinstance(v, list) and len(v) > 5 and (v[5] == "fail" if verdict != REGRESSION
-                                                       else k.split(":")[-1] in confirmed)
+                                                       else perf_variable(k) in confirmed)
         ) or str(shown.get("fail_reason"))
     for name, reason in reasons.items():
         element = ET.SubElement(suite, "testcase", classname=name.split(" ")[0], name=name,

@@ -19,7 +19,7 @@ from . import cases as casemodel
 from .cases import BROKEN as BROKEN_HEALTH
 from .cases import DISTURBED, TRANSIENT, unconfirmed
 from .links import link_findings
-from .metrics import case_scope, is_finite_number, series_key
+from .metrics import case_scope, is_finite_number, perf_variable, series_key
 from .references import ReferenceFileError, load_file, reference_file
 
 
@@ -47,7 +47,7 @@ def reference_nodes(case: dict, cache: dict) -> set[str]:
     stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
     nodes: set[str] = set()
     for key in case.get("perfvalues") or {}:
-        entry = stats.get(series_key(*case_scope(case), str(key).split(":")[-1]))
+        entry = stats.get(series_key(*case_scope(case), perf_variable(key)))
         if isinstance(entry, dict) and isinstance(entry.get("nodes"), list):
             nodes.update(str(n) for n in entry["nodes"])
     return nodes
@@ -92,7 +92,7 @@ def node_outlier(case: dict, first: dict | None, cache: dict) -> str:
             change = ((perf[0] - perf[1]) / abs(perf[1])
                       if is_finite_number(perf[0]) and is_finite_number(perf[1]) and perf[1]
                       else None)
-            failed.append(f"{key.split(':')[-1]}" + (f" {change:+.1%}" if change is not None
+            failed.append(f"{perf_variable(key)}" + (f" {change:+.1%}" if change is not None
                                                        else ""))
     # A first run that was disturbed too: the new nodes were never measured quietly, and the
     # pass elsewhere says nothing of them. Never a PASSED that names nothing (the CI host,

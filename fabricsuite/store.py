@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .commands import UsageError, results_dir
+from .formats import backup_utc, shown_utc
 
 #: Mode of a new file (a replaced one keeps its own).
 NEW_FILE_MODE = 0o644
@@ -140,7 +141,7 @@ def os_mode(path: Path) -> int:
 
 def backup(path: Path, now: datetime | None = None) -> Path:
     """Copy `path` to `<name>.<UTC time>.bak` atomically, never replacing an existing backup."""
-    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H%M%SZ")
+    stamp = backup_utc(now)
     tmp = write_temp(path.parent, path.name, path.read_text(), os_mode(path))
     try:
         for n in range(1, 1000):
@@ -277,7 +278,7 @@ def exclusive_or_busy(lock: Path) -> Iterator[None]:
             raise Busy(f"{holder}; lock {lock}") from None
         if writable:
             os.ftruncate(fd, 0)
-            started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            started = shown_utc(seconds=True)
             os.pwrite(fd, f"PID {os.getpid()} since {started}, user {_user_name()}\n".encode(),
                       0)
         yield

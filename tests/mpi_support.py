@@ -138,13 +138,14 @@ def build_netbench(directory: Path, mpi: str, source: Path = SOURCE_DIR,
     (file, original text, replacement) changes the copy first. The one netbench builder of the
     tests: -Werror is part of the build, and its output must hold no warning either."""
     build = directory / "src"
-    shutil.copytree(source, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o"))
+    shutil.copytree(source, build, ignore=shutil.ignore_patterns("netbench", "*.so", "*.o", ".obj"))
     if mutant is not None:
         name, original, mutated = mutant
         text = (build / name).read_text()
         assert original in text, f"{name} changed: update the mutant"
         (build / name).write_text(text.replace(original, mutated, 1))
-    proc = run(["make", "-C", str(build), *targets, f"MPICC={MPIS[mpi][0]}"], timeout=300)
+    proc = run(["make", "-C", str(build), f"-j{os.cpu_count() or 1}", *targets,
+                f"MPICC={MPIS[mpi][0]}"], timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "warning" not in proc.stderr.lower(), proc.stderr
     return build / "netbench"

@@ -455,7 +455,7 @@ def test_selection_through_report_files(tmp_path, capsys):
     status, data, _ = _compare(tmp_path / "db", capsys, "--before-since", _day(0),
                                "--after-reports", *paths[5:])
     assert status == 1 and data["before"]["source"].endswith("results.db since "
-                                                             f"{_day(0)}T00:00Z")
+                                                             f"{_day(0)} 00:00Z")
 
 
 # --- grouping and the JSON ---------------------------------------------------------------------

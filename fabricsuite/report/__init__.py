@@ -39,12 +39,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .. import __version__, history, store
 from ..commands import add_selection_options, check_system, one_line_errors, results_dir
+from ..formats import file_utc, shown_utc
 from ..store import write_atomically
 from .data import (
     PREVIOUS_RUNS_SHOWN,
@@ -94,7 +94,7 @@ def build_page(sessions: list[dict[str, Any]], system: str, since: float | None,
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return environment.get_template("report.html.j2").render(
         system=system, where=where, since=None if since is None else _utc(since),
-        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"), version=__version__,
+        generated=shown_utc(seconds=True), version=__version__,
         sessions=len(had), first=_utc(cases[0].when) if cases else "?",
         last=_utc(cases[-1].when) if cases else "?", summary=verdict,
         size_figures=sizes, size_notes=size_notes,
@@ -107,7 +107,7 @@ def build_page(sessions: list[dict[str, Any]], system: str, since: float | None,
 
 def default_output(results: Path, system: str) -> Path:
     """RESULTS/report-<system>-<UTC time>.html, never an existing file."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = file_utc()
     path = results / f"report-{system}-{stamp}.html"
     number = 1
     while path.exists():

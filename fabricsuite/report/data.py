@@ -8,14 +8,14 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .. import history
 from ..cases import case_key, final_cases, first_runs, node_names, was_interrupted
 from ..commands import UsageError
-from ..metrics import case_scope, check_declarations, is_finite_number, series_key
+from ..formats import figure, shown_utc
+from ..metrics import case_scope, check_declarations, is_finite_number, perf_variable, series_key
 from ..netbench_result import NetbenchResult, ResultError, load
 from ..session import reference_statistics, verdict_lines
 from ..session_verdict import tally
@@ -177,7 +177,7 @@ class Provenance:
 def _utc(ts: float | None) -> str:
     if ts is None or not math.isfinite(ts):
         return "?"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%MZ")
+    return shown_utc(ts)
 
 
 def _counters_text(case: dict) -> str:
@@ -408,16 +408,13 @@ class Summary:
 _SKIPPED = ("skip",)
 
 
-def _fmt(value: Any) -> str:
-    if not is_finite_number(value):
-        return "-" if value is None else str(value)
-    return f"{value:.4g}"
+_fmt = figure
 
 
 def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: list,
                      earlier: dict[str, Any] | None, cache: dict) -> FailedVariable:
     value, ref, lower, upper, unit = perf[:5]
-    variable = str(key).split(":")[-1]
+    variable = perf_variable(key)
     reference = bound = change = widths = first = "-"
     if is_finite_number(value) and is_finite_number(ref) and ref:
         reference = f"{ref:g} {unit}"

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .. import history, switches
-from ..metrics import case_scope, is_finite_number
+from ..metrics import case_scope, is_finite_number, perf_variable
 from ..netbench_result import NetbenchResult, ResultError
 from .data import (
     ANNOTATED_RANKS,
@@ -122,7 +122,7 @@ def _draw_references(ax, stored: StoredCase, curve: SizeCurve, group: str | None
         ref, lower, upper, unit = perf[1], perf[2], perf[3], str(perf[4])
         if not is_finite_number(ref) or ref <= 0 or unit != curve.unit:
             continue  # no reference (require_reference=false), or stored in another unit
-        metric = declared_metrics(stored.check).get(str(key).split(":")[-1])
+        metric = declared_metrics(stored.check).get(perf_variable(key))
         where = reference_position(metric, curve, group)
         if where is None:
             continue
@@ -271,7 +271,7 @@ def loggp_tables(cases: list[StoredCase], results: Results,
     for scope, stored in sorted(newest.items()):
         partition, environ, levels = scope
         loaded = results.get(stored)
-        perf = {str(k).split(":")[-1]: v for k, v in (stored.case.get("perfvalues") or {}).items()
+        perf = {perf_variable(k): v for k, v in (stored.case.get("perfvalues") or {}).items()
                 if isinstance(v, list) and len(v) >= 5}
         figures = []
         for variable, meaning in LOGGP_VARIABLES.items():
