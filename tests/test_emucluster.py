@@ -306,8 +306,10 @@ SAME_REPEATS = 6
 
 def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     """Issue 12's ground truth: references from 5 runs at 1 Gbit through `fabricsuite baseline`
-    (the partition's 7 % floor, the measured spread); 6 identical runs pass; at 900 and 800
-    Mbit every run fails, naming the variable, both figures and the noise widths."""
+    (the partition's 7 % floor, the measured spread); 6 identical runs pass; at 900 Mbit every
+    run fails, naming the variable, both figures and the noise widths. (800 Mbit, which CI ran
+    here too for 40 s, fails in test_workflows_nightly_compare_and_report; bench/verdicts_
+    emucluster.py measures both rates at 10 trials.)"""
     emu, _state = cluster
     checks = ["-c", "checks/pt2pt.py", "-n", "NetbenchPingPongBandwidth%distance=other-node",
               "-p", "openmpi"]
@@ -350,7 +352,7 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     assert re.search(rf"Ran {ran}/{ran} test case\(s\).*\(0 failure", same.stdout), (
         same.stdout[-3000:])
 
-    for rate in ("900mbit", "800mbit"):
+    for rate in ("900mbit",):
         try:
             emu("rate", rate)
             slow = run_reframe(emu, tmp_path / rate, *checks, *QUICK, "--repeat", str(SLOW_REPEATS),

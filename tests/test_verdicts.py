@@ -223,7 +223,7 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     for attempt in range(2):
         proc = reframe("-c", "checks/pt2pt.py", "--system", "local",
                        "-n", f"^NetbenchLogGP%distance={local_distance()}", "-p", "openmpi",
-                       "--exec-policy=serial", "-r", "--max-retries=2", "-S",
+                       "--exec-policy=serial", "-r", "--max-retries=1", "-S",
                        "confirm_pause_s=2", "--report-file", str(tmp_path / "report.json"),
                        results=results / str(attempt), env=env, timeout=900)
         report = json.loads((tmp_path / "report.json").read_text())
@@ -233,15 +233,16 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
         if threshold and threshold[5] == "fail" and threshold[0] <= 1218:
             break
     assert proc.returncode != 0, proc.stdout[-3000:]
-    # a regression fails its confirmation rounds too (two short rounds here: the growing pauses
-    # of three rounds are test_emucluster's workflows test). A round in a slow phase of the
-    # machine may find LogGP's fit unsound (a sanity failure, CI on 2026-11-28), never a pass.
-    assert len(report["runs"]) == 3, [len(r["testcases"]) for r in report["runs"]]
+    # a regression fails its confirmation round too (one short round here, 33 s of CI a round:
+    # two of two rounds outside is the median rule's confirmation; the growing pauses of three
+    # rounds are test_emucluster's workflows test). A round in a slow phase of the machine may
+    # find LogGP's fit unsound (a sanity failure, CI on 2026-11-28), never a pass.
+    assert len(report["runs"]) == 2, [len(r["testcases"]) for r in report["runs"]]
     assert "confirmation round 1: measuring the failed cases again after a 2 s pause" in (
         proc.stdout), proc.stdout[-3000:]
     rounds = [c for run in report["runs"] for c in run["testcases"]
               if c["name"].startswith("NetbenchLogGP")]
-    assert [c["result"] for c in rounds] == ["fail"] * 3, [c["fail_reason"] for c in rounds]
+    assert [c["result"] for c in rounds] == ["fail"] * 2, [c["fail_reason"] for c in rounds]
     assert rounds[0]["fail_phase"] == "performance", rounds[0]["fail_reason"]
     final = rounds[-1]
     assert final["result"] == "fail" and final["fail_phase"] == "performance", final[
