@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,52 @@ def test_every_declared_unit_is_known_whole_or_continuous():
     unknown = units - set(COUNT_UNITS) - CONTINUOUS_UNITS
     assert not unknown, f"classify these units (metrics.COUNT_UNITS or CONTINUOUS_UNITS): {unknown}"
     assert not set(COUNT_UNITS) & CONTINUOUS_UNITS
+
+
+# --- the names the run code writes (issue 51) ---------------------------------------------------
+
+#: A cell or summary figure the run code writes with its name as a literal:
+#: nb_cell_real(table, "latency_median_us", ...), nb_summary_int(ctx->result, "ranks", ...).
+_WRITE = re.compile(r'\bnb_(cell|summary)_(?:int|real|text|bool|null)\s*\(\s*[^,()]+'
+                    r'(?:\([^()]*\))?\s*,\s*"([^"]+)"')
+#: A method a file defines: const nb_method nb_method_pingpong = {...}.
+_DEFINES = re.compile(r"\bconst nb_method nb_method_(\w+)\s*=")
+
+
+def undeclared_writes(files: dict[str, str], methods: dict) -> tuple[int, list[str]]:
+    """(names checked, problems): every literal column or summary name the C `files` write
+    must be declared by a method the same file defines (src/declarations.json), or, in a file
+    that defines none (core/: the measurement driver, the ping-pong loop), by some method."""
+    columns = {m: {c["name"] for t in d["tables"] for c in t["columns"]}
+               for m, d in methods.items()}
+    figures = {m: {f["name"] for f in d["summary"]} for m, d in methods.items()}
+    checked, problems = 0, []
+    for path, text in sorted(files.items()):
+        own = _DEFINES.findall(text)
+        for kind, name in _WRITE.findall(text):
+            checked += 1
+            pool = columns if kind == "cell" else figures
+            declared = set().union(*(pool[m] for m in (own or pool)))
+            if name not in declared:
+                where = ", ".join(own) if own else "any method"
+                problems.append(f"{path}: nb_{kind}_* writes {name!r}, which {where} does not "
+                                f"declare (its catalogue header, then src/declarations.json)")
+    return checked, problems
+
+
+def test_every_name_the_run_code_writes_is_declared_by_its_method():
+    """Without this, a column name the run code mistypes aborts netbench only when that method
+    runs (nb_cell_* refuses an undeclared name): on a cluster, at night. Names computed at run
+    time (a variant's column) stay the program's own check."""
+    source = Path(__file__).resolve().parents[1] / "src"
+    files = {str(p.relative_to(source)): p.read_text() for p in source.rglob("*.[ch]")}
+    checked, problems = undeclared_writes(files, snapshot()["methods"])
+    assert checked > 300, checked  # the pattern still finds the calls
+    assert not problems, "\n".join(problems)
+    # and it catches a mistyped one: in pingpong's family, and in the shared core
+    pt2pt = next(path for path, text in files.items() if "nb_method_pingpong =" in text)
+    typo = dict(files)
+    typo[pt2pt] += '\nvoid x(void) { nb_cell_real(table, "latency_medain_us", 1.0); }\n'
+    typo["core/extra.c"] = 'void y(void) { nb_summary_real(ctx->result, "no_such_figure", 1); }'
+    assert [p.split(":")[0] for p in undeclared_writes(typo, snapshot()["methods"])[1]] == [
+        "core/extra.c", pt2pt]
