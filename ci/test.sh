@@ -7,5 +7,5 @@ bash "$REPO/ci/setup.sh"
 cd "$REPO"
 VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
 "$VENV/bin/ruff" check fabricsuite checks config tests bench
-# --durations: where CI time goes (CI has 90 minutes; we keep it under 30)
+# --durations: where CI time goes (CI has 90 minutes; the target is 20, issue 51)
 exec "$VENV/bin/python" -m pytest -ra --durations=40 "$@"

@@ -80,6 +80,7 @@ from .metrics import (
     HIGHER,
     LOWER,
     TOO_NOISY_FOR_2X,
+    VariableSeries,
     case_scope,
     case_where,
     catches_2x,
@@ -111,18 +112,10 @@ class BaselineError(UsageError):
 
 
 @dataclass
-class Samples:
-    check: str
-    partition: str
-    environ: str
-    variable: str
-    unit: str
+class Samples(VariableSeries):
+    """A variable's figures that its references are taken from (metrics.VariableSeries)."""
+
     values: list[float]
-    #: Index levels below the environment: ("distance", "same-l3") for the point-to-point
-    #: checks, ("scale", "1x2") for the multi-rank ones; empty for a check without them.
-    levels: tuple[tuple[str, str], ...] = ()
-    #: Directions ("lower", "higher", "equal") stated by the test cases' `perf_directions`.
-    directions: set[str] = field(default_factory=set)
     #: Tolerance floors the partition declared in the test cases (`tolerance_floor`).
     floors: set[float] = field(default_factory=set)
     #: Sweep steps the test cases declared for the variable (`perf_size_steps`): a size from a
@@ -146,14 +139,6 @@ class Samples:
         """The partition's declared floor (the widest, if runs of several configurations)."""
         return max(self.floors) if self.floors else DEFAULT_FLOOR
 
-    @property
-    def key(self) -> str:
-        return series_key(self.check, self.partition, self.environ, self.levels, self.variable)
-
-    @property
-    def better(self) -> str | None:
-        """The variable's direction, or None when the reports do not give exactly one."""
-        return next(iter(self.directions)) if len(self.directions) == 1 else None
 
 
 @dataclass
@@ -321,7 +306,7 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
             continue  # a line fraction's reference is the fabric's promise, not its history
         k = (check, partition, environ, levels, variable)
         samples = table.setdefault(
-            k, Samples(check, partition, environ, variable, unit, [], levels)
+            k, Samples(check, partition, environ, variable, unit, [], levels=levels)
         )
         samples.values.append(float(value))
         samples.sessions.add(session)

@@ -198,7 +198,8 @@ def compare(before: list[Series], after: list[Series], *, fdr: float = FDR,
     for key in sorted(by_side[0].keys() | by_side[1].keys()):
         b, a = by_side[0].get(key), by_side[1].get(key)
         ref = a or b
-        ident = Series(ref.check, ref.partition, ref.environ, ref.variable, ref.unit, ref.levels)
+        ident = Series(ref.check, ref.partition, ref.environ, ref.variable, ref.unit,
+                       levels=ref.levels)
         ident.directions = (b.directions if b else set()) | (a.directions if a else set())
         c = Comparison(ident, [p.value for p in b.points] if b else [],
                        [p.value for p in a.points] if a else [], min_change)

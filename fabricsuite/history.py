@@ -101,14 +101,13 @@ from .commands import (
 )
 from .formats import figure, iso_utc
 from .metrics import (
-    DIRECTIONS,
     EQUAL,
     HIGHER,
     LOWER,
+    VariableSeries,
     case_scope,
     is_number,
     perf_variable,
-    series_key,
 )
 from .references import variable_noise
 from .stats import (
@@ -146,26 +145,10 @@ class Point:
 
 
 @dataclass
-class Series:
-    check: str
-    partition: str  # system:partition
-    environ: str
-    variable: str
-    unit: str
-    levels: tuple[tuple[str, str], ...] = ()
+class Series(VariableSeries):
+    """A variable's figures over time (metrics.VariableSeries)."""
+
     points: list[Point] = field(default_factory=list)
-    directions: set[str] = field(default_factory=set)
-
-    @property
-    def key(self) -> str:
-        return series_key(self.check, self.partition, self.environ, self.levels, self.variable)
-
-    @property
-    def better(self) -> str | None:
-        """lower/higher/equal, or None when the runs do not state exactly one valid direction."""
-        if len(self.directions) == 1 and next(iter(self.directions)) in DIRECTIONS:
-            return next(iter(self.directions))
-        return None
 
 
 def is_counted(case: dict[str, Any], first: dict[str, Any] | None = None) -> bool:
@@ -245,7 +228,7 @@ def _add(table: dict, case: dict[str, Any], session: str, when: float,
             continue
         k = (check, partition, environ, levels, name)
         series = table.setdefault(k, Series(check, partition, environ, name, str(perf[4]),
-                                            levels))
+                                            levels=levels))
         series.points.append(Point(when, session, value, str(case.get("counters") or "")))
         if name in directions:
             series.directions.add(str(directions[name]))

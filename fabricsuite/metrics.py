@@ -282,3 +282,34 @@ def series_key(check: str, partition: str, environ: str,
     history and the session summary, e.g. 'NetbenchPingPong local:default openmpi same-l3
     latency_8B_median_us'."""
     return " ".join([check, partition, environ, *[value for _, value in levels], variable])
+
+
+@dataclass
+class VariableSeries:
+    """One variable's figures in one scope, the one series type of every tool: where it was
+    measured (check, system:partition, environment, index levels), its unit and the directions
+    its runs declared. `history.Series` holds its figures over time (points), `baseline.Samples`
+    the figures a reference is taken from (values); both are this with their figures."""
+
+    check: str
+    partition: str  # system:partition
+    environ: str
+    variable: str
+    unit: str
+    #: Index levels below the environment: ("distance", "same-l3") for the point-to-point
+    #: checks, ("scale", "1x2") for the multi-rank ones; empty for a check without them.
+    levels: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
+    #: Directions ("lower", "higher", "equal") stated by the runs' `perf_directions`.
+    directions: set[str] = field(default_factory=set, kw_only=True)
+
+    @property
+    def key(self) -> str:
+        """The variable's name across tools (series_key)."""
+        return series_key(self.check, self.partition, self.environ, self.levels, self.variable)
+
+    @property
+    def better(self) -> str | None:
+        """lower/higher/equal, or None when the runs do not state exactly one valid direction."""
+        if len(self.directions) == 1 and next(iter(self.directions)) in DIRECTIONS:
+            return next(iter(self.directions))
+        return None

@@ -132,7 +132,7 @@ def test_ties_get_the_exact_permutation_p():
 
 def _series(values, key="0", better="higher", unit="MB/s"):
     s = h.Series(f"Check{key}", "local:default", "openmpi", "figure", unit,
-                 (("distance", "same-l3"),))
+                 levels=(("distance", "same-l3"),))
     s.points = [h.Point(1.8e9 + i, f"s{i}", float(v)) for i, v in enumerate(values)]
     s.directions = {better} if better else set()
     return s

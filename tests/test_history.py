@@ -30,7 +30,7 @@ REAL = DATA / "history"
 def _series(values, variable="bandwidth_1MiB_MBps", better="higher", unit="MB/s", key="A",
             t0=1.8e9):
     s = h.Series(f"Check{key}", "local:default", "openmpi", variable, unit,
-                 (("distance", "same-l3"),))
+                 levels=(("distance", "same-l3"),))
     s.points = [h.Point(t0 + 3600 * i, f"session-{i:03d}", float(v)) for i, v in
                 enumerate(values)]
     if better:
