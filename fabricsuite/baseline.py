@@ -67,7 +67,15 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from .cases import disturbance, disturbers, evidence, runs_of, sample_problem, was_interrupted
+from .cases import (
+    disturbance,
+    disturbers,
+    evidence,
+    ran_nothing,
+    runs_of,
+    sample_problem,
+    was_interrupted,
+)
 from .commands import UsageError
 from .formats import iso_utc
 from .links import LINE_FRACTION, failed_only_its_promise, missed_promises
@@ -251,8 +259,8 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
                     continue
                 if case.get("machine") and case.get("system") == LOCAL_SYSTEM:
                     collected.machines.add(str(case["machine"]))
-                if case.get("result") in ("skip", "fail_deps"):
-                    continue  # ran nothing
+                if ran_nothing(case):
+                    continue
                 if case.get("reference_builtin") is True:
                     continue  # rules that hold everywhere: their reference is in the check
                 perfvalues = case.get("perfvalues") or {}

@@ -100,6 +100,21 @@ def first_runs(report: dict) -> dict[tuple, dict]:
     return first
 
 
+def ran_nothing(case: dict) -> bool:
+    """A case ReFrame skipped, or did not run because a case it depends on failed."""
+    return case.get("result") in ("skip", FAIL_DEPS)
+
+
+def is_fixture(case: dict) -> bool:
+    """A fixture (netbench's build): no test of the fabric."""
+    return bool(case.get("fixture"))
+
+
+def unjudged(case: dict) -> bool:
+    """Measured without references of its machine (the check's `judged` false): recorded."""
+    return case.get("judged") is False
+
+
 def failed_variables(case: dict) -> set[str]:
     """The performance variables a case's run found outside their references."""
     return {perf_variable(k) for k, v in (case.get("perfvalues") or {}).items()

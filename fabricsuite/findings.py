@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import cases as casemodel
-from .formats import iso_utc
+from .formats import iso_utc, shortened
 from .links import link_findings
 from .metrics import case_scope, is_finite_number, perf_variable
 from .session_verdict import (
@@ -134,8 +134,7 @@ def _failed_figures(run: dict) -> str:
 
 
 def _line(text: object, width: int = 300) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return shortened(text, width)
 
 
 _LINK = re.compile(r"\b(LINK DEGRADED|LINK CHANGED) (\S+?):? ")

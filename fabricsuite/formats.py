@@ -10,7 +10,8 @@ Three time formats, all UTC, each for one reader:
   `2026-12-03T101140Z` (`backup_utc`).
 - `shown_utc`: for a person in a table or on the page, to the minute: `2026-12-03 10:11Z`.
 
-One number format for a figure in a table: four significant digits (`figure`).
+One number format for a figure in a table: four significant digits (`figure`); one way to cut
+a text to a line (`shortened`).
 """
 
 from __future__ import annotations
@@ -57,3 +58,9 @@ def figure(value: object) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return f"{value:.4g}"
     return str(value)
+
+
+def shortened(text: object, width: int = 150) -> str:
+    """`text` on one line (runs of white space as one space), cut to `width` with "..."."""
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= width else text[:width - 3] + "..."

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import baseline
+from .cases import unjudged
 from .machine import (
     LOCAL_SYSTEM,
     SESSIONS_FOR_REFERENCES,
@@ -33,7 +34,7 @@ def take_references(report: dict, reports_dir: Path, reference_dir: Path) -> lis
     into the machine's file under `reference_dir`. Nothing when the session judged every
     case."""
     keys = {c.get("machine") for run in report.get("runs", []) for c in run.get("testcases", [])
-            if c.get("system") == LOCAL_SYSTEM and c.get("judged") is False}
+            if c.get("system") == LOCAL_SYSTEM and unjudged(c)}
     lines = []
     for key in sorted(k for k in keys if k):
         lines += _take_for_machine(str(key), report, reports_dir, reference_dir)

@@ -33,22 +33,16 @@ from .cases import (
     BROKEN as BROKEN_HEALTH,
 )
 from .cases import (
-    FAIL_DEPS,
-    MISSING_REFERENCE,
     RECORDED,
     REGRESSION,
     TRANSIENT,
-    case_key,
-    confirmed_variables,
     failed_variables,
     final_cases,
-    first_runs,
-    is_interfered,
-    rounds_by_case,
 )
 from .findings import document as findings_document
 from .findings import step_lines
 from .findings import write as write_findings
+from .formats import shortened as _short
 from .limits import PHYSICS_ORIGIN, efficiency_lines
 from .links import evidence_lines, link_findings, promise_lines
 from .metrics import case_scope, case_where, is_finite_number, perf_variable, series_key
@@ -56,74 +50,31 @@ from .references import (
     recorded_only,
 )
 from .session_verdict import (
+    BROKEN,
     LINK_DEGRADED,
     NODE_OUTLIER,
+    REGRESSED,
+    WITHIN,
+    CaseVerdict,
+    broken_cases,
+    case_verdicts,
+    classify,
+    failed_dependency,
+    how_recorded,
     node_outlier,
+    problems,
     reference_data,
     reference_statistics,
+    skipped,
     tally,
+    tested,
     unknown_nodes,
-    verdicts,
 )
 
-
-def _requested(reframe_args: list[str]) -> tuple[list[str], list[str]]:
-    """The -p/--prgenv patterns and the --system partitions named on reframe's command line."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("-p", "--prgenv", action="append", default=[])
-    parser.add_argument("--system")
-    known, _ = parser.parse_known_args(reframe_args)
-    partitions = [known.system] if known.system and ":" in known.system else []
-    return known.prgenv, partitions
-
-
-def problems(report: dict, reframe_args: list[str]) -> list[str]:
-    # Fixtures (netbench's build) are not tests of the fabric: a session that only built counts
-    # as having tested nothing.
-    cases = [case for run in report.get("runs", []) for case in run.get("testcases", [])
-             if not case.get("fixture")]
-    ran = [c for c in cases if c.get("result") != "skip"]
-    found = []
-    if not ran:
-        found.append(
-            f"no test case ran ({len(cases)} selected, all skipped): nothing was tested; check "
-            f"the -n/-p/--system filters and the skip reasons above"
-        )
-    prgenvs, partitions = _requested(reframe_args)
-    for pattern in prgenvs:
-        try:
-            regex = re.compile(pattern)
-        except re.error:
-            continue  # ReFrame itself rejects it
-        if ran and not any(regex.search(str(c.get("environ", ""))) for c in ran):
-            environs = sorted({str(c.get("environ")) for c in ran})
-            found.append(
-                f"-p {pattern}: no case ran in a matching programming environment (ran only in "
-                f"{', '.join(environs)}); is that MPI configured and installed on this system?"
-            )
-    # Skips that depend on the environment are an external program missing for its MPI (or
-    # built with the other one): where the same check ran in another environment, that
-    # environment's coverage is lost, not a pass.
-    by_check: dict[tuple[str, str], dict[str, list[bool]]] = {}
-    for case in cases:
-        check, partition, environ, _levels = case_scope(case)
-        by_check.setdefault((check, partition), {}).setdefault(environ, []).append(
-            case.get("result") != "skip")
-    for (check, partition), environs in sorted(by_check.items()):
-        ran_in = sorted(e for e, runs in environs.items() if any(runs))
-        skipped_in = sorted(e for e, runs in environs.items() if not any(runs))
-        if ran_in and skipped_in:
-            found.append(
-                f"{check} on {partition} ran in {', '.join(ran_in)} but every case was skipped "
-                f"in {', '.join(skipped_in)} (see the skip reasons): that environment's "
-                f"{check} was not tested"
-            )
-    for partition in partitions:
-        system, _, name = partition.partition(":")
-        if ran and not any(c.get("system") == system and c.get("partition") == name
-                           for c in ran):
-            found.append(f"--system {partition}: no case ran on that partition")
-    return found
+#: The session's verdict and its parts, decided in the data layer (fabricsuite.session_verdict)
+#: and shown here: kept under these names for the callers that import them from here.
+__all__ = ["BROKEN", "REGRESSED", "WITHIN", "broken_cases", "classify", "main", "problems",
+           "summary_lines", "verdict_lines", "write_junit"]
 
 
 def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
@@ -133,7 +84,7 @@ def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
     cache = {} if cache is None else cache
     found: dict[str, str] = {}
     for case in final_cases(report):
-        if case.get("result") == "skip" or not case.get("perfvalues"):
+        if skipped(case) or not case.get("perfvalues"):
             continue
         check, partition, environ, levels = case_scope(case)
         data = reference_data(str(case.get("system")), cache, case.get("machine"))
@@ -169,7 +120,7 @@ def kind_comparison_lines(cases: list[dict]) -> list[str]:
     for case in cases:
         kind_values = case.get("kind_reference") or {}
         if (not isinstance(kind_values, dict) or not kind_values
-                or case.get("result") == "skip" or casemodel.disturbance(case)):
+                or skipped(case) or casemodel.disturbance(case)):
             continue  # a disturbed run's figures say nothing of the machine
         kinds.add(str(case.get("kind_origin") or "?"))
         directions = case.get("perf_directions") or {}
@@ -215,13 +166,6 @@ def _figure(perf: list) -> str:
     return text
 
 
-def _how_recorded(recorded: list[dict]) -> str:
-    """What judged the recorded cases: "2 judged only against the limits of their cores" (their
-    efficiencies' physics floors, fabricsuite.limits), or "not judged"."""
-    physics = sum(1 for c in recorded if c.get("reference_origin") == PHYSICS_ORIGIN)
-    return f"{physics} judged only against the limits of their cores" if physics else "not judged"
-
-
 def _rounds_text(rounds: list[dict], key: str, unit: str) -> str:
     """"; outside in 2 of 3 rounds: 1878, 1933, 6954 MB/s" for a case measured in more than
     two rounds (the rule that weighs every round, fabricsuite.cases.confirmed_variables)."""
@@ -235,187 +179,95 @@ def _rounds_text(rounds: list[dict], key: str, unit: str) -> str:
 
 
 def verdict_lines(report: dict) -> list[str]:
-    """Confirmed regressions and transients dispelled by confirmation, one line each."""
-    runs = report.get("runs", [])
-    if not runs:
-        return []
-    first = first_runs(report)
-    by_case = rounds_by_case(report)
+    """Confirmed regressions and transients dispelled by confirmation, one line each, for the
+    cases whose session verdict (fabricsuite.session_verdict) says so: a line never names a
+    verdict the outcome does not count."""
     lines, cache = [], {}
-    # the session's verdict decides which cases are node outliers (_outcomes): the lines never
-    # name one the outcome does not count
-    outliers = {case_key(case) for case, verdict in verdicts(report)
-                if verdict == NODE_OUTLIER}
-    # each case's last run: with several confirmation rounds a case that passed round 1 is not
-    # in the last run at all
-    for case in final_cases(report):
-        earlier = first.get(case_key(case)) if len(runs) > 1 else None
-        if case.get("result") == "pass" and case.get("interference"):
-            lines.append(f"passed while disturbed: {case_where(case)}: {case.get('interference')}")
-        outlier = (node_outlier(case, earlier, cache)
-                   if earlier is not None and case_key(case) in outliers else "")
-        if outlier:
-            lines.append(f"NODE OUTLIER {case_where(case)}: {outlier}: the node, not the fabric")
+    for judged in case_verdicts(report):
+        case, earlier, verdict = judged.last, judged.case.first, judged.verdict
+        if judged.passed_last and judged.disturbed:
+            lines.append(f"passed while disturbed: {case_where(case)}: {judged.disturbed}")
+        if verdict == NODE_OUTLIER:
+            lines.append(f"NODE OUTLIER {case_where(case)}: "
+                         f"{node_outlier(case, earlier, cache)}: the node, not the fabric")
             continue
-        rounds = by_case.get(case_key(case), [])
-        confirmed = confirmed_variables(case, earlier, rounds)
-        if case.get("result") == "pass" and earlier is not None and not confirmed:
+        if verdict in (casemodel.PASSED, RECORDED) and judged.passed_last and earlier is not None:
             failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
                       if len(v) > 5 and v[5] == "fail"}
             then = "; ".join(f"{perf_variable(k)} {_figure(v)}" for k, v in failed.items())
             lines.append(f"confirmation passed: {case_where(case)}: first "
-                         f"{then or earlier.get('fail_phase', 'failed')}, then within reference")
+                         f"{then or judged.phase}, then within reference")
             continue
-        passed_last = case.get("result") == "pass" and bool(confirmed)
-        if not passed_last and (case.get("result") != "fail"
-                                or case.get("fail_phase") != "performance"
-                                or is_interfered(case)):
-            continue
-        stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
-        for key, perf in (case.get("perfvalues") or {}).items():
-            variable = perf_variable(key)
-            if passed_last:
-                # inside only in the last round: the line names the first run's figure
-                if variable not in confirmed:
-                    continue
-                perf = ((earlier or {}).get("perfvalues") or {}).get(key) or perf
-            if len(perf) < 6 or (perf[5] != "fail" and not passed_last):
-                continue
+        if verdict in (REGRESSION, TRANSIENT, LINK_DEGRADED) and not judged.disturbed:
+            lines += _outside_lines(judged, report, cache)
+    return lines
+
+
+def _outside_lines(judged: CaseVerdict, report: dict, cache: dict) -> list[str]:
+    """The variables a case found outside its references, one line each: REGRESSION where its
+    rounds confirm it, "not confirmed" where they do not."""
+    case, earlier = judged.last, judged.case.first
+    confirmed = judged.confirmed
+    passed_last = judged.passed_last
+    if (passed_last and not confirmed) or (not passed_last and judged.phase != "performance"):
+        return []
+    rounds = list(judged.case.rounds)
+    stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
+    lines = []
+    for key, perf in (case.get("perfvalues") or {}).items():
+        variable = perf_variable(key)
+        if passed_last:
+            # inside only in the last round: the line names the first run's figure
             if variable not in confirmed:
-                before = ((earlier or {}).get("perfvalues") or {}).get(key)
-                first_figure = f"{_number(before[0])} {perf[4]}" if before else "within"
-                lines.append(f"not confirmed: {case_where(case)} {variable} = {_figure(perf)} in "
-                             f"the confirmation run only (first run {first_figure}, within its "
-                             f"reference): a transient, no regression")
                 continue
-            line = f"REGRESSION {case_where(case)} {variable} = {_figure(perf)}"
-            if case.get("reference_origin") == PHYSICS_ORIGIN:
-                line += (" [against the limits of its cores: beyond the physics floor that "
-                         "every healthy machine measured keeps, fabricsuite.limits]")
-            elif variable in (case.get("physics_bounded") or ()):
-                line += (" [against the limits of its cores: beyond the physics floor, which "
-                         "holds wherever this machine's references bound it looser or record "
-                         "it only, fabricsuite.limits]")
-            stat_key = series_key(*case_scope(case), variable)
-            spread = (stats.get(stat_key) or {}).get("spread")
-            value, ref = perf[0], perf[1]
-            if spread and isinstance(ref, (int, float)) and ref and isinstance(value, (int, float)):
-                widths = abs(value - ref) / abs(ref) / spread
-                line += f", {widths:.1f} noise widths (spread {spread:.2%})"
-            if earlier is not None:
-                before = (earlier.get("perfvalues") or {}).get(key)
-                if before:
-                    line += f"; confirmed: first run {_number(before[0])} {perf[4]}"
-                line += _rounds_text(rounds, key, perf[4])
-            if case.get("counters"):
-                line += f"; counters moved: {case['counters']}"
-            unknown, known = unknown_nodes(case, cache)
-            if unknown:
-                line += (f"; on node(s) the references never saw: {', '.join(unknown)} (taken "
-                         f"on {', '.join(known)})")
-            line += named_components(case)
-            lines.append(line)
+            perf = ((earlier or {}).get("perfvalues") or {}).get(key) or perf
+        if len(perf) < 6 or (perf[5] != "fail" and not passed_last):
+            continue
+        if variable not in confirmed:
+            before = ((earlier or {}).get("perfvalues") or {}).get(key)
+            first_figure = f"{_number(before[0])} {perf[4]}" if before else "within"
+            lines.append(f"not confirmed: {case_where(case)} {variable} = {_figure(perf)} in "
+                         f"the confirmation run only (first run {first_figure}, within its "
+                         f"reference): a transient, no regression")
+            continue
+        line = f"REGRESSION {case_where(case)} {variable} = {_figure(perf)}"
+        if case.get("reference_origin") == PHYSICS_ORIGIN:
+            line += (" [against the limits of its cores: beyond the physics floor that "
+                     "every healthy machine measured keeps, fabricsuite.limits]")
+        elif variable in (case.get("physics_bounded") or ()):
+            line += (" [against the limits of its cores: beyond the physics floor, which "
+                     "holds wherever this machine's references bound it looser or record "
+                     "it only, fabricsuite.limits]")
+        stat_key = series_key(*case_scope(case), variable)
+        spread = (stats.get(stat_key) or {}).get("spread")
+        value, ref = perf[0], perf[1]
+        if spread and isinstance(ref, (int, float)) and ref and isinstance(value, (int, float)):
+            widths = abs(value - ref) / abs(ref) / spread
+            line += f", {widths:.1f} noise widths (spread {spread:.2%})"
+        if earlier is not None:
+            before = (earlier.get("perfvalues") or {}).get(key)
+            if before:
+                line += f"; confirmed: first run {_number(before[0])} {perf[4]}"
+            line += _rounds_text(rounds, key, perf[4])
+        if case.get("counters"):
+            line += f"; counters moved: {case['counters']}"
+        unknown, known = unknown_nodes(case, cache)
+        if unknown:
+            line += (f"; on node(s) the references never saw: {', '.join(unknown)} (taken "
+                     f"on {', '.join(known)})")
+        line += named_components(case)
+        lines.append(line)
     return lines
 
 
 # --- the one-screen outcome ------------------------------------------------------------------
 
-#: exit statuses of a classified session (`fabricsuite nightly`, --classify)
-WITHIN, REGRESSED, BROKEN = 0, 1, 2
 #: skip reasons shown one line each; the rest are summed in one line
 SKIP_GROUPS_SHOWN = 8
 
 
 #: ReFrame's skip reason for such a case (printed as a SKIP, recorded by fabricsuite.console)
 DEPS_SKIP_REASON = "dependencies failed"
-
-
-def failed_dependency(case: dict, report: dict) -> str:
-    """For a case not run because a dependency failed: which one, and how ("NetbenchBuild
-    ~local:default+openmpi (build: make did not produce src/netbench)")."""
-    wanted = {(d[0], d[1] if len(d) > 1 else None, d[2] if len(d) > 2 else None)
-              for d in case.get("dependencies_actual") or [] if d}
-    for other in final_cases(report):
-        scope = (other.get("unique_name"), f"{other.get('system')}:{other.get('partition')}",
-                 other.get("environ"))
-        if scope in wanted and other.get("result") not in ("pass", "skip"):
-            return (f"{other.get('name')} ({other.get('fail_phase') or other.get('result')}: "
-                    f"{_short(other.get('fail_reason'), 150)})")
-    names = sorted(str(d[0]) for d in wanted)
-    return ", ".join(names) or "a dependency"
-
-
-def broken_cases(report: dict) -> list[dict]:
-    """The final cases that are broken: build, launch, sanity, a missing or invalid reference,
-    an abort, a dependency that failed, or a failure while the node was disturbed that its
-    confirmation upheld."""
-    return [case for case, verdict in verdicts(report) if verdict == BROKEN_HEALTH]
-
-
-def classify(report: dict, reframe_args: list[str] | None = None) -> tuple[int, str]:
-    """(exit status, why): 0 all within references, 1 a confirmed performance regression,
-    2 something broken (or nothing tested, which is not a pass either)."""
-    outcomes = verdicts(report)
-    if casemodel.was_interrupted(report):
-        # ended by a signal (to the nightly, or to ReFrame alone, by anyone): nothing of it is
-        # judged, recorded or a sample, its passed cases included (cases.was_interrupted)
-        aborted = [c for cases in casemodel.runs_of(report) for c in cases
-                   if c.get("result") in casemodel.ABORTED]
-        info = aborted[0].get("fail_info") if aborted else None
-        why = _short(info.get("exc_value") if isinstance(info, dict) else "", 80) or "a signal"
-        return BROKEN, (f"INTERRUPTED: ReFrame aborted {len(aborted)} case(s) ({why.strip(': ')}"
-                        f"): the session was not judged, and counts nowhere; run it again")
-    degraded = [case for case, verdict in outcomes if verdict == LINK_DEGRADED]
-    if degraded:
-        # before broken cases: a link below its promise is what they most likely fail of
-        found = sorted({line for case in degraded for line in link_findings(case)})
-        return REGRESSED, (f"LINK DEGRADED: {len(found)} link finding(s) against the "
-                           f"partition's declared links ({found[0]}"
-                           + (f"; and {len(found) - 1} more" if len(found) > 1 else "") + ")")
-    broken = [case for case, verdict in outcomes if verdict == BROKEN_HEALTH]
-    regressed = [case for case, verdict in outcomes if verdict == REGRESSION]
-    lost = problems(report, reframe_args or [])
-    if broken or lost:
-        not_run = [c for c in broken if c.get("result") == FAIL_DEPS]
-        disturbed = [c for c in broken if is_interfered(c)]
-        stale = [c for c in broken if casemodel.stale_known_finding(c)]
-        failed = len(broken) - len(not_run) - len(disturbed) - len(stale)
-        what = [f"{failed} case(s) broken"] if failed else []
-        what += [f"{len(stale)} known finding(s) no longer fail ("
-                 f"{sorted(casemodel.unexpected_passes(stale[0]))[0]} of "
-                 f"{stale[0].get('display_name') or stale[0].get('name')} met its $xfail "
-                 f"reference): the fabric or the MPI changed; update the reference"] \
-            if stale else []
-        what += [f"{len(not_run)} not run (a dependency failed)"] if not_run else []
-        what += [f"{len(disturbed)} case(s) outside their references while the node was not "
-                 f"quiet: interference, not the fabric ({disturbed[0].get('interference')})"
-                 ] if disturbed else []
-        what += lost[:1]
-        return BROKEN, "BROKEN: " + "; ".join(what)
-    outliers = [case for case, verdict in outcomes if verdict == NODE_OUTLIER]
-    if regressed or outliers:
-        what = [f"{len(regressed)} case(s) outside their references"] if regressed else []
-        if outliers:
-            nodes = sorted({n for c in outliers for n in unknown_nodes(
-                first_runs(report).get(case_key(c)) or c, {})[0]})
-            what.append(f"{len(outliers)} case(s) outside only on node(s) the references never "
-                        f"saw ({', '.join(nodes)}): node outlier, not the fabric")
-        return REGRESSED, ("REGRESSION: " if regressed else "NODE OUTLIER: ") + "; ".join(what)
-    ran = [case for case, _verdict in outcomes]
-    transients = [case for case, verdict in outcomes if verdict == TRANSIENT]
-    recorded = [case for case, verdict in outcomes if verdict == RECORDED]
-    if recorded:
-        # The embedded default's first sessions on a machine: measured, judged at most against
-        # the limits of their cores (fabricsuite.limits).
-        judged = len(ran) - len(recorded)
-        return WITHIN, (f"RECORDED: {len(recorded)} case(s) measured and recorded without "
-                        f"references of this machine ({_how_recorded(recorded)})"
-                        + (f"; {judged} case(s) within their references" if judged else ""))
-    why = f"PASSED: {len(ran)} case(s) within their references"
-    if transients:
-        why += (f" ({len(transients)} of them outside in one run only, not confirmed by the "
-                f"other: transients)")
-    return WITHIN, why
 
 
 def read_skips(path: Path | None) -> list[dict]:
@@ -449,46 +301,12 @@ def skip_group(case: str, reason: str) -> str:
     return reason
 
 
-def build_error(case: dict) -> str | None:
-    """For a case that failed to build, the first line of its build's stderr that says error
-    (else its last line): ReFrame's reason is only "build job failed with exit code: 1", while
-    the cause (Spack's fetch error offline, the compiler's message) is in the stage's
-    rfm_build.err, which ReFrame keeps for a failed case. None otherwise."""
-    if not str(case.get("fail_phase") or "").startswith("compile"):
-        return None
-    try:
-        text = Path(str(case.get("stagedir")), str(case.get("build_stderr"))).read_text(
-            errors="replace")
-    except (OSError, ValueError):
-        return None
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)]
-    return (errors or lines)[0] if lines else None
-
-
 def named_components(case: dict) -> str:
     """"; faulty uplink leaf1 ...": the fabric components an all-pairs map named as faulty or
     could not explain (checks/fabric_map.py's `components`), "" for none."""
     named = [part for part in str(case.get("components") or "").split("; ")
              if part.startswith(("faulty ", "no single component"))]
     return "".join(f"; {part}" for part in named)
-
-
-def broken_reason(case: dict) -> str:
-    """Why a broken case failed, with its build's own error where ReFrame's reason has none."""
-    if is_interfered(case):
-        failed = ", ".join(sorted(failed_variables(case)))
-        return f"{failed} outside while the node was disturbed: {case.get('interference')}"
-    reason = str(case.get("fail_reason") or "")
-    if case.get("counters"):
-        reason += f"; counters moved: {case['counters']}"
-    cause = build_error(case)
-    return f"{reason}; {case.get('build_stderr')}: {cause}" if cause else reason
-
-
-def _short(text: Any, width: int = 150) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def transport_lines(cases: list[dict]) -> list[str]:
@@ -514,34 +332,31 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     recorded of its machine, fabricsuite.machine_references.take_references, just before the
     outcome)."""
     info = report.get("session_info", {})
-    cases = final_cases(report)
     # a case not run for a failed dependency is counted (and shown) as such, not as a skip
     skips = [r for r in skips if str(r.get("reason")) != DEPS_SKIP_REASON]
-    tests = [c for c in cases if not c.get("fixture")]
-    ran = [c for c in tests if c.get("result") != "skip"]
+    tests = tested(report)
+    ran = [c for c in tests if not skipped(c)]
     # the session's verdict of each case (fabricsuite.session_verdict), as the page counts it
+    judged = case_verdicts(report)
     counted = tally(report)
     passed, recorded, failed = counted["passed"], counted["recorded"], counted["failed"]
     phases: dict[str, int] = {}
-    interrupted = casemodel.was_interrupted(report)
-    for case in failed:
-        phase = "interrupted" if interrupted \
-            else "reference missing" if MISSING_REFERENCE in str(case.get("fail_reason")) \
-            else str(case.get("fail_phase") or case.get("result"))
-        phases[phase] = phases.get(phase, 0) + 1
+    for case in judged:
+        if case.counted == "failed" and not case.fixture:
+            phases[case.phase] = phases.get(case.phase, 0) + 1
     systems = sorted({f"{c.get('system')}:{c.get('partition')}" for c in ran}) or ["-"]
     elapsed = info.get("time_elapsed")
     head = f"session {str(info.get('uuid', '?'))[:8]} on {', '.join(systems)}"
     if isinstance(elapsed, (int, float)):
         head += f", {elapsed / 60:.1f} min"
     lines = [f"==== fabricsuite outcome: {head} ===="]
-    skipped = len(skips) or len([c for c in tests if c.get("result") == "skip"])
+    skipped_count = len(skips) or len([c for c in tests if skipped(c)])
     counts = f"ran {len(ran)} case(s): {len(passed)} passed, {len(failed)} failed"
     if recorded:
-        counts += f", {len(recorded)} recorded without references ({_how_recorded(recorded)})"
+        counts += f", {len(recorded)} recorded without references ({how_recorded(recorded)})"
     if phases:
         counts += " (" + ", ".join(f"{n} {p}" for p, n in sorted(phases.items())) + ")"
-    lines.append(counts + f"; {skipped} skipped")
+    lines.append(counts + f"; {skipped_count} skipped")
     groups: dict[str, int] = {}
     for record in skips:
         reason = _short(skip_group(str(record.get("case", "")), str(record.get("reason"))), 110)
@@ -555,9 +370,9 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         if rest:
             lines.append(f"  {sum(n for _, n in rest):5d}  ({len(rest)} other reasons)")
     verdict_texts = verdict_lines(report)
-    broken = broken_cases(report)
-    findings = sorted({line for case, verdict in verdicts(report) if verdict == LINK_DEGRADED
-                       for line in link_findings(case)})
+    broken = [j for j in judged if j.verdict == BROKEN_HEALTH]
+    findings = sorted({line for j in judged if j.verdict == LINK_DEGRADED
+                       for line in link_findings(j.last)})
     if findings:
         lines.append("links against their promise (fabricsuite.links):")
         lines += [f"  {line}" for line in findings]
@@ -566,18 +381,16 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         lines += [f"  {line}" for line in verdict_texts]
         not_run: dict[str, int] = {}
         for case in broken:
-            if case.get("result") == FAIL_DEPS:
-                dependency = failed_dependency(case, report)
+            if case.not_run:
+                dependency = failed_dependency(case.last, report)
                 not_run[dependency] = not_run.get(dependency, 0) + 1
                 continue
-            if is_interfered(case):
-                lines.append(f"  INTERFERENCE {case_where(case)}: "
-                             f"{_short(broken_reason(case), 300)}")
+            if case.interfered:
+                lines.append(f"  INTERFERENCE {case_where(case.last)}: "
+                             f"{_short(case.reason, 300)}")
                 continue
-            phase = ("reference missing" if MISSING_REFERENCE in str(case.get("fail_reason"))
-                     else case.get("fail_phase"))
-            lines.append(f"  BROKEN {case_where(case)}: {phase}: "
-                         f"{_short(broken_reason(case), 300)}")
+            lines.append(f"  BROKEN {case_where(case.last)}: {case.phase}: "
+                         f"{_short(case.reason, 300)}")
         lines += [f"  NOT RUN {n} case(s): their dependency failed: {dependency}"
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
@@ -628,7 +441,10 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     import xml.etree.ElementTree as ET
 
     info = report.get("session_info", {})
-    cases = [c for c in final_cases(report) if c.get("result") != "skip"]
+    # every case that ran, a passed fixture (the build) too: its verdict is the session's
+    # (fabricsuite.session_verdict), the outcome's answer
+    judged = {casemodel.case_key(j.last): j for j in case_verdicts(report)}
+    cases = [c for c in final_cases(report) if not skipped(c)]
     # a case whose dependency failed is ReFrame's fail_deps in the report and a SKIP on its
     # console: one <skipped> from the report, naming the dependency
     reasons = {str(r.get("case")): str(r.get("reason")) for r in skips
@@ -636,17 +452,16 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     suite = ET.Element("testsuite", name="fabricsuite", hostname=str(info.get("hostname", "")),
                        timestamp=str(info.get("time_start", "")))
     failures = errors = recorded = not_run = 0
-    first, cache = first_runs(report), {}
-    by_case = rounds_by_case(report)
-    # the session's verdict of each case (fabricsuite.session_verdict): the outcome's answer
-    verdict_of = {case_key(case): verdict for case, verdict in verdicts(report)}
+    cache: dict = {}
     for case in cases:
-        key = case_key(case)
-        verdict = verdict_of.get(key, casemodel.PASSED)  # a passed fixture: the build passed
         element = ET.SubElement(
             suite, "testcase", classname=str(case.get("name", "")).split(" ")[0],
             name=f"{case_where(case)} [{case.get('unique_name', '')}]",
             time=f"{float(case.get('time_total') or 0):.3f}")
+        found = judged.get(casemodel.case_key(case))
+        verdict = found.verdict if found else casemodel.PASSED  # a passed fixture: built
+        if found is None or verdict == casemodel.PASSED:
+            continue
         if verdict == RECORDED:
             # measured and stored, not judged (no references of this machine yet): not a pass
             recorded += 1
@@ -663,11 +478,9 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
             failures += 1
             ET.SubElement(element, "failure", type="node-outlier", message=_short(
                 f"outside only on node(s) its references never saw: "
-                f"{node_outlier(case, first.get(key), cache)}", 300))
+                f"{node_outlier(case, found.case.first, cache)}", 300))
             continue
-        if verdict == casemodel.PASSED or (verdict == TRANSIENT and case.get("result") == "pass"):
-            continue
-        if case.get("result") == FAIL_DEPS:
+        if found.not_run:
             not_run += 1
             ET.SubElement(element, "skipped", message=_short(
                 f"not run: its dependency failed: {failed_dependency(case, report)}", 300))
@@ -678,24 +491,22 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
                 "not confirmed (outside in fewer than half of its rounds): "
                 + ", ".join(sorted(failed_variables(case))))
             continue
+        shown = found.failing_run
         if verdict != REGRESSION:
             errors += 1
-            kind = ("interference" if is_interfered(case) else "interrupted"
-                    if verdict == casemodel.INTERRUPTED else str(case.get("fail_phase")))
+            kind = "interference" if found.interfered else found.phase
             bad = ET.SubElement(element, "error", type=kind,
-                                message=_short(broken_reason(case), 300))
-            shown = case
+                                message=_short(found.reason, 300))
         else:
             failures += 1
-            shown = case if case.get("result") == "fail" else (first.get(key) or case)
             bad = ET.SubElement(element, "failure", type="performance",
-                                message=_short(shown.get("fail_reason"), 300))
-        confirmed = confirmed_variables(case, first.get(key), by_case.get(key))
+                                message=_short(found.reason, 300))
+        confirmed = found.confirmed
         bad.text = "\n".join(
             f"{perf_variable(k)} = {_figure(v)}" for k, v in (shown.get("perfvalues") or {}).items()
             if isinstance(v, list) and len(v) > 5 and (v[5] == "fail" if verdict != REGRESSION
                                                        else perf_variable(k) in confirmed)
-        ) or str(shown.get("fail_reason"))
+        ) or found.reason
     for name, reason in reasons.items():
         element = ET.SubElement(suite, "testcase", classname=name.split(" ")[0], name=name,
                                 time="0")
@@ -742,11 +553,9 @@ def main(argv: list[str] | None = None) -> int:
               f"tested; check the -n/-p/--system filters and the output above", file=sys.stderr)
         return BROKEN if args.classify else 1
     skips = read_skips(Path(args.skips) if args.skips else None)
-    status = classify(report, reframe_args)
-    if args.unstored:
-        # the verdict stands in words, but history, compare and the page will not see it
-        status = (max(status[0], BROKEN), f"BROKEN: the session was not stored "
-                  f"({args.unstored}); its cases: {status[1]}")
+    # an unstored session: the verdict stands in words, but history, compare and the page will
+    # not see it
+    status = classify(report, reframe_args, unstored=args.unstored)
     machine_lines = []
     if args.take_references:
         from . import baseline

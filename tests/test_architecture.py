@@ -132,6 +132,45 @@ def test_outside_the_check_layer_no_module_loads_reframe():
     assert proc.stdout.strip() == "[]", proc.stdout
 
 
+def field_reads(source: str, fields: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(line, field) of every read of one of `fields` by name in Python `source`: `x["f"]`,
+    `x.get("f")` (also pop and setdefault)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            key = node.slice.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("get", "pop", "setdefault") and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            key = node.args[0].value
+        if key in fields:
+            found.append((node.lineno, key))
+    return found
+
+
+def test_field_reads_finds_a_planted_read():
+    planted = 'ok = case.get("result") == "pass"\nphase = case["fail_phase"]\nx = d.get("other")\n'
+    assert sorted(field_reads(planted, ("result", "fail_phase"))) == [(1, "result"),
+                                                                   (2, "fail_phase")]
+
+
+def test_only_the_data_layer_reads_what_a_verdict_is_made_of():
+    """A run report's fields that decide a case's verdict (session_verdict.VERDICT_FIELDS:
+    its result, phase, reason, disturbance, `judged`, fixture) are read in the data layer
+    alone, where the one verdict is decided (fabricsuite.session_verdict): a workflow or a
+    check that read them could decide differently (issue 51: the page once did)."""
+    from fabricsuite.session_verdict import VERDICT_FIELDS
+
+    table = layers()
+    wrong = [f"{path.relative_to(REPO_ROOT)}:{line} reads {key!r}"
+             for module, layer in sorted(table.items()) if layer != "data"
+             for path in files(module)
+             for line, key in field_reads(path.read_text(), VERDICT_FIELDS)]
+    assert not wrong, ("read these through fabricsuite.session_verdict or fabricsuite.cases: "
+                       + "; ".join(wrong))
+
+
 # --- netbench's C layout (docs/architecture.md, "netbench (src/)") -------------------------------
 
 SRC = REPO_ROOT / "src"

@@ -385,12 +385,13 @@ def test_failed_case_listed_first_with_counts(tmp_path):
     html = out.read_text()
     failed = html.split('<table id="failed-cases">')[1].split("</table>")[0]
     rows = re.findall(r'<tr class="failed">(.*?)</tr>', failed, re.S)
-    assert [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)[5] for r in rows] == [
+    assert [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)[6] for r in rows] == [
         "bandwidth_1MiB_MBps", "bandwidth_peak_MBps"]
     first = re.findall(r"<td[^>]*>(.*?)</td>", rows[0], re.S)
-    assert first[:5] == ["NetbenchPingPongBandwidth", "local:default", "openmpi", "same-l3",
-                         "performance"]
-    assert first[6:10] == ["1337 MB/s", "6978.3 MB/s", "-45.0% (3838 MB/s)", "-80.8%"]
+    # the session's verdict of the case beside ReFrame's phase (fabricsuite.session_verdict)
+    assert first[:6] == ["NetbenchPingPongBandwidth", "local:default", "openmpi", "same-l3",
+                         "regression", "performance"]
+    assert first[7:11] == ["1337 MB/s", "6978.3 MB/s", "-45.0% (3838 MB/s)", "-80.8%"]
     assert "2 passed, 1 failed, 10 skipped" in html
     assert html.index('id="failed-cases"') < html.index('id="counts"')
     everything = html.split('<table id="all-cases">')[1]

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import history
-from ..cases import case_key, final_cases, first_runs, node_names, was_interrupted
+from ..cases import case_key, final_cases, is_fixture, node_names, was_interrupted
 from ..commands import UsageError
 from ..formats import figure, shown_utc
 from ..metrics import case_scope, check_declarations, is_finite_number, perf_variable, series_key
 from ..netbench_result import NetbenchResult, ResultError, load
-from ..session import reference_statistics, verdict_lines
-from ..session_verdict import tally
+from ..session import verdict_lines
+from ..session_verdict import case_verdicts, reference_statistics, skipped
 from ..store import session_runs
 
 #: At most this many trend plots (series with a change point first).
@@ -323,7 +323,7 @@ class ProvenanceFinder:
         self.results = results
         # The build fixture a case depends on, by (session, unique name, partition, environ).
         self._builds = {(c.session, c.case.get("unique_name"), c.case.get("partition"),
-                         c.case.get("environ")): c for c in cases if c.case.get("fixture")}
+                         c.case.get("environ")): c for c in cases if is_fixture(c.case)}
 
     def spack_spec(self, stored: StoredCase) -> str:
         spec = stored.case.get("spack_spec_used")  # external suites record it themselves
@@ -389,6 +389,9 @@ class FailedCase:
     phase: str
     reason: str
     variables: list[FailedVariable] = field(default_factory=list)
+    #: The session's verdict of the case (fabricsuite.session_verdict): regression, node
+    #: outlier, link degraded, broken, interrupted.
+    verdict: str = ""
 
 
 @dataclass
@@ -437,34 +440,37 @@ def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: l
 
 def summary(report: dict[str, Any], system: str) -> Summary:
     """The newest session's verdict: failed cases first, then the counts (the final round of
-    each case: a case that passed its confirmation round passed)."""
-    first_failure = first_runs(report)
-    final = {case_key(c): c for c in final_cases(report) if c.get("system") == system}
-    # the session's verdict of each case, as the outcome and the nightly's exit status count it
-    # (fabricsuite.session_verdict): a case passed while disturbed is passed here too
-    counted = {case_key(case): kind for kind, found in tally(report).items() for case in found}
+    each case), each case as the session's verdict judges it (fabricsuite.session_verdict):
+    the outcome's answer, a case passed while disturbed passed here too."""
+    judged = {case_key(j.last): j for j in case_verdicts(report)}
     failed, cases, cache = [], [], {}
     counts = {"passed": 0, "failed": 0, "skipped": 0}
-    for key, case in final.items():
-        result = str(case.get("result"))
-        kind = ("skipped" if result in _SKIPPED else "passed"
-                # a fixture (the build) is no case of the verdict: its own result
-                if counted.get(key, "passed" if result == "pass" else "failed")
-                in ("passed", "recorded") else "failed")
+    for case in final_cases(report):
+        if case.get("system") != system:
+            continue
+        found = judged.get(case_key(case))
+        # a case that ran nothing is skipped; a passed fixture (the build) is no case of the
+        # verdict, counted as passed beside them
+        kind = ("skipped" if skipped(case) else "passed" if found is None
+                else "failed" if found.counted == "failed" else "passed")
+        verdict = ("skipped" if skipped(case) else "passed" if found is None
+                   else found.verdict)
         counts[kind] += 1
         check, partition, environ, levels = case_scope(case)
         cases.append({"name": str(case.get("display_name") or case.get("name")),
-                      "partition": partition, "environ": environ, "result": result,
+                      "partition": partition, "environ": environ, "verdict": verdict,
                       "kind": kind})
-        if kind != "failed":
+        if found is None or kind != "failed":
             continue
+        shown = found.failing_run
         entry = FailedCase(check, str(case.get("display_name") or case.get("name")), partition,
-                           environ, _where(levels), str(case.get("fail_phase") or "?"),
-                           _first_line(case.get("fail_reason")))
-        for perf_key, perf in (case.get("perfvalues") or {}).items():
+                           environ, _where(levels), found.phase, _first_line(found.reason),
+                           verdict=found.verdict)
+        for perf_key, perf in (shown.get("perfvalues") or {}).items():
             if isinstance(perf, list) and len(perf) >= 6 and perf[5] == "fail":
-                entry.variables.append(_failed_variable(system, case, perf_key, perf,
-                                                        first_failure.get(key), cache))
+                entry.variables.append(_failed_variable(
+                    system, shown, perf_key, perf,
+                    found.case.first if shown is not found.case.first else None, cache))
         failed.append(entry)
     # Failed cases first, then the rest in the session's order.
     order = {"failed": 0, "passed": 1, "skipped": 2}
