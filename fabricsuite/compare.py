@@ -124,6 +124,10 @@ class Comparison:
     significant: bool = False
     #: The troubled fabric counters of the after runs that moved (fabricsuite.counters)
     counters_after: list[str] = field(default_factory=list)
+    #: the session verdict of each run compared (history.Point.verdict), in `before`'s and
+    #: `after`'s order
+    verdicts_before: list[str] = field(default_factory=list)
+    verdicts_after: list[str] = field(default_factory=list)
 
     @property
     def median_before(self) -> float | None:
@@ -204,6 +208,8 @@ def compare(before: list[Series], after: list[Series], *, fdr: float = FDR,
         c = Comparison(ident, [p.value for p in b.points] if b else [],
                        [p.value for p in a.points] if a else [], min_change)
         c.counters_after = [p.counters for p in a.points if p.counters] if a else []
+        c.verdicts_before = [p.verdict for p in b.points] if b else []
+        c.verdicts_after = [p.verdict for p in a.points] if a else []
         c.reason = _untestable(c, b, a, fdr, min_runs)
         known = noise.get(key)
         if c.reason is not None and known is not None and b is not None and a is not None \
@@ -616,6 +622,7 @@ def _variable_dict(c: Comparison) -> dict[str, Any]:
         "noise_source": c.noise[1] if c.noise else None,
         "before": c.before, "after": c.after,
         "counters_after": c.counters_after,
+        "verdicts_before": c.verdicts_before, "verdicts_after": c.verdicts_after,
     }
 
 

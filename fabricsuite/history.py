@@ -86,7 +86,6 @@ from .cases import (
     case_key,
     disturbers,
     final_cases,
-    first_runs,
     health,
     was_interrupted,
 )
@@ -110,6 +109,7 @@ from .metrics import (
     perf_variable,
 )
 from .references import variable_noise
+from .session_verdict import case_verdicts
 from .stats import (
     FDR,
     MIN_SIZE,
@@ -142,6 +142,9 @@ class Point:
     value: float
     #: the fabric counters of its run that told of trouble (fabricsuite.counters), "" for none
     counters: str = ""
+    #: the session's verdict of its case (fabricsuite.session_verdict): what the outcome, JUnit
+    #: and the page said of it
+    verdict: str = ""
 
 
 @dataclass
@@ -173,19 +176,23 @@ def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None
         # first run would count the same session twice in a trend or a compare.
         cases = [{"testcases": [c for c in (run.get("testcases") or []) if isinstance(c, dict)]}
                  for run in runs if isinstance(run, dict)]
-        first = first_runs({"runs": cases})
+        # the case model's health decides what counts; the session's verdict is what a point
+        # says of itself, the one answer of every command and page
+        judged = {case_key(j.last): j for j in case_verdicts({"runs": cases,
+                                                               "session_info": info})}
         interrupted = was_interrupted({"runs": cases})  # ended by a signal: no point counts
         for case in final_cases({"runs": cases}):
             if case.get("system") != system:
                 continue
             seen_sessions.add(uuid)
-            if interrupted or not is_counted(case, first.get(case_key(case))):
+            found = judged.get(case_key(case))
+            if interrupted or found is None or found.case.health not in MEASURED:
                 continue
             when = case.get("job_completion_time_unix")
             when = when if is_number(when) else start
             if not is_number(when) or (since is not None and when < since):
                 continue
-            _add(table, case, uuid, float(when), variable)
+            _add(table, case, uuid, float(when), variable, found.verdict)
     for s in table.values():
         s.points.sort(key=lambda p: p.time)
     return sorted(table.values(), key=lambda s: s.key), len(seen_sessions)
@@ -209,7 +216,7 @@ def set_aside(sessions: Iterable[dict[str, Any]], system: str) -> str:
 
 
 def _add(table: dict, case: dict[str, Any], session: str, when: float,
-         variable: re.Pattern | None) -> None:
+         variable: re.Pattern | None, verdict: str) -> None:
     perfvalues = case.get("perfvalues")
     if not isinstance(perfvalues, dict):
         return
@@ -229,7 +236,8 @@ def _add(table: dict, case: dict[str, Any], session: str, when: float,
         k = (check, partition, environ, levels, name)
         series = table.setdefault(k, Series(check, partition, environ, name, str(perf[4]),
                                             levels=levels))
-        series.points.append(Point(when, session, value, str(case.get("counters") or "")))
+        series.points.append(Point(when, session, value, str(case.get("counters") or ""),
+                                   verdict))
         if name in directions:
             series.directions.add(str(directions[name]))
 
@@ -502,8 +510,8 @@ def to_json(history: History, system: str, since: float | None) -> dict[str, Any
         "series": [
             {
                 **_series_id(s),
-                "points": [{"time": _iso(p.time), "session_uuid": p.session, "value": p.value}
-                           for p in s.points],
+                "points": [{"time": _iso(p.time), "session_uuid": p.session, "value": p.value,
+                            "verdict": p.verdict} for p in s.points],
                 "tested": s.key in history.tests,
                 "noise": ({"relative": history.raised[s.key][0],
                            "source": history.raised[s.key][1]}

@@ -492,9 +492,10 @@ def test_every_command_and_page_gives_the_one_verdict(name, references_on_nodes,
     """Every real stored session (each verdict among them: a pass while disturbed, a disturbed
     failure, broken in sanity, a regression, recorded, a stale reference, interrupted, a node
     outlier): the one-screen outcome's counts, its exit status, JUnit case by case, the report
-    page case by case and the findings file all show the session's one verdict of each case
-    (fabricsuite.session_verdict), so they never disagree (issue 51: the page once called two
-    cases the outcome passed while disturbed 'failed', with phase '?')."""
+    page case by case, history's points (which compare reads) and the findings file all show
+    the session's one verdict of each case (fabricsuite.session_verdict), so they never
+    disagree (issue 51: the page once called two cases the outcome passed while disturbed
+    'failed', with phase '?')."""
     import re
     import xml.etree.ElementTree as ET
 
@@ -542,6 +543,19 @@ def test_every_command_and_page_gives_the_one_verdict(name, references_on_nodes,
         assert [c.tag for c in children] == ([tag] if tag else []), (case.verdict, children)
         if kind:
             assert children[0].get("type") == kind, (case.verdict, children[0].attrib)
+    # history (and compare, which reads its series): each point says its case's verdict, and
+    # the cases measured on a quiet node are its points
+    series, _ = history.collect([data], "local")
+    by_scope = {(j.case.check, j.case.partition, j.case.environ, j.case.levels): j
+                for j in judged}
+    pointed = set()
+    for one in series:
+        found = by_scope[(one.check, one.partition, one.environ, one.levels)]
+        assert [p.verdict for p in one.points] == [found.verdict], (one.key, found.verdict)
+        pointed.add(found.last.get("display_name"))
+    assert pointed == {j.last.get("display_name") for j in judged
+                       if j.case.health in cases.MEASURED and j.case.figures()
+                       and not cases.was_interrupted(data)}
     # the findings file: a finding for every case that failed, none for one that passed
     doc = findings.document(data, code, _why)
     named = {f["check"] for f in doc["findings"]}

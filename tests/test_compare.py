@@ -517,8 +517,12 @@ def test_grouping_regressions_first_and_json_schema(tmp_path, capsys):
                       "test", "noise_spread", "noise_source",
                       "verdict", "median_before", "median_after", "change_pct", "n_before",
                       "n_after", "p_value", "bh_threshold", "significant", "min_p_value",
-                      "reason", "before", "after", "counters_after"}
+                      "reason", "before", "after", "counters_after", "verdicts_before",
+                      "verdicts_after"}
     assert v["check"] == "NetbenchPingPongBandwidth" and v["partition"] == "local:default"
+    # each run compared with the verdict its session gave it (fabricsuite.session_verdict)
+    assert len(v["verdicts_before"]) == len(v["before"]) and set(v["verdicts_before"]) <= {
+        "passed", "recorded", "transient", "regression", "node outlier", "link degraded"}
     assert v["median_before"] == pytest.approx(np.median(v["before"]))
     assert len(v["before"]) == v["n_before"] == 5
     assert set(data["before"]) == {"selection", "source", "sessions"}
