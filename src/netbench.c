@@ -2,7 +2,7 @@
  *
  * Point-to-point methods: ranks 0 and 1 measure, further ranks wait at a barrier (sleeping).
  * Multi-rank methods (NB_ON_ALL_RANKS): every rank communicates. Rank 0 prints. The methods
- * are in the registry at the end of catalogue.c.
+ * are in the registry, methods/registry.c.
  * Output contract: docs/output-format.md.
  */
 #include <errno.h>

@@ -210,6 +210,44 @@ def test_the_core_the_parser_and_the_analysis_know_no_method():
         assert c_includes(path) <= own, (path.name, c_includes(path) - own)
 
 
+def c_calls_between_files(texts: dict[str, str]) -> dict[str, set[str]]:
+    """{file: the other files whose functions it calls}: a function is defined where a line
+    starts with its head (the project's style: no `static`, the name before `(`, no `;`), and
+    called where its name is followed by `(` elsewhere."""
+    defined: dict[str, str] = {}
+    for name, text in texts.items():
+        for match in re.finditer(r"^(?!static\b)[a-z][\w \*]*?\b(\w+)\([^;]*$", text, re.M):
+            defined.setdefault(match[1], name)
+    calls: dict[str, set[str]] = {name: set() for name in texts}
+    for name, text in texts.items():
+        code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        for called in set(re.findall(r"\b(\w+)\(", code)):
+            home = defined.get(called)
+            if home is not None and home != name:
+                calls[name].add(home)
+    return calls
+
+
+def c_file_circles(calls: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The pairs of files that call each other's functions."""
+    return sorted((a, b) for a in calls for b in calls[a] if a < b and a in calls.get(b, ()))
+
+
+def test_c_file_circles_are_found_in_a_planted_pair():
+    planted = {"a.c": "int nb_a(int x)\n{\n    return nb_b(x);\n}\n",
+               "b.c": "int nb_b(int x)\n{\n    return x ? nb_a(x - 1) : 0;\n}\n",
+               "c.c": "int nb_c(void)\n{\n    return nb_a(1);\n}\n"}
+    assert c_file_circles(c_calls_between_files(planted)) == [("a.c", "b.c")]
+
+
+def test_no_two_c_files_call_each_other():
+    """Each source file of netbench sits above the files it calls: no two call each other's
+    functions (issue 51 opened help.c/parse.c, with the values both need in values.c, and
+    fits.c/stats.c, the fit's bootstrap now beside the fits)."""
+    texts = {str(path.relative_to(SRC)): path.read_text() for path in sorted(SRC.rglob("*.c"))}
+    assert c_file_circles(c_calls_between_files(texts)) == []
+
+
 # --- sizes (issue 40: no file of code over 800 lines, no function over 100) --------------------
 
 MAX_FILE_LINES = 800

@@ -1,7 +1,8 @@
 /* analysis.h - statistics, robust fits and protocol-change detection for netbench.
  *
- * Defined in stats.c (order statistics, bootstrap, spike filter, fast state, overlap knee),
- * fits.c (straight-line fits) and ranges.c (protocol ranges). No MPI in here: analysis/ also
+ * Defined in stats.c (order statistics, the median's bootstrap and its generator, spike filter,
+ * fast state, overlap knee), fits.c (straight-line fits and their bootstrap, on stats.c) and
+ * ranges.c (protocol ranges, on both); no file calls one that calls it back. No MPI in here: analysis/ also
  * builds into libnbanalysis.so, which the Python tests load with ctypes to check these
  * functions on synthetic and captured data. Everything is plain C11, and allocation failures
  * are reported as NAN / -1 / "no change" rather than by aborting.
@@ -111,7 +112,9 @@ double nb_split_gain(const double *x, const double *y, const double *noise_var, 
  * (pairs bootstrap: `resamples` resamples of the points with replacement, each fitted by
  * nb_fit_robust_nonneg; resamples with fewer than 2 distinct x are skipped). level e.g. 0.95.
  * The generator is a fixed-seed xorshift64*, so a given input always gives the same interval.
- * Bounds are NAN when fewer than 20 resamples were usable. Returns the number of usable fit resamples. */
+ * Bounds are NAN when fewer than NB_BOOTSTRAP_MIN_USABLE resamples were usable. Returns the
+ * number of usable fit resamples. Defined in fits.c. */
+#define NB_BOOTSTRAP_MIN_USABLE 20
 typedef struct {
     double intercept_low, intercept_high;
     double slope_low, slope_high;
@@ -121,6 +124,10 @@ typedef struct {
 size_t nb_bootstrap_fit_ci(const double *x, const double *y, size_t first, size_t last,
                            double max_rms_relative, size_t resamples, unsigned long long seed,
                            double level, nb_bootstrap_ci *ci);
+
+/* The bootstraps' generator: the next of a fixed-seed xorshift64* sequence in `state`, as an
+ * index below n (n > 0). */
+size_t nb_draw_index(unsigned long long *state, size_t n);
 
 /* Percentile bootstrap interval of the median of the finite values of v[first..last] (same
  * generator); NAN bounds when fewer than 2 finite values. */

@@ -259,3 +259,59 @@ int nb_fit_robust_nonneg(const double *x, const double *y, size_t first, size_t 
     return 0;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Bootstrap confidence intervals of a fit                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+size_t nb_bootstrap_fit_ci(const double *x, const double *y, size_t first, size_t last,
+                           double max_rms_relative, size_t resamples, unsigned long long seed,
+                           double level, nb_bootstrap_ci *ci)
+{
+    if (ci == NULL)
+        return 0;
+    ci->intercept_low = ci->intercept_high = ci->slope_low = ci->slope_high = NAN;
+    ci->resamples_used = 0;
+    if (x == NULL || y == NULL || last < first + 1 || resamples == 0)
+        return 0;
+    size_t m = last - first + 1;
+    double *bx = malloc(m * sizeof *bx), *by = malloc(m * sizeof *by);
+    double *a = malloc(resamples * sizeof *a), *b = malloc(resamples * sizeof *b);
+    if (bx == NULL || by == NULL || a == NULL || b == NULL) {
+        free(bx);
+        free(by);
+        free(a);
+        free(b);
+        return 0;
+    }
+    unsigned long long state = seed ? seed : 0x9E3779B97F4A7C15ULL;
+    size_t used = 0;
+    for (size_t r = 0; r < resamples; r++) {
+        int distinct = 0;
+        for (size_t k = 0; k < m; k++) {
+            size_t i = first + nb_draw_index(&state, m);
+            bx[k] = x[i];
+            by[k] = y[i];
+            if (bx[k] != bx[0])
+                distinct = 1;
+        }
+        nb_linfit fit;
+        if (!distinct || nb_fit_robust_nonneg(bx, by, 0, m - 1, max_rms_relative, &fit) != 0)
+            continue;
+        a[used] = fit.intercept;
+        b[used] = fit.slope;
+        used++;
+    }
+    if (used >= NB_BOOTSTRAP_MIN_USABLE) {
+        double tail = (1.0 - level) / 2.0;
+        ci->intercept_low = nb_quantile(a, used, tail);
+        ci->intercept_high = nb_quantile(a, used, 1.0 - tail);
+        ci->slope_low = nb_quantile(b, used, tail);
+        ci->slope_high = nb_quantile(b, used, 1.0 - tail);
+    }
+    ci->resamples_used = used;
+    free(bx);
+    free(by);
+    free(a);
+    free(b);
+    return used;
+}

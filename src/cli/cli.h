@@ -1,10 +1,11 @@
 /* cli.h - how a netbench method declares itself, and the generic parser and help printer.
  *
- * A method is one nb_method (catalogue.c): its name, help text, whether it runs on a pair or on
- * every rank, its options (a table of nb_option descriptors: name, type, default, range, help,
- * where the value goes), its output tables (output.h: each column with unit and direction) and
- * its run function (in its methods_*.c). The registry (catalogue.c) lists the methods. cli.c
- * knows no method: it parses the command line against the chosen method's table, checks every
+ * A method is one nb_method (methods/<family>_catalogue.h): its name, help text, whether it runs
+ * on a pair or on every rank, its options (a table of nb_option descriptors: name, type,
+ * default, range, help, where the value goes), its output tables (output.h: each column with
+ * unit and direction) and its run function (in methods/<family>.c). The registry
+ * (methods/registry.c) lists the methods. cli/ (parse.c, values.c, options.c, help.c,
+ * preflight.c) knows no method: it parses the command line against the chosen method's table, checks every
  * value against its range (one line on stderr naming the option, the value and the allowed
  * range, exit status 2, before MPI_Init) and prints the help from the same descriptors.
  * Adding a method: docs/adding-a-method.md.
@@ -176,7 +177,7 @@ typedef enum {
 
 struct nb_context;
 
-/* The functions a method's declaration names (catalogue.h declares every method's). */
+/* The functions a method's declaration names (its family's catalogue header declares them). */
 /* Runs the measurement (see methods.h). */
 typedef void nb_run_function(const struct nb_context *ctx);
 /* After parsing and the size list, before MPI_Init: method-specific rules and sizes. Returns 0,
@@ -230,7 +231,7 @@ unsigned long long nb_send_receive_bytes(size_t size, char *how, size_t length, 
  * MPI_Init): 0, unknown; the method checks its allocation itself. */
 nb_buffer_bytes_hook nb_buffer_bytes_after_mpi;
 
-/* The registry (catalogue.c): every method, in the order of `netbench --help`. */
+/* The registry (methods/registry.c): every method, in the order of `netbench --help`. */
 extern const nb_method *const nb_methods[];
 extern const size_t nb_method_count;
 

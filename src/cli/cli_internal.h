@@ -1,5 +1,5 @@
-/* cli_internal.h - what the parser's files share among themselves (options.c, parse.c, help.c,
- * preflight.c); the rest of netbench sees only cli.h. */
+/* cli_internal.h - what the parser's files share among themselves (options.c, values.c,
+ * parse.c, help.c, preflight.c); the rest of netbench sees only cli.h. */
 #ifndef NETBENCH_CLI_INTERNAL_H
 #define NETBENCH_CLI_INTERNAL_H
 
@@ -30,9 +30,17 @@ extern int cli_quiet_usage;
 /* One line on stderr (rank 0 only), NB_CLI_EXIT_USAGE. */
 nb_cli_outcome cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* parse.c: a method's defaults and the size list they generate, as a run without options has
- * them (for --describe), with *settings allocated for the caller to free; 0, or the exit
- * status of a refused default or finish hook. */
+/* values.c: one option's value (`typed` as the user wrote its name) parsed into its place; */
+nb_cli_outcome cli_apply(const nb_option *o, const char *typed, const char *value,
+                         nb_options *options, void *settings);
+/* every default of a method's options, parsed like the command line; */
+nb_cli_outcome cli_apply_defaults(const nb_method *method, const option_list *list,
+                                  nb_options *options, void *settings);
+/* the size list a progression generates between options->min_size and max_size; */
+void cli_generate_sizes(nb_size_progression progression, nb_options *options);
+/* a method's defaults and the size list they generate, as a run without options has them
+ * (for --describe), with *settings allocated for the caller to free; 0, or the exit status of
+ * a refused default or finish hook. */
 int cli_default_options(const nb_method *method, nb_options *options, void **settings);
 
 /* help.c */
