@@ -120,11 +120,9 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
         # each an explicit entry with its reason in a comment; `fabricsuite baseline` never
         # writes them. The embedded default on a machine without such a section takes those of
         # another machine of its kind: a finding is the MPI library's, not the machine's.
-        scope = {"$partition": self.current_partition.fullname,
-                 "$environ": self.current_environ.name, "scale": str(self.scale)}
-        where, known = known_findings(self.current_system.name, type(self).__name__, scope,
-                                      self.perf_specs(),
-                                      machine=self.current_partition.extras.get("machine"))
+        where, known = known_findings(self.current_system.name, type(self).__name__,
+                                      self.reference_scope(), self.perf_specs(),
+                                      machine=self.machine or None)
         for name in known:
             getlogger().info(f"{self.display_name}: {name}: a known finding, reference "
                              f"{known[name]} from {where}")

@@ -29,16 +29,16 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 from reframe.core.exceptions import SanityError
 
 from . import REPO_ROOT
-from .metrics import scale_label
-from .netbench_result import cpu_list, shared_cpus
-from .programs import SUITES, find_program, linked_library, linked_mpi
-from .rfm_netbench import (
+from .check_base import (
     NODE_COUNTS,
     exit_status_problem,
     load_references,
     place_on_nodes,
     record_exit_status,
 )
+from .metrics import scale_label
+from .netbench_result import cpu_list, shared_cpus
+from .programs import SUITES, find_program, linked_library, linked_mpi
 from .spackenv import (
     SPACK_ENV,
     SPACK_PROVENANCE,

@@ -38,7 +38,7 @@ from reframe.frontend import dependencies
 
 from . import MAX_CONFIRM_PAUSE_S, ROTATION_ENV
 from .commands import is_within
-from .metrics import DEFAULT_FLOOR, PerfSpec
+from .metrics import DEFAULT_FLOOR, INDEX_FIELDS, PerfSpec
 
 #: Partition default for the pause before a confirmation round (extras.confirm_pause_s).
 DEFAULT_CONFIRM_PAUSE_S = 20.0
@@ -245,7 +245,7 @@ class Judged(rfm.RegressionTestPlugin):
     kind_reference = variable(typ.Dict[str, float], value={}, loggable=True)
     #: That file's kind ("amd-epyc-1x2x1-24gib"); "" without one.
     kind_origin = variable(str, value="", loggable=True)
-    #: Run id of this job (rfm_netbench.record_exit_status).
+    #: Run id of this job (check_base.record_exit_status).
     run_id = variable(str, value="")
     #: Files the job writes that must not survive from an earlier run in the stage.
     fresh_outputs = variable(typ.List[str], value=[])
@@ -297,6 +297,17 @@ class Judged(rfm.RegressionTestPlugin):
             for name, figure in self.metrics.items()
         }
 
+    def reference_scope(self) -> dict[str, str]:
+        """Where this case's references sit in a reference file: its partition, environment
+        and index levels ({"$partition": "local:default", "$environ": "openmpi", "distance":
+        "same-l3"}), for every family's reference lookups (fabricsuite.check_base)."""
+        scope = {"$partition": self.current_partition.fullname,
+                 "$environ": self.current_environ.name}
+        for level in INDEX_FIELDS:
+            if getattr(self, level, None):
+                scope[level] = str(getattr(self, level))
+        return scope
+
     @run_after("setup")
     def take_partition_tolerances(self):
         extras = self.current_partition.extras
@@ -321,18 +332,16 @@ class Judged(rfm.RegressionTestPlugin):
         known nodes) from a regression (fails there too):
         fabricsuite.session_verdict.node_outlier."""
         from . import SLURM_SCHEDULERS
-        from .metrics import INDEX_FIELDS
         from .references import ReferenceFileError, reference_nodes
 
         partition = self.current_partition
         if (runtime().current_run == 0
                 or partition.scheduler.registered_name not in SLURM_SCHEDULERS):
             return
-        scope = [partition.fullname, self.current_environ.name,
-                 *[str(getattr(self, f)) for f in INDEX_FIELDS if getattr(self, f, None)]]
         try:
-            known = reference_nodes(self.current_system.name, type(self).__name__, scope,
-                                    machine=partition.extras.get("machine"))
+            known = reference_nodes(self.current_system.name, type(self).__name__,
+                                    list(self.reference_scope().values()),
+                                    machine=self.machine or None)
         except ReferenceFileError:
             return  # the reference loader names a broken file
         needed = self.nodes_needed()

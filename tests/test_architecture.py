@@ -99,6 +99,16 @@ def test_the_checks_import_no_workflow():
     assert not wrong, wrong
 
 
+def test_the_two_check_families_share_one_base_and_import_neither_other():
+    """netbench's checks and the external suites' build on one base (verdict, check_base),
+    never on each other (issue 51: rfm_external had imported five mechanics from
+    rfm_netbench)."""
+    assert "rfm_netbench" not in imports("rfm_external")
+    assert "rfm_external" not in imports("rfm_netbench")
+    for family in ("rfm_netbench", "rfm_external"):
+        assert {"verdict", "check_base"} <= imports(family), family
+
+
 def test_no_import_circle_at_module_level():
     graph = {m: imports(m, top_level_only=True) for m in modules()}
     state: dict[str, int] = {}
