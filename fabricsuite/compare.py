@@ -502,8 +502,6 @@ def select_sides(args: Any, system: str, variable: re.Pattern | None) -> tuple[S
 
 # --- output ------------------------------------------------------------------------------------
 
-_fmt = figure
-
 
 def _change_text(c: Comparison) -> str:
     change = c.change
@@ -553,7 +551,7 @@ def table(before: Side, after: Side, comparisons: list[Comparison], fdr: float,
         if c.noise is not None:
             detail += f" against a noise of {c.noise[0]:.2%} ({c.noise[1]})"
         rows.append((label, s.check, s.variable,
-                     f"{_fmt(c.median_before)} -> {_fmt(c.median_after)} {s.unit}",
+                     f"{figure(c.median_before)} -> {figure(c.median_after)} {s.unit}",
                      _change_text(c), f"{len(c.before)} vs {len(c.after)}", detail or ""))
         if verdict == REGRESSION and c.counters_after:
             rows.append(f"    counters moved: {_counters_text(c)}")

@@ -297,7 +297,7 @@ class ChangePoint(_Move):
             "alarm": self.alarm,
             "index": self.index,
             "session_uuid": self.point.session,
-            "time": _iso(self.point.time),
+            "time": iso_utc(self.point.time),
             "before": self.before,
             "after": self.after,
             "shift_pct": None if shift is None else round(100 * shift, 3),
@@ -476,10 +476,6 @@ def detect(series: list[Series], *, fdr: float = FDR, min_shift: float = MIN_SHI
 
 # --- output ------------------------------------------------------------------------------------
 
-def _iso(ts: float) -> str:
-    return iso_utc(ts)
-
-
 def _where(s: Series) -> str:
     return " ".join([s.environ] + [v for _, v in s.levels])
 
@@ -492,7 +488,7 @@ def to_json(history: History, system: str, since: float | None) -> dict[str, Any
         by_key.setdefault(c.series.key, []).append(c)
     return {
         "system": system,
-        "since": None if since is None else _iso(since),
+        "since": None if since is None else iso_utc(since),
         "method": {
             "name": "e-divisive means (Matteson & James 2014), permutation test",
             "correction": "benjamini-hochberg",
@@ -510,7 +506,7 @@ def to_json(history: History, system: str, since: float | None) -> dict[str, Any
         "series": [
             {
                 **_series_id(s),
-                "points": [{"time": _iso(p.time), "session_uuid": p.session, "value": p.value,
+                "points": [{"time": iso_utc(p.time), "session_uuid": p.session, "value": p.value,
                             "verdict": p.verdict} for p in s.points],
                 "tested": s.key in history.tests,
                 "noise": ({"relative": history.raised[s.key][0],
@@ -534,8 +530,6 @@ def _series_id(s: Series) -> dict[str, Any]:
             "better": s.better}
 
 
-_fmt = figure
-
 
 def table(history: History, rows: int = 20) -> str:
     """The one-screen table: alarms (regressions first), then a summary line."""
@@ -551,9 +545,9 @@ def table(history: History, rows: int = 20) -> str:
             shift = c.shift
             body.append((
                 c.kind.upper() if c.kind == "regression" else c.kind, s.check, s.partition,
-                _where(s), s.variable, f"{_fmt(c.before)} -> {_fmt(c.after)} {s.unit}",
+                _where(s), s.variable, f"{figure(c.before)} -> {figure(c.after)} {s.unit}",
                 "from 0" if shift is None else f"{100 * shift:+.1f}%", f"{c.p:.2g}",
-                f"{c.point.session[:8]} {_iso(c.point.time)[:16]}Z"
+                f"{c.point.session[:8]} {iso_utc(c.point.time)[:16]}Z"
                 f" ({c.index + 1}/{len(s.points)})"))
         widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
         for r in [head, *body]:
@@ -570,8 +564,8 @@ def table(history: History, rows: int = 20) -> str:
             shift = u.shift
             lines.append(
                 f"  {u.kind.upper() if u.kind == 'regression' else u.kind}? {s.check} "
-                f"{s.partition} {_where(s)} {s.variable}: {_fmt(u.before)} -> "
-                f"{_fmt(u.after)} {s.unit} "
+                f"{s.partition} {_where(s)} {s.variable}: {figure(u.before)} -> "
+                f"{figure(u.after)} {s.unit} "
                 f"({'from 0' if shift is None else f'{100 * shift:+.1f}%'}); {u.text()}")
     n_reg = len(history.regressions)
     summary = (f"{len(history.series)} series, {history.n_tests} test(s): {n_reg} regression "
@@ -657,7 +651,7 @@ def run(args: Any) -> int:
     series, n_sessions = collect(sessions, args.system, since, pattern)
     if not n_sessions:
         raise HistoryError(f"no stored runs of system {args.system!r} in {where}"
-                           + (f" since {_iso(since)}" if since is not None else "")
+                           + (f" since {iso_utc(since)}" if since is not None else "")
                            + "; check --system and --since, or run the suite first")
     if not series:
         raise HistoryError(f"{n_sessions} stored session(s) of system {args.system!r} hold "

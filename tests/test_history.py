@@ -21,6 +21,7 @@ from report_support import as_session
 
 from fabricsuite import cli, stats, store
 from fabricsuite import history as h
+from fabricsuite.formats import iso_utc
 
 DATA = Path(__file__).parent / "data"
 REPORT = DATA / "baseline" / "run-report-pt2pt-local.json"
@@ -337,7 +338,7 @@ def test_cli_reads_reframes_results_database(tmp_path, capsys):
     assert alarm["kind"] == "regression" and alarm["session_uuid"] == str(uuid.UUID(int=8))
     assert alarm["shift_pct"] == pytest.approx(-20, abs=2) and alarm["p_value"] < 0.05
     # Only the sessions before the drop: nothing changed.
-    since = h._iso(sessions[0]["session_info"]["time_start_unix"] - 1)
+    since = iso_utc(sessions[0]["session_info"]["time_start_unix"] - 1)
     until_drop = _variants(7, 99, 1.0)
     other = tmp_path / "before"
     _store(other, until_drop)

@@ -411,8 +411,6 @@ class Summary:
 _SKIPPED = ("skip",)
 
 
-_fmt = figure
-
 
 def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: list,
                      earlier: dict[str, Any] | None, cache: dict) -> FailedVariable:
@@ -434,7 +432,7 @@ def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: l
         before = (earlier.get("perfvalues") or {}).get(key)
         if isinstance(before, list) and before and is_finite_number(before[0]):
             first = f"{before[0]:g} {unit}"
-    return FailedVariable(variable, f"{_fmt(value)} {unit}", reference, bound, change, widths,
+    return FailedVariable(variable, f"{figure(value)} {unit}", reference, bound, change, widths,
                           first)
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .. import history, switches
+from ..formats import figure as figure_text
 from ..metrics import case_scope, is_finite_number, perf_variable
 from ..netbench_result import NetbenchResult, ResultError
 from .data import (
@@ -28,7 +29,6 @@ from .data import (
     SizeCurve,
     StoredCase,
     _first_line,
-    _fmt,
     _nodelist,
     _utc,
     _where,
@@ -255,9 +255,9 @@ class LogGPTable:
 
 
 def _interval(row: dict[str, Any], value: str, low: str, high: str) -> str:
-    text = _fmt(row.get(value))
+    text = figure_text(row.get(value))
     if is_finite_number(row.get(low)) or is_finite_number(row.get(high)):
-        text += f" [{_fmt(row.get(low))}, {_fmt(row.get(high))}]"
+        text += f" [{figure_text(row.get(low))}, {figure_text(row.get(high))}]"
     return text
 
 
@@ -277,17 +277,18 @@ def loggp_tables(cases: list[StoredCase], results: Results,
         for variable, meaning in LOGGP_VARIABLES.items():
             if variable in perf:
                 value, ref, unit = perf[variable][0], perf[variable][1], perf[variable][4]
-                figures.append((f"{meaning} ({variable})", f"{_fmt(value)} {unit}",
-                                f"{_fmt(ref)} {unit}" if is_finite_number(ref) and ref else "-"))
+                figures.append((f"{meaning} ({variable})", f"{figure_text(value)} {unit}",
+                                f"{figure_text(ref)} {unit}" if is_finite_number(ref) and ref
+                                else "-"))
         ranges, note = [], ""
         if loaded is not None:
             result = loaded.result
             for row in result.tables.get("ranges") or []:
                 ranges.append({
-                    "range": _fmt(row.get("range")),
+                    "range": figure_text(row.get("range")),
                     "sizes": f"{_size_label(row.get('first_size_bytes') or 0)} - "
                              f"{_size_label(row.get('last_size_bytes') or 0)}",
-                    "points": _fmt(row.get("points")),
+                    "points": figure_text(row.get("points")),
                     "g_us": _interval(row, "g_us", "g_ci95_low_us", "g_ci95_high_us"),
                     "G_ns_per_byte": _interval(row, "G_ns_per_byte", "G_ci95_low_ns_per_byte",
                                                "G_ci95_high_ns_per_byte"),
@@ -304,7 +305,7 @@ def loggp_tables(cases: list[StoredCase], results: Results,
                                        "ranges of the look-ahead test", "")):
                 if name in s:
                     figures.append((f"{label} ({name}, result file)",
-                                    f"{_fmt(s.get(name))} {unit}".strip(), "-"))
+                                    f"{figure_text(s.get(name))} {unit}".strip(), "-"))
         else:
             note = ("per-range data not kept (the result file is no longer on disk): the "
                     "performance variables of the run report only")
@@ -354,7 +355,8 @@ def _change_text(c: history.ChangePoint) -> str:
     shift = c.shift
     return (f"{c.kind}{'' if c.alarm else ' (below the minimum shift)'} at run "
             f"{c.index + 1}/{len(c.series.points)}, session {c.point.session[:8]} "
-            f"{_utc(c.point.time)}: {_fmt(c.before)} -> {_fmt(c.after)} {c.series.unit}"
+            f"{_utc(c.point.time)}: {figure_text(c.before)} -> {figure_text(c.after)} "
+            f"{c.series.unit}"
             f" ({'from 0' if shift is None else f'{100 * shift:+.1f}%'}, p {c.p:.2g})")
 
 
@@ -422,7 +424,7 @@ def trend_figures(found: history.History, cases: list[StoredCase],
         notes.append(f"{len(with_change) - TREND_PLOT_LIMIT} series with a change point are "
                      f"not plotted; the table lists every change point")
     rows = [{"kind": c.kind if c.alarm else f"{c.kind} (below {100 * c.min_shift:g}%)",
-             "series": c.series.key, "before": _fmt(c.before), "after": _fmt(c.after),
+             "series": c.series.key, "before": figure_text(c.before), "after": figure_text(c.after),
              "unit": c.series.unit,
              "shift": "from 0" if c.shift is None else f"{100 * c.shift:+.1f}%",
              "p": f"{c.p:.2g}", "run": f"{c.point.session[:8]} {_utc(c.point.time)} "
@@ -563,7 +565,7 @@ def _draw_matrix(result, title: str):
         rule = f"bad: {switches.bad_pair_rule(params)}"
     else:
         how = "one pair at a time"
-        rule = (f"more than {_fmt(100 * (params.get('flag_tolerance') or 0))}% below the "
+        rule = (f"more than {figure_text(100 * (params.get('flag_tolerance') or 0))}% below the "
                 f"median bandwidth")
     caption = (f"{title}: pairs of {ranks} ranks, {how}: ping-pong "
                f"bandwidth at {_size_label(params.get('bandwidth_size_bytes') or 0)}"

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "declare.h"
+
 typedef struct nb_result nb_result;
 typedef struct nb_table nb_table;
 
@@ -36,50 +38,6 @@ void nb_param_text(nb_result *result, const char *key, const char *value); /* no
 void nb_summary_int(nb_result *result, const char *key, long long value);
 void nb_summary_real(nb_result *result, const char *key, double value); /* NaN -> null */
 void nb_summary_null(nb_result *result, const char *key);
-
-/* A table's declaration: every column with its unit (the suffix of its name: "us", "MBps",
- * "bytes", "ns_per_byte", "percent"; "count" and "ratio" for plain numbers; "" for labels and
- * booleans) and whether a higher or a lower value is better (NB_NEITHER for keys and
- * parameters). A method declares its tables this way; the names make the table, and the help
- * prints units and directions. The output format itself is unchanged: names carry the units. */
-typedef enum {
-    NB_NEITHER,            /* a key or a parameter: not a figure of merit */
-    NB_HIGHER_IS_BETTER,
-    NB_LOWER_IS_BETTER,
-    NB_EQUAL_IS_BETTER,    /* a figure that should not move either way (a threshold, a count) */
-} nb_direction;
-
-typedef struct {
-    const char *name;
-    const char *unit;
-    nb_direction direction;
-    int may_be_negative; /* NB_SIGNED: a value below 0 is a result, not a corrupt file */
-} nb_column;
-
-typedef struct {
-    const char *name;
-    const nb_column *columns;
-    size_t column_count;
-} nb_table_spec;
-
-#define NB_KEY(name, unit) {(name), (unit), NB_NEITHER, 0}
-#define NB_HIGHER(name, unit) {(name), (unit), NB_HIGHER_IS_BETTER, 0}
-#define NB_LOWER(name, unit) {(name), (unit), NB_LOWER_IS_BETTER, 0}
-#define NB_SAME(name, unit) {(name), (unit), NB_EQUAL_IS_BETTER, 0}
-/* A key whose value may be below 0 (a difference of penalised fits); every other figure is
- * never negative: a quantity measured below zero is null and unreliable. */
-#define NB_SIGNED(name, unit) {(name), (unit), NB_NEITHER, 1}
-/* The columns of a timed latency, the same in every table that has them: the iteration count
- * the driver chose, then min/median/max over the repetitions. */
-#define NB_LATENCY_COLUMNS                                                                     \
-    NB_KEY("iterations", "count"), NB_LOWER("latency_min_us", "us"),                           \
-        NB_LOWER("latency_median_us", "us"), NB_LOWER("latency_max_us", "us")
-#define NB_TABLE_SPEC(name, columns) {(name), (columns), sizeof(columns) / sizeof((columns)[0])}
-/* A method's output table, declared in one place: its columns VAR_columns and its spec VAR_table,
- * written as `name` in the output. */
-#define NB_TABLE(var, name, ...)                                                                \
-    static const nb_column var##_columns[] = {__VA_ARGS__};                                     \
-    static const nb_table_spec var##_table = NB_TABLE_SPEC(name, var##_columns)
 
 /* Summary figures are declared like columns (nb_column: name, unit, direction; a count may name
  * what it counts as its unit: "pairs", "ranges"). A method lists every key it may write
