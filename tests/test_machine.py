@@ -193,13 +193,23 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
         assert not own.exists()
     # The third session takes them, or, when one session met a slow phase of a shared machine
     # (3.5x on a CI host), the fifth, where that one run is set aside.
-    for n in range(3, baseline.OUTLIER_RUNS_FROM + 1):
+    # A session whose runs another process disturbed is set aside, rightly (its figures say
+    # nothing of the machine): it adds a session, at most two of them (this VM, 2026-12-03: a
+    # short process beside the third session took 16 % of a rank's CPU).
+    set_aside = 0
+    for n in range(3, baseline.OUTLIER_RUNS_FROM + 3):
         proc = session()
         outcome = _outcome(proc)
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
         if "taken from" in outcome:
             break
-        assert n < baseline.OUTLIER_RUNS_FROM and "one session lies far off" in outcome, outcome
+        if "set aside: disturbed" in outcome and re.search(
+                rf"session {n - 1 - set_aside} of \d+ recorded \(\d+ more set aside", outcome):
+            set_aside += 1
+            assert set_aside <= 2, outcome
+            continue
+        assert n - set_aside < baseline.OUTLIER_RUNS_FROM \
+            and "one session lies far off" in outcome, outcome
     assert "references for this machine (" in outcome and str(own) in outcome, outcome
     data = load_file(own)
     assert data["_machine"]["key"] == key
