@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 
 import pytest
 from case_support import DATA, on_nodes, report
@@ -531,6 +532,9 @@ def test_every_command_and_page_gives_the_one_verdict(name, references_on_nodes,
         case.last.get("display_name"): case.verdict for case in judged
         if case.counted == "failed"}
     assert all(c.phase not in ("?", "None", "pass") for c in page.failed), page.failed
+    assert page.failed_by_verdict == ", ".join(
+        f"{n} {v}" for v, n in sorted(Counter(c.verdict for c in judged
+                                             if c.counted == "failed").items()))
     # JUnit, case by case
     session.write_junit(data, [], tmp_path / "junit.xml")
     elements = {element.get("name"): element

@@ -406,9 +406,13 @@ class Summary:
     cases: list[dict[str, str]]
     lines: list[str]
 
-
-#: ReFrame's results the page counts as skipped.
-_SKIPPED = ("skip",)
+    @property
+    def failed_by_verdict(self) -> str:
+        """The failed cases by their session verdict: "1 regression, 2 broken" ("" for none)."""
+        counts: dict[str, int] = {}
+        for case in self.failed:
+            counts[case.verdict] = counts.get(case.verdict, 0) + 1
+        return ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
 
 
 
