@@ -28,14 +28,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from . import REPO_ROOT
-from .check_base import (
-    NODE_COUNTS,
-    exit_status_problem,
-    load_references,
-    place_on_nodes,
-    record_exit_status,
-)
+from . import REPO_ROOT, check_base
 from .metrics import scale_label
 from .netbench_result import cpu_list, shared_cpus
 from .programs import SUITES, find_program, linked_library, linked_mpi
@@ -142,7 +135,7 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
             self.mpi_library = f"{environment_mpi(self.current_environ) or ''} (Spack)".strip()
             self.keep_files = [*self.keep_files, *SPACK_PROVENANCE, SPACK_SPEC_USED_FILE,
                                PROGRAM_USED_FILE]
-            record_exit_status(self)
+            check_base.record_exit_status(self)
             return
         expected = environment_mpi(self.current_environ)
         program = find_program(self.program_names, suite, self.binary, mpi=expected)
@@ -169,7 +162,7 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
         self.build_system.commands = [f"test -x {q(program)}"]
         self.executable = q(program)
         self.program_used = program
-        record_exit_status(self)
+        check_base.record_exit_status(self)
 
     @run_after("setup")
     def set_options(self):
@@ -188,7 +181,7 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
     # After every skip decision (program, node count, process count), before any build.
     @run_before("compile")
     def use_reference_file(self):
-        load_references(self)
+        check_base.load_references(self)
 
     def parse(self):
         """The parsed output (fabricsuite.external result); raises SuiteOutputError."""
@@ -212,7 +205,7 @@ class ExternalSuiteCheck(Judged, rfm.RegressionTest):
         # A job that did not run to its end with status 0 is never judged on its figures (an
         # output cut in the middle of a number parses to a wrong figure); what the output says
         # is added when it says why (OSU's own validation failure, a second table ...).
-        not_judged = exit_status_problem(self)
+        not_judged = check_base.exit_status_problem(self)
         if not_judged:
             try:
                 self.parsed()
@@ -270,7 +263,7 @@ class TwoRankCheck(ExternalSuiteCheck):
 class MultiRankExternalCheck(ExternalSuiteCheck):
     """A program on every core of `node_count` nodes (skipped beyond the partition's size)."""
 
-    node_count = parameter(NODE_COUNTS, type=int, loggable=True)
+    node_count = parameter(check_base.NODE_COUNTS, type=int, loggable=True)
     ranks_per_node = variable(int, type(None), value=None, loggable=True)
     #: see NetbenchMultiRankCheck: time even where emulated nodes share cores (mechanics only)
     timing_on_shared_cores = variable(bool, value=False, loggable=True)
@@ -278,7 +271,7 @@ class MultiRankExternalCheck(ExternalSuiteCheck):
     @run_after("setup")
     def set_scale(self):
         # validation runs (no performance variables) time nothing
-        place_on_nodes(self, timed=bool(self.metrics))
+        check_base.place_on_nodes(self, timed=bool(self.metrics))
         self.scale += self.scale_detail()
 
     def scale_detail(self) -> str:
