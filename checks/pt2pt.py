@@ -107,6 +107,11 @@ class NetbenchFlood(NetbenchPairCheck):
     method = "flood"
     required_sizes = default_sizes("flood")
     size_table = "flood_best"
+    #: G is a straight line through the flood times at 64 KiB-1 MiB; where a healthy host's
+    #: cache edge lies inside that range the line does not fit (this VM's host, 2026-12-03:
+    #: 27 GB/s at 512 KiB, 15 GB/s at 1 MiB, rms 25-32 % in every round), and that run judges
+    #: the bandwidths without G.
+    unjudged_when_unreliable = "G_ns_per_byte"
     metrics = {
         "flood_g_8B_us": summary("g_us"),
         "flood_G_ns_per_byte": summary("G_ns_per_byte"),

@@ -210,6 +210,14 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: Regular expression of netbench `unreliable` quantities that do not fail the check because
     #: no performance variable uses them (they are logged as warnings instead).
     tolerated_unreliable = variable(str, type(None), value=None)
+    #: Regular expression of netbench summary quantities this check measures but leaves out of
+    #: a run's verdict when netbench flags them unreliable (a fit a healthy host's cache edge can
+    #: bend): that run's other figures are judged, the flagged ones neither judged nor recorded,
+    #: and the outcome names them (`unjudged`). Any other unreliable figure fails sanity.
+    unjudged_when_unreliable = variable(str, type(None), value=None)
+    #: The variables a run left out of its verdict, each with netbench's reason:
+    #: "flood_G_ns_per_byte: fit over 5 sizes in [65536, 1048576] B: rms residual 30.5% ...".
+    unjudged = variable(typ.List[str], value=[], loggable=True)
     #: What carried rank 0's messages, from the MPI's own selection output
     #: (fabricsuite.transport): "vader", "ucx:tcp", "tcp (network), vader (node)", "unknown: ..."
     transport = variable(str, value="", loggable=True)
@@ -394,14 +402,19 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         for warning in result.warnings:
             getlogger().warning(f"{self.display_name}: netbench: {warning}")
         tolerated = None
-        if self.tolerated_unreliable:
-            pattern = re.compile(self.tolerated_unreliable)
+        self.unjudged = self.unreliable_unjudged(result)
+        for line in self.unjudged:
+            getlogger().warning(f"{self.display_name}: {line}; not judged in this run")
+        if self.tolerated_unreliable or self.unjudged:
+            pattern = re.compile(self.tolerated_unreliable or "(?!)")
+            left_out = {line.split(" ", 1)[0].rstrip(":") for line in self.unjudged}
+            flagged_figures = {self.metrics[name].column for name in left_out}
 
             def tolerated(quantity: str) -> bool:
-                return bool(pattern.fullmatch(quantity))
+                return bool(pattern.fullmatch(quantity)) or quantity in flagged_figures
 
             for entry in result.unreliable:
-                if tolerated(entry.get("quantity", "")):
+                if pattern.fullmatch(entry.get("quantity", "")):
                     getlogger().warning(
                         f"{self.display_name}: netbench: {entry.get('quantity')} unreliable "
                         f"({entry.get('reason')}); not used by this check"
@@ -428,6 +441,15 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
 
     def parsed_result(self) -> NetbenchResult:
         return self.result()
+
+    def unreliable_unjudged(self, result: NetbenchResult) -> list[str]:
+        """The figures of this check the run leaves out of its verdict (unjudged_figures)."""
+        return unjudged_figures(self.metrics, result, self.unjudged_when_unreliable)
+
+    def judged_variables(self) -> dict[str, Any]:
+        """The figures this run's verdict judges: all but those it left out (`unjudged`)."""
+        left_out = {line.split(" ", 1)[0].rstrip(":") for line in self.unjudged}
+        return {name: figure for name, figure in self.metrics.items() if name not in left_out}
 
 
 class NetbenchPairCheck(NetbenchCheck):
@@ -503,6 +525,21 @@ class NetbenchPairCheck(NetbenchCheck):
 
     def one_rank_per_node(self) -> bool:
         return self.distance == "other-node"
+
+
+def unjudged_figures(metrics: dict, result: NetbenchResult, pattern: str | None) -> list[str]:
+    """"variable: netbench flagged QUANTITY unreliable: its reason" for each summary figure of
+    `metrics` that `result` flags unreliable and `pattern` (a check's
+    `unjudged_when_unreliable`) leaves out of the run's verdict; [] without a pattern."""
+    if not pattern:
+        return []
+    matches = re.compile(pattern).fullmatch
+    reasons = {str(entry.get("quantity", "")): str(entry.get("reason", ""))
+               for entry in result.unreliable}
+    return [f"{name}: netbench flagged {metric.column} unreliable: {reasons[metric.column]}"
+            for name, metric in metrics.items()
+            if isinstance(metric, Metric) and metric.table is None
+            and metric.column in reasons and matches(metric.column)]
 
 
 def limits_problems(result: NetbenchResult, metrics: dict) -> list[str]:

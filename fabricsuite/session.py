@@ -309,6 +309,15 @@ def named_components(case: dict) -> str:
     return "".join(f"; {part}" for part in named)
 
 
+def unjudged_lines(cases: list[dict]) -> list[str]:
+    """The figures a run left out of its verdict because netbench flagged them unreliable (a
+    check's `unjudged`, rfm_netbench), one line each: measured, neither judged nor recorded."""
+    found = [f"  {case_where(case)} {_short(line, 220)}" for case in cases
+             for line in (case.get("unjudged") or []) if isinstance(line, str)]
+    return (["not judged in this run, netbench flagged them unreliable (the case's other "
+             "figures are judged):", *found] if found else [])
+
+
 def transport_lines(cases: list[dict]) -> list[str]:
     """What carried the cases that say it (fabricsuite.transport), per partition and
     environment: "carried by: local:default openmpi vader (36 cases)"."""
@@ -394,6 +403,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         lines += [f"  NOT RUN {n} case(s): their dependency failed: {dependency}"
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
+    lines += unjudged_lines(ran)
     lines += efficiency_lines(ran)
     lines += promise_lines(ran)
     lines += evidence_lines(ran)

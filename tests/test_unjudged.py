@@ -1,0 +1,51 @@
+"""A figure netbench flags unreliable is left out of its run's verdict where the check says so
+(`unjudged_when_unreliable`, fabricsuite.rfm_netbench), named in the outcome, and fails sanity
+anywhere else: the real flood output of a healthy host whose cache edge lies inside the G fit
+(tests/data/netbench/README.md), and the outcome line of a real session's report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricsuite import session
+from fabricsuite.netbench_result import load
+from fabricsuite.rfm_netbench import cell, summary, unjudged_figures
+
+pytestmark = pytest.mark.unit
+
+FLOOD = (Path(__file__).parent / "data" / "netbench" / "flood"
+         / "unreliable-G-cache-edge-openmpi.json")
+METRICS = {"flood_G_ns_per_byte": summary("G_ns_per_byte"),
+           "flood_g_8B_us": summary("g_us"),
+           "flood_bandwidth_1MiB_MBps": cell("flood_best", "bandwidth_MBps", size_bytes=1 << 20)}
+
+
+def test_a_flagged_fit_is_left_out_of_the_verdict_where_the_check_says_so():
+    result = load(str(FLOOD))
+    assert [u["quantity"] for u in result.unreliable] == ["G_ns_per_byte"]
+    (line,) = unjudged_figures(METRICS, result, "G_ns_per_byte")
+    assert line.startswith("flood_G_ns_per_byte: netbench flagged G_ns_per_byte unreliable: "
+                           "fit over 5 sizes in [65536, 1048576] B: rms residual 30.5%"), line
+    # the run's other figures stay judged, and are sound
+    assert result.problems(tolerated=lambda quantity: quantity == "G_ns_per_byte") == []
+
+
+def test_anywhere_else_a_flagged_figure_fails_sanity():
+    result = load(str(FLOOD))
+    assert unjudged_figures(METRICS, result, None) == []
+    assert unjudged_figures(METRICS, result, "g_us") == []  # g is sound: judged
+    (problem,) = result.problems()
+    assert problem.startswith("netbench flagged G_ns_per_byte as unreliable: fit over 5 sizes")
+
+
+def test_the_outcome_names_what_a_run_left_out():
+    case = {"name": "NetbenchFlood %distance=same-l3", "display_name":
+            "NetbenchFlood %distance=same-l3", "system": "local", "partition": "default",
+            "environ": "openmpi", "distance": "same-l3", "check_vars": {},
+            "unjudged": ["flood_G_ns_per_byte: netbench flagged G_ns_per_byte unreliable: rms"]}
+    lines = session.unjudged_lines([case])
+    assert lines[0].startswith("not judged in this run, netbench flagged them unreliable")
+    assert "flood_G_ns_per_byte: netbench flagged" in lines[1], lines
+    assert session.unjudged_lines([{**case, "unjudged": []}]) == []
