@@ -268,8 +268,8 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         # `-S netbench_options=...` comes from the command line.
         self.executable = shlex.quote(os.path.join(self.netbench.stagedir, "netbench"))
         self.executable_opts = [shlex.quote(word) for word in
-                                [self.method, *self.netbench_options, "--json-file", RESULT_FILE,
-                                 transport.NETBENCH_OPTION]]
+                                [self.method, *self.netbench_options, *self.setup_options(),
+                                 "--json-file", RESULT_FILE, transport.NETBENCH_OPTION]]
         record_exit_status(self)
         # The fabric's counters on the job's first or every node, just before and just after the
         # program (fabricsuite.counters); stale readings go with record_exit_status's clean-up.
@@ -441,6 +441,11 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
 
     def parsed_result(self) -> NetbenchResult:
         return self.result()
+
+    def setup_options(self) -> list[str]:
+        """netbench options a check decides from its partition, once it is set up (read when
+        the command line is made; a subclass's own setup hook would run after it)."""
+        return []
 
     def unreliable_unjudged(self, result: NetbenchResult) -> list[str]:
         """The figures of this check the run leaves out of its verdict (unjudged_figures)."""

@@ -146,3 +146,21 @@ def test_tightened_reference_at_the_scale_fails_naming_the_variable(passing_sess
     assert proc.returncode != 0, proc.stdout[-3000:]
     failure = proc.stdout[proc.stdout.find("SUMMARY OF FAILURES"):]
     assert "performance" in failure and "b_eff_MBps" in failure, failure
+
+
+def test_the_self_consistency_rules_run_at_the_check_s_margin(passing_session):
+    """NetbenchSelfConsistency passes its rule margin to netbench (until 2026-12-03 a setup
+    hook of the check ran after the base had made the command line, so every session judged
+    the rules at margin 0: MPICH's reduce at 64 KiB, 11-14 % over its allreduce on a healthy
+    host, was a confirmed REGRESSION of the README's run command)."""
+    import re
+
+    margin = float(re.search(r"^DEFAULT_RULE_MARGIN = ([\d.]+)$", (
+        REPO_ROOT / "checks" / "collective_models.py").read_text(), re.M)[1])
+    results, _proc = passing_session
+    found = sorted((results / "output").glob("**/NetbenchSelfConsistency_*/netbench.json"))
+    assert found, "no NetbenchSelfConsistency result kept in the session's output"
+    for path in found:
+        command = json.loads(path.read_text())["command_line"]
+        assert "--margin" in command, command
+        assert float(command[command.index("--margin") + 1]) == margin, command
