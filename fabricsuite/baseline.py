@@ -97,6 +97,7 @@ from .metrics import (
     series_key,
     size_step_bounds,
     unjudgeable,
+    unjudged_variables,
 )
 from .store import load_report, locked, report_identity, write_atomically
 
@@ -302,6 +303,7 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
     directions = case.get("perf_directions")
     if not isinstance(directions, dict):
         directions = {}  # a report from checks that predate perf_directions, or '<undefined>'
+    unjudged = unjudged_variables(case.get("unjudged"))
     for key, perf in perfvalues.items():
         if (not isinstance(perf, list) or len(perf) < 5 or not isinstance(perf[4], str)
                 or not (perf[0] is None or is_number(perf[0]))):
@@ -309,6 +311,8 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
         if len(perf) > 5 and perf[5] in ("fail", "xfail"):
             continue  # a variable that missed its reference; never the case in a healthy case
         variable = perf_variable(key)
+        if variable in unjudged:
+            continue  # netbench flagged it unreliable in this run: no sample
         value, unit = perf[0], perf[4]
         if value is None or not math.isfinite(value) or unit == LINE_FRACTION:
             continue  # a line fraction's reference is the fabric's promise, not its history

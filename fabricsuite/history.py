@@ -107,6 +107,7 @@ from .metrics import (
     case_scope,
     is_number,
     perf_variable,
+    unjudged_variables,
 )
 from .references import variable_noise
 from .session_verdict import case_verdicts
@@ -224,10 +225,11 @@ def _add(table: dict, case: dict[str, Any], session: str, when: float,
     directions = case.get("perf_directions")
     if not isinstance(directions, dict):
         directions = {}  # runs of checks older than perf_directions ('<undefined>')
+    unjudged = unjudged_variables(case.get("unjudged"))
     for key, perf in perfvalues.items():
         name = perf_variable(key)
-        if variable is not None and not variable.search(name):
-            continue
+        if (variable is not None and not variable.search(name)) or name in unjudged:
+            continue  # not asked for, or flagged unreliable in this run: no point
         if not isinstance(perf, list) or len(perf) < 5 or not is_number(perf[0]):
             continue
         value = float(perf[0])

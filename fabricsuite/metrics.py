@@ -313,3 +313,13 @@ class VariableSeries:
         if len(self.directions) == 1 and next(iter(self.directions)) in DIRECTIONS:
             return next(iter(self.directions))
         return None
+
+
+def unjudged_variables(unjudged: object) -> set[str]:
+    """The variables a run left out of its verdict: a case's `unjudged` lines ("variable:
+    netbench flagged ... unreliable: reason", rfm_netbench.NetbenchCheck), by name. Their
+    figures are in the run's perfvalues, unbounded; no baseline, history or compare takes
+    them."""
+    if not isinstance(unjudged, list):
+        return set()
+    return {str(line).split(" ", 1)[0].rstrip(":") for line in unjudged if str(line).strip()}

@@ -39,7 +39,7 @@ from .declarations import unit_and_direction
 from .interference import describe as describe_interference
 from .interference import worst_wait
 from .machine import topology_cache
-from .metrics import Metric, PerfSpec
+from .metrics import Metric, PerfSpec, unjudged_variables
 from .netbench_result import NetbenchResult, ResultError, load
 from .spackenv import (
     SPACK_ENV,
@@ -212,8 +212,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     tolerated_unreliable = variable(str, type(None), value=None)
     #: Regular expression of netbench summary quantities this check measures but leaves out of
     #: a run's verdict when netbench flags them unreliable (a fit a healthy host's cache edge can
-    #: bend): that run's other figures are judged, the flagged ones neither judged nor recorded,
-    #: and the outcome names them (`unjudged`). Any other unreliable figure fails sanity.
+    #: bend): that run's other figures are judged, the flagged ones keep their perflog column
+    #: without a bound and are no sample (leave_out_the_unjudged), and the outcome names them
+    #: (`unjudged`). Any other unreliable figure fails sanity.
     unjudged_when_unreliable = variable(str, type(None), value=None)
     #: The variables a run left out of its verdict, each with netbench's reason:
     #: "flood_G_ns_per_byte: fit over 5 sizes in [65536, 1048576] B: rms residual 30.5% ...".
@@ -407,7 +408,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
             getlogger().warning(f"{self.display_name}: {line}; not judged in this run")
         if self.tolerated_unreliable or self.unjudged:
             pattern = re.compile(self.tolerated_unreliable or "(?!)")
-            left_out = {line.split(" ", 1)[0].rstrip(":") for line in self.unjudged}
+            left_out = unjudged_variables(self.unjudged)
             flagged_figures = {self.metrics[name].column for name in left_out}
 
             def tolerated(quantity: str) -> bool:
@@ -451,10 +452,19 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         """The figures of this check the run leaves out of its verdict (unjudged_figures)."""
         return unjudged_figures(self.metrics, result, self.unjudged_when_unreliable)
 
-    def judged_variables(self) -> dict[str, Any]:
-        """The figures this run's verdict judges: all but those it left out (`unjudged`)."""
-        left_out = {line.split(" ", 1)[0].rstrip(":") for line in self.unjudged}
-        return {name: figure for name, figure in self.metrics.items() if name not in left_out}
+    @run_before("performance")
+    def leave_out_the_unjudged(self):
+        """A variable this run left out of its verdict (`unjudged`) keeps its column in the
+        perflog (every record of a perflog has the same columns) but no bound: ReFrame passes
+        it, and no baseline, history or compare takes its figure (metrics.unjudged_variables)."""
+        left_out = unjudged_variables(self.unjudged)
+        if not left_out or not self.reference:
+            return
+        # ReFrame keeps `reference` as a ScopedDict: its keys are "system:partition:variable"
+        for key in list(self.reference):
+            if str(key).rsplit(":", 1)[-1] in left_out:
+                name = str(key).rsplit(":", 1)[-1]
+                self.reference[key] = (0, None, None, self.metrics[name].unit)
 
 
 class NetbenchPairCheck(NetbenchCheck):

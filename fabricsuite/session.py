@@ -311,7 +311,7 @@ def named_components(case: dict) -> str:
 
 def unjudged_lines(cases: list[dict]) -> list[str]:
     """The figures a run left out of its verdict because netbench flagged them unreliable (a
-    check's `unjudged`, rfm_netbench), one line each: measured, neither judged nor recorded."""
+    check's `unjudged`, rfm_netbench), one line each: measured, unbounded, no sample."""
     found = [f"  {case_where(case)} {_short(line, 220)}" for case in cases
              for line in (case.get("unjudged") or []) if isinstance(line, str)]
     return (["not judged in this run, netbench flagged them unreliable (the case's other "

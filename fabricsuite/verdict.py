@@ -290,16 +290,11 @@ class Judged(rfm.RegressionTestPlugin):
         """The job's output, parsed (each check family implements it)."""
         raise NotImplementedError
 
-    def judged_variables(self) -> dict:
-        """The figures this run's verdict judges (a family may leave out those its run flagged
-        unreliable: rfm_netbench.NetbenchCheck.unjudged)."""
-        return self.metrics
-
     @run_before("performance")
     def set_performance_variables(self):
         self.perf_variables = {
             name: sn.make_performance_function(_figure_value(self, figure), figure.spec.unit)
-            for name, figure in self.judged_variables().items()
+            for name, figure in self.metrics.items()
         }
 
     def reference_scope(self) -> dict[str, str]:

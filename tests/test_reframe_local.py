@@ -187,30 +187,44 @@ def test_a_run_forced_onto_tcp_fails_in_sanity_naming_the_transport(tmp_path, mp
 def test_a_flood_fit_across_the_cache_edge_is_left_out_of_the_verdict_not_failed(tmp_path):
     """NetbenchFlood with its G fit over 256 KiB-1 MiB, where this VM's host falls from
     in-cache to memory bandwidth (tests/data/netbench/README.md: 27 GB/s at 512 KiB, 15 GB/s
-    at 1 MiB): where netbench flags G unreliable, the case still passes on its other figures,
-    G is neither judged nor recorded (not in the run's perfvalues) and the case names it in
-    `unjudged`; where the host's times are a straight line there, G is judged like any figure.
-    Either way no sanity failure."""
+    at 1 MiB), against this machine's own reference that no G can meet (0.001 ns/B, +1 %).
+    Where netbench flags G unreliable, the case passes: G keeps its perflog column (one shape
+    for every record) with no bound, is no sample, and the case names it in `unjudged`. Where
+    the host's times are a straight line there, G is judged like any figure and fails that
+    reference. Never a sanity failure."""
     distance = local_distance()
-    empty = tmp_path / "no-references"
-    empty.mkdir()
+    refs = tmp_path / "reference"
+    write_local_references(refs, f"""NetbenchFlood:
+  $index: [$partition, $environ, distance]
+  local:default:
+    openmpi:
+      {distance}:
+        flood_G_ns_per_byte: [0.001, null, 0.01, ns/B]
+""")
     results = tmp_path / "results"
     proc = run_reframe(results, "-p", "openmpi", "-n", f"NetbenchFlood%distance={distance}",
                        "-S", "require_reference=false",
                        "-S", "NetbenchFlood.netbench_options=--G-fit-min-size,256K,"
-                             "--G-fit-max-size,1M", reference_dir=empty)
-    assert proc.returncode == 0, proc.stdout[-4000:]
+                             "--G-fit-max-size,1M", reference_dir=refs)
     (report_path,) = (results / "reports").glob("run-report-*.json")
-    (case,) = [c for run in json.loads(report_path.read_text())["runs"]
-               for c in run["testcases"] if c["name"].startswith("NetbenchFlood")]
+    (case, *_rounds) = [c for run in json.loads(report_path.read_text())["runs"]
+                        for c in run["testcases"] if c["name"].startswith("NetbenchFlood")]
     (result_file,) = results.glob("output/*/local/default/openmpi/NetbenchFlood_*/netbench.json")
     flagged = [u["quantity"] for u in json.loads(result_file.read_text())["unreliable"]]
     variables = {key.split(":")[-1] for key in case["perfvalues"]}
-    assert case["result"] == "pass", case.get("fail_reason")
+    assert {"flood_G_ns_per_byte", "flood_g_8B_us", "flood_bandwidth_1MiB_MBps"} <= variables
+    (g_key,) = [key for key in case["perfvalues"] if key.endswith(":flood_G_ns_per_byte")]
     if flagged:
-        assert flagged == ["G_ns_per_byte"] and "flood_G_ns_per_byte" not in variables
+        assert proc.returncode == 0 and case["result"] == "pass", case.get("fail_reason")
+        assert flagged == ["G_ns_per_byte"]
         (line,) = case["unjudged"]
         assert line.startswith("flood_G_ns_per_byte: netbench flagged G_ns_per_byte unreliable")
+        # its column stays, unbounded: no verdict
+        assert case["perfvalues"][g_key][2:4] == [None, None], case["perfvalues"][g_key]
+        records = perflog_records(results, "NetbenchFlood", ["flood_G_ns_per_byte"])
+        header = (results / "perflogs" / "local" / "default" / "NetbenchFlood.log"
+                  ).read_text().splitlines()[0]
+        assert all(r.count("|") == header.count("|") for r in records), records
     else:
-        assert "flood_G_ns_per_byte" in variables and case["unjudged"] == []
-    assert {"flood_g_8B_us", "flood_bandwidth_1MiB_MBps"} <= variables
+        assert case["unjudged"] == [] and case["fail_phase"] == "performance", case
+        assert "flood_G_ns_per_byte" in case["fail_reason"], case["fail_reason"]

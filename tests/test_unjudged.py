@@ -49,3 +49,28 @@ def test_the_outcome_names_what_a_run_left_out():
     assert lines[0].startswith("not judged in this run, netbench flagged them unreliable")
     assert "flood_G_ns_per_byte: netbench flagged" in lines[1], lines
     assert session.unjudged_lines([{**case, "unjudged": []}]) == []
+
+
+def test_an_unjudged_figure_is_no_history_point_and_no_baseline_sample(tmp_path):
+    import copy
+    import json
+
+    from case_support import report
+
+    from fabricsuite import baseline, history
+    from fabricsuite.metrics import unjudged_variables
+
+    data = report("recorded-kind")
+    assert unjudged_variables(["latency_8B_median_us: netbench flagged x unreliable: why",
+                               ""]) == {"latency_8B_median_us"}
+    assert unjudged_variables(None) == set()
+    flagged = copy.deepcopy(data)
+    for run in flagged["runs"]:
+        for case in run["testcases"]:
+            case["unjudged"] = ["latency_8B_median_us: netbench flagged it unreliable: why"]
+    series = {s.variable for s in history.collect([data], "local")[0]}
+    left = {s.variable for s in history.collect([flagged], "local")[0]}
+    assert "latency_8B_median_us" in series and series - left == {"latency_8B_median_us"}
+    (tmp_path / "a.json").write_text(json.dumps(flagged))
+    samples = {s.variable for s in baseline.read_reports([tmp_path / "a.json"], "local").samples}
+    assert samples and "latency_8B_median_us" not in samples
