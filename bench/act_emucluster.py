@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does `fabricsuite act` drain the bad node and nothing else? (issue 52's acceptance)
 
-    bench/act_emucluster.py [--trials 10] [--slower 0.15] [--json FILE]
+    bench/act_emucluster.py [--trials 10] [--slower 0.15] [--scenarios node,port,...] [--json FILE]
 
 Brings up 8 emulated nodes under 2 leaves (its own prefix, state directory and ports; node
 links at 200 Mbit, uplinks unshaped, Slurm's topology/tree), then runs five scenarios
@@ -18,7 +18,12 @@ NetbenchMatrix at 8 nodes (ReFrame through sbatch and srun; one confirmation rou
 - leaf:    leaf 1's uplink at a quarter of the rate: expected no node drained, the uplink
            reported;
 - harness: netbench given an option it refuses (`matrix_options=--no-such-option`): expected no
-           node drained and a broken-harness finding.
+           node drained and a broken-harness finding;
+- port:    the switch port toward one node at half the rate (a fault no link reading sees: the
+           node reports its link healthy), a quick map of one round (`-S NetbenchMatrix.rounds=1`)
+           that measures the node in one pair only, and `nightly --retest-suspects`: the pair
+           suspected, each node re-tested in a map of 4 with healthy nodes; expected that node
+           drained alone (its mate cleared, or left suspected where its re-test was disturbed).
 
 After each trial the suite's own drains are resumed. Prints right of trials per scenario, and
 with --json writes every trial. Root, Slurm and munge needed (ci/setup.sh); about 1-3 minutes a
@@ -37,7 +42,7 @@ sys.path.insert(0, str(REPO))
 from fabricsuite import emucluster  # noqa: E402
 
 BIN = Path(sys.executable).parent
-SCENARIOS = ("healthy", "node", "fabric", "leaf", "harness")
+SCENARIOS = ("healthy", "node", "fabric", "leaf", "harness", "port")
 NODES, RATE_MBIT = 8, 200
 MATRIX = "--max-size,256K,--repetitions,3,--time-cap-ms,20"
 
@@ -53,8 +58,13 @@ def main() -> int:
     parser = emucluster.bench_parser(__doc__)
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--slower", type=float, default=0.15)
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"comma-separated, of {', '.join(SCENARIOS)} (default: all)")
     parser.add_argument("--json", help="write every trial here")
     args = parser.parse_args()
+    chosen = tuple(s for s in args.scenarios.split(",") if s)
+    if not chosen or set(chosen) - set(SCENARIOS):
+        parser.error(f"--scenarios {args.scenarios!r}: give some of {', '.join(SCENARIOS)}")
     made = emucluster.bench_cluster("act_emucluster.py", "fsac", 31000)
     if made is None:
         return 2
@@ -70,13 +80,18 @@ def main() -> int:
     trials = []
     try:
         for trial in range(args.trials):
-            for scenario in SCENARIOS:
+            for scenario in chosen:
                 number = trial % NODES + 1
                 node = f"{prefix}{number}"
                 env = {"RFM_REFERENCE_PREFIX": str(refs), "MPIEXEC_TIMEOUT": "90",
                        "OMPI_MCA_mpi_yield_when_idle": "1"}
                 options = ["-S", f"NetbenchMatrix.matrix_options={MATRIX}"]
-                if scenario == "node":
+                retest = []
+                if scenario == "port":
+                    emu("rate", f"{RATE_MBIT // 2}mbit", "--port", str(number))
+                    options += ["-S", "NetbenchMatrix.rounds=1", "-S", "confirm_pause_s=1"]
+                    retest = ["--retest-suspects"]
+                elif scenario == "node":
                     emu("rate", slow, str(number))
                 elif scenario == "fabric":
                     emu("rate", slow)
@@ -89,7 +104,8 @@ def main() -> int:
                 start = time.monotonic()
                 try:
                     night = emu("exec", str(BIN / "fabricsuite"), "nightly", "--system",
-                                "emucluster:nodes", "--results", str(results), "--", "-n",
+                                "emucluster:nodes", "--results", str(results), *retest, "--",
+                                "-n",
                                 "NetbenchMatrix", "-p", "openmpi", "-P", f"node_count={NODES}",
                                 "-S", "timing_on_shared_cores=true", "--max-retries=1",
                                 # a job whose rank died in MPI_Init (an upstream Open MPI fault,
@@ -113,6 +129,7 @@ def main() -> int:
                 right = {
                     "healthy": not drained,
                     "node": list(drained) == [node] and list(ours) == [node],
+                    "port": list(drained) == [node] and list(ours) == [node],
                     "fabric": not drained and "fabric" in kinds,
                     "leaf": not drained and ("uplink" in kinds or "leaf" in kinds),
                     "harness": not drained and "broken-harness" in kinds,
@@ -131,7 +148,7 @@ def main() -> int:
                         emu("exec", "scontrol", "update", f"NodeName={name}", "Comment=")
     finally:
         emu("down")
-    return 0 if emucluster.bench_tally(trials, SCENARIOS, args.json, slower=args.slower) else 1
+    return 0 if emucluster.bench_tally(trials, chosen, args.json, slower=args.slower) else 1
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ environment and scale (reference/<system>.yaml).
   (fabricsuite.switches).
   Performance: the median and the worst pair's bandwidth, the median latency, and the counts of
   bad pairs, bad nodes and faulty components (reference 0, e.g.
-  `matrix_bad_pairs: [0, null, 0, pairs]`: any confirmed bad pair fails). Where the partition
+  `matrix_bad_pairs: [0, null, 0, pairs]`: any confirmed bad pair fails; the counts are
+  judged against 0 also where the file has no entry for them, from the first day and at every
+  node count: the map's verdict is against its own pairs). Where the partition
   declares its links (extras.fabric), also the median pair's bandwidth as a fraction of the
   line rate against the promise, and the fabric, a leaf (its uplink) or a node whose pairs lie
   below the promise named as `BELOW PROMISE ...` findings (fabricsuite.switches.below_promise):
@@ -34,6 +36,7 @@ environment and scale (reference/<system>.yaml).
 import os
 import shlex
 import sys
+from dataclasses import replace
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
@@ -57,10 +60,15 @@ MAP_FILES = ["matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.
 TREE_FILE = "switch-tree.txt"
 
 
+#: A count of the map's own verdict, against its own best pairs: 0 on any healthy fabric, so
+#: judged so from the first day and at every node count (metrics.Figure.absolute).
+NONE_BAD = (0, None, 0)
+
+
 def faulty(kind: str) -> Figure:
     """The count of faulty components of a kind (fabricsuite.switches), reference 0."""
     return Figure(read=lambda result: switches.verdict(result).counts()[kind],
-                  spec=PerfSpec("components", LOWER))
+                  spec=PerfSpec("components", LOWER), absolute=NONE_BAD)
 
 
 @rfm.simple_test
@@ -82,7 +90,9 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     keep_files = [RESULT_FILE, *MAP_FILES, TREE_FILE]
     fresh_outputs = [RESULT_FILE, *MAP_FILES, TREE_FILE]
     metrics = {**summaries("bandwidth_median_MBps", "bandwidth_min_MBps", "latency_median_us",
-                           "bad_pairs", "bad_nodes", prefix="matrix_"),
+                           prefix="matrix_"),
+               **{f"matrix_{name}": replace(summary(name), absolute=NONE_BAD)
+                  for name in ("bad_pairs", "bad_nodes")},
                # where the partition declares its links (fabricsuite.links): the promise
                "matrix_bandwidth_median_line_fraction": line_fraction(
                    summary("bandwidth_median_MBps")),

@@ -20,6 +20,11 @@
 #   ci/emucluster.sh rate RATE --link NAME          re-shape one link: a node's (NAME: its number
 #                                                   or name) or a leaf's uplink (uplink1..L, both
 #                                                   directions; uplinks: every one)
+#   ci/emucluster.sh rate RATE --port NODE          shape the switch port toward node NODE only
+#                                                   (the fabric's side): the node reports its
+#                                                   link healthy and receives at RATE (a bad
+#                                                   cable or port no link reading sees; none
+#                                                   removes it)
 #   ci/emucluster.sh link NODE down|up              take node NODE's link down (its end at the
 #                                                   bridge: the node's eth0 loses its carrier)
 #                                                   or bring it up again
@@ -283,6 +288,13 @@ set_link_rate() { # RATE NAME: a node's number or name, uplinkL, or uplinks
         "$PREFIX"[0-9]*) set_rate "$1" "${2#"$PREFIX"}" ;;
         *) set_rate "$1" "$2" ;;
     esac
+}
+
+set_port_rate() { # RATE or "none", NODE number or name: the switch port's egress toward it only
+    local node=${2#"$PREFIX"}
+    check_node rate "$node"
+    shape "$FABRIC" "${PREFIX}v$node" "$1"
+    log "the switch port toward ${PREFIX}$node shaped to $1 (tbf; the node's own link unchanged)"
 }
 
 set_rate() { # RATE or "none", [NODE number]
@@ -577,6 +589,8 @@ main() {
             need_root
             if [ "${2:-}" = --link ]; then
                 set_link_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${3:?--link needs a node or uplink1..L}"
+            elif [ "${2:-}" = --port ]; then
+                set_port_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${3:?--port needs a node}"
             else
                 set_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${2:-}"
             fi ;;

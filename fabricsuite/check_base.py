@@ -18,7 +18,7 @@ from typing import Any
 from reframe.core.logging import getlogger
 
 from . import counters, limits, links
-from .metrics import scale_label
+from .metrics import absolute_references, scale_label
 from .references import (
     NoReferenceFile,
     ReferenceFileError,
@@ -94,6 +94,9 @@ def load_references(test) -> None:
     specs = test.perf_specs()
     physics = {name: limits.physics_reference(figure)
                for name, figure in limits.efficiencies(test.metrics).items()}
+    # counts no healthy run has on any machine (a bad pair of the map): judged from the first
+    # day, and wherever the file has no entry of its own for them (metrics.Figure.absolute)
+    absolute = absolute_references(test.metrics)
     # the fabric's promise, from the partition's contract: judged on every machine and day,
     # never replaced by a reference file's entry (a machine's own history)
     fractions = links.line_fractions(test.metrics)
@@ -113,8 +116,9 @@ def load_references(test) -> None:
             if kind:
                 test.kind_reference = kind
                 test.kind_origin = kind_file.stem
-            if physics or promised:
-                test.reference = {test.current_partition.fullname: {**physics, **promised}}
+            if physics or promised or absolute:
+                test.reference = {test.current_partition.fullname: {**absolute, **physics,
+                                                                    **promised}}
                 test.reference_origin = limits.PHYSICS_ORIGIN
             getlogger().info(
                 f"{test.display_name}: no references for this machine yet ({machine}): "
@@ -125,7 +129,7 @@ def load_references(test) -> None:
         test.reference = external_reference(system, name, scope=scope, specs=specs,
                                             machine=machine)
         test.reference_origin = "machine" if machine else "system"
-        if physics or promised:
+        if physics or promised or absolute:
             # The file's entries, and each efficiency it has none of judged by its physics floor
             # (a center's file from before the efficiencies still judges them from physics);
             # an efficiency the file bounds looser than physics, or records only, is held to
@@ -138,7 +142,8 @@ def load_references(test) -> None:
                     entries[variable] = held
                     test.physics_bounded = [*test.physics_bounded, variable]
             test.reference = {test.current_partition.fullname: {
-                **{variable: ref for variable, ref in physics.items() if variable not in entries},
+                **{variable: ref for variable, ref in {**absolute, **physics}.items()
+                   if variable not in entries},
                 **{variable: reframe_reference(ref) for variable, ref in entries.items()
                    if variable not in promised},
                 **promised}}
@@ -149,9 +154,10 @@ def load_references(test) -> None:
         if test.require_reference or not isinstance(err, NoReferenceFile):
             raise
         getlogger().warning(f"{name}: running without references: {err}")
-        if promised:
-            # a new fabric's acceptance, before its references: judged against its promise
-            test.reference = {test.current_partition.fullname: promised}
+        if promised or absolute:
+            # a new fabric's acceptance, before its references: judged against its promise,
+            # and the counts no healthy run has
+            test.reference = {test.current_partition.fullname: {**absolute, **promised}}
 
 
 def reframe_reference(entry: tuple) -> Any:

@@ -14,8 +14,9 @@ between the verdict and whatever acts on it (`fabricsuite act`, a center's own g
      "findings": [{"kind": KIND, "confidence": CONFIDENCE, "nodes": hostlist or "",
                    "component": "uplink leaf1" or "", "check": display name,
                    "partition": "system:partition", "environ": ..., "evidence": one line,
-                   "rounds": runs of the case, "against": known nodes of a suspect}],
-     "retests": [{"node": suspect, "against": known node, "session": UUID,
+                   "rounds": runs of the case, "against": known nodes of a suspect,
+                   "retest_with": healthy nodes of the map to re-test a map suspect with}],
+     "retests": [{"node": suspect, "against": known node(s), "session": UUID,
                   "result": "confirmed" | "cleared" | "fabric" | "broken" | "undecided"}]
      (optional)}
 
@@ -33,8 +34,9 @@ Confidence (`CONFIDENCES`), the only ground an action may stand on:
 - ``suspected``: named, but not yet confirmed: a node outlier whose first run met two new
   nodes (the pair cannot say which) or was disturbed (another process took a CPU), a
   regression on nodes the references never saw that no known node could confirm, a link
-  that changed during a job, a map finding the pairs cannot tell from another component.
-  Re-test before any action.
+  that changed during a job, a map finding the pairs cannot tell from another component
+  (two nodes that shared the only pair a quick map measured of them), a bad pair no single
+  component explains. Re-test before any action (`suspects`, `settle`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import re
 import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from . import cases as casemodel
 from .formats import iso_utc, shortened
@@ -115,6 +118,9 @@ class Finding:
     #: for a suspect: per node of `nodes` (in that order), a node its references were taken on
     #: to re-test it against, comma-separated ("" where none is known; `partners`)
     against: str = ""
+    #: for a map suspect: the nodes the same map measured healthy (a host list), to re-test
+    #: each of `nodes` with in a map of their own (`suspects`); "" for none
+    retest_with: str = ""
 
     def node_names(self) -> list[str]:
         return expand_hostlist(self.nodes) if self.nodes else []
@@ -165,23 +171,49 @@ def link_findings_of(lines: list[str], base: dict) -> list[Finding]:
     return found
 
 
-def map_findings_of(components: str, base: dict) -> list[Finding]:
-    """Findings of a map's `components` (fabricsuite.switches.Explanation.lines): a faulty node
-    link, uplink or switch named alone is `map`, one the pairs cannot tell from another
-    `suspected`."""
+def map_findings_of(components: str, base: dict, nodes: tuple[str, ...] | list[str] = ()
+                    ) -> list[Finding]:
+    """Findings of a map's `components` (fabricsuite.switches.Explanation.lines) on `nodes`
+    (the map's): a faulty node link, uplink or switch named alone is `map`; node links the
+    pairs cannot tell apart (the only pair a quick map measured of two nodes) and each bad pair
+    no single component explains are `suspected`, each with the map's healthy nodes to re-test
+    it with (`retest_with`: the map's nodes none of its findings name)."""
     found = []
     for line in str(components or "").split("; "):
         match = _FAULTY.match(line.strip())
+        unexplained = _UNEXPLAINED.match(line.strip())
+        if unexplained:
+            found += [Finding(FAULTY_LINK, SUSPECTED, compress_hostlist(pair), _line(
+                f"bad pair {'-'.join(pair)} that no single component of the map explains: "
+                f"each node re-tested with nodes the map measured healthy"),
+                component=f"pair {'-'.join(pair)}", **base)
+                for text in unexplained[1].split(", ") if (pair := _pair_of(text, nodes))]
+            continue
         if not match:
             continue
         named = [part.split(" ", 1) for part in match[1].split(" or ")]
         confidence = MAP if len(named) == 1 else SUSPECTED
         kinds = {kind for kind, _ in named}
-        nodes = [name for kind, name in named if kind == "node"]
+        names = [name for kind, name in named if kind == "node"]
         kind = (FAULTY_LINK if kinds == {"node"} else UPLINK if kinds == {"uplink"} else LEAF)
-        found.append(Finding(kind, confidence, compress_hostlist(nodes) if kind == FAULTY_LINK
+        found.append(Finding(kind, confidence, compress_hostlist(names) if kind == FAULTY_LINK
                              else "", _line(line), component=match[1], **base))
-    return found
+    named = {name for finding in found for name in finding.node_names()}
+    healthy = compress_hostlist([node for node in nodes if node not in named])
+    return [replace(f, retest_with=healthy) if f.confidence == SUSPECTED and f.nodes else f
+            for f in found]
+
+
+_UNEXPLAINED = re.compile(r"^no single component explains \d+ bad pair\(s\): (.+)$")
+
+
+def _pair_of(text: str, nodes: tuple[str, ...] | list[str]) -> list[str]:
+    """The two nodes of a map's pair "a-b" (switches.Explanation.lines), where host names may
+    hold a "-" themselves: the split whose both halves are nodes of the map; [] for none."""
+    for at, char in enumerate(text):
+        if char == "-" and text[:at] in nodes and text[at + 1:] in nodes:
+            return [text[:at], text[at + 1:]]
+    return []
 
 
 def partners(run: dict | None, unknown: list[str], known: list[str]) -> str:
@@ -208,8 +240,8 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
     runs = case.rounds or (case.last,)
     if verdict == LINK_DEGRADED:
         lines = list(dict.fromkeys(line for run in runs for line in link_findings(run)))
-        found = link_findings_of(lines, base) + map_findings_of(case.last.get("components")
-                                                                 or "", base)
+        found = link_findings_of(lines, base) + map_findings_of(
+            case.last.get("components") or "", base, case.evidence.nodes)
         degraded = {name for f in found if f.kind == LINK_DEGRADED_KIND
                     for name in f.node_names()}
         if len(case.evidence.nodes) >= FABRIC_NODES and degraded >= set(case.evidence.nodes) \
@@ -230,7 +262,7 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
                         compress_hostlist(unknown),
                         _line(f"NODE OUTLIER {node_outlier(case.last, case.first, cache)}"),
                         against="" if alone else partners(case.first, unknown, known), **base)]
-    found = map_findings_of(case.last.get("components") or "", base)
+    found = map_findings_of(case.last.get("components") or "", base, case.evidence.nodes)
     if verdict == casemodel.REGRESSION:
         if found:
             return found  # the map named what its bad pairs come from
@@ -373,20 +405,63 @@ def step_lines(report: dict) -> list[str]:
     return lines
 
 
-def suspects(found: list[Finding]) -> list[tuple[str, str, Finding]]:
-    """(node, a node to re-test it against, its finding) of each suspected node of its own
-    that the references name a known node for (`against`), the suspect itself never its
-    partner."""
+class Retest(NamedTuple):
+    """The re-test of one suspected node (`suspects`): its check, on it and `partners`."""
+
+    node: str
+    #: the nodes it is measured with, never a node a finding names
+    partners: list[str]
+    finding: Finding
+    #: the check's display name as ReFrame's -n matches it (no spaces)
+    check: str
+    #: ReFrame settings (-S) of the re-test, after the session's own
+    settings: tuple[str, ...] = ()
+
+
+#: A map suspect is re-tested in a map of its own with this many of the map's healthy nodes
+#: (a node count of the checks, fabricsuite.check_base.NODE_COUNTS: 4): its link is then
+#: named alone where its every pair is bad and the others' pairs good.
+MAP_RETEST_PARTNERS = 3
+
+
+def suspects(found: list[Finding]) -> list[Retest]:
+    """The re-test of each suspected node of its own, the suspect itself never its partner:
+    a node outlier's by its own check against the known node in its mate's place
+    (`against`); a map suspect's by a full map (every pair, `rounds=0`) of it and the
+    MAP_RETEST_PARTNERS nodes nearest it (in host-list order) of those the map measured
+    healthy (`retest_with`); a map suspect with fewer healthy nodes is not re-tested."""
     named = {name for f in found for name in f.node_names()}
-    pairs = []
+    retests = []
     for finding in found:
-        if finding.kind != NODE_OUTLIER_KIND or finding.confidence != SUSPECTED:
+        if finding.kind not in NODE_KINDS or finding.confidence != SUSPECTED:
             continue
-        mates = finding.against.split(",") if finding.against else []
-        pairs += [(node, mate, finding) for node, mate in zip(finding.node_names(), mates,
-                                                               strict=False)
-                  if mate and mate not in named]
-    return pairs
+        check = finding.check.replace(" ", "")
+        if finding.kind == NODE_OUTLIER_KIND:
+            mates = finding.against.split(",") if finding.against else []
+            retests += [Retest(node, [mate], finding, check)
+                        for node, mate in zip(finding.node_names(), mates, strict=False)
+                        if mate and mate not in named]
+            continue
+        healthy = [n for n in expand_hostlist(finding.retest_with) if n not in named] \
+            if finding.retest_with else []
+        if len(healthy) < MAP_RETEST_PARTNERS or not _NODE_COUNT.search(check):
+            continue
+        check = _NODE_COUNT.sub(f"%node_count={MAP_RETEST_PARTNERS + 1}", check)
+        for node in finding.node_names():
+            order = sorted([*healthy, node])
+            nearest = sorted(healthy, key=lambda n: (abs(order.index(n) - order.index(node)),
+                                                     order.index(n)))
+            retests.append(Retest(node, nearest[:MAP_RETEST_PARTNERS], finding, check,
+                                  tuple(f"{check.split('%', 1)[0]}.{setting}"
+                                        for setting in MAP_RETEST_SETTINGS)))
+    return retests
+
+
+_NODE_COUNT = re.compile(r"%node_count=\d+")
+#: A map suspect's re-test measures every pair (a quick map's one round would again meet it in
+#: one pair only); the map's verdict is relative to its own pairs, so a partition without
+#: references at the re-test's node count still names the link (its other figures recorded).
+MAP_RETEST_SETTINGS = ("rounds=0", "require_reference=false")
 
 
 def passed_on(report: dict, node: str) -> bool:
@@ -399,23 +474,25 @@ def passed_on(report: dict, node: str) -> bool:
 
 
 def settle(doc: dict, node: str, partner: str, report: dict) -> str:
-    """Merges the re-test of suspect `node` against `partner` (that session's run report) into
-    `doc`: "confirmed" (it failed there and passed on nodes the references know: a confirmed
-    node outlier of its own), "cleared" (it passed there, on a quiet node: no longer named,
-    one of the passed nodes), "fabric" (it failed on the known nodes too: not the node),
-    "broken" (the re-test's harness broke, was disturbed or interrupted) or "undecided" (no
-    run on it passed and none failed it: a disturbed round, no report, a re-test suspected
-    again); the last two leave it suspected."""
+    """Merges the re-test of suspect `node` against `partner` (its node or nodes,
+    comma-separated; that session's run report) into `doc`: "confirmed" (a finding of its own
+    that may be acted on: it failed there and passed on nodes the references know, a confirmed
+    node outlier, or a map of it and healthy nodes named its link alone), "cleared" (it passed
+    there, on a quiet node: no longer named, one of the passed nodes), "fabric" (it failed on
+    the known nodes too: not the node), "broken" (the re-test's harness broke, was disturbed or
+    interrupted) or "undecided" (no run on it passed and none failed it: a disturbed round, no
+    report, a re-test suspected again); the last two leave it suspected."""
     retest = document(report) if report else {}
     found = [Finding(**entry) for entry in retest.get("findings") or []]
+    own = next((f for f in found if f.kind in NODE_KINDS and f.confidence in ACTIONABLE
+                and f.node_names() == [node]), None)
     if any(f.kind in SESSION_KINDS for f in found):
         result = "broken"
-    elif any(f.kind == NODE_OUTLIER_KIND and f.confidence == CONFIRMED
-             and node in f.node_names() for f in found):
+    elif own:
         result = "confirmed"
     elif passed_on(report, node) and not any(node in f.node_names() for f in found):
         result = "cleared"
-    elif not found or any(f.kind == NODE_OUTLIER_KIND and f.confidence == SUSPECTED
+    elif not found or any(f.kind in NODE_KINDS and f.confidence == SUSPECTED
                           and node in f.node_names() for f in found):
         # a re-test suspected again (its own first round disturbed) decides nothing
         result = "undecided"
@@ -424,17 +501,17 @@ def settle(doc: dict, node: str, partner: str, report: dict) -> str:
     kept = []
     for entry in doc.get("findings") or []:
         finding = Finding(**entry)
-        if (result in ("confirmed", "cleared") and finding.kind == NODE_OUTLIER_KIND
+        if (result in ("confirmed", "cleared") and finding.kind in NODE_KINDS
                 and finding.confidence == SUSPECTED and node in finding.node_names()):
             rest = [n for n in finding.node_names() if n != node]
             if rest:
                 kept.append(asdict(replace(finding, nodes=compress_hostlist(rest))))
-            if result == "confirmed":
-                evidence = next(f.evidence for f in found if node in f.node_names())
+            if own is not None:
                 kept.append(asdict(replace(
-                    finding, confidence=CONFIRMED, nodes=node, against="",
+                    finding, kind=own.kind, confidence=own.confidence, nodes=node, against="",
+                    retest_with="", component=own.component,
                     evidence=_line(f"re-tested against {partner} (session "
-                                   f"{retest.get('session', '')[:8]}): {evidence}"))))
+                                   f"{retest.get('session', '')[:8]}): {own.evidence}"))))
             continue
         kept.append(entry)
     doc["findings"] = kept

@@ -181,9 +181,23 @@ class Figure:
 
     read: Callable[[Any], float]
     spec: PerfSpec
+    #: The reference this figure has on every machine from its first day, (value, lower, upper)
+    #: as ReFrame reads them, without the unit: a count a healthy run never has, whatever the
+    #: hardware (a pair the all-pairs map confirmed bad alone, against the map's own best
+    #: pairs). A reference file's own entry for the figure takes its place (a site's choice);
+    #: where the file has none (a new machine, a node count it has no references at) this
+    #: judges it. None: judged by references only (`absolute_references`).
+    absolute: tuple[float, float | None, float | None] | None = None
 
     def extract(self, result: Any) -> float:
         return self.read(result)
+
+
+def absolute_references(metrics: dict[str, Any]) -> dict[str, tuple]:
+    """ReFrame's (value, lower, upper, unit) of each figure of `metrics` with an absolute
+    reference (Figure.absolute)."""
+    return {name: (*figure.absolute, figure.spec.unit) for name, figure in metrics.items()
+            if isinstance(figure, Figure) and figure.absolute is not None}
 
 
 @dataclass(frozen=True)

@@ -64,10 +64,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--progress-every", type=float, default=60.0, metavar="S",
                    help="seconds between progress lines (default 60)")
     p.add_argument("--retest-suspects", action="store_true",
-                   help="after the session, measure each suspected node (a failure on new "
-                        "nodes that a pair cannot pin on one) again on it and a node its "
-                        "references know, and settle the findings: confirmed or cleared "
-                        "(Slurm: -J--nodelist)")
+                   help="after the session, measure each suspected node again and settle "
+                        "the findings: confirmed or cleared (Slurm: -J--nodelist): a failure "
+                        "on new nodes that a pair cannot pin on one, on the suspect and a node "
+                        "its references know; a map's pair it cannot tell apart, by a map of "
+                        "the suspect and three nodes the map measured healthy")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER,
                    help="-- then further reframe options")
 
@@ -358,18 +359,19 @@ def _leftovers(mark: str) -> set[tuple[int, str]]:
 
 def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
                      found: Path, results: Path) -> int | None:
-    """Each suspected node of the session's findings measured again by its own check, on it
-    and a node its references know (`-J--nodelist`; the check's confirmation then runs on
-    known nodes), and the findings settled (fabricsuite.findings.settle): a node that fails
-    there is confirmed, one that passes cleared. None, or the nightly's exit status where a
-    re-test was interrupted."""
+    """Each suspected node of the session's findings measured again (fabricsuite.findings.
+    suspects): by its own check on it and a node its references know (`-J--nodelist`; the
+    check's confirmation then runs on known nodes), a map suspect by a full map of it and three
+    nodes the map measured healthy; and the findings settled (fabricsuite.findings.settle): a
+    node that fails there is confirmed, one that passes cleared. None, or the nightly's exit
+    status where a re-test was interrupted."""
     try:
         doc, named = findings.read(found)
     except findings.FindingsError as err:
         print(f"fabricsuite nightly: no re-test of suspects: {err}", file=sys.stderr)
         return None
-    pairs = findings.suspects(named)
-    if not pairs:
+    retests = findings.suspects(named)
+    if not retests:
         return None
     if args.system.split(":")[0] == "local":
         # one node: there is no other node to re-test against (and no Slurm for --nodelist)
@@ -378,15 +380,16 @@ def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
         return None
     # the session's settings (-S), never its selection: the re-test runs one check
     settings = [f"-S{setting}" for setting in _settings(extra)]
-    for node, partner, finding in pairs:
+    for retest_of in retests:
+        node, partner = retest_of.node, ",".join(retest_of.partners)
         stamp = file_utc()
         report = results / "reports" / f"run-report-{stamp}-retest-{node}.json"
-        check = finding.check.replace(" ", "")  # as ReFrame matches -n: no spaces
-        print(f"fabricsuite nightly: re-testing suspect {node} against {partner}: {check}",
-              flush=True)
+        print(f"fabricsuite nightly: re-testing suspect {node} against {partner}: "
+              f"{retest_of.check}", flush=True)
         ran = _reframe(args, env, [*options, "--session-extras", "tag=retest", "-n",
-                                   f"^{re.escape(check)}$", "-p", finding.environ,
-                                   f"-J--nodelist={node},{partner}", *settings],
+                                   f"^{re.escape(retest_of.check)}$", "-p",
+                                   retest_of.finding.environ, f"-J--nodelist={node},{partner}",
+                                   *settings, *(f"-S{s}" for s in retest_of.settings)],
                        report, report.with_suffix(".skips.jsonl"))
         if isinstance(ran, int):
             return ran

@@ -520,7 +520,9 @@ def test_every_command_and_page_gives_the_one_verdict(name, references_on_nodes,
     code, _why = session.classify(data)
     assert (code == session.WITHIN) == (not counted["failed"]), (code, counted)
     # the page, case by case and in its counts
-    page = summary(data, "local")
+    # the page of the session's system (the emulated cluster's reports: emucluster)
+    (system,) = {c.get("system") for c in cases.final_cases(data)}
+    page = summary(data, system)
     assert page.failed_count == len(counted["failed"]), (page.failed_count, counted)
     fixtures = sum(1 for c in cases.final_cases(data) if c.get("fixture")
                    and c.get("result") == "pass")
@@ -549,7 +551,7 @@ def test_every_command_and_page_gives_the_one_verdict(name, references_on_nodes,
             assert children[0].get("type") == kind, (case.verdict, children[0].attrib)
     # history (and compare, which reads its series): each point says its case's verdict, and
     # the cases measured on a quiet node are its points
-    series, _ = history.collect([data], "local")
+    series, _ = history.collect([data], system)
     by_scope = {(j.case.check, j.case.partition, j.case.environ, j.case.levels): j
                 for j in judged}
     pointed = set()

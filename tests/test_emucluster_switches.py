@@ -338,3 +338,93 @@ def test_a_node_whose_link_is_slower_is_drained_retested_and_returned_by_the_con
             fabric("exec", "scontrol", "update", f"NodeName={node}", "State=RESUME",
                    "Comment=", check=False)
         fabric("exec", "scontrol", "delete", "ReservationName=fabricsuite-retest", check=False)
+
+
+def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(fabric,
+                                                                               tmp_path):
+    """Issue 52, a map suspect: the switch port toward node 3 at 100 of the 200 Mbit (a bad
+    cable or port that no link reading sees: node 3 reports its link healthy, no LINK
+    DEGRADED). A quick map of one round measures node 3 in one pair only, so the map cannot
+    tell node 3 from its mate: both suspected, each with the nodes the map measured healthy.
+    `fabricsuite nightly --retest-suspects` re-tests each in a full map of its own with the
+    three nearest of those (NetbenchMatrix at 4 nodes, `-J--nodelist`; the partition has
+    references at 8 nodes only, which a map's relative verdict does not need): node 3's every
+    pair is bad there, its link named alone (confirmed), its mate's pairs all good (cleared);
+    `fabricsuite act --mode drain` drains node 3 alone, with the suite's reason.
+
+    Four emulated nodes share the 2 cores, two ranks a core: a re-test whose rank also waited
+    for processes the detector cannot name (5 % of the run and more; seen in 2 of 4 tries)
+    was disturbed and clears nothing (its node stays suspected, never drained). Where the
+    mate's re-test was disturbed so, that is asserted instead; where node 3's was, or the
+    session itself (interference, no node named), the session runs once more."""
+    slow = f"{PREFIX}3"
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "emucluster.yaml").write_text(REFERENCES)
+
+    def nightly(results):
+        try:
+            fabric("rate", "100mbit", "--port", "3")
+            night = fabric("exec", str(BIN / "fabricsuite"), "nightly", "--system",
+                           "emucluster:nodes", "--results", str(results), "--retest-suspects",
+                           "--", "-n", "NetbenchMatrix", "-p", "openmpi", "-P",
+                           f"node_count={NODES}", "-S", "timing_on_shared_cores=true", "-S",
+                           "NetbenchMatrix.matrix_options=--max-size,256K,--repetitions,3,"
+                           "--time-cap-ms,20", "-S", "NetbenchMatrix.rounds=1", "-S",
+                           "confirm_pause_s=1", *ONCE, check=False,
+                           extra_env={"RFM_REFERENCE_PREFIX": str(refs),
+                                      "OMPI_MCA_mpi_yield_when_idle": "1"})
+        finally:
+            fabric("rate", RATE)
+        said = night.stdout + night.stderr
+        told = "\n".join(line for line in said.splitlines()
+                         if "suspect" in line or "faulty" in line or "waited" in line
+                         or line.lstrip().startswith(("outcome:", "FAILED", "PASSED", "BROKEN",
+                                                      "REGRESSION", "INTERFERENCE")))
+        (path,) = (results / "findings").glob("*.json")
+        return path, json.loads(path.read_text()), said, told
+
+    def disturbed(results, node):
+        """The interference line of the re-test of `node`, "" for a quiet one."""
+        (report,) = (results / "reports").glob(f"run-report-*-retest-{node}.json")
+        return "; ".join(c.get("interference") or "" for run in
+                         json.loads(report.read_text())["runs"] for c in run["testcases"]
+                         if c["name"].startswith("NetbenchMatrix"))
+
+    results = tmp_path / "results"
+    path, doc, said, told = nightly(results)
+    settled = {r["node"]: r["result"] for r in doc.get("retests", [])}
+    if settled.get(slow) in ("broken", "undecided") or (
+            not settled and [f["kind"] for f in doc["findings"]] == ["interference"]):
+        # the session or node 3's re-test disturbed (a rank waited for ReFrame's own process
+        # on the shared cores, 6 %: seen once): the suite rightly names no node; once more
+        print(f"the session or node 3's re-test was disturbed, measuring again:\n{told}")
+        results = tmp_path / "results-again"
+        path, doc, said, told = nightly(results)
+    retests = {r["node"]: r for r in doc.get("retests", [])}
+    assert slow in retests and len(retests) == 2, (told, doc)
+    (mate,) = set(retests) - {slow}
+    assert f"re-testing suspect {slow} against " in said, told
+    assert retests[slow]["result"] == "confirmed", (told, doc)
+    # each with three nodes the map measured healthy, never the other suspect
+    assert all(len(r["against"].split(",")) == 3 and not {slow, mate} & set(
+        r["against"].split(",")) for r in doc["retests"]), doc
+    named = [(f["kind"], f["confidence"], f["nodes"]) for f in doc["findings"]]
+    if retests[mate]["result"] == "cleared":
+        assert named == [("faulty-link", "map", slow)], doc
+        assert mate in switches.expand_hostlist(doc["passed_nodes"]), doc
+    else:
+        why = disturbed(results, mate)
+        assert retests[mate]["result"] == "undecided" and why, (told, doc)
+        print(f"the mate's re-test was disturbed ({why}): it stays suspected")
+        assert named == [("faulty-link", "suspected", mate), ("faulty-link", "map", slow)], doc
+    try:
+        status, acted = act(fabric, tmp_path, "--mode", "drain", findings=path)
+        assert status == 0, acted
+        (reason,) = drained(fabric).values()
+        assert list(drained(fabric)) == [slow] and reason.startswith(
+            "fabricsuite: FAULTY LINK NetbenchMatrix ") and doc["session"][:8] in reason, acted
+    finally:
+        for node in slurm_nodes(fabric):
+            fabric("exec", "scontrol", "update", f"NodeName={node}", "State=RESUME",
+                   "Comment=", check=False)

@@ -266,7 +266,7 @@ def test_a_new_node_failed_while_disturbed_is_suspected_never_passed(references_
     assert (found["kind"], found["confidence"], found["nodes"], found["against"]) == (
         "node-outlier", "suspected", "n3", "n2"), found
     assert "while disturbed (rank 1 (n3, CPU 0) waited 14%" in found["evidence"], found
-    assert [node for node, _, _ in findings.suspects([Finding(**found)])] == ["n3"]
+    assert [r.node for r in findings.suspects([Finding(**found)])] == ["n3"]
     # quiet, the same runs confirm n3 alone
     for case in first:
         case["interference"] = ""
@@ -294,8 +294,8 @@ def test_a_suspect_pair_is_settled_node_by_node_by_its_re_tests(references_on_no
     named = [Finding(**entry) for entry in doc["findings"]]
     # each with the known node in its mate's place: n3 with n2 (the run n3-n4 with n4
     # replaced), n4 with n1
-    assert [(node, partner) for node, partner, _ in findings.suspects(named)] == [
-        ("n3", "n2"), ("n4", "n1")]
+    assert [(r.node, r.partners, r.settings) for r in findings.suspects(named)] == [
+        ("n3", ["n2"], ()), ("n4", ["n1"], ())]
     # n3 fails against n2 and passes its confirmation on n1-n2: confirmed, alone
     bad = on_nodes(report("judged-own"), ["n3", "n2"], ["n1", "n2"], passed=True)
     assert findings.settle(doc, "n3", "n2", bad) == "confirmed"
@@ -338,3 +338,55 @@ def test_the_reason_says_how_far_a_link_lies_from_its_promise_or_its_peers():
                                        check="NetbenchMatrix %node_count=8"), "6ccc3106-aaaa")
         assert reason == " ".join(w for w in ("fabricsuite: LINK DEGRADED NetbenchMatrix",
                                               change, "6ccc3106") if w), reason
+
+
+def test_a_quick_maps_suspect_pair_is_re_tested_in_maps_of_its_own_and_settled():
+    """Real reports of the emulated cluster (tests/data/cases/README.md): a quick map that
+    measured node 3 in one pair only cannot tell it from its mate; each is re-tested in a full
+    map of 4 with the nearest nodes the map measured healthy, node 3 is named alone there
+    (its link, `map`), its mate passes (cleared); act drains node 3 alone."""
+    doc = findings.document(report("map-quick-suspect-pair"))
+    (found,) = doc["findings"]
+    assert (found["kind"], found["confidence"], found["nodes"]) == (
+        "faulty-link", "suspected", "fss[70743-70744]"), found
+    assert found["retest_with"] == "fss[70741-70742,70745-70748]", found
+    retests = findings.suspects([Finding(**found)])
+    assert [(r.node, r.partners) for r in retests] == [
+        ("fss70743", ["fss70742", "fss70745", "fss70741"]),
+        ("fss70744", ["fss70742", "fss70745", "fss70741"])]
+    assert {r.check for r in retests} == {"NetbenchMatrix%node_count=4%placement=per-node"}
+    assert retests[0].settings == ("NetbenchMatrix.rounds=0",
+                                   "NetbenchMatrix.require_reference=false")
+    assert findings.settle(doc, "fss70743", ",".join(retests[0].partners),
+                           report("map-retest-slow-node")) == "confirmed"
+    assert findings.settle(doc, "fss70744", ",".join(retests[1].partners),
+                           report("map-retest-its-mate")) == "cleared"
+    (settled,) = doc["findings"]
+    assert (settled["kind"], settled["confidence"], settled["nodes"], settled["component"]) == (
+        "faulty-link", "map", "fss70743", "node fss70743"), settled
+    assert settled["evidence"].startswith("re-tested against fss70742,fss70745,fss70741 "
+                                          "(session ") and "(-33%)" in settled["evidence"]
+    assert "fss70744" in switches.expand_hostlist(doc["passed_nodes"])
+    nodes = {f"fss7074{i}": act.Node(f"fss7074{i}", "idle", (), "", "", ("p",))
+             for i in range(1, 9)}
+    (drain,), _lines, _refused = act.plan(doc, [Finding(**e) for e in doc["findings"]], nodes,
+                                          {"default": "drain"}, 4, 0.2)
+    assert drain.command[:3] == ["scontrol", "update", "NodeName=fss70743"], drain
+    assert "Reason=fabricsuite: FAULTY LINK NetbenchMatrix -33% 361a06f8" in drain.command, \
+        drain.command
+
+
+def test_a_map_suspect_with_too_few_healthy_nodes_and_an_unexplained_pair():
+    """Fewer than three healthy nodes of the map: not re-tested (it stays suspected); a bad pair
+    no single component explains names both its nodes, suspected, host names with a "-" split
+    where both halves are nodes of the map."""
+    line = "faulty node n3 or node n4: 1 of 1 pairs through it bad"
+    (few,) = findings.map_findings_of(line, {"check": "NetbenchMatrix %node_count=4"},
+                                      ["n1", "n2", "n3", "n4"])
+    assert few.retest_with == "n[1-2]" and findings.suspects([few]) == []
+    nodes = ["rack-1", "rack-2", "rack-3", "rack-4", "rack-5"]
+    (pair,) = findings.map_findings_of(
+        "no single component explains 1 bad pair(s): rack-2-rack-5", {}, nodes)
+    assert (pair.kind, pair.confidence, pair.node_names(), pair.component) == (
+        "faulty-link", "suspected", ["rack-2", "rack-5"], "pair rack-2-rack-5")
+    assert pair.retest_with == "rack-[1,3-4]"

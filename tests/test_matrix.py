@@ -533,8 +533,8 @@ def test_help_states_and_justifies_the_defaults(program):
 
 def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
     """NetbenchMatrix's new variables: unit and direction declared, a reference of 0 pairs with
-    an upper bound of 0 is valid (one without a bound on the bad side is refused), and the
-    figures come from a real result."""
+    an upper bound of 0 is valid (one without a bound on the bad side is refused), the counts'
+    absolute reference of 0, and the figures come from a real result."""
     import importlib.util
     import sys
 
@@ -557,6 +557,14 @@ def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
     with pytest.raises(ReferenceFileError, match="no upper bound"):
         check_tuple(where, "matrix_bad_pairs", [0, -0.1, None, "pairs"],
                     declared["matrix_bad_pairs"])
+    # the counts are judged against 0 also where a file has no entry for them (a first day, a
+    # re-test at another node count); the figures only by references
+    from fabricsuite.metrics import absolute_references
+
+    assert absolute_references(module.NetbenchMatrix.metrics) == {
+        f"matrix_{name}": (0, None, 0, unit) for name, unit in (
+            ("bad_pairs", "pairs"), ("bad_nodes", "nodes"), ("faulty_node_links", "components"),
+            ("faulty_uplinks", "components"), ("faulty_switches", "components"))}
 
     out = tmp_path / "netbench.json"
     proc, result = run_result([*LAUNCH_2, program, "matrix", *QUICK], out)
