@@ -39,7 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite import emucluster  # noqa: E402
+from fabricsuite.commands import emucluster  # noqa: E402
 
 BIN = Path(sys.executable).parent
 SCENARIOS = ("healthy", "node", "fabric", "leaf", "harness", "port")

@@ -4,7 +4,7 @@ stored sessions: how many cases each calls a regression, a transient or a pass.
 
 The rule before: a variable is confirmed when it is outside its references in the first run and
 in the last (so the last round decides: a case that passes its last confirmation passes). The
-rule now (fabricsuite.cases.confirmed_variables with rounds): outside in more than half of the
+rule now (fabricsuite.data.cases.confirmed_variables with rounds): outside in more than half of the
 rounds that measured it, disturbed rounds left out beside quiet ones. Only cases measured in
 more than one round can differ; they are listed one by one.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from fabricsuite import cases  # noqa: E402
+from fabricsuite.data import cases  # noqa: E402
 
 
 def reports(paths: list[Path]) -> list[tuple[Path, dict]]:

@@ -8,8 +8,8 @@ that a slow phase hits both, with `-S rule_margin=0` (the guideline as written),
 empty reference directory (the built-in reference: 0 violations, no known findings), with the
 README's confirmation (--max-retries=3, pauses from --confirm-pause-s). A rule counts as
 violated in a session when its violation was confirmed (outside in the first run and the last,
-fabricsuite.cases.confirmed_variables), as the session's verdict judges it; a run whose node was
-disturbed is left out. Prints, per margin, MPI, rule and size, in how many sessions the rule
+fabricsuite.data.cases.confirmed_variables), as the session's verdict judges it; a run whose node
+was disturbed is left out. Prints, per margin, MPI, rule and size, in how many sessions the rule
 was violated; a rule violated in some sessions and not in others flips. Run it on an otherwise
 idle machine: a test suite beside it disturbs it.
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.cases import case_key, confirmed_variables, final_cases, first_runs  # noqa: E402
+from fabricsuite.data.cases import case_key, confirmed_variables, final_cases, first_runs  # noqa: E402
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
 

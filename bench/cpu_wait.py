@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The CPU wait netbench records on a quiet node and with a busy process on a measuring rank's
-core: the measurement behind fabricsuite.interference.DISTURBED_FROM.
+core: the measurement behind fabricsuite.data.interference.DISTURBED_FROM.
 
 Runs `netbench pingpong` (2 ranks bound to CPUs 0 and 1, Open MPI) --runs times quiet and
 --runs times with a busy loop pinned to CPU 1 (the quiet and disturbed runs alternate, so that a
 slow phase of the machine hits both), and prints per condition the largest cpu_wait_fraction of
 the two ranks (median, max and min over the runs), the 8-byte median latency, and how many runs
-`fabricsuite.interference.describe` calls disturbed.
+`fabricsuite.data.interference.describe` calls disturbed.
 
     python bench/cpu_wait.py --runs 10
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.interference import DISTURBED_FROM, describe, worst_wait  # noqa: E402
+from fabricsuite.data.interference import DISTURBED_FROM, describe, worst_wait  # noqa: E402
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
@@ -80,7 +80,7 @@ def main() -> int:
         print(f"{condition:22} {statistics.median(waits):12.4f} {min(waits):8.4f} "
               f"{max(waits):8.4f} {statistics.median(lat for _, lat, _ in rows):14.3f} "
               f"{sum(d for _, _, d in rows):6d}/{len(rows)}")
-    print(f"threshold (fabricsuite.interference.DISTURBED_FROM): {DISTURBED_FROM}")
+    print(f"threshold (fabricsuite.data.interference.DISTURBED_FROM): {DISTURBED_FROM}")
     return 0
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Efficiencies against the limits of the cores, healthy and broken: the evidence for the
-first-day floors of fabricsuite.limits (PHYSICS_FLOORS) and for whether an efficiency drifts
+first-day floors of fabricsuite.data.limits (PHYSICS_FLOORS) and for whether an efficiency drifts
 less than its figure. The latency is read against the floor pingpong measured in its own
 processes (and, beside it, against the prologue's: the two differ where the host placed the
 vCPUs anew between programs).
@@ -31,8 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from fabricsuite import limits  # noqa: E402
-from fabricsuite.netbench_result import load  # noqa: E402
+from fabricsuite.data import limits  # noqa: E402
+from fabricsuite.data.netbench_result import load  # noqa: E402
 
 MiB = 1024 * 1024
 BIND = REPO / "config" / "launchers" / "bind-rank"
@@ -70,7 +70,7 @@ def run(build: Path, mpi: str, cpus: str, env: dict, out: Path) -> dict:
     except ValueError:
         return {}
     prologue_floor = lim.value(None, "floor_oneway_median_us")
-    # the latency's own floor, measured by pingpong in its processes (fabricsuite.limits)
+    # the latency's own floor, measured by pingpong in its processes (fabricsuite.data.limits)
     floor = pp.summary.get("floor_oneway_median_us") or prologue_floor
     ceiling = lim.value("limits_copy", "copy_one_core_median_MBps", size_bytes=MiB)
     latency = pp.value("pingpong", "latency_median_us", size_bytes=8)

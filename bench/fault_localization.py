@@ -19,7 +19,7 @@ random in every trial (--seed):
 
 A trial is one `netbench matrix` job through srun (one rank per node, the full map, suspects
 re-tested alone), the tree as `scontrol show topology` prints it, and the explanation of the bad
-pairs (fabricsuite.switches). netbench's thresholds come from the map's own noise and the fault
+pairs (fabricsuite.data.switches). netbench's thresholds come from the map's own noise and the fault
 it looks for (--smallest-fault), or from a fixed --bandwidth-fraction. A finding is right when
 it names the fault: a group of components that the measured pairs cannot tell apart (the two
 uplinks of a 2-leaf tree) counts when it holds the fault, and how many findings were such groups
@@ -52,8 +52,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite import switches  # noqa: E402
-from fabricsuite.emucluster import OPENMPI_TCP, EmuCluster, srun_matrix  # noqa: E402
+from fabricsuite.commands.emucluster import OPENMPI_TCP, EmuCluster, srun_matrix  # noqa: E402
+from fabricsuite.data import switches  # noqa: E402
 
 SCENARIOS = ("node", "uplink", "congestion", "switch")
 #: The map's settings: quick sizes (its thresholds: the options --smallest-fault and

@@ -5,7 +5,7 @@ fast and its slow phases?
 
 Each session runs `ci/run-local.sh` (the README's command, unchanged) with a results directory
 of its own, so each one is a machine's first day: no references of its own, judged only against
-the limits of its cores (the physics floors of fabricsuite.limits), the kind's file shown as
+the limits of its cores (the physics floors of fabricsuite.data.limits), the kind's file shown as
 information. Between sessions it waits `--gap` seconds, so the sessions sample the host's
 phases. Reported per session: the exit status, the outcome line, the wall time, and the 8 B
 ping-pong latency of each MPI with its multiple of the cache-line floor (a slow phase of this
@@ -31,8 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from fabricsuite.cases import final_cases  # noqa: E402
-from fabricsuite.store import readable_reports  # noqa: E402
+from fabricsuite.data.cases import final_cases  # noqa: E402
+from fabricsuite.data.store import readable_reports  # noqa: E402
 
 #: The figures that show the phase of the host: the 8 B ping-pong latency and its efficiency.
 PHASE_FIGURES = ("latency_8B_median_us", "latency_8B_floor_multiple")

@@ -24,8 +24,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import QUICK, bench_cluster, bench_parser, bench_up  # noqa: E402
-from fabricsuite.links import DEFAULT_BANDWIDTH_FRACTION, LINE_FRACTION  # noqa: E402
+from fabricsuite.commands.emucluster import QUICK, bench_cluster, bench_parser, bench_up  # noqa: E402
+from fabricsuite.data.links import DEFAULT_BANDWIDTH_FRACTION, LINE_FRACTION  # noqa: E402
 
 BIN = Path(sys.executable).parent
 CHECKS = ("NetbenchPingPongBandwidth", "NetbenchBothway", "NetbenchFlood")

@@ -29,9 +29,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite import session  # noqa: E402
-from fabricsuite.emucluster import bench_cluster, bench_parser, bench_up  # noqa: E402
-from fabricsuite.session_verdict import LINK_DEGRADED, verdicts  # noqa: E402
+from fabricsuite.commands import session  # noqa: E402
+from fabricsuite.commands.emucluster import bench_cluster, bench_parser, bench_up  # noqa: E402
+from fabricsuite.data.session_verdict import LINK_DEGRADED, verdicts  # noqa: E402
 
 BIN = Path(sys.executable).parent
 SCENARIOS = ("degraded", "healthy")

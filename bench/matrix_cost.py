@@ -41,7 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import OPENMPI_TCP, EmuCluster, srun_matrix  # noqa: E402
+from fabricsuite.commands.emucluster import OPENMPI_TCP, EmuCluster, srun_matrix  # noqa: E402
 
 #: Node counts the table is computed for.
 TARGETS = [64, 1000, 10000]

@@ -40,7 +40,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.emucluster import QUICK, bench_cluster, bench_parser, bench_up  # noqa: E402
+from fabricsuite.commands.emucluster import QUICK, bench_cluster, bench_parser, bench_up  # noqa: E402
 
 BIN = Path(sys.executable).parent
 CHECK = "NetbenchPingPongBandwidth%distance=other-node"
@@ -56,7 +56,7 @@ HARNESS_FAULTS = {
 
 
 def finding_kinds(results: Path) -> list[str]:
-    """The kinds of the findings a nightly wrote under `results` (fabricsuite.findings)."""
+    """The kinds of the findings a nightly wrote under `results` (fabricsuite.data.findings)."""
     kinds = []
     for path in sorted((results / "findings").glob("*.json")):
         try:

@@ -1,5 +1,5 @@
-"""Change points: `fabricsuite history` (fabricsuite.history.detect) against Apache Otava 0.8 on
-the same series, with the truth known. Why history keeps its own E-Divisive (history.py's
+"""Change points: `fabricsuite history` (fabricsuite.commands.history.detect) against Apache Otava
+0.8 on the same series, with the truth known. Why history keeps its own E-Divisive (history.py's
 docstring quotes this benchmark).
 
 A suite run stores hundreds of variables; a nightly history asks of every one whether it moved.
@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fabricsuite.history import Point, Series, detect  # noqa: E402
+from fabricsuite.commands.history import Point, Series, detect  # noqa: E402
 
 
 def make_series(nulls: int, steps: int, length: int, step_at: int, step_pct: float,

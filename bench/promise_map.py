@@ -15,8 +15,9 @@ scenarios of --trials each, the slow part a different one each trial:
 - healthy: nothing slow: expected no finding.
 
 A trial is one `netbench matrix` job through srun (one rank per node, the full map, suspects
-re-tested alone, as NetbenchMatrix runs it), judged by fabricsuite.switches.below_promise against
-RATE and the default promise (fabricsuite.links.DEFAULT_BANDWIDTH_FRACTION). The relative rule
+re-tested alone, as NetbenchMatrix runs it), judged by fabricsuite.data.switches.below_promise
+against RATE and the default promise (fabricsuite.data.links.DEFAULT_BANDWIDTH_FRACTION). The
+relative rule
 (each pair against the map's best) is printed beside it: it cannot see the fabric scenario.
 Root, Slurm and munge needed; about 30-60 s a trial here.
 """
@@ -34,9 +35,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite import switches  # noqa: E402
-from fabricsuite.emucluster import OPENMPI_TCP, EmuCluster, bench_tally, srun_matrix  # noqa: E402
-from fabricsuite.links import DEFAULT_BANDWIDTH_FRACTION, tc_rate_gbps  # noqa: E402
+from fabricsuite.commands.emucluster import OPENMPI_TCP, EmuCluster, bench_tally, srun_matrix  # noqa: E402
+from fabricsuite.data import switches  # noqa: E402
+from fabricsuite.data.links import DEFAULT_BANDWIDTH_FRACTION, tc_rate_gbps  # noqa: E402
 
 MATRIX_OPTIONS = ("--max-size", "256K", "--repetitions", "3", "--time-cap-ms", "20",
                   "--progress-every", "0")

@@ -46,7 +46,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.cases import (  # noqa: E402
+from fabricsuite.commands.emucluster import bench_cluster, bench_parser, bench_up  # noqa: E402
+from fabricsuite.data.cases import (  # noqa: E402
     BROKEN,
     DISTURBED,
     case_key,
@@ -56,7 +57,6 @@ from fabricsuite.cases import (  # noqa: E402
     health,
     unconfirmed,
 )
-from fabricsuite.emucluster import bench_cluster, bench_parser, bench_up  # noqa: E402
 
 
 def is_broken(case: dict) -> bool:
@@ -127,7 +127,7 @@ def session(emu, mpi: str, results: Path, group: list[str], repeats: int,
     for c in cases:
         # The suite's verdict, as ci/run-local.sh and nightly give it: a case regressed when
         # a variable was outside its reference in both runs; different variables in the two
-        # runs are a transient (fabricsuite.session.unconfirmed), a pass.
+        # runs are a transient (fabricsuite.commands.session.unconfirmed), a pass.
         earlier = first.get(case_key(c))
         outcome = ("passed" if c.get("result") != "fail"
                    else "broken" if is_broken(c)

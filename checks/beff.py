@@ -23,7 +23,7 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
-from fabricsuite.rfm_netbench import (
+from fabricsuite.checks.rfm_netbench import (
     NetbenchMultiRankCheck,
     NetbenchValidationCheck,
     count_problems,

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import reframe as rfm
 
-from fabricsuite.external import parse_beff
-from fabricsuite.metrics import MBPS, US, Figure, reads
-from fabricsuite.rfm_external import MultiRankExternalCheck
+from fabricsuite.base.metrics import MBPS, US, Figure, reads
+from fabricsuite.checks.rfm_external import MultiRankExternalCheck
+from fabricsuite.data.external import parse_beff
 
 
 def field(name):

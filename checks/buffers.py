@@ -31,7 +31,7 @@ bound around zero means nothing; the ratio carries the same verdict.
 
 import reframe as rfm
 
-from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, value_list
+from fabricsuite.checks.rfm_netbench import NetbenchPairCheck, cell, value_list
 
 KiB = 1024
 

@@ -36,14 +36,14 @@ import reframe as rfm
 from reframe.core.builtins import run_before, variable
 from reframe.core.logging import getlogger
 
-from fabricsuite.references import known_findings
-from fabricsuite.rfm_netbench import (
+from fabricsuite.checks.rfm_netbench import (
     NetbenchMultiRankCheck,
     cell,
     count_problems,
     each_collective_and_size,
     value_list,
 )
+from fabricsuite.data.references import known_findings
 
 KiB = 1024
 #: The sizes of both checks; the variables take 8 B and 64 KiB (models) or all (rules).

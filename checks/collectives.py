@@ -12,9 +12,9 @@ References per partition, environment and scale (reference/<system>.yaml).
 
 - NetbenchCollectives: the median time of each collective at 8 B, 1 KiB and 1 MiB (the study's
   sizes), and of Barrier; at 1 MiB also the bus bandwidth of allreduce, allgather, alltoall,
-  bcast and reduce (nccl-tests' definitions, fabricsuite.limits.bus_bandwidth: comparable with
+  bcast and reduce (nccl-tests' definitions, fabricsuite.data.limits.bus_bandwidth: comparable with
   the link's rate at any rank count), and, one rank per node across nodes where the partition
-  declares its links and a busbw_fraction (extras.fabric, fabricsuite.links), each of those as
+  declares its links and a busbw_fraction (extras.fabric, fabricsuite.data.links), each of those as
   a fraction of the line rate, judged against that promise. Sanity: every collective at every
   size measured with enough valid calls (calls late for their window are excluded), every time
   positive, the job had the ranks asked for.
@@ -24,15 +24,15 @@ References per partition, environment and scale (reference/<system>.yaml).
 
 import reframe as rfm
 
-from fabricsuite.limits import BUS_FACTORS, bus_bandwidth
-from fabricsuite.links import line_fraction
-from fabricsuite.rfm_netbench import (
+from fabricsuite.checks.rfm_netbench import (
     NetbenchMultiRankCheck,
     NetbenchValidationCheck,
     cell,
     count_problems,
     each_collective_and_size,
 )
+from fabricsuite.data.limits import BUS_FACTORS, bus_bandwidth
+from fabricsuite.data.links import line_fraction
 
 COLLECTIVES = ["bcast", "reduce", "allreduce", "alltoall", "alltoallv", "gather", "scatter",
                "allgather"]

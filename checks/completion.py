@@ -36,7 +36,7 @@ carry the same verdict.
 
 import reframe as rfm
 
-from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, value_list
+from fabricsuite.checks.rfm_netbench import NetbenchPairCheck, cell, value_list
 
 KiB = 1024
 

@@ -11,7 +11,7 @@ rank per core. References per partition, environment and scale (reference/<syste
   ratio of the worst phase to the first (the study's "drop in the middle phases"; 1.0 when the
   first phase is the worst). On one node also that bandwidth as a fraction of its ceiling:
   what each core copies while every rank copies at once, measured by `netbench limits` on the
-  job's cores just before (fabricsuite.limits; judged against its physics floor where the
+  job's cores just before (fabricsuite.data.limits; judged against its physics floor where the
   references give none). Sanity: every phase of every algorithm at every size ran, every
   bandwidth positive, the job had the ranks asked for.
 - NetbenchDenseValidation: the same patterns once each with patterned data; every received byte
@@ -21,13 +21,13 @@ rank per core. References per partition, environment and scale (reference/<syste
 import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
-from fabricsuite.limits import ALL_RANKS, fraction_of_ceiling
-from fabricsuite.rfm_netbench import (
+from fabricsuite.checks.rfm_netbench import (
     NetbenchMultiRankCheck,
     NetbenchValidationCheck,
     cell,
     count_problems,
 )
+from fabricsuite.data.limits import ALL_RANKS, fraction_of_ceiling
 
 MiB = 1024 * 1024
 ALGORITHMS = ["aapc", "pairwise", "cumulative", "random"]
@@ -66,7 +66,7 @@ class NetbenchDense(NetbenchMultiRankCheck):
             for a in ALGORITHMS
         },
         # on one node: the bandwidth per rank over what each core copies while every rank of
-        # the job copies at once (fabricsuite.limits.ALL_RANKS, the prologue); across nodes
+        # the job copies at once (fabricsuite.data.limits.ALL_RANKS, the prologue); across nodes
         # the link limits a rank, not its core, and these are left out
         **{
             f"{a}_bandwidth_1MiB_ceiling_fraction": fraction_of_ceiling(

@@ -18,7 +18,7 @@ environment and scale (reference/<system>.yaml).
   `scontrol show topology`, or a topology.conf path; without one, one switch): faulty node
   links, leaf uplinks and switches, named with their evidence in `components`, and congestion
   (suspects cleared alone that shared an uplink in their round) said apart
-  (fabricsuite.switches).
+  (fabricsuite.data.switches).
   Performance: the median and the worst pair's bandwidth, the median latency, and the counts of
   bad pairs, bad nodes and faulty components (reference 0, e.g.
   `matrix_bad_pairs: [0, null, 0, pairs]`: any confirmed bad pair fails; the counts are
@@ -26,7 +26,7 @@ environment and scale (reference/<system>.yaml).
   node count: the map's verdict is against its own pairs). Where the partition
   declares its links (extras.fabric), also the median pair's bandwidth as a fraction of the
   line rate against the promise, and the fabric, a leaf (its uplink) or a node whose pairs lie
-  below the promise named as `BELOW PROMISE ...` findings (fabricsuite.switches.below_promise):
+  below the promise named as `BELOW PROMISE ...` findings (fabricsuite.data.switches.below_promise):
   the session's LINK DEGRADED verdict, which the relative rule cannot reach.
 - NetbenchRankDistance: every core of the allocation; ping-pong between rank 0 and rank d,
   d = 1, 2, 4, ... (Altix study §3.2, Fig. 2 and 3), one pair at a time while the other ranks
@@ -43,16 +43,17 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 from reframe.core.logging import getlogger
 
-from fabricsuite import SLURM_SCHEDULERS, links, switches
-from fabricsuite.links import line_fraction
-from fabricsuite.metrics import LOWER, Figure, PerfSpec
-from fabricsuite.rfm_netbench import (
+from fabricsuite import SLURM_SCHEDULERS
+from fabricsuite.base.metrics import LOWER, Figure, PerfSpec
+from fabricsuite.checks.rfm_netbench import (
     RESULT_FILE,
     NetbenchMultiRankCheck,
     count_problems,
     summaries,
     summary,
 )
+from fabricsuite.data import links, switches
+from fabricsuite.data.links import line_fraction
 
 #: The N x N maps netbench writes beside its JSON result (`matrix --json-file`).
 MAP_FILES = ["matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"]
@@ -66,7 +67,7 @@ NONE_BAD = (0, None, 0)
 
 
 def faulty(kind: str) -> Figure:
-    """The count of faulty components of a kind (fabricsuite.switches), reference 0."""
+    """The count of faulty components of a kind (fabricsuite.data.switches), reference 0."""
     return Figure(read=lambda result: switches.verdict(result).counts()[kind],
                   spec=PerfSpec("components", LOWER), absolute=NONE_BAD)
 
@@ -85,7 +86,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     #: Further netbench options, e.g. ["--bandwidth-fraction", "0.9"].
     matrix_options = variable(typ.List[str], value=[])
     #: The faulty components the switch tree explains the bad pairs by, with their evidence,
-    #: and the congestion cleared by the re-test (fabricsuite.switches); "" for none
+    #: and the congestion cleared by the re-test (fabricsuite.data.switches); "" for none
     components = variable(str, value="", loggable=True)
     keep_files = [RESULT_FILE, *MAP_FILES, TREE_FILE]
     fresh_outputs = [RESULT_FILE, *MAP_FILES, TREE_FILE]
@@ -93,7 +94,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
                            prefix="matrix_"),
                **{f"matrix_{name}": replace(summary(name), absolute=NONE_BAD)
                   for name in ("bad_pairs", "bad_nodes")},
-               # where the partition declares its links (fabricsuite.links): the promise
+               # where the partition declares its links (fabricsuite.data.links): the promise
                "matrix_bandwidth_median_line_fraction": line_fraction(
                    summary("bandwidth_median_MBps")),
                "matrix_faulty_node_links": faulty("node"),
@@ -116,12 +117,13 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
                                 f"scontrol show topology > {shlex.quote(TREE_FILE)} 2>&1"]
         # A quick map under Slurm draws its rounds with the first seed from `seed` on that
         # crosses every uplink between the job's nodes (rank i on the i-th node), computed in
-        # the job, where the nodes are known (fabricsuite.switches quick-seed; `seed` itself
+        # the job, where the nodes are known (fabricsuite.data.switches quick-seed; `seed` itself
         # when none does, and the check then names the uplinks left out).
         if (self.rounds > 0 and declared
                 and self.current_partition.scheduler.registered_name in SLURM_SCHEDULERS):
             tree = TREE_FILE if declared == "slurm" else os.path.expanduser(str(declared))
-            words = [sys.executable, "-m", "fabricsuite.switches", "quick-seed", "--tree", tree,
+            words = [sys.executable, "-m", "fabricsuite.data.switches", "quick-seed", "--tree",
+                     tree,
                      "--rounds", str(self.rounds), "--seed", str(self.seed), "--netbench",
                      os.path.join(self.netbench.stagedir, "netbench")]
             self.prerun_cmds = [*self.prerun_cmds, (
@@ -154,7 +156,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
             getlogger().warning(f"{self.display_name}: {self.components}")
         # against the fabric's promise, where the partition declares it: a fabric, a leaf or a
         # node uniformly slow, which the relative rule above cannot see (a finding: LINK
-        # DEGRADED's verdict, fabricsuite.links)
+        # DEGRADED's verdict, fabricsuite.data.links)
         promise = links.contract(self.current_partition.extras)
         if promise is not None:
             measured = switches.pairs_of(result.table("pairs"))

@@ -20,9 +20,9 @@ import shlex
 import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
-from fabricsuite.external import parse_imb
-from fabricsuite.metrics import MBPS, US, Figure, PerfSpec, reads
-from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
+from fabricsuite.base.metrics import MBPS, US, Figure, PerfSpec, reads
+from fabricsuite.checks.rfm_external import MultiRankExternalCheck, TwoRankCheck
+from fabricsuite.data.external import parse_imb
 
 #: overlap: higher is better
 PERCENT = PerfSpec("%", "higher")

@@ -5,7 +5,7 @@ as the operating system reports it (config/launchers/read-counters, source `link
 and RoCE ports' rate, width, state; interfaces' speed and state; a tbf shaper's rate), one task
 per node (the partition's `extras["nodes"]` through srun on Slurm; this machine alone under the
 local scheduler), and judges them against the partition's contract, `extras["fabric"]["links"]`
-(fabricsuite.links): a declared port that is missing, down, narrower or slower than declared,
+(fabricsuite.data.links): a declared port that is missing, down, narrower or slower than declared,
 or unlike the same port on most of its peers, fails the check as `LINK DEGRADED <node> <port>:
 <what it runs at>, declared <the promise>`. The session's outcome counts it as a finding of its
 own (exit 1: the fabric misses its promise; docs/verdicts.md). Without a contract only the
@@ -20,8 +20,9 @@ from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_after, sanity_function, variable
 from reframe.core.exceptions import EnvironError, SanityError
 
-from fabricsuite import SLURM_SCHEDULERS, links
-from fabricsuite.rfm_netbench import READ_COUNTERS
+from fabricsuite import SLURM_SCHEDULERS
+from fabricsuite.checks.rfm_netbench import READ_COUNTERS
+from fabricsuite.data import links
 
 #: One reading per node, "%n" the node's name (read-counters fills it in).
 READING = "links-%n.txt"

@@ -26,7 +26,7 @@ bandwidths, the job had the ranks asked for, no unreliable figure that a variabl
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from fabricsuite.rfm_netbench import NetbenchMultiRankCheck, summary
+from fabricsuite.checks.rfm_netbench import NetbenchMultiRankCheck, summary
 
 SMALL = 8
 LARGE = 64 * 1024

@@ -21,10 +21,10 @@ under 1 s (class S) without judging it; Mop/s, from NPB's own timer, is judged a
 import reframe as rfm
 from reframe.core.builtins import parameter, run_after, variable
 
-from fabricsuite.external import parse_npb
-from fabricsuite.metrics import Figure, PerfSpec, reads
-from fabricsuite.npb import mz_zones, npb_rejects
-from fabricsuite.rfm_external import MultiRankExternalCheck
+from fabricsuite.base.metrics import Figure, PerfSpec, reads
+from fabricsuite.checks.rfm_external import MultiRankExternalCheck
+from fabricsuite.data.external import parse_npb
+from fabricsuite.data.npb import mz_zones, npb_rejects
 
 
 class _NpbCommon(rfm.RegressionTestPlugin):

@@ -22,9 +22,9 @@ in osu_allreduce -c.
 
 import reframe as rfm
 
-from fabricsuite.external import osu_sizes, parse_osu
-from fabricsuite.metrics import MBPS, US, Figure, PerfSpec, reads
-from fabricsuite.rfm_external import MultiRankExternalCheck, TwoRankCheck
+from fabricsuite.base.metrics import MBPS, US, Figure, PerfSpec, reads
+from fabricsuite.checks.rfm_external import MultiRankExternalCheck, TwoRankCheck
+from fabricsuite.data.external import osu_sizes, parse_osu
 
 
 def at(column, size=None):

@@ -19,7 +19,7 @@ the distance's pair (or on another node for other-node).
 - NetbenchFlood: flood test at queue depths 1..64 (Bell 4.2); g at 8 B, G, bandwidth; at 1 MiB
   also as a fraction of one core's copy bandwidth.
 
-Between nodes, where the partition declares its links (extras.fabric, fabricsuite.links), the
+Between nodes, where the partition declares its links (extras.fabric, fabricsuite.data.links), the
 bandwidths at 1 MiB of NetbenchPingPongBandwidth and NetbenchFlood are also fractions of the
 declared line rate, judged against the promise (at least its bandwidth_fraction, 0.7 unless
 declared), never against a machine's own history. NetbenchBothway's is not: how much of a full
@@ -27,7 +27,7 @@ duplex link both directions at once reach is the MPI's (Open MPI's TCP transport
 healthy emulated link each way, MPICH's 0.87; docs/measurements.md).
 
 On one node these four run `netbench limits` on the pair's cores first, in the same job
-(fabricsuite.limits): the efficiencies divide by what those cores did at that moment. Without
+(fabricsuite.data.limits): the efficiencies divide by what those cores did at that moment. Without
 references of its own, a machine is judged on the efficiencies alone, against physics floors
 every healthy machine keeps; a figure beyond its limit is a measurement error and fails sanity.
 - NetbenchOverlap: overhead by CPU overlap (Bell 4.3); o_s and o_r at 8 B.
@@ -39,10 +39,10 @@ every healthy machine keeps; a figure beyond its limit is a measurement error an
 
 import reframe as rfm
 
-from fabricsuite.declarations import default_sizes, option_default
-from fabricsuite.limits import TWO_CORES, fraction_of_ceiling, multiple_of_floor
-from fabricsuite.links import line_fraction
-from fabricsuite.rfm_netbench import NetbenchPairCheck, cell, summary
+from fabricsuite.checks.rfm_netbench import NetbenchPairCheck, cell, summary
+from fabricsuite.data.declarations import default_sizes, option_default
+from fabricsuite.data.limits import TWO_CORES, fraction_of_ceiling, multiple_of_floor
+from fabricsuite.data.links import line_fraction
 
 MiB = 1024 * 1024
 #: Ratio of adjacent sizes of `netbench loggp`'s default sweep (2^(1/K), K sizes per doubling,

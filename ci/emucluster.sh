@@ -13,7 +13,7 @@
 #                                                   uplinks to a spine switch (unshaped unless
 #                                                   --uplink-rate) and a Slurm topology.conf;
 #                                                   --declare: the partition's contract of its
-#                                                   links (fabricsuite.links), none by default
+#                                                   links (fabricsuite.data.links), none by default
 #   ci/emucluster.sh rate RATE [NODE]               re-shape every node link (each node's egress),
 #                                                   or node NODE's only, both directions (e.g.
 #                                                   500mbit; none removes the shaping)

@@ -3,10 +3,10 @@
 # performance report. Sets up what is missing first (ci/setup.sh). Extra arguments go to
 # reframe, e.g. `ci/run-local.sh -n NetbenchPingPong` or `ci/run-local.sh -p openmpi`.
 # Results stay in results/ (perflogs, run reports, results database, per-session output).
-# Skipped cases are folded out of ReFrame's output (python -m fabricsuite.console) and the run
+# Skipped cases are folded out of ReFrame's output (python -m fabricsuite.base.console) and the run
 # ends with a one-screen outcome: counts, skips grouped by reason, every failure with its
-# figures (python -m fabricsuite.session).
-# Exit status: the session's verdict (fabricsuite nightly, python -m fabricsuite.session): 0 every case
+# figures (python -m fabricsuite.commands.session).
+# Exit status: the session's verdict (fabricsuite nightly, python -m fabricsuite.commands.session): 0 every case
 # within its references (a variable outside in the first run but not the last is a transient,
 # not a regression), 1 a confirmed regression, 2 something broken or nothing tested ("Ran 0/0"
 # is not a pass; no run report at all).
@@ -20,5 +20,5 @@ VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
 # 180 s, and fails only if every confirmation fails too), so that both keep one contract: one
 # session of this machine's cores at a time (the same lock), ReFrame and its jobs end with it
 # whatever signal ends it, an interrupted session is kept apart, never stored as a run.
-exec "$VENV/bin/python" -m fabricsuite.cli nightly --system local --mode local --tag local \
+exec "$VENV/bin/python" -m fabricsuite.commands.cli nightly --system local --mode local --tag local \
     -- "$@"

@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from fabricsuite.commands import results_dir
+from fabricsuite.base.commandline import results_dir
 
 CONFIG_DIR = Path(__file__).resolve().parent
 REPO_ROOT = CONFIG_DIR.parent
@@ -59,8 +59,8 @@ for _system in _systems:
 
 _CHECKS = str(REPO_ROOT / "checks")
 # Concurrent checks distort timings; a failed case fails only after CONFIRM_ROUNDS confirmation
-# rounds, each after a longer pause, failed too (fabricsuite/verdict.py; a test keeps the number
-# here and in ci/run-local.sh equal to fabricsuite.verdict.CONFIRM_ROUNDS).
+# rounds, each after a longer pause, failed too (fabricsuite/checks/verdict.py; a test keeps the
+# number here and in ci/run-local.sh equal to fabricsuite.checks.verdict.CONFIRM_ROUNDS).
 _TIMING = ["--exec-policy=serial", "--performance-report", "--max-retries=3"]
 _MODES = [
     {
@@ -159,7 +159,7 @@ site_configuration = {
                         # external suites: the program run and, built by Spack, its spec
                         "%(check_program_used)s|%(check_spack_spec_used)s|"
                         # netbench: the troubled fabric counters that moved during the job
-                        # (fabricsuite.counters; added 2026-11-27: ReFrame kept the files
+                        # (fabricsuite.data.counters; added 2026-11-27: ReFrame kept the files
                         # written before as NAME.log.h0, a header change)
                         "%(check_counters)s|%(check_perfvalues)s"
                     ),

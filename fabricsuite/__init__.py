@@ -1,8 +1,11 @@
 """fabricsuite: the Python side of the interconnect regression suite.
 
-One importable package holds what the ReFrame checks share: reading netbench results
-(`netbench_result`), reading and validating reference files (`references`) and the ReFrame
-base classes that build and run netbench (`rfm_netbench`).
+The package is in four layers, one folder each, lower ones first (docs/architecture.md):
+`base` (units, directions, formats, command-line plumbing), `data` (one reading of every file
+the suite writes or is given, and the one verdict of a stored session), `checks` (the ReFrame
+bases the test plans in the repository's `checks/` build on) and `commands` (`fabricsuite
+<command>`). This module holds the repository's paths and a few constants every layer uses; it
+imports no module of the package.
 """
 
 import re

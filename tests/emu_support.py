@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from mpi_support import REFRAME_COMMAND
 
-from fabricsuite.emucluster import EmuCluster
+from fabricsuite.commands.emucluster import EmuCluster
 
 BIN = Path(sys.executable).parent
 TOOLS = ("ip", "tc", "slurmctld", "slurmd", "munged", "srun", "mpicc.openmpi")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from fabricsuite import REPO_ROOT, SOURCE_DIR
-from fabricsuite.netbench_result import parse_json
+from fabricsuite.data.netbench_result import parse_json
 
 #: MPI name -> (compiler wrapper, launcher of 2 ranks bound to cores)
 MPIS = {
@@ -38,14 +38,14 @@ REFRAME = str(Path(sys.executable).parent / "reframe")
 REFRAME_COMMAND = (REFRAME, "-C", "config/settings.py")
 
 
-#: The development VM's key (fabricsuite.machine): tests of its own recorded data name it.
+#: The development VM's key (fabricsuite.data.machine): tests of its own recorded data name it.
 VM_KEY = "amd-epyc-1x2x1-24gib"
 
 
 def local_pairs() -> dict[str, tuple[int, int]]:
     """The intra-node distance classes of the machine the tests run on (its hwloc topology),
     each with the pair of CPUs the checks bind to."""
-    from fabricsuite import topology
+    from fabricsuite.data import topology
 
     lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
     assert lstopo, "lstopo not installed (ci/setup.sh installs hwloc)"
@@ -65,7 +65,7 @@ def local_distance() -> str:
 
 def missing_distance_reasons() -> tuple[str, ...]:
     """The skip reasons of the distance classes this machine lacks (other-node: one node)."""
-    from fabricsuite import topology
+    from fabricsuite.data import topology
 
     pairs = local_pairs()
     return (*(f"no {d} pair" for d in topology.INTRA_NODE if d not in pairs),
@@ -75,7 +75,7 @@ def missing_distance_reasons() -> tuple[str, ...]:
 def local_reference_file(directory: Path) -> Path:
     """The embedded default's reference file of this machine under a reference directory
     (RFM_REFERENCE_PREFIX), its folder created."""
-    from fabricsuite.references import reference_file
+    from fabricsuite.data.references import reference_file
 
     path = reference_file("local", directory)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +85,7 @@ def local_reference_file(directory: Path) -> Path:
 def write_local_references(directory: Path, body: str) -> Path:
     """This machine's reference file under `directory` holding the YAML `body`, and the owner
     every machine's file names (`_machine.key`, as `fabricsuite baseline` writes it)."""
-    from fabricsuite.machine import this_machine
+    from fabricsuite.data.machine import this_machine
 
     path = local_reference_file(directory)
     path.write_text(body + f"_machine: {{key: {this_machine()[0]}}}\n")
@@ -95,7 +95,7 @@ def write_local_references(directory: Path, body: str) -> Path:
 def vm_reference_file() -> Path:
     """The development VM's own committed references."""
     from fabricsuite import REFERENCE_DIR
-    from fabricsuite.machine import reference_path
+    from fabricsuite.data.machine import reference_path
 
     return reference_path(REFERENCE_DIR, VM_KEY)
 
@@ -261,12 +261,12 @@ def readme_session(results_root: Path) -> tuple[Path, subprocess.CompletedProces
 
 def session_outcomes(report_path: Path) -> dict[tuple[str, str, str], str]:
     """{(check, parameters, environ): outcome} of every case a session ran (not skipped), as
-    the session's one verdict judges it (fabricsuite.session_verdict): "pass" (passed, or
+    the session's one verdict judges it (fabricsuite.data.session_verdict): "pass" (passed, or
     recorded without references of the machine), "transient" (outside in no more than half of
     its rounds, which the session counts as within its references), or ReFrame's result
     ("fail", ...) for anything else."""
-    from fabricsuite import cases
-    from fabricsuite.session_verdict import verdicts
+    from fabricsuite.data import cases
+    from fabricsuite.data.session_verdict import verdicts
 
     report = json.loads(report_path.read_text())
     outcomes = {}

@@ -40,7 +40,7 @@ def regression_lines(**evidence) -> list[str]:
     import json
     from pathlib import Path
 
-    from fabricsuite import session
+    from fabricsuite.commands import session
 
     report = json.loads((Path(__file__).parent / "data" / "baseline" /
                          "run-report-pt2pt-local.json").read_text())

@@ -1,7 +1,9 @@
-"""The import rules of docs/architecture.md hold on the tree: every module of fabricsuite/ is in
-exactly one layer of its table, a module imports only its own layer or lower ones, the check
-layer and the workflows never import each other, the checks import no workflow, there is no
-import circle at module level, and outside the check layer importing a module loads no ReFrame.
+"""The import rules of docs/architecture.md hold on the tree. The layers are the folders of
+fabricsuite/ (base, data, checks, commands), each with an `__init__` that says what it may
+import; a module's layer is its folder. A module imports only its own layer or lower ones, the
+check layer and the commands never import each other, the checks import no command, there is
+no import circle at module level, and outside the check layer importing a module loads no
+ReFrame.
 """
 
 from __future__ import annotations
@@ -16,67 +18,85 @@ from fabricsuite import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "fabricsuite"
 DOC = REPO_ROOT / "docs" / "architecture.md"
-#: Lower layers first; "checks" and "workflows" are siblings on top of "data".
-RANK = {"base": 0, "data": 1, "checks": 2, "workflows": 2}
+#: Lower layers first; "checks" and "commands" are siblings on top of "data".
+RANK = {"base": 0, "data": 1, "checks": 2, "commands": 2}
 
 
 def layers() -> dict[str, str]:
-    """{module: layer} from the doc's table."""
-    found = {}
-    for row in re.findall(r"^\| (\w+) \| (.+) \|$", DOC.read_text(), re.M):
-        layer, cells = row
-        if layer in RANK:
-            for module in re.findall(r"`(\w+)`", cells):
-                assert module not in found, f"{module} is in two layers of {DOC.name}"
-                found[module] = layer
+    """{module: layer}: each module of a layer's folder (a .py file, or a package of its
+    own), the top package's `__init__` in the base."""
+    found = {"__init__": "base"}
+    for layer in RANK:
+        folder = PACKAGE / layer
+        names = [p.stem for p in folder.glob("*.py") if p.stem != "__init__"] + [
+            p.parent.name for p in folder.glob("*/__init__.py")]
+        for module in names:
+            assert module not in found, f"{module} is in two layers ({found[module]}, {layer})"
+            found[module] = layer
     return found
 
 
 def files(module: str) -> list[Path]:
     """The files of a module of fabricsuite/: one .py, or every file of a package."""
-    single = PACKAGE / f"{module}.py"
-    return [single] if single.is_file() else sorted((PACKAGE / module).glob("*.py"))
+    if module == "__init__":
+        return [PACKAGE / "__init__.py"]
+    folder = PACKAGE / layers()[module]
+    single = folder / f"{module}.py"
+    return [single] if single.is_file() else sorted((folder / module).glob("*.py"))
+
+
+def dotted(module: str) -> str:
+    """The module's import path: "fabricsuite.data.cases"."""
+    return "fabricsuite" if module == "__init__" else f"fabricsuite.{layers()[module]}.{module}"
 
 
 def imports(module: str, top_level_only: bool = False) -> set[str]:
-    """The other fabricsuite modules a module imports (anywhere in it, or at module level
-    only); a package's imports of its own files do not count."""
-    package = module in modules() and not (PACKAGE / f"{module}.py").is_file()
+    """The other fabricsuite modules a module (or a file outside the package, by its path)
+    imports (anywhere in it, or at module level only); a package's imports of its own files
+    do not count."""
+    known = layers()
     found = set()
-    for path in files(module) if module in modules() else [Path(module)]:
+    for path in files(module) if module in known else [Path(module)]:
         tree = ast.parse(path.read_text())
         for node in tree.body if top_level_only else ast.walk(tree):
+            names: list[str] = []
             if isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                # inside a package, one dot is the package itself and two are fabricsuite
-                level = node.level - (1 if package else 0)
-                if node.level and level <= 0:
-                    continue
-                if node.level or base.startswith("fabricsuite"):
-                    base = base.removeprefix("fabricsuite").lstrip(".")
-                    if base:
-                        found.add(base.split(".")[0])
-                    else:
-                        found |= {alias.name for alias in node.names
-                                  if alias.name in modules()}
+                if node.level:
+                    continue  # only a package's own files are imported relatively
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):
-                found |= {a.name.split(".")[1] for a in node.names
-                          if a.name.startswith("fabricsuite.")}
+                names = [a.name for a in node.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] != "fabricsuite":
+                    continue
+                # fabricsuite.LAYER.MODULE[...], or a layer's module named in its import list
+                if len(parts) >= 3 and parts[1] in RANK and parts[2] in known:
+                    found.add(parts[2])
     return found - {module}
 
 
 def modules() -> list[str]:
-    """The modules of fabricsuite/: its .py files and its packages."""
-    return sorted([p.stem for p in PACKAGE.glob("*.py")]
-                  + [p.parent.name for p in PACKAGE.glob("*/__init__.py")])
+    """The modules of fabricsuite/ by layer folder: .py files and packages."""
+    return sorted(layers())
 
 
-def test_every_module_has_one_layer():
-    table = layers()
-    untabled = sorted(set(modules()) - set(table))
-    gone = sorted(set(table) - set(modules()))
-    assert not untabled and not gone, (f"{DOC.name}'s table and fabricsuite/ differ: not in "
-                                       f"the table {untabled}, not in the tree {gone}")
+def test_every_module_sits_in_a_layer_folder_that_says_what_it_may_import():
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"a module of fabricsuite/ outside a layer folder: {loose}"
+    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir()
+                     and (p / "__init__.py").is_file())
+    assert folders == sorted(RANK), folders
+    for layer, rank in RANK.items():
+        said = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text()))
+        assert said and "import" in said, f"{layer}/__init__.py says nothing of its imports"
+        lower = [other for other, r in RANK.items() if r < rank]
+        assert all(other in said for other in lower), (layer, lower, said)
+    # the doc follows the folders: each layer's modules named under its folder
+    doc = DOC.read_text()
+    for module, layer in layers().items():
+        if module != "__init__":
+            assert f"`{module}`" in doc, f"{DOC.name} does not name {layer}/{module}"
 
 
 def test_a_module_imports_only_its_layer_or_lower_ones():
@@ -84,18 +104,25 @@ def test_a_module_imports_only_its_layer_or_lower_ones():
     wrong = []
     for module in modules():
         for imported in imports(module):
-            if imported not in table:
-                continue
             mine, theirs = table[module], table[imported]
             if RANK[theirs] > RANK[mine] or (RANK[theirs] == RANK[mine] and theirs != mine):
                 wrong.append(f"{module} ({mine}) imports {imported} ({theirs})")
     assert not wrong, wrong
 
 
-def test_the_checks_import_no_workflow():
+def test_imports_finds_a_planted_import_of_each_form(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("from fabricsuite.data import cases, links as l\n"
+                       "from fabricsuite.commands.session import main\n"
+                       "import fabricsuite.checks.verdict\n"
+                       "from fabricsuite import REPO_ROOT\n")
+    assert imports(str(planted)) == {"cases", "links", "session", "verdict"}
+
+
+def test_the_checks_import_no_command():
     table = layers()
     wrong = [f"{path.name} imports {imported}" for path in sorted((REPO_ROOT / "checks").glob(
-        "*.py")) for imported in imports(str(path)) if table.get(imported) == "workflows"]
+        "*.py")) for imported in imports(str(path)) if table.get(imported) == "commands"]
     assert not wrong, wrong
 
 
@@ -130,11 +157,11 @@ def test_no_import_circle_at_module_level():
 
 
 def test_outside_the_check_layer_no_module_loads_reframe():
-    """Importing every base, data and workflow module leaves ReFrame unloaded: the commands
+    """Importing every base, data and command module leaves ReFrame unloaded: the commands
     read ReFrame's results database inside the functions that need it."""
     table = layers()
     others = [m for m in modules() if table[m] != "checks" and m != "__init__"]
-    code = ("import sys\n" + "".join(f"import fabricsuite.{m}\n" for m in others)
+    code = ("import sys\n" + "".join(f"import {dotted(m)}\n" for m in others)
             + "print(sorted(m for m in sys.modules if m.split('.')[0] == 'reframe'))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=REPO_ROOT, timeout=120)
@@ -168,16 +195,17 @@ def test_field_reads_finds_a_planted_read():
 def test_only_the_data_layer_reads_what_a_verdict_is_made_of():
     """A run report's fields that decide a case's verdict (session_verdict.VERDICT_FIELDS:
     its result, phase, reason, disturbance, `judged`, fixture) are read in the data layer
-    alone, where the one verdict is decided (fabricsuite.session_verdict): a workflow or a
+    alone, where the one verdict is decided (fabricsuite.data.session_verdict): a command or a
     check that read them could decide differently (issue 51: the page once did)."""
-    from fabricsuite.session_verdict import VERDICT_FIELDS
+    from fabricsuite.data.session_verdict import VERDICT_FIELDS
 
     table = layers()
     wrong = [f"{path.relative_to(REPO_ROOT)}:{line} reads {key!r}"
              for module, layer in sorted(table.items()) if layer != "data"
              for path in files(module)
              for line, key in field_reads(path.read_text(), VERDICT_FIELDS)]
-    assert not wrong, ("read these through fabricsuite.session_verdict or fabricsuite.cases: "
+    assert not wrong, ("read these through fabricsuite.data.session_verdict or "
+                       "fabricsuite.data.cases: "
                        + "; ".join(wrong))
 
 

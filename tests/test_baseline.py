@@ -23,10 +23,10 @@ import pytest
 import yaml
 
 from fabricsuite import REPO_ROOT
-from fabricsuite import baseline as baseline_module
-from fabricsuite.baseline import read_reports
-from fabricsuite.cli import main
-from fabricsuite.store import backup
+from fabricsuite.commands import baseline as baseline_module
+from fabricsuite.commands.baseline import read_reports
+from fabricsuite.commands.cli import main
+from fabricsuite.data.store import backup
 
 REAL_REPORT = Path(__file__).parent / "data" / "baseline" / "run-report-pt2pt-local.json"
 PYTHON = sys.executable
@@ -292,7 +292,7 @@ def test_equal_figures_are_bounded_by_what_they_are(tmp_path, capsys):
     value, lower, upper, unit = refs["M_bytes"]
     # noise, both sides, the same factor: x (1 + f) above, / (1 + f) below
     assert value == 1675.0 and 0.02 <= upper < 0.5 and lower == -round(upper / (1 + upper), 3)
-    from fabricsuite.baseline import Samples, propose
+    from fabricsuite.commands.baseline import Samples, propose
 
     wild = Samples("C", "local:default", "openmpi", "M_bytes", "B", [1000.0, 1010.0, 4000.0],
                    directions={"equal"}, counts={False})
@@ -473,14 +473,14 @@ def test_a_backup_never_replaces_an_existing_one(ref_file):
 
 CHILD = """\
 import os, signal, sys, time
-import fabricsuite.cli as cli
+import fabricsuite.commands.cli as cli
 {patch}
 sys.exit(cli.main(sys.argv[1:]))
 """
 
 KILL_AT_FSYNC = "os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)"
 SLOW_MERGE = textwrap.dedent("""\
-    import fabricsuite.baseline as baseline
+    import fabricsuite.commands.baseline as baseline
     _real = baseline.build_reference
     def _slow(*args, **kwargs):
         time.sleep(1.5)  # between reading the reference file and writing it
@@ -588,7 +588,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, ref_file, make, args, messag
     system = [] if "--system" in args else ["--system", "local"]
     before = ref_file.read_text()
     proc = subprocess.run(
-        [PYTHON, "-m", "fabricsuite.cli", "baseline", *system, *args, "--output", str(ref_file),
+        [PYTHON, "-m", "fabricsuite.commands.cli", "baseline", *system, *args, "--output",
+         str(ref_file),
          *files],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr

@@ -1,6 +1,7 @@
-"""The case model (fabricsuite/cases.py) on real stored run reports (tests/data/cases/README.md):
-every health class, the evidence of each case, and the workflows that take its rule: a
-disturbed run is never a reference sample, a history point or a compare sample."""
+"""The case model (fabricsuite/data/cases.py) on real stored run reports
+(tests/data/cases/README.md): every health class, the evidence of each case, and the workflows
+that take its rule: a disturbed run is never a reference sample, a history point or a compare
+sample."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from collections import Counter
 import pytest
 from case_support import DATA, on_nodes, report
 
-from fabricsuite import baseline, cases, history, machine, session
+from fabricsuite.commands import baseline, history, session
+from fabricsuite.data import cases, machine
 
 
 def health_of(data: dict, **flags) -> dict[str, str]:
@@ -127,8 +129,8 @@ def test_a_session_whose_reframe_alone_got_sigterm_counts_nowhere(tmp_path, monk
     it was `PASSED`, `session 1 of 3 recorded`, and its passed case a reference sample
     (issue 53). Now interrupted to every reader: the outcome, the machine's count, the
     baseline, history, the page and the findings."""
-    from fabricsuite import findings
-    from fabricsuite.report.data import stored_cases
+    from fabricsuite.commands.report.data import stored_cases
+    from fabricsuite.data import findings
 
     data = report("interrupted-reframe-sigterm")
     assert set(health_of(data).values()) == {cases.INTERRUPTED}
@@ -150,7 +152,7 @@ def test_a_session_whose_reframe_alone_got_sigterm_counts_nowhere(tmp_path, monk
 
 def test_a_session_disturbed_in_every_run_is_recorded_but_set_aside(tmp_path, monkeypatch,
                                                                        capsys):
-    """`python -m fabricsuite.machine` counted a disturbed first session as recorded, where the
+    """`python -m fabricsuite.data.machine` counted a disturbed first session as recorded, where the
     outcome said it was set aside (issue 53): both count the quiet sessions now."""
     key = "amd-epyc-1x2x1-24gib.3abda07c"
     reports = tmp_path / "results" / "reports"
@@ -171,7 +173,7 @@ def test_a_session_disturbed_in_every_run_is_recorded_but_set_aside(tmp_path, mo
 def test_an_edited_copy_of_a_session_is_that_session_to_every_reader(tmp_path, capsys):
     """Baseline and history took an edited copy of a session (the same uuid) as another run,
     where compare refused the uuid given twice (issue 53): one uuid, one session."""
-    from fabricsuite.store import report_files
+    from fabricsuite.data.store import report_files
 
     data = report("recorded-kind")
     edited = copy.deepcopy(data)
@@ -195,7 +197,7 @@ def test_an_edited_copy_of_a_session_is_that_session_to_every_reader(tmp_path, c
 def test_a_known_finding_that_no_longer_fails_is_a_stale_reference_not_a_transient():
     """A real session whose $xfail reference was met in every round (ReFrame's xpass): it was
     a transient and PASSED (issue 53); now BROKEN naming the variable, a finding of its own."""
-    from fabricsuite import findings
+    from fabricsuite.data import findings
 
     data = report("stale-known-finding")
     assert set(health_of(data).values()) == {cases.BROKEN}
@@ -294,7 +296,7 @@ def test_a_disturbed_first_run_or_confirmation_still_names_the_new_node(referenc
     passed all the same (another process only slows a run), so the quiet first run's failure
     is the new node's. A first run that failed while disturbed never measured the new node
     quietly, and the pass elsewhere says nothing of it: a NODE OUTLIER too, only suspected
-    (fabricsuite.findings), the line saying so. Both had been PASSED, exit 0, naming nothing
+    (fabricsuite.data.findings), the line saying so. Both had been PASSED, exit 0, naming nothing
     (the CI host, 2026-12-02: a node at 700 Mbit -28 %, its confirmation on nodes 1-2 waited
     13 % for a CPU; -30 %, its first run's rank waited 14 %). Outcome and lines agree
     (bench/node_outliers_emucluster.py had met PASSED beside a NODE OUTLIER line)."""
@@ -330,7 +332,7 @@ def test_a_node_outlier_is_a_junit_failure_of_its_own(references_on_nodes, tmp_p
 
 
 def test_references_record_the_nodes_they_were_taken_on_and_the_spread_between_them(tmp_path):
-    from fabricsuite.references import reference_nodes
+    from fabricsuite.data.references import reference_nodes
 
     runs = []
     for n, (nodes, bandwidth) in enumerate([(["n1", "n2"], 1000.0), (["n1", "n2"], 1010.0),
@@ -362,7 +364,7 @@ def test_references_record_the_nodes_they_were_taken_on_and_the_spread_between_t
 
 
 def test_acceptance_sessions_take_the_next_nodes_round_the_partition():
-    from fabricsuite.verdict import rotated_nodes
+    from fabricsuite.checks.verdict import rotated_nodes
 
     nodes = ["emu10", "emu2", "emu1", "emu3", "emu4"]  # as scontrol lists them, any order
     assert [rotated_nodes(nodes, 2, k) for k in range(4)] == [
@@ -374,7 +376,7 @@ def test_acceptance_sessions_take_the_next_nodes_round_the_partition():
 def test_confirming_on_known_nodes_replaces_the_sessions_own_node_choice():
     """`-J--nodelist=n3,n4` (a nightly forced onto new nodes) would follow the confirmation's
     --nodelist in the job script, and sbatch takes the last: the confirmation drops it."""
-    from fabricsuite.verdict import without_node_options
+    from fabricsuite.checks.verdict import without_node_options
 
     assert without_node_options(["--nodelist=n3,n4", "-w n3", "-wn3", "--exclude=n1",
                                  "-x n2", "--exclusive", "--mem=4G", "-N 2"]) == [
@@ -384,7 +386,7 @@ def test_confirming_on_known_nodes_replaces_the_sessions_own_node_choice():
 def test_the_acceptance_mode_counts_its_earlier_sessions_per_tag_and_system(tmp_path, capsys):
     from types import SimpleNamespace
 
-    from fabricsuite import nightly
+    from fabricsuite.commands import nightly
 
     reports = tmp_path / "reports"
     reports.mkdir()
@@ -428,7 +430,7 @@ def test_a_copied_report_is_not_another_session(tmp_path):
 
 
 def test_gross_breakage_against_the_limits_of_the_cores_is_a_regression_that_records_nothing():
-    """The first day of a machine: judged on its efficiencies alone (fabricsuite.limits); a run
+    """The first day of a machine: judged on its efficiencies alone (fabricsuite.data.limits); a run
     fallen onto TCP loopback is a confirmed regression whose session records nothing, a healthy
     one is recorded, and another machine of its kind never decides."""
     broken = report("tcp-physics-regression")
@@ -494,16 +496,16 @@ def test_every_command_and_page_gives_the_one_verdict(name, references_on_nodes,
     failure, broken in sanity, a regression, recorded, a stale reference, interrupted, a node
     outlier): the one-screen outcome's counts, its exit status, JUnit case by case, the report
     page case by case, history's points (which compare reads) and the findings file all show
-    the session's one verdict of each case (fabricsuite.session_verdict), so they never
+    the session's one verdict of each case (fabricsuite.data.session_verdict), so they never
     disagree (issue 51: the page once called two cases the outcome passed while disturbed
     'failed', with phase '?')."""
     import re
     import xml.etree.ElementTree as ET
 
-    from fabricsuite import findings
-    from fabricsuite.metrics import case_where
-    from fabricsuite.report.data import summary
-    from fabricsuite.session_verdict import case_verdicts, tally
+    from fabricsuite.base.metrics import case_where
+    from fabricsuite.commands.report.data import summary
+    from fabricsuite.data import findings
+    from fabricsuite.data.session_verdict import case_verdicts, tally
 
     data = _session(name)
     judged = case_verdicts(data)
@@ -574,7 +576,7 @@ def test_every_command_and_page_gives_the_one_verdict(name, references_on_nodes,
 
 def test_the_sessions_of_every_verdict_reach_every_verdict(references_on_nodes):
     """The sessions the test above walks hold every verdict a case can have."""
-    from fabricsuite.session_verdict import case_verdicts
+    from fabricsuite.data.session_verdict import case_verdicts
 
     seen = {case.verdict for name in _sessions_of_every_verdict()
             for case in case_verdicts(_session(name))}

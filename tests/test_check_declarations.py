@@ -14,7 +14,7 @@ import json
 import sys
 from dataclasses import asdict
 
-from fabricsuite.metrics import CHECK_DECLARATIONS_FILE as SNAPSHOT
+from fabricsuite.base.metrics import CHECK_DECLARATIONS_FILE as SNAPSHOT
 
 
 def declarations() -> dict[str, dict]:
@@ -22,8 +22,8 @@ def declarations() -> dict[str, dict]:
     of checks/*.py that declares performance variables."""
     import reframe as rfm
 
-    from fabricsuite.metrics import declared_specs
-    from fabricsuite.rfm_netbench import check_classes
+    from fabricsuite.base.metrics import declared_specs
+    from fabricsuite.checks.rfm_netbench import check_classes
 
     def default(cls: type, name: str):
         # a ReFrame variable's value as the class sets it (hooks may add to it at run time)

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite.declarations import declaration_problems, default_sizes, derived, snapshot
-from fabricsuite.netbench_result import load
+from fabricsuite.data.declarations import declaration_problems, default_sizes, derived, snapshot
+from fabricsuite.data.netbench_result import load
 
 RECORDED = Path(__file__).parent / "data" / "netbench"
 
 
 @functools.cache
 def netbench_checks() -> dict[str, type]:
-    from fabricsuite.rfm_netbench import NetbenchCheck, check_classes
+    from fabricsuite.checks.rfm_netbench import NetbenchCheck, check_classes
 
     return check_classes(NetbenchCheck)
 
@@ -100,7 +100,7 @@ def test_a_missing_variant_is_named_with_its_size():
     """The variants rule on a real run (collectives: one row per collective and size): complete,
     it finds nothing; with one collective's row gone at 8 B, it names the table, the size, what
     it saw and what it expected."""
-    from fabricsuite.rfm_netbench import variant_problems
+    from fabricsuite.checks.rfm_netbench import variant_problems
 
     result = load(RECORDED / "collectives-openmpi.json")
     at_8 = sorted(r["collective"] for r in result.table("collectives") if r["size_bytes"] == 8)
@@ -122,7 +122,7 @@ CONTINUOUS_UNITS = {"B", "MB/s", "fraction", "line_fraction", "msg/s", "ns/B", "
 def test_every_declared_unit_is_known_whole_or_continuous():
     """A unit missing from COUNT_UNITS made a healthy map's `[0, null, 0, components]` a
     reference error (CI 2026-12-02, every map check): a new unit must be classified here."""
-    from fabricsuite.metrics import COUNT_UNITS
+    from fabricsuite.base.metrics import COUNT_UNITS
 
     units = {figure.spec.unit for cls in netbench_checks().values()
              for figure in cls.metrics.values()}

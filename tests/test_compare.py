@@ -22,9 +22,10 @@ import numpy as np
 import pytest
 from report_support import as_session
 
-from fabricsuite import cli, store
-from fabricsuite import compare as c
-from fabricsuite import history as h
+from fabricsuite.commands import cli
+from fabricsuite.commands import compare as c
+from fabricsuite.commands import history as h
+from fabricsuite.data import store
 
 DATA = Path(__file__).parent / "data"
 REPORT = DATA / "baseline" / "run-report-pt2pt-local.json"
@@ -520,7 +521,7 @@ def test_grouping_regressions_first_and_json_schema(tmp_path, capsys):
                       "reason", "before", "after", "counters_after", "verdicts_before",
                       "verdicts_after"}
     assert v["check"] == "NetbenchPingPongBandwidth" and v["partition"] == "local:default"
-    # each run compared with the verdict its session gave it (fabricsuite.session_verdict)
+    # each run compared with the verdict its session gave it (fabricsuite.data.session_verdict)
     assert len(v["verdicts_before"]) == len(v["before"]) and set(v["verdicts_before"]) <= {
         "passed", "recorded", "transient", "regression", "node outlier", "link degraded"}
     assert v["median_before"] == pytest.approx(np.median(v["before"]))
@@ -643,7 +644,7 @@ def test_the_known_noise_is_the_worst_deviation_and_a_recorded_only_figure_has_n
     is at least its worst deviation, and a recorded-only figure has no known noise at all."""
     import yaml
 
-    from fabricsuite.references import variable_noise
+    from fabricsuite.data.references import variable_noise
 
     latency = "NetbenchPingPong box:cpu openmpi same-l3 latency_8B_median_us"
     bandwidth = "NetbenchPingPongBandwidth box:cpu openmpi same-l3 bandwidth_1MiB_MBps"

@@ -1,4 +1,4 @@
-"""Which fabric counters moved during a job (fabricsuite.counters), from real readings of
+"""Which fabric counters moved during a job (fabricsuite.data.counters), from real readings of
 config/launchers/read-counters (tests/data/counters/README.md)."""
 
 import shutil
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite import counters
-from fabricsuite.counters import CountersError
+from fabricsuite.data import counters
+from fabricsuite.data.counters import CountersError
 
 DATA = Path(__file__).resolve().parent / "data" / "counters"
 

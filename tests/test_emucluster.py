@@ -29,9 +29,9 @@ import yaml
 from emu_support import BIN, run_reframe
 
 from fabricsuite import REPO_ROOT
-from fabricsuite.baseline import NOISE_WIDTHS, WORST_MARGIN
-from fabricsuite.emucluster import QUICK
-from fabricsuite.verdict import CONFIRM_ROUNDS, confirm_pause
+from fabricsuite.checks.verdict import CONFIRM_ROUNDS, confirm_pause
+from fabricsuite.commands.baseline import NOISE_WIDTHS, WORST_MARGIN
+from fabricsuite.commands.emucluster import QUICK
 
 PREFIX = emu_support.prefix("fst")  # unique per test run: never touches another cluster
 pytestmark = emu_support.marks(PREFIX, (*emu_support.TOOLS, "mpicc.mpich"))
@@ -374,7 +374,7 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
                 assert case["result"] == "fail", (rate, case["name"], case.get("fail_reason"))
                 failing = [k for k, v in case["perfvalues"].items() if v[5] == "fail"]
                 assert any("bandwidth_" in k for k in failing), (rate, case["perfvalues"])
-        summary = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session",
+        summary = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.commands.session",
                                   str(report_path)], capture_output=True, text=True,
                                  cwd=REPO_ROOT, env={**os.environ, **with_refs})
         lines = [ln for ln in summary.stdout.splitlines() if ln.strip().startswith("REGRESSION")]
@@ -382,7 +382,7 @@ def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
         assert all("bandwidth_" in ln and "noise widths" in ln and "confirmed: first run" in ln
                    for ln in lines), lines
         # beside each, the shaper of each node's link held the packets back
-        # (fabricsuite.counters: tc on every node of the emulated cluster's jobs)
+        # (fabricsuite.data.counters: tc on every node of the emulated cluster's jobs)
         assert all({f"{PREFIX}1", f"{PREFIX}2"} <= set(re.findall(
             r"(\S+) tc eth0 tbf-\w+ overlimits \+\d+", ln.split("; counters moved: ")[-1]))
             for ln in lines), lines
@@ -437,7 +437,7 @@ def test_a_link_taken_down_and_up_shows_its_carrier_changes_beside_the_failed_jo
     assert not any(name.startswith(f"{PREFIX}1/") and "carrier" in name
                    for name in case["counter_deltas"]), case["counter_deltas"]
     assert case["counters_not_read"] == "", case["counters_not_read"]
-    summary = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session",
+    summary = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.commands.session",
                               sorted((results / "reports").glob("*.json"))[-1]],
                              capture_output=True, text=True, cwd=REPO_ROOT)
     broken = [ln for ln in summary.stdout.splitlines() if "launcher exited" in ln]
@@ -546,7 +546,7 @@ def test_acceptance_spreads_over_nodes_and_a_slow_new_node_is_a_node_outlier(clu
     node 3's link runs at half the rate fails there, passes its confirmation on nodes 1-2 (the
     session's own node choice dropped), and is a NODE OUTLIER naming node 3: exit 1, JUnit
     failure type node-outlier. bench/node_outliers_emucluster.py counts it at 15 %."""
-    from fabricsuite.cases import node_names
+    from fabricsuite.data.cases import node_names
 
     emu, _state = cluster
     nodes = [f"{PREFIX}{i}" for i in range(1, 5)]
@@ -614,7 +614,7 @@ def test_a_node_link_below_the_declared_rate_is_named_before_any_benchmark(clust
     2's link shaped to half the rate, it fails naming that node and port, with what it runs at
     and the promise, and the session's verdict is LINK DEGRADED (exit 1). No MPI program runs:
     seconds. bench/link_findings.py counts it over 10 trials each way."""
-    from fabricsuite import session
+    from fabricsuite.commands import session
 
     emu, _state = cluster
     declared = {"FABRICSUITE_EMU_DECLARED_GBPS": "1"}

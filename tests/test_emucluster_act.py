@@ -22,7 +22,7 @@ import yaml
 from emu_support import BIN
 
 from fabricsuite import REFERENCE_DIR
-from fabricsuite.emucluster import QUICK
+from fabricsuite.commands.emucluster import QUICK
 
 PREFIX = emu_support.prefix("fsa")
 pytestmark = emu_support.marks(PREFIX)
@@ -70,7 +70,7 @@ def test_a_suspect_pair_is_re_tested_and_only_its_slow_node_drained(cluster, tmp
         # Another process took a rank's CPU on the 2-core host during the confirmation on
         # nodes 1-2 too: the suite rightly calls a disturbed failure interference, and names
         # no node to drain. Measured once more. (A first run disturbed alone is a suspected
-        # NODE OUTLIER, re-tested as below: CI once passed it, fabricsuite.session_verdict.)
+        # NODE OUTLIER, re-tested as below: CI once passed it, fabricsuite.data.session_verdict.)
         for path in (results / "findings").glob("*.json"):
             assert "node-outlier" not in path.read_text(), told
         print(f"the first session was disturbed, measuring again:\n{told}")

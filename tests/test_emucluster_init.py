@@ -1,4 +1,4 @@
-"""`fabricsuite init` (fabricsuite/init.py): a Slurm cluster onboarded in one command.
+"""`fabricsuite init` (fabricsuite/commands/init.py): a Slurm cluster onboarded in one command.
 
 Unit tests of what it reads from Slurm, and the acceptance on the emulated cluster (real Slurm in
 network namespaces, ci/emucluster.sh): `fabricsuite init --system emu2` on its head node writes a
@@ -20,7 +20,9 @@ from pathlib import Path
 import emu_support
 import pytest
 
-from fabricsuite import REPO_ROOT, init, topology
+from fabricsuite import REPO_ROOT
+from fabricsuite.commands import init
+from fabricsuite.data import topology
 
 SINFO = """\
 emu*|2|2|2|1|1|(null)|fsemu[1-2]
@@ -167,13 +169,14 @@ def test_init_onboards_the_emulated_cluster(cluster, tmp_path):
 
 def test_init_outside_slurm_is_one_line(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))  # no sinfo, scontrol, srun
-    proc = subprocess.run([sys.executable, "-m", "fabricsuite.cli", "init", "--system", "x",
+    proc = subprocess.run([sys.executable, "-m", "fabricsuite.commands.cli", "init", "--system",
+                           "x",
                            "--config-dir", str(tmp_path / "c")], capture_output=True, text=True,
                           env=env, cwd=REPO_ROOT)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "login node" in proc.stderr, proc.stderr
     assert not (tmp_path / "c").exists()
-    local = subprocess.run([sys.executable, "-m", "fabricsuite.cli", "init", "--system",
+    local = subprocess.run([sys.executable, "-m", "fabricsuite.commands.cli", "init", "--system",
                             "local"], capture_output=True, text=True, cwd=REPO_ROOT)
     assert local.returncode == 2 and "embedded default" in local.stderr
 
@@ -205,7 +208,8 @@ def fake_slurm(tmp_path: Path, sinfo: str, lstopo: Path = TOPOLOGY) -> dict:
 
 def run_init(tmp_path: Path, env: dict, config: Path | None = None):
     config = config or tmp_path / "site"
-    return subprocess.run([sys.executable, "-m", "fabricsuite.cli", "init", "--system", "x",
+    return subprocess.run([sys.executable, "-m", "fabricsuite.commands.cli", "init", "--system",
+                           "x",
                            "--config-dir", str(config), "--reference-dir",
                            str(tmp_path / "refs")], capture_output=True, text=True, env=env,
                           cwd=REPO_ROOT)

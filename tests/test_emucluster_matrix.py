@@ -30,7 +30,7 @@ from pathlib import Path
 import emu_support
 import pytest
 
-from fabricsuite.emucluster import OPENMPI_TCP, srun_matrix
+from fabricsuite.commands.emucluster import OPENMPI_TCP, srun_matrix
 
 PREFIX = emu_support.prefix("fsm")  # unique per test run, distinct from test_emucluster's
 pytestmark = emu_support.marks(PREFIX)

@@ -31,7 +31,7 @@ import emu_support
 import pytest
 
 from fabricsuite import REPO_ROOT
-from fabricsuite.emucluster import EMU, EmuCluster
+from fabricsuite.commands.emucluster import EMU, EmuCluster
 
 LAUNCHERS = REPO_ROOT / "config" / "launchers"
 PREFIX = emu_support.prefix("fss")  # unique per test run: never touches another cluster

@@ -36,8 +36,9 @@ import emu_support
 import pytest
 from emu_support import BIN, run_reframe
 
-from fabricsuite import REPO_ROOT, switches
-from fabricsuite.emucluster import OPENMPI_TCP, QUICK, matrix_references
+from fabricsuite import REPO_ROOT
+from fabricsuite.commands.emucluster import OPENMPI_TCP, QUICK, matrix_references
+from fabricsuite.data import switches
 
 PREFIX = emu_support.prefix("fss")
 pytestmark = emu_support.marks(PREFIX)
@@ -111,7 +112,8 @@ def _session_once(emu, tmp_path, *more, env=None):
     case = next(c for c in json.loads(report_path.read_text())["runs"][-1]["testcases"]
                 if c["name"].startswith("NetbenchMatrix"))
     # the session's findings (issue 52), as the nightly writes them: tmp_path/findings.json
-    outcome = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session", "--findings",
+    outcome = subprocess.run([str(BIN / "python"), "-m", "fabricsuite.commands.session",
+                              "--findings",
                               str(tmp_path / "findings.json"), str(report_path)],
                              capture_output=True, text=True, cwd=REPO_ROOT,
                              env={**os.environ, "RFM_REFERENCE_PREFIX": str(refs)})
@@ -121,7 +123,7 @@ def _session_once(emu, tmp_path, *more, env=None):
 def act(emu, tmp_path, *options, findings=None):
     """`fabricsuite act` against this cluster's real Slurm, its log under tmp_path/act-results:
     (exit status, its output)."""
-    proc = emu("exec", str(BIN / "python"), "-m", "fabricsuite.cli", "act",
+    proc = emu("exec", str(BIN / "python"), "-m", "fabricsuite.commands.cli", "act",
                str(findings or tmp_path / "findings.json"), "--results",
                str(tmp_path / "act-results"), *options, check=False)
     return proc.returncode, proc.stdout + proc.stderr
@@ -209,7 +211,7 @@ def test_an_oversubscribed_healthy_uplink_is_congestion_not_a_fault(fabric, tmp_
 
 def test_a_quick_map_draws_rounds_that_cross_every_uplink(fabric, tmp_path):
     """Quick mode (`-S NetbenchMatrix.rounds=1`): the job chooses the first seed from 1 whose
-    round crosses both uplinks (fabricsuite.switches quick-seed), so the one round measures
+    round crosses both uplinks (fabricsuite.data.switches quick-seed), so the one round measures
     them; healthy links, the case passes."""
     proc, case, _outcome = _session(fabric, tmp_path, "-S", "NetbenchMatrix.rounds=1")
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -231,7 +233,7 @@ def test_a_fabric_uniformly_below_its_promise_is_named_though_no_pair_is_bad(fab
     sees nothing (no bad pair, no faulty component); against the promise the map names the
     fabric, and the session's verdict is LINK DEGRADED, exit 1. bench/promise_map.py runs the
     leaf and node scenarios too."""
-    from fabricsuite import session
+    from fabricsuite.commands import session
 
     try:
         fabric("rate", "120mbit")
@@ -310,7 +312,7 @@ def test_a_node_whose_link_is_slower_is_drained_retested_and_returned_by_the_con
                            "require_reference=false",
                            extra_env={"RFM_REFERENCE_PREFIX": str(tmp_path / "refs")})
         report = max((tmp_path / "retest" / "reports").glob("*.json"))
-        subprocess.run([str(BIN / "python"), "-m", "fabricsuite.session", "--findings",
+        subprocess.run([str(BIN / "python"), "-m", "fabricsuite.commands.session", "--findings",
                         str(tmp_path / "retest.json"), str(report)], capture_output=True,
                        cwd=REPO_ROOT, env={**os.environ,
                                            "RFM_REFERENCE_PREFIX": str(tmp_path / "refs")})

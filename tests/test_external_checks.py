@@ -22,10 +22,10 @@ import yaml
 from mpi_support import reframe
 
 from fabricsuite import REPO_ROOT
-from fabricsuite.npb import mz_zones, npb_rejects
-from fabricsuite.programs import SUITES
-from fabricsuite.rfm_external import RECORD_PLACEMENT
-from fabricsuite.spackenv import SPEC_FORMAT
+from fabricsuite.checks.rfm_external import RECORD_PLACEMENT
+from fabricsuite.data.npb import mz_zones, npb_rejects
+from fabricsuite.data.programs import SUITES
+from fabricsuite.data.spackenv import SPEC_FORMAT
 
 DATA = REPO_ROOT / "tests" / "data" / "external"
 EXTERNAL = ["checks/osu.py", "checks/imb.py", "checks/npb.py", "checks/beff_original.py"]
@@ -227,7 +227,7 @@ def test_local_spack_opt_in_builds_through_spack(tmp_path):
 
 
 def _have(program, variable):
-    from fabricsuite.programs import find_program
+    from fabricsuite.data.programs import find_program
 
     suite = next(s for s in SUITES.values() if s.dir_variable == variable)
     return find_program([program], suite) is not None
@@ -302,7 +302,7 @@ def test_local_run_uses_the_suite_from_its_directory(tmp_path, program, variable
 
 @pytest.mark.integration
 def test_dry_run_netbench_builds_with_spack_on_the_template(tmp_path):
-    from fabricsuite.spackenv import netbench_spec
+    from fabricsuite.data.spackenv import netbench_spec
 
     proc = reframe("--system", "examplecluster", "--dry-run", "-c", "checks/pt2pt.py",
                    "-n", "NetbenchPingPong", "-S", "require_reference=false", results=tmp_path)
@@ -349,7 +349,7 @@ def test_spack_job_output_is_the_programs_own(dry_run, tmp_path):
     """On a Spack partition the job script records what ran in files of the stage, so the
     job's stdout, whole, is the OSU output and parses (issue 11: `spack spec: ...` and
     `program: ...` lines before the table made every OSU check fail there)."""
-    from fabricsuite.external import osu_sizes, parse_osu
+    from fabricsuite.data.external import osu_sizes, parse_osu
 
     root, _ = dry_run
     prefix = tmp_path / "opt" / "osu-micro-benchmarks-7.2"
@@ -394,7 +394,7 @@ needs_openmpi = pytest.mark.skipif(shutil.which("mpirun.openmpi") is None,
 def test_local_job_output_is_the_programs_own(tmp_path, how):
     """A program from $FABRICSUITE_OSU_DIR or -S binary: the job script, run as the job runs
     it (the local mpirun, 2 ranks), writes the OSU output alone and the launcher's status."""
-    from fabricsuite.external import osu_sizes, parse_osu
+    from fabricsuite.data.external import osu_sizes, parse_osu
 
     program = _osu_stand_in(tmp_path / "osu dir" / "osu_latency", "osu-7.2/osu_latency.txt")
     if how == "directory":
@@ -429,7 +429,7 @@ def test_binary_path_reaches_no_shell_unquoted(tmp_path):
 
 def test_spack_specs_and_program_names_are_quoted():
     """The spec (-S spack_spec=...) and the program names reach the job script quoted."""
-    from fabricsuite.spackenv import build_with_spack
+    from fabricsuite.data.spackenv import build_with_spack
 
     class Test:  # ReFrame turns `build_system = "Spack"` into the build system object
         prebuild_cmds: list = []
@@ -502,7 +502,7 @@ def test_an_npb_report_of_another_kernel_fails_naming_both(tmp_path):
 
 def test_record_placement_writes_the_rank_host_and_cpus_then_runs_the_program(tmp_path):
     """config/launchers/record-placement, as the launcher starts it for rank 3 bound to CPU 0."""
-    from fabricsuite.rfm_external import read_placement
+    from fabricsuite.checks.rfm_external import read_placement
 
     (tmp_path / "placement").mkdir()
     proc = subprocess.run(["taskset", "-c", "0", str(RECORD_PLACEMENT), "placement", "echo",
@@ -552,7 +552,7 @@ def test_each_npb_kernel_is_judged_against_its_own_recorded_figures(tmp_path):
     kernels, and a 4x slower one passed)."""
     from mpi_support import local_reference_file
 
-    from fabricsuite.cli import main
+    from fabricsuite.commands.cli import main
 
     npb, mz = tmp_path / "npb", tmp_path / "npb-mz"
     kernels = ("cg", "ft", "is", "mg")
@@ -626,8 +626,8 @@ def test_each_environment_runs_the_build_of_its_own_mpi_in_one_session(tmp_path)
     """Issue 28: with FABRICSUITE_OSU_DIR=<osu-mpich>:<osu-openmpi> the first directory won
     whatever the environment's MPI, and Open MPI was skipped. Each environment takes the build
     linked with its MPI now, in one session; where one MPI has no build, the session is not
-    PASSED (fabricsuite.session.problems: lost coverage)."""
-    from fabricsuite.session import problems
+    PASSED (fabricsuite.commands.session.problems: lost coverage)."""
+    from fabricsuite.commands.session import problems
 
     mpich = _mpi_stand_in(tmp_path / "osu mpich" / "osu_latency", "mpich",
                           "osu-7.2/osu_latency.txt")
@@ -690,7 +690,7 @@ def test_every_external_metric_declares_its_unit_and_direction():
     """Each metric is a Figure (a reader of the parsed output, PerfSpec(unit, better)), the
     language of netbench's checks too; names and units as before (the reference files key on
     them)."""
-    from fabricsuite.metrics import Figure, PerfSpec
+    from fabricsuite.base.metrics import Figure, PerfSpec
 
     expected = {"us": "lower", "s": "lower", "MB/s": "higher", "Mop/s": "higher",
                 "msg/s": "higher", "%": "higher"}

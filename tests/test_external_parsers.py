@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite.external import (
+from fabricsuite.data.external import (
     SuiteOutputError,
     osu_sizes,
     parse_beff,
@@ -354,7 +354,7 @@ def test_beff_cut_off_summary_is_rejected():
 def test_every_parsed_result_reads_through_value_table_column_where():
     """OSU, IMB, NPB, b_eff and netbench answer `value(table, column, **where)` (summary:
     table None), and every failed lookup is the parser's own error naming what is missing."""
-    from fabricsuite.netbench_result import parse_json
+    from fabricsuite.data.netbench_result import parse_json
 
     osu = parse_osu(text("osu-7.2/osu_bw.txt"), "osu_bw")
     assert osu.value("osu", "bandwidth_MBps", size_bytes=1048576) > 0

@@ -1,6 +1,6 @@
-"""A session's findings (fabricsuite/findings.py) from real run reports, and what `fabricsuite
-act` (fabricsuite/act.py) plans from them against Slurm's real `sinfo --json` (Slurm 22.05 of
-the emulated cluster, tests/data/slurm/README.md): every command line it would run, and every
+"""A session's findings (fabricsuite/data/findings.py) from real run reports, and what `fabricsuite
+act` (fabricsuite/commands/act.py) plans from them against Slurm's real `sinfo --json` (Slurm 22.05
+of the emulated cluster, tests/data/slurm/README.md): every command line it would run, and every
 node it must leave alone. The same commands run against a real slurmctld in
 tests/test_emucluster_switches.py."""
 
@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from case_support import on_nodes, report
 
-from fabricsuite import REPO_ROOT, act, findings, links, session, switches
-from fabricsuite.findings import Finding
+from fabricsuite import REPO_ROOT
+from fabricsuite.commands import act, session
+from fabricsuite.data import findings, links, switches
+from fabricsuite.data.findings import Finding
 
 pytestmark = pytest.mark.unit
 
@@ -81,7 +83,7 @@ def test_link_lines_and_map_lines_become_findings_with_their_confidence():
         ("link-degraded", "confirmed", "n3", ""), ("link-degraded", "suspected", "n2", ""),
         ("leaf", "map", "", "leaf leaf1"), ("fabric", "map", "", "the fabric")]
     # the map's explanation of a real slow uplink: two uplinks it cannot tell apart
-    from fabricsuite.netbench_result import load
+    from fabricsuite.data.netbench_result import load
 
     result = load(DATA / "switches" / "matrix-uplink1-slow.json")
     result.switch_tree = (DATA / "switches" / "matrix-uplink1-slow-tree.txt").read_text()
@@ -214,7 +216,7 @@ def test_act_refuses_bad_input_in_one_line(tmp_path):
                           ([str(bad), "--max-fraction", "nan"], "give a count of 0"),
                           ([str(bad), "--mode-for", "leaf=drain"], "--mode-for 'leaf=drain'"),
                           (["--results", str(tmp_path)], "no findings in")):
-        proc = subprocess.run([sys.executable, "-m", "fabricsuite.cli", "act", *options],
+        proc = subprocess.run([sys.executable, "-m", "fabricsuite.commands.cli", "act", *options],
                               capture_output=True, text=True, cwd=REPO_ROOT)
         assert proc.returncode == 2 and said in proc.stderr, (options, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -1,9 +1,9 @@
-"""The one number and time format module (fabricsuite.formats): each format as documented, from
+"""The one number and time format module (fabricsuite.base.formats): each format as documented, from
 a Unix time, a datetime (aware or naive, read as UTC) or now."""
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from fabricsuite.formats import backup_utc, figure, file_utc, iso_utc, shown_utc
+from fabricsuite.base.formats import backup_utc, figure, file_utc, iso_utc, shown_utc
 
 #: 2026-12-03 10:11:40 UTC
 T = datetime(2026, 12, 3, 10, 11, 40, tzinfo=UTC).timestamp()

@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 from report_support import as_session
 
-from fabricsuite import cli, stats, store
-from fabricsuite import history as h
-from fabricsuite.formats import iso_utc
+from fabricsuite.base import stats
+from fabricsuite.base.formats import iso_utc
+from fabricsuite.commands import cli
+from fabricsuite.commands import history as h
+from fabricsuite.data import store
 
 DATA = Path(__file__).parent / "data"
 REPORT = DATA / "baseline" / "run-report-pt2pt-local.json"
@@ -308,7 +310,7 @@ def test_a_confirmed_case_counts_once_with_its_last_run():
 
 
 def first_levels(case):
-    from fabricsuite.metrics import case_scope
+    from fabricsuite.base.metrics import case_scope
     return case_scope(case)[3]
 
 
@@ -450,7 +452,7 @@ def test_cli_not_a_database(tmp_path, capsys):
 
 
 def test_measure_false_alarms_command():
-    """`python -m fabricsuite.history` (README): the measurement runs and is seeded."""
+    """`python -m fabricsuite.commands.history` (README): the measurement runs and is seeded."""
     one = h.measure_false_alarms(families=2, per_family=20, points=12)
     assert one == h.measure_false_alarms(families=2, per_family=20, points=12)
     assert one["series"] == 40 and 0 <= one["per_series_rate"] <= 0.25

@@ -1,4 +1,4 @@
-"""Was the node quiet (fabricsuite.interference)? The ranks' CPU wait as netbench records it,
+"""Was the node quiet (fabricsuite.data.interference)? The ranks' CPU wait as netbench records it,
 and the verdict of a case whose run was disturbed: interference (exit 2), never a regression."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite import session
-from fabricsuite.interference import DISTURBED_FROM, describe, worst_wait
-from fabricsuite.netbench_result import parse_human, parse_json
+from fabricsuite.commands import session
+from fabricsuite.data.interference import DISTURBED_FROM, describe, worst_wait
+from fabricsuite.data.netbench_result import parse_human, parse_json
 
 DATA = Path(__file__).parent / "data"
 #: A real session whose NetbenchPingPongBandwidth case failed in performance (1337 MB/s).

@@ -1,4 +1,4 @@
-"""Efficiencies against the limits of the cores (fabricsuite.limits), on real netbench output:
+"""Efficiencies against the limits of the cores (fabricsuite.data.limits), on real netbench output:
 `netbench limits` beside the ping-pong and bandwidth it bounds, healthy and broken
 (tests/data/netbench/limits/README.md)."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite import limits
-from fabricsuite.netbench_result import load
+from fabricsuite.data import limits
+from fabricsuite.data.netbench_result import load
 
 pytestmark = pytest.mark.unit
 
@@ -27,7 +27,7 @@ def _result(scenario: str, method: str):
 
 
 def _cell(table, column, **where):
-    from fabricsuite.rfm_netbench import cell
+    from fabricsuite.checks.rfm_netbench import cell
 
     return cell(table, column, **where)
 
@@ -83,7 +83,7 @@ def test_a_dense_pattern_is_read_against_every_rank_copying_at_once():
     twice); healthy 0.2 of it, both ranks on one core under 1 %, below the physics floor."""
     import reframe as rfm
 
-    from fabricsuite.rfm_netbench import check_classes
+    from fabricsuite.checks.rfm_netbench import check_classes
 
     dense = check_classes(rfm.RegressionTest)["NetbenchDense"]
     efficiencies = limits.efficiencies(dense.metrics)

@@ -1,4 +1,4 @@
-"""The links as the nodes report them, against the partition's promise (fabricsuite.links):
+"""The links as the nodes report them, against the partition's promise (fabricsuite.data.links):
 the readings (read-counters, source links) of real machines and of a sysfs layout, the contract,
 the findings, and the session's verdict of a case that found one."""
 
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite import counters, links, session
-from fabricsuite.session_verdict import LINK_DEGRADED, verdicts
+from fabricsuite.commands import session
+from fabricsuite.data import counters, links
+from fabricsuite.data.session_verdict import LINK_DEGRADED, verdicts
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "links"
@@ -164,7 +165,7 @@ def test_the_outcome_shows_the_links_each_partition_reported():
     assert "links as the nodes report them: local:default node1 net/eth0 1 Gb/s, node2 " \
            "net/eth0 0.5 Gb/s" in lines
     # above them, the finding under its own head, and the outcome's verdict last
-    head = lines.index("links against their promise (fabricsuite.links):")
+    head = lines.index("links against their promise (fabricsuite.data.links):")
     assert lines[head + 1] == "  LINK DEGRADED node2 net/eth0: 0.5 Gb/s, declared 1 Gb/s"
 
 

@@ -1,4 +1,4 @@
-"""The embedded default belongs to the machine it runs on (fabricsuite/machine.py).
+"""The embedded default belongs to the machine it runs on (fabricsuite/data/machine.py).
 
 Unit tests of the fingerprint on real topologies, and the first sessions of a machine that has no
 references yet, through the README's run command: recorded and not judged (exit 0), references
@@ -19,9 +19,11 @@ import pytest
 import yaml
 from mpi_support import NEEDS_OPEN_MPI, readme_commands
 
-from fabricsuite import REPO_ROOT, baseline, machine, topology
-from fabricsuite.machine_references import take_references
-from fabricsuite.references import load_file, reference_file
+from fabricsuite import REPO_ROOT
+from fabricsuite.commands import baseline
+from fabricsuite.commands.machine_references import take_references
+from fabricsuite.data import machine, topology
+from fabricsuite.data.references import load_file, reference_file
 
 HWLOC = Path(__file__).parent / "data" / "hwloc"
 
@@ -102,7 +104,7 @@ def test_own_references_live_with_the_results_not_the_repository(monkeypatch, tm
     assert reference_file("local") == (tmp_path / "results" / "reference" / "local" /
                                        "amd-epyc-1x2x1-24gib.0123abcd.yaml")
     from fabricsuite import REFERENCE_DIR
-    from fabricsuite.references import kind_reference_file
+    from fabricsuite.data.references import kind_reference_file
 
     assert kind_reference_file("amd-epyc-1x2x1-24gib.0123abcd") == (
         REFERENCE_DIR / "local" / "amd-epyc-1x2x1-24gib.yaml")
@@ -117,7 +119,7 @@ def _outcome(proc: subprocess.CompletedProcess) -> str:
 
 def _newest_floor_us(tmp_path: Path) -> float | None:
     """The cache-line floor the newest session's ping-pong prologue measured (its limits.json,
-    fabricsuite.limits), None where it has none."""
+    fabricsuite.data.limits), None where it has none."""
     report = max((tmp_path / "results" / "reports").glob("run-report-*.json"),
                  key=lambda p: p.stat().st_mtime)
     for run_ in json.loads(report.read_text())["runs"]:
@@ -184,7 +186,7 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
         outcome = _outcome(proc)
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
         assert f"session {n} of {machine.SESSIONS_FOR_REFERENCES} recorded" in outcome, outcome
-        # judged only on the efficiencies, against the limits of the cores (fabricsuite.limits)
+        # judged only on the efficiencies, against the limits of the cores (fabricsuite.data.limits)
         assert "outcome: RECORDED" in outcome and "judged only against the limits of their " \
             "cores" in outcome, outcome
         # never counted as passed
@@ -284,7 +286,7 @@ def test_a_new_machine_of_a_known_kind_is_compared_and_judged_only_by_its_cores(
     """A fresh machine whose kind has references in the repository (another machine's: the
     development VM's file, test data here) records its own sessions and shows how far it lies
     from the kind, as information only; it is judged only against the limits of its own cores
-    (fabricsuite.limits): TCP loopback still fails, on the efficiency, never on the kind."""
+    (fabricsuite.data.limits): TCP loopback still fails, on the efficiency, never on the kind."""
     from mpi_support import vm_reference_file
 
     references = tmp_path / "reference"
@@ -378,7 +380,7 @@ def test_a_figure_the_machine_moves_by_2x_is_recorded_only(tmp_path, monkeypatch
         "NetbenchPingPong.local:default.openmpi.same-l3.latency_8B_median_us"]
     assert reason.startswith("recorded only: too noisy to catch 2x")
     # the outcome of a later session says so, with the reason
-    from fabricsuite import session
+    from fabricsuite.commands import session
 
     monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(refs))
     later = recorded_session(reports, 4, key, "same-l3", 0.3)
@@ -453,7 +455,7 @@ def test_a_file_copied_under_another_machines_name_is_refused(tmp_path):
     copied as this machine's own must not judge it (issue 39: the key was never read)."""
     from mpi_support import vm_reference_file
 
-    from fabricsuite.references import ReferenceFileError
+    from fabricsuite.data.references import ReferenceFileError
 
     kind = vm_reference_file()
     copied = machine.reference_path(tmp_path, f"{kind.stem}.0123abcd")
@@ -474,7 +476,7 @@ def test_a_machine_file_that_does_not_say_whose_it_is_is_refused(tmp_path, owner
     other machine's figures (issue 53)."""
     from mpi_support import vm_reference_file
 
-    from fabricsuite.references import ReferenceFileError
+    from fabricsuite.data.references import ReferenceFileError
 
     data = yaml.safe_load(vm_reference_file().read_text())
     if owner == "delete":

@@ -19,7 +19,7 @@ from itertools import combinations
 import pytest
 from mpi_support import build_netbench, run, run_result
 
-from fabricsuite.netbench_result import parse_human
+from fabricsuite.data.netbench_result import parse_human
 
 pytestmark = pytest.mark.integration  # netbench matrix under mpirun (the mpi lane)
 
@@ -539,8 +539,8 @@ def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
     import sys
 
     from fabricsuite import REPO_ROOT
-    from fabricsuite.metrics import LOWER, PerfSpec, declared_specs
-    from fabricsuite.references import ReferenceFileError, check_tuple
+    from fabricsuite.base.metrics import LOWER, PerfSpec, declared_specs
+    from fabricsuite.data.references import ReferenceFileError, check_tuple
 
     spec = importlib.util.spec_from_file_location("_matrix_check", REPO_ROOT / "checks" /
                                                   "fabric_map.py")
@@ -550,7 +550,7 @@ def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
     declared = declared_specs(module.NetbenchMatrix)
     assert declared["matrix_bad_pairs"] == PerfSpec("pairs", LOWER)
     assert declared["matrix_bad_nodes"] == PerfSpec("nodes", LOWER)
-    for kind in ("node_links", "uplinks", "switches"):  # fabricsuite.switches
+    for kind in ("node_links", "uplinks", "switches"):  # fabricsuite.data.switches
         assert declared[f"matrix_faulty_{kind}"] == PerfSpec("components", LOWER)
     where = tmp_path / "emu.yaml"
     check_tuple(where, "matrix_bad_pairs", [0, None, 0, "pairs"], declared["matrix_bad_pairs"])
@@ -559,7 +559,7 @@ def test_the_check_judges_bad_pairs_against_a_reference_of_0(program, tmp_path):
                     declared["matrix_bad_pairs"])
     # the counts are judged against 0 also where a file has no entry for them (a first day, a
     # re-test at another node count); the figures only by references
-    from fabricsuite.metrics import absolute_references
+    from fabricsuite.base.metrics import absolute_references
 
     assert absolute_references(module.NetbenchMatrix.metrics) == {
         f"matrix_{name}": (0, None, 0, unit) for name, unit in (
@@ -594,16 +594,17 @@ def test_one_optimistic_outlier_does_not_make_every_pair_suspect(pairmap):
 
 
 def test_quick_seed_crosses_every_uplink_with_the_program_s_own_draw(program, tmp_path):
-    """fabricsuite.switches quick-seed (the job script of a quick NetbenchMatrix under Slurm)
+    """fabricsuite.data.switches quick-seed (the job script of a quick NetbenchMatrix under Slurm)
     with this program's --print-schedule: 1 round of 8 ranks on 2 leaves."""
     from test_switches import NODES, TREE_CONF
 
-    from fabricsuite import switches
+    from fabricsuite.data import switches
 
     netbench = program
     tree = tmp_path / "tree.txt"
     tree.write_text(TREE_CONF)
-    proc = subprocess.run([sys.executable, "-m", "fabricsuite.switches", "quick-seed", "--tree",
+    proc = subprocess.run([sys.executable, "-m", "fabricsuite.data.switches", "quick-seed",
+                           "--tree",
                            str(tree), "--hosts", " ".join(NODES), "--rounds", "1", "--seed", "1",
                            "--netbench", str(netbench)], capture_output=True, text=True)
     seed = int(proc.stdout)
@@ -611,7 +612,7 @@ def test_quick_seed_crosses_every_uplink_with_the_program_s_own_draw(program, tm
                              "--seed", str(seed), "--json"], capture_output=True, text=True)
     pairs = [tuple(p) for r in json.loads(rounds.stdout)["rounds"] for p in r["pairs"]]
     assert switches.uncovered_uplinks(switches.parse_topology(TREE_CONF), NODES, pairs) == set()
-    bad = subprocess.run([sys.executable, "-m", "fabricsuite.switches", "quick-seed", "--tree",
+    bad = subprocess.run([sys.executable, "-m", "fabricsuite.data.switches", "quick-seed", "--tree",
                           str(tmp_path / "none"), "--hosts", "a b", "--rounds", "1", "--seed",
                           "7", "--netbench", str(netbench)], capture_output=True, text=True)
     assert bad.stdout.strip() == "7" and "keeping --seed 7" in bad.stderr

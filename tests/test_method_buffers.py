@@ -9,7 +9,7 @@ import re
 import pytest
 from mpi_support import NEEDS_OPEN_MPI, help_missing, mechanics_session, run, usage_error_line
 
-from fabricsuite.netbench_result import parse_human, parse_json
+from fabricsuite.data.netbench_result import parse_human, parse_json
 
 pytestmark = pytest.mark.integration
 

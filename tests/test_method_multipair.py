@@ -17,7 +17,7 @@ from mpi_support import (
     usage_error_line,
 )
 
-from fabricsuite.netbench_result import parse_human, parse_json
+from fabricsuite.data.netbench_result import parse_human, parse_json
 
 pytestmark = pytest.mark.integration
 

@@ -11,18 +11,18 @@ import pytest
 from mpi_support import run
 
 from fabricsuite import SOURCE_DIR
-from fabricsuite.metrics import Metric, PerfSpec
+from fabricsuite.base.metrics import Metric, PerfSpec
 
 pytestmark = pytest.mark.integration
 
 
 def _methods(program: str) -> list[str]:
-    from fabricsuite.declarations import methods_of
+    from fabricsuite.data.declarations import methods_of
     return methods_of(program)
 
 
 def _describe(program: str, method: str) -> dict:
-    from fabricsuite.declarations import describe
+    from fabricsuite.data.declarations import describe
     description = describe(program, method)
     assert description["method"] == method
     return description
@@ -69,8 +69,8 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
     """`netbench METHOD --describe` prints the C declaration of every column and summary figure;
     a check that asserts one with another unit or direction, or one netbench does not declare,
     fails here."""
-    from fabricsuite.declarations import declaration_problems, derived
-    from fabricsuite.rfm_netbench import netbench_checks
+    from fabricsuite.checks.rfm_netbench import netbench_checks
+    from fabricsuite.data.declarations import declaration_problems, derived
 
     program = netbench[0]
     problems, checked, own = [], 0, []
@@ -83,7 +83,7 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
     assert checked >= 80, checked
     # the figures a check computes itself, not netbench: these and no others (the map's faulty
     # components; the efficiencies against the limits of the cores and the collectives' bus
-    # bandwidth, fabricsuite.limits, and the line fractions, fabricsuite.links, each from
+    # bandwidth, fabricsuite.data.limits, and the line fractions, fabricsuite.data.links, each from
     # declared netbench figures)
     assert sorted(own) == sorted([
         *(f"NetbenchMatrix.matrix_faulty_{kind}" for kind in ("node_links", "switches",
@@ -97,7 +97,7 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
             "aapc", "pairwise", "cumulative", "random")),
         *(f"NetbenchCollectives.{c}_1MiB_busbw_MBps" for c in ("allreduce", "allgather",
                                                                "alltoall", "bcast", "reduce")),
-        # against the line rate the partition declares (fabricsuite.links)
+        # against the line rate the partition declares (fabricsuite.data.links)
         "NetbenchPingPongBandwidth.bandwidth_1MiB_line_fraction",
         "NetbenchFlood.flood_bandwidth_1MiB_line_fraction",
         "NetbenchMatrix.matrix_bandwidth_median_line_fraction",
@@ -108,14 +108,14 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
 
 def test_the_checks_read_what_the_built_program_declares(netbench):
     """src/declarations.json, which the checks take units and directions from, is what this
-    build of netbench declares (see fabricsuite/declarations.py to write it again)."""
-    from fabricsuite.declarations import describe_all, snapshot
+    build of netbench declares (see fabricsuite/data/declarations.py to write it again)."""
+    from fabricsuite.data.declarations import describe_all, snapshot
 
     built = describe_all(netbench[0])
     stale = sorted(m for m in built["methods"] | snapshot()["methods"]
                    if built["methods"].get(m) != snapshot()["methods"].get(m))
     assert not stale, (f"src/declarations.json differs from netbench's --describe for {stale}: "
-                       f"run .venv/bin/python -m fabricsuite.declarations src/netbench")
+                       f"run .venv/bin/python -m fabricsuite.data.declarations src/netbench")
 
 
 def test_every_declared_figure_is_in_the_output_format_doc(netbench):
@@ -136,7 +136,7 @@ def test_a_new_figure_needs_nothing_but_its_declaration(tmp_path):
 
     from mpi_support import MPIS, build_netbench
 
-    from fabricsuite.declarations import (
+    from fabricsuite.data.declarations import (
         DeclarationError,
         declaration_problems,
         describe_all,

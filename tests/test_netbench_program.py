@@ -12,7 +12,7 @@ import pytest
 from mpi_support import MPI_ENV as ENV
 from mpi_support import MPIS, NEEDS_OPEN_MPI, build_netbench, full_file_system, run, run_result
 
-from fabricsuite.netbench_result import parse_json
+from fabricsuite.data.netbench_result import parse_json
 
 pytestmark = pytest.mark.integration
 
@@ -541,7 +541,7 @@ def test_bind_rank_places_each_rank_and_the_check_verifies_it(netbench, tmp_path
     """config/launchers/bind-rank binds rank r to the r-th CPU of its list whatever the launcher
     did; the point-to-point checks' sanity compares netbench's report with the intended pair."""
     from fabricsuite import REPO_ROOT
-    from fabricsuite.rfm_netbench import placement_problems
+    from fabricsuite.checks.rfm_netbench import placement_problems
 
     program, launcher = netbench
     out = tmp_path / "pingpong.json"
@@ -751,7 +751,7 @@ def test_oversubscribed_pair_method_is_unreliable_not_ok(netbench, tmp_path, met
 def test_the_mpi_library_an_external_check_records_is_the_programs(netbench):
     """The perflog's mpi_library of an external suite's program was null (issue 39): what ldd
     says the program is linked with, as for a suite's program built with that MPI."""
-    from fabricsuite.programs import linked_library
+    from fabricsuite.data.programs import linked_library
 
     program, launcher = netbench
     family = "openmpi" if "openmpi" in launcher[0] else "mpich"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite.netbench_result import ResultError, load, parse_human, parse_json
+from fabricsuite.data.netbench_result import ResultError, load, parse_human, parse_json
 
 DATA = Path(__file__).parent / "data" / "netbench"
 METHODS = ["pingpong", "bibw", "bothway", "flood", "overlap", "loggp", "dense", "beff",

@@ -1,8 +1,9 @@
 """The one-screen outcome of a session and the nightly run (issue 13, items 1, 2 and 6).
 
-- fabricsuite.console folds skipped cases out of ReFrame's real output, records them with their
+- fabricsuite.base.console folds skipped cases out of ReFrame's real output, records them with their
   reasons and prints progress while a case runs;
-- fabricsuite.session prints counts, skips grouped by reason, every failure with its figures,
+- fabricsuite.commands.session prints counts, skips grouped by reason, every failure with its
+figures,
   classifies the session (0 within references, 1 regression, 2 broken) and writes JUnit XML in
   which a skip is <skipped>, never a pass;
 - `fabricsuite nightly` runs real ReFrame sessions on `local` and exits 0, 1 or 2.
@@ -31,7 +32,8 @@ from mpi_support import (
     write_local_references,
 )
 
-from fabricsuite import console, session
+from fabricsuite.base import console
+from fabricsuite.commands import session
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
@@ -326,7 +328,7 @@ def test_a_failed_build_is_one_error_and_its_dependents_one_skip_each_naming_it(
 
 
 def test_nightly_bad_options_are_one_line(tmp_path, capsys):
-    from fabricsuite import cli
+    from fabricsuite.commands import cli
 
     for argv, message in ((["--system", "a b"], "not a ReFrame system name"),
                           (["--system", "local", "--tag", "x;rm"], "--tag"),
@@ -396,7 +398,7 @@ def test_the_skip_record_survives_a_missing_reports_directory(tmp_path):
     """ReFrame creates RESULTS/reports only when it writes the report, at the end; the console
     filter starts with the session and must create it (a CI run caught the skips lost)."""
     skips = tmp_path / "not-yet" / "reports" / "run-report-x.skips.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "fabricsuite.console", "--skips", str(skips)],
+    proc = subprocess.run([sys.executable, "-m", "fabricsuite.base.console", "--skips", str(skips)],
                           input=SKIP_OUTPUT.read_text(), capture_output=True, text=True,
                           cwd=REPO)
     assert proc.returncode == 0, proc.stderr
@@ -419,7 +421,7 @@ def _long_nightly(results: Path, junit: Path, *extra: str) -> subprocess.Popen:
 
 def _netbench_below(pid: int) -> list[int]:
     """PIDs of netbench processes in the process tree of `pid`."""
-    from fabricsuite.nightly import _descendants
+    from fabricsuite.commands.nightly import _descendants
 
     found = []
     for child, _start in _descendants(pid):
@@ -476,8 +478,8 @@ def test_a_killed_nightly_takes_its_session_with_it(tmp_path):
     is an interrupted session to every workflow (its aborted cases)."""
     import signal
 
-    from fabricsuite import cases
-    from fabricsuite.nightly import _descendants
+    from fabricsuite.commands.nightly import _descendants
+    from fabricsuite.data import cases
 
     results = tmp_path / "results"
     nightly = _long_nightly(results, tmp_path / "junit.xml")
@@ -488,7 +490,7 @@ def test_a_killed_nightly_takes_its_session_with_it(tmp_path):
     nightly.communicate(timeout=60)
 
     def alive() -> list[int]:
-        from fabricsuite.nightly import _start_time
+        from fabricsuite.commands.nightly import _start_time
 
         return [pid for pid, start in session if start and _start_time(pid) == start]
 
@@ -501,7 +503,7 @@ def test_a_killed_nightly_takes_its_session_with_it(tmp_path):
 
 
 def _reframe_of(nightly: subprocess.Popen) -> int:
-    from fabricsuite.nightly import _descendants
+    from fabricsuite.commands.nightly import _descendants
 
     for pid, _start in _descendants(nightly.pid):
         with contextlib.suppress(OSError):
@@ -520,7 +522,7 @@ def test_a_reframe_ended_by_someone_else_counts_nowhere_and_leaves_no_job(tmp_pa
     runs 5 s later, and the next nightly starts."""
     import signal
 
-    from fabricsuite.nightly import _descendants, _start_time
+    from fabricsuite.commands.nightly import _descendants, _start_time
 
     results, junit = tmp_path / "results", tmp_path / "junit.xml"
     nightly = _long_nightly(results, junit)
@@ -554,7 +556,7 @@ def test_a_session_missing_from_the_database_is_named(tmp_path):
     the session was lost to history, compare and the page with exit 0 (issue 53)."""
     import sqlite3
 
-    from fabricsuite.store import storage_problem
+    from fabricsuite.data.store import storage_problem
 
     uuid = "67a0c6d0-60a7-4e5b-a41f-f1b1cd3308f2"
     db = tmp_path / "results.db"
@@ -616,7 +618,7 @@ def test_the_machine_lock_serves_every_user():
 
 
 def _lock_as_two_users(shared):
-    from fabricsuite import store
+    from fabricsuite.data import store
 
     take = ("import sys\nfrom pathlib import Path\nfrom fabricsuite import store\n"
             "try:\n    with store.exclusive_or_busy(Path(sys.argv[1])):\n        print('held')\n"
@@ -679,8 +681,8 @@ def test_a_results_path_is_the_callers_and_one_with_a_blank_is_refused(tmp_path,
                                                                        capsys):
     from argparse import Namespace
 
-    from fabricsuite import cli
-    from fabricsuite.commands import results_dir
+    from fabricsuite.base.commandline import results_dir
+    from fabricsuite.commands import cli
 
     monkeypatch.chdir(tmp_path)
     assert results_dir(Namespace(results="rel")) == tmp_path / "rel"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from fabricsuite import REFERENCE_DIR, REPO_ROOT
-from fabricsuite.metrics import HIGHER, LOWER, PerfSpec, declared_specs
-from fabricsuite.references import (
+from fabricsuite.base.metrics import HIGHER, LOWER, PerfSpec, declared_specs
+from fabricsuite.data.references import (
     ReferenceFileError,
     check_test_references,
     external_reference,
@@ -167,7 +167,8 @@ def test_not_a_mapping(tmp_path):
         load_file(write(tmp_path, "- just\n- a list\n"))
 
 
-# --- references against each variable's declared unit and direction (fabricsuite.metrics) -----
+# --- references against each variable's declared unit and direction (fabricsuite.base.metrics)
+# -----
 
 SPECS = {"latency_8B_median_us": PerfSpec("us", LOWER),
          "bandwidth_1MiB_MBps": PerfSpec("MB/s", HIGHER)}
@@ -235,7 +236,7 @@ def _declared_checks():
 def test_every_check_keeps_the_judged_checks_contract():
     """verdict.Judged's contract (its docstring), checked offline for every check class; the
     same check fails a case in setup, naming what to fix (issue 40)."""
-    from fabricsuite.verdict import Judged, contract_problems
+    from fabricsuite.checks.verdict import Judged, contract_problems
 
     judged = {name: obj for name, obj in _check_classes().items() if issubclass(obj, Judged)}
     assert len(judged) > 30
@@ -247,7 +248,8 @@ def test_every_check_keeps_the_judged_checks_contract():
 
     problems = contract_problems(Broken)
     assert "Broken.metrics: 'latency us' is no variable name" in problems[0]
-    assert "Broken.metrics['latency us'] is float, not a fabricsuite.metrics.Figure" in problems[1]
+    assert "Broken.metrics['latency us'] is float, not a fabricsuite.base.metrics.Figure" in \
+        problems[1]
     assert "declares metrics but no parsed_result()" in problems[2]
 
 
@@ -296,7 +298,7 @@ NetbenchSelfConsistency:
 def test_scoped_references_give_a_case_its_entries_and_nothing_else(tmp_path):
     """A check with built-in references reads only the exceptions the file lists for its case
     (NetbenchSelfConsistency's known findings)."""
-    from fabricsuite.references import scoped_references
+    from fabricsuite.data.references import scoped_references
 
     (tmp_path / "local").mkdir()
     write(tmp_path, KNOWN_FINDING + "_machine: {key: known-box}\n", "local/known-box.yaml")
@@ -325,7 +327,7 @@ def test_a_known_finding_of_the_mpi_holds_on_every_machine_of_the_kind(tmp_path)
     without the check's section) keeps the kind's known findings; a machine whose own file has
     the section keeps only its own; a named system reads only its file. The recorded-only path
     of ordinary checks (scoped_references) never borrows them."""
-    from fabricsuite.references import known_findings, scoped_references
+    from fabricsuite.data.references import known_findings, scoped_references
 
     (tmp_path / "local").mkdir()
     write(tmp_path, KNOWN_FINDING + "_machine: {key: epyc-1x2}\n", "local/epyc-1x2.yaml")
@@ -360,7 +362,7 @@ def test_a_known_finding_of_the_mpi_holds_on_every_machine_of_the_kind(tmp_path)
 def test_a_machines_own_section_for_one_mpi_keeps_the_kinds_findings_of_the_other(tmp_path):
     """A machine's own NetbenchSelfConsistency section for Open MPI dropped the kind's known
     findings for MPICH (issue 53): known findings are per case."""
-    from fabricsuite.references import known_findings
+    from fabricsuite.data.references import known_findings
 
     (tmp_path / "local").mkdir()
     write(tmp_path, KNOWN_FINDING + "_machine: {key: epyc-1x2}\n", "local/epyc-1x2.yaml")
@@ -448,7 +450,7 @@ def test_a_higher_is_better_reference_of_zero_is_refused_unless_recorded_only(tm
 def test_a_time_printed_in_steps_too_coarse_for_it_is_refused_as_a_judging_reference():
     """NPB prints its time in steps of 0.01 s: a 0.07 s reference with a bound would judge the
     rounding; from 1 s (100 steps) up it is judged."""
-    from fabricsuite.references import check_tuple
+    from fabricsuite.data.references import check_tuple
 
     spec = PerfSpec("s", "lower", resolution=0.01)
     with pytest.raises(ReferenceFileError, match="cannot judge .printed in steps of 0.01"):
@@ -474,7 +476,7 @@ def test_a_time_printed_in_steps_too_coarse_for_it_is_refused_as_a_judging_refer
     (PerfSpec("ranges", "lower"), [0, None, 0, "ranges"], None),
 ])
 def test_a_zero_reference_is_bounded_in_whole_units_or_refused(spec, ref, message):
-    from fabricsuite.references import check_tuple
+    from fabricsuite.data.references import check_tuple
 
     where = "NetbenchSelfConsistency.local:default.mpich.1x2.x"
     if message is None:
@@ -504,7 +506,7 @@ def test_a_zero_reference_is_bounded_in_whole_units_or_refused(spec, ref, messag
 def test_an_equal_figure_must_fail_a_2x_change_either_way(spec, ref, accepted):
     """`equal` figures have a bound rule of their own (issue 39): a count may move by whole
     units, a size by sweep steps, and neither bound may let a 2x change pass."""
-    from fabricsuite.references import check_tuple
+    from fabricsuite.data.references import check_tuple
 
     where = "NetbenchLogGP.local:default.openmpi.same-l3.x"
     if accepted:
@@ -519,7 +521,7 @@ def test_an_equal_figure_must_fail_a_2x_change_either_way(spec, ref, accepted):
 def test_a_baseline_records_a_count_that_moved_too_far_to_judge():
     """fabricsuite baseline writes no count whose bounds the loader would refuse: a count whose
     runs moved from 1 to 9 is recorded, with the note saying why."""
-    from fabricsuite.baseline import _equal_note
+    from fabricsuite.commands.baseline import _equal_note
 
     assert _equal_note(-0.334, 0.334, 3, count=True) is None
     note = _equal_note(-1.0, 1.75, 4, count=True)
@@ -536,7 +538,7 @@ def test_an_unreadable_reference_file_gives_one_line(tmp_path):
     proc = subprocess.run(
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
          "import sys; from pathlib import Path; "
-         "from fabricsuite.references import load_file, ReferenceFileError\n"
+         "from fabricsuite.data.references import load_file, ReferenceFileError\n"
          "try: load_file(Path(sys.argv[1]))\n"
          "except ReferenceFileError as err: print(err); sys.exit(2)", str(path)],
         capture_output=True, text=True, cwd=REPO_ROOT)

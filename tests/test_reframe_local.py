@@ -25,7 +25,7 @@ from mpi_support import (
     write_local_references,
 )
 
-from fabricsuite.transport import SHARED_MEMORY
+from fabricsuite.data.transport import SHARED_MEMORY
 
 pytestmark = [
     pytest.mark.integration,
@@ -122,7 +122,7 @@ def test_a_reference_file_that_cannot_be_believed_fails_even_while_bootstrapping
     """With -S require_reference=false (a machine's first sessions) a corrupt own file, or a
     kind file whose _machine.key names another kind, was a ReFrame warning above an outcome
     that said RECORDED (issue 53): now the case fails in setup naming the file."""
-    from fabricsuite.machine import kind_reference_file, this_machine
+    from fabricsuite.data.machine import kind_reference_file, this_machine
 
     refs = tmp_path / "reference"
     distance = local_distance()

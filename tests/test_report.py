@@ -26,9 +26,10 @@ import pytest
 from mpi_support import local_reference_file, vm_reference_file
 from report_support import as_session
 
-from fabricsuite import cli, session, store
-from fabricsuite.netbench_result import load
-from fabricsuite.references import load_file
+from fabricsuite.commands import cli, session
+from fabricsuite.data import store
+from fabricsuite.data.netbench_result import load
+from fabricsuite.data.references import load_file
 
 DATA = Path(__file__).parent / "data"
 HISTORY = sorted((DATA / "history").glob("run-report-*.json"))
@@ -388,7 +389,7 @@ def test_failed_case_listed_first_with_counts(tmp_path):
     assert [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)[6] for r in rows] == [
         "bandwidth_1MiB_MBps", "bandwidth_peak_MBps"]
     first = re.findall(r"<td[^>]*>(.*?)</td>", rows[0], re.S)
-    # the session's verdict of the case beside ReFrame's phase (fabricsuite.session_verdict)
+    # the session's verdict of the case beside ReFrame's phase (fabricsuite.data.session_verdict)
     assert first[:6] == ["NetbenchPingPongBandwidth", "local:default", "openmpi", "same-l3",
                          "regression", "performance"]
     assert first[7:11] == ["1337 MB/s", "6978.3 MB/s", "-45.0% (3838 MB/s)", "-80.8%"]
@@ -478,7 +479,7 @@ def test_help_explains_the_page(capsys):
 def test_result_found_in_output_stage_or_the_jobs_stdout(tmp_path):
     """netbench.json in the output directory first, then in the stage (a failed case's), then
     the job's stdout (netbench's human format of the same run); none: not kept."""
-    from fabricsuite.report.data import Results, StoredCase
+    from fabricsuite.commands.report.data import Results, StoredCase
 
     output, stage = tmp_path / "output", tmp_path / "stage"
     output.mkdir()
@@ -515,7 +516,7 @@ def test_result_found_in_output_stage_or_the_jobs_stdout(tmp_path):
 def test_reference_position_on_a_size_curve(variable, check, group, where):
     """The position comes from the check's declaration of the variable (its table, column and
     size), not from its name."""
-    from fabricsuite.report.data import SIZE_CURVES, declared_metrics, reference_position
+    from fabricsuite.commands.report.data import SIZE_CURVES, declared_metrics, reference_position
 
     metric = declared_metrics(check).get(variable)
     assert reference_position(metric, SIZE_CURVES[check][0], group) == where
@@ -524,7 +525,7 @@ def test_reference_position_on_a_size_curve(variable, check, group, where):
 def test_a_slurm_nodelist_string_is_one_host_entry():
     """Under Slurm a stored case may hold Slurm's compressed node list, as a string or in a
     list; it is read as the nodes it names, not as a list of its characters."""
-    from fabricsuite.report.data import _nodelist
+    from fabricsuite.commands.report.data import _nodelist
 
     assert _nodelist({"job_nodelist": "fst[2301-2302]"}) == ["fst2301", "fst2302"]
     assert _nodelist({"job_nodelist": ["fst[2301-2302]"]}) == ["fst2301", "fst2302"]
@@ -534,9 +535,9 @@ def test_a_slurm_nodelist_string_is_one_host_entry():
 
 def test_a_point_that_cannot_be_drawn_is_named_not_dropped():
     """Issue 39: a NaN or negative figure was left out of a per-size curve without a word."""
-    from fabricsuite.netbench_result import load
-    from fabricsuite.report.data import SIZE_CURVES
-    from fabricsuite.report.figures import _curve_points
+    from fabricsuite.commands.report.data import SIZE_CURVES
+    from fabricsuite.commands.report.figures import _curve_points
+    from fabricsuite.data.netbench_result import load
 
     result = load(REAL / "pingpong-3b923411.json")
     (curve,) = SIZE_CURVES["NetbenchPingPong"]

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from fabricsuite import REPO_ROOT
-from fabricsuite.programs import SUITES
+from fabricsuite.data.programs import SUITES
 
 
 # -- Spack environment and recipes, without Spack --
@@ -93,7 +93,7 @@ def test_beff_recipe_pins_the_original_commit_and_npb_mz_the_gfortran_flag():
 
 # -- netbench itself on a Spack partition --
 def test_netbench_spec_names_this_checkout_commit():
-    from fabricsuite.spackenv import netbench_spec
+    from fabricsuite.data.spackenv import netbench_spec
 
     head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
                           capture_output=True, text=True).stdout.strip()

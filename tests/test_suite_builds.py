@@ -1,6 +1,7 @@
 """The by-hand build guide (docs/building-the-suites.md) runs as written: its recipes are read
-from the guide itself (fabricsuite.suite_builds), each builds in a scratch copy of its source with
-the MPI's wrappers, and the checks must then find what it installed, linked with that MPI.
+from the guide itself (fabricsuite.commands.suite_builds), each builds in a scratch copy of its
+source with the MPI's wrappers, and the checks must then find what it installed, linked with that
+MPI.
 
 The suites' sources cannot be downloaded here or in CI: the whole-guide test runs where
 FABRICSUITE_SUITE_SOURCES names a directory of them, and says so where it does not. The runner's
@@ -15,7 +16,7 @@ import shutil
 
 import pytest
 
-from fabricsuite import suite_builds as sb
+from fabricsuite.commands import suite_builds as sb
 
 GUIDE = sb.GUIDE.read_text()
 

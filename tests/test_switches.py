@@ -1,7 +1,7 @@
-"""The switch-aware verdict of an all-pairs map (fabricsuite.switches): Slurm's switch tree read
-from real `scontrol show topology` output (tests/data/switches/README.md), and the four faults of
-issue 30 on 8 nodes under 2 leaves, each pair slowed as the fault would slow it: the component
-named must be the fault, nothing else."""
+"""The switch-aware verdict of an all-pairs map (fabricsuite.data.switches): Slurm's switch tree
+read from real `scontrol show topology` output (tests/data/switches/README.md), and the four
+faults of issue 30 on 8 nodes under 2 leaves, each pair slowed as the fault would slow it: the
+component named must be the fault, nothing else."""
 
 import itertools
 import re
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite import switches
-from fabricsuite.switches import Pair, TopologyError
+from fabricsuite.data import switches
+from fabricsuite.data.switches import Pair, TopologyError
 
 DATA = Path(__file__).resolve().parent / "data" / "switches"
 TREE_CONF = """\
@@ -43,7 +43,7 @@ def test_a_host_list_beyond_any_partition_is_refused_at_once(text, message):
 
 
 def test_a_run_report_with_such_a_host_list_keeps_it_as_one_name():
-    from fabricsuite.cases import node_names
+    from fabricsuite.data.cases import node_names
 
     assert node_names(["n[1-99999999]", "n[1-2]"]) == ("n[1-99999999]", "n1", "n2")
 
@@ -196,8 +196,8 @@ def test_a_quick_map_that_crossed_no_uplink_says_so():
 
 
 def test_a_real_map_with_a_slow_uplink_names_it_and_the_report_draws_it_by_switch():
-    from fabricsuite.netbench_result import load
-    from fabricsuite.report import figures as report
+    from fabricsuite.commands.report import figures as report
+    from fabricsuite.data.netbench_result import load
 
     result = load(DATA / "matrix-uplink1-slow.json")
     result.switch_tree = (DATA / "matrix-uplink1-slow-tree.txt").read_text()
@@ -216,7 +216,7 @@ def test_a_real_map_with_a_slow_uplink_names_it_and_the_report_draws_it_by_switc
 
 
 def test_pairs_made_bad_by_noise_leave_the_uplink_named_and_themselves_unexplained():
-    from fabricsuite.netbench_result import load
+    from fabricsuite.data.netbench_result import load
 
     result = load(DATA / "matrix-uplink1-slow-noisy.json")
     result.switch_tree = (DATA / "matrix-uplink1-slow-noisy-tree.txt").read_text()

@@ -1,4 +1,4 @@
-"""Which transport carried a run (fabricsuite.transport), read from the whole output of real
+"""Which transport carried a run (fabricsuite.data.transport), read from the whole output of real
 `netbench pingpong --transport-evidence` jobs (tests/data/transport/README.md says how they were
 taken): Open MPI's bml lines on stderr, UCX's ep_cfg lines on stdout."""
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite import transport
-from fabricsuite.transport import SHARED_MEMORY, TransportError
+from fabricsuite.data import transport
+from fabricsuite.data.transport import SHARED_MEMORY, TransportError
 
 DATA = Path(__file__).resolve().parent / "data" / "transport"
 
@@ -104,7 +104,7 @@ def test_an_environment_not_declared_is_not_judged():
 
 
 def test_the_outcome_says_what_carried_the_cases():
-    from fabricsuite.session import transport_lines
+    from fabricsuite.commands.session import transport_lines
 
     cases = [{"system": "local", "partition": "default", "environ": e, "transport": t}
              for e, t in [("openmpi", "vader"), ("openmpi", "vader"), ("mpich", "ucx:tcp")]]

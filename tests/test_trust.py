@@ -82,14 +82,14 @@ def test_readme_run_command_exits_0(readme_session):
     matrix = [s["reason"] for s in skips if s["case"].startswith("NetbenchMatrix")]
     assert matrix and all("node(s)" in reason or "ranks" in reason for reason in matrix), matrix
     assert "no references for NetbenchMatrix" not in proc.stdout
-    # A machine's own references are its results' (fabricsuite.machine): judged against them
+    # A machine's own references are its results' (fabricsuite.data.machine): judged against them
     # where the results directory holds them (PASSED), else recorded (RECORDED), compared with
     # the references of another machine of its kind where the repository has them.
-    from fabricsuite import machine
-    from fabricsuite.references import kind_reference_file, reference_file
+    from fabricsuite.data import machine
+    from fabricsuite.data.references import kind_reference_file, reference_file
 
     env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
-    key = subprocess.run([sys.executable, "-m", "fabricsuite.machine"], env=env,
+    key = subprocess.run([sys.executable, "-m", "fabricsuite.data.machine"], env=env,
                          capture_output=True, text=True, check=True).stdout
     key = re.search(r"^key: (\S+)$", key, re.M).group(1)
     own = reference_file("local", machine.own_reference_dir() if "RFM_REFERENCE_PREFIX" in

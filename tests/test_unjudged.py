@@ -1,6 +1,6 @@
 """A figure netbench flags unreliable is left out of its run's verdict where the check says so
-(`unjudged_when_unreliable`, fabricsuite.rfm_netbench), named in the outcome, and fails sanity
-anywhere else: the real flood output of a healthy host whose cache edge lies inside the G fit
+(`unjudged_when_unreliable`, fabricsuite.checks.rfm_netbench), named in the outcome, and fails
+sanity anywhere else: the real flood output of a healthy host whose cache edge lies inside the G fit
 (tests/data/netbench/README.md), and the outcome line of a real session's report."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite import session
-from fabricsuite.netbench_result import load
-from fabricsuite.rfm_netbench import cell, summary, unjudged_figures
+from fabricsuite.checks.rfm_netbench import cell, summary, unjudged_figures
+from fabricsuite.commands import session
+from fabricsuite.data.netbench_result import load
 
 pytestmark = pytest.mark.unit
 
@@ -57,8 +57,8 @@ def test_an_unjudged_figure_is_no_history_point_and_no_baseline_sample(tmp_path)
 
     from case_support import report
 
-    from fabricsuite import baseline, history
-    from fabricsuite.metrics import unjudged_variables
+    from fabricsuite.base.metrics import unjudged_variables
+    from fabricsuite.commands import baseline, history
 
     data = report("recorded-kind")
     assert unjudged_variables(["latency_8B_median_us: netbench flagged x unreliable: why",

@@ -16,9 +16,9 @@ import yaml
 from mpi_support import local_distance, local_reference_file, reframe, vm_reference_file
 from test_baseline import LAT, LAT_MIN, latency_reports, pingpong, real, write_report
 
-from fabricsuite.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
-from fabricsuite.cli import main
-from fabricsuite.session import verdict_lines
+from fabricsuite.commands.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
+from fabricsuite.commands.cli import main
+from fabricsuite.commands.session import verdict_lines
 
 
 def bandwidth_case(report: dict) -> dict:
@@ -177,7 +177,7 @@ def test_a_transient_dispelled_by_confirmation_is_reported_not_failed():
 
 
 def test_a_count_bound_is_rounded_outwards():
-    from fabricsuite.baseline import Samples, propose
+    from fabricsuite.commands.baseline import Samples, propose
 
     samples = Samples("NetbenchLogGP", "local:default", "openmpi", "loggp_protocol_ranges",
                       "ranges", [3.0, 3.0, 3.0], directions={"equal"}, counts={True})
@@ -263,7 +263,7 @@ def test_one_slow_run_in_five_is_set_aside_not_absorbed_by_the_bound():
     """A baseline run that met a slow phase (here at 40 % of the others) must not widen the bound
     to 1.5 x its deviation: from 5 runs on it is set aside (recorded), since confirmation absorbs
     such a run; with fewer runs nothing is set aside."""
-    from fabricsuite.baseline import Samples, propose
+    from fabricsuite.commands.baseline import Samples, propose
 
     five = Samples("NetbenchPingPongBandwidth", "local:default", "openmpi",
                    "bandwidth_1MiB_MBps", "MB/s", [100.0, 100.5, 99.5, 100.2, 40.0],
@@ -282,7 +282,7 @@ def test_a_regression_is_confirmed_per_variable():
     """Two runs of a case that failed on different variables (a slow phase in each) are no
     confirmed regression: the session passes and says so; the same variable outside in both runs
     is a regression."""
-    from fabricsuite.session import REGRESSED, WITHIN, classify
+    from fabricsuite.commands.session import REGRESSED, WITHIN, classify
 
     report = session_report(60.0, 60.0)
     first, retry = report["runs"][0]["testcases"][0], report["runs"][1]["testcases"][0]
@@ -305,7 +305,7 @@ def test_a_regression_is_confirmed_per_variable():
 
 
 def test_the_retry_wrapper_still_matches_reframe():
-    """fabricsuite.verdict wraps ReFrame's build_deps because ReFrame's retry loop resolves a
+    """fabricsuite.checks.verdict wraps ReFrame's build_deps because ReFrame's retry loop resolves a
     round's dependencies among the round before's failed cases only. This pins that code: when a
     ReFrame upgrade changes it, this fails, and the wrapper is to be checked (and dropped where
     ReFrame keeps the session's cases itself)."""
@@ -314,7 +314,7 @@ def test_the_retry_wrapper_still_matches_reframe():
     from reframe.frontend import dependencies
     from reframe.frontend.executors import Runner
 
-    from fabricsuite import verdict
+    from fabricsuite.checks import verdict
 
     retry = inspect.getsource(Runner._retry_failed)
     assert "dependencies.build_deps(failed_cases, cases)" in retry, retry
@@ -326,7 +326,7 @@ def test_the_retry_wrapper_still_matches_reframe():
 def test_a_retry_round_falls_back_on_the_session_cases():
     from types import SimpleNamespace
 
-    from fabricsuite import verdict
+    from fabricsuite.checks import verdict
 
     def case(name):
         return SimpleNamespace(check=SimpleNamespace(unique_name=name))
@@ -347,9 +347,10 @@ def test_a_retry_round_falls_back_on_the_session_cases():
 
 def test_every_run_command_asks_for_the_same_confirmation_rounds():
     """The run modes of config/settings.py (ci/run-local.sh runs its mode "local") pass
-    --max-retries equal to fabricsuite.verdict.CONFIRM_ROUNDS; the pauses grow round by round."""
+    --max-retries equal to fabricsuite.checks.verdict.CONFIRM_ROUNDS; the pauses grow round by
+    round."""
     from fabricsuite import REPO_ROOT
-    from fabricsuite.verdict import CONFIRM_ROUNDS, confirm_pause
+    from fabricsuite.checks.verdict import CONFIRM_ROUNDS, confirm_pause
 
     wanted = f"--max-retries={CONFIRM_ROUNDS}"
     text = (REPO_ROOT / "config" / "settings.py").read_text()
@@ -364,14 +365,14 @@ def test_every_run_command_asks_for_the_same_confirmation_rounds():
 @pytest.mark.parametrize("pause", [-5, float("nan"), float("inf"), 1e9, "10", None, True])
 def test_a_pause_that_cannot_be_waited_is_refused_naming_the_setting(pause):
     """-5 and NaN failed in time.sleep naming no option, 1e9 held the nightly (issue 53)."""
-    from fabricsuite.verdict import confirm_pause_error
+    from fabricsuite.checks.verdict import confirm_pause_error
 
     assert "confirm_pause_s=" in confirm_pause_error(pause)
     assert "-S confirm_pause_s=N" in confirm_pause_error(pause)
 
 
 def test_a_pause_in_range_is_taken():
-    from fabricsuite.verdict import confirm_pause_error
+    from fabricsuite.checks.verdict import confirm_pause_error
 
     assert [confirm_pause_error(p) for p in (0, 0.5, 20, 600.0)] == [None] * 4
 
@@ -379,7 +380,7 @@ def test_a_pause_in_range_is_taken():
 def test_three_confirmation_rounds_judge_each_case_by_its_own_last_round():
     """With --max-retries=3 a case that passed round 1 is absent from the later rounds: it still
     prints as `confirmation passed`, and a case that failed every round is the regression."""
-    from fabricsuite.session import REGRESSED, classify
+    from fabricsuite.commands.session import REGRESSED, classify
 
     report = session_report(60.0, 124.0)  # case A: failed, then passed round 1
     transient = report["runs"][0]["testcases"][0]
@@ -401,8 +402,8 @@ def test_three_confirmation_rounds_judge_each_case_by_its_own_last_round():
 def test_a_sanity_failure_is_confirmed_at_once_without_the_pauses(tmp_path):
     """A case refused in sanity (here: the run fell onto TCP loopback, which the partition does
     not expect) cannot change by waiting for a slow phase: its confirmation rounds run at once,
-    with none of the pauses a performance failure waits (fabricsuite.verdict: 20, 60, 180 s by
-    default; 30 s here, which the test would wait twice)."""
+    with none of the pauses a performance failure waits (fabricsuite.checks.verdict: 20, 60, 180 s
+    by default; 30 s here, which the test would wait twice)."""
     import json
 
     if os.environ.get("FABRICSUITE_LOCAL_MPIS", "openmpi").find("openmpi") < 0:

@@ -28,7 +28,7 @@ import os
 import shlex
 from pathlib import Path
 
-from fabricsuite.links import tc_rate_gbps as _tc_rate_gbps
+from fabricsuite.data.links import tc_rate_gbps as _tc_rate_gbps
 
 _launchers = Path(__file__).resolve().parents[1] / "launchers"
 # The links are shaped by tc tbf: within a session a bandwidth repeats within about 1 % (ping-pong
@@ -54,7 +54,7 @@ try:
     _nodes = int((_state / "nodes").read_text())
 except (OSError, ValueError):
     _nodes = 4  # the default of `ci/emucluster.sh up`; the checks skip what is not there
-# The links' promise (fabricsuite.links), where one is declared: each node's eth0 at the rate
+# The links' promise (fabricsuite.data.links), where one is declared: each node's eth0 at the rate
 # `up --declare RATE` gave (kept in the state directory when `rate` re-shapes links later), or
 # FABRICSUITE_EMU_DECLARED_GBPS. None by default: the tests that slow a link to emulate a
 # regression the link itself does not report (a firmware's, say) judge the figures alone.

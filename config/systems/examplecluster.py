@@ -48,7 +48,7 @@ site_configuration = {
                         # "hwloc_xml": "config/topology/examplecluster-cpu.xml",
                         # What must carry the messages between nodes, per environment: a run
                         # that fell back to another transport (TCP) fails in sanity, naming it
-                        # (fabricsuite.transport). SITE: the pml/btl or UCX transports you use.
+                        # (fabricsuite.data.transport). SITE: the pml/btl or UCX transports you use.
                         "transport": {"site-openmpi": {"network": r"ucx:.*\b(rc|dc|ud)"}},
                     },
                     "max_jobs": 8,

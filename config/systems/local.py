@@ -7,7 +7,7 @@ naming what is missing; with no MPI at all, one line names the fix. The `mpirun`
 environment sees is a small wrapper in config/launchers/<mpi>/ so that it is that MPI's launcher,
 whatever the machine's `mpirun` alternative points to, with ranks bound to cores.
 
-Its references are the machine's own: reference/local/<fingerprint>.yaml (fabricsuite.machine).
+Its references are the machine's own: reference/local/<fingerprint>.yaml (fabricsuite.data.machine).
 A machine without them is measured and recorded, not judged, until three sessions give them.
 
 A center's cluster is another file next to this one (`fabricsuite init`, or by hand).
@@ -19,8 +19,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from fabricsuite.machine import MachineError, this_machine
-from fabricsuite.transport import SHARED_MEMORY
+from fabricsuite.data.machine import MachineError, this_machine
+from fabricsuite.data.transport import SHARED_MEMORY
 
 LAUNCHERS = Path(__file__).resolve().parent.parent / "launchers"
 
@@ -94,7 +94,7 @@ def _environments():
         entry.update({"features": ["mpi"], "target_systems": ["local"]})
         missing = missing_programs(env)
         if missing:
-            # Kept, so that its checks fail naming the fix (fabricsuite.rfm_netbench).
+            # Kept, so that its checks fail naming the fix (fabricsuite.checks.rfm_netbench).
             entry["extras"] = {"missing": (
                 f"{' and '.join(missing)} not on PATH: install {env['name']} "
                 f"({env['packages']}) or leave it out with "
@@ -133,7 +133,7 @@ def _extras():
               f"give one such as 'tcp', or 'any'")
     if expected != "any":
         extras["transport"] = {env["name"]: expected for env in _CANDIDATES}
-    # Whose references: this machine's own (reference/local/<key>.yaml; fabricsuite.machine).
+    # Whose references: this machine's own (reference/local/<key>.yaml; fabricsuite.data.machine).
     try:
         extras["machine"], extras["machine_descr"] = this_machine()
     except MachineError as err:

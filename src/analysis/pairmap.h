@@ -124,7 +124,8 @@ int nb_pair_is_suspect(const nb_pair_thresholds *t, double latency, double bandw
  * NB_MEDIAN_EFFICIENCY for a median); NaN when either count is 0 or the noise is unknown. A
  * group of bad pairs (a node's) slower than the healthy pairs by less than this is, as a group,
  * within the map's noise: each was bad alone, against references that a loaded machine can make
- * unrepresentative (when nearly every pair is suspect). fabricsuite.switches applies the same. */
+ * unrepresentative (when nearly every pair is suspect). fabricsuite.data.switches applies the
+ * same. */
 #define NB_MEDIAN_EFFICIENCY 1.2533
 double nb_group_gate(size_t group, size_t healthy, double noise);
 

@@ -1,0 +1,525 @@
+"""A session's findings: what it found wrong, by kind, with the Slurm names each concerns.
+
+One findings file per session (`RESULTS/findings/<mode>-<time>.json`, written by `fabricsuite
+nightly`, or `python -m fabricsuite.commands.session --findings FILE`), the machine-readable
+contract between the verdict and whatever acts on it (`fabricsuite act`, a center's own glue).
+Schema
+(docs/findings.md; `SCHEMA`, `VERSION`; a reader refuses another version):
+
+    {"schema": "fabricsuite-findings", "version": 1, "session": UUID, "started": ISO time,
+     "outcome": {"status": 0|1|2, "line": the outcome's verdict line},
+     "nodes": hostlist of every node the session ran a case on,
+     "passed_nodes": hostlist of the nodes no case failed on: a case that failed counts
+                     against the nodes its findings name where they name nodes of their own
+                     only, else against all its nodes,
+     "findings": [{"kind": KIND, "confidence": CONFIDENCE, "nodes": hostlist or "",
+                   "component": "uplink leaf1" or "", "check": display name,
+                   "partition": "system:partition", "environ": ..., "evidence": one line,
+                   "rounds": runs of the case, "against": known nodes of a suspect,
+                   "retest_with": healthy nodes of the map to re-test a map suspect with}],
+     "retests": [{"node": suspect, "against": known node(s), "session": UUID,
+                  "result": "confirmed" | "cleared" | "fabric" | "broken" | "undecided"}]
+     (optional)}
+
+Kinds (`KINDS`): a node's own fault (`node-outlier`, `link-degraded`, `faulty-link`), a
+component above the nodes (`uplink`, `leaf`, `fabric`), a regression of the whole fabric
+(`regression`), and the findings that name no node: the harness broke (`broken-harness`),
+another process took the CPUs (`interference`), the session was interrupted (`interrupted`).
+
+Confidence (`CONFIDENCES`), the only ground an action may stand on:
+- ``confirmed``: the node failed where the references never saw it (the only such node of its
+  case) and passed its confirmation on nodes they know (a NODE OUTLIER), or the operating
+  system itself reports its link below the partition's contract (LINK DEGRADED);
+- ``map``: the all-pairs map named this one component beyond the map's own noise, its pairs
+  re-tested alone (fabricsuite.data.switches);
+- ``suspected``: named, but not yet confirmed: a node outlier whose first run met two new
+  nodes (the pair cannot say which) or was disturbed (another process took a CPU), a
+  regression on nodes the references never saw that no known node could confirm, a link
+  that changed during a job, a map finding the pairs cannot tell from another component
+  (two nodes that shared the only pair a quick map measured of them), a bad pair no single
+  component explains. Re-test before any action (`suspects`, `settle`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import NamedTuple
+
+from fabricsuite.base.formats import iso_utc, shortened
+from fabricsuite.base.metrics import case_scope, is_finite_number, perf_variable
+from fabricsuite.data import cases as casemodel
+from fabricsuite.data.links import link_findings
+from fabricsuite.data.session_verdict import (
+    LINK_DEGRADED,
+    NODE_OUTLIER,
+    case_verdicts,
+    node_outlier,
+    unknown_nodes,
+)
+from fabricsuite.data.switches import TopologyError, compress_hostlist, expand_hostlist
+
+SCHEMA, VERSION = "fabricsuite-findings", 1
+
+NODE_OUTLIER_KIND, LINK_DEGRADED_KIND, FAULTY_LINK = "node-outlier", "link-degraded", "faulty-link"
+UPLINK, LEAF, FABRIC, REGRESSION = "uplink", "leaf", "fabric", "regression"
+BROKEN_HARNESS, INTERFERENCE, INTERRUPTED = "broken-harness", "interference", "interrupted"
+#: Findings of a node's own: the only kinds an action may take a node out of service for.
+NODE_KINDS = (NODE_OUTLIER_KIND, LINK_DEGRADED_KIND, FAULTY_LINK)
+#: Findings of a component above the nodes or of the whole fabric: reported, never drained
+#: node by node.
+COMPONENT_KINDS = (UPLINK, LEAF, FABRIC, REGRESSION)
+#: Findings that say the session itself cannot be trusted: nothing is acted on beside them.
+SESSION_KINDS = (BROKEN_HARNESS, INTERFERENCE, INTERRUPTED)
+#: A known finding ($xfail) that no longer fails: its reference is stale, a person updates it
+#: (names no node; acted on by no one).
+STALE_REFERENCE = "stale-reference"
+KINDS = NODE_KINDS + COMPONENT_KINDS + SESSION_KINDS + (STALE_REFERENCE,)
+
+CONFIRMED, MAP, SUSPECTED = "confirmed", "map", "suspected"
+#: Best ground first.
+CONFIDENCES = (CONFIRMED, MAP, SUSPECTED)
+#: A case on at least this many nodes whose every node's link is degraded is a finding of the
+#: fabric (two nodes cannot say it is all of them).
+FABRIC_NODES = 3
+#: The confidences a node may be drained on.
+ACTIONABLE = (CONFIRMED, MAP)
+
+
+class FindingsError(ValueError):
+    """A findings file that cannot be used (one line naming the fix)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a session (see the module's docstring)."""
+
+    #: one of KINDS
+    kind: str
+    #: one of CONFIDENCES
+    confidence: str
+    #: Slurm host list of the nodes it concerns ("" for none)
+    nodes: str
+    #: what was found, one line with its figures
+    evidence: str
+    #: the component above the nodes ("uplink leaf1", "leaf leaf2", "the fabric"), or the node
+    #: link the map named ("node n3"); "" for none
+    component: str = ""
+    #: the runs of its case (the first and each confirmation round)
+    rounds: int = 1
+    #: the check's display name ("NetbenchMatrix %node_count=8")
+    check: str = ""
+    #: its ReFrame partition ("system:partition") and environment
+    partition: str = ""
+    environ: str = ""
+    #: for a suspect: per node of `nodes` (in that order), a node its references were taken on
+    #: to re-test it against, comma-separated ("" where none is known; `partners`)
+    against: str = ""
+    #: for a map suspect: the nodes the same map measured healthy (a host list), to re-test
+    #: each of `nodes` with in a map of their own (`suspects`); "" for none
+    retest_with: str = ""
+
+    def node_names(self) -> list[str]:
+        return expand_hostlist(self.nodes) if self.nodes else []
+
+
+def _failed_figures(run: dict) -> str:
+    """"bandwidth_1MiB_MBps 900 MB/s against 1000 (-10%)" of each variable outside."""
+    found = []
+    for key, perf in sorted((run.get("perfvalues") or {}).items()):
+        if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail":
+            text = f"{perf_variable(key)} {perf[0]:g} {perf[4]}" \
+                if is_finite_number(perf[0]) else f"{perf_variable(key)}"
+            if is_finite_number(perf[0]) and is_finite_number(perf[1]) and perf[1]:
+                text += f" against {perf[1]:g} ({(perf[0] - perf[1]) / abs(perf[1]):+.0%})"
+            found.append(text)
+    return ", ".join(found)
+
+
+def _line(text: object, width: int = 300) -> str:
+    return shortened(text, width)
+
+
+_LINK = re.compile(r"\b(LINK DEGRADED|LINK CHANGED) (\S+?):? ")
+_BELOW = re.compile(r"\bBELOW PROMISE (the fabric|leaf (.+?) \(|node (\S+?):)")
+_FAULTY = re.compile(r"^faulty ((?:node|uplink|switch) \S+?(?: or (?:node|uplink|switch) \S+?)*)"
+                     r": ")
+
+
+def link_findings_of(lines: list[str], base: dict) -> list[Finding]:
+    """Findings of a case's link lines (fabricsuite.data.links.link_findings): a link the operating
+    system reports below the contract is confirmed, one that changed during the job suspected;
+    the map's BELOW PROMISE lines name a node (map), a leaf or the fabric."""
+    found = []
+    for line in lines:
+        link, below = _LINK.search(line), _BELOW.search(line)
+        if link:
+            found.append(Finding(LINK_DEGRADED_KIND,
+                                 CONFIRMED if link[1] == "LINK DEGRADED" else SUSPECTED,
+                                 compress_hostlist([link[2]]), _line(line), **base))
+        elif below and below[3]:
+            found.append(Finding(FAULTY_LINK, MAP, compress_hostlist([below[3]]), _line(line),
+                                 component=f"node {below[3]}", **base))
+        elif below and below[2]:
+            found.append(Finding(LEAF, MAP, "", _line(line), component=f"leaf {below[2]}",
+                                 **base))
+        elif below:
+            found.append(Finding(FABRIC, MAP, "", _line(line), component="the fabric", **base))
+    return found
+
+
+def map_findings_of(components: str, base: dict, nodes: tuple[str, ...] | list[str] = ()
+                    ) -> list[Finding]:
+    """Findings of a map's `components` (fabricsuite.data.switches.Explanation.lines) on `nodes`
+    (the map's): a faulty node link, uplink or switch named alone is `map`; node links the
+    pairs cannot tell apart (the only pair a quick map measured of two nodes) and each bad pair
+    no single component explains are `suspected`, each with the map's healthy nodes to re-test
+    it with (`retest_with`: the map's nodes none of its findings name)."""
+    found = []
+    for line in str(components or "").split("; "):
+        match = _FAULTY.match(line.strip())
+        unexplained = _UNEXPLAINED.match(line.strip())
+        if unexplained:
+            found += [Finding(FAULTY_LINK, SUSPECTED, compress_hostlist(pair), _line(
+                f"bad pair {'-'.join(pair)} that no single component of the map explains: "
+                f"each node re-tested with nodes the map measured healthy"),
+                component=f"pair {'-'.join(pair)}", **base)
+                for text in unexplained[1].split(", ") if (pair := _pair_of(text, nodes))]
+            continue
+        if not match:
+            continue
+        named = [part.split(" ", 1) for part in match[1].split(" or ")]
+        confidence = MAP if len(named) == 1 else SUSPECTED
+        kinds = {kind for kind, _ in named}
+        names = [name for kind, name in named if kind == "node"]
+        kind = (FAULTY_LINK if kinds == {"node"} else UPLINK if kinds == {"uplink"} else LEAF)
+        found.append(Finding(kind, confidence, compress_hostlist(names) if kind == FAULTY_LINK
+                             else "", _line(line), component=match[1], **base))
+    named = {name for finding in found for name in finding.node_names()}
+    healthy = compress_hostlist([node for node in nodes if node not in named])
+    return [replace(f, retest_with=healthy) if f.confidence == SUSPECTED and f.nodes else f
+            for f in found]
+
+
+_UNEXPLAINED = re.compile(r"^no single component explains \d+ bad pair\(s\): (.+)$")
+
+
+def _pair_of(text: str, nodes: tuple[str, ...] | list[str]) -> list[str]:
+    """The two nodes of a map's pair "a-b" (switches.Explanation.lines), where host names may
+    hold a "-" themselves: the split whose both halves are nodes of the map; [] for none."""
+    for at, char in enumerate(text):
+        if char == "-" and text[:at] in nodes and text[at + 1:] in nodes:
+            return [text[:at], text[at + 1:]]
+    return []
+
+
+def partners(run: dict | None, unknown: list[str], known: list[str]) -> str:
+    """For each of `unknown` (sorted, as a finding's host list expands), the known node to
+    re-test it against: the one in its mate's place, the next place of the run's node list
+    among the known nodes, so that the re-test is the run with the other node replaced (node i
+    of the confirmation's known nodes took node i's place)."""
+    if not known:
+        return ""
+    order = list(casemodel.evidence(run).nodes) if run else []
+    found = []
+    for node in sorted(unknown):
+        place = order.index(node) if node in order else 0
+        found.append(known[(place + 1) % len(known)] if len(known) > 1 else known[0])
+    return ",".join(found)
+
+
+def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
+    """The findings of one case under its session verdict (session_verdict.case_verdicts)."""
+    check, partition, environ, _levels = case_scope(case.last)
+    base = {"check": str(case.last.get("display_name") or case.last.get("name") or check),
+            "partition": partition, "environ": environ, "rounds": len(case.rounds) or 1}
+    nodes = compress_hostlist(case.evidence.nodes)
+    runs = case.rounds or (case.last,)
+    if verdict == LINK_DEGRADED:
+        lines = list(dict.fromkeys(line for run in runs for line in link_findings(run)))
+        found = link_findings_of(lines, base) + map_findings_of(
+            case.last.get("components") or "", base, case.evidence.nodes)
+        degraded = {name for f in found if f.kind == LINK_DEGRADED_KIND
+                    for name in f.node_names()}
+        if len(case.evidence.nodes) >= FABRIC_NODES and degraded >= set(case.evidence.nodes) \
+                and not any(f.kind == FABRIC for f in found):
+            # every node's link below the promise: the fabric (its firmware, its cables'
+            # generation, a wrong declaration), not the nodes
+            found.append(Finding(FABRIC, CONFIRMED, "", _line(
+                f"every one of the {len(case.evidence.nodes)} nodes' links is degraded: the "
+                f"fabric, not the nodes ({lines[0]}, ...)"), component="the fabric", **base))
+        return found
+    if verdict == NODE_OUTLIER:
+        unknown, known = unknown_nodes(case.first or case.last, cache)
+        # a pair of new nodes cannot say which of them is slow: draining both would take a
+        # healthy node out with the bad one; each is re-tested against a known node first
+        # and a first run that was disturbed never measured the new node quietly
+        alone = len(unknown) == 1 and not casemodel.disturbance(case.first or case.last)
+        return [Finding(NODE_OUTLIER_KIND, CONFIRMED if alone else SUSPECTED,
+                        compress_hostlist(unknown),
+                        _line(f"NODE OUTLIER {node_outlier(case.last, case.first, cache)}"),
+                        against="" if alone else partners(case.first, unknown, known), **base)]
+    found = map_findings_of(case.last.get("components") or "", base, case.evidence.nodes)
+    if verdict == casemodel.REGRESSION:
+        if found:
+            return found  # the map named what its bad pairs come from
+        unknown, known = unknown_nodes(case.last, cache)
+        figures = _failed_figures(case.last)
+        if unknown:
+            # outside on nodes the references never saw, with no known node to confirm it on
+            return [Finding(NODE_OUTLIER_KIND, SUSPECTED, compress_hostlist(unknown),
+                            _line(f"REGRESSION {figures} on node(s) the references never saw "
+                                  f"(taken on {compress_hostlist(known)}): re-test against "
+                                  f"known nodes"), against=partners(case.last, unknown,
+                                                                     known), **base)]
+        return [Finding(REGRESSION, CONFIRMED, nodes, _line(f"REGRESSION {figures}"), **base)]
+    if verdict == casemodel.BROKEN:
+        if case.health == casemodel.DISTURBED:
+            return [Finding(INTERFERENCE, CONFIRMED, "",
+                            _line(f"INTERFERENCE {case.evidence.disturbance}"), **base)]
+        if casemodel.stale_known_finding(case.last):
+            met = ", ".join(sorted(casemodel.unexpected_passes(case.last)))
+            return [Finding(STALE_REFERENCE, CONFIRMED, "",
+                            _line(f"known finding no longer fails: {met} met its $xfail "
+                                  f"reference; update the reference"), **base)]
+        why = case.last.get("fail_reason") or case.last.get("result")
+        return [Finding(BROKEN_HARNESS, CONFIRMED, "",
+                        _line(f"BROKEN in {case.last.get('fail_phase') or 'its run'}: {why}"),
+                        **base)]
+    if verdict == casemodel.INTERRUPTED:
+        return [Finding(INTERRUPTED, CONFIRMED, "", "the session was interrupted", **base)]
+    return found  # a map that passed may still say what it suspects
+
+
+def document(report: dict, status: int | None = None, line: str = "",
+             name: str = "") -> dict:
+    """The findings document of one run report (see the module's docstring); `status` and
+    `line` the outcome's verdict (fabricsuite.commands.session.classify)."""
+    info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
+    if casemodel.was_interrupted(report):
+        # one finding for the session, naming no node: none of it passed or failed anything
+        doc = interrupted_document(line.removeprefix("BROKEN: ") or "the session was "
+                                   "interrupted", str(info.get("uuid") or name))
+        doc["outcome"] = {"status": status, "line": line}
+        return doc
+    findings: list[Finding] = []
+    ran: set[str] = set()
+    troubled: set[str] = set()
+    cache: dict = {}
+    for case, verdict in case_verdicts(report):
+        ran.update(case.evidence.nodes)
+        found = of_case(case, verdict, cache)
+        findings += found
+        named = {name for finding in found for name in finding.node_names()}
+        if found and all(f.kind in NODE_KINDS and f.nodes for f in found):
+            troubled.update(named)  # the nodes named; the case's others measured soundly
+        elif verdict not in (casemodel.PASSED, casemodel.RECORDED, casemodel.TRANSIENT) \
+                or found:
+            troubled.update(case.evidence.nodes)
+        troubled.update(named)
+    started = info.get("time_start_unix")
+    return {"schema": SCHEMA, "version": VERSION, "session": str(info.get("uuid") or name),
+            "started": (iso_utc(started)
+                        if is_finite_number(started) else ""),
+            "outcome": {"status": status, "line": line},
+            "nodes": compress_hostlist(ran), "passed_nodes": compress_hostlist(ran - troubled),
+            "findings": [asdict(f) for f in findings]}
+
+
+def interrupted_document(why: str, session: str = "") -> dict:
+    """The findings of a session ended by a signal: one, that names no node."""
+    return {"schema": SCHEMA, "version": VERSION, "session": session, "started": "",
+            "outcome": {"status": 2, "line": f"BROKEN: {why}"}, "nodes": "", "passed_nodes": "",
+            "findings": [asdict(Finding(INTERRUPTED, CONFIRMED, "", _line(why)))]}
+
+
+def write(path: Path, doc: dict) -> None:
+    """Writes `doc` to `path` atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump(doc, out, indent=1)
+            out.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read(path: Path) -> tuple[dict, list[Finding]]:
+    """(the document, its findings) of a findings file; FindingsError naming the fix."""
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FindingsError(f"{path}: no such findings file; `fabricsuite nightly` writes one "
+                            f"per session under RESULTS/findings/") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise FindingsError(f"{path}: not a findings file ({err}); give the file a session "
+                            f"wrote (RESULTS/findings/*.json)") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise FindingsError(f"{path}: not a findings file (no \"schema\": \"{SCHEMA}\"); give "
+                            f"the file a session wrote (RESULTS/findings/*.json)")
+    if doc.get("version") != VERSION:
+        raise FindingsError(f"{path}: findings version {doc.get('version')!r}, this "
+                            f"fabricsuite reads version {VERSION}; use the fabricsuite that "
+                            f"wrote it")
+    found = []
+    for index, entry in enumerate(doc.get("findings") or []):
+        try:
+            finding = Finding(**entry)
+            if finding.kind not in KINDS or finding.confidence not in CONFIDENCES:
+                raise ValueError(f"kind {finding.kind!r} or confidence {finding.confidence!r}")
+            finding.node_names()
+        except (TypeError, ValueError, TopologyError) as err:
+            raise FindingsError(f"{path}: finding {index + 1} cannot be read ({err}); the file "
+                                f"was edited or truncated: run the session again") from None
+        found.append(finding)
+    for key in ("nodes", "passed_nodes"):
+        try:
+            expand_hostlist(str(doc.get(key) or ""))
+        except TopologyError as err:
+            raise FindingsError(f"{path}: {key}: {err}") from None
+    return doc, found
+
+
+def step_lines(report: dict) -> list[str]:
+    """The outcome's lines on the nodes its findings name, each with its step: what `fabricsuite
+    act` may do with it (docs/findings.md); [] where no finding names a node."""
+    found = [Finding(**entry) for entry in document(report)["findings"]]
+    named = [f for f in found if f.kind in NODE_KINDS and f.nodes]
+    if not named:
+        return []
+    lines = ["nodes named, and their step (`fabricsuite act`, docs/findings.md):"]
+    if any(f.kind in SESSION_KINDS for f in found):
+        lines.append("  the session cannot be trusted (a broken harness, interference or an "
+                     "interruption): no node is acted on")
+    for finding in named:
+        step = ("confirmed: may be drained (fabricsuite act --mode drain)"
+                if finding.confidence in ACTIONABLE else
+                "suspected: re-test against nodes the references know before any action")
+        lines.append(f"  {finding.nodes}: {finding.kind}, {step}")
+    return lines
+
+
+class Retest(NamedTuple):
+    """The re-test of one suspected node (`suspects`): its check, on it and `partners`."""
+
+    node: str
+    #: the nodes it is measured with, never a node a finding names
+    partners: list[str]
+    finding: Finding
+    #: the check's display name as ReFrame's -n matches it (no spaces)
+    check: str
+    #: ReFrame settings (-S) of the re-test, after the session's own
+    settings: tuple[str, ...] = ()
+
+
+#: A map suspect is re-tested in a map of its own with this many of the map's healthy nodes
+#: (a node count of the checks, fabricsuite.checks.check_base.NODE_COUNTS: 4): its link is then
+#: named alone where its every pair is bad and the others' pairs good.
+MAP_RETEST_PARTNERS = 3
+
+
+def suspects(found: list[Finding]) -> list[Retest]:
+    """The re-test of each suspected node of its own, the suspect itself never its partner:
+    a node outlier's by its own check against the known node in its mate's place
+    (`against`); a map suspect's by a full map (every pair, `rounds=0`) of it and the
+    MAP_RETEST_PARTNERS nodes nearest it (in host-list order) of those the map measured
+    healthy (`retest_with`); a map suspect with fewer healthy nodes is not re-tested."""
+    named = {name for f in found for name in f.node_names()}
+    retests = []
+    for finding in found:
+        if finding.kind not in NODE_KINDS or finding.confidence != SUSPECTED:
+            continue
+        check = finding.check.replace(" ", "")
+        if finding.kind == NODE_OUTLIER_KIND:
+            mates = finding.against.split(",") if finding.against else []
+            retests += [Retest(node, [mate], finding, check)
+                        for node, mate in zip(finding.node_names(), mates, strict=False)
+                        if mate and mate not in named]
+            continue
+        healthy = [n for n in expand_hostlist(finding.retest_with) if n not in named] \
+            if finding.retest_with else []
+        if len(healthy) < MAP_RETEST_PARTNERS or not _NODE_COUNT.search(check):
+            continue
+        check = _NODE_COUNT.sub(f"%node_count={MAP_RETEST_PARTNERS + 1}", check)
+        for node in finding.node_names():
+            order = sorted([*healthy, node])
+            nearest = sorted(healthy, key=lambda n: (abs(order.index(n) - order.index(node)),
+                                                     order.index(n)))
+            retests.append(Retest(node, nearest[:MAP_RETEST_PARTNERS], finding, check,
+                                  tuple(f"{check.split('%', 1)[0]}.{setting}"
+                                        for setting in MAP_RETEST_SETTINGS)))
+    return retests
+
+
+_NODE_COUNT = re.compile(r"%node_count=\d+")
+#: A map suspect's re-test measures every pair (a quick map's one round would again meet it in
+#: one pair only); the map's verdict is relative to its own pairs, so a partition without
+#: references at the re-test's node count still names the link (its other figures recorded).
+MAP_RETEST_SETTINGS = ("rounds=0", "require_reference=false")
+
+
+def passed_on(report: dict, node: str) -> bool:
+    """Whether a run of the report on `node` passed on a quiet node (its first round there:
+    a confirmation elsewhere says nothing of it)."""
+    return any(case.get("result") == "pass" and not casemodel.disturbance(case)
+               and node in casemodel.evidence(case).nodes
+               for cases in casemodel.runs_of(report) for case in cases
+               if not case.get("fixture"))
+
+
+def settle(doc: dict, node: str, partner: str, report: dict) -> str:
+    """Merges the re-test of suspect `node` against `partner` (its node or nodes,
+    comma-separated; that session's run report) into `doc`: "confirmed" (a finding of its own
+    that may be acted on: it failed there and passed on nodes the references know, a confirmed
+    node outlier, or a map of it and healthy nodes named its link alone), "cleared" (it passed
+    there, on a quiet node: no longer named, one of the passed nodes), "fabric" (it failed on
+    the known nodes too: not the node), "broken" (the re-test's harness broke, was disturbed or
+    interrupted) or "undecided" (no run on it passed and none failed it: a disturbed round, no
+    report, a re-test suspected again); the last two leave it suspected."""
+    retest = document(report) if report else {}
+    found = [Finding(**entry) for entry in retest.get("findings") or []]
+    own = next((f for f in found if f.kind in NODE_KINDS and f.confidence in ACTIONABLE
+                and f.node_names() == [node]), None)
+    if any(f.kind in SESSION_KINDS for f in found):
+        result = "broken"
+    elif own:
+        result = "confirmed"
+    elif passed_on(report, node) and not any(node in f.node_names() for f in found):
+        result = "cleared"
+    elif not found or any(f.kind in NODE_KINDS and f.confidence == SUSPECTED
+                          and node in f.node_names() for f in found):
+        # a re-test suspected again (its own first round disturbed) decides nothing
+        result = "undecided"
+    else:
+        result = "fabric"
+    kept = []
+    for entry in doc.get("findings") or []:
+        finding = Finding(**entry)
+        if (result in ("confirmed", "cleared") and finding.kind in NODE_KINDS
+                and finding.confidence == SUSPECTED and node in finding.node_names()):
+            rest = [n for n in finding.node_names() if n != node]
+            if rest:
+                kept.append(asdict(replace(finding, nodes=compress_hostlist(rest))))
+            if own is not None:
+                kept.append(asdict(replace(
+                    finding, kind=own.kind, confidence=own.confidence, nodes=node, against="",
+                    retest_with="", component=own.component,
+                    evidence=_line(f"re-tested against {partner} (session "
+                                   f"{retest.get('session', '')[:8]}): {own.evidence}"))))
+            continue
+        kept.append(entry)
+    doc["findings"] = kept
+    if result == "cleared":
+        passed = set(expand_hostlist(str(doc.get("passed_nodes") or ""))) | {node}
+        doc["passed_nodes"] = compress_hostlist(passed)
+    doc.setdefault("retests", []).append({"node": node, "against": partner,
+                                          "session": retest.get("session", ""),
+                                          "result": result})
+    return result

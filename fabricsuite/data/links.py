@@ -1,0 +1,505 @@
+"""The fabric's links as each node's operating system reports them, and the partition's promise
+of them (its contract): a link that is down, narrower or slower than declared, or unlike its
+peers, is a finding before any benchmark, "LINK DEGRADED node2 infiniband/mlx5_0/1: 2X 50 Gb/s,
+declared 4X 100 Gb/s".
+
+Read by config/launchers/read-counters (source `links`, no privileges) beside the counters,
+before and after every job, on the nodes the partition reads (fabricsuite.data.counters), and on
+every node of the partition by the FabricLinks check (checks/links.py):
+
+- InfiniBand and RoCE ports, /sys/class/infiniband/<hca>/ports/<n>/: rate ("100 Gb/sec (4X
+  EDR)": the active width times the active speed, drivers/infiniband/core/sysfs.c), state ("4:
+  ACTIVE"), phys_state ("5: LinkUp"), link_layer (InfiniBand, Ethernet);
+- network interfaces, /sys/class/net/<if>/: speed (Mb/s; -1 or unreadable where the driver
+  does not know it, a virtual NIC), duplex, operstate, mtu; and the rate of a tbf shaper at the
+  interface's root (`tc qdisc show`), which is the emulated cluster's line rate.
+
+A port is named "infiniband/<hca>/<n>" or "net/<if>". The contract is the partition's
+`extras["fabric"]["links"]`: which ports carry the fabric (a regular expression on the names),
+how many per node, their rate in Gb/s and, for InfiniBand, their width (lanes):
+
+    "fabric": {"links": {"ports": "infiniband/mlx5_[0-9]+/1", "count": 1,
+                         "rate_gbps": 400, "width": 4}}
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fabricsuite.base.metrics import HIGHER, Figure, PerfSpec, case_where, perf_variable
+from fabricsuite.data.counters import LINK_PREFIX as PREFIX
+
+#: A port runs below its declared rate when it is this fraction or more under it (a rate is a
+#: nominal figure the OS reports, so any shortfall but rounding is a finding).
+RATE_SLACK = 0.01
+#: The states that are up (InfiniBand's state, an interface's operstate); "unknown" is what a
+#: virtual interface without carrier detection reports while it carries traffic.
+UP_STATES = {"ACTIVE", "up", "unknown"}
+
+_IB_RATE = re.compile(r"(?P<gbps>\d+(?:\.\d+)?) Gb/sec"
+                      r"(?: \((?P<width>\d+)X(?: (?P<speed>\S+))?\))?")
+# tc's units: "bit" bits per second, "bps" bytes per second (tc(8), "RATES")
+_TC_RATE = re.compile(r"(?P<value>\d+(?:\.\d+)?)(?P<unit>[KMGT]?)(?P<per>bit|bps)", re.I)
+_TC_UNITS = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}
+
+
+#: A promise's bandwidth fraction where the partition declares none: an MPI message of 1 MiB
+#: reaches 0.8-0.98 of a healthy link's rate (the emulated 1 Gbit links: 0.98 Open MPI, 0.82-0.91
+#: MPICH, docs/measurements.md; InfiniBand NDR about 0.9 at 1 MiB), and a link at half its rate
+#: reaches under 0.5, so 0.7 fails the half-rate fabric and passes every healthy one.
+DEFAULT_BANDWIDTH_FRACTION = 0.7
+#: What a promise may declare, with its default (None: judged only where declared).
+PROMISES = {"bandwidth_fraction": DEFAULT_BANDWIDTH_FRACTION, "busbw_fraction": None}
+#: The unit of a figure over the declared line rate (higher is better).
+LINE_FRACTION = "line_fraction"
+
+
+class ContractError(ValueError):
+    """A partition's `fabric` declaration that cannot be used (one line naming the fix)."""
+
+
+@dataclass(frozen=True)
+class Port:
+    """One link of a node as its operating system reports it."""
+    #: "infiniband/mlx5_0/1" or "net/eth0"
+    name: str
+    #: True where the port is up (ACTIVE, operstate up)
+    up: bool
+    #: the rate the port runs at, Gb/s (a shaper's, where one is at the root), None unknown
+    rate_gbps: float | None
+    #: the active width in lanes (InfiniBand: 1, 2, 4, 8, 12), None where not reported
+    width: int | None = None
+    #: what the OS said, for a person: "4X EDR, ACTIVE, LinkUp" or "operstate up, shaped by tbf"
+    detail: str = ""
+
+    def describe(self) -> str:
+        """"4X 100 Gb/s", "1 Gb/s", "down", "rate unknown"."""
+        if not self.up:
+            return "down"
+        if self.rate_gbps is None:
+            return "rate unknown"
+        return (f"{self.width}X " if self.width else "") + f"{_gbps(self.rate_gbps)} Gb/s"
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What a partition promises of each node's links."""
+    #: which ports carry the fabric (a regular expression matched against the whole name)
+    ports: str
+    #: how many of them each node has
+    count: int
+    #: their rate, Gb/s
+    rate_gbps: float
+    #: their width in lanes (InfiniBand), None: not declared
+    width: int | None = None
+    #: the least fraction of the line rate an inter-node bandwidth figure reaches (the vendor's
+    #: figure where the partition declares one, `extras["fabric"]["promise"]`)
+    bandwidth_fraction: float = DEFAULT_BANDWIDTH_FRACTION
+    #: the least fraction of it a collective's bus bandwidth reaches, one rank per node (no
+    #: default: an MPI's collectives differ too much; declared, or not judged)
+    busbw_fraction: float | None = None
+
+    def describe(self) -> str:
+        return (f"{self.width}X " if self.width else "") + f"{_gbps(self.rate_gbps)} Gb/s"
+
+    def fraction_for(self, figure: LineFraction) -> float | None:
+        """The promise a line fraction is judged by (None: not declared)."""
+        return getattr(self, figure.promise)
+
+    @property
+    def line_rate_gbps(self) -> float:
+        """What a node can inject: its declared ports together (a pair's path)."""
+        return self.count * self.rate_gbps
+
+
+
+
+def _gbps(value: float) -> str:
+    return f"{value:g}"
+
+
+def contract(extras: Mapping | None) -> Contract | None:
+    """The partition's declared links (`extras["fabric"]["links"]`), None where it declares
+    none; ContractError (one line naming the fix) for a declaration that cannot be used."""
+    fabric = (extras or {}).get("fabric")
+    if fabric is None:
+        return None
+    if not isinstance(fabric, Mapping) or set(fabric) - {"links", "promise"}:
+        raise ContractError(f'extras.fabric: expected {{"links": {{...}}, "promise": {{...}}}}, '
+                            f'got {fabric!r}')
+    links = fabric.get("links")
+    if links is None:
+        return None
+    fix = ('extras.fabric.links: expected {"ports": "REGEX", "count": N, "rate_gbps": G[, '
+           '"width": LANES]}')
+    if not isinstance(links, Mapping) or set(links) - {"ports", "count", "rate_gbps", "width"}:
+        raise ContractError(f"{fix}, got {links!r}")
+    ports, count = links.get("ports"), links.get("count", 1)
+    rate, width = links.get("rate_gbps"), links.get("width")
+    if not isinstance(ports, str) or not ports:
+        raise ContractError(f"{fix}: ports is missing or not a string")
+    try:
+        re.compile(ports)
+    except re.error as err:
+        raise ContractError(f"{fix}: ports {ports!r} is no regular expression ({err})") from None
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ContractError(f"{fix}: count {count!r} is not a whole number >= 1")
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0 \
+            or rate != rate or rate == float("inf"):
+        raise ContractError(f"{fix}: rate_gbps {rate!r} is not a rate above 0 (Gb/s)")
+    if width is not None and (isinstance(width, bool) or width not in (1, 2, 4, 8, 12)):
+        raise ContractError(f"{fix}: width {width!r} is none of 1, 2, 4, 8, 12 (lanes)")
+    promise = fabric.get("promise") or {}
+    if not isinstance(promise, Mapping) or set(promise) - set(PROMISES):
+        raise ContractError(f'extras.fabric.promise: expected {{"bandwidth_fraction": F, '
+                            f'"busbw_fraction": F}} (the vendor\'s bandwidth at 1 MiB and a '
+                            f'collective\'s bus bandwidth over the line rate), got {promise!r}')
+    fractions = {}
+    for key, default in PROMISES.items():
+        fraction = promise.get(key, default)
+        if fraction is None:
+            continue
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or \
+                not 0 < fraction <= 1:
+            raise ContractError(f"extras.fabric.promise: {key} {fraction!r} is not a fraction "
+                                f"in (0, 1]")
+        fractions[key] = float(fraction)
+    return Contract(ports, count, float(rate), width, **fractions)
+
+
+def tc_rate_gbps(text: str) -> float | None:
+    """A rate as tc prints it ("1Gbit", "500Mbit", "64Kbit", "800bit") in Gb/s."""
+    match = _TC_RATE.fullmatch(text.strip())
+    if not match:
+        return None
+    bits = 8 if match.group("per").lower() == "bps" else 1
+    return float(match.group("value")) * _TC_UNITS[match.group("unit").upper()] * bits
+
+
+def parse(text: str) -> dict[str, Port]:
+    """The "link/..." lines of one reading (read-counters, source links) as {port name: Port};
+    other lines are skipped."""
+    attributes: dict[str, dict[str, str]] = {}
+    for line in text.splitlines():
+        if not line.startswith(PREFIX):
+            continue
+        key, _, value = line.strip().partition(" ")
+        parts = key[len(PREFIX):].split("/")
+        if parts[0] == "infiniband" and len(parts) == 4:
+            name = "/".join(parts[:3])
+        elif parts[0] == "net" and len(parts) == 3:
+            name = "/".join(parts[:2])
+        else:
+            continue
+        attributes.setdefault(name, {})[parts[-1]] = value.strip()
+    return {name: _port(name, values) for name, values in sorted(attributes.items())}
+
+
+def _port(name: str, values: Mapping[str, str]) -> Port:
+    if name.startswith("infiniband/"):
+        state = values.get("state", "").partition(":")[2].strip() or values.get("state", "")
+        physical = (values.get("phys_state", "").partition(":")[2].strip()
+                    or values.get("phys_state", ""))
+        match = _IB_RATE.match(values.get("rate", ""))
+        rate = float(match.group("gbps")) if match else None
+        width = int(match.group("width")) if match and match.group("width") else None
+        speed = match.group("speed") if match else None
+        up = state == "ACTIVE" and physical in ("LinkUp", "")
+        detail = ", ".join(v for v in (f"{width}X {speed}" if width and speed else "", state,
+                                       physical, values.get("link_layer", "")) if v)
+        return Port(name, up, rate, width, detail)
+    operstate = values.get("operstate", "")
+    speed = values.get("speed", "")
+    rate = int(speed) / 1000 if re.fullmatch(r"\d+", speed) and int(speed) > 0 else None
+    shaped = tc_rate_gbps(values.get("shaper_rate", ""))
+    detail = [f"operstate {operstate}" if operstate else "",
+              f"speed {speed} Mb/s" if rate else "",
+              f"shaped by tbf to {values['shaper_rate']}" if shaped else ""]
+    if shaped is not None:
+        rate = shaped if rate is None else min(rate, shaped)
+    return Port(name, operstate in UP_STATES, rate, None, ", ".join(d for d in detail if d))
+
+
+def read(stagedir: str, pattern: str) -> dict[str, dict[str, Port]]:
+    """The readings `pattern` ("counters-before-%n.txt") in `stagedir`, {node: {port: Port}}."""
+    prefix, suffix = pattern.split("%n")
+    found = {}
+    for path in sorted(glob.glob(os.path.join(glob.escape(stagedir), pattern.replace("%n", "*")))):
+        node = os.path.basename(path)[len(prefix):len(os.path.basename(path)) - len(suffix)]
+        try:
+            with open(path, errors="replace") as text:
+                found[node] = parse(text.read())
+        except OSError:
+            continue
+    return found
+
+
+def _fabric_ports(ports: Mapping[str, Port], promise: Contract | None) -> dict[str, Port]:
+    if promise is None:
+        return dict(ports)
+    return {name: port for name, port in ports.items() if re.fullmatch(promise.ports, name)}
+
+
+def findings(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) -> list[str]:
+    """What the nodes' links say against the contract, one line each: a declared port missing,
+    down, narrower or slower than declared; and, across nodes, a port slower or narrower than
+    the most common figure of its peers (the same port name on the other nodes), which needs no
+    contract. An unknown rate is no finding (a virtual NIC); against a contract it is one."""
+    found = []
+    for node, ports in sorted(nodes.items()) if promise is not None else ():
+        fabric = _fabric_ports(ports, promise)
+        if len(fabric) < promise.count:
+            found.append(f"LINK DEGRADED {node}: {len(fabric)} of {promise.count} declared "
+                         f"port(s) matching {promise.ports} present")
+        for name, port in fabric.items():
+            short = []
+            if not port.up:
+                short.append("down")
+            elif port.rate_gbps is None:
+                short.append("rate unknown")
+            elif port.rate_gbps < promise.rate_gbps * (1 - RATE_SLACK):
+                short.append("slower")
+            if port.up and promise.width and port.width and port.width < promise.width:
+                short.append("narrower")
+            if short:
+                found.append(f"LINK DEGRADED {node} {name}: {port.describe()}, declared "
+                             f"{promise.describe()}")
+    found += _unlike_peers(nodes, promise, {line.split(":")[0] for line in found})
+    return found
+
+
+def _unlike_peers(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None,
+                  named: set[str]) -> list[str]:
+    by_name: dict[str, dict[str, Port]] = {}
+    for node, ports in nodes.items():
+        for name, port in _fabric_ports(ports, promise).items():
+            by_name.setdefault(name, {})[node] = port
+    found = []
+    for name, on_nodes in sorted(by_name.items()):
+        known = [p for p in on_nodes.values() if p.up and p.rate_gbps is not None]
+        if len(on_nodes) < 3 or len(known) < 2:
+            continue  # two nodes cannot say which of them is unlike the other
+        (usual, seen), = Counter((p.rate_gbps, p.width) for p in known).most_common(1)
+        if seen * 2 <= len(on_nodes):
+            continue  # no figure most of the peers share
+        for node, port in sorted(on_nodes.items()):
+            where = f"LINK DEGRADED {node} {name}"
+            slower = port.rate_gbps is not None and port.rate_gbps < usual[0] * (1 - RATE_SLACK)
+            narrower = port.width is not None and usual[1] is not None and port.width < usual[1]
+            if where not in named and (not port.up or slower or narrower):
+                peers = (f"{usual[1]}X " if usual[1] else "") + f"{_gbps(usual[0])} Gb/s"
+                found.append(f"{where}: {port.describe()}, its {seen} peer(s) {peers}")
+    return found
+
+
+def changes(before: Mapping[str, Mapping[str, Port]],
+            after: Mapping[str, Mapping[str, Port]]) -> list[str]:
+    """The links that changed during a job, one line each: "LINK CHANGED node1 net/eth0 during
+    the job: 1 Gb/s -> down"."""
+    found = []
+    for node in sorted(set(before) & set(after)):
+        for name in sorted(set(before[node]) | set(after[node])):
+            was, now = before[node].get(name), after[node].get(name)
+            if was is None or now is None:
+                state = "appeared" if was is None else "went away"
+                found.append(f"LINK CHANGED {node} {name} during the job: {state}")
+            elif (was.up, was.rate_gbps, was.width) != (now.up, now.rate_gbps, now.width):
+                found.append(f"LINK CHANGED {node} {name} during the job: {was.describe()} -> "
+                             f"{now.describe()}")
+    return found
+
+
+def describe(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) -> str:
+    """One line of the fabric's links: "node1 net/eth0 1 Gb/s, node2 net/eth0 1 Gb/s" (the
+    declared ports, or every port where nothing is declared)."""
+    return ", ".join(f"{node} {name} {port.describe()}"
+                     for node, ports in sorted(nodes.items())
+                     for name, port in _fabric_ports(ports, promise).items())
+
+
+def is_finding(text: str) -> bool:
+    """A case's failure reason, or a `link_findings` line, that is a link finding (the all-pairs
+    map's BELOW PROMISE lines too: fabricsuite.data.switches.below_promise)."""
+    return bool(re.search(r"\b(LINK DEGRADED|LINK CHANGED|BELOW PROMISE) ", str(text or "")))
+
+
+def judge(stagedir: str, extras: Mapping | None) -> tuple[str, str]:
+    """A job's links from its counter readings (fabricsuite.data.counters' BEFORE and AFTER) in
+    `stagedir`: (the links before the job, one line; its findings against the partition's
+    contract and the changes during the job, "; "-joined, "" for none). ContractError for a
+    declaration that cannot be used (the check refuses it at setup)."""
+    from fabricsuite.data.counters import AFTER, BEFORE
+
+    before, after = read(stagedir, BEFORE), read(stagedir, AFTER)
+    promise = contract(extras)
+    found = findings(before, promise) + changes(before, after)
+    return describe(before, promise), "; ".join(found)
+
+
+@dataclass(frozen=True)
+class LineFraction(Figure):
+    """An inter-node bandwidth figure (a Metric in MB/s, 10^6 bytes) over the line rate the
+    partition declares (Contract.line_rate_gbps), which the check puts on the parsed result as
+    `line_rate_gbps`: how close the run came to what the fabric promises (higher is better)."""
+
+    figure: Any = None
+    #: the Contract field that holds its promise
+    promise: str = "bandwidth_fraction"
+
+    def extract(self, result: Any) -> float:
+        rate = getattr(result, "line_rate_gbps", None)
+        value = self.figure.extract(result)
+        if not (isinstance(rate, (int, float)) and rate > 0 and isinstance(value, (int, float))):
+            return math.nan
+        return value * 8e-3 / rate  # MB/s to Gb/s
+
+
+def line_fraction(figure: Any, promise: str = "bandwidth_fraction") -> LineFraction:
+    """`figure` (MB/s) as a fraction of the declared line rate, judged by `promise` (a key of
+    PROMISES)."""
+    return LineFraction(read=None, spec=PerfSpec(LINE_FRACTION, HIGHER), figure=figure,
+                        promise=promise)
+
+
+def line_fractions(metrics: Mapping[str, Any]) -> dict[str, LineFraction]:
+    """The figures over the line rate among a check's `metrics`."""
+    return {name: f for name, f in metrics.items() if isinstance(f, LineFraction)}
+
+
+def promise_reference(promise: Contract,
+                      figure: LineFraction) -> tuple[float, float, None, str]:
+    """The reference of a line fraction (ReFrame's (value, lower, upper, unit)): at least its
+    promise's fraction, from the contract, never from a machine's history."""
+    return (promise.fraction_for(figure), 0.0, None, LINE_FRACTION)
+
+
+def promise_lines(cases: list[dict]) -> list[str]:
+    """How close each run came to the fabric's promise, one line per case with line fractions
+    (its last run): "NetbenchPingPongBandwidth emucluster:nodes openmpi other-node:
+    bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised 0.70: BELOW"."""
+    shown = []
+    for case in cases:
+        if case.get("result") == "skip":
+            continue
+        parts = []
+        for key, perf in sorted((case.get("perfvalues") or {}).items()):
+            if isinstance(perf, list) and len(perf) > 4 and perf[4] == LINE_FRACTION and \
+                    isinstance(perf[0], (int, float)) and math.isfinite(perf[0]):
+                promised = perf[1] if isinstance(perf[1], (int, float)) else None
+                below = promised is not None and perf[0] < promised
+                parts.append(f"{perf_variable(key)} {perf[0]:.2f} of "
+                             f"{_gbps(float(case.get('line_rate_gbps') or 0))} Gb/s"
+                             + (f", promised {promised:.2f}" if promised is not None else "")
+                             + (": BELOW" if below else ""))
+        if parts:
+            shown.append(f"  {case_where(case)}: {'; '.join(parts)}")
+    if not shown:
+        return []
+    return ["against the fabric's promise (the declared line rate, extras.fabric):", *shown]
+
+
+def link_findings(case: dict) -> list[str]:
+    """The link findings a run recorded (its `link_findings`, or a failure reason that is
+    one), one line each."""
+    found = [f.strip() for f in str(case.get("link_findings") or "").split("; ") if f.strip()]
+    if not found and is_finding(case.get("fail_reason")):
+        found = [f.strip() for f in str(case.get("fail_reason")).split("; ") if is_finding(f)]
+    return found
+
+
+def missed_promises(case: dict) -> list[str]:
+    """What of the fabric's promise one run missed, one line each: its link findings, and each
+    line fraction below its promise ("bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised
+    0.70")."""
+    found = link_findings(case)
+    for key, perf in sorted((case.get("perfvalues") or {}).items()):
+        if isinstance(perf, list) and len(perf) > 5 and perf[4] == LINE_FRACTION and \
+                perf[5] == "fail" and isinstance(perf[0], (int, float)):
+            promised = f", promised {perf[1]:.2f}" if isinstance(perf[1], (int, float)) else ""
+            found.append(f"{perf_variable(key)} {perf[0]:.2f} of "
+                         f"{_gbps(float(case.get('line_rate_gbps') or 0))} Gb/s{promised}")
+    return found
+
+
+def failed_only_its_promise(case: dict) -> bool:
+    """A run whose performance failures are all line fractions below the promise (its other
+    figures within their references)."""
+    failed = [perf for perf in (case.get("perfvalues") or {}).values()
+              if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail"]
+    return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
+            and bool(failed) and all(perf[4] == LINE_FRACTION for perf in failed))
+
+
+def parse_nodes(text: str) -> dict[str, dict[str, Port]]:
+    """The links of several nodes from one srun step of `read-counters - links` per node
+    (`srun --label`: each line "TASK: ..."; each task's reading starts "# node NAME")."""
+    by_task: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        task, sep, rest = line.partition(": ")
+        if not sep or not task.strip().isdigit():
+            task, rest = "0", line
+        by_task.setdefault(task.strip(), []).append(rest)
+    nodes = {}
+    for lines in by_task.values():
+        names = [ln[len("# node "):].strip() for ln in lines if ln.startswith("# node ")]
+        if names:
+            nodes[names[0]] = parse("\n".join(lines))
+    return nodes
+
+
+def propose(nodes: Mapping[str, Mapping[str, Port]]) -> tuple[dict | None, list[str]]:
+    """A contract for a person to confirm (`extras["fabric"]`, fabricsuite init) from what the
+    nodes report, and what was read and where the nodes differ, one line each. The fabric's
+    ports: the InfiniBand ports if any node has one up, else the interfaces; of those, the ones
+    at the fastest rate most nodes share; their count per node the most common one."""
+    notes = []
+    if not nodes:
+        return None, ["no node reported its links: no contract proposed; declare "
+                      "extras.fabric by hand (docs/verdicts.md)"]
+    up = {node: {n: p for n, p in ports.items() if p.up and p.rate_gbps is not None}
+          for node, ports in nodes.items()}
+    kind = "infiniband/" if any(n.startswith("infiniband/") for ports in up.values()
+                                for n in ports) else "net/"
+    figures = Counter((p.rate_gbps, p.width) for ports in up.values() for n, p in ports.items()
+                      if n.startswith(kind))
+    if not figures:
+        return None, [f"no node has a port up with a known rate ({len(nodes)} node(s) read): "
+                      f"no contract proposed; declare extras.fabric by hand"]
+    (rate, width), _ = max(figures.items(), key=lambda kv: (kv[1] * 2 > len(nodes), kv[0][0]))
+    names = sorted({n for ports in up.values() for n, p in ports.items()
+                    if n.startswith(kind) and (p.rate_gbps, p.width) == (rate, width)})
+    pattern = "|".join(re.escape(n) for n in names)
+    counts = Counter(sum(1 for n in ports if re.fullmatch(pattern, n)) for ports in
+                     nodes.values())
+    count = counts.most_common(1)[0][0] or 1
+    promise = Contract(pattern, count, float(rate), width)
+    notes.append(f"links read on {len(nodes)} node(s): {count} x {promise.describe()} per node "
+                 f"({', '.join(names)})")
+    differ = findings(nodes, promise)
+    notes += [f"differs: {line}" for line in differ]
+    links: dict[str, Any] = {"ports": pattern, "count": count, "rate_gbps": float(rate)}
+    if width:
+        links["width"] = width
+    return {"links": links}, notes
+
+
+def evidence_lines(cases: list[dict], width: int = 300) -> list[str]:
+    """The links each partition's nodes reported, one line per partition, from its last case
+    that read them: "links as the nodes report them: emucluster:nodes fst1 net/eth0 1 Gb/s,
+    fst2 net/eth0 1 Gb/s"."""
+    found: dict[str, str] = {}
+    for case in cases:
+        if case.get("links"):
+            found[f"{case.get('system')}:{case.get('partition')}"] = str(case["links"])
+    lines = []
+    for partition, text in sorted(found.items()):
+        line = f"links as the nodes report them: {partition} {text}"
+        lines.append(line if len(line) <= width else line[:width - 3] + "...")
+    return lines

@@ -1,0 +1,632 @@
+"""Which fabric component explains the bad pairs of an all-pairs map (netbench matrix): a node's
+link, a switch's uplink, or a whole switch, read against the switch tree.
+
+The tree is Slurm's (topology/tree): `scontrol show topology` or a topology.conf, both lines of
+`SwitchName=NAME [Nodes=HOSTLIST] [Switches=HOSTLIST]`. A pair's path runs from node a's link up
+its leaf switch to the lowest switch the two nodes share and down to node b's link, through the
+uplink of every switch below that one.
+
+A faulty component makes every pair through it slow; a healthy one carries bad pairs only where
+they share another, faulty component. So the explanation (Tomography-style set cover) takes the
+components whose pairs are nearly all bad (CONSISTENT), and covers the bad pairs with as few of
+them as it can, the one that explains most bad pairs first, less GOOD_WEIGHT for each good pair
+through it: a whole leaf slow is one switch, not its nodes one by one; a node whose pairs are all
+bad is that node, not its leaf's uplink (which carries also good pairs); a few pairs made bad by
+noise leave the uplink named, and themselves unexplained, rather than name a switch.
+Components that carry exactly the same measured pairs cannot be told apart by them (the two
+uplinks between the only two leaves of a tree: every pair crossing one crosses the other); they
+are named together, as one finding, smallest kind first. Bad pairs no consistent component covers
+are left unexplained and said so. Where netbench judged from the map's own noise, a component
+whose bad pairs lie, as a group, within the noise of the healthy pairs in the map (3 standard
+errors of the difference of the two medians) is not named but said ("not named: ..."): on a
+loaded machine nearly every pair can be suspect, and the one or two healthy pairs left to
+re-test as references alone can be faster than the rest for reasons of their own (seen: both
+leaves "faulty" at -5 % and -8 % with one healthy pair).
+
+Suspect pairs that the re-test alone cleared are never named as faulty. Where such a pair crossed
+an uplink that another pair of the same round crossed too, it is congestion (an oversubscribed
+tree: concurrent pairs share the uplink), counted per uplink; otherwise it was slow for another
+passing reason (noise), counted apart.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+#: A component is a candidate when at least this share of the measured pairs through it is bad
+#: (a quarter-rate link makes all of them bad; the slack is for a pair the re-test cleared).
+CONSISTENT = 0.8
+#: What naming a component costs per good pair through it, against each bad pair it explains:
+#: a switch whose pairs are bad but for a few is not chosen over the uplink that explains the
+#: same bad pairs and no good one (a re-test that failed on noise must not widen the verdict).
+GOOD_WEIGHT = 2
+#: A slowdown within this many robust standard deviations (1.4826 MAD) of the healthy pairs'
+#: bandwidth is the map's own noise, not a fault it can name.
+RESOLUTION_SIGMAS = 3.0
+#: The standard error of a median over that of a mean, for normal noise (sqrt(pi / 2)).
+MEDIAN_EFFICIENCY = 1.2533
+#: Order of the kinds when components cannot be told apart: the smallest first.
+KINDS = ("node", "uplink", "switch")
+
+
+class TopologyError(ValueError):
+    """A switch tree that cannot be used (one line naming the fix)."""
+
+
+#: The most names a host list may expand to: more nodes than any partition has. A report or a
+#: switch file may hold a typo (n[1-99999999]): without a bound every reader hung on it.
+MAX_HOSTLIST_NAMES = 65536
+
+
+def expand_hostlist(text: str, limit: int = MAX_HOSTLIST_NAMES) -> list[str]:
+    """Slurm's host list notation: "n[1-3,7],gpu[01-02]" -> n1 n2 n3 n7 gpu01 gpu02. A
+    TopologyError for a range that runs backwards or a list of more than `limit` names."""
+    names = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,\[]*", text):
+        match = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", part)
+        if not match:
+            names.append(part)
+            continue
+        head, ranges, tail = match.groups()
+        for item in ranges.split(","):
+            low, _, high = item.partition("-")
+            if not low.isdigit() or (high and not high.isdigit()):
+                raise TopologyError(f"host list {text!r}: {item!r} is not a number or range")
+            width, first, last = len(low), int(low), int(high or low)
+            if last < first:
+                raise TopologyError(f"host list {text!r}: range {item!r} runs backwards; write "
+                                    f"[{last}-{first}]")
+            if len(names) + last - first + 1 > limit:
+                raise TopologyError(f"host list {text!r} names more than {limit} hosts; check "
+                                    f"its ranges")
+            for number in range(first, last + 1):
+                names.append(f"{head}{number:0{width}d}{tail}")
+    return names
+
+
+def compress_hostlist(names: list[str] | tuple[str, ...] | set[str]) -> str:
+    """The inverse of expand_hostlist, as `scontrol show hostlist` writes it: n1 n2 n3 n7 ->
+    "n[1-3,7]"; names without a trailing number stay as they are."""
+    numbered: list[tuple[str, str]] = []
+    plain = []
+    for name in sorted(set(names)):
+        match = re.fullmatch(r"(.*?)(\d+)", name)
+        if match:
+            numbered.append((match[1], match[2]))
+        else:
+            plain.append(name)
+    # a zero-padded number keeps its width ("gpu01"), and so does every number of that length
+    # beside it ("gpu10"); others have none
+    padded = {head: len(digits) for head, digits in numbered
+              if digits.startswith("0") and len(digits) > 1}
+    groups: dict[tuple[str, int], list[int]] = {}
+    for head, digits in numbered:
+        width = padded.get(head, 0) if len(digits) == padded.get(head) else 0
+        groups.setdefault((head, width), []).append(int(digits))
+    parts = list(plain)
+    for (head, width), numbers in sorted(groups.items()):
+        numbers.sort()
+        runs, start = [], numbers[0]
+        for previous, number in zip(numbers, [*numbers[1:], None], strict=True):
+            if number is None or number != previous + 1:
+                runs.append(f"{start:0{width}d}" if start == previous
+                            else f"{start:0{width}d}-{previous:0{width}d}")
+                start = number
+        parts.append(f"{head}{runs[0]}" if len(numbers) == 1 else f"{head}[{','.join(runs)}]")
+    return ",".join(parts)
+
+
+@dataclass
+class Tree:
+    """The switch tree: every switch's parent, and every node's leaf switch."""
+    parent: dict[str, str | None] = field(default_factory=dict)
+    leaf_of: dict[str, str] = field(default_factory=dict)
+
+    def up(self, switch: str) -> list[str]:
+        """`switch` and the switches above it, to the root."""
+        chain = [switch]
+        while self.parent.get(chain[-1]):
+            chain.append(self.parent[chain[-1]])
+            if len(chain) > len(self.parent) + 1:
+                raise TopologyError(f"the switch tree has a loop through {switch}")
+        return chain
+
+    def nodes_under(self, switch: str) -> set[str]:
+        return {node for node, leaf in self.leaf_of.items() if switch in self.up(leaf)}
+
+
+def parse_topology(text: str) -> Tree:
+    """`scontrol show topology` or topology.conf text as a Tree (comments and other keys
+    ignored)."""
+    tree = Tree()
+    children: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        fields = dict(re.findall(r"(\w+)=(\S+)", line))
+        name = fields.get("SwitchName")
+        if not name:
+            continue
+        tree.parent.setdefault(name, None)
+        # scontrol lists a switch above others with every node below it: a node's leaf is the
+        # switch that names it and no switch
+        leaf_nodes = fields.get("Nodes") if not fields.get("Switches") else None
+        for node in expand_hostlist(leaf_nodes) if leaf_nodes else []:
+            if node in tree.leaf_of and tree.leaf_of[node] != name:
+                raise TopologyError(f"node {node} is under two switches, "
+                                    f"{tree.leaf_of[node]} and {name}")
+            tree.leaf_of[node] = name
+        if fields.get("Switches"):
+            children[name] = expand_hostlist(fields["Switches"])
+    for name, below in children.items():
+        for child in below:
+            tree.parent[child] = name
+    if not tree.leaf_of:
+        raise TopologyError("the switch tree names no node (expected lines such as "
+                            "'SwitchName=leaf1 Nodes=node[1-4]'); is topology/tree configured?")
+    return tree
+
+
+def read_tree(path: str) -> str:
+    """The text of a switch-tree file (`scontrol show topology` output, a topology.conf);
+    TopologyError for one that cannot be read or is empty: a declared tree that says nothing
+    is an error of the map, never one flat switch."""
+    try:
+        with open(path) as file:
+            text = file.read()
+    except OSError as err:
+        raise TopologyError(f"cannot read {path} ({err.strerror}); declare extras.topology "
+                            f"\"slurm\" or a topology.conf path") from None
+    if not text.strip():
+        raise TopologyError(f"{path} is empty: the partition declares a switch tree that names "
+                            f"nothing (did `scontrol show topology` print nothing? is "
+                            f"topology/tree configured?)")
+    return text
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One measured pair of the map."""
+    host_a: str
+    host_b: str
+    bandwidth_MBps: float
+    #: slow in the map (below the bandwidth floor or above the latency ceiling)
+    suspect: bool
+    #: still slow when re-tested alone: bad
+    bad: bool
+    #: the tournament round it was measured in (None: unknown)
+    round: int | None = None
+    #: its bandwidth re-tested alone (suspects only; None: not re-tested)
+    retest_MBps: float | None = None
+
+
+def path(tree: Tree, a: str, b: str) -> list[tuple[str, str]]:
+    """The components between nodes a and b: ("node", a), ("node", b), ("uplink", S) for each
+    switch S below the lowest common one, ("switch", S) for every switch on the way."""
+    try:
+        up_a, up_b = tree.up(tree.leaf_of[a]), tree.up(tree.leaf_of[b])
+    except KeyError as err:
+        raise TopologyError(f"node {err.args[0]} of the map is under no switch of the tree; "
+                            f"give the partition's whole topology") from None
+    common = next((s for s in up_a if s in up_b), None)
+    if common is None:
+        raise TopologyError(f"nodes {a} and {b} share no switch; the tree needs a root "
+                            f"(SwitchName=... Switches=...)")
+    below_a, below_b = up_a[:up_a.index(common)], up_b[:up_b.index(common)]
+    return ([("node", a), ("node", b)] + [("uplink", s) for s in below_a + below_b] +
+            [("switch", s) for s in dict.fromkeys(below_a + [common] + below_b)])
+
+
+@dataclass
+class Finding:
+    """Components named as the cause of bad pairs (more than one: indistinguishable)."""
+    components: list[tuple[str, str]]
+    bad_pairs: int
+    pairs: int
+    median_MBps: float | None
+    healthy_median_MBps: float | None
+
+    def describe(self) -> str:
+        names = " or ".join(f"{kind} {name}" for kind, name in self.components)
+        text = f"{names}: {self.bad_pairs} of {self.pairs} pairs through it bad"
+        if self.median_MBps is not None and self.healthy_median_MBps:
+            # how far it lies, as a node outlier of the verdicts says it (docs/verdicts.md)
+            change = self.median_MBps / self.healthy_median_MBps - 1.0
+            text += (f", median {self.median_MBps:.1f} MB/s against "
+                     f"{self.healthy_median_MBps:.1f} MB/s for the healthy pairs "
+                     f"({change:+.0%})")
+        if len(self.components) > 1:
+            text += " (the measured pairs cannot tell these apart)"
+        return text
+
+
+@dataclass
+class Explanation:
+    findings: list[Finding]
+    #: bad pairs no consistent component covers, "a-b"
+    unexplained: list[str]
+    #: suspect pairs the re-test alone cleared, per uplink they shared with another pair of
+    #: their round
+    congestion: dict[str, int]
+    #: suspect pairs the re-test alone cleared that shared no uplink in their round
+    cleared: int = 0
+    #: uplinks of the tree between the map's nodes that no measured pair crossed (a quick map
+    #: of a few rounds): nothing is known of them
+    uncovered: list[str] = field(default_factory=list)
+    #: the smallest slowdown of a link the map could resolve (a fraction; `resolution`), the
+    #: healthy pairs' robust spread, and the healthy bandwidth it is measured against (MB/s);
+    #: None: not known (no floor, no healthy pair)
+    resolution: float | None = None
+    healthy_spread: float | None = None
+    healthy_MBps: float | None = None
+    floor_MBps: float | None = None
+    #: netbench's verdict from the map's own noise (`NoiseRule`), where it judged so
+    noise: NoiseRule | None = None
+    #: components whose pairs were bad alone but, as a group, lie within the noise of the
+    #: healthy pairs in the map, with that noise: not named (`_within_noise`)
+    slight: list[tuple[Finding, float]] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Named components by kind (an indistinguishable group counts once, as its first)."""
+        found = {kind: 0 for kind in KINDS}
+        for finding in self.findings:
+            found[finding.components[0][0]] += 1
+        return found
+
+    def lines(self) -> list[str]:
+        out = [f"faulty {finding.describe()}" for finding in self.findings]
+        if self.unexplained:
+            out.append(f"no single component explains {len(self.unexplained)} bad pair(s): "
+                       f"{', '.join(self.unexplained[:8])}")
+        out += [f"not named: {finding.describe()}, within the map's noise of comparing them "
+                f"({within:.0%}): bad alone against its references, not slow in the map"
+                for finding, within in self.slight]
+        out += [f"congestion, not a fault: {count} suspect pair(s) across uplink {uplink}, "
+                f"shared in their round, were fast when re-tested alone"
+                for uplink, count in self.congestion.items()]
+        if self.cleared:
+            out.append(f"{self.cleared} suspect pair(s) that shared no uplink were fast when "
+                       f"re-tested alone (noise)")
+        if self.uncovered:
+            out.append(f"not measured: no pair crossed uplink(s) {', '.join(self.uncovered)} "
+                       f"(a quick map; more rounds cover them)")
+        if self.noise is not None:
+            out += self.noise.lines()
+        elif self.resolution is not None:
+            out.append(f"resolves a link {self.resolution:.0%} slow or more (suspect floor "
+                       f"{self.floor_MBps:.3g} MB/s against {self.healthy_MBps:.3g} MB/s "
+                       f"healthy; healthy pairs spread {self.healthy_spread:.0%})")
+        return out
+
+
+@dataclass(frozen=True)
+class NoiseRule:
+    """netbench matrix's thresholds from the map's own noise (its summary; docs/output-format.md):
+    what it looked for, the noise with the other pairs and alone, and what it could resolve."""
+    #: the slowdown of a link the map looks for (--smallest-fault), a fraction
+    smallest_fault: float
+    #: a pair's bandwidth noise measured with the others, and alone (relative robust sd)
+    map_noise: float
+    alone_noise: float
+    #: a re-test is bad this far below the healthy pairs re-tested around it (reference_MBps:
+    #: their median)
+    bad_slowdown: float
+    reference_MBps: float
+    #: the smallest slowdown of a link that clears both thresholds by its noise
+    resolvable: float
+    #: references that measured alone below the best healthy figure alone: left out
+    slow_references: int = 0
+
+    @classmethod
+    def of(cls, summary: Mapping, parameters: Mapping) -> NoiseRule | None:
+        keys = ("bandwidth_noise", "alone_noise", "bad_slowdown", "reference_alone_MBps",
+                "resolvable_slowdown")
+        values = [summary.get(k) for k in keys]
+        fault = parameters.get("smallest_fault")
+        if fault is None or any(not isinstance(v, (int, float)) for v in values):
+            return None
+        # absent from results of netbench before it judged each reference on its own
+        slow = summary.get("slow_reference_pairs")
+        return cls(float(fault), *(float(v) for v in values),
+                   slow if isinstance(slow, int) else 0)
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the map could resolve the fault it looks for."""
+        return self.resolvable <= self.smallest_fault
+
+    def lines(self) -> list[str]:
+        # beyond 100 %: not even a dead link clears the noise
+        reach = (f"resolves a link {self.resolvable:.0%} slow or more" if self.resolvable < 1
+                 else "resolves no slow link at all")
+        out = [f"{reach} (noise "
+               f"{self.map_noise:.1%} with the other pairs, {self.alone_noise:.1%} alone; bad "
+               f"beyond {self.bad_slowdown:.0%} below the healthy pairs re-tested around it, "
+               f"{self.reference_MBps:.3g} MB/s"
+               + (f"; {self.slow_references} reference pair(s) slow alone, left out"
+                  if self.slow_references else "") + ")"]
+        if not self.resolved:
+            out.append(f"could not resolve a link {self.smallest_fault:.0%} slow, the smallest "
+                       f"fault it looks for: one that small would go unnamed here (measure on "
+                       f"a quieter machine, or with more --repetitions)")
+        return out
+
+
+def resolution(pairs: Iterable[Pair], floor_MBps: float) -> tuple[float, float, float] | None:
+    """(the smallest slowdown of a link the map could resolve, the healthy pairs' spread, the
+    healthy bandwidth it is measured against). A pair is bad only when its re-test alone stays
+    below the floor (netbench's --bandwidth-fraction of the best pair in the map), so a link is
+    named only when it is slower than the floor against what a healthy link delivers alone: the
+    median of the suspects the re-test cleared (measured alone) where there are some, else of
+    the healthy pairs in the map, whichever is higher. On a loaded machine the map's pairs are
+    slowed, the floor with them, and a link alone gets more: the resolvable slowdown grows, and
+    is said. A slowdown within RESOLUTION_SIGMAS robust standard deviations of the healthy (not
+    suspect) pairs cannot be told from their noise either. None without healthy pairs."""
+    pairs = list(pairs)
+    healthy = [p.bandwidth_MBps for p in pairs if not p.suspect and p.bandwidth_MBps > 0]
+    if not healthy:
+        return None
+    median = statistics.median(healthy)
+    spread = 1.4826 * statistics.median(abs(b - median) for b in healthy) / median
+    alone = [p.retest_MBps for p in pairs if p.suspect and not p.bad and p.retest_MBps]
+    reference = max(median, statistics.median(alone)) if alone else median
+    return max(1.0 - floor_MBps / reference, RESOLUTION_SIGMAS * spread), spread, reference
+
+
+def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
+            noise: NoiseRule | None = None) -> Explanation:
+    """The fewest components that explain the bad pairs (see the module's docstring); with the
+    map's bandwidth floor, also the smallest slowdown it could resolve (`resolution`), or, where
+    netbench judged from the map's noise, what it says it resolved (`noise`)."""
+    pairs = list(pairs)
+    through: dict[tuple[str, str], list[int]] = {}
+    for index, pair in enumerate(pairs):
+        for component in path(tree, pair.host_a, pair.host_b):
+            through.setdefault(component, []).append(index)
+    bad = {i for i, pair in enumerate(pairs) if pair.bad}
+    candidates = {c: frozenset(ix) for c, ix in through.items()
+                  if len(bad.intersection(ix)) >= CONSISTENT * len(ix) and bad.intersection(ix)}
+    # components carrying the same measured pairs are one finding
+    groups: dict[frozenset, list[tuple[str, str]]] = {}
+    for component, ix in candidates.items():
+        groups.setdefault(ix, []).append(component)
+    healthy = [pairs[i].bandwidth_MBps for i in range(len(pairs)) if i not in bad]
+    findings, slight, left = [], [], set(bad)
+
+    def score(ix: frozenset) -> tuple[int, int]:
+        return len(left & ix) - GOOD_WEIGHT * len(ix - bad), len(ix)
+
+    while left:
+        best = max(groups, key=score, default=None)
+        if best is None or score(best)[0] <= 0:
+            break
+        members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
+        smallest = [c for c in members if c[0] == members[0][0]]
+        finding = Finding(smallest, len(bad & best), len(best),
+                          _median(pairs[i].bandwidth_MBps for i in bad & best), _median(healthy))
+        within = _within_noise(finding, len(healthy), noise)
+        if within is not None:  # its pairs stay to be explained otherwise, or unexplained
+            slight.append((finding, within))
+            continue
+        findings.append(finding)
+        left -= best
+    unexplained = sorted(f"{pairs[i].host_a}-{pairs[i].host_b}" for i in left)
+    # the uplinks each round's pairs crossed, with how many pairs crossed each
+    shared: dict[tuple[int | None, str], int] = {}
+    for pair in pairs:
+        for kind, name in path(tree, pair.host_a, pair.host_b):
+            if kind == "uplink":
+                shared[pair.round, name] = shared.get((pair.round, name), 0) + 1
+    congestion: dict[str, int] = {}
+    cleared = 0
+    for pair in pairs:
+        if pair.suspect and not pair.bad:
+            crowded = [name for kind, name in path(tree, pair.host_a, pair.host_b)
+                       if kind == "uplink" and pair.round is not None
+                       and shared[pair.round, name] > 1]
+            for name in crowded:
+                congestion[name] = congestion.get(name, 0) + 1
+            cleared += not crowded
+    crossed = {name for (_round, name) in shared}
+    between = _uplinks_between(tree, {h for pair in pairs for h in (pair.host_a, pair.host_b)})
+    if noise is not None:  # netbench's own figures
+        resolved, floor_MBps = (noise.resolvable, None, noise.reference_MBps), None
+    else:
+        resolved = resolution(pairs, floor_MBps) if floor_MBps else None
+    return Explanation(findings, unexplained, congestion, cleared,
+                       [name for name in between if name not in crossed],
+                       *(resolved or (None, None, None)), floor_MBps if resolved else None,
+                       noise, slight)
+
+
+def _within_noise(finding: Finding, healthy: int, noise: NoiseRule | None) -> float | None:
+    """Where a component's bad pairs lie, as a group, less far below the healthy pairs in the
+    map than the noise of comparing the two medians can explain, that noise (3 standard errors:
+    the map's noise per pair, x 1.2533 for a median, over the bad pairs and over the `healthy`
+    ones); else None. Each pair was confirmed alone, but against references that a loaded
+    machine can make unrepresentative: when nearly every pair is suspect, one or two healthy
+    pairs are all there is to compare with. Judged only where netbench gave its noise."""
+    if noise is None or finding.median_MBps is None or not finding.healthy_median_MBps:
+        return None
+    error = MEDIAN_EFFICIENCY * noise.map_noise * math.sqrt(1 / finding.bad_pairs + 1 / healthy)
+    slowdown = 1.0 - finding.median_MBps / finding.healthy_median_MBps
+    return RESOLUTION_SIGMAS * error if slowdown < RESOLUTION_SIGMAS * error else None
+
+
+def _median(values: Iterable[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def bad_pair_rule(parameters: Mapping) -> str:
+    """How netbench matrix called a pair bad, from its result's parameters."""
+    ceiling = f"above {parameters.get('latency_factor')} x the lowest latency"
+    if parameters.get("thresholds") == "noise":
+        return (f"alone, below the healthy pairs re-tested around it by more than half the fault "
+                f"sought ({parameters.get('smallest_fault')}) or 3 x the noise, or {ceiling}")
+    return (f"below {parameters.get('bandwidth_fraction')} x the best bandwidth or {ceiling}, "
+            f"also alone")
+
+
+def pairs_of(rows: Iterable[Mapping]) -> list[Pair]:
+    """The rows of netbench matrix's `pairs` table as Pairs."""
+    return [Pair(str(r["host_a"]), str(r["host_b"]), float(r.get("bandwidth_MBps") or 0.0),
+                 bool(r.get("suspect")), bool(r.get("flagged")), r.get("round"),
+                 r.get("retest_bandwidth_MBps"))
+            for r in rows]
+
+
+def flat_tree(hosts: Iterable[str]) -> Tree:
+    """One switch holding every host: what a partition that declares no tree has (node links
+    and the whole switch can still be named, no uplink)."""
+    return Tree({"switch": None}, {host: "switch" for host in hosts})
+
+
+def tree_of(result, pairs: list[Pair]) -> Tree:
+    """The switch tree a matrix result is judged against (`result.switch_tree`, topology
+    text), or one switch holding its pairs' hosts."""
+    text = getattr(result, "switch_tree", "")
+    return (parse_topology(text) if text else
+            flat_tree(h for p in pairs for h in (p.host_a, p.host_b)))
+
+
+def verdict(result) -> Explanation:
+    """The explanation of a netbench matrix result's bad pairs, against the switch tree the
+    check attached to it (`result.switch_tree`, topology text), or one switch; cached on it."""
+    cached = getattr(result, "switch_verdict", None)
+    if cached is None:
+        pairs = pairs_of(result.table("pairs"))
+        tree = tree_of(result, pairs)
+        summary = getattr(result, "summary", None) or {}
+        noise = NoiseRule.of(summary, getattr(result, "parameters", None) or {})
+        cached = result.switch_verdict = explain(tree, pairs, summary.get("bandwidth_floor_MBps"),
+                                                 noise)
+    return cached
+
+
+def uncovered_uplinks(tree: Tree, hosts: list[str], rank_pairs: Iterable[tuple[int, int]]
+                      ) -> set[str]:
+    """The uplinks between `hosts` (rank i on hosts[i]) that none of `rank_pairs` crosses."""
+    placed = {h for h in hosts if h in tree.leaf_of}
+    crossed = {name for a, b in rank_pairs if hosts[a] in placed and hosts[b] in placed
+               for kind, name in path(tree, hosts[a], hosts[b]) if kind == "uplink"}
+    return set(_uplinks_between(tree, placed)) - crossed
+
+
+def _uplinks_between(tree: Tree, hosts: Iterable[str]) -> list[str]:
+    """The uplinks with some of `hosts` below them and some not."""
+    inside = set(hosts)
+    below = {s: tree.nodes_under(s) & inside for s in tree.parent}
+    return sorted({s for h in inside for s in tree.up(tree.leaf_of[h])[:-1]
+                   if inside - below[s]})
+
+
+def covering_seed(tree: Tree, hosts: list[str], schedule, seed: int, tries: int = 1000) -> int:
+    """The first seed from `seed` on whose drawn rounds cross every uplink between `hosts`
+    (`schedule(seed)`: the rank pairs netbench draws with it); `seed` itself when none of
+    `tries` does (the check then names the uplinks left out)."""
+    for candidate in range(seed, seed + tries):
+        if not uncovered_uplinks(tree, hosts, schedule(candidate)):
+            return candidate
+    return seed
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+    import subprocess
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m fabricsuite.data.switches",
+        description="quick-seed: print the first --seed from SEED on whose K drawn tournament "
+                    "rounds (netbench matrix --rounds K) cross every uplink between the job's "
+                    "nodes, rank i on the i-th of --hosts; SEED itself when none of --tries "
+                    "does. For a quick all-pairs map that covers every uplink.")
+    parser.add_argument("command", choices=["quick-seed"])
+    parser.add_argument("--tree", required=True, help="scontrol show topology or topology.conf")
+    parser.add_argument("--hosts", required=True, help="the job's nodes in rank order, "
+                        "whitespace-separated (scontrol show hostnames $SLURM_JOB_NODELIST)")
+    parser.add_argument("--rounds", type=int, required=True, help="K, the rounds drawn")
+    parser.add_argument("--seed", type=int, required=True, help="the seed to start from")
+    parser.add_argument("--netbench", required=True, help="the netbench program")
+    parser.add_argument("--tries", type=int, default=1000, help="seeds tried (1000)")
+    args = parser.parse_args(argv)
+    hosts = args.hosts.split()
+    try:
+        with open(args.tree) as text:
+            tree = parse_topology(text.read())
+    except (OSError, TopologyError) as err:
+        print(f"quick-seed: {err}; keeping --seed {args.seed}", file=sys.stderr)
+        print(args.seed)
+        return 0
+
+    def schedule(seed: int) -> list[tuple[int, int]]:
+        out = subprocess.run([args.netbench, "matrix", "--print-schedule", str(len(hosts)),
+                              "--rounds", str(args.rounds), "--seed", str(seed), "--json"],
+                             capture_output=True, text=True, check=True).stdout
+        return [tuple(p) for r in json.loads(out)["rounds"] for p in r["pairs"]]
+
+    try:
+        print(covering_seed(tree, hosts, schedule, args.seed, args.tries))
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as err:
+        print(f"quick-seed: {err}; keeping --seed {args.seed}", file=sys.stderr)
+        print(args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
+
+
+def below_promise(tree: Tree, pairs: Iterable[Pair], line_rate_gbps: float,
+                  fraction: float) -> list[str]:
+    """The parts of the fabric the map measured below the promise, one line each (the relative
+    rule, each pair against the best ones of the same map, cannot see a fabric uniformly slow):
+    each leaf whose uplink's pairs lie below `fraction` of the line rate (median) while the
+    pairs not through it do not (leaves whose uplinks the same pairs cross are named together:
+    the pairs cannot tell them apart); then each node whose other pairs do the same; and the
+    whole fabric where its median pair lies below the promise and no part explains it. A pair
+    counts with its bandwidth measured alone where it was re-tested (no round-mate shared its
+    path), else as measured in its round."""
+    pairs = [p for p in pairs if p.bandwidth_MBps > 0]
+    if not pairs or not line_rate_gbps > 0:
+        return []
+
+    def share(pair: Pair) -> float:
+        value = pair.retest_MBps if pair.retest_MBps else pair.bandwidth_MBps
+        return value * 8e-3 / line_rate_gbps
+
+    def below(chosen: list[Pair]) -> bool:
+        return bool(chosen) and statistics.median(map(share, chosen)) < fraction
+
+    def line(what: str, chosen: list[Pair]) -> str:
+        return (f"BELOW PROMISE {what}: median pair {statistics.median(map(share, chosen)):.2f} "
+                f"of the {line_rate_gbps:g} Gb/s line rate over {len(chosen)} pair(s), promised "
+                f"{fraction:.2f}")
+
+    paths = {pair: path(tree, pair.host_a, pair.host_b) for pair in pairs}
+    found, explained = [], set()
+    through_leaves: dict[frozenset, list[str]] = {}
+    for switch in sorted(s for s, parent in tree.parent.items() if parent):
+        through = frozenset(p for p in pairs if ("uplink", switch) in paths[p])
+        if through:
+            through_leaves.setdefault(through, []).append(switch)
+    for through, leaves in through_leaves.items():
+        others = [p for p in pairs if p not in through]
+        if below(list(through)) and not below(others):
+            why = ("their uplinks: the pairs cannot tell them apart" if len(leaves) > 1
+                   else "its uplink")
+            found.append(line(f"leaf {' or '.join(leaves)} ({why})", list(through)))
+            explained |= through
+    for node in sorted({h for p in pairs for h in (p.host_a, p.host_b)}):
+        touching = [p for p in pairs if node in (p.host_a, p.host_b) and p not in explained]
+        others = [p for p in pairs if node not in (p.host_a, p.host_b)]
+        if below(touching) and not below(others):
+            found.append(line(f"node {node}", touching))
+    if not found and below(pairs):
+        found.append(line("the fabric", pairs))
+    return found
