@@ -564,14 +564,18 @@ def test_every_command_and_page_gives_the_one_verdict(name, references_on_nodes,
     assert pointed == {j.last.get("display_name") for j in judged
                        if j.case.health in cases.MEASURED and j.case.figures()
                        and not cases.was_interrupted(data)}
-    # the findings file: a finding for every case that failed, none for one that passed
+    # the findings file: a finding for every case that failed, none for one that passed but a
+    # notice (a stale reference, a map that could not resolve its smallest fault)
     doc = findings.document(data, code, _why)
     named = {f["check"] for f in doc["findings"]}
+    noticed = {f["check"] for f in doc["findings"] if f["kind"] in findings.NOTICE_KINDS}
     failed = {case.last.get("display_name") for case in judged if case.counted == "failed"}
     if cases.was_interrupted(data):
         assert [f["kind"] for f in doc["findings"]] == ["interrupted"]
     else:
-        assert named == failed, (named, failed)
+        assert failed <= named and named - failed <= noticed, (named, failed, doc["findings"])
+        assert all(f["kind"] in findings.NOTICE_KINDS for f in doc["findings"]
+                   if f["check"] not in failed), doc["findings"]
 
 
 def test_the_sessions_of_every_verdict_reach_every_verdict(references_on_nodes):

@@ -392,3 +392,23 @@ def test_a_map_suspect_with_too_few_healthy_nodes_and_an_unexplained_pair():
     assert (pair.kind, pair.confidence, pair.node_names(), pair.component) == (
         "faulty-link", "suspected", ["rack-2", "rack-5"], "pair rack-2-rack-5")
     assert pair.retest_with == "rack-[1,3-4]"
+
+
+def test_a_map_that_could_not_resolve_its_smallest_fault_is_a_notice_that_names_no_node():
+    """A real quick map that passed although node 8 was slow (tests/data/cases/README.md): its
+    noise hid the fault, and it said so. The findings name that, as a notice: no node, nothing
+    acted on, the pass left a pass; act prints it."""
+    doc = doc_of("map-quick-unresolved")
+    (notice,) = doc["findings"]
+    assert (notice["kind"], notice["nodes"], notice["component"]) == (
+        "could-not-resolve", "", "the map"), notice
+    assert notice["evidence"].startswith("could not resolve a link 20% slow, the smallest "
+                                         "fault it looks for"), notice
+    assert doc["outcome"]["status"] == session.WITHIN
+    nodes = {f"fsac5931{i}": act.Node(f"fsac5931{i}", "idle", (), "", "", ("p",))
+             for i in range(1, 9)}
+    actions, lines, refused = act.plan(doc, [Finding(**notice)], nodes, {"default": "drain"},
+                                       4, 0.2)
+    assert actions == [] and not refused, actions
+    assert any(line.startswith("noted, nothing to act on (could-not-resolve): could not "
+                               "resolve") for line in lines), lines

@@ -62,6 +62,7 @@ from fabricsuite.data.findings import (
     ACTIONABLE,
     COMPONENT_KINDS,
     NODE_KINDS,
+    NOTICE_KINDS,
     SESSION_KINDS,
     Finding,
     FindingsError,
@@ -274,6 +275,8 @@ def plan(doc: dict, found: list[Finding], nodes: dict[str, Node], modes: dict[st
             lines.append(f"reported, no node drained ({finding.kind}"
                          f"{' ' + finding.component if finding.component else ''}): "
                          f"{finding.evidence}")
+        elif finding.kind in NOTICE_KINDS:
+            lines.append(f"noted, nothing to act on ({finding.kind}): {finding.evidence}")
     if untrusted:
         kinds = ", ".join(sorted({f.kind for f in untrusted}))
         lines.append(f"REFUSED: the session cannot be trusted ({kinds}: "

@@ -24,7 +24,9 @@ Schema
 Kinds (`KINDS`): a node's own fault (`node-outlier`, `link-degraded`, `faulty-link`), a
 component above the nodes (`uplink`, `leaf`, `fabric`), a regression of the whole fabric
 (`regression`), and the findings that name no node: the harness broke (`broken-harness`),
-another process took the CPUs (`interference`), the session was interrupted (`interrupted`).
+another process took the CPUs (`interference`), the session was interrupted (`interrupted`);
+and notices nothing acts on: a known finding's reference is stale (`stale-reference`), a map
+could not resolve the smallest fault it looks for (`could-not-resolve`).
 
 Confidence (`CONFIDENCES`), the only ground an action may stand on:
 - ``confirmed``: the node failed where the references never saw it (the only such node of its
@@ -78,7 +80,13 @@ SESSION_KINDS = (BROKEN_HARNESS, INTERFERENCE, INTERRUPTED)
 #: A known finding ($xfail) that no longer fails: its reference is stale, a person updates it
 #: (names no node; acted on by no one).
 STALE_REFERENCE = "stale-reference"
-KINDS = NODE_KINDS + COMPONENT_KINDS + SESSION_KINDS + (STALE_REFERENCE,)
+#: A map that could not resolve the smallest fault it looks for (its own noise too large: a
+#: loaded machine, too few repetitions or pairs): a fault that small would pass unnamed, so a
+#: pass says less than it seems (names no node; acted on by no one).
+UNRESOLVED = "could-not-resolve"
+#: Findings a person reads and nothing acts on; they leave the case's verdict as it is.
+NOTICE_KINDS = (STALE_REFERENCE, UNRESOLVED)
+KINDS = NODE_KINDS + COMPONENT_KINDS + SESSION_KINDS + NOTICE_KINDS
 
 CONFIRMED, MAP, SUSPECTED = "confirmed", "map", "suspected"
 #: Best ground first.
@@ -183,6 +191,10 @@ def map_findings_of(components: str, base: dict, nodes: tuple[str, ...] | list[s
     for line in str(components or "").split("; "):
         match = _FAULTY.match(line.strip())
         unexplained = _UNEXPLAINED.match(line.strip())
+        if line.strip().startswith(_UNRESOLVED):
+            found.append(Finding(UNRESOLVED, CONFIRMED, "", _line(line.strip()),
+                                 component="the map", **base))
+            continue
         if unexplained:
             found += [Finding(FAULTY_LINK, SUSPECTED, compress_hostlist(pair), _line(
                 f"bad pair {'-'.join(pair)} that no single component of the map explains: "
@@ -205,6 +217,8 @@ def map_findings_of(components: str, base: dict, nodes: tuple[str, ...] | list[s
             for f in found]
 
 
+#: How the map says its noise hides the smallest fault it looks for (switches.NoiseRule.lines).
+_UNRESOLVED = "could not resolve a link "
 _UNEXPLAINED = re.compile(r"^no single component explains \d+ bad pair\(s\): (.+)$")
 
 
