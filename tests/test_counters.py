@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fabricsuite import REPO_ROOT
 from fabricsuite.data import counters
 from fabricsuite.data.counters import CountersError
 
@@ -50,7 +51,7 @@ def test_a_source_the_node_lacks_is_skipped_with_the_reason():
 
 def test_read_counters_names_its_file_after_the_node(tmp_path):
     # the real script: "%n" is the Slurm node's name; one that could reach a path is refused
-    script = Path(counters.__file__).resolve().parents[1] / "config/launchers/read-counters"
+    script = REPO_ROOT / "config/launchers/read-counters"
     for node, expected in (("node7", "node7"), ("../x y", "node")):
         subprocess.run([script, str(tmp_path / "c-%n.txt"), "cxi"], check=True,
                        env={"PATH": "/usr/bin:/bin", "SLURMD_NODENAME": node})

@@ -411,7 +411,9 @@ def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(f
     # each with three nodes the map measured healthy, never the other suspect
     assert all(len(r["against"].split(",")) == 3 and not {slow, mate} & set(
         r["against"].split(",")) for r in doc["retests"]), doc
-    named = [(f["kind"], f["confidence"], f["nodes"]) for f in doc["findings"]]
+    # (a quick map of one round may add a notice: it could not resolve its smallest fault)
+    named = [(f["kind"], f["confidence"], f["nodes"]) for f in doc["findings"]
+             if f["kind"] != "could-not-resolve"]
     if retests[mate]["result"] == "cleared":
         assert named == [("faulty-link", "map", slow)], doc
         assert mate in switches.expand_hostlist(doc["passed_nodes"]), doc

@@ -348,7 +348,9 @@ def test_a_quick_maps_suspect_pair_is_re_tested_in_maps_of_its_own_and_settled()
     map of 4 with the nearest nodes the map measured healthy, node 3 is named alone there
     (its link, `map`), its mate passes (cleared); act drains node 3 alone."""
     doc = findings.document(report("map-quick-suspect-pair"))
-    (found,) = doc["findings"]
+    # beside it, a notice: this one round could not resolve a link 20 % slow
+    (found, notice) = doc["findings"]
+    assert notice["kind"] == "could-not-resolve" and notice["nodes"] == "", notice
     assert (found["kind"], found["confidence"], found["nodes"]) == (
         "faulty-link", "suspected", "fss[70743-70744]"), found
     assert found["retest_with"] == "fss[70741-70742,70745-70748]", found
@@ -363,7 +365,7 @@ def test_a_quick_maps_suspect_pair_is_re_tested_in_maps_of_its_own_and_settled()
                            report("map-retest-slow-node")) == "confirmed"
     assert findings.settle(doc, "fss70744", ",".join(retests[1].partners),
                            report("map-retest-its-mate")) == "cleared"
-    (settled,) = doc["findings"]
+    (settled, _notice) = sorted(doc["findings"], key=lambda f: f["kind"] != "faulty-link")
     assert (settled["kind"], settled["confidence"], settled["nodes"], settled["component"]) == (
         "faulty-link", "map", "fss70743", "node fss70743"), settled
     assert settled["evidence"].startswith("re-tested against fss70742,fss70745,fss70741 "

@@ -620,7 +620,7 @@ def test_the_machine_lock_serves_every_user():
 def _lock_as_two_users(shared):
     from fabricsuite.data import store
 
-    take = ("import sys\nfrom pathlib import Path\nfrom fabricsuite import store\n"
+    take = ("import sys\nfrom pathlib import Path\nfrom fabricsuite.data import store\n"
             "try:\n    with store.exclusive_or_busy(Path(sys.argv[1])):\n        print('held')\n"
             "except store.Busy as err:\n    print('busy', err)\n")
 
