@@ -191,7 +191,9 @@ def test_a_slow_uplink_is_named_and_fails_the_map(fabric, tmp_path):
     assert regressions and regressions[0].lstrip().startswith("REGRESSION"), outcome
     print(case["components"], *regressions, sep="\n")
     # acted on (issue 52): the uplink is reported, no node drained, even in drain mode
-    (finding,) = json.loads((tmp_path / "findings.json").read_text())["findings"]
+    # (beside it, where the map's noise hid a link 20 % slow, a notice naming no node)
+    (finding,) = [f for f in json.loads((tmp_path / "findings.json").read_text())["findings"]
+                  if f["kind"] != "could-not-resolve"]
     assert finding["kind"] == "uplink" and finding["nodes"] == "", finding
     status, said = act(fabric, tmp_path, "--mode", "drain")
     assert status == 0 and "reported, no node drained (uplink uplink leaf1 or uplink leaf2)" \
@@ -255,7 +257,8 @@ def test_a_fabric_uniformly_below_its_promise_is_named_though_no_pair_is_bad(fab
     assert code == session.REGRESSED and why.startswith("LINK DEGRADED"), why
     # acted on (issue 52): every node's link degraded is more than the cap, so no node is
     # drained; the fabric is reported
-    kinds = {f["kind"] for f in json.loads((tmp_path / "findings.json").read_text())["findings"]}
+    kinds = {f["kind"] for f in json.loads((tmp_path / "findings.json").read_text())["findings"]
+             } - {"could-not-resolve"}
     assert kinds == {"link-degraded", "fabric"}, kinds
     status, said = act(fabric, tmp_path, "--mode", "drain")
     assert status == 1 and f"REFUSED: {NODES} node(s) named at once" in said and \
