@@ -388,6 +388,11 @@ def test_a_map_suspect_with_too_few_healthy_nodes_and_an_unexplained_pair():
     (few,) = findings.map_findings_of(line, {"check": "NetbenchMatrix %node_count=4"},
                                       ["n1", "n2", "n3", "n4"])
     assert few.retest_with == "n[1-2]" and findings.suspects([few]) == []
+    # the nearest healthy nodes in Slurm's order (n9 and n11 beside n10, not n1)
+    (ten,) = findings.map_findings_of("faulty node n10 or node n12: 1 of 1 pairs through it bad",
+                                      {"check": "NetbenchMatrix %node_count=12"},
+                                      [f"n{i}" for i in range(1, 13)])
+    assert findings.suspects([ten])[0].partners == ["n9", "n11", "n8"]
     nodes = ["rack-1", "rack-2", "rack-3", "rack-4", "rack-5"]
     (pair,) = findings.map_findings_of(
         "no single component explains 1 bad pair(s): rack-2-rack-5", {}, nodes)

@@ -463,7 +463,7 @@ def suspects(found: list[Finding]) -> list[Retest]:
             continue
         check = _NODE_COUNT.sub(f"%node_count={MAP_RETEST_PARTNERS + 1}", check)
         for node in finding.node_names():
-            order = sorted([*healthy, node])
+            order = sorted([*healthy, node], key=_natural)  # n2 before n10, as Slurm lists
             nearest = sorted(healthy, key=lambda n: (abs(order.index(n) - order.index(node)),
                                                      order.index(n)))
             retests.append(Retest(node, nearest[:MAP_RETEST_PARTNERS], finding, check,
@@ -473,6 +473,12 @@ def suspects(found: list[Finding]) -> list[Retest]:
 
 
 _NODE_COUNT = re.compile(r"%node_count=\d+")
+
+
+def _natural(name: str) -> list:
+    """A host name's sort key with its numbers as numbers ("n2" before "n10")."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
 #: A map suspect's re-test measures every pair (a quick map's one round would again meet it in
 #: one pair only); the map's verdict is relative to its own pairs, so a partition without
 #: references at the re-test's node count still names the link (its other figures recorded).
