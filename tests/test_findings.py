@@ -102,7 +102,10 @@ def test_a_findings_file_round_trips_and_a_bad_one_is_one_line(tmp_path):
     assert [f.kind for f in found] == ["regression"]
     for text, said in (("{", "not a findings file"), ("[]", "no \"schema\""),
                        (json.dumps(dict(doc, version=2)), "findings version 2"),
-                       (json.dumps(dict(doc, findings=[{"kind": "x"}])), "finding 1 cannot")):
+                       (json.dumps(dict(doc, findings=[{"kind": "x"}])), "finding 1 cannot"),
+                       (json.dumps(dict(doc, findings=[dict(doc["findings"][0],
+                                                            retest_with="n[5-3]")])),
+                        "finding 1 cannot")):
         path.write_text(text)
         with pytest.raises(findings.FindingsError, match=said):
             findings.read(path)

@@ -389,6 +389,7 @@ def read(path: Path) -> tuple[dict, list[Finding]]:
             if finding.kind not in KINDS or finding.confidence not in CONFIDENCES:
                 raise ValueError(f"kind {finding.kind!r} or confidence {finding.confidence!r}")
             finding.node_names()
+            expand_hostlist(finding.retest_with)  # the nodes a map suspect is re-tested with
         except (TypeError, ValueError, TopologyError) as err:
             raise FindingsError(f"{path}: finding {index + 1} cannot be read ({err}); the file "
                                 f"was edited or truncated: run the session again") from None
