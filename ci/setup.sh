@@ -29,6 +29,8 @@ need slurmctld slurm-wlm
 need munged munge
 # headless browser: the report test opens `fabricsuite report`'s page in it (tests/test_report.py)
 need chromium chromium
+# a compiler cache for the tests' ~100 netbench builds of one checkout (ci/test.sh)
+need ccache ccache
 if [ ${#missing[@]} -gt 0 ]; then
     packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
     say "installing Debian packages: $packages"
