@@ -36,6 +36,12 @@ def test_slurm_host_lists(text, names):
     ("n[1-99999999]", "names more than 65536 hosts"),  # hung every reader (issue 53)
     ("n[1-40000],m[1-40000]", "names more than 65536 hosts"),
     ("n[9-3]", "runs backwards; write [3-9]"),
+    # read as "n" and "3-" before: a list cut at an open bracket named hosts that do not exist
+    ("n[3-", "a bracket is not closed or not opened"),
+    ("n[1-2],m[3", "a bracket is not closed or not opened"),
+    ("n3]", "a bracket is not closed or not opened"),
+    ("n[1-2]]", "a bracket is not closed or not opened"),
+    ("n[1[2]]", "a bracket is not closed or not opened"),
 ])
 def test_a_host_list_beyond_any_partition_is_refused_at_once(text, message):
     with pytest.raises(switches.TopologyError, match=re.escape(message)):

@@ -64,9 +64,17 @@ MAX_HOSTLIST_NAMES = 65536
 
 def expand_hostlist(text: str, limit: int = MAX_HOSTLIST_NAMES) -> list[str]:
     """Slurm's host list notation: "n[1-3,7],gpu[01-02]" -> n1 n2 n3 n7 gpu01 gpu02. A
-    TopologyError for a range that runs backwards or a list of more than `limit` names."""
+    TopologyError for a bracket left open or never opened ("n[3-", "n3]"), a range that runs
+    backwards or a list of more than `limit` names."""
     names = []
-    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,\[]*", text):
+    parts = re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,\[]*", text)
+    # a part takes at most one [...]: every bracket of the text must be in one of those, else
+    # the list is cut where a bracket is open ("n[3-" read as "n" and "3-")
+    brackets = sum(1 for part in parts if re.fullmatch(r"[^\[\]]*\[[^\[\]]*\][^\[\]]*", part))
+    if text.count("[") != brackets or text.count("]") != brackets:
+        raise TopologyError(f"host list {text!r}: a bracket is not closed or not opened; write "
+                            "e.g. n[1-3,7]")
+    for part in parts:
         match = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", part)
         if not match:
             names.append(part)
