@@ -10,7 +10,15 @@ import time
 
 import pytest
 from mpi_support import MPI_ENV as ENV
-from mpi_support import MPIS, NEEDS_OPEN_MPI, build_netbench, full_file_system, run, run_result
+from mpi_support import (
+    MPIS,
+    NEEDS_OPEN_MPI,
+    SOURCE_DIR,
+    build_netbench,
+    full_file_system,
+    run,
+    run_result,
+)
 
 from fabricsuite.data.netbench_result import parse_json
 
@@ -758,3 +766,24 @@ def test_the_mpi_library_an_external_check_records_is_the_programs(netbench):
     recorded = linked_library(program)
     assert recorded.startswith(f"{family} (/") and "libmpi" in recorded, recorded
     assert linked_library("/bin/sh") == ""
+
+
+@pytest.mark.skipif(not all(shutil.which(c) for c in ("mpicc", "mpicc.mpich")),
+                    reason="needs mpicc and mpicc.mpich (ci/setup.sh installs both)")
+def test_the_readmes_build_with_the_default_mpicc_then_another_relinks(tmp_path):
+    """`make -C src -j` (README, MPICC=mpicc) failed on a fresh clone: its object folder
+    .obj/mpicc was also the file naming the MPICC last linked with. Built with the default, then
+    with MPICH, then the default again: each build succeeds and the program is linked with the
+    MPI of the last build, never an object of the other."""
+    build = tmp_path / "src"
+    shutil.copytree(SOURCE_DIR, build, ignore=shutil.ignore_patterns("netbench", "*.so", ".obj"))
+    families = []
+    for extra in ([], ["MPICC=mpicc.mpich"], []):
+        proc = run(["make", "-C", str(build), f"-j{os.cpu_count() or 1}", "netbench", *extra],
+                   timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        linked = run(["ldd", str(build / "netbench")]).stdout  # not linked_library: cached
+        families.append("mpich" if "libmpich" in linked else "openmpi" if "libmpi.so" in linked
+                        else linked)
+    assert families[1] == "mpich", families
+    assert families[0] == families[2] and families[0] in ("openmpi", "mpich"), families
