@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from fabricsuite import REPO_ROOT
-from fabricsuite.commands import baseline as baseline_module
+from fabricsuite.commands import reference_file
 from fabricsuite.commands.baseline import read_reports
 from fabricsuite.commands.cli import main
 from fabricsuite.data.store import backup
@@ -431,7 +431,7 @@ def test_read_only_directory_is_one_line(tmp_path, ref_file, capsys, monkeypatch
         def denied(path):
             lock = path.with_name(f".{path.name}.lock")
             raise PermissionError(13, "Permission denied", str(lock))
-        monkeypatch.setattr(baseline_module, "locked", denied)
+        monkeypatch.setattr(reference_file, "locked", denied)
     else:
         ref_file.parent.chmod(0o555)
     try:
@@ -480,12 +480,12 @@ sys.exit(cli.main(sys.argv[1:]))
 
 KILL_AT_FSYNC = "os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)"
 SLOW_MERGE = textwrap.dedent("""\
-    import fabricsuite.commands.baseline as baseline
-    _real = baseline.build_reference
+    import fabricsuite.commands.reference_file as reference_file
+    _real = reference_file.build_reference
     def _slow(*args, **kwargs):
         time.sleep(1.5)  # between reading the reference file and writing it
         return _real(*args, **kwargs)
-    baseline.build_reference = _slow
+    reference_file.build_reference = _slow
 """)
 
 

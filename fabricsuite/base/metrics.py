@@ -302,8 +302,9 @@ def series_key(check: str, partition: str, environ: str,
 class VariableSeries:
     """One variable's figures in one scope, the one series type of every tool: where it was
     measured (check, system:partition, environment, index levels), its unit and the directions
-    its runs declared. `history.Series` holds its figures over time (points), `baseline.Samples`
-    the figures a reference is taken from (values); both are this with their figures."""
+    its runs declared. `change_points.Series` holds its figures over time (points),
+    `baseline.Samples` the figures a reference is taken from (values); both are this with their
+    figures."""
 
     check: str
     partition: str  # system:partition

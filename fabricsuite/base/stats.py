@@ -19,7 +19,7 @@ three seeds; docs/measurements.md, 2026-11-27):
 - Otava is faster (0.07 s for 250 series against 2-5 s here), which does not matter for a
   nightly history.
 The energy statistic and the permutation test follow Matteson and James (2014) as Otava's
-original algorithm does; history.py's docstring gives the details.
+original algorithm does; change_points.py's docstring gives the details.
 """
 
 from __future__ import annotations

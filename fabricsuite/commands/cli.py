@@ -29,9 +29,9 @@ from fabricsuite.commands.baseline import (
     MIN_SESSIONS,
     propose,
     read_reports,
-    update_file,
     usable,
 )
+from fabricsuite.commands.reference_file import update_file
 from fabricsuite.data.machine import LOCAL_SYSTEM, this_machine
 from fabricsuite.data.references import reference_file
 from fabricsuite.data.store import run_report_paths

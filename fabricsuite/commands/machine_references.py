@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricsuite.commands import baseline
+from fabricsuite.commands import baseline, reference_file
 from fabricsuite.data.cases import unjudged
 from fabricsuite.data.machine import (
     LOCAL_SYSTEM,
@@ -75,7 +75,7 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
         ] + set_aside
     if path.exists():
         # Only what the file lacks: a reference once taken is retaken by a person, never here.
-        existing = baseline.load_roundtrip(path)
+        existing = reference_file.load_roundtrip(path)
         collected.samples = [s for s in collected.samples
                              if baseline.old_entry(existing, s) is None]
     usable, notes = baseline.usable(collected.samples, baseline.MIN_RUNS,
@@ -99,7 +99,7 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
         ] + set_aside
     mpis = sorted({str(c.get("mpi_library")) for s in samples for run in s["runs"]
                    for c in run["testcases"] if c.get("mpi_library")})
-    _text, written, _notes = baseline.update_file(
+    _text, written, _notes = reference_file.update_file(
         path, usable, paths, SESSIONS_FOR_REFERENCES,
         machine={"key": key, "description": descr, "mpi_libraries": mpis})
     span = _span_hours([data for _path, data in sessions])

@@ -3,8 +3,8 @@
  * its output tables and summary figures (nb_column: name, unit, direction; nb_table_spec) and
  * the method itself (nb_method, the hooks it may set). A family's catalogue header
  * (methods/<family>_catalogue.h) is written in these; the parser and the help (cli/), the
- * output (core/output.c) and --describe read the same declarations. Declarations only: no
- * function of the parser or the output is declared here.
+ * output (core/output.c, core/render.c) and --describe read the same declarations.
+ * Declarations only: no function of the parser or the output is declared here.
  */
 #ifndef NETBENCH_DECLARE_H
 #define NETBENCH_DECLARE_H

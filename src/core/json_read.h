@@ -1,4 +1,4 @@
-/* json_read.h - a minimal JSON reader for netbench's own result files (output.c writes them):
+/* json_read.h - a minimal JSON reader for netbench's own result files (render.c writes them):
  * `models --loggp-json` reads a loggp result with it. Numbers are doubles; depth is limited.
  */
 #ifndef NETBENCH_JSON_READ_H

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "matrix_catalogue.h"
+#include "matrix_record.h"
 #include "methods.h"
 #include "pairmap.h"
 #include "pairs.h"
@@ -27,25 +28,6 @@ const char *matrix_schedule_name(int schedule)
 {
     return schedule == SCHEDULE_SEQUENTIAL ? "sequential" : "concurrent";
 }
-
-/* Index of pair (a, b), a < b, in the upper triangle of P ranks, row by row. */
-static size_t pair_index(int P, int a, int b)
-{
-    return (size_t)a * (size_t)(2 * P - a - 1) / 2 + (size_t)(b - a - 1);
-}
-
-/* Rank 0's record of the run, one entry per pair of the upper triangle. */
-typedef struct {
-    int P;
-    size_t pairs;                 /* P (P-1) / 2 */
-    double *latency, *bandwidth;  /* NaN: not measured */
-    double *retest_latency, *retest_bandwidth;
-    double *spread, *retest_spread; /* relative robust sd of the bandwidth over the repetitions */
-    int *round;                   /* 1-based round that measured the pair, 0: not measured */
-    unsigned char *suspect, *bad;
-    unsigned char *reference;     /* a healthy pair re-tested alone as the re-tests' reference */
-    double *local_reference;      /* a suspect's references alone, around its re-test (mean) */
-} matrix_record;
 
 static double *not_measured(size_t count)
 {
@@ -189,139 +171,6 @@ static void measure_sequentially(const nb_context *ctx, const int *chosen, int c
             }
         }
     free(round_of);
-}
-
-static const char *host_of(const char *hosts, int rank)
-{
-    return hosts + (size_t)rank * (MPI_MAX_PROCESSOR_NAME + 1);
-}
-
-/* The path of NAME in the directory of the JSON result. */
-static void path_beside(const char *json_file, const char *name, char *path, size_t length)
-{
-    const char *slash = strrchr(json_file, '/');
-    int directory = slash == NULL ? 0 : (int)(slash - json_file + 1);
-    snprintf(path, length, "%.*s%s", directory, json_file, name);
-}
-
-/* The N x N maps beside the JSON result: two CSV files (rows and columns are ranks, headed
- * "rank:host"; empty: the diagonal and pairs not measured) and one JSON file with both maps,
- * the rounds and the verdict. Returns 0 or -1. */
-static int write_maps(const nb_options *o, const matrix_record *m, const char *hosts)
-{
-    const matrix_settings *ms = o->settings;
-    char path[4096], *temporary;
-    int P = m->P, failed = 0;
-    static const char *const names[2] = {"matrix_bandwidth_MBps.csv", "matrix_latency_us.csv"};
-    for (int map = 0; map < 2; map++) {
-        const double *values = map == 0 ? m->bandwidth : m->latency;
-        path_beside(o->json_file, names[map], path, sizeof path);
-        FILE *out = nb_create_atomically(path, &temporary);
-        if (out == NULL) {
-            failed = -1;
-            continue;
-        }
-        fputs("rank/host", out);
-        for (int c = 0; c < P; c++)
-            fprintf(out, ",%d:%s", c, host_of(hosts, c));
-        fputc('\n', out);
-        for (int r = 0; r < P; r++) {
-            fprintf(out, "%d:%s", r, host_of(hosts, r));
-            for (int c = 0; c < P; c++) {
-                fputc(',', out);
-                if (r != c)
-                    nb_write_real(out, values[pair_index(P, r < c ? r : c, r < c ? c : r)], "");
-            }
-            fputc('\n', out);
-        }
-        failed |= nb_finish_atomically(out, path, temporary);
-    }
-    path_beside(o->json_file, "matrix_maps.json", path, sizeof path);
-    FILE *out = nb_create_atomically(path, &temporary);
-    if (out == NULL)
-        return -1;
-    fprintf(out, "{\n  \"format\": \"netbench-matrix-maps\",\n  \"version\": 1,\n"
-                 "  \"ranks\": %d,\n  \"schedule\": \"%s\",\n  \"hosts\": [", P,
-            matrix_schedule_name(ms->schedule));
-    for (int r = 0; r < P; r++) {
-        fputs(r ? ", " : "", out);
-        nb_json_string(host_of(hosts, r), out);
-    }
-    fputs("]", out);
-    static const char *const keys[] = {"bandwidth_MBps", "latency_us", "round", "suspect", "bad"};
-    for (size_t key = 0; key < sizeof keys / sizeof keys[0]; key++) {
-        fprintf(out, ",\n  \"%s\": [", keys[key]);
-        for (int r = 0; r < P; r++) {
-            fputs(r ? ",\n    [" : "\n    [", out);
-            for (int c = 0; c < P; c++) {
-                fputs(c ? ", " : "", out);
-                if (r == c) {
-                    fputs("null", out);
-                    continue;
-                }
-                size_t k = pair_index(P, r < c ? r : c, r < c ? c : r);
-                if (key == 0 || key == 1)
-                    nb_write_real(out, key == 0 ? m->bandwidth[k] : m->latency[k], "null");
-                else if (m->round[k] == 0)
-                    fputs("null", out);
-                else if (key == 2)
-                    fprintf(out, "%d", m->round[k]);
-                else
-                    fputs((key == 3 ? m->suspect[k] : m->bad[k]) ? "true" : "false", out);
-            }
-            fputc(']', out);
-        }
-        fputs("\n  ]", out);
-    }
-    fputs("\n}\n", out);
-    return failed | nb_finish_atomically(out, path, temporary);
-}
-
-/* `netbench matrix --print-schedule N`: the rounds, before and without MPI. */
-static int matrix_print_schedule(const nb_options *o)
-{
-    const matrix_settings *ms = o->settings;
-    int P = ms->print_schedule_ranks, total = nb_tournament_rounds(P);
-    int *chosen = malloc((size_t)total * sizeof *chosen);
-    if (chosen == NULL) {
-        fprintf(stderr, "netbench: out of memory\n");
-        return 1;
-    }
-    int count = nb_tournament_pick_rounds(P, ms->rounds > 0 ? ms->rounds : total, o->seed, chosen);
-    if (o->json_to_stdout)
-        printf("{\"ranks\": %d, \"rounds_total\": %d, \"seed\": %ld, \"rounds\": [", P, total,
-               o->seed);
-    else
-        printf("# schedule: %d ranks, %d of %d rounds%s\n", P, count, total,
-               count < total ? " (--rounds, drawn with --seed)" : " (the full map)");
-    for (int i = 0; i < count; i++) {
-        int bye = -1;
-        if (o->json_to_stdout)
-            printf("%s\n  {\"round\": %d, \"pairs\": [", i ? "," : "", chosen[i] + 1);
-        else
-            printf("round %d:", chosen[i] + 1);
-        int first = 1;
-        for (int a = 0; a < P; a++) {
-            int b = nb_tournament_partner(P, chosen[i], a);
-            if (b < 0)
-                bye = a;
-            if (b <= a)
-                continue;
-            printf(o->json_to_stdout ? "%s[%d, %d]" : "%s%d-%d", o->json_to_stdout
-                   ? (first ? "" : ", ") : " ", a, b);
-            first = 0;
-        }
-        if (o->json_to_stdout) {
-            printf("], \"bye\": ");
-            printf(bye < 0 ? "null}" : "%d}", bye);
-        } else {
-            printf(bye < 0 ? "\n" : " (bye %d)\n", bye);
-        }
-    }
-    if (o->json_to_stdout)
-        printf("\n]}\n");
-    free(chosen);
-    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* At most this many warnings name single bad pairs; a bad node has N-1 of them. */
@@ -550,7 +399,8 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
     nb_summary_real(result, "retest_pair_mean_s",
                     v->retests > 0 ? retest_s / v->retests : NAN);
     report_resolution(result, v, ms);
-    if (o->json_file != NULL && write_maps(o, m, hosts) != 0)
+    const char *schedule = matrix_schedule_name(ms->schedule);
+    if (o->json_file != NULL && matrix_write_maps(o->json_file, schedule, m, hosts) != 0)
         nb_warning(result, "the N x N maps could not be written beside %s (see stderr)",
                    o->json_file);
     free(latencies);
@@ -791,5 +641,7 @@ void run_matrix(const nb_context *ctx)
 int matrix_without_mpi(const nb_options *o)
 {
     const matrix_settings *ms = o->settings;
-    return ms->print_schedule_ranks > 0 ? matrix_print_schedule(o) : -1;
+    if (ms->print_schedule_ranks <= 0)
+        return -1;
+    return matrix_print_schedule(ms->print_schedule_ranks, ms->rounds, o->seed, o->json_to_stdout);
 }

@@ -14,7 +14,7 @@ from typing import Any
 
 from fabricsuite.base.formats import figure as figure_text
 from fabricsuite.base.metrics import case_scope, is_finite_number, perf_variable
-from fabricsuite.commands import history
+from fabricsuite.commands import change_points, history
 from fabricsuite.data import switches
 from fabricsuite.data.netbench_result import NetbenchResult, ResultError
 
@@ -372,7 +372,7 @@ def trend_figures(found: history.History, cases: list[StoredCase],
     by_key: dict[str, list[history.ChangePoint]] = {}
     for c in found.change_points:
         by_key.setdefault(c.series.key, []).append(c)
-    ranked_changes = sorted(found.change_points, key=history.alarm_rank)
+    ranked_changes = sorted(found.change_points, key=change_points.alarm_rank)
     with_change = list(dict.fromkeys(c.series.key for c in ranked_changes))
     plottable = [s for s in found.series if len(s.points) >= 2]
     others = sorted((s for s in plottable if s.key not in by_key),
