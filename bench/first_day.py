@@ -12,8 +12,15 @@ ping-pong latency of each MPI with its multiple of the cache-line floor (a slow 
 VM moves the latency 2-4x; the floor multiple says how far from the 25 x floor it stayed).
 
     bench/first_day.py --sessions 5 --gap 60 --out /tmp/first-day [--json FILE] [-- REFRAME ARGS]
+    bench/first_day.py --sessions 1 --env OMPI_MCA_btl=self,tcp --out /tmp/tcp -- -p openmpi
 
 Extra arguments after `--` go to ci/run-local.sh (e.g. `-p openmpi` for a shorter series).
+`--env NAME=VALUE` (repeatable) sets a variable for every session: the breakages issue 49 names
+(Open MPI on TCP loopback `OMPI_MCA_btl=self,tcp`, its single-copy transfer off
+`OMPI_MCA_btl_vader_single_copy_mechanism=none`, MPICH's UCX on TCP `UCX_TLS=tcp,self`), with
+`FABRICSUITE_LOCAL_TRANSPORT=any` where TCP is declared as meant, so that the efficiencies and
+not the transport check judge it. Each session's verdict lines (REGRESSION, BROKEN, ...) are
+reported beside its outcome.
 Run it alone: the timing checks need the cores to themselves.
 """
 
@@ -54,9 +61,20 @@ def phase_figures(results: Path) -> dict[str, dict[str, float]]:
             for mpi, figures in seen.items()}
 
 
-def one_session(out: Path, index: int, extra: list[str]) -> dict:
+#: The outcome's verdict lines a session reports beside its outcome (fabricsuite.commands.session).
+VERDICT_WORDS = ("REGRESSION", "BROKEN", "NODE OUTLIER", "INTERFERENCE", "TRANSIENT", "NOT RUN")
+
+
+def verdict_lines(lines: list[str]) -> list[str]:
+    """The outcome's lines that name a verdict other than a pass, as they were printed."""
+    return [line.strip() for line in lines
+            if any(line.lstrip().startswith(word) for word in VERDICT_WORDS)]
+
+
+def one_session(out: Path, index: int, extra: list[str],
+                breakage: dict[str, str] | None = None) -> dict:
     results = out / f"session-{index}"
-    env = dict(os.environ, FABRICSUITE_RESULTS=str(results))
+    env = dict(os.environ, **(breakage or {}), FABRICSUITE_RESULTS=str(results))
     started = time.monotonic()
     done = subprocess.run(["bash", str(REPO / "ci" / "run-local.sh"), *extra], env=env,
                           capture_output=True, text=True, check=False)
@@ -68,6 +86,7 @@ def one_session(out: Path, index: int, extra: list[str]) -> dict:
                             "(no outcome line)"),
             "recorded": next((line.strip() for line in lines if "session 1 of 3 recorded" in line),
                              ""),
+            "verdicts": verdict_lines(lines),
             "phase": phase_figures(results)}
 
 
@@ -83,6 +102,9 @@ def table(sessions: list[dict]) -> str:
                          f"({fig.get('latency_8B_floor_multiple', float('nan')):.3g})")
         cells.append(one["outcome"].removeprefix("outcome: "))
         rows.append("| " + " | ".join(cells) + " |")
+    for one in sessions:
+        for line in one.get("verdicts", []):
+            rows.append(f"\nsession {one['session']}: {line}")
     passed = sum(one["exit"] == 0 and bool(one["recorded"]) for one in sessions)
     rows.append(f"\nexit 0 and recorded: {passed} of {len(sessions)}")
     return "\n".join(rows)
@@ -97,8 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True,
                         help="a new directory for the sessions' results and logs")
     parser.add_argument("--json", type=Path, help="also write the sessions as JSON here")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for every session: a breakage (repeatable)")
     parser.add_argument("extra", nargs="*", help="arguments for ci/run-local.sh (after --)")
     args = parser.parse_args(argv)
+    breakage = dict(item.split("=", 1) for item in args.env if "=" in item)
+    if len(breakage) != len(args.env):
+        parser.error("--env takes NAME=VALUE, e.g. --env OMPI_MCA_btl=self,tcp")
     if args.out.exists():
         parser.error(f"{args.out} exists: give a new directory, so no session sees another's "
                      "references")
@@ -107,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     for index in range(1, args.sessions + 1):
         if index > 1:
             time.sleep(args.gap)
-        sessions.append(one_session(args.out, index, args.extra))
+        sessions.append(one_session(args.out, index, args.extra, breakage))
         print(f"session {index}: exit {sessions[-1]['exit']}, {sessions[-1]['minutes']} min, "
               f"{sessions[-1]['outcome']}", flush=True)
     print(table(sessions))
