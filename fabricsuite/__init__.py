@@ -28,3 +28,9 @@ ROTATION_ENV = "FABRICSUITE_NODE_ROTATION"
 #: rounds wait 3 and 9 times longer, so 600 s already spans 2 hours; a larger one is a typo that
 #: would hold the nightly (and the machine's lock) for days. The check and the nightly refuse it.
 MAX_CONFIRM_PAUSE_S = 600.0
+#: What a confirmation round's fail_reason says (after ReFrame's "reframe error: ") where it
+#: refused to measure again a case that failed before its figures were judged (build, sanity,
+#: launch) in the first run and in its confirmation (fabricsuite.checks.verdict): waiting cannot
+#: change such a failure. The case's phase and reason are its last round that ran
+#: (fabricsuite.data.cases.Case.last_ran).
+NOT_MEASURED_AGAIN = "not measured again"

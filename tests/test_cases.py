@@ -124,6 +124,41 @@ def test_a_run_refused_in_sanity_is_broken_and_an_interrupted_session_is_interru
     assert baseline.collect([killed], ["killed.json"], "local").samples == []
 
 
+def test_a_case_not_measured_again_is_broken_by_the_round_that_ran(tmp_path):
+    """A real session on TCP loopback (tests/data/cases/README.md): the first run and its
+    confirmation refused in sanity, the next two rounds refused to run again. Every reader
+    names the sanity failure and its reason, never the refusal: the outcome, JUnit, the
+    findings and the page."""
+    import xml.etree.ElementTree as ET
+
+    from fabricsuite import NOT_MEASURED_AGAIN
+    from fabricsuite.commands.report.data import summary
+    from fabricsuite.data import findings
+
+    data = report("tcp-sanity-refused")
+    (case,) = [c for c in cases.read(data) if c.check == "NetbenchPingPong"]
+    assert [r.get("fail_phase") for r in case.rounds] == ["sanity", "sanity", "run", "run"]
+    assert all(NOT_MEASURED_AGAIN in r["fail_reason"] for r in case.rounds[2:])
+    assert case.health == cases.BROKEN and case.last_ran is case.rounds[1]
+    said = "\n".join(session.summary_lines(data, []))
+    assert ("BROKEN NetbenchPingPong local:default openmpi same-l3: sanity: sanity error: "
+            "carried by tcp") in said, said
+    assert NOT_MEASURED_AGAIN not in said
+    code, why = session.classify(data)
+    doc = findings.document(data, code, why)
+    (broken,) = [f for f in doc["findings"] if f["kind"] == "broken-harness"]
+    assert broken["evidence"].startswith("BROKEN in sanity: sanity error: carried by tcp")
+    session.write_junit(data, [], tmp_path / "junit.xml")
+    (error,) = ET.parse(tmp_path / "junit.xml").getroot().iter("error")
+    assert "carried by tcp" in error.get("message"), error.attrib
+    (failed,) = summary(data, "local").failed
+    assert failed.phase == "sanity", failed
+    # a round that ran is never taken for a refusal: the session before the rule
+    (before,) = [c for c in cases.read(report("tcp-sanity-broken"))
+                 if c.check == "NetbenchPingPong"]
+    assert before.last_ran is before.last
+
+
 def test_a_session_whose_reframe_alone_got_sigterm_counts_nowhere(tmp_path, monkeypatch):
     """A real report of ReFrame ended by SIGTERM from someone else (tests/data/cases/README.md):
     it was `PASSED`, `session 1 of 3 recorded`, and its passed case a reference sample

@@ -10,12 +10,15 @@ from __future__ import annotations
 import copy
 import os
 import re
+from pathlib import Path
 
 import pytest
 import yaml
 from mpi_support import local_distance, local_reference_file, reframe, vm_reference_file
 from test_baseline import LAT, LAT_MIN, latency_reports, pingpong, real, write_report
 
+from fabricsuite import NOT_MEASURED_AGAIN
+from fabricsuite.commands import session
 from fabricsuite.commands.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
 from fabricsuite.commands.cli import main
 from fabricsuite.commands.session import verdict_lines
@@ -401,9 +404,10 @@ def test_three_confirmation_rounds_judge_each_case_by_its_own_last_round():
 @pytest.mark.integration
 def test_a_sanity_failure_is_confirmed_at_once_without_the_pauses(tmp_path):
     """A case refused in sanity (here: the run fell onto TCP loopback, which the partition does
-    not expect) cannot change by waiting for a slow phase: its confirmation rounds run at once,
-    with none of the pauses a performance failure waits (fabricsuite.checks.verdict: 20, 60, 180 s
-    by default; 30 s here, which the test would wait twice)."""
+    not expect) cannot change by waiting for a slow phase: its confirmation runs at once, with
+    none of the pauses a performance failure waits (fabricsuite.checks.verdict: 20, 60, 180 s by
+    default; 30 s here, which the test would wait twice), and once: the round after fails
+    without running, and the outcome still names the sanity failure."""
     import json
 
     if os.environ.get("FABRICSUITE_LOCAL_MPIS", "openmpi").find("openmpi") < 0:
@@ -418,7 +422,13 @@ def test_a_sanity_failure_is_confirmed_at_once_without_the_pauses(tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     rounds = [c for run in report["runs"] for c in run["testcases"]
               if c["name"].startswith("NetbenchPingPong")]
-    assert [(c["result"], c["fail_phase"]) for c in rounds] == [("fail", "sanity")] * 3, [
+    assert [(c["result"], c["fail_phase"]) for c in rounds[:2]] == [("fail", "sanity")] * 2, [
         c["fail_reason"] for c in rounds]
     assert "tcp" in rounds[0]["fail_reason"], rounds[0]["fail_reason"]
+    assert len(rounds) == 3 and rounds[2]["result"] == "fail", rounds[2:]
+    assert f"{NOT_MEASURED_AGAIN}: " in rounds[2]["fail_reason"], rounds[2]["fail_reason"]
+    assert not rounds[2].get("job_stdout") or not (
+        Path(rounds[2]["stagedir"]) / rounds[2]["job_stdout"]).exists(), "the third round ran"
     assert "confirmation round" not in proc.stdout, proc.stdout[-3000:]
+    said = "\n".join(session.summary_lines(report, []))
+    assert re.search(r"BROKEN NetbenchPingPong .*: sanity: .*carried by tcp", said), said

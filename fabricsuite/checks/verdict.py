@@ -13,7 +13,10 @@ confirming a case at its first pass; the session's verdict weighs every round it
 Every figure stays in the perflog and in the run report (runs[0], runs[1], ...), and
 `fabricsuite.commands.session` prints the first, the last and each round's figure. Only a
 performance failure waits: a case refused in build or sanity (no result, another transport, a broken
-binding) cannot change by waiting for a slow phase, so its rounds run at once (`_measured`).
+binding) cannot change by waiting for a slow phase, so its confirmation runs at once (`_measured`),
+once: a launch that failed by a race gets its second try, and a case refused in both is not
+measured a third time (`refuse_a_third_try`: a session on TCP loopback spent 4.7 of its 6.4
+minutes running refused cases again).
 
 The pause is taken in a hook that ReFrame has (run_before("run") of a round's first case): ReFrame
 4.10 has none between retry rounds. Timing checks run with the serial policy, so nothing of the
@@ -36,7 +39,7 @@ from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 from reframe.frontend import dependencies
 
-from fabricsuite import MAX_CONFIRM_PAUSE_S, ROTATION_ENV
+from fabricsuite import MAX_CONFIRM_PAUSE_S, NOT_MEASURED_AGAIN, ROTATION_ENV
 from fabricsuite.base.commandline import is_within
 from fabricsuite.base.metrics import DEFAULT_FLOOR, INDEX_FIELDS, PerfSpec
 
@@ -56,6 +59,9 @@ _paused_before_round = 0
 #: a wrong transport, a broken binding) does not change by waiting: its confirmation round runs
 #: at once (a launch that failed by a race still gets its second try), without the pauses.
 _measured: set = set()
+#: The cases that reached their run in some round, by `_identity`: one among them that is not
+#: `_measured` failed in sanity (or its launch) in every round it ran.
+_attempted: set = set()
 
 
 def _identity(check) -> tuple:
@@ -403,6 +409,21 @@ class Judged(rfm.RegressionTestPlugin):
     @run_after("sanity")
     def note_measured(self):
         _measured.add(_identity(self))
+
+    # declared before pause_before_confirming: a refused case neither waits nor runs
+    @run_before("run")
+    def refuse_a_third_try(self):
+        """A case that failed before its figures were judged in the first run and in its
+        confirmation fails its next rounds at once, without running: waiting cannot change a
+        wrong transport or a broken binding. Its verdict and reason are its last round that
+        ran (fabricsuite.data.session_verdict)."""
+        identity = _identity(self)
+        if runtime().current_run >= 2 and identity in _attempted and identity not in _measured:
+            raise ReframeError(
+                f"{NOT_MEASURED_AGAIN}: it failed before its figures were judged in the first run "
+                f"and in its confirmation (build, sanity or launch), which waiting cannot change; "
+                f"the reason is the round before")
+        _attempted.add(identity)
 
     @run_before("run")
     def pause_before_confirming(self):

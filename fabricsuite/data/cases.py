@@ -41,6 +41,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from fabricsuite import NOT_MEASURED_AGAIN
 from fabricsuite.base.metrics import case_scope, is_number, perf_variable
 
 PASSED, RECORDED, TRANSIENT, REGRESSION = "passed", "recorded", "transient", "regression"
@@ -336,6 +337,17 @@ class Case:
     @property
     def machine(self) -> str:
         return str(self.last.get("machine") or "")
+
+    @property
+    def last_ran(self) -> dict:
+        """Its last round that ran: a round that refused to measure again a case refused in
+        build or sanity twice (NOT_MEASURED_AGAIN, fabricsuite.checks.verdict) says only that;
+        the failure it stands for is the round's before."""
+        for run in reversed(self.rounds or (self.last,)):
+            # ReFrame writes the refusal as "reframe error: not measured again: ..."
+            if f"{NOT_MEASURED_AGAIN}: " not in str(run.get("fail_reason") or ""):
+                return run
+        return self.last
 
     def figures(self) -> dict[str, tuple[float, str, str | None]]:
         """{variable: (value, unit, direction)} of the last run's finite figures."""

@@ -300,9 +300,10 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
             return [Finding(STALE_REFERENCE, CONFIRMED, "",
                             _line(f"known finding no longer fails: {met} met its $xfail "
                                   f"reference; update the reference"), **base)]
-        why = case.last.get("fail_reason") or case.last.get("result")
+        ran = case.last_ran  # not a round that refused to measure it again
+        why = ran.get("fail_reason") or ran.get("result")
         return [Finding(BROKEN_HARNESS, CONFIRMED, "",
-                        _line(f"BROKEN in {case.last.get('fail_phase') or 'its run'}: {why}"),
+                        _line(f"BROKEN in {ran.get('fail_phase') or 'its run'}: {why}"),
                         **base)]
     if verdict == casemodel.INTERRUPTED:
         return [Finding(INTERRUPTED, CONFIRMED, "", "the session was interrupted", **base)]

@@ -183,7 +183,7 @@ class CaseVerdict(NamedTuple):
         """The run that shows its failure: the last where it failed, else its first failed
         run (a node outlier, a regression whose last round lay inside), else the last."""
         if self.last.get("result") not in ("pass", "xfail") or self.case.first is None:
-            return self.last
+            return self.case.last_ran
         return self.case.first
 
     @property
