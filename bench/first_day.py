@@ -19,8 +19,8 @@ Extra arguments after `--` go to ci/run-local.sh (e.g. `-p openmpi` for a shorte
 (Open MPI on TCP loopback `OMPI_MCA_btl=self,tcp`, its single-copy transfer off
 `OMPI_MCA_btl_vader_single_copy_mechanism=none`, MPICH's UCX on TCP `UCX_TLS=tcp,self`), with
 `FABRICSUITE_LOCAL_TRANSPORT=any` where TCP is declared as meant, so that the efficiencies and
-not the transport check judge it. Each session's verdict lines (REGRESSION, BROKEN, ...) are
-reported beside its outcome.
+not the transport check judge it. Each session's findings (its findings file: REGRESSION,
+BROKEN, ... with the figure they name) are reported beside its outcome.
 Run it alone: the timing checks need the cores to themselves.
 """
 
@@ -38,6 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from fabricsuite.data import findings  # noqa: E402
 from fabricsuite.data.cases import final_cases  # noqa: E402
 from fabricsuite.data.store import readable_reports  # noqa: E402
 
@@ -61,14 +62,11 @@ def phase_figures(results: Path) -> dict[str, dict[str, float]]:
             for mpi, figures in seen.items()}
 
 
-#: The outcome's verdict lines a session reports beside its outcome (fabricsuite.commands.session).
-VERDICT_WORDS = ("REGRESSION", "BROKEN", "NODE OUTLIER", "INTERFERENCE", "TRANSIENT", "NOT RUN")
-
-
-def verdict_lines(lines: list[str]) -> list[str]:
-    """The outcome's lines that name a verdict other than a pass, as they were printed."""
-    return [line.strip() for line in lines
-            if any(line.lstrip().startswith(word) for word in VERDICT_WORDS)]
+def session_findings(results: Path) -> list[str]:
+    """The session's findings (its findings file, fabricsuite.data.findings: the verdict of every
+    case that did not pass, the figure it names), one line each."""
+    return [finding.evidence for path in sorted((results / "findings").glob("*.json"))
+            for finding in findings.read(path)[1]]
 
 
 def one_session(out: Path, index: int, extra: list[str],
@@ -86,7 +84,7 @@ def one_session(out: Path, index: int, extra: list[str],
                             "(no outcome line)"),
             "recorded": next((line.strip() for line in lines if "session 1 of 3 recorded" in line),
                              ""),
-            "verdicts": verdict_lines(lines),
+            "verdicts": session_findings(results),
             "phase": phase_figures(results)}
 
 

@@ -82,6 +82,12 @@ def test_the_verdict_weighs_every_round_not_the_last_alone():
     assert session.classify(data)[0] == session.REGRESSED
     (line,) = [ln for ln in session.verdict_lines(data) if ln.startswith("REGRESSION ")]
     assert "bandwidth_peak_MBps" in line and "outside in 3 of 4 rounds: " in line, line
+    # the findings file names the figure too (it said only "REGRESSION" when the last round,
+    # which passed, had none outside)
+    from fabricsuite.data import findings
+
+    (found,) = [f for f in findings.document(data)["findings"] if f["kind"] == "regression"]
+    assert found["evidence"].startswith("REGRESSION bandwidth_peak_MBps "), found
     # one round outside, then inside (ReFrame stops at the first pass): a transient
     data["runs"] = data["runs"][:1] + data["runs"][-1:]
     (case,) = [c for c in cases.read(data) if c.check == "NetbenchPingPongBandwidth"]

@@ -59,9 +59,6 @@ _paused_before_round = 0
 #: a wrong transport, a broken binding) does not change by waiting: its confirmation round runs
 #: at once (a launch that failed by a race still gets its second try), without the pauses.
 _measured: set = set()
-#: The cases that reached their run in some round, by `_identity`: one among them that is not
-#: `_measured` failed in sanity (or its launch) in every round it ran.
-_attempted: set = set()
 
 
 def _identity(check) -> tuple:
@@ -415,15 +412,15 @@ class Judged(rfm.RegressionTestPlugin):
     def refuse_a_third_try(self):
         """A case that failed before its figures were judged in the first run and in its
         confirmation fails its next rounds at once, without running: waiting cannot change a
-        wrong transport or a broken binding. Its verdict and reason are its last round that
-        ran (fabricsuite.data.session_verdict)."""
-        identity = _identity(self)
-        if runtime().current_run >= 2 and identity in _attempted and identity not in _measured:
+        wrong transport or a broken binding. Its phase and reason are its last round that ran
+        (fabricsuite.data.cases.Case.last_ran)."""
+        # ReFrame runs a case in round 2 only when it failed in rounds 0 and 1; one not
+        # `_measured` failed in both before its figures were judged
+        if runtime().current_run >= 2 and _identity(self) not in _measured:
             raise ReframeError(
                 f"{NOT_MEASURED_AGAIN}: it failed before its figures were judged in the first run "
                 f"and in its confirmation (build, sanity or launch), which waiting cannot change; "
                 f"the reason is the round before")
-        _attempted.add(identity)
 
     @run_before("run")
     def pause_before_confirming(self):

@@ -282,7 +282,10 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
         if found:
             return found  # the map named what its bad pairs come from
         unknown, known = unknown_nodes(case.last, cache)
-        figures = _failed_figures(case.last)
+        # a regression whose last round passed (outside in most rounds): the first run's
+        # figures, as the outcome's line names them
+        failing = case.last if case.last.get("result") == "fail" else case.first or case.last
+        figures = _failed_figures(failing)
         if unknown:
             # outside on nodes the references never saw, with no known node to confirm it on
             return [Finding(NODE_OUTLIER_KIND, SUSPECTED, compress_hostlist(unknown),
