@@ -26,11 +26,11 @@ PASSED_REPORT = Path(__file__).parent / "data" / "baseline" / "run-report-pt2pt-
 NDR = links.Contract("infiniband/mlx5_[01]/1", 2, 400.0, 4)
 
 
-def hca_reading(tmp_path: Path) -> str:
-    """read-counters itself, run on the recorded sysfs layout."""
+def hca_reading(tmp_path: Path, layout: str = "sysfs-hca") -> str:
+    """read-counters itself, run on a recorded sysfs layout (tests/data/links/README.md)."""
     out = tmp_path / "reading.txt"
     subprocess.run(["sh", str(READ_COUNTERS), str(out), "links"], check=True,
-                   env=dict(os.environ, FABRICSUITE_SYSFS=str(DATA / "sysfs-hca")))
+                   env=dict(os.environ, FABRICSUITE_SYSFS=str(DATA / layout)))
     return out.read_text()
 
 
@@ -58,6 +58,45 @@ def test_a_port_at_half_its_width_and_one_down_are_named_against_the_contract(tm
     missing = links.Contract("infiniband/mlx5_[0-9]+/1", 6, 100.0)
     assert links.findings({"node7": ports}, missing)[0] == (
         "LINK DEGRADED node7: 4 of 6 declared port(s) matching infiniband/mlx5_[0-9]+/1 present")
+
+
+def test_a_port_that_trained_but_is_not_active_says_how_far_it_came(tmp_path):
+    ports = links.parse(hca_reading(tmp_path, "sysfs-ib-states"))
+    assert set(ports) == {"infiniband/mlx5_0/1", "infiniband/mlx4_0/1", "infiniband/mlx4_0/2",
+                          "infiniband/qib0/1"}
+    # INIT: the cable trained (LinkUp), no subnet manager made it active
+    init = ports["infiniband/mlx5_0/1"]
+    assert not init.up and init.describe() == "INIT, LinkUp"
+    # a down port still reports a rate (the kernel's default 4X, no speed word on older kernels)
+    polling = ports["infiniband/mlx4_0/2"]
+    assert not polling.up and polling.describe() == "DOWN, Polling"
+    assert (ports["infiniband/mlx4_0/1"].rate_gbps, ports["infiniband/mlx4_0/1"].width) == \
+        (40.0, 4)
+    assert ports["infiniband/qib0/1"].describe() == "1X 2.5 Gb/s"
+    promise = links.Contract("infiniband/mlx5_0/1", 1, 400.0, 4)
+    assert links.findings({"n1": ports}, promise) == [
+        "LINK DEGRADED n1 infiniband/mlx5_0/1: INIT, LinkUp, declared 4X 400 Gb/s"]
+
+
+def test_a_slingshot_nic_down_or_trained_a_speed_lower_is_named(tmp_path):
+    ports = links.parse(hca_reading(tmp_path, "sysfs-cxi"))
+    assert {n for n in ports if n.startswith("cxi/")} == {"cxi/cxi0", "cxi/cxi1", "cxi/cxi2",
+                                                         "cxi/cxi3"}
+    assert ports["cxi/cxi0"] == links.Port("cxi/cxi0", True, 200.0, None,
+                                           "link 1, speed 200000 Mb/s")
+    assert not ports["cxi/cxi1"].up
+    promise = links.Contract("cxi/cxi[0-3]", 4, 200.0)
+    assert links.findings({"nid001": ports}, promise) == [
+        "LINK DEGRADED nid001 cxi/cxi1: down, declared 200 Gb/s",
+        "LINK DEGRADED nid001 cxi/cxi2: 100 Gb/s, declared 200 Gb/s"]
+    # the NIC's own link, not the Ethernet interface that rides on it, is the contract init
+    # proposes (hsn0 says the same link again)
+    healthy = {n: p for n, p in ports.items() if n in ("cxi/cxi0", "cxi/cxi3", "net/hsn0")}
+    proposed, notes = links.propose({"nid001": healthy, "nid002": healthy})
+    assert proposed == {"links": {"ports": "cxi/cxi0|cxi/cxi3", "count": 2, "rate_gbps": 200.0}}
+    dropped = dict(healthy, **{"cxi/cxi3": ports["cxi/cxi1"]})
+    assert links.changes({"nid001": healthy}, {"nid001": dropped}) == [
+        "LINK CHANGED nid001 cxi/cxi3 during the job: 200 Gb/s -> down"]
 
 
 def test_the_counters_never_read_a_link_state_as_a_counter():

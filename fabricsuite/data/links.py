@@ -10,11 +10,15 @@ every node of the partition by the FabricLinks check (checks/links.py):
 - InfiniBand and RoCE ports, /sys/class/infiniband/<hca>/ports/<n>/: rate ("100 Gb/sec (4X
   EDR)": the active width times the active speed, drivers/infiniband/core/sysfs.c), state ("4:
   ACTIVE"), phys_state ("5: LinkUp"), link_layer (InfiniBand, Ethernet);
+- Slingshot NICs (HPE Cassini), /sys/class/cxi/<cxi>/device/properties/: link (1 where the
+  link runs, 0 where it does not) and speed (Mb/s, the mode the link trained at: 200000, or
+  100000 for a link that came up a speed lower), as the cxi driver shows them (cass_sysfs.c);
+  the same link's Ethernet interface (hsn0) is read under net/ too;
 - network interfaces, /sys/class/net/<if>/: speed (Mb/s; -1 or unreadable where the driver
   does not know it, a virtual NIC), duplex, operstate, mtu; and the rate of a tbf shaper at the
   interface's root (`tc qdisc show`), which is the emulated cluster's line rate.
 
-A port is named "infiniband/<hca>/<n>" or "net/<if>". The contract is the partition's
+A port is named "infiniband/<hca>/<n>", "cxi/<cxi>" or "net/<if>". The contract is the partition's
 `extras["fabric"]["links"]`: which ports carry the fabric (a regular expression on the names),
 how many per node, their rate in Gb/s and, for InfiniBand, their width (lanes):
 
@@ -78,11 +82,14 @@ class Port:
     width: int | None = None
     #: what the OS said, for a person: "4X EDR, ACTIVE, LinkUp" or "operstate up, shaped by tbf"
     detail: str = ""
+    #: a port that is not up and not simply down, as its OS says it: "INIT, LinkUp" (trained,
+    #: but no subnet manager has made it active), "DOWN, Polling"; "" for up or plain down
+    not_up_as: str = ""
 
     def describe(self) -> str:
-        """"4X 100 Gb/s", "1 Gb/s", "down", "rate unknown"."""
+        """"4X 100 Gb/s", "1 Gb/s", "down", "INIT, LinkUp", "rate unknown"."""
         if not self.up:
-            return "down"
+            return self.not_up_as or "down"
         if self.rate_gbps is None:
             return "rate unknown"
         return (f"{self.width}X " if self.width else "") + f"{_gbps(self.rate_gbps)} Gb/s"
@@ -194,7 +201,7 @@ def parse(text: str) -> dict[str, Port]:
         parts = key[len(PREFIX):].split("/")
         if parts[0] == "infiniband" and len(parts) == 4:
             name = "/".join(parts[:3])
-        elif parts[0] == "net" and len(parts) == 3:
+        elif parts[0] in ("net", "cxi") and len(parts) == 3:
             name = "/".join(parts[:2])
         else:
             continue
@@ -214,7 +221,16 @@ def _port(name: str, values: Mapping[str, str]) -> Port:
         up = state == "ACTIVE" and physical in ("LinkUp", "")
         detail = ", ".join(v for v in (f"{width}X {speed}" if width and speed else "", state,
                                        physical, values.get("link_layer", "")) if v)
-        return Port(name, up, rate, width, detail)
+        # DOWN and Disabled is a port taken down; any other pair says how far it came
+        not_up_as = "" if up or (state, physical) in (("DOWN", "Disabled"), ("DOWN", "")) \
+            else ", ".join(v for v in (state, physical) if v)
+        return Port(name, up, rate, width, detail, not_up_as)
+    if name.startswith("cxi/"):
+        link, speed = values.get("link", ""), values.get("speed", "")
+        rate = int(speed) / 1000 if re.fullmatch(r"\d+", speed) and int(speed) > 0 else None
+        detail = ", ".join(v for v in (f"link {link}" if link else "",
+                                       f"speed {speed} Mb/s" if rate else "") if v)
+        return Port(name, link == "1", rate, None, detail)
     operstate = values.get("operstate", "")
     speed = values.get("speed", "")
     rate = int(speed) / 1000 if re.fullmatch(r"\d+", speed) and int(speed) > 0 else None
@@ -457,16 +473,19 @@ def parse_nodes(text: str) -> dict[str, dict[str, Port]]:
 def propose(nodes: Mapping[str, Mapping[str, Port]]) -> tuple[dict | None, list[str]]:
     """A contract for a person to confirm (`extras["fabric"]`, fabricsuite init) from what the
     nodes report, and what was read and where the nodes differ, one line each. The fabric's
-    ports: the InfiniBand ports if any node has one up, else the interfaces; of those, the ones
-    at the fastest rate most nodes share; their count per node the most common one."""
+    ports: the InfiniBand ports if any node has one up, else the Slingshot NICs, else the
+    interfaces; of those, the ones at the fastest rate most nodes share; their count per node
+    the most common one."""
     notes = []
     if not nodes:
         return None, ["no node reported its links: no contract proposed; declare "
                       "extras.fabric by hand (docs/verdicts.md)"]
     up = {node: {n: p for n, p in ports.items() if p.up and p.rate_gbps is not None}
           for node, ports in nodes.items()}
-    kind = "infiniband/" if any(n.startswith("infiniband/") for ports in up.values()
-                                for n in ports) else "net/"
+    # the fabric's own ports before the interfaces that ride on them (ib0 on an HCA, hsn0 on
+    # a Cassini NIC)
+    kind = next((k for k in ("infiniband/", "cxi/") if any(
+        n.startswith(k) for ports in up.values() for n in ports)), "net/")
     figures = Counter((p.rate_gbps, p.width) for ports in up.values() for n, p in ports.items()
                       if n.startswith(kind))
     if not figures:
