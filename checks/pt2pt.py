@@ -11,7 +11,8 @@ present, no NaN, netbench's own "unreliable" flags absent, each rank bound to ex
 the distance's pair (or on another node for other-node).
 
 - NetbenchPingPong: end-to-end latency (Bell 4.1); latency at 8 B (median, min), and the
-  median as a multiple of the cores' cache-line floor.
+  median as a multiple of the cores' cache-line floor (on one node) or of the latency the
+  partition promises (between nodes, where it declares one).
 - NetbenchPingPongBandwidth: ping-pong bandwidth (Zamani 4.1); bandwidth at 1 MiB, peak, each
   also as a fraction of one core's copy bandwidth at its size.
 - NetbenchBothway: both ranks send at once (Zamani 4.1); per-direction bandwidth at 1 MiB, peak;
@@ -22,9 +23,11 @@ the distance's pair (or on another node for other-node).
 Between nodes, where the partition declares its links (extras.fabric, fabricsuite.data.links), the
 bandwidths at 1 MiB of NetbenchPingPongBandwidth and NetbenchFlood are also fractions of the
 declared line rate, judged against the promise (at least its bandwidth_fraction, 0.7 unless
-declared), never against a machine's own history. NetbenchBothway's is not: how much of a full
-duplex link both directions at once reach is the MPI's (Open MPI's TCP transport 0.51 of a
-healthy emulated link each way, MPICH's 0.87; docs/measurements.md).
+declared), never against a machine's own history; where the partition promises a latency at
+8 B (extras.fabric.promise.latency_8B_us), NetbenchPingPong's median latency at 8 B between
+nodes is a multiple of it, at most 1. NetbenchBothway's bandwidth is no line fraction: how
+much of a full duplex link both directions at once reach is the MPI's (Open MPI's TCP
+transport 0.51 of a healthy emulated link each way, MPICH's 0.87; docs/measurements.md).
 
 On one node these four run `netbench limits` on the pair's cores first, in the same job
 (fabricsuite.data.limits): the efficiencies divide by what those cores did at that moment. Without
@@ -42,7 +45,7 @@ import reframe as rfm
 from fabricsuite.checks.rfm_netbench import NetbenchPairCheck, cell, summary
 from fabricsuite.data.declarations import default_sizes, option_default
 from fabricsuite.data.limits import TWO_CORES, fraction_of_ceiling, multiple_of_floor
-from fabricsuite.data.links import line_fraction
+from fabricsuite.data.links import line_fraction, promise_multiple
 
 MiB = 1024 * 1024
 #: Ratio of adjacent sizes of `netbench loggp`'s default sweep (2^(1/K), K sizes per doubling,
@@ -61,6 +64,8 @@ class NetbenchPingPong(NetbenchPairCheck):
         "latency_8B_median_us": cell("pingpong", "latency_median_us", size_bytes=8),
         "latency_8B_min_us": cell("pingpong", "latency_min_us", size_bytes=8),
         "latency_8B_floor_multiple": multiple_of_floor(
+            cell("pingpong", "latency_median_us", size_bytes=8)),
+        "latency_8B_promise_multiple": promise_multiple(
             cell("pingpong", "latency_median_us", size_bytes=8)),
     }
 

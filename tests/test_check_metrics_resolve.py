@@ -115,8 +115,8 @@ def test_a_missing_variant_is_named_with_its_size():
 #: The units whose figures move continuously: a reference of 0 of them cannot judge (ReFrame
 #: reads its bounds as absolute values), so it is refused. Every other unit a check declares
 #: must be one of metrics.COUNT_UNITS.
-CONTINUOUS_UNITS = {"B", "MB/s", "fraction", "line_fraction", "msg/s", "ns/B", "ratio", "us",
-                    "x_floor", "%", "s", "Mop/s"}
+CONTINUOUS_UNITS = {"B", "MB/s", "fraction", "line_fraction", "x_promise", "msg/s", "ns/B",
+                    "ratio", "us", "x_floor", "%", "s", "Mop/s"}
 
 
 def test_every_declared_unit_is_known_whole_or_continuous():

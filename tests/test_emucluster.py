@@ -644,6 +644,50 @@ def test_a_node_link_below_the_declared_rate_is_named_before_any_benchmark(clust
     assert code == session.REGRESSED and why.startswith("LINK DEGRADED: 1 link finding(s)"), why
 
 
+def test_a_latency_above_the_promised_one_fails_naming_it(cluster, tmp_path):
+    """Issue 50, the vendor's latency: a partition that promises a latency at 8 B between two
+    nodes (extras.fabric.promise.latency_8B_us, FABRICSUITE_EMU_PROMISED_LATENCY_US) judges
+    NetbenchPingPong's median latency across nodes as a multiple of it, at most 1, on a fabric
+    without references of its own. Promised 1 us, which no TCP link meets: the case fails on
+    that figure alone, the outcome names the latency and the promise; promised 100 ms, the
+    same case passes. The multiple is the run's own median over the promise."""
+    from fabricsuite.commands import session
+    from fabricsuite.data import links
+
+    emu, _state = cluster
+    refs = tmp_path / "refs"
+    refs.mkdir()
+
+    def pingpong(results, promised_us):
+        proc = run_reframe(emu, results, "-c", "checks/pt2pt.py", "-n",
+                           "NetbenchPingPong%distance=other-node", "-p", "openmpi", *QUICK,
+                           "-S", "require_reference=false", "--max-retries=0",
+                           extra_env={"FABRICSUITE_EMU_DECLARED_GBPS": "1",
+                                      "FABRICSUITE_EMU_PROMISED_LATENCY_US": promised_us,
+                                      "RFM_REFERENCE_PREFIX": str(refs)})
+        report = json.loads(max((results / "reports").glob("run-report-*.json"),
+                                key=lambda p: p.stat().st_mtime).read_text())
+        (case,) = [c for c in report["runs"][-1]["testcases"] if not c.get("fixture")]
+        return proc, report, case
+
+    proc, report, case = pingpong(tmp_path / "missed", "1")
+    assert proc.returncode != 0 and case["result"] == "fail", proc.stdout[-3000:]
+    perf = {k.rsplit(":", 1)[-1]: v for k, v in case["perfvalues"].items()}
+    multiple, median = perf["latency_8B_promise_multiple"], perf["latency_8B_median_us"]
+    assert multiple[0] == pytest.approx(median[0]) and multiple[0] > 1, perf
+    assert multiple[4] == links.PROMISE_MULTIPLE and multiple[5] == "fail", multiple
+    assert links.failed_only_its_promise(case), case["perfvalues"]
+    assert case["promised_latency_us"] == 1.0
+    lines = session.summary_lines(report, [])
+    assert any(ln.endswith(" promised at most 1 us): ABOVE") and "latency_8B_promise_multiple"
+               in ln for ln in lines), "\n".join(lines)
+
+    proc, report, case = pingpong(tmp_path / "kept", "100000")
+    assert proc.returncode == 0 and case["result"] == "pass", proc.stdout[-3000:]
+    perf = {k.rsplit(":", 1)[-1]: v for k, v in case["perfvalues"].items()}
+    assert 0 < perf["latency_8B_promise_multiple"][0] < 0.01, perf
+
+
 def test_acceptance_of_a_fabric_below_its_promise_fails_and_needs_a_waiver(cluster, tmp_path):
     """Issue 50, end to end through Slurm: every link shaped to 500 Mbit in a partition that
     declares 1 Gbit (FABRICSUITE_EMU_DECLARED_GBPS), a new fabric without references yet. Its

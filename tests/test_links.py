@@ -213,7 +213,7 @@ def test_a_collectives_bus_bandwidth_is_judged_only_by_a_declared_busbw_promise(
     declared = links.contract({"fabric": {"links": {"ports": "net/eth0", "rate_gbps": 1},
                                           "promise": {"busbw_fraction": 0.5}}})
     figure = links.line_fraction(None, promise="busbw_fraction")
-    assert bare.fraction_for(figure) is None  # no default: not judged
+    assert bare.promise_for(figure) is None  # no default: not judged
     assert links.promise_reference(declared, figure) == (0.5, 0.0, None, links.LINE_FRACTION)
     pair = links.line_fraction(None)
     assert links.promise_reference(declared, pair)[0] == links.DEFAULT_BANDWIDTH_FRACTION
@@ -234,3 +234,52 @@ def test_a_line_fraction_is_megabytes_over_the_declared_gigabits():
     assert fraction.extract(Result()) == pytest.approx(0.95)
     Result.line_rate_gbps = None
     assert fraction.extract(Result()) != fraction.extract(Result())  # NaN: no line rate
+
+
+def test_a_promised_latency_is_declared_in_microseconds_and_judged_at_most_itself():
+    declared = links.contract({"fabric": {"links": {"ports": "net/eth0", "rate_gbps": 1},
+                                          "promise": {"latency_8B_us": 1.5}}})
+    assert declared.latency_8B_us == 1.5
+    figure = links.promise_multiple(None)
+    assert links.promised_figures({"a": figure, "b": links.line_fraction(None), "c": None}) \
+        .keys() == {"a", "b"}
+    # at most the promise: ReFrame's upper bound 0 above a reference of 1
+    assert links.promise_reference(declared, figure) == (1.0, None, 0.0, links.PROMISE_MULTIPLE)
+    bare = links.contract({"fabric": {"links": {"ports": "net/eth0", "rate_gbps": 1}}})
+    assert bare.promise_for(figure) is None  # no default: not judged
+    for bad in (0, -1, True, "fast", float("inf")):
+        with pytest.raises(links.ContractError, match="is not a latency above 0"):
+            links.contract({"fabric": {"links": {"ports": "x", "rate_gbps": 1},
+                                       "promise": {"latency_8B_us": bad}}})
+
+
+def test_a_latency_over_its_promise_is_a_multiple_of_it():
+    class Result:
+        promised_latency_us = 1.5
+
+    class Figure:
+        def extract(self, result):
+            return 1.95  # us
+
+    multiple = links.promise_multiple(Figure())
+    assert multiple.extract(Result()) == pytest.approx(1.3)
+    Result.promised_latency_us = None
+    assert multiple.extract(Result()) != multiple.extract(Result())  # NaN: nothing promised
+
+
+def test_a_missed_latency_promise_is_shown_and_refused_like_a_line_fraction():
+    report = json.loads(PASSED_REPORT.read_text())
+    case = next(c for c in report["runs"][-1]["testcases"]
+                if c["result"] == "pass" and not c.get("fixture"))
+    case.update(result="fail", fail_phase="performance", promised_latency_us=1.5,
+                perfvalues={"local:default:latency_8B_promise_multiple": [
+                    1.3, 1.0, None, 0.0, links.PROMISE_MULTIPLE, "fail"]})
+    (line,) = links.promise_lines([case])[1:]
+    assert line.endswith("latency_8B_promise_multiple 1.30 (1.95 us, promised at most 1.5 us):"
+                         " ABOVE"), line
+    assert links.missed_promises(case) == [
+        "latency_8B_promise_multiple 1.30 (1.95 us, promised at most 1.5 us)"]
+    assert links.failed_only_its_promise(case)
+    case["perfvalues"]["local:default:latency_8B_median_us"] = [1.95, 1.0, None, 0.1, "us",
+                                                                  "fail"]
+    assert not links.failed_only_its_promise(case)  # its own history failed it too

@@ -63,7 +63,15 @@ try:
         (_state / "declared_rate").read_text()) or 0)
 except (OSError, ValueError):
     _declared_gbps = 0.0
-_FABRIC = ({"fabric": {"links": {"ports": "net/eth0", "count": 1, "rate_gbps": _declared_gbps}}}
+# A promised latency at 8 B between two nodes (us), FABRICSUITE_EMU_PROMISED_LATENCY_US: the
+# vendor's figure a center declares beside its links (an emulated link has none of its own).
+try:
+    _promised_latency_us = float(os.environ.get("FABRICSUITE_EMU_PROMISED_LATENCY_US") or 0)
+except ValueError:
+    _promised_latency_us = 0.0
+_FABRIC = ({"fabric": {"links": {"ports": "net/eth0", "count": 1, "rate_gbps": _declared_gbps},
+                       **({"promise": {"latency_8B_us": _promised_latency_us}}
+                          if _promised_latency_us > 0 else {})}}
            if _declared_gbps > 0 else {})
 # Brought up with --leaves L: Slurm's topology/tree knows the switches, and the all-pairs map
 # explains its bad pairs by them (the job's `scontrol show topology`; checks/fabric_map.py).

@@ -100,10 +100,10 @@ def load_references(test) -> None:
     absolute = absolute_references(test.metrics)
     # the fabric's promise, from the partition's contract: judged on every machine and day,
     # never replaced by a reference file's entry (a machine's own history)
-    fractions = links.line_fractions(test.metrics)
-    promise = links.contract(test.current_partition.extras) if fractions else None
+    figures = links.promised_figures(test.metrics)
+    promise = links.contract(test.current_partition.extras) if figures else None
     promised = {name: links.promise_reference(promise, figure)
-                for name, figure in fractions.items()} if promise else {}
+                for name, figure in figures.items()} if promise else {}
     try:
         own = scoped_references(system, name, scope, specs, machine=machine) if machine else {}
         if machine and not own:

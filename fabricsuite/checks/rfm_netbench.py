@@ -236,6 +236,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: The line rate the partition declares for a node, Gb/s (its links together,
     #: fabricsuite.data.links), that the line fractions divide by; None: none declared
     line_rate_gbps = variable(float, type(None), value=None, loggable=True)
+    #: The latency at 8 B the partition promises between two nodes, us (extras.fabric.promise
+    #: latency_8B_us), that the latency's promise multiple divides by; None: none declared
+    promised_latency_us = variable(float, type(None), value=None, loggable=True)
     #: The fabric's links on the nodes read, as their OS reported them before the job
     #: (fabricsuite.data.links): "node1 net/eth0 1 Gb/s, node2 net/eth0 1 Gb/s"
     links = variable(str, value="", loggable=True)
@@ -294,23 +297,25 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def take_the_promise(self):
-        """The line rate the partition declares (fabricsuite.data.links): the line fractions divide
-        by it. A case has them only where a link is what limits it (one rank per node across
-        nodes, timed) and the partition declares its links and the promise each one is judged
-        by (busbw_fraction has no default)."""
-        fractions = links.line_fractions(self.metrics)
-        if not fractions:
+        """The line rate and latency the partition declares (fabricsuite.data.links): the line
+        fractions divide by the one, the latency's promise multiple by the other. A case has
+        them only where a link is what limits it (one rank per node across nodes, timed) and
+        the partition declares its links and the promise each one is judged by (only the
+        bandwidth fraction has a default)."""
+        promised = links.promised_figures(self.metrics)
+        if not promised:
             return
         promise = links.contract(self.current_partition.extras)
-        kept = {name for name, figure in fractions.items()
+        kept = {name for name, figure in promised.items()
                 if promise is not None and self.timed and self.one_rank_per_node()
-                and promise.fraction_for(figure) is not None}
-        if kept != set(fractions):
+                and promise.promise_for(figure) is not None}
+        if kept != set(promised):
             self.metrics = {name: figure for name, figure in self.metrics.items()
-                            if name not in fractions or name in kept}
+                            if name not in promised or name in kept}
             self.declare_directions()
         if kept:
             self.line_rate_gbps = promise.line_rate_gbps
+            self.promised_latency_us = promise.latency_8B_us
 
     def one_rank_per_node(self) -> bool:
         """Whether each rank of the case has a node of its own (its messages cross links)."""
@@ -370,6 +375,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
             if self.limits_prologue:
                 cached.limits = load(os.path.join(self.stagedir, limits.LIMITS_FILE))
             cached.line_rate_gbps = self.line_rate_gbps
+            cached.promised_latency_us = self.promised_latency_us
             self._netbench_result = cached
         return cached
 

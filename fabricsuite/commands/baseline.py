@@ -88,7 +88,7 @@ from fabricsuite.data.cases import (
     sample_problem,
     was_interrupted,
 )
-from fabricsuite.data.links import LINE_FRACTION, failed_only_its_promise, missed_promises
+from fabricsuite.data.links import PROMISE_UNITS, failed_only_its_promise, missed_promises
 from fabricsuite.data.machine import LOCAL_SYSTEM
 from fabricsuite.data.store import load_report, report_identity
 
@@ -305,8 +305,8 @@ def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
         if variable in unjudged:
             continue  # netbench flagged it unreliable in this run: no sample
         value, unit = perf[0], perf[4]
-        if value is None or not math.isfinite(value) or unit == LINE_FRACTION:
-            continue  # a line fraction's reference is the fabric's promise, not its history
+        if value is None or not math.isfinite(value) or unit in PROMISE_UNITS:
+            continue  # a promised figure's reference is the fabric's promise, not its history
         k = (check, partition, environ, levels, variable)
         samples = table.setdefault(
             k, Samples(check, partition, environ, variable, unit, [], levels=levels)

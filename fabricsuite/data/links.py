@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fabricsuite.base.metrics import HIGHER, Figure, PerfSpec, case_where, perf_variable
+from fabricsuite.base.metrics import HIGHER, LOWER, Figure, PerfSpec, case_where, perf_variable
 from fabricsuite.data.counters import LINK_PREFIX as PREFIX
 
 #: A port runs below its declared rate when it is this fraction or more under it (a rate is a
@@ -59,10 +59,17 @@ _TC_UNITS = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}
 #: MPICH, docs/measurements.md; InfiniBand NDR about 0.9 at 1 MiB), and a link at half its rate
 #: reaches under 0.5, so 0.7 fails the half-rate fabric and passes every healthy one.
 DEFAULT_BANDWIDTH_FRACTION = 0.7
-#: What a promise may declare, with its default (None: judged only where declared).
-PROMISES = {"bandwidth_fraction": DEFAULT_BANDWIDTH_FRACTION, "busbw_fraction": None}
+#: What a promise may declare, with its default (None: judged only where declared): the
+#: bandwidth at 1 MiB and a collective's bus bandwidth as fractions of the line rate, and the
+#: latency at 8 B between two nodes in microseconds (the vendor's or the purchase contract's).
+PROMISES = {"bandwidth_fraction": DEFAULT_BANDWIDTH_FRACTION, "busbw_fraction": None,
+            "latency_8B_us": None}
 #: The unit of a figure over the declared line rate (higher is better).
 LINE_FRACTION = "line_fraction"
+#: The unit of a latency over the promised one (lower is better; above 1 misses the promise).
+PROMISE_MULTIPLE = "x_promise"
+#: The units of the figures the promise judges, never a machine's own history.
+PROMISE_UNITS = (LINE_FRACTION, PROMISE_MULTIPLE)
 
 
 class ContractError(ValueError):
@@ -112,12 +119,15 @@ class Contract:
     #: the least fraction of it a collective's bus bandwidth reaches, one rank per node (no
     #: default: an MPI's collectives differ too much; declared, or not judged)
     busbw_fraction: float | None = None
+    #: the most a ping-pong's latency at 8 B between two nodes may take, microseconds (no
+    #: default: declared from the vendor's figure or the contract, or not judged)
+    latency_8B_us: float | None = None
 
     def describe(self) -> str:
         return (f"{self.width}X " if self.width else "") + f"{_gbps(self.rate_gbps)} Gb/s"
 
-    def fraction_for(self, figure: LineFraction) -> float | None:
-        """The promise a line fraction is judged by (None: not declared)."""
+    def promise_for(self, figure: Promised) -> float | None:
+        """The declared figure a promised figure is judged by (None: not declared)."""
         return getattr(self, figure.promise)
 
     @property
@@ -166,19 +176,23 @@ def contract(extras: Mapping | None) -> Contract | None:
     promise = fabric.get("promise") or {}
     if not isinstance(promise, Mapping) or set(promise) - set(PROMISES):
         raise ContractError(f'extras.fabric.promise: expected {{"bandwidth_fraction": F, '
-                            f'"busbw_fraction": F}} (the vendor\'s bandwidth at 1 MiB and a '
-                            f'collective\'s bus bandwidth over the line rate), got {promise!r}')
-    fractions = {}
+                            f'"busbw_fraction": F, "latency_8B_us": US}} (the vendor\'s '
+                            f'bandwidth at 1 MiB and a collective\'s bus bandwidth over the '
+                            f'line rate, its latency at 8 B), got {promise!r}')
+    promised = {}
     for key, default in PROMISES.items():
-        fraction = promise.get(key, default)
-        if fraction is None:
+        value = promise.get(key, default)
+        if value is None:
             continue
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or \
-                not 0 < fraction <= 1:
-            raise ContractError(f"extras.fabric.promise: {key} {fraction!r} is not a fraction "
+        number = not isinstance(value, bool) and isinstance(value, (int, float))
+        if key.endswith("_us") and not (number and 0 < value < math.inf):
+            raise ContractError(f"extras.fabric.promise: {key} {value!r} is not a latency "
+                                f"above 0 (microseconds)")
+        if key.endswith("_fraction") and not (number and 0 < value <= 1):
+            raise ContractError(f"extras.fabric.promise: {key} {value!r} is not a fraction "
                                 f"in (0, 1]")
-        fractions[key] = float(fraction)
-    return Contract(ports, count, float(rate), width, **fractions)
+        promised[key] = float(value)
+    return Contract(ports, count, float(rate), width, **promised)
 
 
 def tc_rate_gbps(text: str) -> float | None:
@@ -360,13 +374,25 @@ def judge(stagedir: str, extras: Mapping | None) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class LineFraction(Figure):
+class Promised(Figure):
+    """A figure the partition's promise judges (Contract): on every machine and day, never
+    against a machine's own history. `figure` is the Metric it is made of, `promise` the
+    Contract field that holds what was promised."""
+
+    figure: Any = None
+    promise: str = ""
+
+    def reference(self, promise: Contract) -> tuple[float, float | None, float | None, str]:
+        """Its ReFrame reference (value, lower, upper, unit), from the contract."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class LineFraction(Promised):
     """An inter-node bandwidth figure (a Metric in MB/s, 10^6 bytes) over the line rate the
     partition declares (Contract.line_rate_gbps), which the check puts on the parsed result as
     `line_rate_gbps`: how close the run came to what the fabric promises (higher is better)."""
 
-    figure: Any = None
-    #: the Contract field that holds its promise
     promise: str = "bandwidth_fraction"
 
     def extract(self, result: Any) -> float:
@@ -376,6 +402,31 @@ class LineFraction(Figure):
             return math.nan
         return value * 8e-3 / rate  # MB/s to Gb/s
 
+    def reference(self, promise: Contract) -> tuple[float, float, None, str]:
+        # at least the promised fraction
+        return (promise.promise_for(self), 0.0, None, LINE_FRACTION)
+
+
+@dataclass(frozen=True)
+class PromiseMultiple(Promised):
+    """An inter-node latency (a Metric in microseconds) over the latency the partition promises
+    (Contract.latency_8B_us), which the check puts on the parsed result as
+    `promised_latency_us`: 1.3 is 30 % slower than promised (lower is better)."""
+
+    promise: str = "latency_8B_us"
+
+    def extract(self, result: Any) -> float:
+        promised = getattr(result, "promised_latency_us", None)
+        value = self.figure.extract(result)
+        if not (isinstance(promised, (int, float)) and promised > 0
+                and isinstance(value, (int, float))):
+            return math.nan
+        return value / promised
+
+    def reference(self, promise: Contract) -> tuple[float, None, float, str]:
+        # at most the promised latency itself
+        return (1.0, None, 0.0, PROMISE_MULTIPLE)
+
 
 def line_fraction(figure: Any, promise: str = "bandwidth_fraction") -> LineFraction:
     """`figure` (MB/s) as a fraction of the declared line rate, judged by `promise` (a key of
@@ -384,20 +435,43 @@ def line_fraction(figure: Any, promise: str = "bandwidth_fraction") -> LineFract
                         promise=promise)
 
 
-def line_fractions(metrics: Mapping[str, Any]) -> dict[str, LineFraction]:
-    """The figures over the line rate among a check's `metrics`."""
-    return {name: f for name, f in metrics.items() if isinstance(f, LineFraction)}
+def promise_multiple(figure: Any, promise: str = "latency_8B_us") -> PromiseMultiple:
+    """`figure` (us) as a multiple of the declared latency `promise` (a key of PROMISES)."""
+    return PromiseMultiple(read=None, spec=PerfSpec(PROMISE_MULTIPLE, LOWER), figure=figure,
+                           promise=promise)
+
+
+def promised_figures(metrics: Mapping[str, Any]) -> dict[str, Promised]:
+    """The figures the promise judges among a check's `metrics`."""
+    return {name: f for name, f in metrics.items() if isinstance(f, Promised)}
 
 
 def promise_reference(promise: Contract,
-                      figure: LineFraction) -> tuple[float, float, None, str]:
-    """The reference of a line fraction (ReFrame's (value, lower, upper, unit)): at least its
-    promise's fraction, from the contract, never from a machine's history."""
-    return (promise.fraction_for(figure), 0.0, None, LINE_FRACTION)
+                      figure: Promised) -> tuple[float, float | None, float | None, str]:
+    """The reference of a promised figure (ReFrame's (value, lower, upper, unit)): from the
+    contract, never from a machine's history."""
+    return figure.reference(promise)
+
+
+def _promised_text(case: dict, key: str, perf: Any) -> tuple[str, bool] | None:
+    """One promised figure of a run as a person reads it, and whether it missed its promise:
+    ("bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised 0.70", True), ("latency_8B_promise_
+    multiple 1.30 (19.5 us, promised at most 15 us)", True); None for any other figure."""
+    if not (isinstance(perf, list) and len(perf) > 4 and perf[4] in PROMISE_UNITS
+            and isinstance(perf[0], (int, float)) and math.isfinite(perf[0])):
+        return None
+    value, reference = perf[0], perf[1] if isinstance(perf[1], (int, float)) else None
+    if perf[4] == PROMISE_MULTIPLE:
+        latency = float(case.get("promised_latency_us") or 0)
+        return (f"{perf_variable(key)} {value:.2f} ({value * latency:.3g} us, promised at "
+                f"most {latency:g} us)", reference is not None and value > reference)
+    return (f"{perf_variable(key)} {value:.2f} of {_gbps(float(case.get('line_rate_gbps') or 0))}"
+            f" Gb/s" + (f", promised {reference:.2f}" if reference is not None else ""),
+            reference is not None and value < reference)
 
 
 def promise_lines(cases: list[dict]) -> list[str]:
-    """How close each run came to the fabric's promise, one line per case with line fractions
+    """How close each run came to the fabric's promise, one line per case with promised figures
     (its last run): "NetbenchPingPongBandwidth emucluster:nodes openmpi other-node:
     bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised 0.70: BELOW"."""
     shown = []
@@ -406,19 +480,17 @@ def promise_lines(cases: list[dict]) -> list[str]:
             continue
         parts = []
         for key, perf in sorted((case.get("perfvalues") or {}).items()):
-            if isinstance(perf, list) and len(perf) > 4 and perf[4] == LINE_FRACTION and \
-                    isinstance(perf[0], (int, float)) and math.isfinite(perf[0]):
-                promised = perf[1] if isinstance(perf[1], (int, float)) else None
-                below = promised is not None and perf[0] < promised
-                parts.append(f"{perf_variable(key)} {perf[0]:.2f} of "
-                             f"{_gbps(float(case.get('line_rate_gbps') or 0))} Gb/s"
-                             + (f", promised {promised:.2f}" if promised is not None else "")
-                             + (": BELOW" if below else ""))
+            shown_as = _promised_text(case, key, perf)
+            if shown_as:
+                text, missed = shown_as
+                word = "ABOVE" if perf[4] == PROMISE_MULTIPLE else "BELOW"
+                parts.append(text + (f": {word}" if missed else ""))
         if parts:
             shown.append(f"  {case_where(case)}: {'; '.join(parts)}")
     if not shown:
         return []
-    return ["against the fabric's promise (the declared line rate, extras.fabric):", *shown]
+    return ["against the fabric's promise (the declared line rate and latency, extras.fabric):",
+            *shown]
 
 
 def link_findings(case: dict) -> list[str]:
@@ -432,25 +504,23 @@ def link_findings(case: dict) -> list[str]:
 
 def missed_promises(case: dict) -> list[str]:
     """What of the fabric's promise one run missed, one line each: its link findings, and each
-    line fraction below its promise ("bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised
+    promised figure that failed ("bandwidth_1MiB_line_fraction 0.49 of 1 Gb/s, promised
     0.70")."""
     found = link_findings(case)
     for key, perf in sorted((case.get("perfvalues") or {}).items()):
-        if isinstance(perf, list) and len(perf) > 5 and perf[4] == LINE_FRACTION and \
-                perf[5] == "fail" and isinstance(perf[0], (int, float)):
-            promised = f", promised {perf[1]:.2f}" if isinstance(perf[1], (int, float)) else ""
-            found.append(f"{perf_variable(key)} {perf[0]:.2f} of "
-                         f"{_gbps(float(case.get('line_rate_gbps') or 0))} Gb/s{promised}")
+        shown_as = _promised_text(case, key, perf)
+        if shown_as and len(perf) > 5 and perf[5] == "fail":
+            found.append(shown_as[0])
     return found
 
 
 def failed_only_its_promise(case: dict) -> bool:
-    """A run whose performance failures are all line fractions below the promise (its other
+    """A run whose performance failures are all promised figures that missed (its other
     figures within their references)."""
     failed = [perf for perf in (case.get("perfvalues") or {}).values()
               if isinstance(perf, list) and len(perf) > 5 and perf[5] == "fail"]
     return (case.get("result") == "fail" and case.get("fail_phase") == "performance"
-            and bool(failed) and all(perf[4] == LINE_FRACTION for perf in failed))
+            and bool(failed) and all(perf[4] in PROMISE_UNITS for perf in failed))
 
 
 def parse_nodes(text: str) -> dict[str, dict[str, Port]]:
