@@ -400,7 +400,8 @@ def run_init(args: argparse.Namespace) -> int:
             fabrics[partition] = fabric
             notes.append(f"{partition}: wrote extras.fabric {fabric}: the fabric's promise, "
                          f"which acceptance is judged against; confirm it (and add the "
-                         f"vendor's bandwidth_fraction, docs/verdicts.md)")
+                         f"vendor's figures under extras.fabric.promise: bandwidth_fraction, "
+                         f"busbw_fraction, latency_8B_us; docs/verdicts.md)")
         done += notes
     fragment = system_config(system, types, mpis, settings, hwloc, fabrics)
     header = (f'"""ReFrame system {system}, written by `fabricsuite init --system {system}` on '
