@@ -72,14 +72,10 @@ PROMISE_MULTIPLE = "x_promise"
 PROMISE_UNITS = (LINE_FRACTION, PROMISE_MULTIPLE)
 
 
-class ContractError(ValueError):
-    """A partition's `fabric` declaration that cannot be used (one line naming the fix)."""
-
-
 @dataclass(frozen=True)
 class Port:
     """One link of a node as its operating system reports it."""
-    #: "infiniband/mlx5_0/1" or "net/eth0"
+    #: "infiniband/mlx5_0/1", "cxi/cxi0" or "net/eth0"
     name: str
     #: True where the port is up (ACTIVE, operstate up)
     up: bool
@@ -140,6 +136,10 @@ class Contract:
 
 def _gbps(value: float) -> str:
     return f"{value:g}"
+
+
+class ContractError(ValueError):
+    """A partition's `fabric` declaration that cannot be used (one line naming the fix)."""
 
 
 def contract(extras: Mapping | None) -> Contract | None:
