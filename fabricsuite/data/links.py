@@ -223,6 +223,11 @@ def parse(text: str) -> dict[str, Port]:
     return {name: _port(name, values) for name, values in sorted(attributes.items())}
 
 
+def _mbps_as_gbps(speed: str) -> float | None:
+    """A speed the kernel prints in Mb/s ("200000") in Gb/s; None for -1, 0 or no number."""
+    return int(speed) / 1000 if re.fullmatch(r"\d+", speed) and int(speed) > 0 else None
+
+
 def _port(name: str, values: Mapping[str, str]) -> Port:
     if name.startswith("infiniband/"):
         state = values.get("state", "").partition(":")[2].strip() or values.get("state", "")
@@ -241,13 +246,13 @@ def _port(name: str, values: Mapping[str, str]) -> Port:
         return Port(name, up, rate, width, detail, not_up_as)
     if name.startswith("cxi/"):
         link, speed = values.get("link", ""), values.get("speed", "")
-        rate = int(speed) / 1000 if re.fullmatch(r"\d+", speed) and int(speed) > 0 else None
+        rate = _mbps_as_gbps(speed)
         detail = ", ".join(v for v in (f"link {link}" if link else "",
                                        f"speed {speed} Mb/s" if rate else "") if v)
         return Port(name, link == "1", rate, None, detail)
     operstate = values.get("operstate", "")
     speed = values.get("speed", "")
-    rate = int(speed) / 1000 if re.fullmatch(r"\d+", speed) and int(speed) > 0 else None
+    rate = _mbps_as_gbps(speed)
     shaped = tc_rate_gbps(values.get("shaper_rate", ""))
     detail = [f"operstate {operstate}" if operstate else "",
               f"speed {speed} Mb/s" if rate else "",
