@@ -206,6 +206,8 @@ def test_pt2pt_checks_pass_at_2_nodes_through_srun(cluster, tmp_path):
               for run in report["runs"] for c in run["testcases"] if c.get("perf_floors")}
     assert set(floors["NetbenchPingPong"].values()) == {0.35}, floors
     assert set(floors["NetbenchPingPongBandwidth"].values()) == {0.07}, floors
+    # the floors of what the run judged: no promise declared, so no promised figure
+    assert set(floors["NetbenchPingPong"]) == {"latency_8B_median_us", "latency_8B_min_us"}
     # A slower link failing the bandwidth check (and only it) is test_verdicts_catch_10_percent_
     # with_no_false_alarm and test_workflows_nightly_compare_and_report.
 

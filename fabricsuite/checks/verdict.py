@@ -280,6 +280,10 @@ class Judged(rfm.RegressionTestPlugin):
         self.perf_counts = sorted(name for name, spec in specs.items() if spec.count)
         self.perf_resolutions = {name: spec.resolution for name, spec in specs.items()
                                  if spec.resolution is not None}
+        # a variable a later hook left out (a promise the partition does not declare) keeps
+        # no floor either: the run records the floors of what it judged
+        self.perf_floors = {name: floor for name, floor in self.perf_floors.items()
+                            if name in specs}
 
     #: The performance variables: name -> fabricsuite.base.metrics.Figure (how to read it from the
     #: job's parsed result, its unit and direction); the one language of every check family.
