@@ -96,16 +96,20 @@ def main() -> int:
                     out = work / "matrix.json"
                     out.unlink(missing_ok=True)
                     try:
-                        emu("exec", *srun_matrix(build / "netbench", args.nodes, out,
-                                                 *MATRIX_OPTIONS, minutes=3),
-                            env=OPENMPI_TCP, timeout=300)
+                        job = emu("exec", *srun_matrix(build / "netbench", args.nodes, out,
+                                                       *MATRIX_OPTIONS, minutes=3),
+                                  env=OPENMPI_TCP, timeout=300)
                     finally:
                         emu("rate", args.rate)
                         emu("rate", "none", "--link", "uplinks")
                     if not out.exists():
-                        print(f"{scenario} {trial + 1}: no map", flush=True)
+                        # a failed job (the product's check calls it broken and tries again),
+                        # never a finding: said with what the job said last
+                        said = (job.stderr.strip().splitlines() or [""])[-1][:200]
+                        why = f"no map (the job exited {job.returncode}: {said})"
+                        print(f"{scenario} {trial + 1}: {why}", flush=True)
                         trials.append({"scenario": scenario, "trial": trial + 1, "right": False,
-                                       "found": ["no map"]})
+                                       "found": [why]})
                         continue
                     result = json.loads(out.read_text())
                     pairs = switches.pairs_of(result["tables"]["pairs"])
