@@ -94,6 +94,13 @@ def test_a_slingshot_nic_down_or_trained_a_speed_lower_is_named(tmp_path):
     healthy = {n: p for n, p in ports.items() if n in ("cxi/cxi0", "cxi/cxi3", "net/hsn0")}
     proposed, notes = links.propose({"nid001": healthy, "nid002": healthy})
     assert proposed == {"links": {"ports": "cxi/cxi0|cxi/cxi3", "count": 2, "rate_gbps": 200.0}}
+    assert not any(n.startswith("not proposed") for n in notes), notes
+    # a NIC down, and one a speed lower, on every node alike: no node differs, so init says
+    # which it left out
+    proposed, notes = links.propose({"nid001": ports, "nid002": ports})
+    assert proposed["links"]["ports"] == "cxi/cxi0|cxi/cxi3"
+    assert notes[-1].startswith("not proposed: cxi/cxi1 down on 2 node(s), cxi/cxi2 100 Gb/s on "
+                                "2 node(s); where one carries the fabric"), notes
     dropped = dict(healthy, **{"cxi/cxi3": ports["cxi/cxi1"]})
     assert links.changes({"nid001": healthy}, {"nid001": dropped}) == [
         "LINK CHANGED nid001 cxi/cxi3 during the job: 200 Gb/s -> down"]

@@ -578,6 +578,16 @@ def propose(nodes: Mapping[str, Mapping[str, Port]]) -> tuple[dict | None, list[
                  f"({', '.join(names)})")
     differ = findings(nodes, promise)
     notes += [f"differs: {line}" for line in differ]
+    # a port of the fabric that came up down or slower on every node alike is no difference
+    # between nodes: said, so that the person confirming the contract sees it
+    left_out = Counter((n, p.describe()) for ports in nodes.values() for n, p in ports.items()
+                       if n.startswith(kind) and n not in names)
+    if left_out:
+        shown = [f"{n} {how} on {seen} node(s)" for (n, how), seen in sorted(left_out.items())]
+        more = f" and {len(shown) - 6} more" if len(shown) > 6 else ""
+        notes.append(f"not proposed: {', '.join(shown[:6])}{more}; where one carries the "
+                     f"fabric, it came up below the others on every node: add it to ports and "
+                     f"count, and it is a finding")
     links: dict[str, Any] = {"ports": pattern, "count": count, "rate_gbps": float(rate)}
     if width:
         links["width"] = width
