@@ -10,6 +10,7 @@ import os
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -104,6 +105,87 @@ def test_a_slingshot_nic_down_or_trained_a_speed_lower_is_named(tmp_path):
     dropped = dict(healthy, **{"cxi/cxi3": ports["cxi/cxi1"]})
     assert links.changes({"nid001": healthy}, {"nid001": dropped}) == [
         "LINK CHANGED nid001 cxi/cxi3 during the job: 200 Gb/s -> down"]
+
+
+def test_a_nic_below_its_pcie_link_is_named_and_nothing_else(tmp_path):
+    """sysfs-pcie: four NDR HCAs whose ports all read healthy, and a management NIC on an older
+    kernel's format (tests/data/links/README.md)."""
+    ports = links.parse(hca_reading(tmp_path, "sysfs-pcie"))
+    assert ports["infiniband/mlx5_1/1"].pcie == links.PcieLink(32.0, 8, 32.0, 16)
+    # "8 GT/s" and "4": a kernel before 5.7
+    assert ports["net/eno1"].pcie == links.PcieLink(8.0, 4, 8.0, 4)
+    # a Gen5 NIC in a Gen4 slot runs as built: the slot's maximum is its capability
+    assert not ports["infiniband/mlx5_3/1"].pcie.below()
+    expected = [
+        "LINK DEGRADED dgx07 infiniband/mlx5_1/1: PCIe 32.0 GT/s x8, capable of 32.0 GT/s x16",
+        "LINK DEGRADED dgx07 infiniband/mlx5_2/1: PCIe 16.0 GT/s x16, capable of 32.0 GT/s x16"]
+    assert links.findings({"dgx07": ports}, None) == expected
+    rails = links.contract({"fabric": {"links": {
+        "rails": [f"infiniband/mlx5_{k}/1" for k in range(4)], "rate_gbps": 400, "width": 4}}})
+    assert links.findings({"dgx07": ports}, rails) == [
+        "LINK DEGRADED dgx07 infiniband/mlx5_1/1 (rail 2): PCIe 32.0 GT/s x8, capable of "
+        "32.0 GT/s x16",
+        "LINK DEGRADED dgx07 infiniband/mlx5_2/1 (rail 3): PCIe 16.0 GT/s x16, capable of "
+        "32.0 GT/s x16"]
+    # the layouts without a PCIe link (a veth, a virtio NIC) say nothing of one
+    assert all(p.pcie is None for p in links.parse(hca_reading(tmp_path)).values())
+    assert all(p.pcie is None for p in
+               links.parse((DATA / "vm-reading.txt").read_text()).values())
+
+
+@pytest.mark.parametrize("text, gts", [("32.0 GT/s PCIe", 32.0), ("16 GT/s", 16.0),
+                                       ("2.5 GT/s", 2.5), ("Unknown", None),
+                                       ("Unknown speed", None), ("", None)])
+def test_a_pcie_speed_is_read_in_every_format_the_kernel_prints(text, gts):
+    assert links.pcie_speed(text) == gts
+
+
+def test_a_multi_rail_node_is_judged_per_rank_path_never_by_its_sum():
+    """4 x 200 Gb/s rails: one rank's path is one rail (or the S it is striped over)."""
+    four = {"rails": ["cxi/cxi0", "cxi/cxi1", "cxi/cxi2", "cxi/cxi3"], "rate_gbps": 200}
+    promise = links.contract({"fabric": {"links": four}})
+    assert (promise.count, promise.ports) == (4, "cxi/cxi0|cxi/cxi1|cxi/cxi2|cxi/cxi3")
+    assert promise.line_rate_gbps == 200.0 and promise.path_rate_gbps(2) == 400.0
+    assert promise.rail_of("cxi/cxi2") == 3 and promise.rail_of("net/hsn0") is None
+    striped = links.contract({"fabric": {"links": dict(four, striped_over=2)}})
+    assert striped.line_rate_gbps == 400.0
+    # a healthy rail's 1 MiB ping-pong (0.9 of 200 Gb/s) keeps the promise
+    result = SimpleNamespace(value=22500.0, line_rate_gbps=promise.line_rate_gbps)
+    assert links.line_fraction(SimpleNamespace(extract=lambda r: r.value)).extract(result) == \
+        pytest.approx(0.9)
+    # a pool of ports without rails: one rank, one port, as before for a single-rail node
+    pool = links.contract({"fabric": {"links": {"ports": "net/eth0", "rate_gbps": 1}}})
+    assert pool.line_rate_gbps == 1.0 and pool.rails == () and pool.striped_over == 1
+
+
+@pytest.mark.parametrize("declared, fix", [
+    ({"rails": "net/eth0", "rate_gbps": 1}, "is not a list of port names"),
+    ({"rails": ["eth0"], "rate_gbps": 1}, "'eth0' is no port name"),
+    ({"rails": ["net/eth0", "net/eth0"], "rate_gbps": 1}, "names a port twice"),
+    ({"rails": ["net/eth0", "net/eth1"], "count": 3, "rate_gbps": 1}, "count 3 differs"),
+    ({"rails": ["net/eth0", "net/eth1"], "ports": "net/eth0", "rate_gbps": 1},
+     "rail(s) net/eth1 not matched by ports"),
+    ({"rails": ["net/eth0", "net/eth1"], "rate_gbps": 1, "striped_over": 3},
+     "striped_over 3 is not a whole number of rails from 1 to count (2)"),
+])
+def test_rails_that_cannot_be_used_are_refused_in_one_line(declared, fix):
+    with pytest.raises(links.ContractError) as err:
+        links.contract({"fabric": {"links": declared}})
+    assert fix in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_rail_missing_or_slow_on_a_node_is_named_with_its_rail(tmp_path):
+    healthy = links.parse((DATA / "emu-node-500mbit.txt").read_text().replace("500Mbit",
+                                                                                "1Gbit"))
+    two = {**healthy, "net/eth1": healthy["net/eth0"]}
+    slow = {**healthy, "net/eth1": links.parse(
+        (DATA / "emu-node-500mbit.txt").read_text())["net/eth0"]}
+    promise = links.contract({"fabric": {"links": {"rails": ["net/eth0", "net/eth1"],
+                                                   "rate_gbps": 1}}})
+    assert links.findings({"n1": two, "n2": slow, "n3": healthy}, promise) == [
+        "LINK DEGRADED n2 net/eth1 (rail 2): 0.5 Gb/s, declared 1 Gb/s",
+        "LINK DEGRADED n3: 1 of 2 declared port(s) matching net/eth0|net/eth1 present "
+        "(missing: net/eth1 (rail 2))"]
 
 
 def test_the_counters_never_read_a_link_state_as_a_counter():

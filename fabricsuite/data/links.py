@@ -88,6 +88,8 @@ class Port:
     #: a port that is not up and not simply down, as its OS says it: "INIT, LinkUp" (trained,
     #: but no subnet manager has made it active), "DOWN, Polling"; "" for up or plain down
     not_up_as: str = ""
+    #: the PCIe link of the port's NIC (its host side), None where it has none (a virtual NIC)
+    pcie: PcieLink | None = None
 
     def describe(self) -> str:
         """"4X 100 Gb/s", "1 Gb/s", "down", "INIT, LinkUp", "rate unknown"."""
@@ -96,6 +98,71 @@ class Port:
         if self.rate_gbps is None:
             return "rate unknown"
         return (f"{self.width}X " if self.width else "") + f"{_gbps(self.rate_gbps)} Gb/s"
+
+
+@dataclass(frozen=True)
+class PcieLink:
+    """The PCIe link of a NIC as the kernel reports it under its PCI device
+    (drivers/pci/pci-sysfs.c): the speed and width it trained at, and the most it and the port
+    above it (its bridge or root port) can do. A NIC at x8 of x16, or a generation down, halves
+    what the node can inject while its fabric port reads healthy."""
+    #: the speed it trained at, GT/s per lane (current_link_speed), None: unknown
+    gts: float | None
+    #: the lanes it trained at (current_link_width), None: unknown
+    width: int | None
+    #: the most the NIC and the port above it can both do (max_link_speed, max_link_width of
+    #: each, the lower), None: unknown
+    max_gts: float | None
+    max_width: int | None
+
+    def below(self) -> bool:
+        """Whether it trained below what it and its slot can do (unknown figures are not)."""
+        return ((None not in (self.gts, self.max_gts) and self.gts < self.max_gts)
+                or (None not in (self.width, self.max_width) and self.width < self.max_width))
+
+    def describe(self) -> str:
+        """"PCIe 16.0 GT/s x8, capable of 32.0 GT/s x16" (the capability where it is below)."""
+        now = f"PCIe {_gts(self.gts)} x{self.width or '?'}"
+        return now + (f", capable of {_gts(self.max_gts)} x{self.max_width or '?'}"
+                      if self.below() else "")
+
+
+def _gts(value: float | None) -> str:
+    return "? GT/s" if value is None else f"{value:.1f} GT/s"
+
+
+#: A PCIe speed as the kernel prints it: "16.0 GT/s PCIe" (5.7 and later), "16 GT/s" and
+#: "2.5 GT/s" (earlier); "Unknown" or "Unknown speed" where the link is down.
+_PCIE_SPEED = re.compile(r"(?P<gts>\d+(?:\.\d+)?) ?GT/s(?: PCIe)?")
+
+
+def pcie_speed(text: str) -> float | None:
+    """A PCIe speed in GT/s per lane from sysfs's text, None where unknown."""
+    match = _PCIE_SPEED.fullmatch(text.strip())
+    return float(match.group("gts")) if match else None
+
+
+def _pcie_width(text: str) -> int | None:
+    """A PCIe width from sysfs ("16"; 0 or unreadable: unknown)."""
+    text = text.strip().removeprefix("x")
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+def _least(*values: float | int | None) -> Any:
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def _pcie(values: Mapping[str, str]) -> PcieLink | None:
+    """The PCIe link from a port's "pcie_*" attributes (read-counters), None without any."""
+    if not any(k.startswith("pcie_") for k in values):
+        return None
+    return PcieLink(pcie_speed(values.get("pcie_current_link_speed", "")),
+                    _pcie_width(values.get("pcie_current_link_width", "")),
+                    _least(pcie_speed(values.get("pcie_max_link_speed", "")),
+                           pcie_speed(values.get("pcie_upstream_max_link_speed", ""))),
+                    _least(_pcie_width(values.get("pcie_max_link_width", "")),
+                           _pcie_width(values.get("pcie_upstream_max_link_width", ""))))
 
 
 @dataclass(frozen=True)
@@ -118,6 +185,13 @@ class Contract:
     #: the most a ping-pong's latency at 8 B between two nodes may take, microseconds (no
     #: default: declared from the vendor's figure or the contract, or not judged)
     latency_8B_us: float | None = None
+    #: the node's rails in order, one port name each (rail k is the k-th: "net/eth1",
+    #: "infiniband/mlx5_1/1", "cxi/cxi1"), each cabled to its own switch plane; () where the
+    #: partition names none
+    rails: tuple[str, ...] = ()
+    #: over how many of its rails one rank's messages go, as the partition's MPI is configured
+    #: (UCX_MAX_RNDV_RAILS, Open MPI's striping over its TCP interfaces); 1: one rail
+    striped_over: int = 1
 
     def describe(self) -> str:
         return (f"{self.width}X " if self.width else "") + f"{_gbps(self.rate_gbps)} Gb/s"
@@ -128,8 +202,23 @@ class Contract:
 
     @property
     def line_rate_gbps(self) -> float:
-        """What a node can inject: its declared ports together (a pair's path)."""
-        return self.count * self.rate_gbps
+        """What one rank's path between two nodes can carry: the ports its messages are
+        striped over (striped_over of count), never the node's sum where a rank uses one
+        rail of several."""
+        return self.path_rate_gbps(self.striped_over)
+
+    def path_rate_gbps(self, rails: int) -> float:
+        """What a path over `rails` of the node's ports can carry, Gb/s."""
+        return min(rails, self.count) * self.rate_gbps
+
+    def rail_of(self, port: str) -> int | None:
+        """The rail (1, 2, ...) a port is, None where it is no declared rail."""
+        return self.rails.index(port) + 1 if port in self.rails else None
+
+    def port_label(self, port: str) -> str:
+        """A port's name with its rail where it is one: "net/eth1 (rail 2)"."""
+        rail = self.rail_of(port)
+        return port if rail is None else f"{port} (rail {rail})"
 
 
 
@@ -155,10 +244,13 @@ def contract(extras: Mapping | None) -> Contract | None:
     if links is None:
         return None
     fix = ('extras.fabric.links: expected {"ports": "REGEX", "count": N, "rate_gbps": G[, '
-           '"width": LANES]}')
-    if not isinstance(links, Mapping) or set(links) - {"ports", "count", "rate_gbps", "width"}:
+           '"width": LANES]} or {"rails": ["PORT", ...], "rate_gbps": G[, "width": LANES, '
+           '"striped_over": S]}')
+    if not isinstance(links, Mapping) or set(links) - LINK_KEYS:
         raise ContractError(f"{fix}, got {links!r}")
-    ports, count = links.get("ports"), links.get("count", 1)
+    rails = _rails(links.get("rails"), fix)
+    ports = links.get("ports", "|".join(re.escape(r) for r in rails) if rails else None)
+    count = links.get("count", len(rails) or 1)
     rate, width = links.get("rate_gbps"), links.get("width")
     if not isinstance(ports, str) or not ports:
         raise ContractError(f"{fix}: ports is missing or not a string")
@@ -173,6 +265,19 @@ def contract(extras: Mapping | None) -> Contract | None:
         raise ContractError(f"{fix}: rate_gbps {rate!r} is not a rate above 0 (Gb/s)")
     if width is not None and (isinstance(width, bool) or width not in (1, 2, 4, 8, 12)):
         raise ContractError(f"{fix}: width {width!r} is none of 1, 2, 4, 8, 12 (lanes)")
+    if rails and count != len(rails):
+        raise ContractError(f"{fix}: count {count} differs from the {len(rails)} rails named "
+                            f"(leave count out: it is the number of rails)")
+    unmatched = [r for r in rails if not re.fullmatch(ports, r)]
+    if unmatched:
+        raise ContractError(f"{fix}: rail(s) {', '.join(unmatched)} not matched by ports "
+                            f"{ports!r} (leave ports out: the rails name them)")
+    striped_over = links.get("striped_over", 1)
+    if isinstance(striped_over, bool) or not isinstance(striped_over, int) \
+            or not 1 <= striped_over <= count:
+        raise ContractError(f"{fix}: striped_over {striped_over!r} is not a whole number of "
+                            f"rails from 1 to count ({count}): over how many rails one rank's "
+                            f"messages go as the MPI is configured")
     promise = fabric.get("promise") or {}
     if not isinstance(promise, Mapping) or set(promise) - set(PROMISES):
         raise ContractError(f'extras.fabric.promise: expected {{"bandwidth_fraction": F, '
@@ -192,7 +297,29 @@ def contract(extras: Mapping | None) -> Contract | None:
             raise ContractError(f"extras.fabric.promise: {key} {value!r} is not a fraction "
                                 f"in (0, 1]")
         promised[key] = float(value)
-    return Contract(ports, count, float(rate), width, **promised)
+    return Contract(ports, count, float(rate), width, **promised, rails=rails,
+                    striped_over=striped_over)
+
+
+#: What `extras.fabric.links` may declare.
+LINK_KEYS = {"ports", "count", "rate_gbps", "width", "rails", "striped_over"}
+#: A port's name as read-counters writes it: "net/eth1", "cxi/cxi0", "infiniband/mlx5_0/1".
+_PORT_NAME = re.compile(r"net/[^/\s]+|cxi/[^/\s]+|infiniband/[^/\s]+/\d+")
+
+
+def _rails(rails: Any, fix: str) -> tuple[str, ...]:
+    """The declared rails, validated: distinct port names, one a rail, in rail order."""
+    if rails is None:
+        return ()
+    if isinstance(rails, str) or not isinstance(rails, (list, tuple)) or not rails:
+        raise ContractError(f"{fix}: rails {rails!r} is not a list of port names")
+    bad = [r for r in rails if not (isinstance(r, str) and _PORT_NAME.fullmatch(r))]
+    if bad:
+        raise ContractError(f"{fix}: rails: {bad[0]!r} is no port name (net/IF, "
+                            f"infiniband/HCA/PORT or cxi/CXI, as read-counters names them)")
+    if len(set(rails)) != len(rails):
+        raise ContractError(f"{fix}: rails {list(rails)!r} names a port twice")
+    return tuple(rails)
 
 
 def tc_rate_gbps(text: str) -> float | None:
@@ -243,13 +370,13 @@ def _port(name: str, values: Mapping[str, str]) -> Port:
         # DOWN and Disabled is a port taken down; any other pair says how far it came
         not_up_as = "" if up or (state, physical) in (("DOWN", "Disabled"), ("DOWN", "")) \
             else ", ".join(v for v in (state, physical) if v)
-        return Port(name, up, rate, width, detail, not_up_as)
+        return Port(name, up, rate, width, detail, not_up_as, _pcie(values))
     if name.startswith("cxi/"):
         link, speed = values.get("link", ""), values.get("speed", "")
         rate = _mbps_as_gbps(speed)
         detail = ", ".join(v for v in (f"link {link}" if link else "",
                                        f"speed {speed} Mb/s" if rate else "") if v)
-        return Port(name, link == "1", rate, None, detail)
+        return Port(name, link == "1", rate, None, detail, pcie=_pcie(values))
     operstate = values.get("operstate", "")
     speed = values.get("speed", "")
     rate = _mbps_as_gbps(speed)
@@ -259,7 +386,8 @@ def _port(name: str, values: Mapping[str, str]) -> Port:
               f"shaped by tbf to {values['shaper_rate']}" if shaped else ""]
     if shaped is not None:
         rate = shaped if rate is None else min(rate, shaped)
-    return Port(name, operstate in UP_STATES, rate, None, ", ".join(d for d in detail if d))
+    return Port(name, operstate in UP_STATES, rate, None, ", ".join(d for d in detail if d),
+                pcie=_pcie(values))
 
 
 def read(stagedir: str, pattern: str) -> dict[str, dict[str, Port]]:
@@ -291,8 +419,11 @@ def findings(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) 
     for node, ports in sorted(nodes.items()) if promise is not None else ():
         fabric = _fabric_ports(ports, promise)
         if len(fabric) < promise.count:
+            missing = [r for r in promise.rails if r not in fabric]
             found.append(f"LINK DEGRADED {node}: {len(fabric)} of {promise.count} declared "
-                         f"port(s) matching {promise.ports} present")
+                         f"port(s) matching {promise.ports} present" +
+                         (f" (missing: {', '.join(map(promise.port_label, missing))})"
+                          if missing else ""))
         for name, port in fabric.items():
             short = []
             if not port.up:
@@ -304,9 +435,23 @@ def findings(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) 
             if port.up and promise.width and port.width and port.width < promise.width:
                 short.append("narrower")
             if short:
-                found.append(f"LINK DEGRADED {node} {name}: {port.describe()}, declared "
-                             f"{promise.describe()}")
+                found.append(f"LINK DEGRADED {node} {promise.port_label(name)}: "
+                             f"{port.describe()}, declared {promise.describe()}")
+    found += _pcie_below(nodes, promise)
     found += _unlike_peers(nodes, promise, {line.split(":")[0] for line in found})
+    return found
+
+
+def _pcie_below(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) -> list[str]:
+    """The fabric's NICs whose PCIe link trained below what they and their slot can do: "LINK
+    DEGRADED node3 infiniband/mlx5_1/1: PCIe 16.0 GT/s x8, capable of 32.0 GT/s x16". Every
+    port's NIC where no contract says which ports carry the fabric."""
+    found = []
+    for node, ports in sorted(nodes.items()):
+        for name, port in _fabric_ports(ports, promise).items():
+            if port.up and port.pcie is not None and port.pcie.below():
+                label = promise.port_label(name) if promise else name
+                found.append(f"LINK DEGRADED {node} {label}: {port.pcie.describe()}")
     return found
 
 
@@ -325,7 +470,7 @@ def _unlike_peers(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | N
         if seen * 2 <= len(on_nodes):
             continue  # no figure most of the peers share
         for node, port in sorted(on_nodes.items()):
-            where = f"LINK DEGRADED {node} {name}"
+            where = f"LINK DEGRADED {node} {promise.port_label(name) if promise else name}"
             slower = port.rate_gbps is not None and port.rate_gbps < usual[0] * (1 - RATE_SLACK)
             narrower = port.width is not None and usual[1] is not None and port.width < usual[1]
             if where not in named and (not port.up or slower or narrower):
