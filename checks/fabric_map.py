@@ -45,6 +45,7 @@ from reframe.core.logging import getlogger
 
 from fabricsuite import SLURM_SCHEDULERS
 from fabricsuite.base.metrics import LOWER, Figure, PerfSpec
+from fabricsuite.checks.rails import RailBound, declared_rails
 from fabricsuite.checks.rfm_netbench import (
     RESULT_FILE,
     NetbenchMultiRankCheck,
@@ -151,7 +152,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
             explanation = switches.verdict(result)
         except switches.TopologyError as err:
             return [*problems, f"switch tree: {err}"]
-        self.components = "; ".join(explanation.lines())
+        self.components = "; ".join(map(self.on_its_path, explanation.lines()))
         if self.components:
             getlogger().warning(f"{self.display_name}: {self.components}")
         # against the fabric's promise, where the partition declares it: a fabric, a leaf or a
@@ -161,8 +162,10 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
         if promise is not None:
             measured = switches.pairs_of(result.table("pairs"))
             below = switches.below_promise(switches.tree_of(result, measured), measured,
-                                           promise.line_rate_gbps, promise.bandwidth_fraction)
-            self.link_findings = "; ".join(f for f in [self.link_findings, *below] if f)
+                                           promise.path_rate_gbps(self.path_rails(promise)),
+                                           promise.bandwidth_fraction)
+            self.link_findings = "; ".join(f for f in [self.link_findings,
+                                                       *map(self.on_its_path, below)] if f)
         pairs = result.table("pairs")
         ranks = result.parameters["ranks"]
         if result.parameters.get("rounds", 0) == result.parameters.get("rounds_total", 0):
@@ -187,6 +190,33 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
                 f"{named}" + (f"; bad node(s): {nodes}" if nodes else "")
             )
         return problems
+
+    def on_its_path(self, line: str) -> str:
+        """A finding of the map as said for its path (a rail map's names its rail)."""
+        return line
+
+
+@rfm.simple_test
+class NetbenchRailMatrix(RailBound, NetbenchMatrix):
+    """The all-pairs map on one rail: every node's rank bound to its rail-k port, so that a
+    node's bad rail, or a rail's switch, is named apart from the node's other rails. One case
+    per rail (the rails one after the other: the emulated nodes have one core each, and two
+    maps at once would share it). A faulty node link and a leaf or fabric below the promise are
+    named with their rail ("faulty node n2: ... (rail 2)", "BELOW PROMISE rail 2: the
+    fabric ..."); a node whose every rail is faulty is the node's."""
+
+    descr = "All-pairs node-to-node map on one rail of every node"
+    valid_systems = ["+mpi +rails"]
+    #: which rail every node's rank uses ("rail2")
+    rail = parameter(declared_rails(striped=False), loggable=True)
+    tags = {"netbench", "rails"}
+
+    def on_its_path(self, line: str) -> str:
+        if line.startswith("BELOW PROMISE "):
+            return f"BELOW PROMISE {self.rail_label()}: {line[len('BELOW PROMISE '):]}"
+        if line.startswith("faulty "):
+            return f"{line} ({self.rail_label()})"
+        return line
 
 
 @rfm.simple_test

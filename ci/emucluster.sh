@@ -5,7 +5,7 @@
 # (system `emucluster`, config/systems/emucluster.py).
 #
 #   ci/emucluster.sh up [--nodes N] [--rate RATE] [--leaves L] [--uplink-rate RATE]
-#                       [--burst SIZE] [--declare RATE]
+#                       [--burst SIZE] [--declare RATE] [--rails K]
 #                                                   bring it up (default 4 nodes, 1gbit links,
 #                                                   one switch, shaper burst 64kb: see TBF_BURST
 #                                                   below); with L >= 2 leaf switches, the
@@ -13,7 +13,17 @@
 #                                                   uplinks to a spine switch (unshaped unless
 #                                                   --uplink-rate) and a Slurm topology.conf;
 #                                                   --declare: the partition's contract of its
-#                                                   links (fabricsuite.data.links), none by default
+#                                                   links (fabricsuite.data.links), none by default;
+#                                                   --rails K (1-4): K links a node (eth0..eth<K-1>),
+#                                                   rail k of every node on rail k's own switch
+#                                                   (and, with leaves, its own leaves, spine and
+#                                                   uplinks), each shaped on its own; Slurm and
+#                                                   the head stay on rail 1 (eth0)
+#   ci/emucluster.sh rate RATE ... --rail K         any rate command below on rail K only (default:
+#                                                   a node's every rail; --link and --port: rail 1)
+#   ci/emucluster.sh rate RATE --switch K           every port of rail K's switch toward its nodes
+#                                                   (a whole rail's switch slow on every node; the
+#                                                   nodes report their links healthy)
 #   ci/emucluster.sh rate RATE [NODE]               re-shape every node link (each node's egress),
 #                                                   or node NODE's only, both directions (e.g.
 #                                                   500mbit; none removes the shaping)
@@ -25,7 +35,7 @@
 #                                                   link healthy and receives at RATE (a bad
 #                                                   cable or port no link reading sees; none
 #                                                   removes it)
-#   ci/emucluster.sh link NODE down|up              take node NODE's link down (its end at the
+#   ci/emucluster.sh link NODE down|up [--rail K]   take node NODE's link down (its end at the
 #                                                   bridge: the node's eth0 loses its carrier)
 #                                                   or bring it up again
 #   ci/emucluster.sh exec CMD ...                   run CMD where the Slurm clients work (the head
@@ -47,7 +57,11 @@
 # veth pair up<l> (on leaf l) - dn<l> (on the spine), the head on the spine; slurm.conf says
 # TopologyPlugin=topology/tree, and topology.conf beside it names the same tree, so that
 # `scontrol show topology` reads it). An uplink slower than the sum of its leaf's node links is
-# oversubscribed, as on a tapered fat tree: concurrent pairs crossing it share it. Without Slurm, mpirun reaches the nodes through $STATE/nsagent (an rsh
+# oversubscribed, as on a tapered fat tree: concurrent pairs crossing it share it. With --rails
+# K, rail k >= 2 is eth<k-1> on every node at $SUBNET + k-1 (10.213.1.i for rail 2), its switch
+# r<k>br (or leaves r<k>leaf1..L under r<k>spine, uplinks r<k>up<l> - r<k>dn<l>), a node's port
+# on it r<k>n<i>: a rail reaches only its own rail, as on a rail-optimized fat tree whose rails
+# meet at no switch. Without Slurm, mpirun reaches the nodes through $STATE/nsagent (an rsh
 # stand-in) and $STATE/hostfile (partition emucluster:mpirun). Node i's slurmd (and so its job
 # steps) is pinned to CPU (i-1) mod CPUs: with 2 nodes on a 2-core machine each rank has its own
 # core (timing is meaningful); with more nodes than cores, ranks share cores (launch and
@@ -209,33 +223,70 @@ add_namespace() { # NAME ADDRESS VETH BRIDGE
     ip -n "$ns" link set lo up
 }
 
-# The bridge (switch) node i hangs from: br0, or with L leaves leaf l of contiguous blocks.
-leaf_of() { # NODE number, NODES, LEAVES
-    if [ "$3" -le 1 ]; then echo br0; else echo "leaf$(( ($1 - 1) * $3 / $2 + 1 ))"; fi
+# The bridge (switch) node i hangs from: br0, or with L leaves leaf l of contiguous blocks;
+# on rail k >= 2 the same names after "r<k>" (r2br, r2leaf1).
+leaf_of() { # NODE number, NODES, LEAVES[, RAIL]
+    local rail=${4:-1} name
+    if [ "$3" -le 1 ]; then name=br; else name="leaf$(( ($1 - 1) * $3 / $2 + 1 ))"; fi
+    if [ "$rail" -le 1 ]; then [ "$name" = br ] && echo br0 || echo "$name"; else echo "r$rail$name"; fi
+}
+
+rail_prefix() { [ "${1:-1}" -le 1 ] || echo "r$1"; } # RAIL: "" for rail 1, r<k> for the others
+
+# node_port NODE RAIL: the switch's end of node NODE's link on rail RAIL (in the fabric namespace)
+node_port() { if [ "${2:-1}" -le 1 ]; then echo "${PREFIX}v$1"; else echo "r$2n$1"; fi; }
+
+rail_subnet() { # RAIL: the first three numbers of rail RAIL's /24
+    echo "${SUBNET%.*}.$(( ${SUBNET##*.} + $1 - 1 ))"
+}
+
+rail_count() {
+    local k
+    k=$(cat "$STATE/rails" 2>/dev/null || true)
+    [[ "$k" =~ ^[1-4]$ ]] && echo "$k" || echo 1
+}
+
+switches_up() { # RAIL LEAVES: rail RAIL's switches (one, or L leaves under a spine)
+    local p l
+    p=$(rail_prefix "$1")
+    if [ "$2" -le 1 ]; then
+        ip -n "$FABRIC" link add "$(leaf_of 1 1 1 "$1")" type bridge
+        ip -n "$FABRIC" link set "$(leaf_of 1 1 1 "$1")" up
+        return
+    fi
+    ip -n "$FABRIC" link add "${p}spine" type bridge
+    ip -n "$FABRIC" link set "${p}spine" up
+    for l in $(seq 1 "$2"); do
+        ip -n "$FABRIC" link add "${p}leaf$l" type bridge
+        ip -n "$FABRIC" link set "${p}leaf$l" up
+        ip -n "$FABRIC" link add "${p}up$l" type veth peer name "${p}dn$l"
+        ip -n "$FABRIC" link set "${p}up$l" master "${p}leaf$l" up
+        ip -n "$FABRIC" link set "${p}dn$l" master "${p}spine" up
+    done
+}
+
+add_rail_link() { # NODE number, RAIL >= 2, NODES, LEAVES: the node's eth<RAIL-1> on its rail
+    local i=$1 k=$2 dev="eth$(($2 - 1))"
+    # made in the fabric namespace: its names are no one else's there
+    ip -n "$FABRIC" link add "$(node_port "$i" "$k")" type veth peer name "$dev" netns "$PREFIX$i"
+    ip -n "$FABRIC" link set "$(node_port "$i" "$k")" master "$(leaf_of "$i" "$3" "$4" "$k")" up
+    ip -n "$PREFIX$i" addr add "$(rail_subnet "$k").$i/24" dev "$dev"
+    ip -n "$PREFIX$i" link set "$dev" up
 }
 
 network_up() {
-    local nodes=$1 leaves=$2 i l
+    local nodes=$1 leaves=$2 rails=${3:-1} i k
     add_netns "$FABRIC"
     ip -n "$FABRIC" link set lo up
+    for k in $(seq 1 "$rails"); do switches_up "$k" "$leaves"; done
     if [ "$leaves" -le 1 ]; then
-        ip -n "$FABRIC" link add br0 type bridge
-        ip -n "$FABRIC" link set br0 up
         add_namespace "$HEAD" "$SUBNET.254" "${PREFIX}vh" br0
     else
-        ip -n "$FABRIC" link add spine type bridge
-        ip -n "$FABRIC" link set spine up
-        for l in $(seq 1 "$leaves"); do
-            ip -n "$FABRIC" link add "leaf$l" type bridge
-            ip -n "$FABRIC" link set "leaf$l" up
-            ip -n "$FABRIC" link add "up$l" type veth peer name "dn$l"
-            ip -n "$FABRIC" link set "up$l" master "leaf$l" up
-            ip -n "$FABRIC" link set "dn$l" master spine up
-        done
         add_namespace "$HEAD" "$SUBNET.254" "${PREFIX}vh" spine
     fi
     for i in $(seq 1 "$nodes"); do
         add_namespace "$PREFIX$i" "$SUBNET.$i" "${PREFIX}v$i" "$(leaf_of "$i" "$nodes" "$leaves")"
+        for k in $(seq 2 "$rails"); do add_rail_link "$i" "$k" "$nodes" "$leaves"; done
     done
 }
 
@@ -263,8 +314,9 @@ shape() { # NAMESPACE DEVICE RATE ("none": unshaped)
     fi
 }
 
-set_uplink_rate() { # RATE, LEAF number or "s" (every uplink)
-    local l targets
+set_uplink_rate() { # RATE, LEAF number or "s" (every uplink), RAIL
+    local l targets p
+    p=$(rail_prefix "${3:-1}")
     [ "$(node_count)" -gt 0 ] || die "not up; run: ci/emucluster.sh up"
     [ "$(leaf_count)" -ge 2 ] ||
         die "rate --link uplink...: this cluster has one switch; bring it up with --leaves L"
@@ -276,29 +328,42 @@ set_uplink_rate() { # RATE, LEAF number or "s" (every uplink)
         targets=$2
     fi
     for l in $targets; do
-        shape "$FABRIC" "up$l" "$1"   # leaf -> spine
-        shape "$FABRIC" "dn$l" "$1"   # spine -> leaf
+        shape "$FABRIC" "${p}up$l" "$1"   # leaf -> spine
+        shape "$FABRIC" "${p}dn$l" "$1"   # spine -> leaf
     done
-    log "uplink$2 shaped to $1 (tbf, both directions)"
+    log "uplink$2${p:+ of rail ${3:-1}} shaped to $1 (tbf, both directions)"
 }
 
-set_link_rate() { # RATE NAME: a node's number or name, uplinkL, or uplinks
+set_link_rate() { # RATE NAME RAIL: a node's number or name, uplinkL, or uplinks
     case "$2" in
-        uplink*) set_uplink_rate "$1" "${2#uplink}" ;;
-        "$PREFIX"[0-9]*) set_rate "$1" "${2#"$PREFIX"}" ;;
-        *) set_rate "$1" "$2" ;;
+        uplink*) set_uplink_rate "$1" "${2#uplink}" "$3" ;;
+        "$PREFIX"[0-9]*) set_rate "$1" "${2#"$PREFIX"}" "$3" ;;
+        *) set_rate "$1" "$2" "$3" ;;
     esac
 }
 
-set_port_rate() { # RATE or "none", NODE number or name: the switch port's egress toward it only
-    local node=${2#"$PREFIX"}
+set_port_rate() { # RATE or "none", NODE number or name, RAIL: the switch port's egress toward it only
+    local node=${2#"$PREFIX"} rail=${3:-1}
     check_node rate "$node"
-    shape "$FABRIC" "${PREFIX}v$node" "$1"
-    log "the switch port toward ${PREFIX}$node shaped to $1 (tbf; the node's own link unchanged)"
+    shape "$FABRIC" "$(node_port "$node" "$rail")" "$1"
+    log "the switch port toward ${PREFIX}$node on rail $rail shaped to $1 (tbf; the node's own link unchanged)"
 }
 
-set_rate() { # RATE or "none", [NODE number]
-    local rate=$1 only=${2:-} targets i
+set_switch_rate() { # RATE or "none", RAIL: every port of the rail's switch(es) toward its nodes
+    local i
+    check_node rate 1
+    for i in $(seq 1 "$(node_count)"); do shape "$FABRIC" "$(node_port "$i" "$2")" "$1"; done
+    log "every port of rail $2's switch toward its $(node_count) nodes shaped to $1 (tbf; the nodes' links unchanged)"
+}
+
+check_rail() { # RAIL: one of this cluster's rails
+    [[ "$1" =~ ^[1-9]$ ]] && [ "$1" -le "$(rail_count)" ] ||
+        die "rail $(printf %q "$1") is not one of 1..$(rail_count) (bring the cluster up with --rails K)"
+}
+
+set_rate() { # RATE or "none", [NODE number], [RAIL: every rail when empty]
+    local rate=$1 only=${2:-} rails targets i k
+    if [ -n "${3:-}" ]; then rails=$3; else rails=$(seq 1 "$(rail_count)"); fi
     if [ -n "$only" ]; then
         check_node rate "$only"
         targets=$only
@@ -307,31 +372,34 @@ set_rate() { # RATE or "none", [NODE number]
         targets=$(seq 1 "$(node_count)")
     fi
     for i in $targets; do
-        shape "$PREFIX$i" eth0 "$rate"
-        # One node's link is slow both ways: its switch port's egress too (a pair with it then
-        # measures the rate, not the mean of two rates). Re-shaping every link leaves the switch
-        # ports unshaped: each path then crosses one shaper, the sender's.
-        if [ -n "$only" ]; then
-            shape "$FABRIC" "${PREFIX}v$i" "$rate"
-        else
-            shape "$FABRIC" "${PREFIX}v$i" none
-        fi
+        for k in $rails; do
+            shape "$PREFIX$i" "eth$((k - 1))" "$rate"
+            # One node's link is slow both ways: its switch port's egress too (a pair with it
+            # then measures the rate, not the mean of two rates). Re-shaping every link leaves
+            # the switch ports unshaped: each path then crosses one shaper, the sender's.
+            if [ -n "$only" ]; then
+                shape "$FABRIC" "$(node_port "$i" "$k")" "$rate"
+            else
+                shape "$FABRIC" "$(node_port "$i" "$k")" none
+            fi
+        done
     done
+    local which="rail(s) $(echo $rails | tr ' ' ,)"
     if [ -n "$only" ]; then
-        log "the link of ${PREFIX}$only shaped to $rate (tbf, both directions)"
+        log "the link of ${PREFIX}$only shaped to $rate on $which (tbf, both directions)"
     else
-        printf '%s\n' "$rate" > "$STATE/rate"
-        log "node links shaped to $rate (tbf, egress of every node)"
+        [ -n "${3:-}" ] || printf '%s\n' "$rate" > "$STATE/rate"
+        log "node links shaped to $rate on $which (tbf, egress of every node)"
     fi
 }
 
-set_link() { # NODE number, "down" or "up"
+set_link() { # NODE number, "down" or "up", RAIL
     check_node link "$1"
     case "$2" in
-        down|up) ip -n "$FABRIC" link set "${PREFIX}v$1" "$2" ;;
+        down|up) ip -n "$FABRIC" link set "$(node_port "$1" "${3:-1}")" "$2" ;;
         *) die "link: $(printf %q "$2") is neither down nor up" ;;
     esac
-    log "the link of ${PREFIX}$1 is $2"
+    log "the link of ${PREFIX}$1 on rail ${3:-1} is $2"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -515,14 +583,15 @@ down() {
     fi
     stop_daemons
     delete_namespaces
-    rm -f "$STATE/nodes" "$STATE/rate" "$STATE/declared_rate" "$STATE/leaves" "$STATE/burst" "$STATE/topology.conf"
+    rm -f "$STATE/nodes" "$STATE/rate" "$STATE/declared_rate" "$STATE/leaves" "$STATE/burst" "$STATE/topology.conf" "$STATE/rails"
     rm -rf "$STATE/spool" "$STATE/tmp" "$STATE/state"
 }
 
 up() {
-    local nodes=4 rate=1gbit leaves=1 uplink_rate=none burst=$TBF_BURST declare=none
+    local nodes=4 rate=1gbit leaves=1 uplink_rate=none burst=$TBF_BURST declare=none rails=1 k
     while [ $# -gt 0 ]; do
         case "$1" in
+            --rails) rails=${2:?--rails needs a number}; shift 2 ;;
             --burst) burst=${2:?--burst needs a tc size such as 16kb}; shift 2 ;;
             --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
             --rate) rate=${2:?--rate needs a tc rate such as 1gbit}; shift 2 ;;
@@ -531,13 +600,16 @@ up() {
             --declare) declare=${2:?--declare needs a tc rate such as 1gbit}; shift 2
                 [[ "$declare" =~ ^[0-9]+(\.[0-9]+)?[KkMmGgTt]?bit$ ]] ||
                     die "up --declare $(printf %q "$declare"): give a rate such as 1gbit or 500mbit" ;;
-            *) die "up: unknown argument $(printf %q "$1"); use --nodes N, --rate RATE, --leaves L, --uplink-rate RATE, --burst SIZE and --declare RATE" ;;
+            *) die "up: unknown argument $(printf %q "$1"); use --nodes N, --rate RATE, --leaves L, --uplink-rate RATE, --burst SIZE, --declare RATE and --rails K" ;;
         esac
     done
     [[ "$nodes" =~ ^[1-9][0-9]*$ ]] && [ "$nodes" -le 64 ] ||
         die "--nodes $(printf %q "$nodes"): use 1 to 64"
     [[ "$leaves" =~ ^[1-9][0-9]*$ ]] && [ "$leaves" -le "$nodes" ] && [ "$leaves" -le 16 ] ||
         die "--leaves $(printf %q "$leaves"): use 1 to 16, at most one per node"
+    [[ "$rails" =~ ^[1-4]$ ]] || die "--rails $(printf %q "$rails"): use 1 to 4"
+    [ $(( ${SUBNET##*.} + rails - 1 )) -le 255 ] ||
+        die "--rails $rails: rail $rails's subnet would be past ${SUBNET%.*}.255; set FABRICSUITE_EMU_SUBNET lower"
     [[ "$burst" =~ ^[1-9][0-9]{0,5}(kb|mb)$ ]] ||
         die "--burst $(printf %q "$burst"): use a tc size such as 16kb or 64kb"
     mkdir -p "$STATE/run" "$STATE/log"
@@ -551,9 +623,10 @@ up() {
     trap 'rc=$?; set +e; if [ "$rc" -ne 0 ]; then log "bring-up failed; ending what it started"; down; fi' EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
-    network_up "$nodes" "$leaves"
+    network_up "$nodes" "$leaves" "$rails"
     echo "$nodes" > "$STATE/nodes"
     echo "$leaves" > "$STATE/leaves"
+    echo "$rails" > "$STATE/rails"
     echo "$burst" > "$STATE/burst"
     # the links' promise (config/systems/emucluster.py's contract), kept when `rate` re-shapes
     # the links later: a link shaped below it then reads as a link below its promise
@@ -562,15 +635,17 @@ up() {
     write_rsh_agent "$nodes"
     start_daemons "$nodes"
     set_rate "$rate"
-    [ "$leaves" -ge 2 ] && [ "$uplink_rate" != none ] && set_uplink_rate "$uplink_rate" s
+    if [ "$leaves" -ge 2 ] && [ "$uplink_rate" != none ]; then
+        for k in $(seq 1 "$rails"); do set_uplink_rate "$uplink_rate" s "$k"; done
+    fi
     trap - EXIT INT TERM
-    log "up: $nodes nodes ${PREFIX}1..$nodes, links $rate, $leaves switch(es) (uplinks $uplink_rate); state in $STATE"
+    log "up: $nodes nodes ${PREFIX}1..$nodes, $rails rail(s), links $rate, $leaves switch(es) a rail (uplinks $uplink_rate); state in $STATE"
     log "run checks with: ci/emucluster.sh exec .venv/bin/reframe -C config/settings.py -c checks --system emucluster -r"
 }
 
 status() {
     local namespaces
-    echo "prefix $PREFIX, state $STATE, nodes $(node_count), switches $(leaf_count), rate $(cat "$STATE/rate" 2>/dev/null || echo -)"
+    echo "prefix $PREFIX, state $STATE, nodes $(node_count), rails $(rail_count), switches $(leaf_count), rate $(cat "$STATE/rate" 2>/dev/null || echo -)"
     namespaces=$(recorded_namespaces)
     echo "${namespaces:-no namespaces}"
     [ "$(node_count)" -gt 0 ] && in_head sinfo || true
@@ -587,14 +662,34 @@ main() {
         down) need_root; down; log "down" ;;
         rate)
             need_root
-            if [ "${2:-}" = --link ]; then
-                set_link_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${3:?--link needs a node or uplink1..L}"
-            elif [ "${2:-}" = --port ]; then
-                set_port_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${3:?--port needs a node}"
+            local rate=${1:?rate needs a tc rate such as 500mbit, or none} node="" link="" port="" switch="" rail=""
+            shift
+            while [ $# -gt 0 ]; do
+                case "$1" in
+                    --link) link=${2:?--link needs a node or uplink1..L}; shift 2 ;;
+                    --port) port=${2:?--port needs a node}; shift 2 ;;
+                    --switch) switch=${2:?--switch needs a rail number}; shift 2 ;;
+                    --rail) rail=${2:?--rail needs a rail number}; shift 2 ;;
+                    -*) die "rate: unknown option $(printf %q "$1"); use --link NAME, --port NODE, --switch RAIL, --rail RAIL" ;;
+                    *) [ -z "$node" ] || die "rate: one node at most"; node=$1; shift ;;
+                esac
+            done
+            [ -z "$rail" ] || check_rail "$rail"
+            if [ -n "$switch" ]; then
+                check_rail "$switch"
+                set_switch_rate "$rate" "$switch"
+            elif [ -n "$link" ]; then
+                set_link_rate "$rate" "$link" "${rail:-1}"
+            elif [ -n "$port" ]; then
+                set_port_rate "$rate" "$port" "${rail:-1}"
             else
-                set_rate "${1:?rate needs a tc rate such as 500mbit, or none}" "${2:-}"
+                set_rate "$rate" "$node" "$rail"
             fi ;;
-        link) need_root; set_link "${1:?link needs a node number}" "${2:?link needs down or up}" ;;
+        link)
+            need_root
+            local rail=1
+            [ "${3:-}" != --rail ] || { rail=${4:?--rail needs a rail number}; check_rail "$rail"; }
+            set_link "${1:?link needs a node number}" "${2:?link needs down or up}" "$rail" ;;
         exec)
             [ $# -gt 0 ] || die "exec needs a command"
             [ "$(node_count)" -gt 0 ] || die "not up; run: ci/emucluster.sh up"

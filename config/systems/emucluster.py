@@ -69,10 +69,23 @@ try:
     _promised_latency_us = float(os.environ.get("FABRICSUITE_EMU_PROMISED_LATENCY_US") or 0)
 except ValueError:
     _promised_latency_us = 0.0
-_FABRIC = ({"fabric": {"links": {"ports": "net/eth0", "count": 1, "rate_gbps": _declared_gbps},
+# Brought up with --rails K: each node's eth0..eth<K-1>, rail k on its own switch. The contract
+# names them as rails (one rank's messages on one, rail 1, as the environments below keep them),
+# and the partition has the `rails` feature (checks/rails.py measures each rail and striped).
+try:
+    _rails = int((_state / "rails").read_text())
+except (OSError, ValueError):
+    _rails = 1
+_LINKS = ({"rails": [f"net/eth{k}" for k in range(_rails)]} if _rails > 1
+          else {"ports": "net/eth0", "count": 1})
+_FABRIC = ({"fabric": {"links": {**_LINKS, "rate_gbps": _declared_gbps},
                        **({"promise": {"latency_8B_us": _promised_latency_us}}
                           if _promised_latency_us > 0 else {})}}
            if _declared_gbps > 0 else {})
+_FEATURES = ["mpi", "rails"] if _rails > 1 else ["mpi"]
+# Open MPI's TCP transport stripes over every interface that reaches a peer: on rail 1 alone
+# unless a case binds its own (UCX is told eth0 in any case, below).
+_OPENMPI_RAIL = [["OMPI_MCA_btl_tcp_if_include", "eth0"]] if _rails > 1 else []
 # Brought up with --leaves L: Slurm's topology/tree knows the switches, and the all-pairs map
 # explains its bad pairs by them (the job's `scontrol show topology`; checks/fabric_map.py).
 _TOPOLOGY = {"topology": "slurm"} if (_state / "topology.conf").is_file() else {}
@@ -101,7 +114,7 @@ site_configuration = {
                     "launcher": "srun",
                     "access": ["--partition=emu"],
                     "environs": ["openmpi", "mpich"],
-                    "features": ["mpi"],
+                    "features": _FEATURES,
                     "processor": {"num_cpus": 1, "num_cpus_per_core": 1},
                     "extras": {
                         "nodes": _nodes,
@@ -162,6 +175,7 @@ site_configuration = {
                 ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"],
                 # TCP between the namespaces, never shared memory.
                 ["OMPI_MCA_btl", "tcp,self"],
+                *_OPENMPI_RAIL,
             ],
         },
         {

@@ -260,8 +260,10 @@ def declared_specs(check_class) -> dict[str, PerfSpec]:
 
 #: Check variables that are reference index levels below the environment, outermost first:
 #: the topology distance (point-to-point netbench checks), the NPB kernel or NPB-MZ benchmark
-#: (each its own reference: their Mop/s differ 100x), the scale (multi-rank checks).
-INDEX_FIELDS = ("distance", "kernel", "benchmark", "scale")
+#: (each its own reference: their Mop/s differ 100x), the scale (multi-rank checks), the rail
+#: (a node's NIC and switch plane, "rail2", or "striped" over every rail: checks/rails.py). A
+#: case without a level has none in its key, so files written before a level came read unchanged.
+INDEX_FIELDS = ("distance", "kernel", "benchmark", "scale", "rail")
 
 
 def scale_label(nodes: int, ranks_per_node: int) -> str:

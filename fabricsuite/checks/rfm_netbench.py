@@ -233,8 +233,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: What the partition declares and was not read, with the reason, "node1 infiniband: no
     #: /sys/class/infiniband/*/ports (...)"; "" when everything was read
     counters_not_read = variable(str, value="", loggable=True)
-    #: The line rate the partition declares for a node, Gb/s (its links together,
-    #: fabricsuite.data.links), that the line fractions divide by; None: none declared
+    #: The line rate of the path the case's messages take, Gb/s (one rail, or the rails they
+    #: are striped over, fabricsuite.data.links), that the line fractions divide by; None:
+    #: none declared
     line_rate_gbps = variable(float, type(None), value=None, loggable=True)
     #: The latency at 8 B the partition promises between two nodes, us (extras.fabric.promise
     #: latency_8B_us), that the latency's promise multiple divides by; None: none declared
@@ -314,8 +315,13 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
                             if name not in promised or name in kept}
             self.declare_directions()
         if kept:
-            self.line_rate_gbps = promise.line_rate_gbps
+            self.line_rate_gbps = promise.path_rate_gbps(self.path_rails(promise))
             self.promised_latency_us = promise.latency_8B_us
+
+    def path_rails(self, promise: links.Contract) -> int:
+        """Over how many of a node's rails this case's messages go: as the partition's MPI is
+        configured (the contract's striped_over), unless the check binds them itself."""
+        return promise.striped_over
 
     def one_rank_per_node(self) -> bool:
         """Whether each rank of the case has a node of its own (its messages cross links)."""

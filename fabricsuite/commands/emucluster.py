@@ -66,23 +66,30 @@ def bench_up(cluster: EmuCluster, script: str, *args: str) -> bool:
     return up.returncode == 0
 
 
-def matrix_references(nodes: int) -> str:
-    """A reference file for NetbenchMatrix at `nodes` nodes of emucluster:nodes (Open MPI):
-    every count of bad pairs, nodes and faulty components judged against 0, the figures
-    recorded only (emulated nodes share the host's cores: the verdict is relative to the run)."""
+def matrix_references(nodes: int, rails: int = 0) -> str:
+    """A reference file for NetbenchMatrix at `nodes` nodes of emucluster:nodes (Open MPI), or
+    with `rails` for NetbenchRailMatrix on each rail (the level `rail`): every count of bad
+    pairs, nodes and faulty components judged against 0, the figures recorded only (emulated
+    nodes share the host's cores: the verdict is the counts, relative to the run)."""
     counts = (("bad_pairs", "pairs"), ("bad_nodes", "nodes"), ("faulty_node_links",
               "components"), ("faulty_uplinks", "components"), ("faulty_switches", "components"))
     figures = (("bandwidth_median_MBps", "25.0", "MB/s"), ("bandwidth_min_MBps", "25.0", "MB/s"),
                ("latency_median_us", "100.0", "us"))
-    lines = ["NetbenchMatrix:", "  $index: [$partition, $environ, scale]", "  emucluster:nodes:",
-             "    openmpi:", f"      {nodes}x1:"]
-    lines += [f"        matrix_{name}: [{value}, null, null, {unit}]"
-              for name, value, unit in figures]
-    lines += [f"        matrix_{name}: [0, null, 0, {unit}]" for name, unit in counts]
+    check = "NetbenchRailMatrix" if rails else "NetbenchMatrix"
+    levels = [f"{nodes}x1.rail{k}" for k in range(1, rails + 1)] if rails else [f"{nodes}x1"]
+    lines = [f"{check}:", f"  $index: [$partition, $environ, scale{', rail' if rails else ''}]",
+             "  emucluster:nodes:", "    openmpi:", f"      {nodes}x1:"]
+    indent = "          " if rails else "        "
+    for level in levels:
+        if rails:
+            lines.append(f"        {level.split('.')[1]}:")
+        lines += [f"{indent}matrix_{name}: [{value}, null, null, {unit}]"
+                  for name, value, unit in figures]
+        lines += [f"{indent}matrix_{name}: [0, null, 0, {unit}]" for name, unit in counts]
     lines.append("_recorded_only:")
-    lines += [f"  'NetbenchMatrix.emucluster:nodes.openmpi.{nodes}x1.matrix_{name}': '{nodes} "
-              f"emulated nodes share 2 cores: recorded; the verdict is the counts, relative to "
-              f"the run'" for name, _value, _unit in figures]
+    lines += [f"  '{check}.emucluster:nodes.openmpi.{level}.matrix_{name}': '{nodes} emulated "
+              f"nodes share 2 cores: recorded; the verdict is the counts, relative to the run'"
+              for level in levels for name, _value, _unit in figures]
     return "\n".join(lines) + "\n"
 
 

@@ -69,12 +69,14 @@ SCHEMA, VERSION = "fabricsuite-findings", 1
 
 NODE_OUTLIER_KIND, LINK_DEGRADED_KIND, FAULTY_LINK = "node-outlier", "link-degraded", "faulty-link"
 UPLINK, LEAF, FABRIC, REGRESSION = "uplink", "leaf", "fabric", "regression"
+#: A whole rail of a multi-rail fabric (its switch plane) below its promise on every node
+RAIL = "rail"
 BROKEN_HARNESS, INTERFERENCE, INTERRUPTED = "broken-harness", "interference", "interrupted"
 #: Findings of a node's own: the only kinds an action may take a node out of service for.
 NODE_KINDS = (NODE_OUTLIER_KIND, LINK_DEGRADED_KIND, FAULTY_LINK)
 #: Findings of a component above the nodes or of the whole fabric: reported, never drained
 #: node by node.
-COMPONENT_KINDS = (UPLINK, LEAF, FABRIC, REGRESSION)
+COMPONENT_KINDS = (UPLINK, LEAF, FABRIC, REGRESSION, RAIL)
 #: Findings that say the session itself cannot be trusted: nothing is acted on beside them.
 SESSION_KINDS = (BROKEN_HARNESS, INTERFERENCE, INTERRUPTED)
 #: A known finding ($xfail) that no longer fails: its reference is stale, a person updates it
@@ -153,7 +155,10 @@ def _line(text: object, width: int = 300) -> str:
 
 
 _LINK = re.compile(r"\b(LINK DEGRADED|LINK CHANGED) (\S+?):? ")
-_BELOW = re.compile(r"\bBELOW PROMISE (the fabric|leaf (.+?) \(|node (\S+?):)")
+_BELOW = re.compile(r"\bBELOW PROMISE (?:(rail \d+|striped over every rail): )?"
+                    r"(the fabric|leaf (.+?) \(|node (\S+?):)")
+#: The rail a rail map's finding names at its end, "... (rail 2)" (checks/fabric_map.py)
+_ON_RAIL = re.compile(r" \((rail \d+)\)$")
 _FAULTY = re.compile(r"^faulty ((?:node|uplink|switch) \S+?(?: or (?:node|uplink|switch) \S+?)*)"
                      r": ")
 
@@ -169,15 +174,23 @@ def link_findings_of(lines: list[str], base: dict) -> list[Finding]:
             found.append(Finding(LINK_DEGRADED_KIND,
                                  CONFIRMED if link[1] == "LINK DEGRADED" else SUSPECTED,
                                  compress_hostlist([link[2]]), _line(line), **base))
+        elif below and below[4]:
+            found.append(Finding(FAULTY_LINK, MAP, compress_hostlist([below[4]]), _line(line),
+                                 component=_on(f"node {below[4]}", below[1]), **base))
         elif below and below[3]:
-            found.append(Finding(FAULTY_LINK, MAP, compress_hostlist([below[3]]), _line(line),
-                                 component=f"node {below[3]}", **base))
-        elif below and below[2]:
-            found.append(Finding(LEAF, MAP, "", _line(line), component=f"leaf {below[2]}",
-                                 **base))
+            found.append(Finding(LEAF, MAP, "", _line(line),
+                                 component=_on(f"leaf {below[3]}", below[1]), **base))
+        elif below and below[1]:
+            # the whole rail: its switch plane, not the nodes
+            found.append(Finding(RAIL, MAP, "", _line(line), component=below[1], **base))
         elif below:
             found.append(Finding(FABRIC, MAP, "", _line(line), component="the fabric", **base))
     return found
+
+
+def _on(component: str, rail: str | None) -> str:
+    """A component with the rail it was found on: "node n3 rail 2"."""
+    return f"{component} {rail}" if rail else component
 
 
 def map_findings_of(components: str, base: dict, nodes: tuple[str, ...] | list[str] = ()
@@ -209,8 +222,10 @@ def map_findings_of(components: str, base: dict, nodes: tuple[str, ...] | list[s
         kinds = {kind for kind, _ in named}
         names = [name for kind, name in named if kind == "node"]
         kind = (FAULTY_LINK if kinds == {"node"} else UPLINK if kinds == {"uplink"} else LEAF)
+        rail = _ON_RAIL.search(line.strip())
         found.append(Finding(kind, confidence, compress_hostlist(names) if kind == FAULTY_LINK
-                             else "", _line(line), component=match[1], **base))
+                             else "", _line(line),
+                             component=_on(match[1], rail[1] if rail else None), **base))
     named = {name for finding in found for name in finding.node_names()}
     healthy = compress_hostlist([node for node in nodes if node not in named])
     return [replace(f, retest_with=healthy) if f.confidence == SUSPECTED and f.nodes else f

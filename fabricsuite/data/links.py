@@ -322,6 +322,28 @@ def _rails(rails: Any, fix: str) -> tuple[str, ...]:
     return tuple(rails)
 
 
+def mpi_devices(ports: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """The environment that keeps one rank's messages on `ports` (one rail, or several to
+    stripe over), for each MPI's own NIC selection (../shared/notes/multi-rail.md): Open MPI's
+    TCP transport (btl_tcp_if_include), UCX (UCX_NET_DEVICES, "mlx5_1:1" for an HCA's port, the
+    interface for TCP; UCX_MAX_RNDV_RAILS the rails a large message is split over) and
+    libfabric's CXI provider (FI_CXI_DEVICE_NAME). Each MPI reads its own and ignores the
+    others'."""
+    interfaces = [p.split("/", 1)[1] for p in ports if p.startswith("net/")]
+    hcas = [":".join(p.split("/")[1:]) for p in ports if p.startswith("infiniband/")]
+    nics = [p.split("/", 1)[1] for p in ports if p.startswith("cxi/")]
+    env = {}
+    if interfaces:
+        env["OMPI_MCA_btl_tcp_if_include"] = ",".join(interfaces)
+    if interfaces or hcas:
+        env["UCX_NET_DEVICES"] = ",".join(hcas + interfaces)
+        env["UCX_MAX_RNDV_RAILS"] = str(min(len(hcas + interfaces), 4))  # UCX's most
+    if nics:
+        env["FI_CXI_DEVICE_NAME"] = ",".join(nics)
+        env["MPICH_OFI_NUM_NICS"] = str(len(nics))
+    return env
+
+
 def tc_rate_gbps(text: str) -> float | None:
     """A rate as tc prints it ("1Gbit", "500Mbit", "64Kbit", "800bit") in Gb/s."""
     match = _TC_RATE.fullmatch(text.strip())

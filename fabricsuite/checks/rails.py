@@ -1,0 +1,72 @@
+"""What a check that runs rail by rail shares (checks/rails.py, checks/fabric_map.py): the
+`rail` parameter's values from the partitions of the selected system, and keeping one case's
+messages on its rail, or striped over every rail, through each MPI's own NIC selection
+(fabricsuite.data.links.mpi_devices)."""
+
+from __future__ import annotations
+
+import reframe as rfm
+from reframe.core.builtins import run_after
+from reframe.core.exceptions import ReframeFatalError
+from reframe.core.runtime import runtime
+
+from fabricsuite.data.links import Contract, ContractError, contract, mpi_devices
+
+#: The `rail` value of a case striped over every rail of the node.
+STRIPED = "striped"
+
+
+def declared_rails(striped: bool = True) -> list[str]:
+    """The `rail` parameter's values: rail1..railK for the most rails a partition of the
+    selected system declares (extras.fabric.links.rails), and "striped" where asked; none
+    where no partition declares rails (a single-rail system has no case of a rail check,
+    rather than one skipped case per rail)."""
+    try:
+        partitions = runtime().system.partitions
+    except (ReframeFatalError, AttributeError):  # no session (a module imported alone)
+        return []
+    most = 0
+    for partition in partitions:
+        try:
+            promise = contract(partition.extras)
+        except ContractError:
+            continue  # refused, in one line, by every check's setup on that partition
+        most = max(most, len(promise.rails) if promise else 0)
+    if most < 2:
+        return []
+    return [f"rail{k}" for k in range(1, most + 1)] + ([STRIPED] if striped else [])
+
+
+def rail_number(rail: str) -> int | None:
+    """2 for "rail2"; None for "striped"."""
+    return int(rail.removeprefix("rail")) if rail.startswith("rail") else None
+
+
+class RailBound(rfm.RegressionTestPlugin):
+    """A mixin of a netbench check with a `rail` parameter (declared_rails): at setup its
+    job's messages are kept on that rail's port (or striped over every rail) on every node,
+    and its line fractions divide by what that path carries."""
+
+    @run_after("setup")
+    def keep_to_the_rail(self):
+        partition = self.current_partition
+        promise = contract(partition.extras)
+        rails = promise.rails if promise else ()
+        self.skip_if(len(rails) < 2, f"{partition.fullname} declares no rails "
+                                     f"(extras.fabric.links.rails)")
+        k = rail_number(self.rail)
+        if k is None:
+            ports = rails
+        else:
+            self.skip_if(k > len(rails), f"{partition.fullname} declares {len(rails)} rails; "
+                                         f"{self.rail} needs {k}")
+            ports = (rails[k - 1],)
+        self.env_vars = {**self.env_vars, **mpi_devices(ports)}
+
+    def path_rails(self, promise: Contract) -> int:
+        return promise.count if self.rail == STRIPED else 1
+
+    def rail_label(self) -> str:
+        """"rail 2", or "striped over every rail", as findings name it."""
+        k = rail_number(self.rail)
+        return f"rail {k}" if k is not None else "striped over every rail"
