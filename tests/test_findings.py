@@ -94,6 +94,49 @@ def test_link_lines_and_map_lines_become_findings_with_their_confidence():
     assert (node.kind, node.confidence, node.nodes) == ("faulty-link", "map", "n7")
 
 
+def test_a_rail_maps_findings_carry_the_rail_and_a_whole_rail_is_reported_not_drained():
+    """What NetbenchRailMatrix writes (checks/fabric_map.py, on_its_path): a node's link on
+    one rail, a leaf of one rail, a whole rail below its promise."""
+    base = {"check": "NetbenchRailMatrix %node_count=4 %placement=per-node %rail=rail2",
+            "partition": "emucluster:nodes", "environ": "openmpi"}
+    (node,) = findings.map_findings_of(
+        "faulty node n3: 3 of 3 pairs through it bad, median 16.5 MB/s against 24.8 MB/s for "
+        "the healthy pairs (-34%) (rail 2)", base)
+    assert (node.kind, node.nodes, node.component) == ("faulty-link", "n3", "node n3 rail 2")
+    assert act.reason_of(node, "319ab2f4-aaaa") == \
+        "fabricsuite: FAULTY LINK NetbenchRailMatrix rail 2 -34% 319ab2f4"
+    found = findings.link_findings_of([
+        "BELOW PROMISE rail 2: the fabric: median pair 0.60 of the 0.2 Gb/s line rate over 6 "
+        "pair(s), promised 0.70",
+        "BELOW PROMISE rail 3: node n4: median pair 0.51 of the 0.2 Gb/s line rate over 3 "
+        "pair(s), promised 0.70",
+        "BELOW PROMISE rail 1: leaf leaf2 (its uplink): median pair 0.41 of the 1 Gb/s line "
+        "rate over 12 pair(s), promised 0.70"], base)
+    assert [(f.kind, f.nodes, f.component) for f in found] == [
+        ("rail", "", "rail 2"), ("faulty-link", "n4", "node n4 rail 3"),
+        ("leaf", "", "leaf leaf2 rail 1")]
+    actions, lines, refused = planned([found[0]])
+    assert not refused and actions == [] and lines[0].startswith(
+        "reported, no node drained (rail rail 2): BELOW PROMISE rail 2: the fabric")
+
+
+def test_a_node_named_on_every_rail_is_one_finding_of_the_node():
+    base = {"check": "NetbenchRailMatrix %node_count=4 %placement=per-node %rail=rail1",
+            "partition": "emucluster:nodes", "environ": "openmpi"}
+    on_rail = [findings.map_findings_of(f"faulty node n3: 3 of 3 pairs through it bad (rail "
+                                        f"{k})", dict(base, check=base["check"][:-1] + str(k)))[0]
+               for k in (1, 2)]
+    ran = {("NetbenchRailMatrix", "emucluster:nodes", "openmpi"): {"rail 1", "rail 2"}}
+    (node,) = findings.on_every_rail(on_rail, ran)
+    assert (node.kind, node.nodes, node.component) == ("faulty-link", "n3", "node n3 every rail")
+    assert node.evidence.startswith("faulty node n3 on every rail (2 of 2): the node, not one "
+                                    "rail")
+    # named on one rail of two: that rail's, as found
+    assert findings.on_every_rail(on_rail[1:], ran) == on_rail[1:]
+    three = {key: rails | {"rail 3"} for key, rails in ran.items()}
+    assert findings.on_every_rail(on_rail, three) == on_rail
+
+
 def test_a_findings_file_round_trips_and_a_bad_one_is_one_line(tmp_path):
     path = tmp_path / "findings" / "nightly.json"
     findings.write(path, doc_of("judged-own"))

@@ -320,8 +320,11 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
 
     def path_rails(self, promise: links.Contract) -> int:
         """Over how many of a node's rails this case's messages go: as the partition's MPI is
-        configured (the contract's striped_over), unless the check binds them itself."""
-        return promise.striped_over
+        configured (the contract's striped_over, or the environment's own extras.striped_over),
+        unless the check binds them itself."""
+        from fabricsuite.checks.rails import env_stripes
+
+        return min(env_stripes(self.current_environ, promise.striped_over), promise.count)
 
     def one_rank_per_node(self) -> bool:
         """Whether each rank of the case has a node of its own (its messages cross links)."""

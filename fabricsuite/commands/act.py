@@ -153,12 +153,17 @@ def run_slurm(command: list[str]) -> str:
 
 
 def reason_of(finding: Finding, session: str) -> str:
-    """The suite's reason for a node: "fabricsuite: NODE OUTLIER <check> -15% <session>"."""
+    """The suite's reason for a node: "fabricsuite: NODE OUTLIER <check> -15% <session>", with
+    the rail where a rail map named it ("fabricsuite: FAULTY LINK NetbenchRailMatrix rail 2
+    -34% 319ab2f4")."""
     change = re.search(r"[+-]\d+(?:\.\d+)?%", finding.evidence)
     rates = re.search(r"([\d.]+) Gb/s, (?:declared|its \d+ peer\(s\))(?: \d+X)? ([\d.]+) Gb/s",
                       finding.evidence)
     check = finding.check.split(" ", 1)[0]
-    words = [REASON_PREFIX, LABELS.get(finding.kind, finding.kind), check]
+    # a rail map's node: the rail its link was found on ("rail 2", "every rail")
+    rail = re.search(r"\b(rail \d+|every rail)$", finding.component)
+    words = [REASON_PREFIX, LABELS.get(finding.kind, finding.kind), check,
+             rail[0] if rail else ""]
     if change:
         words.append(change[0])
     elif rates and float(rates[2]) > 0:

@@ -343,8 +343,13 @@ def document(report: dict, status: int | None = None, line: str = "",
     ran: set[str] = set()
     troubled: set[str] = set()
     cache: dict = {}
+    rails: dict[tuple[str, str, str], set[str]] = {}
     for case, verdict in case_verdicts(report):
         ran.update(case.evidence.nodes)
+        check, partition, environ, levels = case_scope(case.last)
+        rail = dict(levels).get("rail", "")
+        if rail.startswith("rail"):
+            rails.setdefault((check, partition, environ), set()).add(f"rail {rail[4:]}")
         found = of_case(case, verdict, cache)
         findings += found
         named = {name for finding in found for name in finding.node_names()}
@@ -360,7 +365,34 @@ def document(report: dict, status: int | None = None, line: str = "",
                         if is_finite_number(started) else ""),
             "outcome": {"status": status, "line": line},
             "nodes": compress_hostlist(ran), "passed_nodes": compress_hostlist(ran - troubled),
-            "findings": [asdict(f) for f in findings]}
+            "findings": [asdict(f) for f in on_every_rail(findings, rails)]}
+
+
+_RAIL_NODE = re.compile(r"^node (\S+) (rail \d+)$")
+
+
+def on_every_rail(findings: list[Finding],
+                  rails: dict[tuple[str, str, str], set[str]]) -> list[Finding]:
+    """A node whose link a rail check named on every rail it ran (`rails`: {(check class,
+    partition, environment): {"rail 1", ...}}) as one finding of the node ("node n3 every
+    rail": the node, its host side, not one rail's cable), in place of one per rail."""
+    on_node: dict[tuple[str, str, str, str], list[Finding]] = {}
+    for finding in findings:
+        match = _RAIL_NODE.match(finding.component)
+        if finding.kind == FAULTY_LINK and match:
+            key = (finding.check.split(" ")[0], finding.partition, finding.environ, match[1])
+            on_node.setdefault(key, []).append(finding)
+    merged: dict[int, Finding] = {}
+    for (check, partition, environ, node), named in on_node.items():
+        every = rails.get((check, partition, environ), set())
+        if len(every) < 2 or {_RAIL_NODE.match(f.component)[2] for f in named} != every:
+            continue
+        merged[id(named[0])] = replace(named[0], check=check, component=f"node {node} every rail",
+                                       evidence=_line(f"faulty node {node} on every rail "
+                                                      f"({len(every)} of {len(every)}): the node, "
+                                                      f"not one rail; {named[0].evidence}"))
+        merged.update({id(f): None for f in named[1:]})
+    return [merged.get(id(f), f) for f in findings if merged.get(id(f), f) is not None]
 
 
 def interrupted_document(why: str, session: str = "") -> dict:
