@@ -94,14 +94,17 @@ def test_a_slingshot_nic_down_or_trained_a_speed_lower_is_named(tmp_path):
     # proposes (hsn0 says the same link again)
     healthy = {n: p for n, p in ports.items() if n in ("cxi/cxi0", "cxi/cxi3", "net/hsn0")}
     proposed, notes = links.propose({"nid001": healthy, "nid002": healthy})
-    assert proposed == {"links": {"ports": "cxi/cxi0|cxi/cxi3", "count": 2, "rate_gbps": 200.0}}
+    # two NICs a node: proposed as rails, one rank's messages on one of them
+    assert proposed == {"links": {"rails": ["cxi/cxi0", "cxi/cxi3"], "rate_gbps": 200.0}}
+    assert links.contract({"fabric": proposed}).line_rate_gbps == 200.0
     assert not any(n.startswith("not proposed") for n in notes), notes
     # a NIC down, and one a speed lower, on every node alike: no node differs, so init says
     # which it left out
     proposed, notes = links.propose({"nid001": ports, "nid002": ports})
-    assert proposed["links"]["ports"] == "cxi/cxi0|cxi/cxi3"
-    assert notes[-1].startswith("not proposed: cxi/cxi1 down on 2 node(s), cxi/cxi2 100 Gb/s on "
-                                "2 node(s); where one carries the fabric"), notes
+    assert proposed["links"]["rails"] == ["cxi/cxi0", "cxi/cxi3"]
+    (left_out,) = [n for n in notes if n.startswith("not proposed")]
+    assert left_out.startswith("not proposed: cxi/cxi1 down on 2 node(s), cxi/cxi2 100 Gb/s on "
+                               "2 node(s); where one carries the fabric"), notes
     dropped = dict(healthy, **{"cxi/cxi3": ports["cxi/cxi1"]})
     assert links.changes({"nid001": healthy}, {"nid001": dropped}) == [
         "LINK CHANGED nid001 cxi/cxi3 during the job: 200 Gb/s -> down"]
@@ -131,6 +134,22 @@ def test_a_nic_below_its_pcie_link_is_named_and_nothing_else(tmp_path):
     assert all(p.pcie is None for p in links.parse(hca_reading(tmp_path)).values())
     assert all(p.pcie is None for p in
                links.parse((DATA / "vm-reading.txt").read_text()).values())
+
+
+def test_init_proposes_a_nodes_nics_as_rails_and_says_which_cores_each_is_near(tmp_path):
+    ports = links.parse(hca_reading(tmp_path, "sysfs-pcie"))
+    assert (ports["infiniband/mlx5_2/1"].numa_node, ports["infiniband/mlx5_2/1"].local_cpus) == \
+        (1, "56-111,168-223")
+    assert ports["net/eno1"].numa_node is None  # -1: the firmware does not say
+    proposed, notes = links.propose({"dgx01": ports, "dgx02": ports})
+    assert proposed == {"links": {"rails": [f"infiniband/mlx5_{k}/1" for k in range(4)],
+                                  "rate_gbps": 400.0, "width": 4}}
+    assert "NICs near cores: infiniband/mlx5_0/1 NUMA 0 (CPUs 0-55,112-167), infiniband/mlx5_1/1 " \
+           "NUMA 0 (CPUs 0-55,112-167), infiniband/mlx5_2/1 NUMA 1 (CPUs 56-111,168-223)" in \
+        "\n".join(notes), notes
+    assert any(n.startswith("proposed as 4 rails") for n in notes)
+    # the x8 and the Gen-down NIC differ on both nodes alike: named to the person confirming
+    assert sum("PCIe" in n for n in notes) == 4, notes
 
 
 @pytest.mark.parametrize("text, gts", [("32.0 GT/s PCIe", 32.0), ("16 GT/s", 16.0),

@@ -191,3 +191,16 @@ def test_a_cached_topology_of_another_machine_is_refused(tmp_path):
     cache.unlink()
     own = topology.local_topology_xml(cache)  # recorded here, then accepted from the cache
     assert topology.local_topology_xml(cache) == own
+
+
+def test_the_nics_and_gpus_near_each_package_as_hwloc_places_them():
+    """A DGX-2 (hwloc 3.0's XML, osdev_type a bitmask): 8 GPUs under each package; a node of
+    hwloc 2.x's numbers with its NICs (Ethernet and an HCA) under package 0; a topology
+    recorded without I/O has none."""
+    dgx = topology.devices_near((HWLOC_FIXTURES / "nvidiaDGX2.v3.xml").read_text())
+    assert dgx == ["package 0, NUMA 0: GPU " + ", ".join(f"nvml{k}" for k in range(8)),
+                   "package 1, NUMA 1: GPU " + ", ".join(f"nvml{k}" for k in range(8, 16))]
+    pci = topology.devices_near((HWLOC_FIXTURES / "24em64t-2n6c2t-pci.xml").read_text())
+    assert pci == ["package 0, NUMA 0: NIC eth0, eth1, eth2, ib0, mlx4_0"]
+    assert topology.devices_near((HWLOC_FIXTURES / "32em64t-2n8c2t-pci-noio.xml").read_text()) \
+        == []

@@ -390,6 +390,14 @@ def run_init(args: argparse.Namespace) -> int:
         print(f"fabricsuite init: recording the topology of {node_type.partition} "
               f"({node_type.label}) on {first_node(node_type.nodelist)} ...", file=sys.stderr)
         done.append(record_topology(node_type, path))
+        # which NICs and GPUs hang near which cores (the rails' NICs among them)
+        try:
+            near = topology.devices_near(path.read_text(), str(path))
+        except (OSError, topology.TopologyError):
+            near = []
+        if near:
+            done.append(f"{node_type.partition} ({node_type.label}): NICs and GPUs near cores "
+                        f"(hwloc): {' | '.join(near)}")
     fabrics = {}
     for partition in sorted({t.partition for t in types}):
         nodes = sum(t.nodes for t in types if t.partition == partition)

@@ -34,7 +34,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fabricsuite.base.metrics import HIGHER, LOWER, Figure, PerfSpec, case_where, perf_variable
@@ -90,6 +90,16 @@ class Port:
     not_up_as: str = ""
     #: the PCIe link of the port's NIC (its host side), None where it has none (a virtual NIC)
     pcie: PcieLink | None = None
+    #: the NUMA node the NIC hangs from and that node's CPUs ("0-55,112-167"), as the kernel
+    #: reports them under its PCI device; None and "" where unknown
+    numa_node: int | None = None
+    local_cpus: str = ""
+
+    def near(self) -> str:
+        """"NUMA 0 (CPUs 0-55,112-167)", "" where unknown."""
+        if self.numa_node is None:
+            return ""
+        return f"NUMA {self.numa_node}" + (f" (CPUs {self.local_cpus})" if self.local_cpus else "")
 
     def describe(self) -> str:
         """"4X 100 Gb/s", "1 Gb/s", "down", "INIT, LinkUp", "rate unknown"."""
@@ -369,7 +379,16 @@ def parse(text: str) -> dict[str, Port]:
         else:
             continue
         attributes.setdefault(name, {})[parts[-1]] = value.strip()
-    return {name: _port(name, values) for name, values in sorted(attributes.items())}
+    return {name: _located(_port(name, values), values)
+            for name, values in sorted(attributes.items())}
+
+
+def _located(port: Port, values: Mapping[str, str]) -> Port:
+    """The port with the cores its NIC is near (numa_node, local_cpulist), where reported."""
+    node = values.get("numa_node", "").strip()
+    if not re.fullmatch(r"\d+", node):  # -1: the firmware does not say
+        return port
+    return replace(port, numa_node=int(node), local_cpus=values.get("local_cpulist", "").strip())
 
 
 def _mbps_as_gbps(speed: str) -> float | None:
@@ -755,10 +774,33 @@ def propose(nodes: Mapping[str, Mapping[str, Port]]) -> tuple[dict | None, list[
         notes.append(f"not proposed: {', '.join(shown[:6])}{more}; where one carries the "
                      f"fabric, it came up below the others on every node: add it to ports and "
                      f"count, and it is a finding")
-    links: dict[str, Any] = {"ports": pattern, "count": count, "rate_gbps": float(rate)}
+    # several ports of the fabric on most nodes: its rails, in their natural order (mlx5_2
+    # before mlx5_10), each a switch plane of its own
+    rails = sorted(names, key=lambda n: [int(t) if t.isdigit() else t
+                                         for t in re.split(r"(\d+)", n)])
+    near = _near(nodes, rails)
+    if near:
+        notes.append(f"NICs near cores: {near}")
+    if count >= 2 and count == len(rails):
+        notes.append(f"proposed as {count} rails (rail k: the k-th of {', '.join(rails)}), one "
+                     f"rank's messages on one rail (striped_over 1): set striped_over to the "
+                     f"rails your MPI splits a message over, as configured")
+        links: dict[str, Any] = {"rails": rails, "rate_gbps": float(rate)}
+    else:
+        links = {"ports": pattern, "count": count, "rate_gbps": float(rate)}
     if width:
         links["width"] = width
     return {"links": links}, notes
+
+
+def _near(nodes: Mapping[str, Mapping[str, Port]], names: list[str]) -> str:
+    """Which cores each NIC is near, from the first node that says: "infiniband/mlx5_0/1 NUMA
+    0 (CPUs 0-55), ..."; "" where no node does."""
+    for _node, ports in sorted(nodes.items()):
+        said = [f"{n} {ports[n].near()}" for n in names if n in ports and ports[n].near()]
+        if said:
+            return ", ".join(said)
+    return ""
 
 
 def evidence_lines(cases: list[dict], width: int = 300) -> list[str]:

@@ -232,3 +232,53 @@ def local_topology_xml(cache: Path) -> str:
     tmp.write_text(proc.stdout)
     tmp.replace(cache)
     return proc.stdout
+
+
+#: hwloc's OS device kinds by osdev_type: hwloc 2.x numbers them (1 GPU, 2 NETWORK, 3
+#: OPENFABRICS, 5 COPROC); hwloc 3.0 XML holds a bitmask (GPU 1<<2, COPROC 1<<3, NETWORK 1<<4,
+#: OPENFABRICS 1<<5) (include/hwloc.h, include/hwloc/deprecated.h).
+_OSDEV_V2 = {1: "GPU", 2: "NIC", 3: "NIC", 5: "GPU"}
+_OSDEV_V3 = ((1 << 5, "NIC"), (1 << 4, "NIC"), (1 << 2, "GPU"), (1 << 3, "GPU"))
+
+
+def devices_near(xml_text: str, source: str = "<xml>") -> list[str]:
+    """Which NICs and GPUs of a node hang near which cores, as its hwloc topology (lstopo's
+    XML, with I/O) says, one line per place: "package 0, NUMA 0: GPU nvml0, nvml1; NIC mlx5_0".
+    A device is near the cores of its nearest ancestor that has CPUs (hwloc's
+    get_non_io_ancestor_obj). [] where the topology has none (recorded without I/O)."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as err:
+        raise TopologyError(f"{source}: not an hwloc XML topology ({err})") from None
+    version3 = str(root.get("version", "")).startswith("3")
+    near: dict[str, dict[str, list[str]]] = {}
+
+    def kind_of(element: ET.Element) -> str | None:
+        try:
+            number = int(element.get("osdev_type", ""))
+        except ValueError:
+            return None
+        if not version3:
+            return _OSDEV_V2.get(number)
+        return next((kind for bit, kind in _OSDEV_V3 if number & bit), None)
+
+    def walk(element: ET.Element, place: str) -> None:
+        if element.get("cpuset") is not None and element.get("type") != "PU":
+            package = element.get("os_index") if element.get("type") == "Package" else None
+            nodes = sorted(_cpuset_bits(element.get("nodeset")))
+            numa = ("NUMA " + ",".join(map(str, nodes))) if nodes else ""
+            if package is not None:
+                place = ", ".join(p for p in (f"package {package}", numa) if p)
+            elif element.get("type") in ("Group", "NUMANode", "Die") or not place:
+                place = place or numa
+        kind = kind_of(element) if element.get("type") == "OSDev" else None
+        if kind and element.get("name"):
+            near.setdefault(place or "the machine", {}).setdefault(kind, []).append(
+                element.get("name"))
+        for child in element.findall("object"):
+            walk(child, place)
+
+    walk(root, "")
+    return [f"{place}: " + "; ".join(f"{kind} {', '.join(names)}"
+                                     for kind, names in sorted(kinds.items()))
+            for place, kinds in sorted(near.items())]
