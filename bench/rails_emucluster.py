@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Nodes with two rails: does the suite pass a healthy multi-rail fabric and name a bad rail by
+node and rail, or a whole rail, and nothing else? (issue 64)
+
+    bench/rails_emucluster.py [--trials 10] [--nodes 4] [--rate 200mbit] [--json FILE]
+
+Brings up an emulated cluster of its own (ci/emucluster.sh up --nodes N --rails 2 --rate RATE
+--burst 16kb --declare RATE: each node's eth0 on rail 1's switch, eth1 on rail 2's, the
+partition declaring both rails at RATE) and runs, --trials times each, real ReFrame sessions and
+the session's findings file, as the nightly writes them:
+
+- healthy: NetbenchRailBandwidth (2 nodes, each rail with both MPIs and striped with Open MPI)
+           and NetbenchRailMatrix (N nodes, each rail, Open MPI): expected every bandwidth case
+           passed with its line fraction at least the promise, no BELOW in the outcome, and no
+           finding;
+- node:    one node's rail 2 at half RATE on the switch's side (`rate R/2 --port K --rail 2`:
+           the node reads its link healthy), the node a different one each trial,
+           NetbenchRailMatrix: expected exactly one finding, that node's link on rail 2
+           (faulty-link, "node K rail 2");
+- rail:    rail 2's switch at 60 % of RATE toward every node (`rate --switch 2`),
+           NetbenchRailMatrix: expected exactly one finding, the rail ("rail 2"), no node.
+
+Each line fraction of the healthy sessions is written to --json. Root, Slurm and munge
+needed; about 25 s a map session and 70 s a bandwidth session here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from fabricsuite.commands import emucluster  # noqa: E402
+from fabricsuite.data.links import tc_rate_gbps  # noqa: E402
+
+SCENARIOS = ("healthy", "node", "rail")
+PYTHON = str(REPO / ".venv" / "bin" / "python")
+REFRAME = (str(REPO / ".venv" / "bin" / "reframe"), "-C", "config/settings.py",
+           "--system", "emucluster:nodes", "--exec-policy=serial", "-r", "-S", "time_limit=2m",
+           "--max-retries=1")
+
+
+def session(emu, work: Path, name: str, *args: str, refs: Path | None = None
+            ) -> tuple[list[dict], list[dict], str]:
+    """One ReFrame session in the cluster, then its outcome and findings: (each case's last
+    run, the findings, the outcome's text)."""
+    results = work / name
+    env = {"FABRICSUITE_RESULTS": str(results), "OMPI_MCA_mpi_yield_when_idle": "1",
+           **({"RFM_REFERENCE_PREFIX": str(refs)} if refs else {})}
+    emu("exec", *REFRAME, *args, env=env, timeout=900)
+    reports = sorted((results / "reports").glob("*.json"))
+    if not reports:
+        return [], [], f"no run report in {results}"
+    last = {(c["name"], c["environ"]): c for run in json.loads(reports[-1].read_text())["runs"]
+            for c in run["testcases"] if not c["name"].startswith("NetbenchBuild")}
+    out = subprocess.run([PYTHON, "-m", "fabricsuite.commands.session", "--findings",
+                          str(results / "findings.json"), str(reports[-1])], cwd=REPO,
+                         capture_output=True, text=True, env={**os.environ, **env})
+    found = json.loads((results / "findings.json").read_text())["findings"] \
+        if (results / "findings.json").exists() else []
+    return list(last.values()), found, out.stdout
+
+
+def rail_map(emu, work: Path, name: str, nodes: int, refs: Path):
+    return session(emu, work, name, "-c", "checks/fabric_map.py", "-n", "NetbenchRailMatrix",
+                   "-p", "openmpi", "-P", f"node_count={nodes}",
+                   "-S", "timing_on_shared_cores=true",
+                   "-S", "NetbenchRailMatrix.matrix_options=--max-size,256K,--repetitions,3,"
+                         "--time-cap-ms,20", refs=refs)
+
+
+def named(found: list[dict]) -> list[tuple[str, str, str]]:
+    return sorted((f["kind"], f["nodes"], f["component"]) for f in found)
+
+
+def fraction_of(case: dict) -> float | None:
+    return next((v[0] for k, v in (case.get("perfvalues") or {}).items()
+                 if k.endswith("line_fraction")), None)
+
+
+def main() -> int:
+    parser = emucluster.bench_parser(__doc__)
+    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--rate", default="200mbit")
+    parser.add_argument("--json", help="write the trials here")
+    args = parser.parse_args()
+    rate = tc_rate_gbps(args.rate)
+    if rate is None or args.trials < 1 or args.nodes < 3:
+        print("rails_emucluster.py: --rate a tc rate (200mbit), --trials 1 or more, --nodes 3 "
+              "or more (a node's rail is named against its peers)", file=sys.stderr)
+        return 2
+    half, sixty = f"{round(rate * 500)}mbit", f"{round(rate * 600)}mbit"
+    made = emucluster.bench_cluster("rails_emucluster.py", "fsrb", 37000)
+    if made is None or not emucluster.bench_up(
+            made[0], "rails_emucluster.py", "--nodes", str(args.nodes), "--rails", "2",
+            "--rate", args.rate, "--burst", "16kb", "--declare", args.rate):
+        return 1
+    emu, work = made
+    refs = work / "refs"
+    refs.mkdir()
+    (refs / "emucluster.yaml").write_text(emucluster.matrix_references(args.nodes, rails=2))
+    prefix = emu.env["FABRICSUITE_EMU_PREFIX"]
+    trials = []
+    try:
+        for trial in range(1, args.trials + 1):
+            node = (trial - 1) % args.nodes + 1
+            for scenario in SCENARIOS:
+                tag = f"{scenario}-{trial}"
+                fractions = {}
+                if scenario == "healthy":
+                    cases, _found, said = session(emu, work, f"{tag}-bw", "-c",
+                                                  "checks/rails.py", "-n",
+                                                  "NetbenchRailBandwidth",
+                                                  "-S", "require_reference=false")
+                    fractions = {f"{c['environ']} {c['rail']}": fraction_of(c) for c in cases
+                                 if c["result"] != "skip"}
+                    bandwidth_right = (len(fractions) == 5 and all(
+                        c["result"] in ("pass", "skip") for c in cases)
+                        and "BELOW" not in said)
+                    cases, found, said = rail_map(emu, work, tag, args.nodes, refs)
+                    expected: list = []
+                    right = bandwidth_right and named(found) == expected
+                else:
+                    if scenario == "node":
+                        emu("rate", half, "--port", str(node), "--rail", "2")
+                        expected = [("faulty-link", f"{prefix}{node}",
+                                     f"node {prefix}{node} rail 2")]
+                    else:
+                        emu("rate", sixty, "--switch", "2")
+                        expected = [("rail", "", "rail 2")]
+                    try:
+                        cases, found, said = rail_map(emu, work, tag, args.nodes, refs)
+                    finally:
+                        emu("rate", "none", "--switch", "2")
+                    right = named(found) == expected
+                trials.append({"scenario": scenario, "trial": trial, "right": right,
+                               "found": named(found), "line_fractions": fractions})
+                print(f"{tag}: {'right' if right else 'WRONG'}; found {named(found) or 'nothing'}"
+                      + (f"; line fractions {fractions}" if fractions else ""), flush=True)
+    finally:
+        emu("down")
+    emucluster.bench_tally(trials, SCENARIOS, args.json, rate=args.rate, nodes=args.nodes, rails=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
