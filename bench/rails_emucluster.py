@@ -20,8 +20,9 @@ the session's findings file, as the nightly writes them:
 - rail:    rail 2's switch at 60 % of RATE toward every node (`rate --switch 2`),
            NetbenchRailMatrix: expected exactly one finding, the rail ("rail 2"), no node.
 
-Each line fraction of the healthy sessions is written to --json. Root, Slurm and munge
-needed; about 25 s a map session and 70 s a bandwidth session here.
+A notice (the map could not resolve the smallest fault it looks for) names nothing and is
+counted apart. Each line fraction of the healthy sessions is written to --json. Root, Slurm
+and munge needed; about 25 s a map session and 70 s a bandwidth session here.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from fabricsuite.commands import emucluster  # noqa: E402
+from fabricsuite.data.findings import NOTICE_KINDS  # noqa: E402
 from fabricsuite.data.links import tc_rate_gbps  # noqa: E402
 
 SCENARIOS = ("healthy", "node", "rail")
@@ -74,7 +76,13 @@ def rail_map(emu, work: Path, name: str, nodes: int, refs: Path):
 
 
 def named(found: list[dict]) -> list[tuple[str, str, str]]:
-    return sorted((f["kind"], f["nodes"], f["component"]) for f in found)
+    """What the findings name (notices, which name nothing and change no verdict, apart)."""
+    return sorted((f["kind"], f["nodes"], f["component"]) for f in found
+                  if f["kind"] not in NOTICE_KINDS)
+
+
+def notices(found: list[dict]) -> list[str]:
+    return [f["kind"] for f in found if f["kind"] in NOTICE_KINDS]
 
 
 def fraction_of(case: dict) -> float | None:
@@ -139,8 +147,10 @@ def main() -> int:
                         emu("rate", "none", "--switch", "2")
                     right = named(found) == expected
                 trials.append({"scenario": scenario, "trial": trial, "right": right,
-                               "found": named(found), "line_fractions": fractions})
+                               "found": named(found), "notices": notices(found),
+                               "line_fractions": fractions})
                 print(f"{tag}: {'right' if right else 'WRONG'}; found {named(found) or 'nothing'}"
+                      + (f"; notices {notices(found)}" if notices(found) else "")
                       + (f"; line fractions {fractions}" if fractions else ""), flush=True)
     finally:
         emu("down")

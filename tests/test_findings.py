@@ -120,6 +120,23 @@ def test_a_rail_maps_findings_carry_the_rail_and_a_whole_rail_is_reported_not_dr
         "reported, no node drained (rail rail 2): BELOW PROMISE rail 2: the fabric")
 
 
+def test_a_node_the_map_names_below_the_promise_and_as_a_faulty_link_is_one_finding():
+    """The rail map's node in both of its rounds (bench/rails_emucluster.py found each twice
+    before): one finding, the map's own explanation of its last round."""
+    base = {"check": "NetbenchRailMatrix %rail=rail2"}
+    found = findings.link_findings_of([
+        "BELOW PROMISE rail 2: node n3: median pair 0.66 of the 0.2 Gb/s line rate over 3 "
+        "pair(s), promised 0.70", "BELOW PROMISE rail 2: node n3: median pair 0.67 of the 0.2 "
+        "Gb/s line rate over 3 pair(s), promised 0.70"], base) + findings.map_findings_of(
+        "faulty node n3: 3 of 3 pairs through it bad (-34%) (rail 2)", base)
+    (once,) = findings._once(found)
+    assert once.evidence.startswith("faulty node n3") and once.component == "node n3 rail 2"
+    two_ports = findings.link_findings_of(["LINK DEGRADED n3 net/eth0: down, declared 1 Gb/s",
+                                           "LINK DEGRADED n3 net/eth1: down, declared 1 Gb/s"],
+                                          base)
+    assert findings._once(two_ports) == two_ports
+
+
 def test_a_node_named_on_every_rail_is_one_finding_of_the_node():
     base = {"check": "NetbenchRailMatrix %node_count=4 %placement=per-node %rail=rail1",
             "partition": "emucluster:nodes", "environ": "openmpi"}

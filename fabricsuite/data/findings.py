@@ -261,6 +261,17 @@ def partners(run: dict | None, unknown: list[str], known: list[str]) -> str:
     return ",".join(found)
 
 
+def _once(found: list[Finding]) -> list[Finding]:
+    """One finding per component a case named: the map's node named below the promise and as
+    a faulty link, or in each of its rounds with other figures, is one finding (the last said,
+    the map's own explanation of its last round)."""
+    kept: dict[tuple, Finding] = {}
+    for finding in found:
+        key = (finding.kind, finding.nodes, finding.component or finding.evidence)
+        kept[key] = finding
+    return list(kept.values())
+
+
 def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
     """The findings of one case under its session verdict (session_verdict.case_verdicts)."""
     check, partition, environ, _levels = case_scope(case.last)
@@ -270,8 +281,8 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
     runs = case.rounds or (case.last,)
     if verdict == LINK_DEGRADED:
         lines = list(dict.fromkeys(line for run in runs for line in link_findings(run)))
-        found = link_findings_of(lines, base) + map_findings_of(
-            case.last.get("components") or "", base, case.evidence.nodes)
+        found = _once(link_findings_of(lines, base) + map_findings_of(
+            case.last.get("components") or "", base, case.evidence.nodes))
         degraded = {name for f in found if f.kind == LINK_DEGRADED_KIND
                     for name in f.node_names()}
         if len(case.evidence.nodes) >= FABRIC_NODES and degraded >= set(case.evidence.nodes) \
