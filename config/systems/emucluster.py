@@ -8,6 +8,10 @@ system explicitly (it never matches a host by name):
         --exec-policy=serial -r
     ci/emucluster.sh down
 
+Brought up with `--rails K`, each node has K links (eth0 on rail 1, Slurm's path too, eth1 on
+rail 2, ...), the partition declares them as rails and has the `rails` feature, so that the rail
+checks run (checks/rails.py, NetbenchRailMatrix in checks/fabric_map.py).
+
 Jobs go through sbatch (ReFrame's `squeue` scheduler: Slurm without accounting) and ranks start
 with srun, as on a center's cluster. Every emulated node has one CPU (its slurmd is pinned to one
 core), so the point-to-point checks run at the distance other-node only, and the traffic crosses
