@@ -11,7 +11,7 @@ rails (extras.fabric.links.rails, fabricsuite.data.links) and has the `rails` fe
   (parameter `rail`: rail1..railK, K the most rails a partition of the system declares; a
   partition with fewer skips the others with the reason) with both ranks' messages kept on
   that rail by each MPI's own NIC selection (Open MPI's btl_tcp_if_include, UCX_NET_DEVICES,
-  FI_CXI_DEVICE_NAME: fabricsuite.data.links.mpi_devices), and one case `striped` over every
+  FI_CXI_DEVICE_NAME: fabricsuite.data.nics.mpi_devices), and one case `striped` over every
   rail at once. Figures: bandwidth at 1 MiB and peak (MB/s, against the partition's
   references, indexed by the level `rail`), and the bandwidth at 1 MiB as a fraction of what
   the path can carry (one rail's rate, or the rails' sum when striped; at least the promised

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from fabricsuite.commands import session
-from fabricsuite.data import counters, links
+from fabricsuite.data import counters, links, nics
 from fabricsuite.data.session_verdict import LINK_DEGRADED, verdicts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,9 +114,9 @@ def test_a_nic_below_its_pcie_link_is_named_and_nothing_else(tmp_path):
     """sysfs-pcie: four NDR HCAs whose ports all read healthy, and a management NIC on an older
     kernel's format (tests/data/links/README.md)."""
     ports = links.parse(hca_reading(tmp_path, "sysfs-pcie"))
-    assert ports["infiniband/mlx5_1/1"].pcie == links.PcieLink(32.0, 8, 32.0, 16)
+    assert ports["infiniband/mlx5_1/1"].pcie == nics.PcieLink(32.0, 8, 32.0, 16)
     # "8 GT/s" and "4": a kernel before 5.7
-    assert ports["net/eno1"].pcie == links.PcieLink(8.0, 4, 8.0, 4)
+    assert ports["net/eno1"].pcie == nics.PcieLink(8.0, 4, 8.0, 4)
     # a Gen5 NIC in a Gen4 slot runs as built: the slot's maximum is its capability
     assert not ports["infiniband/mlx5_3/1"].pcie.below()
     expected = [
@@ -156,7 +156,7 @@ def test_init_proposes_a_nodes_nics_as_rails_and_says_which_cores_each_is_near(t
                                        ("2.5 GT/s", 2.5), ("Unknown", None),
                                        ("Unknown speed", None), ("", None)])
 def test_a_pcie_speed_is_read_in_every_format_the_kernel_prints(text, gts):
-    assert links.pcie_speed(text) == gts
+    assert nics.pcie_speed(text) == gts
 
 
 def test_a_multi_rail_node_is_judged_per_rank_path_never_by_its_sum():

@@ -1,7 +1,7 @@
 """What a check that runs rail by rail shares (checks/rails.py, checks/fabric_map.py): the
 `rail` parameter's values from the partitions of the selected system, and keeping one case's
 messages on its rail, or striped over every rail, through each MPI's own NIC selection
-(fabricsuite.data.links.mpi_devices)."""
+(fabricsuite.data.nics.mpi_devices)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from reframe.core.builtins import run_after
 from reframe.core.exceptions import ReframeFatalError
 from reframe.core.runtime import runtime
 
-from fabricsuite.data.links import Contract, ContractError, contract, mpi_devices
+from fabricsuite.data.links import Contract, ContractError, contract
+from fabricsuite.data.nics import mpi_devices
 
 #: The `rail` value of a case striped over every rail of the node.
 STRIPED = "striped"
