@@ -482,3 +482,19 @@ def test_a_map_that_could_not_resolve_its_smallest_fault_is_a_notice_that_names_
     assert actions == [] and not refused, actions
     assert any(line.startswith("noted, nothing to act on (could-not-resolve): could not "
                                "resolve") for line in lines), lines
+
+
+def test_an_environments_striping_is_a_whole_number_of_rails_or_one_line():
+    from types import SimpleNamespace
+
+    from reframe.core.exceptions import EnvironError
+
+    from fabricsuite.checks.rails import env_stripes
+
+    assert env_stripes(SimpleNamespace(name="mpich", extras={}), 4) == 4
+    assert env_stripes(SimpleNamespace(name="mpich", extras={"striped_over": 1}), 4) == 1
+    for bad in ("2", 0, True):
+        with pytest.raises(EnvironError) as err:
+            env_stripes(SimpleNamespace(name="mpich", extras={"striped_over": bad}), 4)
+        assert "environment mpich: extras.striped_over" in str(err.value) and \
+            "\n" not in str(err.value)

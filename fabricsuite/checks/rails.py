@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import reframe as rfm
 from reframe.core.builtins import run_after
-from reframe.core.exceptions import ReframeFatalError
+from reframe.core.exceptions import EnvironError, ReframeFatalError
 from reframe.core.runtime import runtime
 
 from fabricsuite.data.links import Contract, ContractError, contract
@@ -43,8 +43,11 @@ def env_stripes(environ, default: int) -> int:
     (its `extras.striped_over`; `default` where it says nothing): an MPI that never stripes
     over a fabric (UCX over TCP, openucx/ucx#9763) declares 1."""
     value = (getattr(environ, "extras", None) or {}).get("striped_over", default)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EnvironError(f"environment {getattr(environ, 'name', '?')}: extras.striped_over "
+                           f"{value!r} is not a whole number of rails >= 1 (1: the MPI keeps a "
+                           f"rank on one rail)")
+    return value
 
 
 def rail_number(rail: str) -> int | None:

@@ -36,6 +36,7 @@ from fabricsuite.checks.check_base import (
     place_on_nodes,
     record_exit_status,
 )
+from fabricsuite.checks.rails import env_stripes
 from fabricsuite.checks.verdict import Judged
 from fabricsuite.data import counters, limits, links, topology, transport
 from fabricsuite.data.declarations import unit_and_direction
@@ -322,8 +323,6 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         """Over how many of a node's rails this case's messages go: as the partition's MPI is
         configured (the contract's striped_over, or the environment's own extras.striped_over),
         unless the check binds them itself."""
-        from fabricsuite.checks.rails import env_stripes
-
         return min(env_stripes(self.current_environ, promise.striped_over), promise.count)
 
     def one_rank_per_node(self) -> bool:
