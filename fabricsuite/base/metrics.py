@@ -261,9 +261,30 @@ def declared_specs(check_class) -> dict[str, PerfSpec]:
 #: Check variables that are reference index levels below the environment, outermost first:
 #: the topology distance (point-to-point netbench checks), the NPB kernel or NPB-MZ benchmark
 #: (each its own reference: their Mop/s differ 100x), the scale (multi-rank checks), the rail
-#: (a node's NIC and switch plane, "rail2", or "striped" over every rail: checks/rails.py). A
-#: case without a level has none in its key, so files written before a level came read unchanged.
-INDEX_FIELDS = ("distance", "kernel", "benchmark", "scale", "rail")
+#: (a node's NIC and switch plane, "rail2", or "striped" over every rail: checks/rails.py), the
+#: memory the messages leave from and land in ("host" for every figure today; "device" where a
+#: GPU's memory comes). A case without a level, or with a level at its default value
+#: (LEVEL_DEFAULTS), has none in its key, so files written before a level came read unchanged.
+INDEX_FIELDS = ("distance", "kernel", "benchmark", "scale", "rail", "memory")
+#: The value of a level that every figure had before the level came: left out of keys.
+LEVEL_DEFAULTS = {"memory": "host"}
+
+
+def key_levels(values: dict) -> tuple[tuple[str, str], ...]:
+    """The index levels of a case's key from its values ({"scale": "2x1", "memory": "host"}):
+    the INDEX_FIELDS it has, in their order, without a level at its default value."""
+    return tuple((f, str(values[f])) for f in INDEX_FIELDS
+                 if values.get(f) and str(values[f]) != LEVEL_DEFAULTS.get(f))
+
+
+def filled_levels(levels: tuple[tuple[str, str], ...],
+                  fields: set[str]) -> tuple[tuple[str, str], ...]:
+    """`levels` with each of `fields` it lacks at its default value (LEVEL_DEFAULTS), in
+    INDEX_FIELDS order: one check's entries in a reference file share one `$index`, so once a
+    check has a "device" figure, its host figures sit under "host"."""
+    have = dict(levels)
+    return tuple((f, have.get(f, LEVEL_DEFAULTS.get(f, ""))) for f in INDEX_FIELDS
+                 if f in have or (f in fields and f in LEVEL_DEFAULTS))
 
 
 def scale_label(nodes: int, ranks_per_node: int) -> str:
@@ -276,7 +297,7 @@ def case_scope(case: dict) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
     stores it (run report or results database); a variable's history is one such scope."""
     check = str(case.get("name", "")).split(" ")[0].split("%")[0]
     partition = f"{case.get('system')}:{case.get('partition')}"
-    levels = tuple((f, str(case[f])) for f in INDEX_FIELDS if case.get(f))
+    levels = key_levels(case)
     return check, partition, str(case.get("environ")), levels
 
 

@@ -230,6 +230,10 @@ class Judged(rfm.RegressionTestPlugin):
     machine = variable(str, value="", loggable=True)
     #: The machine's fingerprint in words (CPU model, packages x cores x threads, memory).
     machine_descr = variable(str, value="", loggable=True)
+    #: The memory the case's messages leave from and land in: "host" for every check today
+    #: (an index level, fabricsuite.base.metrics.INDEX_FIELDS, left out of keys at "host", so
+    #: stored references and history stay valid when device-memory cases come).
+    memory = variable(str, value="host", loggable=True)
     #: False when the case was measured and recorded without references of its machine (the
     #: embedded default's first sessions); the outcome never calls such a case a pass.
     judged = variable(bool, value=True, loggable=True)

@@ -72,6 +72,7 @@ from fabricsuite.base.metrics import (
     case_scope,
     case_where,
     catches_2x,
+    filled_levels,
     is_number,
     perf_variable,
     series_key,
@@ -500,8 +501,12 @@ def one_run_away(samples: Samples) -> str | None:
 
 def old_entry(existing: Any, s: Samples) -> list[Any] | None:
     """The entry `s` has in a reference file's data, or None."""
+    entry = existing.get(s.check) if isinstance(existing, dict) else None
+    index = entry.get("$index") if isinstance(entry, dict) else None
+    fields = {str(f) for f in index or [] if not str(f).startswith("$")}
     node = existing
-    for key in (s.check, s.partition, s.environ, *[v for _, v in s.levels], s.variable):
+    for key in (s.check, s.partition, s.environ,
+                *[v for _, v in filled_levels(s.levels, fields)], s.variable):
         if not isinstance(node, dict) or key not in node:
             return None
         node = node[key]

@@ -19,7 +19,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from fabricsuite.base.formats import iso_utc
-from fabricsuite.base.metrics import DEFAULT_FLOOR
+from fabricsuite.base.metrics import DEFAULT_FLOOR, filled_levels
 from fabricsuite.commands.baseline import (
     MIN_SESSIONS,
     NOISE_WIDTHS,
@@ -74,16 +74,22 @@ def build_reference(samples: list[Samples], sources: list[Path],
     reports = sorted(set(old_provenance.get("reports") or []) | {p.name for p in sources})
     runs_per_var = []
     order = sorted(samples, key=lambda s: (s.check, s.partition, s.environ, s.levels, s.variable))
+    fields_of: dict[str, set[str]] = {}
+    for s in order:
+        fields_of.setdefault(s.check, set()).update(f for f, _ in s.levels)
     for s in order:
         entry = _child(data, s.check)
-        # One level per index field the check has (distance, scale) below the environment.
-        _set_list(entry, "$index", ["$partition", "$environ"] + [f for f, _ in s.levels])
+        # One level per index field the check has (distance, scale) below the environment; a
+        # level left out of a key at its default (memory "host") is written where another
+        # figure of the check has it.
+        levels = filled_levels(s.levels, fields_of[s.check])
+        _set_list(entry, "$index", ["$partition", "$environ"] + [f for f, _ in levels])
         ref, note, stats = propose(s)
         _child(data, "_statistics")[s.key] = stats
         scope = _child(_child(entry, s.partition), s.environ)
-        for _field, value in s.levels:
+        for _field, value in levels:
             scope = _child(scope, value)
-        dotted = ".".join([s.check, s.partition, s.environ, *[v for _, v in s.levels],
+        dotted = ".".join([s.check, s.partition, s.environ, *[v for _, v in levels],
                            s.variable])
         recorded_only.pop(dotted, None)
         if note:
