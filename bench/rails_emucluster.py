@@ -2,7 +2,8 @@
 """Nodes with two rails: does the suite pass a healthy multi-rail fabric and name a bad rail by
 node and rail, or a whole rail, and nothing else? (issue 64)
 
-    bench/rails_emucluster.py [--trials 10] [--nodes 4] [--rate 200mbit] [--json FILE]
+    bench/rails_emucluster.py [--trials 10] [--nodes 4] [--rate 200mbit]
+                              [--scenarios healthy,node,rail,rail80] [--json FILE]
 
 Brings up an emulated cluster of its own (ci/emucluster.sh up --nodes N --rails 2 --rate RATE
 --burst 16kb --declare RATE: each node's eth0 on rail 1's switch, eth1 on rail 2's, the
@@ -18,7 +19,10 @@ the session's findings file, as the nightly writes them:
            NetbenchRailMatrix: expected exactly one finding, that node's link on rail 2
            (faulty-link, "node K rail 2");
 - rail:    rail 2's switch at 60 % of RATE toward every node (`rate --switch 2`),
-           NetbenchRailMatrix: expected exactly one finding, the rail ("rail 2"), no node.
+           NetbenchRailMatrix: expected exactly one finding, the rail ("rail 2"), no node;
+- rail80:  rail 2's switch at 80 % of RATE toward every node: within the promise (0.70 of the
+           line), so only the nodes' rails against each other can see it
+           (findings.slower_than_siblings): expected exactly the rail ("rail 2"), no node.
 
 A notice (the map could not resolve the smallest fault it looks for) names nothing and is
 counted apart. Each line fraction of the healthy sessions is written to --json. Root, Slurm
@@ -39,7 +43,7 @@ from fabricsuite.commands import emucluster  # noqa: E402
 from fabricsuite.data.findings import NOTICE_KINDS  # noqa: E402
 from fabricsuite.data.links import tc_rate_gbps  # noqa: E402
 
-SCENARIOS = ("healthy", "node", "rail")
+SCENARIOS = ("healthy", "node", "rail", "rail80")
 PYTHON = str(REPO / ".venv" / "bin" / "python")
 REFRAME = (str(REPO / ".venv" / "bin" / "reframe"), "-C", "config/settings.py",
            "--system", "emucluster:nodes", "--exec-policy=serial", "-r", "-S", "time_limit=2m",
@@ -95,14 +99,18 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--nodes", type=int, default=4)
     parser.add_argument("--rate", default="200mbit")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"comma-separated, of {', '.join(SCENARIOS)}")
     parser.add_argument("--json", help="write the trials here")
     args = parser.parse_args()
     rate = tc_rate_gbps(args.rate)
-    if rate is None or args.trials < 1 or args.nodes < 3:
+    scenarios = tuple(args.scenarios.split(","))
+    if rate is None or args.trials < 1 or args.nodes < 3 or set(scenarios) - set(SCENARIOS):
         print("rails_emucluster.py: --rate a tc rate (200mbit), --trials 1 or more, --nodes 3 "
-              "or more (a node's rail is named against its peers)", file=sys.stderr)
+              f"or more (a node's rail is named against its peers), --scenarios of "
+              f"{','.join(SCENARIOS)}", file=sys.stderr)
         return 2
-    half, sixty = f"{round(rate * 500)}mbit", f"{round(rate * 600)}mbit"
+    half, sixty, eighty = (f"{round(rate * 1000 * f)}mbit" for f in (0.5, 0.6, 0.8))
     made = emucluster.bench_cluster("rails_emucluster.py", "fsrb", 37000)
     if made is None or not emucluster.bench_up(
             made[0], "rails_emucluster.py", "--nodes", str(args.nodes), "--rails", "2",
@@ -117,7 +125,7 @@ def main() -> int:
     try:
         for trial in range(1, args.trials + 1):
             node = (trial - 1) % args.nodes + 1
-            for scenario in SCENARIOS:
+            for scenario in scenarios:
                 tag = f"{scenario}-{trial}"
                 fractions = {}
                 if scenario == "healthy":
@@ -139,7 +147,7 @@ def main() -> int:
                         expected = [("faulty-link", f"{prefix}{node}",
                                      f"node {prefix}{node} rail 2")]
                     else:
-                        emu("rate", sixty, "--switch", "2")
+                        emu("rate", sixty if scenario == "rail" else eighty, "--switch", "2")
                         expected = [("rail", "", "rail 2")]
                     try:
                         cases, found, said = rail_map(emu, work, tag, args.nodes, refs)
@@ -154,7 +162,7 @@ def main() -> int:
                       + (f"; line fractions {fractions}" if fractions else ""), flush=True)
     finally:
         emu("down")
-    emucluster.bench_tally(trials, SCENARIOS, args.json, rate=args.rate, nodes=args.nodes, rails=2)
+    emucluster.bench_tally(trials, scenarios, args.json, rate=args.rate, nodes=args.nodes, rails=2)
     return 0
 
 

@@ -209,7 +209,16 @@ class NetbenchRailMatrix(RailBound, NetbenchMatrix):
     valid_systems = ["+mpi +rails"]
     #: which rail every node's rank uses ("rail2")
     rail = parameter(declared_rails(striped=False), loggable=True)
+    #: each node's best pair on this rail, MB/s ({host: MB/s}): what its rail-k link can
+    #: carry (a partner's slow link cannot lower it), compared with the node's other rails by
+    #: the session's findings (fabricsuite.data.findings.slower_than_siblings)
+    node_best_MBps = variable(typ.Dict[str, float], value={}, loggable=True)
     tags = {"netbench", "rails"}
+
+    def extra_problems(self, result):
+        problems = super().extra_problems(result)
+        self.node_best_MBps = switches.node_best(result.table("pairs"))
+        return problems
 
     def on_its_path(self, line: str) -> str:
         if line.startswith("BELOW PROMISE "):

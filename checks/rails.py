@@ -19,8 +19,10 @@ rails (extras.fabric.links.rails, fabricsuite.data.links) and has the `rails` fe
 
 A rail below its promise fails its own case, named by its rail; the links of every rail are
 read before and after the job like every check's (a rail down or trained slower is a LINK
-DEGRADED finding naming the port and its rail). Cores near the rail's NIC (hwloc) are not
-chosen yet: the emulated nodes have one core each.
+DEGRADED finding naming the port and its rail). On one rail each rank runs on the cores
+near that rail's NIC (config/launchers/near-nic: hwloc's locality of the NIC; where hwloc
+cannot place it, as on the emulated nodes' virtual NICs, where the launcher put it, said on
+the job's stderr; `near_nic` records the port).
 """
 
 import reframe as rfm

@@ -109,6 +109,8 @@ def test_healthy_rails_keep_the_promise_of_their_own_path(railed, tmp_path):
         print(f"{env} {rail}: {fraction:.2f} of {case['line_rate_gbps']} Gb/s")
         assert case["result"] == "pass", (env, rail, case.get("fail_reason"))
         assert case["line_rate_gbps"] == (0.4 if rail == "striped" else 0.2)
+        # on one rail, its ranks near that rail's NIC (config/launchers/near-nic)
+        assert case["near_nic"] == ("" if rail == "striped" else f"net/eth{int(rail[4:]) - 1}")
         assert fraction >= 0.7
     assert "BELOW" not in said and "rail2: bandwidth_1MiB_line_fraction" in said, said
 

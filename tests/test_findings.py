@@ -498,3 +498,39 @@ def test_an_environments_striping_is_a_whole_number_of_rails_or_one_line():
             env_stripes(SimpleNamespace(name="mpich", extras={"striped_over": bad}), 4)
         assert "environment mpich: extras.striped_over" in str(err.value) and \
             "\n" not in str(err.value)
+
+
+def _bests(rail2: dict[str, float], hosts=("n1", "n2", "n3", "n4")) -> dict:
+    """Each node's best pair per rail as NetbenchRailMatrix records it (node_best_MBps): rail 1
+    healthy at about 25 MB/s (200 Mbit), rail 2 as given (healthy where not given)."""
+    key = ("NetbenchRailMatrix", "emucluster:nodes", "openmpi")
+    display = "NetbenchRailMatrix %node_count=4 %placement=per-node %rail=rail{}"
+    rail1 = {h: 24.9 + 0.05 * i for i, h in enumerate(hosts)}
+    return {key: {1: (display.format(1), rail1),
+                  2: (display.format(2), {h: rail2.get(h, 25.0) for h in hosts})}}
+
+
+def test_a_rail_slower_than_its_siblings_on_one_node_is_that_nodes_rail():
+    (slow,) = findings.slower_than_siblings(_bests({"n3": 12.4}), [])
+    assert (slow.kind, slow.confidence, slow.nodes, slow.component) == (
+        "faulty-link", "map", "n3", "node n3 rail 2")
+    assert slow.evidence.startswith("RAIL SLOWER THAN ITS SIBLINGS n3 rail 2: best pair 12.4 "
+                                    "MB/s, -50% against rail 1")
+    assert act.reason_of(slow, "319ab2f4-aaaa") == \
+        "fabricsuite: FAULTY LINK NetbenchRailMatrix rail 2 -50% 319ab2f4"
+    # healthy rails within 1 %, and a node named already by its rail's map: nothing new
+    assert findings.slower_than_siblings(_bests({"n2": 24.7}), []) == []
+    assert findings.slower_than_siblings(_bests({"n3": 12.4}), [slow]) == []
+
+
+def test_a_rail_slower_on_most_nodes_is_the_rail_not_the_nodes():
+    (rail,) = findings.slower_than_siblings(
+        _bests({"n1": 15.0, "n2": 15.1, "n3": 14.9, "n4": 15.0}), [])
+    assert (rail.kind, rail.nodes, rail.component) == ("rail", "", "rail 2")
+    assert "on 4 of 4 node(s)" in rail.evidence
+    actions, _lines, refused = planned([rail])
+    assert not refused and actions == []
+    # two nodes share their one pair: either node's link or the switch, so the rail, no node
+    (pair,) = findings.slower_than_siblings(_bests({"n1": 12.0, "n2": 12.0},
+                                                   hosts=("n1", "n2")), [])
+    assert (pair.kind, pair.nodes) == ("rail", "")

@@ -393,3 +393,16 @@ def test_the_map_against_the_promise_names_the_fabric_a_leaf_or_a_node():
     retested = [Pair(p.host_a, p.host_b, 60.0, True, False, None, 120.0)
                 for p in _map_at(lambda a, b: 120.0)]
     assert switches.below_promise(tree, retested, 1.0, 0.7) == []
+
+
+def test_a_nodes_best_pair_is_what_its_own_link_carries():
+    """A real map with leaf 1's uplink slow: every node has a healthy pair inside its leaf, so
+    no node's best pair is lowered by the uplink (NetbenchRailMatrix's node_best_MBps)."""
+    from fabricsuite.data.netbench_result import load
+
+    rows = load(DATA / "matrix-uplink1-slow.json").table("pairs")
+    best = switches.node_best(rows)
+    assert sorted(best) == sorted({r[k] for r in rows for k in ("host_a", "host_b")})
+    inside = max(r["bandwidth_MBps"] for r in rows)
+    assert all(figure >= 0.9 * inside for figure in best.values())
+    assert min(best.values()) > 1.2 * min(r["bandwidth_MBps"] for r in rows)

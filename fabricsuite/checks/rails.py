@@ -5,13 +5,19 @@ messages on its rail, or striped over every rail, through each MPI's own NIC sel
 
 from __future__ import annotations
 
+import shlex
+
 import reframe as rfm
-from reframe.core.builtins import run_after
+from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import EnvironError, ReframeFatalError
 from reframe.core.runtime import runtime
 
+from fabricsuite import REPO_ROOT
 from fabricsuite.data.links import Contract, ContractError, contract
 from fabricsuite.data.nics import mpi_devices
+
+#: Runs a rank on the cores hwloc places its rail's NIC near (config/launchers/near-nic).
+NEAR_NIC = REPO_ROOT / "config" / "launchers" / "near-nic"
 
 #: The `rail` value of a case striped over every rail of the node.
 STRIPED = "striped"
@@ -58,7 +64,12 @@ def rail_number(rail: str) -> int | None:
 class RailBound(rfm.RegressionTestPlugin):
     """A mixin of a netbench check with a `rail` parameter (declared_rails): at setup its
     job's messages are kept on that rail's port (or striped over every rail) on every node,
-    and its line fractions divide by what that path carries."""
+    and its line fractions divide by what that path carries. On one rail, each rank runs on
+    the cores near that rail's NIC (config/launchers/near-nic: hwloc's locality of the NIC,
+    after the launcher's binding; where hwloc cannot place it, where the launcher put it)."""
+
+    #: the port whose NIC's cores the ranks run on ("net/eth1"); "" striped or unplaced
+    near_nic = variable(str, value="", loggable=True)
 
     @run_after("setup")
     def keep_to_the_rail(self):
@@ -78,7 +89,17 @@ class RailBound(rfm.RegressionTestPlugin):
             self.skip_if(k > len(rails), f"{partition.fullname} declares {len(rails)} rails; "
                                          f"{self.rail} needs {k}")
             ports = (rails[k - 1],)
+            self.near_nic = rails[k - 1]
         self.env_vars = {**self.env_vars, **mpi_devices(ports)}
+
+    @run_before("run")
+    def run_near_the_nic(self):
+        # Last before the job script: every other hook has set netbench's command line. A
+        # striped case spans several NICs, near no one of them.
+        if self.near_nic:
+            self.executable_opts = [shlex.quote(self.near_nic), self.executable,
+                                    *self.executable_opts]
+            self.executable = shlex.quote(str(NEAR_NIC))
 
     def path_rails(self, promise: Contract) -> int:
         if self.rail == STRIPED:

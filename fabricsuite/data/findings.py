@@ -355,12 +355,18 @@ def document(report: dict, status: int | None = None, line: str = "",
     troubled: set[str] = set()
     cache: dict = {}
     rails: dict[tuple[str, str, str], set[str]] = {}
+    bests: dict[tuple[str, str, str], dict[int, tuple[str, dict]]] = {}
     for case, verdict in case_verdicts(report):
         ran.update(case.evidence.nodes)
         check, partition, environ, levels = case_scope(case.last)
         rail = dict(levels).get("rail", "")
         if rail.startswith("rail"):
             rails.setdefault((check, partition, environ), set()).add(f"rail {rail[4:]}")
+            best = case.last.get("node_best_MBps")
+            if isinstance(best, dict) and best and verdict not in (casemodel.BROKEN,
+                                                                    casemodel.INTERRUPTED):
+                bests.setdefault((check, partition, environ), {})[int(rail[4:])] = (
+                    str(case.last.get("display_name") or check), best)
         found = of_case(case, verdict, cache)
         findings += found
         named = {name for finding in found for name in finding.node_names()}
@@ -370,6 +376,9 @@ def document(report: dict, status: int | None = None, line: str = "",
                 or found:
             troubled.update(case.evidence.nodes)
         troubled.update(named)
+    for finding in slower_than_siblings(bests, findings):
+        findings.append(finding)
+        troubled.update(finding.node_names())
     started = info.get("time_start_unix")
     return {"schema": SCHEMA, "version": VERSION, "session": str(info.get("uuid") or name),
             "started": (iso_utc(started)
@@ -404,6 +413,61 @@ def on_every_rail(findings: list[Finding],
                                                       f"not one rail; {named[0].evidence}"))
         merged.update({id(f): None for f in named[1:]})
     return [merged.get(id(f), f) for f in findings if merged.get(id(f), f) is not None]
+
+
+#: A node's rail below this fraction of its best sibling rail (each rail's best pair of the
+#: node, fabricsuite.data.switches.node_best) delivers less than its siblings; healthy rails of
+#: one node agree within 1 % on the emulated cluster (docs/measurements.md).
+SIBLING_FRACTION = 0.85
+
+
+def slower_than_siblings(bests: dict[tuple[str, str, str], dict[int, tuple[str, dict]]],
+                         found: list[Finding]) -> list[Finding]:
+    """The rails that deliver less than their siblings on the same node, from the rail maps
+    of one session (`bests`: {(check class, partition, environment): {rail k: (the case's
+    display name, {host: its best pair on rail k, MB/s})}}): a node's rail k below
+    SIBLING_FRACTION of its best other rail is a `faulty-link` of "node X rail k", where the
+    rail's other nodes keep up with their siblings; a rail slower on most of its nodes is the
+    rail's (its switch: reported, never drained). A contract is not needed: the node's own
+    rails are the reference. Components the maps already named are left as they were."""
+    named = {f.component for f in found if f.component}
+    out: list[Finding] = []
+    for (_check, partition, environ), by_rail in sorted(bests.items()):
+        if len(by_rail) < 2:
+            continue
+        for k, (display, hosts) in sorted(by_rail.items()):
+            ratios = {}
+            for host, figure in sorted(hosts.items()):
+                siblings = [(other[host], j) for j, (_, other) in by_rail.items()
+                            if j != k and is_finite_number(other.get(host))
+                            and other[host] > 0]
+                if siblings and is_finite_number(figure):
+                    top, j = max(siblings)
+                    ratios[host] = (figure / top, figure, j, top)
+            slow = {host: r for host, r in ratios.items() if r[0] < SIBLING_FRACTION}
+            if not slow:
+                continue
+            base = {"check": display, "partition": partition, "environ": environ}
+            typical = sorted(r[0] for r in ratios.values())[len(ratios) // 2]
+            if typical < SIBLING_FRACTION or len(ratios) < 3:
+                if f"rail {k}" not in named:
+                    # on most nodes, or on both of two (either node's link or the switch)
+                    out.append(Finding(RAIL, CONFIRMED, "", _line(
+                        f"RAIL SLOWER THAN ITS SIBLINGS rail {k}: on {len(slow)} of "
+                        f"{len(ratios)} node(s) below {SIBLING_FRACTION:.2f} of the node's "
+                        f"best other rail (median {typical:.2f}): the rail, not the nodes"),
+                        component=f"rail {k}", **base))
+                continue
+            for host, (ratio, figure, j, top) in slow.items():
+                component = f"node {host} rail {k}"
+                if component in named or f"node {host} every rail" in named:
+                    continue
+                out.append(Finding(FAULTY_LINK, MAP, host, _line(
+                    f"RAIL SLOWER THAN ITS SIBLINGS {host} rail {k}: best pair "
+                    f"{figure:.1f} MB/s, {ratio - 1:+.0%} against rail {j} ({top:.1f} MB/s) on "
+                    f"the same node; the rail's other nodes at {typical:.2f} of their "
+                    f"siblings"), component=component, **base))
+    return out
 
 
 def interrupted_document(why: str, session: str = "") -> dict:

@@ -487,6 +487,18 @@ def pairs_of(rows: Iterable[Mapping]) -> list[Pair]:
             for r in rows]
 
 
+def node_best(rows: Iterable[Mapping]) -> dict[str, float]:
+    """{host: its best pair's bandwidth, MB/s} of a matrix's `pairs` rows (a pair re-tested
+    alone counts at the better of its two figures): what the host's own link carries, which a
+    slow partner cannot lower."""
+    best: dict[str, float] = {}
+    for pair in pairs_of(rows):
+        figure = max(pair.bandwidth_MBps, pair.retest_MBps or 0.0)
+        for host in (pair.host_a, pair.host_b):
+            best[host] = max(best.get(host, 0.0), figure)
+    return best
+
+
 def flat_tree(hosts: Iterable[str]) -> Tree:
     """One switch holding every host: what a partition that declares no tree has (node links
     and the whole switch can still be named, no uplink)."""
