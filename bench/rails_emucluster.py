@@ -3,7 +3,8 @@
 node and rail, or a whole rail, and nothing else? (issue 64)
 
     bench/rails_emucluster.py [--trials 10] [--nodes 4] [--rate 200mbit]
-                              [--scenarios healthy,node,rail,rail80] [--json FILE]
+                              [--scenarios healthy,node,rail,rail80] [--at-once]
+                              [--json FILE]
 
 Brings up an emulated cluster of its own (ci/emucluster.sh up --nodes N --rails 2 --rate RATE
 --burst 16kb --declare RATE: each node's eth0 on rail 1's switch, eth1 on rail 2's, the
@@ -23,6 +24,10 @@ the session's findings file, as the nightly writes them:
 - rail80:  rail 2's switch at 80 % of RATE toward every node: within the promise (0.70 of the
            line), so only the nodes' rails against each other can see it
            (findings.slower_than_siblings): expected exactly the rail ("rail 2"), no node.
+
+With --at-once the maps are NetbenchRailsAtOnce's (every rail in one job, one rank per rail
+per node: 8 ranks on the 2 cores for 4 nodes) in place of NetbenchRailMatrix's one rail after
+the other; the healthy trials run the bandwidth cases as without.
 
 A notice (the map could not resolve the smallest fault it looks for) names nothing and is
 counted apart. Each line fraction of the healthy sessions is written to --json. Root, Slurm
@@ -71,11 +76,11 @@ def session(emu, work: Path, name: str, *args: str, refs: Path | None = None
     return list(last.values()), found, out.stdout
 
 
-def rail_map(emu, work: Path, name: str, nodes: int, refs: Path):
-    return session(emu, work, name, "-c", "checks/fabric_map.py", "-n", "NetbenchRailMatrix",
+def rail_map(emu, work: Path, name: str, nodes: int, refs: Path, check: str):
+    return session(emu, work, name, "-c", "checks/fabric_map.py", "-n", f"^{check}",
                    "-p", "openmpi", "-P", f"node_count={nodes}",
                    "-S", "timing_on_shared_cores=true",
-                   "-S", "NetbenchRailMatrix.matrix_options=--max-size,256K,--repetitions,3,"
+                   "-S", f"{check}.matrix_options=--max-size,256K,--repetitions,3,"
                          "--time-cap-ms,20", refs=refs)
 
 
@@ -101,6 +106,8 @@ def main() -> int:
     parser.add_argument("--rate", default="200mbit")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help=f"comma-separated, of {', '.join(SCENARIOS)}")
+    parser.add_argument("--at-once", action="store_true",
+                        help="the maps of every rail in one job (NetbenchRailsAtOnce)")
     parser.add_argument("--json", help="write the trials here")
     args = parser.parse_args()
     rate = tc_rate_gbps(args.rate)
@@ -119,7 +126,9 @@ def main() -> int:
     emu, work = made
     refs = work / "refs"
     refs.mkdir()
-    (refs / "emucluster.yaml").write_text(emucluster.matrix_references(args.nodes, rails=2))
+    (refs / "emucluster.yaml").write_text(emucluster.matrix_references(
+        args.nodes, rails=2, at_once=args.at_once))
+    check = "NetbenchRailsAtOnce" if args.at_once else "NetbenchRailMatrix"
     prefix = emu.env["FABRICSUITE_EMU_PREFIX"]
     trials = []
     try:
@@ -138,7 +147,7 @@ def main() -> int:
                     bandwidth_right = (len(fractions) == 5 and all(
                         c["result"] in ("pass", "skip") for c in cases)
                         and "BELOW" not in said)
-                    cases, found, said = rail_map(emu, work, tag, args.nodes, refs)
+                    cases, found, said = rail_map(emu, work, tag, args.nodes, refs, check)
                     expected: list = []
                     right = bandwidth_right and named(found) == expected
                 else:
@@ -150,7 +159,7 @@ def main() -> int:
                         emu("rate", sixty if scenario == "rail" else eighty, "--switch", "2")
                         expected = [("rail", "", "rail 2")]
                     try:
-                        cases, found, said = rail_map(emu, work, tag, args.nodes, refs)
+                        cases, found, said = rail_map(emu, work, tag, args.nodes, refs, check)
                     finally:
                         emu("rate", "none", "--switch", "2")
                     right = named(found) == expected
@@ -162,7 +171,8 @@ def main() -> int:
                       + (f"; line fractions {fractions}" if fractions else ""), flush=True)
     finally:
         emu("down")
-    emucluster.bench_tally(trials, scenarios, args.json, rate=args.rate, nodes=args.nodes, rails=2)
+    emucluster.bench_tally(trials, scenarios, args.json, rate=args.rate, nodes=args.nodes, rails=2,
+                           check=check)
     return 0
 
 

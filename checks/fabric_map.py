@@ -28,6 +28,16 @@ environment and scale (reference/<system>.yaml).
   line rate against the promise, and the fabric, a leaf (its uplink) or a node whose pairs lie
   below the promise named as `BELOW PROMISE ...` findings (fabricsuite.data.switches.below_promise):
   the session's LINK DEGRADED verdict, which the relative rule cannot reach.
+- NetbenchRailMatrix (a partition that declares rails, extras.fabric.links.rails, and has the
+  `rails` feature): the map on each rail, one case per rail (level `rail`), every node's rank
+  kept on that rail's NIC (the MPI's own NIC selection) and on the cores near it; its findings
+  carry the rail ("faulty node n3: ... (rail 2)", "BELOW PROMISE rail 2: ..."), and each
+  node's best pair per rail (`node_best_MBps`) is compared with its other rails by the
+  session's findings (a rail slower than its siblings).
+- NetbenchRailsAtOnce: every rail's map at once in one job (one launch per rail,
+  config/launchers/rails-at-once; rail k's in rail<k>/): what the rails one after the other
+  cannot see, a host side that cannot feed every rail together. Figures: its slowest rail's,
+  and the sums of its rails' counts (level `rail: every`).
 - NetbenchRankDistance: every core of the allocation; ping-pong between rank 0 and rank d,
   d = 1, 2, 4, ... (Altix study §3.2, Fig. 2 and 3), one pair at a time while the other ranks
   wait without polling. Performance: latency and bandwidth to the nearest and the farthest rank.
@@ -40,12 +50,22 @@ from dataclasses import replace
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import parameter, run_after, variable
+from reframe.core.backends import getlauncher
+from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.logging import getlogger
 
 from fabricsuite import SLURM_SCHEDULERS
 from fabricsuite.base.metrics import LOWER, Figure, PerfSpec
-from fabricsuite.checks.rails import RailBound, declared_rails
+from fabricsuite.checks.check_base import cores_per_node
+from fabricsuite.checks.rails import (
+    EVERY,
+    RAILS_AT_ONCE,
+    RailBound,
+    at_once_words,
+    declared_rails,
+    on_rail,
+    worst_of_rails,
+)
 from fabricsuite.checks.rfm_netbench import (
     RESULT_FILE,
     NetbenchMultiRankCheck,
@@ -55,6 +75,7 @@ from fabricsuite.checks.rfm_netbench import (
 )
 from fabricsuite.data import links, switches
 from fabricsuite.data.links import line_fraction
+from fabricsuite.data.netbench_result import load
 
 #: The N x N maps netbench writes beside its JSON result (`matrix --json-file`).
 MAP_FILES = ["matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"]
@@ -147,34 +168,41 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)
+        components, below, more = self.judge_map(result, self.on_its_path)
+        self.components = "; ".join(components)
+        if self.components:
+            getlogger().warning(f"{self.display_name}: {self.components}")
+        self.link_findings = "; ".join(f for f in [self.link_findings, *below] if f)
+        return problems + more
+
+    def judge_map(self, result, say, where: str = "") -> tuple[list[str], list[str], list[str]]:
+        """(the faulty components, the findings below the promise, the problems) of one map,
+        each said for its path by `say`; its files in the stage's `where` ("" the stage)."""
         try:
             result.switch_tree = self.switch_tree()
             explanation = switches.verdict(result)
         except switches.TopologyError as err:
-            return [*problems, f"switch tree: {err}"]
-        self.components = "; ".join(map(self.on_its_path, explanation.lines()))
-        if self.components:
-            getlogger().warning(f"{self.display_name}: {self.components}")
+            return [], [], [f"switch tree: {err}"]
+        components = [say(line) for line in explanation.lines()]
         # against the fabric's promise, where the partition declares it: a fabric, a leaf or a
         # node uniformly slow, which the relative rule above cannot see (a finding: LINK
         # DEGRADED's verdict, fabricsuite.data.links)
         promise = links.contract(self.current_partition.extras)
+        below = []
         if promise is not None:
             measured = switches.pairs_of(result.table("pairs"))
-            below = switches.below_promise(switches.tree_of(result, measured), measured,
-                                           promise.path_rate_gbps(self.path_rails(promise)),
-                                           promise.bandwidth_fraction)
-            self.link_findings = "; ".join(f for f in [self.link_findings,
-                                                       *map(self.on_its_path, below)] if f)
+            below = [say(line) for line in switches.below_promise(
+                switches.tree_of(result, measured), measured,
+                promise.path_rate_gbps(self.path_rails(promise)), promise.bandwidth_fraction)]
         pairs = result.table("pairs")
         ranks = result.parameters["ranks"]
         if result.parameters.get("rounds", 0) == result.parameters.get("rounds_total", 0):
             expected = ranks * (ranks - 1) // 2  # the full map (also a result of before rounds)
         else:
             expected = result.summary.get("pairs")
-        problems += count_problems(pairs, expected, "pairs measured")
-        missing = [name for name in MAP_FILES
-                   if not os.path.isfile(os.path.join(self.stagedir, name))]
+        problems = count_problems(pairs, expected, "pairs measured")
+        missing = [os.path.join(where, name) for name in MAP_FILES
+                   if not os.path.isfile(os.path.join(self.stagedir, where, name))]
         if missing:
             problems.append(f"netbench wrote no {', '.join(missing)} beside {RESULT_FILE}")
         # Bad pairs and nodes fail in performance (matrix_bad_pairs, matrix_bad_nodes against
@@ -185,11 +213,12 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
                               f"alone {p.get('retest_bandwidth_MBps')} MB/s" for p in bad[:8])
             nodes = ", ".join(n["host"] for n in result.tables.get("bad_nodes") or [])
             getlogger().warning(
-                f"{self.display_name}: {len(bad)} bad pair(s) of {len(pairs)} "
+                f"{self.display_name}: {where + ': ' if where else ''}{len(bad)} bad pair(s) of "
+                f"{len(pairs)} "
                 f"({switches.bad_pair_rule(result.parameters)}): "
                 f"{named}" + (f"; bad node(s): {nodes}" if nodes else "")
             )
-        return problems
+        return components, below, problems
 
     def on_its_path(self, line: str) -> str:
         """A finding of the map as said for its path (a rail map's names its rail)."""
@@ -221,11 +250,114 @@ class NetbenchRailMatrix(RailBound, NetbenchMatrix):
         return problems
 
     def on_its_path(self, line: str) -> str:
-        if line.startswith("BELOW PROMISE "):
-            return f"BELOW PROMISE {self.rail_label()}: {line[len('BELOW PROMISE '):]}"
-        if line.startswith("faulty "):
-            return f"{line} ({self.rail_label()})"
-        return line
+        return on_rail(line, self.rail_label())
+
+
+@rfm.simple_test
+class NetbenchRailsAtOnce(NetbenchMatrix):
+    """Every rail's all-pairs map at once, in one job: one rank per rail per node, rail k's
+    ranks paired only with rail k's (one launch per rail, started together by
+    config/launchers/rails-at-once, each kept on its rail by the MPI's own NIC selection and on
+    the cores near that rail's NIC; rail k's map in rail<k>/ of the stage). What the rails one
+    after the other cannot see: a node whose host side (PCIe, memory, cores) cannot feed every
+    rail together, rails that disturb each other. Findings as NetbenchRailMatrix's, each
+    with its rail; the case's figures are its slowest rail's (median and worst pair
+    bandwidth, median latency, line fraction) and the sums of every rail's bad pairs, nodes and
+    faulty components (fabricsuite.checks.rails.worst_of_rails); references at the level
+    `rail: every`. Each node's best pair per rail (`rails_node_best_MBps`) is compared with
+    its other rails by the session's findings, measured at the same time."""
+
+    descr = "All-pairs node-to-node maps of every rail at once, in one job"
+    valid_systems = ["+mpi +rails"]
+    #: the reference level of the case: every rail at once
+    rail = variable(str, value=EVERY, loggable=True)
+    #: the rails' ports, rail k the k-th (the partition's extras.fabric.links.rails)
+    at_once_rails = variable(typ.List[str], value=[], loggable=True)
+    #: each rail's best pair of each node, MB/s ({"rail2": {host: MB/s}}: node_best_MBps)
+    rails_node_best_MBps = variable(typ.Dict[str, typ.Dict[str, float]], value={},
+                                    loggable=True)
+    tags = {"netbench", "rails"}
+
+    @run_after("setup")
+    def take_every_rail(self):
+        promise = links.contract(self.current_partition.extras)
+        rails = promise.rails if promise else ()
+        partition = self.current_partition
+        self.skip_if(len(rails) < 2, f"{partition.fullname} declares no rails "
+                                     f"(extras.fabric.links.rails)")
+        # one busy rank per rail on every node: a node needs a core for each
+        cores = cores_per_node(partition)
+        self.skip_if(not self.timing_on_shared_cores and cores is not None and cores < len(rails),
+                     f"a node of {partition.fullname} has {cores} core(s), and every rail at "
+                     f"once puts {len(rails)} busy ranks on each (one per rail): "
+                     f"NetbenchRailMatrix measures the rails one after the other "
+                     f"(-S timing_on_shared_cores=true runs it anyway, for the mechanics)")
+        self.at_once_rails = list(rails)
+        self.keep_files = [*self.keep_files, *(f"rail{k}" for k in range(1, len(rails) + 1))]
+
+    @run_before("run")
+    def launch_every_rail(self):
+        # Last before the job script, when netbench's command line is whole (the quick map's
+        # seed). The launcher's words go to rails-at-once, which starts one launch per rail;
+        # Slurm's steps share the nodes' CPUs (--overlap), else the second rail would wait.
+        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
+        launcher = shlex.split(self.job.launcher.run_command(self.job))
+        if type(self.job.launcher).registered_name == "srun":
+            launcher.append("--overlap")
+        self.executable_opts = [*map(shlex.quote, at_once_words(self.at_once_rails, launcher)),
+                                self.executable, *self.executable_opts]
+        self.executable = shlex.quote(str(RAILS_AT_ONCE))
+        self.job.launcher = getlauncher("local")()
+
+    def path_rails(self, promise) -> int:
+        return 1  # each launch on its own rail
+
+    def rail_results(self) -> list:
+        cached = getattr(self, "_rail_results", None)
+        if cached is None:
+            cached = self._rail_results = [
+                load(os.path.join(self.stagedir, f"rail{k}", RESULT_FILE))
+                for k in range(1, len(self.at_once_rails) + 1)]
+            for result in cached:
+                result.line_rate_gbps = self.line_rate_gbps
+        return cached
+
+    def result(self):
+        cached = getattr(self, "_netbench_result", None)
+        if cached is None:
+            cached = self._netbench_result = worst_of_rails(self.rail_results())
+            cached.line_rate_gbps = self.line_rate_gbps
+            cached.promised_latency_us = self.promised_latency_us
+        return cached
+
+    def extra_problems(self, result):
+        problems, components, below, found = [], [], [], []
+        for k, rail_result in enumerate(self.rail_results(), 1):
+            ranks = rail_result.parameters.get("ranks")
+            if ranks != self.num_tasks:
+                problems.append(f"rail {k}: netbench ran with {ranks} ranks, the check asked "
+                                f"for {self.num_tasks}")
+            said, under, more = self.judge_map(
+                rail_result, lambda line, k=k: on_rail(line, f"rail {k}"), f"rail{k}")
+            components += said
+            below += under
+            problems += [f"rail {k}: {p}" for p in more]
+            explanation = getattr(rail_result, "switch_verdict", None)
+            if explanation is not None:
+                found.append(explanation)
+        self.rails_node_best_MBps = {
+            f"rail{k}": switches.node_best(r.table("pairs"))
+            for k, r in enumerate(self.rail_results(), 1)}
+        # the faulty-component counts of the case: every rail's
+        if found:
+            result.switch_verdict = replace(
+                found[0], findings=[f for e in found for f in e.findings],
+                unexplained=[u for e in found for u in e.unexplained])
+        self.components = "; ".join(components)
+        if self.components:
+            getlogger().warning(f"{self.display_name}: {self.components}")
+        self.link_findings = "; ".join(f for f in [self.link_findings, *below] if f)
+        return problems
 
 
 @rfm.simple_test

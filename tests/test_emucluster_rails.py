@@ -17,6 +17,8 @@ is never the limit.
   it with the rail in its reason.
 - Rail 2's switch at 60 % toward every node: the rail is named, no node; `act --mode drain`
   drains nothing.
+- Every rail at once in one job (NetbenchRailsAtOnce): skipped with the reason on these
+  one-core nodes; run for its mechanics, each rail's map on its own NIC in its own directory.
 
 The 10-of-10 counts of the acceptance are bench/rails_emucluster.py's (docs/measurements.md).
 """
@@ -115,14 +117,15 @@ def test_healthy_rails_keep_the_promise_of_their_own_path(railed, tmp_path):
     assert "BELOW" not in said and "rail2: bandwidth_1MiB_line_fraction" in said, said
 
 
-def rail_map(railed, tmp_path):
+def rail_map(railed, tmp_path, check="NetbenchRailMatrix"):
     refs = tmp_path / "refs"
     refs.mkdir(exist_ok=True)
-    (refs / "emucluster.yaml").write_text(matrix_references(NODES, rails=2))
+    (refs / "emucluster.yaml").write_text(matrix_references(
+        NODES, rails=2, at_once=check == "NetbenchRailsAtOnce"))
     results = tmp_path / "results"
-    run_reframe(railed, results, "-c", "checks/fabric_map.py", "-n", "NetbenchRailMatrix",
+    run_reframe(railed, results, "-c", "checks/fabric_map.py", "-n", f"^{check}",
                 "-p", "openmpi", "-P", f"node_count={NODES}", "-S", "timing_on_shared_cores=true",
-                "-S", "NetbenchRailMatrix.matrix_options=--max-size,256K,--repetitions,3,"
+                "-S", f"{check}.matrix_options=--max-size,256K,--repetitions,3,"
                       "--time-cap-ms,20", "--max-retries=0",
                 extra_env={"RFM_REFERENCE_PREFIX": str(refs),
                            "OMPI_MCA_mpi_yield_when_idle": "1"})
@@ -167,3 +170,39 @@ def test_a_whole_rails_switch_is_the_rail_and_drains_no_node(railed, tmp_path):
         assert drained == {} and "reported, no node drained (rail rail 2)" in said_act, said_act
     finally:
         railed("rate", "none", "--switch", "2")
+
+
+def test_every_rail_at_once_runs_in_one_job_each_rail_on_its_nic(railed, tmp_path):
+    """NetbenchRailsAtOnce: both rails' maps in one job (one launch per rail, 8 ranks: one per
+    rail per node), node 2's rail 2 at half its rate on the switch side. The emulated nodes have
+    one core each, so the case runs only for the mechanics (timing_on_shared_cores): 8 busy
+    ranks on the machine's 2 cores disturb each other, and its verdict is not asserted (the
+    rails one after the other are: the tests above). Asserted: one job, each rail's map in its
+    own directory on its own NIC, and node 2's rail 2 the slow one of its rails."""
+    # without the mechanics' flag: skipped, with the reason, on nodes of one core (at 2 nodes,
+    # within the emulated partition's timing_max_nodes, so that this is the reason)
+    skipped = run_reframe(railed, tmp_path / "skipped", "-c", "checks/fabric_map.py", "-n",
+                          "^NetbenchRailsAtOnce", "-p", "openmpi", "-P", "node_count=2")
+    assert "has 1 core(s), and every rail at once puts 2 busy ranks on each" in \
+        skipped.stdout, skipped.stdout[-3000:]
+    try:
+        railed("rate", "100mbit", "--port", "2", "--rail", "2")
+        said, cases, found = rail_map(railed, tmp_path, "NetbenchRailsAtOnce")
+        (case,) = cases
+        assert case["at_once_rails"] == ["net/eth0", "net/eth1"], case.get("fail_reason")
+        best = case["rails_node_best_MBps"]
+        assert best["rail2"][f"{PREFIX}2"] < 0.8 * best["rail1"][f"{PREFIX}2"], best
+        assert all(best["rail2"][f"{PREFIX}{n}"] > best["rail2"][f"{PREFIX}2"]
+                   for n in (1, 3, 4)), best
+        # kept in the output directory where it passed, in the stage where it failed
+        stage = next(d for d in (case["outputdir"], case["stagedir"])
+                     if d and os.path.isfile(os.path.join(d, "rfm_job.sh")))
+        script = open(os.path.join(stage, "rfm_job.sh")).read()
+        assert "rails-at-once --rail net/eth0 OMPI_MCA_btl_tcp_if_include=eth0" in script
+        assert "--rail net/eth1 OMPI_MCA_btl_tcp_if_include=eth1" in script and \
+            "--overlap" in script, script
+        for k in (1, 2):  # each rail's own map, kept with the case
+            assert os.path.isfile(os.path.join(stage, f"rail{k}", "matrix_maps.json"))
+            assert open(os.path.join(stage, f"rail{k}", "exit-status")).read() == "0\n"
+    finally:
+        railed("rate", "none", "--port", "2", "--rail", "2")

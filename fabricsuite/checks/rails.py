@@ -6,6 +6,7 @@ messages on its rail, or striped over every rail, through each MPI's own NIC sel
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, variable
@@ -13,11 +14,17 @@ from reframe.core.exceptions import EnvironError, ReframeFatalError
 from reframe.core.runtime import runtime
 
 from fabricsuite import REPO_ROOT
+from fabricsuite.base.metrics import is_finite_number
 from fabricsuite.data.links import Contract, ContractError, contract
+from fabricsuite.data.netbench_result import NetbenchResult
 from fabricsuite.data.nics import mpi_devices
 
 #: Runs a rank on the cores hwloc places its rail's NIC near (config/launchers/near-nic).
 NEAR_NIC = REPO_ROOT / "config" / "launchers" / "near-nic"
+#: Runs one launch per rail, every rail at once (config/launchers/rails-at-once).
+RAILS_AT_ONCE = REPO_ROOT / "config" / "launchers" / "rails-at-once"
+#: The `rail` value of a case that runs every rail at once in one job.
+EVERY = "every"
 
 #: The `rail` value of a case striped over every rail of the node.
 STRIPED = "striped"
@@ -110,3 +117,54 @@ class RailBound(rfm.RegressionTestPlugin):
         """"rail 2", or "striped over every rail", as findings name it."""
         k = rail_number(self.rail)
         return f"rail {k}" if k is not None else "striped over every rail"
+
+
+def on_rail(line: str, label: str) -> str:
+    """A finding of a map as said for its rail ("rail 2"): "BELOW PROMISE rail 2: ...",
+    "faulty node n3: ... (rail 2)"; other lines as they are."""
+    if line.startswith("BELOW PROMISE "):
+        return f"BELOW PROMISE {label}: {line[len('BELOW PROMISE '):]}"
+    if line.startswith("faulty "):
+        return f"{line} ({label})"
+    return line
+
+
+def at_once_words(rails: tuple[str, ...] | list[str], launcher: list[str]) -> list[str]:
+    """rails-at-once's arguments before the program: each rail's port and the environment that
+    keeps a launch on it (mpi_devices), then the launcher's words."""
+    words = []
+    for port in rails:
+        words += ["--rail", port, *(f"{k}={v}" for k, v in mpi_devices((port,)).items())]
+    return [*words, "--", *launcher, "--"]
+
+
+#: How each summary figure of a map is taken over the rails of an at-once job: its slowest
+#: rail's figure, or the sum of a count.
+WORST_OF_RAILS = {"bandwidth_median_MBps": min, "bandwidth_min_MBps": min,
+                  "latency_median_us": max, "latency_max_us": max, "pairs": sum,
+                  "pairs_total": sum, "flagged_pairs": sum, "suspect_pairs": sum,
+                  "bad_pairs": sum, "cleared_pairs": sum, "bad_nodes": sum}
+
+
+def worst_of_rails(results: list[NetbenchResult]) -> NetbenchResult:
+    """One result of the maps of several rails measured at once (rail k the k-th): each
+    summary figure its slowest rail's, each count the rails' sum (WORST_OF_RAILS; any other
+    figure rail 1's), every rank, pair and warning of every rail, a pair and a bad node with
+    its `rail`."""
+    first = results[0]
+    summary = dict(first.summary)
+    for column, pick in WORST_OF_RAILS.items():
+        values = [r.summary.get(column) for r in results]
+        if all(is_finite_number(v) for v in values):
+            summary[column] = pick(values)
+    tables = {name: [dict(row, rail=k) for k, r in enumerate(results, 1)
+                     for row in r.tables.get(name) or []]
+              for name in dict.fromkeys(n for r in results for n in r.tables)}
+    return replace(
+        first, ranks=[rank for r in results for rank in r.ranks], tables=tables,
+        summary=summary, warnings=[f"rail {k}: {w}" for k, r in enumerate(results, 1)
+                                   for w in r.warnings],
+        unreliable=[dict(u, reason=f"rail {k}: {u.get('reason', '')}")
+                    for k, r in enumerate(results, 1) for u in r.unreliable],
+        status=next((r.status for r in results if r.status != "ok"), "ok"),
+        source=", ".join(r.source for r in results))

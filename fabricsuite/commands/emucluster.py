@@ -66,17 +66,21 @@ def bench_up(cluster: EmuCluster, script: str, *args: str) -> bool:
     return up.returncode == 0
 
 
-def matrix_references(nodes: int, rails: int = 0) -> str:
+def matrix_references(nodes: int, rails: int = 0, at_once: bool = False) -> str:
     """A reference file for NetbenchMatrix at `nodes` nodes of emucluster:nodes (Open MPI), or
-    with `rails` for NetbenchRailMatrix on each rail (the level `rail`): every count of bad
+    with `rails` for NetbenchRailMatrix on each rail (the level `rail`), or `at_once` for
+    NetbenchRailsAtOnce (every rail in one job, the level `rail: every`): every count of bad
     pairs, nodes and faulty components judged against 0, the figures recorded only (emulated
     nodes share the host's cores: the verdict is the counts, relative to the run)."""
     counts = (("bad_pairs", "pairs"), ("bad_nodes", "nodes"), ("faulty_node_links",
               "components"), ("faulty_uplinks", "components"), ("faulty_switches", "components"))
     figures = (("bandwidth_median_MBps", "25.0", "MB/s"), ("bandwidth_min_MBps", "25.0", "MB/s"),
                ("latency_median_us", "100.0", "us"))
-    check = "NetbenchRailMatrix" if rails else "NetbenchMatrix"
-    levels = [f"{nodes}x1.rail{k}" for k in range(1, rails + 1)] if rails else [f"{nodes}x1"]
+    check = ("NetbenchRailsAtOnce" if at_once else "NetbenchRailMatrix" if rails
+             else "NetbenchMatrix")
+    levels = ([f"{nodes}x1.every"] if at_once else
+              [f"{nodes}x1.rail{k}" for k in range(1, rails + 1)] if rails else [f"{nodes}x1"])
+    rails = rails or at_once
     lines = [f"{check}:", f"  $index: [$partition, $environ, scale{', rail' if rails else ''}]",
              "  emucluster:nodes:", "    openmpi:", f"      {nodes}x1:"]
     indent = "          " if rails else "        "

@@ -367,6 +367,17 @@ def document(report: dict, status: int | None = None, line: str = "",
                                                                     casemodel.INTERRUPTED):
                 bests.setdefault((check, partition, environ), {})[int(rail[4:])] = (
                     str(case.last.get("display_name") or check), best)
+        if rail == "every":  # every rail of the partition at once in one job
+            rails.setdefault((check, partition, environ), set()).update(
+                f"rail {k}" for k in range(1, len(case.last.get("at_once_rails") or []) + 1))
+        every = case.last.get("rails_node_best_MBps")
+        if isinstance(every, dict) and verdict not in (casemodel.BROKEN, casemodel.INTERRUPTED):
+            # every rail of one job at once (NetbenchRailsAtOnce): its rails side by side
+            display = str(case.last.get("display_name") or check)
+            bests[(check, partition, environ)] = {
+                int(name[4:]): (display, best) for name, best in every.items()
+                if str(name).startswith("rail") and str(name)[4:].isdigit()
+                and isinstance(best, dict) and best}
         found = of_case(case, verdict, cache)
         findings += found
         named = {name for finding in found for name in finding.node_names()}
