@@ -67,7 +67,10 @@ class FabricLinks(rfm.RunOnlyRegressionTest):
                 len(nodes) < self.num_tasks:
             raise SanityError(f"{len(nodes)} of {self.num_tasks} nodes wrote their links")
         self.links = links.describe(nodes, self._contract)
-        found = links.findings(nodes, self._contract)
+        try:
+            found = links.findings(nodes, self._contract)
+        except links.ContractError as err:
+            raise SanityError(str(err)) from None
         self.link_findings = "; ".join(found)
         if found:
             raise SanityError(self.link_findings)

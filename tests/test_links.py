@@ -152,6 +152,27 @@ def test_init_proposes_a_nodes_nics_as_rails_and_says_which_cores_each_is_near(t
     assert sum("PCIe" in n for n in notes) == 4, notes
 
 
+def test_init_names_a_node_that_trained_faster_than_the_rate_it_proposes(tmp_path):
+    """Two nodes trained 4X 100 Gb/s, one 4X 200: the majority's rate is proposed, and the
+    faster node is named with the choice, never left out (the majority's fault would become
+    the contract)."""
+    from dataclasses import replace
+
+    port = links.parse(hca_reading(tmp_path))["infiniband/mlx5_0/1"]
+    at = {rate: {port.name: replace(port, rate_gbps=rate, detail=f"4X {name}, ACTIVE")}
+          for rate, name in ((100.0, "EDR"), (200.0, "HDR"))}
+    proposed, notes = links.propose({"n1": at[100.0], "n2": at[100.0], "n3": at[200.0]})
+    assert proposed["links"]["rate_gbps"] == 100.0
+    (choose,) = [n for n in notes if n.startswith("choose:")]
+    assert choose == (
+        "choose: the proposal takes the rate most nodes trained (100 Gb/s), and 1 port(s) "
+        "trained faster: n3 infiniband/mlx5_0/1 4X 200 Gb/s; if the fabric promises 200 Gb/s, "
+        "set rate_gbps to 200, and the ports at 100 Gb/s are LINK DEGRADED")
+    # nodes alike: nothing to choose
+    assert not any(n.startswith("choose:") for n in links.propose(
+        {"n1": at[200.0], "n2": at[200.0]})[1])
+
+
 @pytest.mark.parametrize("text, gts", [("32.0 GT/s PCIe", 32.0), ("16 GT/s", 16.0),
                                        ("2.5 GT/s", 2.5), ("Unknown", None),
                                        ("Unknown speed", None), ("", None)])
@@ -232,6 +253,23 @@ def test_real_readings_a_virtual_nic_and_a_shaped_emulated_link():
         "LINK DEGRADED vm net/eth0: rate unknown, declared 1 Gb/s"]
 
 
+def test_ports_that_no_node_has_are_the_contracts_fault_in_one_line():
+    """`hsn[0-9]` declared on nodes with InfiniBand and Ethernet ports: one line naming the
+    field, where every node would otherwise be LINK DEGRADED."""
+    ib = links.parse((DATA / "emu-node-500mbit.txt").read_text())
+    promise = links.contract({"fabric": {"links": {"ports": "cxi/hsn[0-9]", "rate_gbps": 200}}})
+    with pytest.raises(links.ContractError) as err:
+        links.findings({"n1": ib, "n2": ib, "n3": ib}, promise)
+    assert str(err.value) == (
+        "extras.fabric.links.ports 'cxi/hsn[0-9]' matches no port of any of the 3 node(s) read "
+        "(they have net/eth0): the contract names ports these nodes do not have; fix it "
+        "(`fabricsuite init` proposes one from what the nodes report)")
+    # a node that has the port: a node without it is a finding of that node
+    bare = {name: port for name, port in ib.items() if name != "net/eth0"}
+    assert links.findings({"n1": ib, "n2": bare}, links.Contract("net/eth0", 1, 0.5)) == [
+        "LINK DEGRADED n2: 0 of 1 declared port(s) matching net/eth0 present"]
+
+
 def test_a_node_unlike_its_peers_is_named_without_a_contract():
     healthy = links.parse((DATA / "emu-node-500mbit.txt").read_text().replace("500Mbit",
                                                                                 "1Gbit"))
@@ -262,6 +300,9 @@ def test_a_link_that_changes_during_a_job_is_named():
     ({"ports": "net/eth0", "rate_gbps": 1, "width": 3}, "width 3 is none of 1, 2, 4, 8, 12"),
     ({"ports": "net/eth0", "rate_gbps": 1, "count": 0}, "count 0 is not a whole number"),
     ({"ports": "net/eth0", "rate": 1}, 'expected {"ports": "REGEX"'),
+    # a rate in the wrong unit (200 Gb/s given in Mb/s)
+    ({"ports": "net/eth0", "rate_gbps": 200000}, "rate_gbps 200000 is no port's rate in Gb/s"),
+    ({"ports": "net/eth0", "rate_gbps": 0.001}, "was it given in Mb/s?"),
 ])
 def test_a_contract_that_cannot_be_used_is_refused_in_one_line(declared, fix):
     with pytest.raises(links.ContractError) as err:

@@ -393,8 +393,11 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         readings = counters.judge(self.stagedir)
         self.counters, self.counter_deltas = readings.trouble, readings.moved
         self.counters_not_read = readings.not_read
-        self.links, self.link_findings = links.judge(self.stagedir,
-                                                     self.current_partition.extras)
+        try:
+            self.links, self.link_findings = links.judge(self.stagedir,
+                                                         self.current_partition.extras)
+        except links.ContractError as err:  # ports that no node has: the contract, one line
+            raise SanityError(str(err)) from None
         not_judged = exit_status_problem(self)
         if not_judged:
             # a job that failed still says what carried it, where its output names it: a run

@@ -209,6 +209,11 @@ def contract(extras: Mapping | None) -> Contract | None:
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0 \
             or rate != rate or rate == float("inf"):
         raise ContractError(f"{fix}: rate_gbps {rate!r} is not a rate above 0 (Gb/s)")
+    low, high = RATE_RANGE_GBPS
+    if not low <= rate <= high:
+        raise ContractError(f"{fix}: rate_gbps {rate!r} is no port's rate in Gb/s (a fabric "
+                            f"port runs {low:g} to {high:g} Gb/s: 200 for HDR, 400 for NDR; "
+                            f"was it given in Mb/s?)")
     if width is not None and (isinstance(width, bool) or width not in (1, 2, 4, 8, 12)):
         raise ContractError(f"{fix}: width {width!r} is none of 1, 2, 4, 8, 12 (lanes)")
     if rails and count != len(rails):
@@ -247,6 +252,9 @@ def contract(extras: Mapping | None) -> Contract | None:
                     striped_over=striped_over)
 
 
+#: The rates a port of a fabric runs at, Gb/s: from an emulated 10 Mbit link to beyond
+#: XDR's 800 Gb/s and 1.6 Tb/s Ethernet; a figure outside is in another unit.
+RATE_RANGE_GBPS = (0.01, 3200.0)
 #: What `extras.fabric.links` may declare.
 LINK_KEYS = {"ports", "count", "rate_gbps", "width", "rails", "striped_over"}
 #: A port's name as read-counters writes it: "net/eth1", "cxi/cxi0", "infiniband/mlx5_0/1".
@@ -365,11 +373,27 @@ def _fabric_ports(ports: Mapping[str, Port], promise: Contract | None) -> dict[s
     return {name: port for name, port in ports.items() if re.fullmatch(promise.ports, name)}
 
 
+def refuse_unmatched(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) -> None:
+    """ContractError (one line naming the field) where the contract's ports match no port of
+    any node read: the contract is wrong, not every node's link (`hsn[0-9]` on InfiniBand
+    nodes would otherwise make each of them LINK DEGRADED)."""
+    if promise is None or not nodes or any(_fabric_ports(ports, promise)
+                                           for ports in nodes.values()):
+        return
+    seen = sorted({name for ports in nodes.values() for name in ports})
+    raise ContractError(
+        f"extras.fabric.links.ports {promise.ports!r} matches no port of any of the "
+        f"{len(nodes)} node(s) read (they have {', '.join(seen[:6]) or 'no port'}"
+        f"{', ...' if len(seen) > 6 else ''}): the contract names ports these nodes do not "
+        f"have; fix it (`fabricsuite init` proposes one from what the nodes report)")
+
+
 def findings(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) -> list[str]:
     """What the nodes' links say against the contract, one line each: a declared port missing,
     down, narrower or slower than declared; and, across nodes, a port slower or narrower than
     the most common figure of its peers (the same port name on the other nodes), which needs no
     contract. An unknown rate is no finding (a virtual NIC); against a contract it is one."""
+    refuse_unmatched(nodes, promise)
     found = []
     for node, ports in sorted(nodes.items()) if promise is not None else ():
         fabric = _fabric_ports(ports, promise)
@@ -678,6 +702,18 @@ def propose(nodes: Mapping[str, Mapping[str, Port]]) -> tuple[dict | None, list[
                  f"({', '.join(names)})")
     differ = findings(nodes, promise)
     notes += [f"differs: {line}" for line in differ]
+    # the majority's rate proposed: a node that trained faster is named, so that the person
+    # confirming sees that the promise may be the faster one (and the majority degraded)
+    faster = sorted(f"{node} {n} {p.describe()}" for node, ports in up.items()
+                    for n, p in ports.items() if n.startswith(kind) and p.rate_gbps > rate)
+    if faster:
+        top = max(p.rate_gbps for ports in up.values() for n, p in ports.items()
+                  if n.startswith(kind))
+        notes.append(f"choose: the proposal takes the rate most nodes trained ({rate:g} Gb/s), "
+                     f"and {len(faster)} port(s) trained faster: {', '.join(faster[:6])}"
+                     f"{' and more' if len(faster) > 6 else ''}; if the fabric promises "
+                     f"{top:g} Gb/s, set rate_gbps to {top:g}, and the ports at {rate:g} Gb/s "
+                     f"are LINK DEGRADED")
     # a port of the fabric that came up down or slower on every node alike is no difference
     # between nodes: said, so that the person confirming the contract sees it
     left_out = Counter((n, p.describe()) for ports in nodes.values() for n, p in ports.items()
