@@ -238,6 +238,9 @@ def test_the_counters_never_read_a_link_state_as_a_counter():
 def test_real_readings_a_virtual_nic_and_a_shaped_emulated_link():
     vm = links.parse((DATA / "vm-reading.txt").read_text())
     assert vm["net/eth0"].up and vm["net/eth0"].rate_gbps is None  # virtio: speed -1
+    # the VM's ifb devices (tc's ingress mirrors) are read but are no link: never listed down
+    assert "link/net/ifb0/operstate" in (DATA / "vm-reading.txt").read_text()
+    assert set(vm) == {"net/eth0"} and "ifb" not in links.describe({"vm": vm}, None)
     assert vm["net/eth0"].describe() == "rate unknown"
     emu = links.parse((DATA / "emu-node-500mbit.txt").read_text())
     # the veth says 10000 Mb/s; the tbf at its root is the line rate

@@ -285,9 +285,14 @@ def tc_rate_gbps(text: str) -> float | None:
     return float(match.group("value")) * _TC_UNITS[match.group("unit").upper()] * bits
 
 
+#: Interfaces that are no link: the kernel's ifb devices (intermediate functional blocks,
+#: which only mirror another device's ingress for shaping), on every VM with tc's ingress set.
+NOT_A_LINK = re.compile(r"net/ifb\d+")
+
+
 def parse(text: str) -> dict[str, Port]:
     """The "link/..." lines of one reading (read-counters, source links) as {port name: Port};
-    other lines are skipped."""
+    other lines, and interfaces that are no link (NOT_A_LINK), are skipped."""
     attributes: dict[str, dict[str, str]] = {}
     for line in text.splitlines():
         if not line.startswith(PREFIX):
@@ -299,6 +304,8 @@ def parse(text: str) -> dict[str, Port]:
         elif parts[0] in ("net", "cxi") and len(parts) == 3:
             name = "/".join(parts[:2])
         else:
+            continue
+        if NOT_A_LINK.fullmatch(name):
             continue
         attributes.setdefault(name, {})[parts[-1]] = value.strip()
     return {name: _located(_port(name, values), values)
