@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite.checks.rfm_netbench import cell, summary, unjudged_figures
+from fabricsuite.checks.rfm_netbench import cell, figure_problems, summary, unjudged_figures
 from fabricsuite.commands import session
 from fabricsuite.data.netbench_result import load
 
@@ -74,3 +74,43 @@ def test_an_unjudged_figure_is_no_history_point_and_no_baseline_sample(tmp_path)
     (tmp_path / "a.json").write_text(json.dumps(flagged))
     samples = {s.variable for s in baseline.read_reports([tmp_path / "a.json"], "local").samples}
     assert samples and "latency_8B_median_us" not in samples
+
+
+def test_a_figure_that_is_no_number_fails_sanity_naming_it():
+    """NaN passes every bound ReFrame compares it with: a figure the check derives that comes
+    out as no number (a line fraction without its line rate) fails sanity naming it; the
+    figures read from netbench's output are refused by the reader already (a cell of inf)."""
+    from fabricsuite.data.links import line_fraction
+
+    metrics = {**METRICS, "flood_bandwidth_1MiB_line_fraction": line_fraction(
+        METRICS["flood_bandwidth_1MiB_MBps"])}
+    result = load(str(FLOOD))
+    result.line_rate_gbps = 1.0
+    assert figure_problems(metrics, result, set()) == []
+    result.line_rate_gbps = None
+    assert figure_problems(metrics, result, set()) == [
+        "flood_bandwidth_1MiB_line_fraction: nan is no figure (derived from netbench's output, "
+        "where a number belongs)"]
+    # a figure the run left out of its verdict (unjudged) is not judged
+    assert figure_problems(metrics, result, {"flood_bandwidth_1MiB_line_fraction"}) == []
+    row = next(r for r in result.tables["flood_best"] if r["size_bytes"] == 1 << 20)
+    row["bandwidth_MBps"] = float("inf")
+    assert "flood_best[size_bytes=1048576].bandwidth_MBps is not a finite number: inf" in \
+        figure_problems(METRICS, result, set())[0]
+
+
+def test_a_report_figure_that_is_no_number_is_named_in_the_outcome():
+    """A run report whose passed case holds NaN (edited by hand): ReFrame passed it against
+    any bound and history leaves it out, so the outcome names it."""
+    import json
+
+    from case_support import report
+
+    data = json.loads(json.dumps(report("recorded-kind")))
+    case = next(c for run in data["runs"] for c in run["testcases"] if c.get("perfvalues"))
+    key = next(iter(case["perfvalues"]))
+    assert session.no_number_lines([case]) == []
+    case["perfvalues"][key][0] = float("nan")
+    lines = session.no_number_lines([case])
+    assert lines[0].startswith("figures that are no number") and len(lines) == 2
+    assert lines[1].endswith(f"{key.split(':')[-1]}=nan"), lines

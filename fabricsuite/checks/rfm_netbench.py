@@ -28,7 +28,7 @@ from reframe.core.exceptions import EnvironError, SanityError
 from reframe.core.logging import getlogger
 
 from fabricsuite import REPO_ROOT, SOURCE_DIR
-from fabricsuite.base.metrics import Metric, PerfSpec, unjudged_variables
+from fabricsuite.base.metrics import Metric, PerfSpec, is_finite_number, unjudged_variables
 from fabricsuite.checks.check_base import (
     NODE_COUNTS,
     exit_status_problem,
@@ -447,11 +447,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
             problems.extend(self.extra_problems(result))
         except ResultError as err:
             problems.append(str(err))
-        for name, metric in self.metrics.items():
-            try:
-                metric.extract(result)
-            except ResultError as err:
-                problems.append(f"{name}: {err}")
+        problems += figure_problems(self.metrics, result, unjudged_variables(self.unjudged))
         problems += limits_problems(result, self.metrics)
         if problems:
             raise SanityError("; ".join(problems))
@@ -574,6 +570,23 @@ def unjudged_figures(metrics: dict, result: NetbenchResult, pattern: str | None)
             for name, metric in metrics.items()
             if isinstance(metric, Metric) and metric.table is None
             and metric.column in reasons and matches(metric.column)]
+
+
+def figure_problems(metrics: dict, result: NetbenchResult, left_out: set[str]) -> list[str]:
+    """"variable: why" for each figure of `metrics` the result cannot give, or gives as no
+    number (NaN or inf passes every bound ReFrame compares it with); the figures `left_out` of
+    the run's verdict (unjudged) need none."""
+    problems = []
+    for name, metric in metrics.items():
+        try:
+            value = metric.extract(result)
+        except ResultError as err:
+            problems.append(f"{name}: {err}")
+            continue
+        if not is_finite_number(value) and name not in left_out:
+            problems.append(f"{name}: {value!r} is no figure (derived from netbench's output, "
+                            f"where a number belongs)")
+    return problems
 
 
 def limits_problems(result: NetbenchResult, metrics: dict) -> list[str]:

@@ -314,6 +314,18 @@ def unjudged_lines(cases: list[dict]) -> list[str]:
              "figures are judged):", *found] if found else [])
 
 
+def no_number_lines(cases: list[dict]) -> list[str]:
+    """The figures of the run report that are no number (NaN, inf: a report edited by hand, or
+    a check that let one through), one line each: ReFrame passes them against any bound, and
+    history, compare and baseline leave them out, so they are named here."""
+    found = [f"  {case_where(case)} {perf_variable(key)}={perf[0]}"
+             for case in cases for key, perf in (case.get("perfvalues") or {}).items()
+             if isinstance(perf, list) and perf and isinstance(perf[0], float)
+             and not is_finite_number(perf[0])]
+    return (["figures that are no number (judged by nothing, left out of history, compare "
+             "and baseline):", *found] if found else [])
+
+
 def transport_lines(cases: list[dict]) -> list[str]:
     """What carried the cases that say it (fabricsuite.data.transport), per partition and
     environment: "carried by: local:default openmpi vader (36 cases)"."""
@@ -400,6 +412,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
                   for dependency, n in sorted(not_run.items())]
     lines += recorded_only_lines(report)
     lines += unjudged_lines(ran)
+    lines += no_number_lines(ran)
     lines += efficiency_lines(ran)
     lines += promise_lines(ran)
     lines += evidence_lines(ran)
