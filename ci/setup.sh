@@ -31,6 +31,21 @@ need munged munge
 need chromium chromium
 # a compiler cache for the tests' ~100 netbench builds of one checkout (ci/test.sh)
 need ccache ccache
+# Python >= 3.11 that can make a virtual environment (Debian keeps venv's ensurepip in
+# python3-venv, absent from a minimal install): Debian 12's python3 is 3.11
+pythons="${PYTHON:-python3.11 python3.12 python3.13 python3}"
+python_with_venv() {
+    local candidate
+    for candidate in $pythons; do
+        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c \
+                'import sys, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+python_with_venv >/dev/null || missing+=(python3 python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
     packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
     say "installing Debian packages: $packages"
@@ -45,19 +60,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- Python environment ------------------------------------------------------------------------
-PYTHON="${PYTHON:-}"
-if [ -z "$PYTHON" ]; then
-    for candidate in python3.11 python3.12 python3.13 python3; do
-        if command -v "$candidate" >/dev/null 2>&1 &&
-           "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-            PYTHON="$candidate"; break
-        fi
-    done
-fi
-if [ -z "$PYTHON" ]; then
-    echo "ci/setup.sh: needs Python >= 3.11 (apt-get install python3 python3-venv)" >&2
-    exit 1
-fi
+PYTHON="$(python_with_venv)" || {
+    echo "ci/setup.sh: needs Python >= 3.11 with its venv module: apt-get install python3" \
+         "python3-venv, or set PYTHON to such a Python (tried: $pythons)" >&2
+    exit 1; }
 if [ ! -x "$VENV/bin/python" ]; then
     say "creating virtual environment $VENV with $PYTHON"
     "$PYTHON" -m venv "$VENV" || {
