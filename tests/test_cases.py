@@ -626,3 +626,15 @@ def test_the_sessions_of_every_verdict_reach_every_verdict(references_on_nodes):
     seen = {case.verdict for name in _sessions_of_every_verdict()
             for case in case_verdicts(_session(name))}
     assert seen == set(JUNIT_OF), seen
+
+
+def test_a_session_that_ran_nothing_names_the_system_it_was_started_on():
+    data = json.loads(json.dumps(report("judged-own")))
+    for run in data["runs"]:
+        run["testcases"] = []
+    data["session_info"]["cmdline"] = "reframe -C config/settings.py --system emucluster -r"
+    head = session.summary_lines(data, [])[0]
+    assert " on emucluster" in head and " on -" not in head, head
+    data["session_info"]["cmdline"] = "reframe -C config/settings.py -r"
+    head = session.summary_lines(data, [])[0]
+    assert f"on the system of {data['session_info']['hostname']} (no case selected)" in head

@@ -342,6 +342,18 @@ def transport_lines(cases: list[dict]) -> list[str]:
         for (where, transport), n in sorted(carried.items()))]
 
 
+def _selected_system(info: dict) -> str:
+    """The system a session that ran no case was started on: its command line's --system, or
+    ReFrame's own choice by hostname ("this machine's system")."""
+    words = str(info.get("cmdline") or "").split()
+    for i, word in enumerate(words):
+        if word.startswith("--system="):
+            return word.split("=", 1)[1]
+        if word == "--system" and i + 1 < len(words):
+            return words[i + 1]
+    return f"the system of {info.get('hostname') or 'this machine'} (no case selected)"
+
+
 def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | None = None,
                   status: tuple[int, str] | None = None, show_exit: bool = True,
                   machine_lines: list[str] | None = None) -> list[str]:
@@ -361,7 +373,8 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     for case in judged:
         if case.counted == "failed" and not case.fixture:
             phases[case.phase] = phases.get(case.phase, 0) + 1
-    systems = sorted({f"{c.get('system')}:{c.get('partition')}" for c in ran}) or ["-"]
+    systems = sorted({f"{c.get('system')}:{c.get('partition')}" for c in ran or tests}) or [
+        _selected_system(info)]
     elapsed = info.get("time_elapsed")
     head = f"session {str(info.get('uuid', '?'))[:8]} on {', '.join(systems)}"
     if isinstance(elapsed, (int, float)):
