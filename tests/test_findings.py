@@ -165,7 +165,13 @@ def test_a_findings_file_round_trips_and_a_bad_one_is_one_line(tmp_path):
                        (json.dumps(dict(doc, findings=[{"kind": "x"}])), "finding 1 cannot"),
                        (json.dumps(dict(doc, findings=[dict(doc["findings"][0],
                                                             retest_with="n[5-3]")])),
-                        "finding 1 cannot")):
+                        "finding 1 cannot"),
+                       # what act once acted on, or misread (issue 67's probes)
+                       (json.dumps(dict(doc, outcome="BROKEN")), '"outcome" is \'BROKEN\''),
+                       (json.dumps(dict(doc, findings=None)), '"findings" is None'),
+                       (json.dumps(dict(doc, findings=[dict(
+                           doc["findings"][0], kind="faulty-link", confidence="map",
+                           nodes="")])), "a map faulty-link finding that names no node")):
         path.write_text(text)
         with pytest.raises(findings.FindingsError, match=said):
             findings.read(path)
@@ -534,3 +540,17 @@ def test_a_rail_slower_on_most_nodes_is_the_rail_not_the_nodes():
     (pair,) = findings.slower_than_siblings(_bests({"n1": 12.0, "n2": 12.0},
                                                    hosts=("n1", "n2")), [])
     assert (pair.kind, pair.nodes) == ("rail", "")
+
+
+def test_act_with_its_log_under_a_file_is_one_line_before_anything_is_done(tmp_path, capsys):
+    from fabricsuite.commands.cli import main
+
+    path = tmp_path / "findings.json"
+    findings.write(path, doc_of("judged-own"))
+    (tmp_path / "file").write_text("")
+    for log, said in ((tmp_path / "file" / "actions.jsonl", "cannot keep act's log and lock in "
+                       f"{tmp_path / 'file'} (File exists); give --log a file"),
+                      (tmp_path, f"--log {tmp_path}: not a file")):
+        assert main(["act", str(path), "--log", str(log)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and said in err, err

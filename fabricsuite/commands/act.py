@@ -250,9 +250,15 @@ class Log:
 
 @contextlib.contextmanager
 def locked(directory: Path) -> Iterator[None]:
-    """One act at a time per results directory; a second is refused, saying so."""
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / "act.lock", "a") as lock:
+    """One act at a time per results directory; a second is refused, saying so. A directory
+    that cannot hold the log and the lock is one line, before anything is done."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        lock = open(directory / "act.lock", "a")  # noqa: SIM115 (held while acting)
+    except OSError as err:
+        raise UsageError(f"cannot keep act's log and lock in {directory} ({err.strerror or err})"
+                         f"; give --log a file in a directory you can write") from None
+    with lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -493,6 +499,8 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
         raise UsageError(str(err)) from None
     session = str(doc.get("session") or path.stem)
     log = Log(Path(args.log) if args.log else results / "act" / "actions.jsonl")
+    if log.path.exists() and not log.path.is_file():
+        raise UsageError(f"--log {log.path}: not a file; give the action log's file")
     with locked(log.path.parent):
         try:
             nodes = parse_sinfo_json(runner(["sinfo", "--json"]))

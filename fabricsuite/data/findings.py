@@ -519,17 +519,29 @@ def read(path: Path) -> tuple[dict, list[Finding]]:
         raise FindingsError(f"{path}: findings version {doc.get('version')!r}, this "
                             f"fabricsuite reads version {VERSION}; use the fabricsuite that "
                             f"wrote it")
+    edited = "the file was edited or truncated: run the session again"
+    if not isinstance(doc.get("findings"), list):
+        raise FindingsError(f"{path}: \"findings\" is {doc.get('findings')!r}, not a list of "
+                            f"findings; {edited}")
+    outcome = doc.get("outcome")
+    if not (isinstance(outcome, dict) and outcome.get("status") in (0, 1, 2, None)
+            and isinstance(outcome.get("line", ""), str)):
+        raise FindingsError(f"{path}: \"outcome\" is {shortened(repr(outcome), 80)}, not "
+                            f"{{\"status\": 0|1|2, \"line\": ...}}; {edited}")
     found = []
-    for index, entry in enumerate(doc.get("findings") or []):
+    for index, entry in enumerate(doc["findings"]):
         try:
             finding = Finding(**entry)
             if finding.kind not in KINDS or finding.confidence not in CONFIDENCES:
                 raise ValueError(f"kind {finding.kind!r} or confidence {finding.confidence!r}")
-            finding.node_names()
+            if finding.kind in NODE_KINDS and finding.confidence in ACTIONABLE \
+                    and not finding.nodes:
+                raise ValueError(f"a {finding.confidence} {finding.kind} finding that names "
+                                 f"no node")
             expand_hostlist(finding.retest_with)  # the nodes a map suspect is re-tested with
         except (TypeError, ValueError, TopologyError) as err:
-            raise FindingsError(f"{path}: finding {index + 1} cannot be read ({err}); the file "
-                                f"was edited or truncated: run the session again") from None
+            raise FindingsError(f"{path}: finding {index + 1} cannot be read ({err}); "
+                                f"{edited}") from None
         found.append(finding)
     for key in ("nodes", "passed_nodes"):
         try:
