@@ -65,6 +65,7 @@ def cluster(state: Path, name_prefix: str, port: int, nodes: int, rate: str = "1
             assert proc.returncode == 0, f"emucluster {args[0]}: {proc.stderr[-3000:]}"
         return proc
 
+    emu.state = state  # the cluster's state directory (its daemons' pid files: run/)
     emu("up", "--nodes", str(nodes), "--rate", rate, *up)
     try:
         yield emu

@@ -15,6 +15,8 @@ act --mode drain` drains node 3 alone, with the suite's reason. bench/node_outli
 """
 
 import json
+import os
+import signal
 
 import emu_support
 import pytest
@@ -83,6 +85,7 @@ def test_a_suspect_pair_is_re_tested_and_only_its_slow_node_drained(cluster, tmp
     assert f"suspect {nodes[3]} re-tested against {nodes[0]}: cleared" in said, told
     (path,) = (results / "findings").glob("*.json")
     doc = json.loads(path.read_text())
+    assert "pending" not in doc  # the nightly's own findings replaced its pending file
     assert [(f["kind"], f["confidence"], f["nodes"]) for f in doc["findings"]] == [
         ("node-outlier", "confirmed", nodes[2])], doc
     assert [r["result"] for r in doc["retests"]] == ["confirmed", "cleared"], doc
@@ -95,6 +98,25 @@ def test_a_suspect_pair_is_re_tested_and_only_its_slow_node_drained(cluster, tmp
         assert list(drained) == [nodes[2]], (drained, acted.stdout)
         assert drained[nodes[2]].startswith("fabricsuite: NODE OUTLIER "
                                             "NetbenchPingPongBandwidth "), drained
+        # an administrator returns node 3 to service; the same findings acted on again (the
+        # cron line `fabricsuite nightly; fabricsuite act` after a nightly that died): refused,
+        # the node stays in service
+        cluster("exec", "scontrol", "update", f"NodeName={nodes[2]}", "State=RESUME")
+        again = cluster("exec", str(BIN / "fabricsuite"), "act", "--mode", "drain",
+                        "--max-fraction", "0.5", "--results", str(results), check=False)
+        assert again.returncode == 1 and "was acted on already" in again.stdout, again.stdout
+        state = json.loads(cluster("exec", "sinfo", "--json").stdout)["nodes"]
+        assert not [n for n in state if "DRAIN" in n["state_flags"]], state
+        # Slurm's controller hung: one line, exit 2, nothing done
+        pid = int((cluster.state / "run" / "slurmctld.pid").read_text())
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            hung = cluster("exec", str(BIN / "fabricsuite"), "act", "--mode", "drain",
+                           "--force", "after repair", "--results", str(results), check=False)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert hung.returncode == 2 and len(hung.stderr.strip().splitlines()) == 1, hung
+        assert "slurmctld" in hung.stderr, hung.stderr
     finally:
         for node in nodes:
             cluster("exec", "scontrol", "update", f"NodeName={node}", "State=RESUME",

@@ -554,3 +554,35 @@ def test_act_with_its_log_under_a_file_is_one_line_before_anything_is_done(tmp_p
         assert main(["act", str(path), "--log", str(log)]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and said in err, err
+
+
+def test_act_refuses_a_session_acted_on_and_a_nightly_that_never_finished(tmp_path, capsys):
+    """Both refusals come before Slurm is asked anything: exit 1, one REFUSED line, logged."""
+    from fabricsuite.commands.cli import main
+
+    path = tmp_path / "findings" / "nightly-1.json"
+    findings.write(path, doc_of("judged-own"))
+    session_id = json.loads(path.read_text())["session"]
+    log = tmp_path / "act" / "actions.jsonl"
+    log.parent.mkdir()
+    # yesterday's drain of this session, as act logged it (before steps were logged: no step)
+    log.write_text(json.dumps({"time": "2026-12-05T02:10:00Z", "id": "a1", "node": "n3",
+                               "action": "drain", "session": session_id,
+                               "status": "done"}) + "\n")
+    assert main(["act", str(path), "--mode", "drain", "--log", str(log)]) == 1
+    out = capsys.readouterr().out
+    assert f"REFUSED: session {session_id[:8]} was acted on already (1 action(s) of its act " \
+           f"step, the last drain n3 at 2026-12-05T02:10:00Z" in out, out
+    assert "--force REASON acts on it again" in out
+    assert json.loads(log.read_text().splitlines()[-1])["status"] == "refused"
+    # its re-test step is another step: not refused for that (it goes on to ask Slurm)
+    assert act.acted_on(act.Log(log), session_id, "retest") == []
+    # a nightly that died before its findings: its pending file is the newest, refused
+    pending = tmp_path / "findings" / "nightly-2.json"
+    findings.write(pending, findings.pending_document("2026-12-06T02:00:00Z", 4242))
+    for mode in ("report", "drain"):
+        assert main(["act", "--results", str(tmp_path), "--mode", mode, "--force",
+                     "even so"]) == 1
+        out = capsys.readouterr().out
+        assert f"REFUSED: {pending} is the findings of a nightly that never finished " \
+               f"(started 2026-12-06T02:00:00Z" in out, out

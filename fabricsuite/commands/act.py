@@ -34,8 +34,15 @@ runs and when it ends (RESULTS/act/actions.jsonl, appended, one JSON object a li
 lock): an act killed half way is found by the next, which says so and records what Slurm
 shows.
 
+A session is acted on once: `act` (drain or comment), --retest and --resume each refuse a
+session whose step the log shows done, so that a node an administrator returned to service is
+not drained again with the day-old reason (--force REASON for a deliberate re-run, the reason
+logged); and a findings file of a nightly that never finished (it died before writing them:
+killed, out of memory, a full disk) is refused, never mistaken for the last good one.
+
 Exit status: 0 it acted (or would) by the contract; 1 it refused to act (the cap, an
-untrusted session) or left a node half-handled; 2 bad input or Slurm unreachable.
+untrusted session, a session acted on, a nightly that never finished) or left a node
+half-handled; 2 bad input or Slurm unreachable.
 """
 
 from __future__ import annotations
@@ -140,10 +147,18 @@ def parse_sinfo_json(text: str) -> dict[str, Node]:
                 reason=str(entry.get("reason") or ""), comment=str(entry.get("comment") or ""),
                 partitions=tuple(str(p) for p in entry.get("partitions") or []),
                 reason_by=str(entry.get("reason_set_by_user") or ""))
-        return nodes
     except (ValueError, KeyError, TypeError) as err:
         raise ActError(f"`sinfo --json` printed no node list ({type(err).__name__}: {err}); "
                        f"this needs Slurm 21.08 or later with its JSON support") from None
+    if not nodes:
+        # a controller that is down or hung answers with no node (and its error, where it
+        # says one): acting against no node would be refused by the cap, as if many were bad
+        errors = [str(e.get("error") or e.get("description") or e) if isinstance(e, dict)
+                  else str(e) for e in data.get("errors") or []]
+        raise ActError(f"Slurm unreachable: `sinfo --json` lists no node"
+                       f"{' (' + '; '.join(errors)[:200] + ')' if errors else ''}; is slurmctld "
+                       f"up? nothing done")
+    return nodes
 
 
 def run_slurm(command: list[str]) -> str:
@@ -442,29 +457,62 @@ def reconcile(log: Log, nodes: dict[str, Node]) -> list[str]:
     return lines
 
 
-def execute(actions: list[Action], log: Log, session: str, runner: Runner) -> list[str]:
-    """Runs each action's command, logged before and after; the failures, one line each."""
+def execute(actions: list[Action], log: Log, session: str, runner: Runner, step: str = "act",
+            forced: str = "") -> list[str]:
+    """Runs each action's command, logged before and after with the session and the step it
+    came from (and --force's reason); the failures, one line each."""
     failed = []
     for action in actions:
         if not action.action or not action.command:
             continue
         entry = {"id": uuid.uuid4().hex, "node": action.node, "action": action.action,
-                 "session": session, "why": action.why, "command": action.command,
+                 "session": session, "step": step, "why": action.why,
+                 "command": action.command,
                  "reason": next((w.split("=", 1)[1] for w in action.command
-                                 if w.startswith(("Reason=", "Comment="))), "")}
+                                 if w.startswith(("Reason=", "Comment="))), ""),
+                 **({"forced": forced} if forced else {})}
         log.append({**entry, "status": "started"})
         try:
             runner(action.command)
         except ActError as err:
             log.append({"id": entry["id"], "node": action.node, "action": action.action,
-                        "session": session, "status": "failed", "error": str(err)})
+                        "session": session, "step": step, "status": "failed",
+                        "error": str(err)})
             failed.append(f"{action.node}: {err}")
             action.step = "failed"
             continue
         log.append({"id": entry["id"], "node": action.node, "action": action.action,
-                    "session": session, "status": "done"})
+                    "session": session, "step": step, "status": "done"})
         action.ran = True
     return failed
+
+
+#: The step of a logged action before steps were logged: a drain or a comment was act's own.
+_OLD_STEPS = {"drain": "act", "comment": "act"}
+
+
+def acted_on(log: Log, session: str, step: str) -> list[dict]:
+    """The actions of `step` ("act", "retest", "resume") on `session` the log shows done."""
+    return [e for e in log.entries() if e.get("status") == "done" and e.get("session") == session
+            and e.get("step", _OLD_STEPS.get(str(e.get("action")), "")) == step]
+
+
+def refusal(doc: dict, path: Path, log: Log, session: str, step: str) -> str | None:
+    """Why act refuses the findings before it looks at Slurm (a REFUSED line), or None: a
+    nightly that never finished, a session whose step was done already."""
+    if doc.get("pending"):
+        return (f"REFUSED: {path} is the findings of a nightly that never finished (started "
+                f"{doc.get('started') or '?'}; it died before writing them: killed, out of "
+                f"memory, a full disk?): nothing is known of that session; act on the next "
+                f"nightly's findings")
+    done = acted_on(log, session, step)
+    if done:
+        last = done[-1]
+        return (f"REFUSED: session {session[:8]} was acted on already ({len(done)} action(s) "
+                f"of its {step} step, the last {last.get('action')} {last.get('node')} at "
+                f"{last.get('time')}; {log.path}): what changed since, an administrator's "
+                f"resume or drain, stands; --force REASON acts on it again")
+    return None
 
 
 def newest_findings(results: Path) -> Path:
@@ -490,6 +538,8 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
     if not (args.max_nodes >= 0 and 0.0 <= args.max_fraction <= 1.0):
         raise UsageError(f"--max-nodes {args.max_nodes} --max-fraction {args.max_fraction}: "
                          f"give a count of 0 or more and a fraction from 0 to 1")
+    if args.force is not None and not args.force.strip():
+        raise UsageError("--force needs a reason (it is logged with every action it takes)")
     modes = modes_of(args)
     results = results_dir(args)
     path = Path(args.findings) if args.findings else newest_findings(results)
@@ -501,7 +551,18 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
     log = Log(Path(args.log) if args.log else results / "act" / "actions.jsonl")
     if log.path.exists() and not log.path.is_file():
         raise UsageError(f"--log {log.path}: not a file; give the action log's file")
+    step = "retest" if args.retest else "resume" if args.resume else "act"
     with locked(log.path.parent):
+        refused_line = None if args.mode == "report" and not doc.get("pending") else \
+            refusal(doc, path, log, session, step)
+        if refused_line and not (args.force and not doc.get("pending")):
+            log.append({"id": uuid.uuid4().hex, "node": "", "action": "none",
+                        "session": session, "step": step, "status": "refused",
+                        "why": refused_line})
+            print(f"fabricsuite act: session {session}, findings {path}, mode {args.mode}")
+            print(f"  {refused_line}")
+            print(f"fabricsuite act: log {log.path}")
+            return 1
         try:
             nodes = parse_sinfo_json(runner(["sinfo", "--json"]))
             half = reconcile(log, nodes)
@@ -524,7 +585,7 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
             if line.startswith("REFUSED"):
                 log.append({"id": uuid.uuid4().hex, "node": "", "action": "none",
                             "session": session, "status": "refused", "why": line})
-        failed = execute(actions, log, session, runner)
+        failed = execute(actions, log, session, runner, step, args.force or "")
     print(f"fabricsuite act: session {session} ({doc.get('outcome', {}).get('line') or ''}), "
           f"findings {path}, mode {args.mode}"
           f"{' --retest' if args.retest else ' --resume' if args.resume else ''}")
@@ -570,6 +631,10 @@ def add_parser(sub: Any) -> None:
                       help="after a session in that reservation: return to service the nodes "
                            "under re-test it passed on, drain again those it named (nothing "
                            "else)")
+    parser.add_argument("--force", metavar="REASON",
+                        help="act on a session whose step was done already (logged with "
+                             "REASON): a deliberate re-run; a nightly that never finished "
+                             "is refused all the same")
     parser.add_argument("--results", default=None,
                         help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
     parser.add_argument("--log", metavar="FILE",

@@ -44,7 +44,7 @@ from fabricsuite.base.commandline import (
     one_line_errors,
     results_dir,
 )
-from fabricsuite.base.formats import file_utc
+from fabricsuite.base.formats import file_utc, iso_utc
 from fabricsuite.commands import session
 from fabricsuite.data import findings, store
 from fabricsuite.data.cases import was_interrupted
@@ -264,9 +264,18 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
         env[ROTATION_ENV] = str(rotation)
     report = results / "reports" / f"run-report-{stamp}-{os.getpid()}.json"
     skips = report.with_suffix(".skips.jsonl")
+    found = findings_path(results, args)
+    # until the session's own findings replace it: a nightly that dies leaves it the newest,
+    # and `fabricsuite act` refuses it (yesterday's would otherwise be acted on again)
+    try:
+        findings.write(found, findings.pending_document(iso_utc(), os.getpid()))
+    except OSError as err:
+        raise UsageError(f"cannot write the findings in {found.parent} ({err.strerror or err}); "
+                         f"give --results a directory you can write") from None
     ran = _reframe(args, env, [*options, "--session-extras", f"tag={args.tag}", *extra],
                    report, skips)
     if isinstance(ran, int):
+        found.unlink(missing_ok=True)  # ended before any session: nothing to act on
         return ran
     returncode, interrupted = ran
     if interrupted.signal is not None:
@@ -275,6 +284,7 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
         return _interrupted("(ReFrame aborted its cases on a signal this nightly did not send)",
                             report, junit, results, args)
     if not report.is_file():
+        found.unlink(missing_ok=True)  # no session was judged: said below, nothing to act on
         if returncode == 0:
             return _fail("ReFrame selected no test case (it exited 0 without a run report): "
                          "nothing was tested; check -n, -x and -p against `reframe -l`")
@@ -285,7 +295,6 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
                      f"(a bad option, system or mode? see its output above)")
     # The embedded default takes its machine's references after its first sessions.
     take = ["--take-references"] if args.system.split(":")[0] == "local" else []
-    found = findings_path(results, args)
     # checked first, so that the outcome's last line and its exit status say it
     unstored = _unstored(report, results)
     argv = ["--skips", str(skips), "--junit", str(junit), "--findings", str(found),

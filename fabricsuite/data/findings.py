@@ -481,6 +481,18 @@ def slower_than_siblings(bests: dict[tuple[str, str, str], dict[int, tuple[str, 
     return out
 
 
+def pending_document(started: str, pid: int) -> dict:
+    """The findings file a nightly writes as it starts, replaced by its session's findings when
+    it ends: a nightly that dies before (SIGKILL, out of memory, a full disk) leaves this one the
+    newest, which `fabricsuite act` refuses, where yesterday's would be acted on again."""
+    return {"schema": SCHEMA, "version": VERSION, "session": "", "started": started,
+            "pending": True,
+            "outcome": {"status": None, "line": f"RUNNING: fabricsuite nightly (pid {pid}) "
+                                                f"started {started}; still so after it ended: "
+                                                f"it died before writing its findings"},
+            "nodes": "", "passed_nodes": "", "findings": []}
+
+
 def interrupted_document(why: str, session: str = "") -> dict:
     """The findings of a session ended by a signal: one, that names no node."""
     return {"schema": SCHEMA, "version": VERSION, "session": session, "started": "",
