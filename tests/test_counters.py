@@ -166,3 +166,25 @@ def test_a_regression_names_the_counters_that_moved():
     lines = regression_lines(counters="tc eth0 tbf-8001 overlimits +3021")
     assert lines and all(ln.endswith("; counters moved: tc eth0 tbf-8001 overlimits +3021")
                          for ln in lines), lines
+
+
+def test_a_link_that_went_down_and_came_back_during_the_job_flapped():
+    """Real readings of a veth whose peer went down for 2 s (tests/data/counters/README.md):
+    up before and after, so only its carrier changes tell; LINK FLAPPED, a confirmed finding
+    of the node."""
+    from fabricsuite.data import findings, links
+
+    judged = counters.judge(str(DATA / "flap"))
+    assert judged.moved["node2/net/eth0/carrier_changes"] == 2
+    assert links.judge(str(DATA / "flap"), None)[1] == ""  # the states agree: no LINK CHANGED
+    assert counters.flapped(judged.moved, None) == [
+        "LINK FLAPPED node2 net/eth0: down 1 time(s) during the job (carrier_changes +2)",
+        "LINK FLAPPED node2 net/peer0: down 1 time(s) during the job (carrier_changes +2)"]
+    promise = links.Contract("net/eth0", 1, 10.0)
+    (line,) = counters.flapped(judged.moved, promise)
+    (found,) = findings.link_findings_of([line], {})
+    assert (found.kind, found.confidence, found.nodes) == ("link-degraded", "confirmed", "node2")
+    assert links.is_finding(line)
+    # a port the job's link findings name already (down after the job too) is left to them
+    assert counters.flapped(judged.moved, promise, "LINK CHANGED node2 net/eth0 during the "
+                                                    "job: 10 Gb/s -> down") == []

@@ -399,6 +399,12 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         except links.ContractError as err:  # ports that no node has: the contract, one line
             raise SanityError(str(err)) from None
         not_judged = exit_status_problem(self)
+        if not not_judged:
+            # a link that went down during a job that ran to its end and came back: the state
+            # before and after agrees, its counters saw it (a job it broke names them above)
+            flaps = counters.flapped(readings.moved, links.contract(self.current_partition.extras),
+                                  self.link_findings)
+            self.link_findings = "; ".join(f for f in [self.link_findings, *flaps] if f)
         if not_judged:
             # a job that failed still says what carried it, where its output names it: a run
             # forced onto TCP that then hung is named for the transport too

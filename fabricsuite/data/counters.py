@@ -26,8 +26,12 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fabricsuite import SLURM_SCHEDULERS
+
+if TYPE_CHECKING:  # links reads its readings' format from here: imported where used
+    from fabricsuite.data.links import Contract
 
 #: What a partition reads when it declares nothing (tc is for the emulated cluster's shaper).
 DEFAULT_SOURCES = ("net", "infiniband", "cxi", "links")
@@ -230,3 +234,40 @@ def judge(stagedir: str) -> Judged:
     if not before_files:
         missing.append("no reading before the job")
     return Judged(describe(trouble(moved)), moved, ", ".join(missing))
+
+
+#: The counters of a port that count its link going down during a job (read-counters): the
+#: kernel's carrier changes of an interface (a down and an up are 2), an InfiniBand port's
+#: link downs and recoveries from errors (the port re-trained).
+_FLAP_COUNTERS = re.compile(r"(?P<node>[^/]+)/(?P<port>net/[^/]+|infiniband/[^/]+/\d+)/"
+                            r"(?P<counter>carrier_changes|link_downed|link_error_recovery)")
+
+
+def flapped(moved: Mapping[str, int], promise: Contract | None, said: str = "") -> list[str]:
+    """A link that went down during the job, whatever its state before and after (a flap the
+    before-and-after comparison cannot see), one line each from the job's moved counters
+    (`judge`'s moved: "NODE/SOURCE/NAME": change): "LINK FLAPPED n2 net/eth0: down 1
+    time(s) during the job (carrier_changes +2)". The contract's ports, or every link where
+    none is declared; a port the job's link findings (`said`) name already is left to them."""
+    from fabricsuite.data.links import NOT_A_LINK
+
+    found = []
+    for name, change in sorted(moved.items()):
+        match = _FLAP_COUNTERS.fullmatch(name)
+        if not match or change <= 0 or NOT_A_LINK.fullmatch(match["port"]):
+            continue
+        port = match["port"]
+        if promise is not None and not re.fullmatch(promise.ports, port):
+            continue
+        label = promise.port_label(port) if promise else port
+        if f"{match['node']} {label}" in said:
+            continue  # down after the job too: LINK CHANGED or DEGRADED says it
+        if match["counter"] == "carrier_changes":
+            how = f"down {max(change // 2, 1)} time(s)"
+        elif match["counter"] == "link_downed":
+            how = f"down {change} time(s)"
+        else:
+            how = f"re-trained after errors {change} time(s)"
+        found.append(f"LINK FLAPPED {match['node']} {label}: {how} during the job "
+                     f"({match['counter']} +{change})")
+    return found

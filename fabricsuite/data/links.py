@@ -493,7 +493,8 @@ def describe(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) 
 def is_finding(text: str) -> bool:
     """A case's failure reason, or a `link_findings` line, that is a link finding (the all-pairs
     map's BELOW PROMISE lines too: fabricsuite.data.switches.below_promise)."""
-    return bool(re.search(r"\b(LINK DEGRADED|LINK CHANGED|BELOW PROMISE) ", str(text or "")))
+    return bool(re.search(r"\b(LINK DEGRADED|LINK CHANGED|LINK FLAPPED|BELOW PROMISE) ",
+                          str(text or "")))
 
 
 def judge(stagedir: str, extras: Mapping | None) -> tuple[str, str]:
