@@ -171,3 +171,30 @@ def test_a_missing_reference_is_named_even_while_the_node_was_disturbed():
                                "same-l3: reference missing: ") for line in lines), lines
     assert "(1 reference missing)" in "\n".join(lines)
     assert "interference" not in session.classify(report)[1]
+
+
+def test_three_quiet_rounds_outside_decide_over_a_disturbed_fourth():
+    """Issue 67's probe: a case outside its reference in three quiet rounds, then a fourth
+    disturbed: the median round is quiet and outside, a regression (exit 1), not interference;
+    disturbed in most rounds it is interference (exit 2)."""
+    report = json.loads(FAILED_REPORT.read_text())
+    (case,) = [c for c in report["runs"][-1]["testcases"] if c["result"] == "fail"]
+    rounds = [copy.deepcopy(case) for _ in range(4)]
+    rounds[-1]["interference"] = CAUSE
+    report["runs"] = [{"testcases": [r]} for r in rounds]
+    code, why = session.classify(report)
+    assert code == session.REGRESSED and "interference" not in why, why
+    for r in rounds[1:]:
+        r["interference"] = CAUSE
+    code, why = session.classify(report)
+    assert code == session.BROKEN and "interference" in why, why
+
+
+def test_the_suites_own_processes_are_no_neighbour():
+    """ReFrame polling its job and the launcher share a small machine's cores by design: a 6 %
+    wait for them is no interference; another program's is."""
+    rank = {"rank": 1, "host": "n2", "cpus_bound": [1], "cpu_wait_fraction": 0.07,
+            "cpu_others": "reframe(812):6%,srun(901):1%"}
+    assert describe([rank]) == ""
+    busy = dict(rank, cpu_others="reframe(812):1%,yes(4321):6%")
+    assert describe([busy]).endswith("taken by: yes(4321):6%")

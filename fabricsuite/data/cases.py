@@ -214,6 +214,15 @@ def disturbance(case: dict) -> str:
     return str(case.get("interference") or "")
 
 
+def disturbed_rounds(case: dict, rounds: list[dict] | None) -> bool:
+    """Whether the rounds that decide a case were disturbed, by the rule that decides a
+    regression (the median round, confirmed_variables): more than half of its measured rounds
+    (the last alone where it ran once). Three quiet rounds outside and a disturbed fourth are
+    the quiet rounds' verdict, not interference."""
+    measured = [r for r in rounds or [case] if not did_not_measure(r)] or [case]
+    return sum(1 for r in measured if disturbance(r)) * 2 > len(measured)
+
+
 def is_interfered(case: dict) -> bool:
     """A performance failure of a run whose node was not quiet: its ranks waited for their
     CPUs, so the figures say nothing about the fabric. A missing reference is not: it is
@@ -238,7 +247,7 @@ def health(case: dict, first: dict | None = None, interrupted: bool = False,
                 and case.get("judged") is False):
             return RECORDED  # measured, nothing to judge it by (require_reference)
         return BROKEN
-    if disturbance(case):
+    if disturbance(case) and disturbed_rounds(case, rounds):
         return DISTURBED
     if case.get("result") in ("pass", "xfail", "xpass"):
         if case.get("result") == "pass" and rounds and len(rounds) > 1 and \

@@ -36,6 +36,14 @@ from typing import Any
 DISTURBED_FROM = 0.05
 
 
+#: The suite's own processes beside the ranks: ReFrame polling its jobs, the launcher and its
+#: daemons. They share a small machine's cores with the ranks by design and are no neighbour
+#: (issue 67: a 6 % wait for ReFrame itself once turned a confirmed regression into
+#: "interference").
+SUITE_PROCESSES = ("reframe", "srun", "slurmstepd", "mpirun", "mpiexec", "mpiexec.hydra",
+                   "orterun", "prterun", "orted", "prted", "hydra_pmi_proxy")
+
+
 def worst_wait(ranks: list[dict[str, Any]]) -> tuple[float | None, dict[str, Any] | None]:
     """The largest CPU wait fraction of `ranks` and the rank with it (None: none recorded)."""
     known = [r for r in ranks if isinstance(r.get("cpu_wait_fraction"), (int, float))]
@@ -108,7 +116,8 @@ def describe(ranks: list[dict[str, Any]], disturbed_from: float = DISTURBED_FROM
     for a wait no process seen explains, "...; taken by: cc1(77):5%, processes gone before the
     run ended (32%)". A rank that waited for kernel threads only, for programs that took little
     of its CPU (a daemon's moment), or for the programs in `own` (the job's own ranks, placed on
-    shared cores on purpose), is not disturbed."""
+    shared cores on purpose) or the suite's own (SUITE_PROCESSES), is not disturbed."""
+    own = (*own, *SUITE_PROCESSES)
     disturbed = [r for r in ranks if _disturbed(r, disturbed_from, own)]
     if not disturbed:
         return ""
