@@ -102,6 +102,11 @@ def write_report(directory: Path, name: str, report: dict, mtime: float | None =
         info["uuid"] = session or str(uuid.uuid4())
         if mtime is not None:
             info["time_start_unix"] = mtime
+        # a session of its own ran jobs of its own (a copy is known by its jobs: store)
+        for run in report.get("runs") or []:
+            for case in run.get("testcases") or [] if isinstance(run, dict) else []:
+                if isinstance(case, dict) and case.get("jobid") and not session:
+                    case["jobid"] = f"{case['jobid']}-{info['uuid'][:8]}"
     path.write_text(json.dumps(report))
     if mtime is not None:
         os.utime(path, (mtime, mtime))

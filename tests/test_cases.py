@@ -382,6 +382,7 @@ def test_references_record_the_nodes_they_were_taken_on_and_the_spread_between_t
         data["session_info"]["uuid"] = f"s{n}"
         for case in data["runs"][0]["testcases"]:
             case["job_nodelist"] = nodes
+            case["jobid"] = f"{case.get('jobid')}-s{n}"  # its own session's job
             for key, perf in (case.get("perfvalues") or {}).items():
                 if key.endswith("bandwidth_1MiB_MBps"):
                     perf[0] = bandwidth
@@ -456,7 +457,10 @@ def test_a_copied_report_is_not_another_session(tmp_path):
     """Four copies of one session among six reports moved the median to the copied value
     (issue 39): a report with a session uuid already read is left out, saying so."""
     quiet = report("recorded-kind")
-    collected = baseline.collect([quiet, copy.deepcopy(quiet), copy.deepcopy(quiet)],
+    # an edited copy under a new uuid (issue 67's probe): the same jobs, nodes and times
+    edited = copy.deepcopy(quiet)
+    edited["session_info"]["uuid"] = "0e2b3f6a-0000-4000-8000-000000000000"
+    collected = baseline.collect([quiet, copy.deepcopy(quiet), edited],
                                  ["a.json", "b.json", "c.json"], "local")
     assert all(len(s.values) == 1 for s in collected.samples), collected.samples
     assert collected.copies == ["b.json (a copy of a.json)", "c.json (a copy of a.json)"]

@@ -271,6 +271,7 @@ def recorded_session(directory: Path, number: int, key: str, distance: str,
                 name=f"NetbenchPingPong %distance={distance}", interference=interference)
     for perf in case["perfvalues"].values():
         perf[0], perf[1], perf[3], perf[5] = latency_us, None, None, "pass"
+    case["jobid"] = f"job-{number}"  # a session of its own ran a job of its own
     report["runs"] = [{"testcases": [case]}]
     report["session_info"].update(uuid=f"session-{number}",
                                   time_start_unix=1_790_000_000 + 3600 * number)

@@ -286,11 +286,24 @@ def exclusive_or_busy(lock: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _list(value: Any) -> list:
+    """`value` where it is a list, else none (a malformed report is refused elsewhere)."""
+    return value if isinstance(value, list) else []
+
+
 def report_identity(report: dict[str, Any]) -> str:
-    """What makes a run report one session's: its session uuid, so that a copy, a re-save and
-    an edited copy of one session are that one session to every command (baseline, history,
-    the machine's count, as compare already refused one uuid given twice); a report without a
-    uuid, a digest of its runs."""
+    """What makes a run report one session's: the jobs it ran (each case's job id, nodes and
+    completion time), so that a copy, a re-save and an edited copy of one session, under its
+    uuid or a new one, are that one session to every command (baseline, history, the
+    machine's count, as compare already refused one uuid given twice); a report that ran no job,
+    its session uuid; one without either, a digest of its runs."""
+    jobs = sorted({(str(case.get("jobid")), str(case.get("job_nodelist")),
+                    str(case.get("job_completion_time_unix")))
+                   for run in _list(report.get("runs")) if isinstance(run, dict)
+                   for case in _list(run.get("testcases"))
+                   if isinstance(case, dict) and case.get("jobid") not in (None, "")})
+    if jobs:
+        return f"jobs:{hashlib.sha256(json.dumps(jobs).encode()).hexdigest()[:16]}"
     info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
     uuid = info.get("uuid")
     if isinstance(uuid, str) and uuid.strip():
