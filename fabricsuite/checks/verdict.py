@@ -41,7 +41,7 @@ from reframe.frontend import dependencies
 
 from fabricsuite import MAX_CONFIRM_PAUSE_S, NOT_MEASURED_AGAIN, ROTATION_ENV
 from fabricsuite.base.commandline import is_within
-from fabricsuite.base.metrics import DEFAULT_FLOOR, INDEX_FIELDS, PerfSpec
+from fabricsuite.base.metrics import DEFAULT_FLOOR, INDEX_FIELDS, PerfSpec, key_levels
 
 #: Partition default for the pause before a confirmation round (extras.confirm_pause_s).
 DEFAULT_CONFIRM_PAUSE_S = 20.0
@@ -320,6 +320,14 @@ class Judged(rfm.RegressionTestPlugin):
                 scope[level] = str(getattr(self, level))
         return scope
 
+    def key_scope(self) -> list[str]:
+        """This case's partition, environment and index values as the variables' names across
+        tools hold them (metrics.series_key: `_statistics`, history): a level at its default
+        (memory "host") left out, as key_levels leaves it."""
+        scope = self.reference_scope()
+        levels = key_levels({k: v for k, v in scope.items() if not k.startswith("$")})
+        return [scope["$partition"], scope["$environ"], *[value for _, value in levels]]
+
     @run_after("setup")
     def take_partition_tolerances(self):
         extras = self.current_partition.extras
@@ -352,8 +360,7 @@ class Judged(rfm.RegressionTestPlugin):
             return
         try:
             known = reference_nodes(self.current_system.name, type(self).__name__,
-                                    list(self.reference_scope().values()),
-                                    machine=self.machine or None)
+                                    self.key_scope(), machine=self.machine or None)
         except ReferenceFileError:
             return  # the reference loader names a broken file
         needed = self.nodes_needed()
