@@ -210,6 +210,12 @@ def test_the_real_sinfo_json_is_read_with_an_administrators_drain_and_comment():
     assert nodes["fsx3"].comment == "hello world" and not nodes["fsx3"].out_of_service
     with pytest.raises(act.ActError, match="needs Slurm 21.08"):
         act.parse_sinfo_json("sinfo: error")
+    # a dead slurmctld: sinfo exits 0 with an error and no node (tests/data/slurm/README.md)
+    down = (DATA / "slurm" / "sinfo-json-22.05-controller-down.json").read_text()
+    with pytest.raises(act.ActError) as err:
+        act.parse_sinfo_json(down)
+    assert str(err.value) == ("Slurm unreachable: `sinfo --json` lists no node (Unspecified "
+                              "error); is slurmctld up? nothing done")
 
 
 def test_a_confirmed_node_is_drained_with_the_suites_reason_as_one_quoted_command():
