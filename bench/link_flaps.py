@@ -7,10 +7,11 @@ Brings up 2 emulated nodes at 1 Gbit (ci/emucluster.sh up, its own prefix and st
 directory) and, --trials times, runs `fabricsuite nightly` on NetbenchPingPongBandwidth
 other-node (a real ReFrame session through sbatch and srun; --mpi, Open MPI by default); once
 the job has read its counters on both nodes and measures, node 2's link is taken down for
---down-s seconds and up again (`ci/emucluster.sh link 2 down|up`). Right: the nightly exits 1, its outcome says `LINK
-FLAPPED <node 2> net/eth0`, and its findings file holds a confirmed link-degraded finding of
-node 2 and nothing of node 1. Then one healthy session (no flap): exit 0 and no LINK FLAPPED.
-Root, Slurm and munge needed (ci/setup.sh); about 15 s a trial here.
+--down-s seconds and up again (`ci/emucluster.sh link 2 down|up`). Right: the nightly exits
+1, its outcome says `LINK FLAPPED <node 2> net/eth0`, and its findings file holds a confirmed
+link-degraded finding of node 2 and nothing of node 1. Then one healthy session (no flap):
+exit 0 and no LINK FLAPPED. Root, Slurm and munge needed (ci/setup.sh); about 15 s a trial
+here.
 """
 
 from __future__ import annotations
@@ -23,13 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from fabricsuite.commands.emucluster import (  # noqa: E402
-    QUICK,
-    bench_cluster,
-    bench_parser,
-    bench_tally,
-    bench_up,
-)
+from fabricsuite.commands import emucluster  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -41,7 +36,7 @@ def nightly(emu, results: Path, flap_s: float | None, mpi: str) -> tuple[int, st
     run = threading.Thread(target=lambda: done.setdefault("proc", emu(
         "exec", str(BIN / "fabricsuite"), "nightly", "--system", "emucluster:nodes",
         "--results", str(results), "--", "-n", "NetbenchPingPongBandwidth%distance=other-node",
-        "-p", mpi, "--max-retries=0", *QUICK)))
+        "-p", mpi, "--max-retries=0", *emucluster.QUICK)))
     run.start()
     try:
         if flap_s is not None:
@@ -64,16 +59,16 @@ def nightly(emu, results: Path, flap_s: float | None, mpi: str) -> tuple[int, st
 
 
 def main() -> int:
-    parser = bench_parser(__doc__)
+    parser = emucluster.bench_parser(__doc__)
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--down-s", type=float, default=2.0)
     parser.add_argument("--json", help="write the trials here")
     args = parser.parse_args()
     if args.trials < 1 or not args.down_s > 0:
         parser.error("--trials 1 or more, --down-s above 0")
-    made = bench_cluster("link_flaps.py", "fsf", 29000)
-    if made is None or not bench_up(made[0], "link_flaps.py", "--nodes", "2", "--rate",
-                                    "1gbit"):
+    made = emucluster.bench_cluster("link_flaps.py", "fsf", 29000)
+    if made is None or not emucluster.bench_up(made[0], "link_flaps.py", "--nodes", "2",
+                                               "--rate", "1gbit"):
         return 2
     emu, work = made
     prefix = emu.env["FABRICSUITE_EMU_PREFIX"]
@@ -99,7 +94,7 @@ def main() -> int:
                   f"{flap_lines[:1] or 'no LINK FLAPPED'}; findings {named}", flush=True)
     finally:
         emu("down")
-    bench_tally(trials, ("flap", "healthy"), args.json, down_s=args.down_s)
+    emucluster.bench_tally(trials, ("flap", "healthy"), args.json, down_s=args.down_s)
     return 0
 
 
