@@ -562,28 +562,16 @@ def test_act_with_its_log_under_a_file_is_one_line_before_anything_is_done(tmp_p
         assert len(err.splitlines()) == 1 and said in err, err
 
 
-def test_act_refuses_a_session_acted_on_and_a_nightly_that_never_finished(tmp_path, capsys):
-    """Both refusals come before Slurm is asked anything: exit 1, one REFUSED line, logged."""
+def test_act_refuses_a_nightly_that_never_finished_and_never_repeats_an_action(tmp_path,
+                                                                            capsys):
+    """A nightly that died left its pending findings the newest: refused before Slurm is
+    asked anything (exit 1), --force or not. An action a session's step did already (the log's
+    own entries) is left out, saying so; another action on the node (a drain after a comment)
+    is no repeat."""
     from fabricsuite.commands.cli import main
 
     path = tmp_path / "findings" / "nightly-1.json"
     findings.write(path, doc_of("judged-own"))
-    session_id = json.loads(path.read_text())["session"]
-    log = tmp_path / "act" / "actions.jsonl"
-    log.parent.mkdir()
-    # yesterday's drain of this session, as act logged it (before steps were logged: no step)
-    log.write_text(json.dumps({"time": "2026-12-05T02:10:00Z", "id": "a1", "node": "n3",
-                               "action": "drain", "session": session_id,
-                               "status": "done"}) + "\n")
-    assert main(["act", str(path), "--mode", "drain", "--log", str(log)]) == 1
-    out = capsys.readouterr().out
-    assert f"REFUSED: session {session_id[:8]} was acted on already (1 action(s) of its act " \
-           f"step, the last drain n3 at 2026-12-05T02:10:00Z" in out, out
-    assert "--force REASON acts on it again" in out
-    assert json.loads(log.read_text().splitlines()[-1])["status"] == "refused"
-    # its re-test step is another step: not refused for that (it goes on to ask Slurm)
-    assert act.acted_on(act.Log(log), session_id, "retest") == []
-    # a nightly that died before its findings: its pending file is the newest, refused
     pending = tmp_path / "findings" / "nightly-2.json"
     findings.write(pending, findings.pending_document("2026-12-06T02:00:00Z", 4242))
     for mode in ("report", "drain"):
@@ -592,3 +580,15 @@ def test_act_refuses_a_session_acted_on_and_a_nightly_that_never_finished(tmp_pa
         out = capsys.readouterr().out
         assert f"REFUSED: {pending} is the findings of a nightly that never finished " \
                f"(started 2026-12-06T02:00:00Z" in out, out
+    # yesterday's drain of n3 by this session, as act logged it (before steps were logged)
+    log = act.Log(tmp_path / "act" / "actions.jsonl")
+    log.append({"id": "a1", "node": "n3", "action": "drain", "session": "s1", "status": "done"})
+    drain = act.Action("n3", "drain", "LINK DEGRADED", ["scontrol", "update"], "confirmed")
+    comment = act.Action("n3", "comment", "LINK DEGRADED", ["scontrol", "update"], "confirmed")
+    kept, said = act.without_repeats([drain, comment], log, "s1", "act")
+    assert kept == [comment] and len(said) == 1
+    assert said[0].startswith("n3: left alone: session s1 was acted on already (drain at ")
+    assert said[0].endswith("--force REASON acts on it again")
+    # another session, or another step, is no repeat
+    assert act.without_repeats([drain], log, "s2", "act") == ([drain], [])
+    assert act.without_repeats([drain], log, "s1", "retest") == ([drain], [])

@@ -103,9 +103,11 @@ def test_every_check_variable_has_the_unit_and_direction_netbench_declares(netbe
         "NetbenchMatrix.matrix_bandwidth_median_line_fraction",
         # the rail checks (checks/rails.py, checks/fabric_map.py): the same, per rail
         "NetbenchRailBandwidth.bandwidth_1MiB_line_fraction",
-        "NetbenchRailMatrix.matrix_bandwidth_median_line_fraction",
-        *(f"NetbenchRailMatrix.matrix_faulty_{kind}" for kind in ("node_links", "switches",
-                                                                   "uplinks")),
+        *(f"{check}.matrix_bandwidth_median_line_fraction"
+          for check in ("NetbenchRailMatrix", "NetbenchRailsAtOnce")),
+        *(f"{check}.matrix_faulty_{kind}" for check in ("NetbenchRailMatrix",
+                                                        "NetbenchRailsAtOnce")
+          for kind in ("node_links", "switches", "uplinks")),
         *(f"NetbenchCollectives.{c}_1MiB_busbw_line_fraction" for c in (
             "allreduce", "allgather", "alltoall", "bcast", "reduce")),
         # against the latency the partition promises

@@ -34,11 +34,12 @@ runs and when it ends (RESULTS/act/actions.jsonl, appended, one JSON object a li
 lock): an act killed half way is found by the next, which says so and records what Slurm
 shows.
 
-A session is acted on once: `act` (drain or comment), --retest and --resume each refuse a
-session whose step the log shows done, so that a node an administrator returned to service is
-not drained again with the day-old reason (--force REASON for a deliberate re-run, the reason
-logged); and a findings file of a nightly that never finished (it died before writing them:
-killed, out of memory, a full disk) is refused, never mistaken for the last good one.
+A session's action is taken once: `act` (drain or comment), --retest and --resume each leave
+out an action the log shows done for that node, session and step, so that a node an
+administrator returned to service is not drained again with the day-old reason (--force
+REASON for a deliberate re-run, the reason logged); and a findings file of a nightly that
+never finished (it died before writing them: killed, out of memory, a full disk) is refused,
+never mistaken for the last good one.
 
 Exit status: 0 it acted (or would) by the contract; 1 it refused to act (the cap, an
 untrusted session, a session acted on, a nightly that never finished) or left a node
@@ -497,22 +498,34 @@ def acted_on(log: Log, session: str, step: str) -> list[dict]:
             and e.get("step", _OLD_STEPS.get(str(e.get("action")), "")) == step]
 
 
-def refusal(doc: dict, path: Path, log: Log, session: str, step: str) -> str | None:
-    """Why act refuses the findings before it looks at Slurm (a REFUSED line), or None: a
-    nightly that never finished, a session whose step was done already."""
-    if doc.get("pending"):
-        return (f"REFUSED: {path} is the findings of a nightly that never finished (started "
-                f"{doc.get('started') or '?'}; it died before writing them: killed, out of "
-                f"memory, a full disk?): nothing is known of that session; act on the next "
-                f"nightly's findings")
-    done = acted_on(log, session, step)
-    if done:
-        last = done[-1]
-        return (f"REFUSED: session {session[:8]} was acted on already ({len(done)} action(s) "
-                f"of its {step} step, the last {last.get('action')} {last.get('node')} at "
-                f"{last.get('time')}; {log.path}): what changed since, an administrator's "
-                f"resume or drain, stands; --force REASON acts on it again")
-    return None
+def never_finished(doc: dict, path: Path) -> str | None:
+    """The REFUSED line of the pending findings of a nightly that never finished, or None."""
+    if not doc.get("pending"):
+        return None
+    return (f"REFUSED: {path} is the findings of a nightly that never finished (started "
+            f"{doc.get('started') or '?'}; it died before writing them: killed, out of memory, "
+            f"a full disk?): nothing is known of that session; act on the next nightly's "
+            f"findings")
+
+
+def without_repeats(actions: list[Action], log: Log, session: str, step: str
+                    ) -> tuple[list[Action], list[str]]:
+    """(the actions this session's step has not done yet, a line for each it has): a node an
+    administrator returned to service is not drained again with the day-old reason when the
+    same findings are read again (a comment, then a drain, of one session is no repeat)."""
+    done = {(str(e.get("node")), str(e.get("action"))): e
+            for e in acted_on(log, session, step)}
+    kept, lines = [], []
+    for action in actions:
+        before = done.get((action.node, action.action)) if action.action else None
+        if before is None:
+            kept.append(action)
+            continue
+        lines.append(f"{action.node}: left alone: session {session[:8]} was acted on already "
+                     f"({action.action} at {before.get('time')}; {log.path}): what changed "
+                     f"since, an administrator's resume or drain, stands; --force REASON acts "
+                     f"on it again")
+    return kept, lines
 
 
 def newest_findings(results: Path) -> Path:
@@ -553,9 +566,8 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
         raise UsageError(f"--log {log.path}: not a file; give the action log's file")
     step = "retest" if args.retest else "resume" if args.resume else "act"
     with locked(log.path.parent):
-        refused_line = None if args.mode == "report" and not doc.get("pending") else \
-            refusal(doc, path, log, session, step)
-        if refused_line and not (args.force and not doc.get("pending")):
+        refused_line = never_finished(doc, path)
+        if refused_line:
             log.append({"id": uuid.uuid4().hex, "node": "", "action": "none",
                         "session": session, "step": step, "status": "refused",
                         "why": refused_line})
@@ -568,6 +580,7 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
             half = reconcile(log, nodes)
         except ActError as err:
             raise UsageError(str(err)) from None
+        refused = False
         if args.retest:
             actions, lines = plan_retest(doc, found, nodes, log)
         elif args.resume:
@@ -575,8 +588,14 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
         else:
             actions, lines, refused = plan(doc, found, nodes, modes, args.max_nodes,
                                            args.max_fraction)
+        if args.mode != "report" and not args.force:
+            planned = any(a.action and a.command for a in actions)
+            actions, repeats = without_repeats(actions, log, session, step)
+            lines += repeats
+            if planned and not any(a.action and a.command for a in actions):
+                refused = True  # every action was done already: nothing new, said why
         if args.retest or args.resume:
-            refused = any(line.startswith("REFUSED") for line in lines)
+            refused = refused or any(line.startswith("REFUSED") for line in lines)
             if args.mode == "report":
                 for action in actions:
                     action.action = ""  # report: the commands are printed, never run
