@@ -547,6 +547,48 @@ def modes_of(args: Any) -> dict[str, str]:
     return modes
 
 
+def _commands(actions: list[Action]) -> bool:
+    """Whether any of `actions` runs a command."""
+    return any(a.action and a.command for a in actions)
+
+
+def _decide(args: Any, doc: dict, found: list[Finding], path: Path, log: Log, session: str,
+            step: str, modes: dict[str, str], runner: Runner
+            ) -> tuple[list[Action], list[str], bool, list[str]]:
+    """(the actions, the lines said, whether act refused, the half-handled actions found) of
+    one act, before anything runs. The findings of a nightly that never finished are refused
+    before Slurm is asked anything."""
+    refused_line = never_finished(doc, path)
+    if refused_line:
+        return [], [refused_line], True, []
+    try:
+        nodes = parse_sinfo_json(runner(["sinfo", "--json"]))
+        half = reconcile(log, nodes)
+    except ActError as err:
+        raise UsageError(str(err)) from None
+    refused = False
+    if args.retest:
+        actions, lines = plan_retest(doc, found, nodes, log)
+    elif args.resume:
+        actions, lines = plan_resume(doc, found, nodes, log)
+    else:
+        actions, lines, refused = plan(doc, found, nodes, modes, args.max_nodes,
+                                       args.max_fraction)
+    if args.mode != "report" and not args.force:
+        planned = _commands(actions)
+        actions, repeats = without_repeats(actions, log, session, step)
+        lines += repeats
+        # every action was done already: nothing new, said why
+        refused = refused or (planned and not _commands(actions))
+    if args.retest or args.resume:
+        refused = refused or any(line.startswith("REFUSED") for line in lines)
+        if args.mode == "report":
+            for action in actions:
+                action.action = ""  # report: the commands are printed, never run
+                action.step = f"would be {action.step}"
+    return actions, lines, refused, half
+
+
 def act(args: Any, runner: Runner = run_slurm) -> int:
     if not (args.max_nodes >= 0 and 0.0 <= args.max_fraction <= 1.0):
         raise UsageError(f"--max-nodes {args.max_nodes} --max-fraction {args.max_fraction}: "
@@ -566,44 +608,13 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
         raise UsageError(f"--log {log.path}: not a file; give the action log's file")
     step = "retest" if args.retest else "resume" if args.resume else "act"
     with locked(log.path.parent):
-        refused_line = never_finished(doc, path)
-        if refused_line:
-            log.append({"id": uuid.uuid4().hex, "node": "", "action": "none",
-                        "session": session, "step": step, "status": "refused",
-                        "why": refused_line})
-            print(f"fabricsuite act: session {session}, findings {path}, mode {args.mode}")
-            print(f"  {refused_line}")
-            print(f"fabricsuite act: log {log.path}")
-            return 1
-        try:
-            nodes = parse_sinfo_json(runner(["sinfo", "--json"]))
-            half = reconcile(log, nodes)
-        except ActError as err:
-            raise UsageError(str(err)) from None
-        refused = False
-        if args.retest:
-            actions, lines = plan_retest(doc, found, nodes, log)
-        elif args.resume:
-            actions, lines = plan_resume(doc, found, nodes, log)
-        else:
-            actions, lines, refused = plan(doc, found, nodes, modes, args.max_nodes,
-                                           args.max_fraction)
-        if args.mode != "report" and not args.force:
-            planned = any(a.action and a.command for a in actions)
-            actions, repeats = without_repeats(actions, log, session, step)
-            lines += repeats
-            if planned and not any(a.action and a.command for a in actions):
-                refused = True  # every action was done already: nothing new, said why
-        if args.retest or args.resume:
-            refused = refused or any(line.startswith("REFUSED") for line in lines)
-            if args.mode == "report":
-                for action in actions:
-                    action.action = ""  # report: the commands are printed, never run
-                    action.step = f"would be {action.step}"
+        actions, lines, refused, half = _decide(args, doc, found, path, log, session, step,
+                                                modes, runner)
         for line in lines:
             if line.startswith("REFUSED"):
                 log.append({"id": uuid.uuid4().hex, "node": "", "action": "none",
-                            "session": session, "status": "refused", "why": line})
+                            "session": session, "step": step, "status": "refused",
+                            "why": line})
         failed = execute(actions, log, session, runner, step, args.force or "")
     print(f"fabricsuite act: session {session} ({doc.get('outcome', {}).get('line') or ''}), "
           f"findings {path}, mode {args.mode}"
@@ -641,6 +652,10 @@ def add_parser(sub: Any) -> None:
                         metavar="F",
                         help=f"... or more than F of the partitions they are in (default "
                              f"{DEFAULT_MAX_FRACTION:g}); the smaller cap holds")
+    parser.add_argument("--force", metavar="REASON",
+                        help="take again an action the log shows this session's step "
+                             "took already (logged with REASON): a deliberate re-run; a "
+                             "nightly that never finished is refused all the same")
     step = parser.add_mutually_exclusive_group()
     step.add_argument("--retest", action="store_true",
                       help=f"move the nodes fabricsuite drained into the maintenance "
@@ -650,10 +665,6 @@ def add_parser(sub: Any) -> None:
                       help="after a session in that reservation: return to service the nodes "
                            "under re-test it passed on, drain again those it named (nothing "
                            "else)")
-    parser.add_argument("--force", metavar="REASON",
-                        help="act on a session whose step was done already (logged with "
-                             "REASON): a deliberate re-run; a nightly that never finished "
-                             "is refused all the same")
     parser.add_argument("--results", default=None,
                         help="results directory (default: $FABRICSUITE_RESULTS, else results/)")
     parser.add_argument("--log", metavar="FILE",
