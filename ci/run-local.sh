@@ -6,10 +6,15 @@
 # Skipped cases are folded out of ReFrame's output (python -m fabricsuite.base.console) and the run
 # ends with a one-screen outcome: counts, skips grouped by reason, every failure with its
 # figures (python -m fabricsuite.commands.session).
-# Exit status: the session's verdict (fabricsuite nightly, python -m fabricsuite.commands.session): 0 every case
-# within its references (a variable outside in the first run but not the last is a transient,
-# not a regression), 1 a confirmed regression, 2 something broken or nothing tested ("Ran 0/0"
-# is not a pass; no run report at all).
+# Exit status: the session's verdict (fabricsuite nightly; the one table,
+# fabricsuite.data.session_verdict.EXIT_STATUSES):
+#   0  every case within its references (a transient, outside in fewer than half of its
+#      rounds, and a case recorded without references of its machine included)
+#   1  a confirmed finding that needs a person: a regression (outside in most of its rounds),
+#      a node outlier, a degraded or flapped link
+#   2  something broken (build, launch, sanity, a missing or unbelievable reference,
+#      interference, a stale known finding), a session interrupted or not stored, or nothing
+#      tested
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$REPO/ci/setup.sh"

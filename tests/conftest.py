@@ -181,7 +181,7 @@ def _unit_runs_nothing_heavy(request, monkeypatch):
 def references_on_nodes(tmp_path, monkeypatch):
     """(tests/test_cases.py, tests/test_findings.py) The file judged-own.json was judged by,
     recording the nodes its references were taken on (n1, n2), as `fabricsuite baseline`
-    writes them."""
+    writes them; returns that file."""
     import yaml
 
     from fabricsuite import REFERENCE_DIR
@@ -191,5 +191,7 @@ def references_on_nodes(tmp_path, monkeypatch):
         if key.startswith("NetbenchPingPongBandwidth "):
             entry["nodes"] = ["n1", "n2"]
     (tmp_path / "local").mkdir()
-    (tmp_path / "local" / "amd-epyc-1x2x1-24gib.yaml").write_text(yaml.safe_dump(data))
+    path = tmp_path / "local" / "amd-epyc-1x2x1-24gib.yaml"
+    path.write_text(yaml.safe_dump(data))
     monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(tmp_path))
+    return path

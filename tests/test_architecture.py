@@ -209,6 +209,21 @@ def test_only_the_data_layer_reads_what_a_verdict_is_made_of():
                        + "; ".join(wrong))
 
 
+def test_only_the_data_layer_reads_the_figures_of_a_run_report():
+    """A run report's figures (ReFrame's `perfvalues`: [value, reference, lower, upper, unit,
+    result] by position) are read by name through fabricsuite.data.cases.run_figures, in the
+    data layer alone: a command that indexed them would read a position the next ReFrame may
+    move, and the field list above cannot see a positional read."""
+    table = layers()
+    wrong = [f"{path.relative_to(REPO_ROOT)}:{line} reads {key!r}"
+             for module, layer in sorted(table.items()) if layer != "data"
+             for path in files(module)
+             for line, key in field_reads(path.read_text(), ("perfvalues",))]
+    assert not wrong, "read them through fabricsuite.data.cases.run_figures: " + "; ".join(wrong)
+    planted = 'value = case["perfvalues"][key][0]\n'
+    assert field_reads(planted, ("perfvalues",)) == [(1, "perfvalues")]
+
+
 # --- netbench's C layout (docs/architecture.md, "netbench (src/)") -------------------------------
 
 SRC = REPO_ROOT / "src"

@@ -83,6 +83,9 @@ def test_a_suspect_pair_is_re_tested_and_only_its_slow_node_drained(cluster, tmp
     assert f"re-testing suspect {nodes[2]} against {nodes[1]}" in said, told
     assert f"suspect {nodes[2]} re-tested against {nodes[1]}: confirmed" in said, told
     assert f"suspect {nodes[3]} re-tested against {nodes[0]}: cleared" in said, told
+    # the re-tests' own outcome, after the session's
+    assert (f"outcome after the re-test of suspects: 1 confirmed ({nodes[2]}); 1 cleared "
+            f"({nodes[3]})") in said, told
     (path,) = (results / "findings").glob("*.json")
     doc = json.loads(path.read_text())
     assert "pending" not in doc  # the nightly's own findings replaced its pending file

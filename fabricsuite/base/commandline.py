@@ -40,9 +40,9 @@ class UsageError(ValueError):
 
 
 def add_selection_options(parser: Any, *, since: bool = False, reports: bool = False,
-                          partition: bool = False) -> None:
+                          partition: bool = False, rejudge: bool = False) -> None:
     """Add --system (required; SYSTEM:PARTITION too with `partition`), --results and, if asked,
-    --since DATE and --reports FILE... to a subcommand's parser."""
+    --since DATE, --reports FILE... and --rejudge to a subcommand's parser."""
     parser.add_argument("--system", required=True,
                         help="ReFrame system (or system:partition) to run on, e.g. local"
                         if partition else "ReFrame system name, e.g. local")
@@ -55,6 +55,11 @@ def add_selection_options(parser: Any, *, since: bool = False, reports: bool = F
     if reports:
         parser.add_argument("--reports", nargs="+", metavar="FILE",
                             help="read these JSON run reports instead of the results database")
+    if rejudge:
+        parser.add_argument("--rejudge", action="store_true",
+                            help="judge past sessions again against today's reference files "
+                                 "(default: each session's verdict as stored when it ended, "
+                                 "RESULTS/verdicts/; a session without one is judged now)")
 
 
 def results_dir(args: Any) -> Path:

@@ -74,17 +74,19 @@ from fabricsuite.base.metrics import (
     catches_2x,
     filled_levels,
     is_number,
-    perf_variable,
     series_key,
     size_step_bounds,
     unjudgeable,
     unjudged_variables,
 )
 from fabricsuite.data.cases import (
+    RunFigure,
     disturbance,
     disturbers,
     evidence,
+    malformed_figures,
     ran_nothing,
+    run_figures,
     runs_of,
     sample_problem,
     was_interrupted,
@@ -256,9 +258,12 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
                     continue
                 if case.get("reference_builtin") is True:
                     continue  # rules that hold everywhere: their reference is in the check
-                perfvalues = case.get("perfvalues") or {}
-                if not isinstance(perfvalues, dict):
-                    raise _not_a_report(path, f"{where}.perfvalues", perfvalues)
+                malformed = malformed_figures(case)
+                if malformed:
+                    key, entry = malformed[0]
+                    raise _not_a_report(path, f"{where}.perfvalues"
+                                        + (f"[{key!r}]" if key is not None else ""), entry)
+                figures = run_figures(case)
                 why = sample_problem(case)
                 missed = missed_promises(case)
                 if missed:
@@ -267,46 +272,41 @@ def collect(reports: list[dict[str, Any]], names: list[Any],
                         why = "missed the fabric's promise (a link finding or line fraction)"
                     elif why is not None and failed_only_its_promise(case):
                         why = None  # waived: its other figures are within their references
-                if isinstance(perfvalues, dict):
-                    for key in perfvalues:
-                        collected.sessions.setdefault(
-                            series_key(*case_scope(case), perf_variable(key)),
-                            set()).add(session)
+                for figure in figures:
+                    collected.sessions.setdefault(
+                        series_key(*case_scope(case), figure.variable), set()).add(session)
                 if why is not None:
                     collected.left_out[why] += 1
-                    if disturbance(case) and isinstance(perfvalues, dict):
-                        for key in perfvalues:
+                    if disturbance(case):
+                        for figure in figures:
                             collected.set_aside.setdefault(
-                                series_key(*case_scope(case), perf_variable(key)),
+                                series_key(*case_scope(case), figure.variable),
                                 {})[session] = disturbance(case)
                     continue
-                if not perfvalues:
+                if not figures:
                     continue  # a build or another case without figures
                 collected.used += 1
-                _add_case(table, path, where, case, perfvalues, session, start)
+                _add_case(table, case, figures, session, start)
     collected.samples = list(table.values())
     return collected
 
 
-def _add_case(table: dict, path: Path, where: str, case: dict[str, Any],
-              perfvalues: dict[str, Any], session: str, start: float | None) -> None:
+def _add_case(table: dict, case: dict[str, Any], figures: list[RunFigure], session: str,
+              start: float | None) -> None:
     check, partition, environ, levels = case_scope(case)
     nodes = ",".join(sorted(evidence(case).nodes))
     directions = case.get("perf_directions")
     if not isinstance(directions, dict):
         directions = {}  # a report from checks that predate perf_directions, or '<undefined>'
     unjudged = unjudged_variables(case.get("unjudged"))
-    for key, perf in perfvalues.items():
-        if (not isinstance(perf, list) or len(perf) < 5 or not isinstance(perf[4], str)
-                or not (perf[0] is None or is_number(perf[0]))):
-            raise _not_a_report(path, f"{where}.perfvalues[{key!r}]", perf)
-        if len(perf) > 5 and perf[5] in ("fail", "xfail"):
+    for perf in figures:
+        if perf.result in ("fail", "xfail"):
             continue  # a variable that missed its reference; never the case in a healthy case
-        variable = perf_variable(key)
+        variable = perf.variable
         if variable in unjudged:
             continue  # netbench flagged it unreliable in this run: no sample
-        value, unit = perf[0], perf[4]
-        if value is None or not math.isfinite(value) or unit in PROMISE_UNITS:
+        value, unit = perf.number, perf.unit
+        if value is None or unit in PROMISE_UNITS:
             continue  # a promised figure's reference is the fabric's promise, not its history
         k = (check, partition, environ, levels, variable)
         samples = table.setdefault(

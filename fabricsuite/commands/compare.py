@@ -423,7 +423,7 @@ def add_parser(sub: Any) -> None:
                                        "(after an upgrade)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=DESCRIPTION)
-    add_selection_options(p)
+    add_selection_options(p, rejudge=True)
     for side in SIDES:
         g = p.add_argument_group(f"the {side} set (selectors combine)")
         g.add_argument(f"--{side}-since", metavar="DATE",

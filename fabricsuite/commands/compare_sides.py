@@ -249,7 +249,8 @@ def select_sides(args: Any, system: str, variable: re.Pattern | None) -> tuple[S
                            f"DATE --after-since DATE)")
     counts = []
     for side in sides:
-        side.series, n = collect(side.sessions, system, variable=variable)
+        side.series, n = collect(side.sessions, system, variable=variable,
+                                 results=results_dir(args), rejudge=args.rejudge)
         counts.append(n)
     if not any(counts):
         raise CompareError(f"no test case of system {system!r} in the selected sessions "

@@ -29,19 +29,20 @@ import math
 import re
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from fabricsuite.base.commandline import (
     add_selection_options,
     check_system,
     one_line_errors,
+    results_dir,
     variable_pattern,
 )
 from fabricsuite.base.formats import figure, iso_utc
 from fabricsuite.base.metrics import (
     case_scope,
     is_number,
-    perf_variable,
     unjudged_variables,
 )
 from fabricsuite.base.stats import (
@@ -69,11 +70,12 @@ from fabricsuite.data.cases import (
     disturbers,
     final_cases,
     health,
+    run_figures,
     was_interrupted,
 )
 from fabricsuite.data.cases import read as read_cases
 from fabricsuite.data.references import variable_noise
-from fabricsuite.data.session_verdict import case_verdicts
+from fabricsuite.data.session_verdict import past
 from fabricsuite.data.store import parse_since, read_sessions, session_runs
 
 
@@ -85,9 +87,11 @@ def is_counted(case: dict[str, Any], first: dict[str, Any] | None = None) -> boo
 
 
 def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None = None,
-            variable: re.Pattern | None = None) -> tuple[list[Series], int]:
-    """The series of `system` in the stored sessions (run reports); returns (series, sessions
-    that had a test case of the system)."""
+            variable: re.Pattern | None = None, results: Path | None = None,
+            rejudge: bool = False) -> tuple[list[Series], int]:
+    """The series of `system` in the stored sessions (run reports), each point with its
+    session's verdict as stored in `results` when it ended (`rejudge`, or none stored: judged
+    now); returns (series, sessions that had a test case of the system)."""
     table: dict[tuple, Series] = {}
     seen_sessions = set()
     for report in sessions:
@@ -101,8 +105,8 @@ def collect(sessions: Iterable[dict[str, Any]], system: str, since: float | None
                  for run in runs if isinstance(run, dict)]
         # the case model's health decides what counts; the session's verdict is what a point
         # says of itself, the one answer of every command and page
-        judged = {case_key(j.last): j for j in case_verdicts({"runs": cases,
-                                                               "session_info": info})}
+        verdict = past({"runs": cases, "session_info": info}, results, rejudge)
+        judged = {case_key(j.last): j for j in verdict.cases}
         interrupted = was_interrupted({"runs": cases})  # ended by a signal: no point counts
         for case in final_cases({"runs": cases}):
             if case.get("system") != system:
@@ -140,25 +144,20 @@ def set_aside(sessions: Iterable[dict[str, Any]], system: str) -> str:
 
 def _add(table: dict, case: dict[str, Any], session: str, when: float,
          variable: re.Pattern | None, verdict: str) -> None:
-    perfvalues = case.get("perfvalues")
-    if not isinstance(perfvalues, dict):
-        return
     check, partition, environ, levels = case_scope(case)
     directions = case.get("perf_directions")
     if not isinstance(directions, dict):
         directions = {}  # runs of checks older than perf_directions ('<undefined>')
     unjudged = unjudged_variables(case.get("unjudged"))
-    for key, perf in perfvalues.items():
-        name = perf_variable(key)
+    for perf in run_figures(case):
+        name = perf.variable
         if (variable is not None and not variable.search(name)) or name in unjudged:
             continue  # not asked for, or flagged unreliable in this run: no point
-        if not isinstance(perf, list) or len(perf) < 5 or not is_number(perf[0]):
-            continue
-        value = float(perf[0])
-        if not math.isfinite(value):
+        value = perf.number
+        if value is None:
             continue
         k = (check, partition, environ, levels, name)
-        series = table.setdefault(k, Series(check, partition, environ, name, str(perf[4]),
+        series = table.setdefault(k, Series(check, partition, environ, name, str(perf.unit),
                                             levels=levels))
         series.points.append(Point(when, session, value, str(case.get("counters") or ""),
                                    verdict))
@@ -313,7 +312,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("history", help="change points in each variable's stored history",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=DESCRIPTION)
-    add_selection_options(p, since=True, reports=True)
+    add_selection_options(p, since=True, reports=True, rejudge=True)
     p.add_argument("--variable", metavar="REGEX",
                    help="only variables whose name matches REGEX (re.search), e.g. bandwidth")
     p.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -340,7 +339,8 @@ def run(args: Any) -> int:
     check_options(args.fdr, args.min_shift / 100)
     since = parse_since(args.since) if args.since else None
     sessions, where = read_sessions(args, since)
-    series, n_sessions = collect(sessions, args.system, since, pattern)
+    series, n_sessions = collect(sessions, args.system, since, pattern, results_dir(args),
+                                 args.rejudge)
     if not n_sessions:
         raise HistoryError(f"no stored runs of system {args.system!r} in {where}"
                            + (f" since {iso_utc(since)}" if since is not None else "")

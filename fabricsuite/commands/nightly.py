@@ -4,17 +4,17 @@
     ci/emucluster.sh exec .venv/bin/fabricsuite nightly --system emucluster
 
 Runs ReFrame's `nightly` mode (config/settings.py: the timed checks once, serially, each
-failed case confirmed up to 3 times after growing pauses) on the system, stores the session in
+failed case measured again in up to 3 confirmation rounds after growing pauses; a variable
+counts as outside when it is outside in most of its rounds) on the system, stores the session in
 ReFrame's results database tagged with --tag (`--session-extras`: `fabricsuite compare
 --before-tag` finds it), folds the skipped cases out of the output, prints the one-screen
 outcome and writes JUnit XML (skips as <skipped> with their reason, which ReFrame's own JUnit
-report counts as passes) and the session's findings (RESULTS/findings/, fabricsuite.data.findings:
-what `fabricsuite act` turns into Slurm actions).
+report counts as passes), the session's findings (RESULTS/findings/, fabricsuite.data.findings:
+what `fabricsuite act` turns into Slurm actions) and its verdict (RESULTS/verdicts/, decided once:
+history, compare and the page show it as it was judged).
 
-Exit status: 0 every case within its references; 1 a performance regression (confirmed by the
-second measurement); 2 something broken: a build, launch or sanity failure, a missing reference,
-nothing tested, or a bad option. Arguments after `--` go to reframe unchanged (e.g. `-- -n
-NetbenchPingPong -p openmpi`).
+Arguments after `--` go to reframe unchanged (e.g. `-- -n NetbenchPingPong -p openmpi`). The
+exit statuses (fabricsuite.data.session_verdict.EXIT_STATUSES; a bad option is 2 too) follow.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from fabricsuite.base.formats import file_utc, iso_utc
 from fabricsuite.commands import session
 from fabricsuite.data import findings, store
 from fabricsuite.data.cases import was_interrupted
+from fabricsuite.data.session_verdict import exit_status_lines
 
 TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
@@ -55,11 +57,14 @@ TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("nightly", help="run the nightly mode; summary, JUnit, exit 0/1/2",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description=__doc__)
+                       description=__doc__ + "\nExit status:\n" + "\n".join(
+                           textwrap.fill(line, 92, initial_indent="  ",
+                                         subsequent_indent="     ")
+                           for line in exit_status_lines()))
     add_selection_options(p, partition=True)
     p.add_argument("--mode", default="nightly",
-                   help="ReFrame run mode from config/settings.py (default nightly; also "
-                        "after-upgrade, acceptance)")
+                   help=f"ReFrame run mode from config/settings.py (default nightly; one of "
+                        f"{', '.join(mode_names())})")
     p.add_argument("--tag", default="nightly",
                    help="stored with the session as session extra tag=TAG (default nightly)")
     p.add_argument("--junit", metavar="FILE",
@@ -82,16 +87,25 @@ def mode_options(mode: str) -> list[str] | None:
     They are given to reframe as options, not as `--mode`: ReFrame 4.10 parses a mode's options
     first and the command line on top of them, so an appending option such as `-p openmpi` is
     added to the default `.*` and selects every environment."""
+    for entry in _modes():
+        if entry.get("name") == mode:
+            return list(entry.get("options", []))
+    return None
+
+
+def mode_names() -> list[str]:
+    """The run modes of config/settings.py, in its order."""
+    return [str(entry.get("name")) for entry in _modes()]
+
+
+def _modes() -> list[dict]:
     import importlib.util
 
     path = REPO_ROOT / "config" / "settings.py"
     spec = importlib.util.spec_from_file_location("fabricsuite_settings_for_modes", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    for entry in module.site_configuration.get("modes", []):
-        if entry.get("name") == mode:
-            return list(entry.get("options", []))
-    return None
+    return list(module.site_configuration.get("modes", []))
 
 
 #: The run modes whose sessions are spread over a partition's nodes (Judged.node_rotation).
@@ -258,7 +272,7 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
     options = mode_options(args.mode)
     if options is None:
         raise UsageError(f"--mode {args.mode!r}: no such run mode in config/settings.py "
-                         f"(nightly, acceptance, after-upgrade)")
+                         f"({', '.join(mode_names())})")
     rotation = node_rotation(args, results, extra)
     if rotation is not None:
         env[ROTATION_ENV] = str(rotation)
@@ -293,21 +307,21 @@ def _session(args: Any, results: Path, junit: Path, extra: list[str]) -> int:
                          f"wrote a run report: nothing was judged or recorded; run it again")
         return _fail(f"reframe exited {returncode} without a run report: nothing was tested "
                      f"(a bad option, system or mode? see its output above)")
-    # The embedded default takes its machine's references after its first sessions.
-    take = ["--take-references"] if args.system.split(":")[0] == "local" else []
     # checked first, so that the outcome's last line and its exit status say it
     unstored = _unstored(report, results)
-    argv = ["--skips", str(skips), "--junit", str(junit), "--findings", str(found),
-            "--classify", *take, *(["--unstored", unstored] if unstored else []), str(report),
-            "--", "--system", args.system, *extra]
-    status = session.main(argv)
+    # judged once, said once, stored with the session (RESULTS/verdicts/); the embedded
+    # default takes its machine's references after its first sessions
+    status = session.outcome(report, ["--system", args.system, *extra], skips=skips,
+                             junit=junit, findings=found, verdicts=results,
+                             take_references=args.system.split(":")[0] == "local",
+                             unstored=unstored)
     print(f"fabricsuite nightly: JUnit XML in {junit}; findings {found}; run report {report}")
     if unstored:
         print(f"fabricsuite nightly: BROKEN: the session was not stored: {unstored}; move "
               f"the database aside (ReFrame starts a new one), and read this session from its "
               f"run report (history, compare and report --reports {report})", file=sys.stderr)
     if args.retest_suspects:
-        retested = _retest_suspects(args, env, options, extra, found, results)
+        retested = _retest_suspects(args, env, options, extra, found, results, status)
         if retested is not None:
             return retested
     if status == session.WITHIN and returncode != 0:
@@ -370,13 +384,14 @@ def _leftovers(mark: str) -> set[tuple[int, str]]:
 
 
 def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
-                     found: Path, results: Path) -> int | None:
+                     found: Path, results: Path, status: int) -> int | None:
     """Each suspected node of the session's findings measured again (fabricsuite.data.findings.
     suspects): by its own check on it and a node its references know (`-J--nodelist`; the
     check's confirmation then runs on known nodes), a map suspect by a full map of it and three
     nodes the map measured healthy; and the findings settled (fabricsuite.data.findings.settle): a
-    node that fails there is confirmed, one that passes cleared. None, or the nightly's exit
-    status where a re-test was interrupted."""
+    node that fails there is confirmed, one that passes cleared; then the outcome of the re-tests
+    in one line with its exit status (the session's, at least 1 where a suspect was
+    confirmed). None where nothing was re-tested, else the nightly's exit status."""
     try:
         doc, named = findings.read(found)
     except findings.FindingsError as err:
@@ -392,6 +407,7 @@ def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
         return None
     # the session's settings (-S), never its selection: the re-test runs one check
     settings = [f"-S{setting}" for setting in _settings(extra)]
+    settled: dict[str, list[str]] = {}
     for retest_of in retests:
         node, partner = retest_of.node, ",".join(retest_of.partners)
         stamp = file_utc()
@@ -416,9 +432,14 @@ def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
         except (OSError, ValueError):
             retest = {}  # no report: undecided, the node stays suspected
         result = findings.settle(doc, node, partner, retest)
+        settled.setdefault(result, []).append(node)
         print(f"fabricsuite nightly: suspect {node} re-tested against {partner}: {result}")
     findings.write(found, doc)
-    return None
+    after = max(status, session.REGRESSED) if "confirmed" in settled else status
+    print("outcome after the re-test of suspects: " + "; ".join(
+        f"{len(nodes)} {result} ({', '.join(nodes)})" for result, nodes in settled.items())
+        + f"; findings {found} (exit {after})")
+    return after
 
 
 def _end_with_parent() -> None:

@@ -33,12 +33,20 @@ from fabricsuite.base.metrics import (
     case_scope,
     case_where,
     is_finite_number,
-    perf_variable,
     series_key,
 )
 from fabricsuite.data import cases as casemodel
 from fabricsuite.data.cases import BROKEN as BROKEN_HEALTH
-from fabricsuite.data.cases import RECORDED, REGRESSION, TRANSIENT, failed_variables, final_cases
+from fabricsuite.data.cases import (
+    RECORDED,
+    REGRESSION,
+    TRANSIENT,
+    RunFigure,
+    failed_variables,
+    final_cases,
+    run_figure,
+    run_figures,
+)
 from fabricsuite.data.findings import document as findings_document
 from fabricsuite.data.findings import step_lines
 from fabricsuite.data.findings import write as write_findings
@@ -52,19 +60,18 @@ from fabricsuite.data.session_verdict import (
     REGRESSED,
     WITHIN,
     CaseVerdict,
+    SessionVerdict,
     broken_cases,
-    case_verdicts,
     classify,
     failed_dependency,
     how_recorded,
-    node_outlier,
+    judge,
     problems,
     reference_data,
     reference_statistics,
     skipped,
-    tally,
     tested,
-    unknown_nodes,
+    write_verdict,
 )
 
 #: The session's verdict and its parts, decided in the data layer (fabricsuite.data.session_verdict)
@@ -80,14 +87,14 @@ def recorded_only_lines(report: dict, cache: dict | None = None) -> list[str]:
     cache = {} if cache is None else cache
     found: dict[str, str] = {}
     for case in final_cases(report):
-        if skipped(case) or not case.get("perfvalues"):
+        figures = run_figures(case)
+        if skipped(case) or not figures:
             continue
         check, partition, environ, levels = case_scope(case)
         data = reference_data(str(case.get("system")), cache, case.get("machine"))
         recorded = recorded_only(data)
         held = set(case.get("physics_bounded") or ())
-        for key in case.get("perfvalues") or {}:
-            variable = perf_variable(key)
+        for variable in (f.variable for f in figures):
             if variable in held:
                 continue  # still judged, against its physics floor (limits.within_physics)
             dotted = ".".join([check, partition, environ, *[v for _, v in levels], variable])
@@ -120,19 +127,19 @@ def kind_comparison_lines(cases: list[dict]) -> list[str]:
             continue  # a disturbed run's figures say nothing of the machine
         kinds.add(str(case.get("kind_origin") or "?"))
         directions = case.get("perf_directions") or {}
-        for key, perf in (case.get("perfvalues") or {}).items():
-            variable = perf_variable(key)
+        for figure in run_figures(case):
+            variable = figure.variable
             other = kind_values.get(variable)
-            if not (isinstance(perf, list) and perf and is_finite_number(perf[0])
-                    and is_finite_number(other) and other):
+            if figure.number is None or not (is_finite_number(other) and other):
                 continue
-            change = (perf[0] - other) / abs(other)
+            change = (figure.number - other) / abs(other)
             sign = {"lower": 1.0, "higher": -1.0}.get(directions.get(variable))
             if sign is None:
                 continue
             side = "above" if change > 0 else "below"
             worse.append((sign * change, f"{case_where(case)} {variable} {abs(change):.0%} {side} "
-                                         f"({_number(perf[0])} against {_number(other)})"))
+                                         f"({_number(figure.value)} against "
+                                         f"{_number(other)})"))
     if not worse:
         return []
     worse.sort(key=lambda w: -w[0])
@@ -152,11 +159,11 @@ def _number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) else "null"
 
 
-def _figure(perf: list) -> str:
-    value, ref, lower, upper, unit = perf[:5]
-    text = f"{_number(value)} {unit}"
-    if isinstance(ref, (int, float)) and ref and isinstance(value, (int, float)):
-        change = (value - ref) / abs(ref)
+def _figure(figure: RunFigure) -> str:
+    text = f"{_number(figure.value)} {figure.unit}"
+    ref, lower, upper = figure.reference, figure.lower, figure.upper
+    if isinstance(ref, (int, float)) and ref and isinstance(figure.value, (int, float)):
+        change = (figure.value - ref) / abs(ref)
         bound = f"{lower:+.1%}" if lower is not None else f"{upper:+.1%}"
         text += f" (reference {ref:g}, {change:+.1%}, bound {bound})"
     return text
@@ -165,41 +172,41 @@ def _figure(perf: list) -> str:
 def _rounds_text(rounds: list[dict], key: str, unit: str) -> str:
     """"; outside in 2 of 3 rounds: 1878, 1933, 6954 MB/s" for a case measured in more than
     two rounds (the rule that weighs every round, fabricsuite.data.cases.confirmed_variables)."""
-    figures = [(run.get("perfvalues") or {}).get(key) for run in rounds]
-    figures = [f for f in figures if isinstance(f, list) and len(f) > 5]
+    figures = [run_figure(run, key) for run in rounds]
+    figures = [f for f in figures if f is not None and f.result]
     if len(figures) < 3:
         return ""
-    outside = sum(1 for f in figures if f[5] == "fail")
+    outside = sum(1 for f in figures if f.failed)
     return (f"; outside in {outside} of {len(figures)} rounds: "
-            f"{', '.join(_number(f[0]) for f in figures)} {unit}")
+            f"{', '.join(_number(f.value) for f in figures)} {unit}")
 
 
-def verdict_lines(report: dict) -> list[str]:
+def verdict_lines(report: dict, verdict: SessionVerdict | None = None) -> list[str]:
     """Confirmed regressions and transients dispelled by confirmation, one line each, for the
-    cases whose session verdict (fabricsuite.data.session_verdict) says so: a line never names a
-    verdict the outcome does not count."""
+    cases whose session verdict (fabricsuite.data.session_verdict; `judge(report)` where none is
+    given) says so: a line never names a verdict the outcome does not count."""
     lines, cache = [], {}
-    for judged in case_verdicts(report):
-        case, earlier, verdict = judged.last, judged.case.first, judged.verdict
+    for judged in (verdict or judge(report)).cases:
+        case, earlier, verdict_of = judged.last, judged.case.first, judged.verdict
         if judged.passed_last and judged.disturbed:
             lines.append(f"passed while disturbed: {case_where(case)}: {judged.disturbed}")
-        if verdict == NODE_OUTLIER:
-            lines.append(f"NODE OUTLIER {case_where(case)}: "
-                         f"{node_outlier(case, earlier, cache)}: the node, not the fabric")
+        if verdict_of == NODE_OUTLIER:
+            lines.append(f"NODE OUTLIER {case_where(case)}: {judged.outlier}: the node, not "
+                         f"the fabric")
             continue
-        if verdict in (casemodel.PASSED, RECORDED) and judged.passed_last and earlier is not None:
-            failed = {k: v for k, v in (earlier.get("perfvalues") or {}).items()
-                      if len(v) > 5 and v[5] == "fail"}
-            then = "; ".join(f"{perf_variable(k)} {_figure(v)}" for k, v in failed.items())
+        if (verdict_of in (casemodel.PASSED, RECORDED) and judged.passed_last
+                and earlier is not None):
+            then = "; ".join(f"{f.variable} {_figure(f)}" for f in run_figures(earlier)
+                             if f.failed)
             lines.append(f"confirmation passed: {case_where(case)}: first "
                          f"{then or judged.phase}, then within reference")
             continue
-        if verdict in (REGRESSION, TRANSIENT, LINK_DEGRADED) and not judged.disturbed:
-            lines += _outside_lines(judged, report, cache)
+        if verdict_of in (REGRESSION, TRANSIENT, LINK_DEGRADED) and not judged.disturbed:
+            lines += _outside_lines(judged, cache)
     return lines
 
 
-def _outside_lines(judged: CaseVerdict, report: dict, cache: dict) -> list[str]:
+def _outside_lines(judged: CaseVerdict, cache: dict) -> list[str]:
     """The variables a case found outside its references, one line each: REGRESSION where its
     rounds confirm it, "not confirmed" where they do not."""
     case, earlier = judged.last, judged.case.first
@@ -210,18 +217,18 @@ def _outside_lines(judged: CaseVerdict, report: dict, cache: dict) -> list[str]:
     rounds = list(judged.case.rounds)
     stats = reference_statistics(str(case.get("system")), cache, case.get("machine"))
     lines = []
-    for key, perf in (case.get("perfvalues") or {}).items():
-        variable = perf_variable(key)
+    for perf in run_figures(case):
+        key, variable = perf.key, perf.variable
         if passed_last:
             # inside only in the last round: the line names the first run's figure
             if variable not in confirmed:
                 continue
-            perf = ((earlier or {}).get("perfvalues") or {}).get(key) or perf
-        if len(perf) < 6 or (perf[5] != "fail" and not passed_last):
+            perf = run_figure(earlier, key) or perf
+        if not perf.result or (not perf.failed and not passed_last):
             continue
+        before = run_figure(earlier, key)
         if variable not in confirmed:
-            before = ((earlier or {}).get("perfvalues") or {}).get(key)
-            first_figure = f"{_number(before[0])} {perf[4]}" if before else "within"
+            first_figure = f"{_number(before.value)} {perf.unit}" if before else "within"
             lines.append(f"not confirmed: {case_where(case)} {variable} = {_figure(perf)} in "
                          f"the confirmation run only (first run {first_figure}, within its "
                          f"reference): a transient, no regression")
@@ -236,21 +243,19 @@ def _outside_lines(judged: CaseVerdict, report: dict, cache: dict) -> list[str]:
                      "it only, fabricsuite.data.limits]")
         stat_key = series_key(*case_scope(case), variable)
         spread = (stats.get(stat_key) or {}).get("spread")
-        value, ref = perf[0], perf[1]
+        value, ref = perf.value, perf.reference
         if spread and isinstance(ref, (int, float)) and ref and isinstance(value, (int, float)):
             widths = abs(value - ref) / abs(ref) / spread
             line += f", {widths:.1f} noise widths (spread {spread:.2%})"
         if earlier is not None:
-            before = (earlier.get("perfvalues") or {}).get(key)
             if before:
-                line += f"; confirmed: first run {_number(before[0])} {perf[4]}"
-            line += _rounds_text(rounds, key, perf[4])
+                line += f"; confirmed: first run {_number(before.value)} {perf.unit}"
+            line += _rounds_text(rounds, key, perf.unit)
         if case.get("counters"):
             line += f"; counters moved: {case['counters']}"
-        unknown, known = unknown_nodes(case, cache)
-        if unknown:
-            line += (f"; on node(s) the references never saw: {', '.join(unknown)} (taken "
-                     f"on {', '.join(known)})")
+        if judged.unseen_last:
+            line += (f"; on node(s) the references never saw: {', '.join(judged.unseen_last)} "
+                     f"(taken on {', '.join(judged.known)})")
         line += named_components(case)
         lines.append(line)
     return lines
@@ -318,10 +323,9 @@ def no_number_lines(cases: list[dict]) -> list[str]:
     """The figures of the run report that are no number (NaN, inf: a report edited by hand, or
     a check that let one through), one line each: ReFrame passes them against any bound, and
     history, compare and baseline leave them out, so they are named here."""
-    found = [f"  {case_where(case)} {perf_variable(key)}={perf[0]}"
-             for case in cases for key, perf in (case.get("perfvalues") or {}).items()
-             if isinstance(perf, list) and perf and isinstance(perf[0], float)
-             and not is_finite_number(perf[0])]
+    found = [f"  {case_where(case)} {figure.variable}={figure.value}"
+             for case in cases for figure in run_figures(case)
+             if isinstance(figure.value, float) and not is_finite_number(figure.value)]
     return (["figures that are no number (judged by nothing, left out of history, compare "
              "and baseline):", *found] if found else [])
 
@@ -354,21 +358,25 @@ def _selected_system(info: dict) -> str:
     return f"the system of {info.get('hostname') or 'this machine'} (no case selected)"
 
 
+def shown_skips(skips: list[dict]) -> list[dict]:
+    """The skips the console recorded, less the cases not run for a failed dependency (counted,
+    and shown, as such)."""
+    return [r for r in skips if str(r.get("reason")) != DEPS_SKIP_REASON]
+
+
 def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | None = None,
-                  status: tuple[int, str] | None = None, show_exit: bool = True,
+                  verdict: SessionVerdict | None = None, show_exit: bool = True,
                   machine_lines: list[str] | None = None) -> list[str]:
-    """The session's outcome on one screen (`machine_lines`: what the embedded default
-    recorded of its machine, fabricsuite.commands.machine_references.take_references, just before
-    the outcome)."""
+    """The session's outcome on one screen: `verdict` (`judge(report)` where none is given)
+    in words (`machine_lines`: what the embedded default recorded of its machine,
+    fabricsuite.commands.machine_references.take_references, just before the outcome)."""
     info = report.get("session_info", {})
-    # a case not run for a failed dependency is counted (and shown) as such, not as a skip
-    skips = [r for r in skips if str(r.get("reason")) != DEPS_SKIP_REASON]
+    skips = shown_skips(skips)
+    verdict = verdict or judge(report, reframe_args, skipped=len(skips))
     tests = tested(report)
     ran = [c for c in tests if not skipped(c)]
-    # the session's verdict of each case (fabricsuite.data.session_verdict), as the page counts it
-    judged = case_verdicts(report)
-    counted = tally(report)
-    passed, recorded, failed = counted["passed"], counted["recorded"], counted["failed"]
+    judged = verdict.cases
+    recorded = verdict.tally()["recorded"]
     phases: dict[str, int] = {}
     for case in judged:
         if case.counted == "failed" and not case.fixture:
@@ -380,13 +388,14 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     if isinstance(elapsed, (int, float)):
         head += f", {elapsed / 60:.1f} min"
     lines = [f"==== fabricsuite outcome: {head} ===="]
-    skipped_count = len(skips) or len([c for c in tests if skipped(c)])
-    counts = f"ran {len(ran)} case(s): {len(passed)} passed, {len(failed)} failed"
+    counts = verdict.counts_line()
     if recorded:
-        counts += f", {len(recorded)} recorded without references ({how_recorded(recorded)})"
+        counts = counts.replace(" recorded without references", " recorded without references "
+                                f"({how_recorded(recorded)})")
     if phases:
-        counts += " (" + ", ".join(f"{n} {p}" for p, n in sorted(phases.items())) + ")"
-    lines.append(counts + f"; {skipped_count} skipped")
+        counts = counts.replace("; ", " (" + ", ".join(f"{n} {p}" for p, n in
+                                                        sorted(phases.items())) + "); ", 1)
+    lines.append(counts)
     groups: dict[str, int] = {}
     for record in skips:
         reason = _short(skip_group(str(record.get("case", "")), str(record.get("reason"))), 110)
@@ -399,7 +408,7 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
         rest = ordered[SKIP_GROUPS_SHOWN:]
         if rest:
             lines.append(f"  {sum(n for _, n in rest):5d}  ({len(rest)} other reasons)")
-    verdict_texts = verdict_lines(report)
+    verdict_texts = verdict_lines(report, verdict)
     broken = [j for j in judged if j.verdict == BROKEN_HEALTH]
     findings = sorted({line for j in judged if j.verdict == LINK_DEGRADED
                        for line in link_findings(j.last)})
@@ -431,10 +440,9 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     lines += evidence_lines(ran)
     lines += kind_comparison_lines(ran)
     lines += transport_lines(ran)
-    lines += step_lines(report)
+    lines += step_lines(report, verdict)
     lines += machine_lines or []
-    code, why = status if status is not None else classify(report, reframe_args)
-    lines.append(f"outcome: {why}" + (f" (exit {code})" if show_exit else ""))
+    lines.append(f"outcome: {verdict.why}" + (f" (exit {verdict.status})" if show_exit else ""))
     return lines
 
 
@@ -466,16 +474,18 @@ def _write_xml(root: Any, path: Path) -> None:
     replace_file(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
 
 
-def write_junit(report: dict, skips: list[dict], path: Path) -> None:
-    """JUnit XML of the final outcome, written atomically. ReFrame's own (--report-junit)
-    counts a skipped case as passed and keeps no skip reason; here a skip is <skipped> with
-    its reason, and a performance failure names the variables, figures and bounds."""
+def write_junit(report: dict, skips: list[dict], path: Path,
+                verdict: SessionVerdict | None = None) -> None:
+    """JUnit XML of the final outcome (`verdict`, else `judge(report)`), written atomically.
+    ReFrame's own (--report-junit) counts a skipped case as passed and keeps no skip reason;
+    here a skip is <skipped> with its reason, and a performance failure names the variables,
+    figures and bounds."""
     import xml.etree.ElementTree as ET
 
     info = report.get("session_info", {})
     # every case that ran, a passed fixture (the build) too: its verdict is the session's
     # (fabricsuite.data.session_verdict), the outcome's answer
-    judged = {casemodel.case_key(j.last): j for j in case_verdicts(report)}
+    judged = {casemodel.case_key(j.last): j for j in (verdict or judge(report)).cases}
     cases = [c for c in final_cases(report) if not skipped(c)]
     # a case whose dependency failed is ReFrame's fail_deps in the report and a SKIP on its
     # console: one <skipped> from the report, naming the dependency
@@ -484,7 +494,6 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
     suite = ET.Element("testsuite", name="fabricsuite", hostname=str(info.get("hostname", "")),
                        timestamp=str(info.get("time_start", "")))
     failures = errors = recorded = not_run = 0
-    cache: dict = {}
     for case in cases:
         element = ET.SubElement(
             suite, "testcase", classname=str(case.get("name", "")).split(" ")[0],
@@ -509,8 +518,7 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
         if verdict == NODE_OUTLIER:
             failures += 1
             ET.SubElement(element, "failure", type="node-outlier", message=_short(
-                f"outside only on node(s) its references never saw: "
-                f"{node_outlier(case, found.case.first, cache)}", 300))
+                f"outside only on node(s) its references never saw: {found.outlier}", 300))
             continue
         if found.not_run:
             not_run += 1
@@ -535,9 +543,8 @@ def write_junit(report: dict, skips: list[dict], path: Path) -> None:
                                 message=_short(found.reason, 300))
         confirmed = found.confirmed
         bad.text = "\n".join(
-            f"{perf_variable(k)} = {_figure(v)}" for k, v in (shown.get("perfvalues") or {}).items()
-            if isinstance(v, list) and len(v) > 5 and (v[5] == "fail" if verdict != REGRESSION
-                                                       else perf_variable(k) in confirmed)
+            f"{f.variable} = {_figure(f)}" for f in run_figures(shown)
+            if f.result and (f.failed if verdict != REGRESSION else f.variable in confirmed)
         ) or found.reason
     for name, reason in reasons.items():
         element = ET.SubElement(suite, "testcase", classname=name.split(" ")[0], name=name,
@@ -562,6 +569,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skips", help="skipped cases recorded by fabricsuite.base.console")
     parser.add_argument("--junit", help="write JUnit XML of the outcome here")
     parser.add_argument("--findings", metavar="FILE", help="write its findings here (JSON)")
+    parser.add_argument("--verdicts", metavar="DIR",
+                        help="store the session's verdict in DIR/verdicts/<session>.json, "
+                             "where history and the page read it back (the nightly: its "
+                             "--results)")
     parser.add_argument("--classify", action="store_true",
                         help="exit 0 within references, 1 regression, 2 broken (default: 1 "
                              "only when the session tested nothing or not what was asked)")
@@ -576,52 +587,63 @@ def main(argv: list[str] | None = None) -> int:
                         help="-- then the arguments the session was run with")
     args = parser.parse_args(argv)
     reframe_args = args.reframe_args[1:] if args.reframe_args[:1] == ["--"] else args.reframe_args
+    return outcome(Path(args.report), reframe_args, skips=args.skips and Path(args.skips),
+                   junit=args.junit and Path(args.junit),
+                   findings=args.findings and Path(args.findings),
+                   verdicts=args.verdicts and Path(args.verdicts), classify=args.classify,
+                   take_references=args.take_references, unstored=args.unstored)
+
+
+def outcome(report_path: Path, reframe_args: list[str], skips: Path | None = None,
+            junit: Path | None = None, findings: Path | None = None,
+            verdicts: Path | None = None, classify: bool = True, take_references: bool = False,
+            unstored: str | None = None) -> int:
+    """A session judged once (fabricsuite.data.session_verdict.judge) and said: the one-screen
+    outcome, its JUnit, its findings and its stored verdict; returns the exit status (`classify`:
+    the verdict's, EXIT_STATUSES; else 1 only for lost coverage)."""
     try:
-        report = json.loads(Path(args.report).read_text())
+        report = json.loads(Path(report_path).read_text())
     except (OSError, json.JSONDecodeError) as err:
         why = "it wrote none" if isinstance(err, FileNotFoundError) else err
-        print(f"fabricsuite: FAILED: no run report of the session ({args.report}: {why}): "
+        print(f"fabricsuite: FAILED: no run report of the session ({report_path}: {why}): "
               f"ReFrame selected no test case (Ran 0/0) or did not finish, so nothing was "
               f"tested; check the -n/-p/--system filters and the output above", file=sys.stderr)
-        return BROKEN if args.classify else 1
-    skips = read_skips(Path(args.skips) if args.skips else None)
+        return BROKEN if classify else 1
+    skipped_cases = read_skips(skips)
     # an unstored session: the verdict stands in words, but history, compare and the page will
     # not see it
-    status = classify(report, reframe_args, unstored=args.unstored)
+    verdict = judge(report, reframe_args, unstored, skipped=len(shown_skips(skipped_cases)))
     machine_lines = []
-    if args.take_references:
+    if take_references:
         from fabricsuite.commands import baseline
-        from fabricsuite.commands.machine_references import take_references
+        from fabricsuite.commands.machine_references import take_references as take
         from fabricsuite.data.machine import own_reference_dir
         try:
-            machine_lines = take_references(report, Path(args.report).parent,
-                                            own_reference_dir())
+            machine_lines = take(report, Path(report_path).parent, own_reference_dir())
         except (baseline.BaselineError, OSError) as err:
             machine_lines = [f"references of this machine not taken: {err}"]
-    for line in summary_lines(report, skips, reframe_args, status, show_exit=args.classify,
+    for line in summary_lines(report, skipped_cases, reframe_args, verdict, show_exit=classify,
                               machine_lines=machine_lines):
         print(line)
     found = problems(report, reframe_args)
     for line in found:
         print(f"fabricsuite: FAILED: {line}", file=sys.stderr)
-    if args.junit:
+    writes = [("--junit", junit, lambda path: write_junit(report, skipped_cases, path, verdict)),
+              ("--findings", findings, lambda path: write_findings(
+                  path, findings_document(report, name=Path(report_path).stem,
+                                          verdict=verdict))),
+              ("--verdicts", verdicts, lambda path: write_verdict(path, verdict))]
+    for option, path, write in writes:
+        if path is None:
+            continue
         try:
-            write_junit(report, skips, Path(args.junit))
+            write(path)
         except OSError as err:
-            print(f"fabricsuite: cannot write --junit {args.junit}: {err.strerror or err}; "
-                  f"check the directory", file=sys.stderr)
-            return BROKEN if args.classify else 1
-    if args.findings:
-        try:
-            write_findings(Path(args.findings),
-                           findings_document(report, status[0], status[1],
-                                             name=Path(args.report).stem))
-        except OSError as err:
-            print(f"fabricsuite: cannot write --findings {args.findings}: "
-                  f"{err.strerror or err}; check the directory", file=sys.stderr)
-            return BROKEN if args.classify else 1
-    if args.classify:
-        return status[0]
+            print(f"fabricsuite: cannot write {option} {path}: {err.strerror or err}; check "
+                  f"the directory", file=sys.stderr)
+            return BROKEN if classify else 1
+    if classify:
+        return verdict.status
     return 1 if found else 0
 
 

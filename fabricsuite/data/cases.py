@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from fabricsuite import NOT_MEASURED_AGAIN
 from fabricsuite.base.metrics import case_scope, is_number, perf_variable
@@ -116,17 +117,81 @@ def unjudged(case: dict) -> bool:
     return case.get("judged") is False
 
 
+class RunFigure(NamedTuple):
+    """One figure of a case's run as its run report holds it (an entry of ReFrame's
+    `perfvalues`: [value, reference, lower, upper, unit, result]), by name: the one reading of
+    those positions, so that no command indexes them (tests/test_architecture.py)."""
+
+    #: The report's key ("local:default:bandwidth_1MiB_MBps").
+    key: str
+    value: Any
+    reference: Any
+    #: The bounds, fractions of the reference (None: unbounded on that side).
+    lower: Any
+    upper: Any
+    unit: str
+    #: ReFrame's verdict of the figure: "pass", "fail", "xfail", "xpass", "" where not recorded.
+    result: str = ""
+
+    @property
+    def variable(self) -> str:
+        return perf_variable(self.key)
+
+    @property
+    def failed(self) -> bool:
+        return self.result == "fail"
+
+    @property
+    def number(self) -> float | None:
+        """The value where it is a finite number, else None."""
+        return float(self.value) if is_number(self.value) and math.isfinite(self.value) else None
+
+    @property
+    def change(self) -> float | None:
+        """(value - reference) / |reference| where both are finite numbers and the reference
+        is not 0."""
+        ref = self.reference
+        if self.number is None or not is_number(ref) or not math.isfinite(ref) or not ref:
+            return None
+        return (self.number - ref) / abs(ref)
+
+
+def run_figures(case: dict | None) -> list[RunFigure]:
+    """The figures of a case's run, in the report's order; an entry that is no [value,
+    reference, lower, upper, unit(, result)] list is left out (`malformed_figures`)."""
+    values = (case or {}).get("perfvalues")
+    if not isinstance(values, dict):
+        return []
+    return [RunFigure(str(key), *entry[:5], str(entry[5]) if len(entry) > 5 else "")
+            for key, entry in values.items() if isinstance(entry, list) and len(entry) >= 5]
+
+
+def run_figure(case: dict | None, key: str) -> RunFigure | None:
+    """The figure of `case` under the report's `key`, or None."""
+    return next((f for f in run_figures(case) if f.key == key), None)
+
+
+def malformed_figures(case: dict) -> list[tuple[str | None, Any]]:
+    """(key, entry) of a case's `perfvalues` entries that are no figure: not a list of at least
+    five, no unit, a value that is neither a number nor null; (None, it) where `perfvalues` is
+    no table."""
+    values = case.get("perfvalues") or {}
+    if not isinstance(values, dict):
+        return [(None, values)]  # no table of figures at all
+    return [(key, entry) for key, entry in values.items()
+            if not isinstance(entry, list) or len(entry) < 5 or not isinstance(entry[4], str)
+            or not (entry[0] is None or is_number(entry[0]))]
+
+
 def failed_variables(case: dict) -> set[str]:
     """The performance variables a case's run found outside their references."""
-    return {perf_variable(k) for k, v in (case.get("perfvalues") or {}).items()
-            if isinstance(v, list) and len(v) > 5 and v[5] == "fail"}
+    return {f.variable for f in run_figures(case) if f.failed}
 
 
 def unexpected_passes(case: dict) -> set[str]:
     """The variables whose expected failure ($xfail: a known finding) a case's run met
     unexpectedly (ReFrame's `xpass`; the case's result is `fail`)."""
-    return {perf_variable(k) for k, v in (case.get("perfvalues") or {}).items()
-            if isinstance(v, list) and len(v) > 5 and v[5] == "xpass"}
+    return {f.variable for f in run_figures(case) if f.result == "xpass"}
 
 
 def stale_known_finding(case: dict) -> bool:

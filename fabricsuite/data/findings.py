@@ -59,9 +59,9 @@ from fabricsuite.data.links import link_findings
 from fabricsuite.data.session_verdict import (
     LINK_DEGRADED,
     NODE_OUTLIER,
-    case_verdicts,
-    node_outlier,
-    unknown_nodes,
+    CaseVerdict,
+    SessionVerdict,
+    judge,
 )
 from fabricsuite.data.switches import TopologyError, compress_hostlist, expand_hostlist
 
@@ -274,8 +274,9 @@ def _once(found: list[Finding]) -> list[Finding]:
     return list(kept.values())
 
 
-def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
-    """The findings of one case under its session verdict (session_verdict.case_verdicts)."""
+def of_case(judged: CaseVerdict) -> list[Finding]:
+    """The findings of one case under its session verdict (session_verdict.judge)."""
+    case, verdict = judged.case, judged.verdict
     check, partition, environ, _levels = case_scope(case.last)
     base = {"check": str(case.last.get("display_name") or case.last.get("name") or check),
             "partition": partition, "environ": environ, "rounds": len(case.rounds) or 1}
@@ -296,20 +297,20 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
                 f"fabric, not the nodes ({lines[0]}, ...)"), component="the fabric", **base))
         return found
     if verdict == NODE_OUTLIER:
-        unknown, known = unknown_nodes(case.first or case.last, cache)
+        unknown, known = judged.unseen, judged.known
         # a pair of new nodes cannot say which of them is slow: draining both would take a
         # healthy node out with the bad one; each is re-tested against a known node first
         # and a first run that was disturbed never measured the new node quietly
         alone = len(unknown) == 1 and not casemodel.disturbance(case.first or case.last)
         return [Finding(NODE_OUTLIER_KIND, CONFIRMED if alone else SUSPECTED,
                         compress_hostlist(unknown),
-                        _line(f"NODE OUTLIER {node_outlier(case.last, case.first, cache)}"),
+                        _line(f"NODE OUTLIER {judged.outlier}"),
                         against="" if alone else partners(case.first, unknown, known), **base)]
     found = map_findings_of(case.last.get("components") or "", base, case.evidence.nodes)
     if verdict == casemodel.REGRESSION:
         if found:
             return found  # the map named what its bad pairs come from
-        unknown, known = unknown_nodes(case.last, cache)
+        unknown, known = judged.unseen_last, judged.known
         # a regression whose last round passed (outside in most rounds): the first run's
         # figures, as the outcome's line names them
         failing = case.last if case.last.get("result") == "fail" else case.first or case.last
@@ -342,9 +343,13 @@ def of_case(case: casemodel.Case, verdict: str, cache: dict) -> list[Finding]:
 
 
 def document(report: dict, status: int | None = None, line: str = "",
-             name: str = "") -> dict:
-    """The findings document of one run report (see the module's docstring); `status` and
-    `line` the outcome's verdict (fabricsuite.commands.session.classify)."""
+             name: str = "", verdict: SessionVerdict | None = None) -> dict:
+    """The findings document of one run report (see the module's docstring) under its session
+    verdict (`verdict`, else `judge(report)`); `status` and `line` the outcome's, where given
+    (else the verdict's)."""
+    verdict = verdict or judge(report)
+    status = verdict.status if status is None else status
+    line = line or verdict.why
     info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
     if casemodel.was_interrupted(report):
         # one finding for the session, naming no node: none of it passed or failed anything
@@ -355,17 +360,17 @@ def document(report: dict, status: int | None = None, line: str = "",
     findings: list[Finding] = []
     ran: set[str] = set()
     troubled: set[str] = set()
-    cache: dict = {}
     rails: dict[tuple[str, str, str], set[str]] = {}
     bests: dict[tuple[str, str, str], dict[int, tuple[str, dict]]] = {}
-    for case, verdict in case_verdicts(report):
+    for judged in verdict.cases:
+        case, verdict_of = judged.case, judged.verdict
         ran.update(case.evidence.nodes)
         check, partition, environ, levels = case_scope(case.last)
         rail = dict(levels).get("rail", "")
         if rail.startswith("rail"):
             rails.setdefault((check, partition, environ), set()).add(f"rail {rail[4:]}")
             best = case.last.get("node_best_MBps")
-            if isinstance(best, dict) and best and verdict not in (casemodel.BROKEN,
+            if isinstance(best, dict) and best and verdict_of not in (casemodel.BROKEN,
                                                                     casemodel.INTERRUPTED):
                 bests.setdefault((check, partition, environ), {})[int(rail[4:])] = (
                     str(case.last.get("display_name") or check), best)
@@ -373,19 +378,19 @@ def document(report: dict, status: int | None = None, line: str = "",
             rails.setdefault((check, partition, environ), set()).update(
                 f"rail {k}" for k in range(1, len(case.last.get("at_once_rails") or []) + 1))
         every = case.last.get("rails_node_best_MBps")
-        if isinstance(every, dict) and verdict not in (casemodel.BROKEN, casemodel.INTERRUPTED):
+        if isinstance(every, dict) and verdict_of not in (casemodel.BROKEN, casemodel.INTERRUPTED):
             # every rail of one job at once (NetbenchRailsAtOnce): its rails side by side
             display = str(case.last.get("display_name") or check)
             bests[(check, partition, environ)] = {
                 int(name[4:]): (display, best) for name, best in every.items()
                 if str(name).startswith("rail") and str(name)[4:].isdigit()
                 and isinstance(best, dict) and best}
-        found = of_case(case, verdict, cache)
+        found = of_case(judged)
         findings += found
         named = {name for finding in found for name in finding.node_names()}
         if found and all(f.kind in NODE_KINDS and f.nodes for f in found):
             troubled.update(named)  # the nodes named; the case's others measured soundly
-        elif verdict not in (casemodel.PASSED, casemodel.RECORDED, casemodel.TRANSIENT) \
+        elif verdict_of not in (casemodel.PASSED, casemodel.RECORDED, casemodel.TRANSIENT) \
                 or found:
             troubled.update(case.evidence.nodes)
         troubled.update(named)
@@ -565,10 +570,10 @@ def read(path: Path) -> tuple[dict, list[Finding]]:
     return doc, found
 
 
-def step_lines(report: dict) -> list[str]:
+def step_lines(report: dict, verdict: SessionVerdict | None = None) -> list[str]:
     """The outcome's lines on the nodes its findings name, each with its step: what `fabricsuite
     act` may do with it (docs/findings.md); [] where no finding names a node."""
-    found = [Finding(**entry) for entry in document(report)["findings"]]
+    found = [Finding(**entry) for entry in document(report, verdict=verdict)["findings"]]
     named = [f for f in found if f.kind in NODE_KINDS and f.nodes]
     if not named:
         return []

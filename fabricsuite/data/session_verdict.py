@@ -19,11 +19,14 @@ tests/test_architecture.py holds that), so none can decide differently.
 from __future__ import annotations
 
 import argparse
+import json
 import re
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from fabricsuite.base.formats import shortened
+from fabricsuite.base.formats import iso_utc, shortened
 from fabricsuite.base.metrics import case_scope, is_finite_number, perf_variable, series_key
 from fabricsuite.data import cases as casemodel
 from fabricsuite.data.cases import BROKEN as BROKEN_HEALTH
@@ -139,6 +142,14 @@ class CaseVerdict(NamedTuple):
     #: A health class of the case model (cases.HEALTH) other than `disturbed`, NODE_OUTLIER or
     #: LINK_DEGRADED.
     verdict: str
+    #: What the references knew when the case was judged, so that nothing shown later reads
+    #: today's reference files: a node outlier's words (`node_outlier`), the nodes of its
+    #: failing run (the first, else the last) the references never saw, those of its last run,
+    #: and the nodes the references were taken on.
+    outlier: str = ""
+    unseen: tuple[str, ...] = ()
+    unseen_last: tuple[str, ...] = ()
+    known: tuple[str, ...] = ()
 
     @property
     def last(self) -> dict:
@@ -217,7 +228,7 @@ class CaseVerdict(NamedTuple):
 def verdicts(report: dict) -> list[tuple[dict, str]]:
     """(last run, what the session's verdict makes of it) of every case that ran
     (case_verdicts)."""
-    return [(case.last, verdict) for case, verdict in case_verdicts(report)]
+    return [(judged.last, judged.verdict) for judged in case_verdicts(report)]
 
 
 def case_verdicts(report: dict) -> list[CaseVerdict]:
@@ -228,35 +239,50 @@ def case_verdicts(report: dict) -> list[CaseVerdict]:
     never saw is a node outlier."""
     found, cache = [], {}
     for case in casemodel.read(report):
-        verdict = case.health
-        runs = case.rounds or (case.last,)
-        if verdict != casemodel.INTERRUPTED and any(link_findings(run) for run in runs):
-            found.append(CaseVerdict(case, LINK_DEGRADED))
-            continue
-        if verdict == casemodel.REGRESSION and case.last.get("result") == "pass":
-            # outside in most rounds, the last inside: where the first ran on nodes the
-            # references never saw, only the rounds on nodes they know weigh
-            known = [run for run in case.rounds if not unknown_nodes(run, cache)[0]]
-            if known and not casemodel.confirmed_variables(case.last, case.first, known):
-                verdict = casemodel.PASSED
-        # a confirmation that passed on known nodes while disturbed passed all the same
-        # (another process only slows a run): the quiet first run's failure on new nodes is
-        # theirs, never a PASSED that names nothing (the CI host, 2026-12-02: -28 % on a node
-        # at 700 Mbit, its confirmation on nodes 1-2 waited 13 % for a CPU)
-        if verdict in (casemodel.PASSED, DISTURBED) and node_outlier(case.last, case.first,
-                                                                     cache):
-            found.append(CaseVerdict(case, NODE_OUTLIER))
-            continue
-        if verdict == DISTURBED:
-            if case.last.get("result") != "fail":
-                verdict = casemodel.RECORDED if case.last.get("judged") is False \
-                    else casemodel.PASSED
-            elif unconfirmed(case.last, case.first, list(case.rounds)):
-                verdict = TRANSIENT
-            else:
-                verdict = BROKEN_HEALTH
-        found.append(CaseVerdict(case, verdict))
+        found.append(_with_nodes(_case_verdict(case, cache), cache))
     return found
+
+
+def _with_nodes(judged: CaseVerdict, cache: dict) -> CaseVerdict:
+    """A case's verdict with what the references knew of its nodes, read once, now."""
+    case = judged.case
+    unseen, known = unknown_nodes(case.first or case.last, cache)
+    unseen_last, known_last = unknown_nodes(case.last, cache)
+    outlier = (node_outlier(case.last, case.first, cache) if judged.verdict == NODE_OUTLIER
+               else "")
+    return judged._replace(outlier=outlier, unseen=tuple(unseen),
+                           unseen_last=tuple(unseen_last),
+                           known=tuple(known or known_last))
+
+
+def _case_verdict(case: casemodel.Case, cache: dict) -> CaseVerdict:
+    """One case's verdict (case_verdicts)."""
+    verdict = case.health
+    runs = case.rounds or (case.last,)
+    if verdict != casemodel.INTERRUPTED and any(link_findings(run) for run in runs):
+        return CaseVerdict(case, LINK_DEGRADED)
+    if verdict == casemodel.REGRESSION and case.last.get("result") == "pass":
+        # outside in most rounds, the last inside: where the first ran on nodes the
+        # references never saw, only the rounds on nodes they know weigh
+        known = [run for run in case.rounds if not unknown_nodes(run, cache)[0]]
+        if known and not casemodel.confirmed_variables(case.last, case.first, known):
+            verdict = casemodel.PASSED
+    # a confirmation that passed on known nodes while disturbed passed all the same
+    # (another process only slows a run): the quiet first run's failure on new nodes is
+    # theirs, never a PASSED that names nothing (the CI host, 2026-12-02: -28 % on a node
+    # at 700 Mbit, its confirmation on nodes 1-2 waited 13 % for a CPU)
+    if verdict in (casemodel.PASSED, DISTURBED) and node_outlier(case.last, case.first,
+                                                                 cache):
+        return CaseVerdict(case, NODE_OUTLIER)
+    if verdict == DISTURBED:
+        if case.last.get("result") != "fail":
+            verdict = casemodel.RECORDED if case.last.get("judged") is False \
+                else casemodel.PASSED
+        elif unconfirmed(case.last, case.first, list(case.rounds)):
+            verdict = TRANSIENT
+        else:
+            verdict = BROKEN_HEALTH
+    return CaseVerdict(case, verdict)
 
 
 #: Verdicts counted as within the references: passed, or outside in one run only and dispelled
@@ -265,15 +291,8 @@ WITHIN_VERDICTS = (casemodel.PASSED, TRANSIENT)
 
 
 def tally(report: dict) -> dict[str, list[dict]]:
-    """The cases of a session that ran (fixtures left out), by how the outcome and the page
-    count their verdict: "passed" (within, transients included), "recorded" (measured without
-    references of the machine), "failed" (a regression, a node outlier, broken, interfered or
-    interrupted): {"passed": [last runs], "recorded": [...], "failed": [...]}."""
-    found: dict[str, list[dict]] = {"passed": [], "recorded": [], "failed": []}
-    for judged in case_verdicts(report):
-        if not judged.fixture:
-            found[judged.counted].append(judged.last)
-    return found
+    """`SessionVerdict.tally` of `judge(report)`."""
+    return judge(report).tally()
 
 
 # --- why a case failed --------------------------------------------------------------------------
@@ -416,21 +435,182 @@ def broken_cases(report: dict) -> list[dict]:
     return [case for case, verdict in verdicts(report) if verdict == BROKEN_HEALTH]
 
 
+# --- the verdict as one value ---------------------------------------------------------------------
+
+#: The exit statuses of a judged session, the one table `fabricsuite nightly --help`, the README
+#: and ci/run-local.sh cite (tests/test_outcome.py holds them to it).
+EXIT_STATUSES = (
+    (WITHIN, "every case within its references (a transient, outside in fewer than half of "
+             "its rounds, and a case recorded without references of its machine included)"),
+    (REGRESSED, "a confirmed finding that needs a person: a regression (outside in most of "
+                "its rounds), a node outlier, a degraded or flapped link"),
+    (BROKEN, "something broken (build, launch, sanity, a missing or unbelievable reference, "
+             "interference, a stale known finding), a session interrupted or not stored, or "
+             "nothing tested"),
+)
+
+def exit_status_lines() -> list[str]:
+    """EXIT_STATUSES one line each: "0  every case within its references (...)"."""
+    return [f"{code}  {words}" for code, words in EXIT_STATUSES]
+
+
+#: The counts of a session's outcome, its page and its stored verdict, in the order shown.
+COUNTS = ("ran", "passed", "failed", "recorded", "not run", "skipped")
+
+#: The schema of a stored verdict (`verdict_document`).
+VERDICT_SCHEMA = "fabricsuite-verdict/1"
+
+
+@dataclass(frozen=True)
+class SessionVerdict:
+    """A session's verdict, decided once (`judge`) and handed to every consumer: the outcome,
+    its JUnit and exit status, the findings file, the page, history and compare. Stored with
+    the session (`write_verdict`), so that the past is shown as it was judged (`past`)."""
+
+    session: str
+    #: Every case that ran, with its verdict (fixtures among them where they broke).
+    cases: tuple[CaseVerdict, ...]
+    status: int
+    why: str
+    #: {name in COUNTS: number}: the cases of the fabric (fixtures left out).
+    counts: MappingProxyType
+    #: When it was judged (ISO UTC), and how a consumer came by it: "" when decided at the end
+    #: of the session; "stored": read back; "re-judged": against today's references, on request.
+    judged_at: str = ""
+    origin: str = ""
+
+    def of(self, case: dict) -> CaseVerdict | None:
+        """The verdict of the case whose last run is `case` (None: skipped or a passed
+        fixture)."""
+        key = casemodel.case_key(case)
+        return next((j for j in self.cases if casemodel.case_key(j.last) == key), None)
+
+    def tally(self) -> dict[str, list[dict]]:
+        """The cases that ran (fixtures left out) by how they count: {"passed": [last runs],
+        "recorded": [...], "failed": [...]}."""
+        found: dict[str, list[dict]] = {"passed": [], "recorded": [], "failed": []}
+        for judged in self.cases:
+            if not judged.fixture:
+                found[judged.counted].append(judged.last)
+        return found
+
+    def counts_line(self) -> str:
+        """"ran 12 case(s): 10 passed, 2 failed; 3 skipped", as the outcome and the page say."""
+        counts = self.counts
+        line = f"ran {counts['ran']} case(s): {counts['passed']} passed, {counts['failed']} failed"
+        if counts["recorded"]:
+            line += f", {counts['recorded']} recorded without references"
+        return line + f"; {counts['skipped']} skipped"
+
+
+def judge(report: dict, reframe_args: list[str] | None = None, unstored: str | None = None,
+          skipped: int | None = None) -> SessionVerdict:
+    """The session's verdict (see SessionVerdict): every case judged once, against the
+    references of now. `skipped`: the skips its console recorded, where it has them (else the
+    report's); `unstored`: the session is missing from the results database (broken,
+    whatever its cases say: history, compare and the page would not see it)."""
+    judged = tuple(case_verdicts(report))
+    status, why = _classify(report, reframe_args, judged)
+    if unstored:
+        status, why = max(status, BROKEN), (f"BROKEN: the session was not stored ({unstored}); "
+                                            f"its cases: {why}")
+    return SessionVerdict(_session_of(report), judged, status, why,
+                          _counts(report, judged, skipped), iso_utc())
+
+
+def _session_of(report: dict) -> str:
+    info = report.get("session_info") if isinstance(report.get("session_info"), dict) else {}
+    return str(info.get("uuid") or "")
+
+
+def _counts(report: dict, judged: tuple[CaseVerdict, ...],
+            skipped_count: int | None) -> MappingProxyType:
+    cases = [j for j in judged if not j.fixture]
+    ran = [c for c in tested(report) if not skipped(c)]
+    counts = {"ran": len(ran)}
+    for name in ("passed", "failed", "recorded"):
+        counts[name] = sum(1 for j in cases if j.counted == name)
+    counts["not run"] = sum(1 for j in cases if j.not_run)
+    counts["skipped"] = skipped_count or sum(1 for c in tested(report) if skipped(c))
+    return MappingProxyType(counts)
+
+
+def verdict_document(verdict: SessionVerdict) -> dict:
+    """A verdict as it is stored beside its session (`write_verdict`)."""
+    return {"schema": VERDICT_SCHEMA, "session": verdict.session,
+            "judged_at": verdict.judged_at, "status": verdict.status, "why": verdict.why,
+            "counts": dict(verdict.counts),
+            "cases": [{"key": list(casemodel.case_key(j.last)), "verdict": j.verdict,
+                       "outlier": j.outlier, "unseen": list(j.unseen),
+                       "unseen_last": list(j.unseen_last), "known": list(j.known)}
+                      for j in verdict.cases]}
+
+
+def verdict_path(results: Path, session: str) -> Path:
+    """Where a session's verdict is stored: `verdicts/<session uuid>.json` of its results."""
+    return Path(results) / "verdicts" / f"{session}.json"
+
+
+def write_verdict(results: Path, verdict: SessionVerdict) -> Path:
+    """Stores a verdict with its session, atomically (one verdict per session: a re-test of
+    suspects is a session of its own)."""
+    from fabricsuite.data.store import replace_file
+
+    path = verdict_path(results, verdict.session or "unnamed")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(path, json.dumps(verdict_document(verdict), indent=1) + "\n")
+    return path
+
+
+def stored(report: dict, document: dict) -> SessionVerdict | None:
+    """The verdict `document` (verdict_document) stored for `report`'s session, with the cases
+    read from the report; None where it is not that session's or not a verdict."""
+    if (not isinstance(document, dict) or document.get("schema") != VERDICT_SCHEMA
+            or document.get("session") != _session_of(report)
+            or not isinstance(document.get("cases"), list)):
+        return None
+    by_key = {tuple(entry["key"]): entry for entry in document["cases"]
+              if isinstance(entry, dict) and isinstance(entry.get("key"), list)}
+    judged = []
+    for case in casemodel.read(report):
+        entry = by_key.get(casemodel.case_key(case.last))
+        if entry is None:
+            return None  # not the report it was judged from
+        judged.append(CaseVerdict(case, str(entry.get("verdict")), str(entry.get("outlier", "")),
+                                  tuple(entry.get("unseen") or ()),
+                                  tuple(entry.get("unseen_last") or ()),
+                                  tuple(entry.get("known") or ())))
+    counts = document.get("counts") if isinstance(document.get("counts"), dict) else {}
+    return SessionVerdict(_session_of(report), tuple(judged), int(document.get("status", BROKEN)),
+                          str(document.get("why", "")),
+                          MappingProxyType({name: int(counts.get(name, 0)) for name in COUNTS}),
+                          str(document.get("judged_at", "")), "stored")
+
+
+def past(report: dict, results: Path | None, rejudge: bool = False) -> SessionVerdict:
+    """A stored session's verdict as it was judged (`stored`), else judged now; `rejudge`:
+    judged against today's references all the same, and labelled so."""
+    if results is not None and not rejudge:
+        try:
+            document = json.loads(verdict_path(results, _session_of(report)).read_text())
+        except (OSError, ValueError):
+            document = None
+        found = stored(report, document) if document else None
+        if found is not None:
+            return found
+    verdict = judge(report)
+    return replace(verdict, origin="re-judged" if rejudge else "judged now")
+
+
 def classify(report: dict, reframe_args: list[str] | None = None,
              unstored: str | None = None) -> tuple[int, str]:
-    """(exit status, why): 0 all within references, 1 a confirmed performance regression (a
-    node outlier, a degraded link), 2 something broken (or nothing tested, which is not a pass
-    either; or, with `unstored`, a session missing from the results database, whatever its
-    cases say: history, compare and the page would not see it)."""
-    status = _classify(report, reframe_args)
-    if unstored:
-        return (max(status[0], BROKEN),
-                f"BROKEN: the session was not stored ({unstored}); its cases: {status[1]}")
-    return status
+    """(exit status, why) of `judge`."""
+    verdict = judge(report, reframe_args, unstored)
+    return verdict.status, verdict.why
 
 
-def _classify(report: dict, reframe_args: list[str] | None) -> tuple[int, str]:
-    outcomes = case_verdicts(report)
+def _classify(report: dict, reframe_args: list[str] | None,
+              outcomes: tuple[CaseVerdict, ...]) -> tuple[int, str]:
     if casemodel.was_interrupted(report):
         # ended by a signal (to the nightly, or to ReFrame alone, by anyone): nothing of it is
         # judged, recorded or a sample, its passed cases included (cases.was_interrupted)
@@ -475,8 +655,7 @@ def _classify(report: dict, reframe_args: list[str] | None) -> tuple[int, str]:
     if regressed or outliers:
         what = [f"{len(regressed)} case(s) outside their references"] if regressed else []
         if outliers:
-            nodes = sorted({n for judged in outliers
-                            for n in unknown_nodes(judged.case.first or judged.last, {})[0]})
+            nodes = sorted({n for judged in outliers for n in judged.unseen})
             what.append(f"{len(outliers)} case(s) outside only on node(s) the references never "
                         f"saw ({', '.join(nodes)}): node outlier, not the fabric")
         return REGRESSED, ("REGRESSION: " if regressed else "NODE OUTLIER: ") + "; ".join(what)

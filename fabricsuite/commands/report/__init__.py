@@ -52,6 +52,7 @@ from fabricsuite.base.commandline import (
 from fabricsuite.base.formats import file_utc, shown_utc
 from fabricsuite.commands import history
 from fabricsuite.data import store
+from fabricsuite.data.session_verdict import past
 from fabricsuite.data.store import write_atomically
 
 from .data import (
@@ -69,8 +70,10 @@ from .figures import dense_figures, loggp_tables, matrix_figures, size_figures, 
 # --- the page ----------------------------------------------------------------------------------
 
 def build_page(sessions: list[dict[str, Any]], system: str, since: float | None,
-               where: str) -> str:
-    """The HTML page for `system` from the stored sessions (raises ReportError)."""
+               where: str, verdicts: Path | None = None, rejudge: bool = False) -> str:
+    """The HTML page for `system` from the stored sessions (raises ReportError): each
+    session's verdict as stored in `verdicts` (the results directory) when it ended
+    (`rejudge`: judged again against today's references, and said so)."""
     import jinja2
 
     cases, had, interrupted = stored_cases(sessions, system, since)
@@ -82,7 +85,7 @@ def build_page(sessions: list[dict[str, Any]], system: str, since: float | None,
                           + "; check --system and --since, or run the suite first")
     results = Results()
     provenance = ProvenanceFinder(cases, results)
-    verdict = summary(had[-1], system)
+    verdict = summary(had[-1], system, past(had[-1], verdicts, rejudge))
     newest = had[-1]["session_info"].get("time_start_unix") or 0.0
     later = [r for r in interrupted if (r["session_info"].get("time_start_unix") or 0.0) > newest]
     if later:
@@ -91,7 +94,8 @@ def build_page(sessions: list[dict[str, Any]], system: str, since: float | None,
                                 f"(newest {str(later[-1]['session_info'].get('uuid'))[:8]}, "
                                 f"{_utc(later[-1]['session_info'].get('time_start_unix'))}): "
                                 f"this is the newest whole session")
-    series, _ = history.collect(sessions, system, since)
+    series, _ = history.collect(sessions, system, since, results=verdicts,
+                                  rejudge=rejudge)
     found = history.detect(series)
     trends, trend_notes, change_rows = trend_figures(found, cases, provenance)
     sizes, size_notes, _ = size_figures(cases, results, provenance)
@@ -152,7 +156,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("report", help="one self-contained HTML page of the stored runs",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=DESCRIPTION)
-    add_selection_options(p, since=True, reports=True)
+    add_selection_options(p, since=True, reports=True, rejudge=True)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="the HTML file to write (replaced if it exists; default: "
                         "RESULTS/report-<system>-<UTC time>.html)")
@@ -187,7 +191,8 @@ def run(args: Any) -> int:
         since = store.parse_since(args.since) if args.since else None
         sessions, where = store.read_sessions(args, since)
         path = _output_path(args, results_dir(args))  # before the plots: a bad -o fails at once
-        page = build_page(sessions, args.system, since, where)
+        page = build_page(sessions, args.system, since, where, results_dir(args),
+                          args.rejudge)
         umask = os.umask(0)
         os.umask(umask)
         # a page is for everyone the umask allows (not mkstemp's 0600); one replaced by -o is

@@ -17,14 +17,27 @@ from fabricsuite.base.metrics import (
     case_scope,
     check_declarations,
     is_finite_number,
-    perf_variable,
     series_key,
 )
 from fabricsuite.commands import history
 from fabricsuite.commands.session import verdict_lines
-from fabricsuite.data.cases import case_key, final_cases, is_fixture, node_names, was_interrupted
+from fabricsuite.data.cases import (
+    RunFigure,
+    case_key,
+    final_cases,
+    is_fixture,
+    node_names,
+    run_figure,
+    run_figures,
+    was_interrupted,
+)
 from fabricsuite.data.netbench_result import NetbenchResult, ResultError, load
-from fabricsuite.data.session_verdict import case_verdicts, reference_statistics, skipped
+from fabricsuite.data.session_verdict import (
+    SessionVerdict,
+    judge,
+    reference_statistics,
+    skipped,
+)
 from fabricsuite.data.store import session_runs
 
 #: At most this many trend plots (series with a change point first).
@@ -411,6 +424,10 @@ class Summary:
     skipped: int
     cases: list[dict[str, str]]
     lines: list[str]
+    #: The outcome's other counts (cases recorded without references, not run), and how the
+    #: verdict was come by: "as judged when it ended (<time>)", or judged now.
+    recorded: int = 0
+    judged: str = ""
 
     @property
     def failed_by_verdict(self) -> str:
@@ -422,10 +439,10 @@ class Summary:
 
 
 
-def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: list,
+def _failed_variable(system: str, stored_case: dict[str, Any], perf: RunFigure,
                      earlier: dict[str, Any] | None, cache: dict) -> FailedVariable:
-    value, ref, lower, upper, unit = perf[:5]
-    variable = perf_variable(key)
+    value, ref, lower, upper, unit = perf.value, perf.reference, perf.lower, perf.upper, perf.unit
+    variable = perf.variable
     reference = bound = change = widths = first = "-"
     if is_finite_number(value) and is_finite_number(ref) and ref:
         reference = f"{ref:g} {unit}"
@@ -439,20 +456,22 @@ def _failed_variable(system: str, stored_case: dict[str, Any], key: str, perf: l
         if is_finite_number(spread) and spread > 0:
             widths = f"{abs(value - ref) / abs(ref) / spread:.1f} (spread {spread:.2%})"
     if earlier is not None:
-        before = (earlier.get("perfvalues") or {}).get(key)
-        if isinstance(before, list) and before and is_finite_number(before[0]):
-            first = f"{before[0]:g} {unit}"
+        before = run_figure(earlier, perf.key)
+        if before is not None and before.number is not None:
+            first = f"{before.number:g} {unit}"
     return FailedVariable(variable, f"{figure(value)} {unit}", reference, bound, change, widths,
                           first)
 
 
-def summary(report: dict[str, Any], system: str) -> Summary:
-    """The newest session's verdict: failed cases first, then the counts (the final round of
-    each case), each case as the session's verdict judges it (fabricsuite.data.session_verdict):
-    the outcome's answer, a case passed while disturbed passed here too."""
-    judged = {case_key(j.last): j for j in case_verdicts(report)}
+def summary(report: dict[str, Any], system: str,
+            verdict: SessionVerdict | None = None) -> Summary:
+    """The newest session's verdict (`verdict`, else `judge(report)`): failed cases first,
+    then the outcome's counts, each case as the session's verdict judges it
+    (fabricsuite.data.session_verdict): the outcome's answer, a case passed while disturbed
+    passed here too."""
+    verdict = verdict or judge(report)
+    judged = {case_key(j.last): j for j in verdict.cases}
     failed, cases, cache = [], [], {}
-    counts = {"passed": 0, "failed": 0, "skipped": 0}
     for case in final_cases(report):
         if case.get("system") != system:
             continue
@@ -461,12 +480,11 @@ def summary(report: dict[str, Any], system: str) -> Summary:
         # verdict, counted as passed beside them
         kind = ("skipped" if skipped(case) else "passed" if found is None
                 else "failed" if found.counted == "failed" else "passed")
-        verdict = ("skipped" if skipped(case) else "passed" if found is None
-                   else found.verdict)
-        counts[kind] += 1
+        said = ("skipped" if skipped(case) else "passed" if found is None
+                 else found.verdict)
         check, partition, environ, levels = case_scope(case)
         cases.append({"name": str(case.get("display_name") or case.get("name")),
-                      "partition": partition, "environ": environ, "verdict": verdict,
+                      "partition": partition, "environ": environ, "verdict": said,
                       "kind": kind})
         if found is None or kind != "failed":
             continue
@@ -474,18 +492,25 @@ def summary(report: dict[str, Any], system: str) -> Summary:
         entry = FailedCase(check, str(case.get("display_name") or case.get("name")), partition,
                            environ, _where(levels), found.phase, _first_line(found.reason),
                            verdict=found.verdict)
-        for perf_key, perf in (shown.get("perfvalues") or {}).items():
-            if isinstance(perf, list) and len(perf) >= 6 and perf[5] == "fail":
+        for perf in run_figures(shown):
+            if perf.failed:
                 entry.variables.append(_failed_variable(
-                    system, shown, perf_key, perf,
+                    system, shown, perf,
                     found.case.first if shown is not found.case.first else None, cache))
         failed.append(entry)
     # Failed cases first, then the rest in the session's order.
     order = {"failed": 0, "passed": 1, "skipped": 2}
     cases.sort(key=lambda c: order[c["kind"]])
     info = report.get("session_info") or {}
+    # the outcome's counts, not the page's own: the cases of the fabric (the build left out)
+    told = verdict.counts
+    judged_when = (f"as judged when it ended ({verdict.judged_at})" if verdict.origin == "stored"
+                   else "re-judged now against today's references (--rejudge)"
+                   if verdict.origin == "re-judged" else
+                   "judged now: no verdict stored with it" if verdict.origin else "")
     return Summary(str(info.get("uuid", "?")), _utc(info.get("time_start_unix")),
-                   str(info.get("cmdline", "")), failed, counts["passed"], counts["failed"],
-                   counts["skipped"], cases, verdict_lines(report))
+                   str(info.get("cmdline", "")), failed, told["passed"], told["failed"],
+                   told["skipped"], cases, verdict_lines(report, verdict),
+                   recorded=told["recorded"], judged=judged_when)
 
 

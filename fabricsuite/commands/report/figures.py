@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fabricsuite.base.formats import figure as figure_text
-from fabricsuite.base.metrics import case_scope, is_finite_number, perf_variable
+from fabricsuite.base.metrics import case_scope, is_finite_number
 from fabricsuite.commands import change_points, history
 from fabricsuite.data import switches
+from fabricsuite.data.cases import run_figures
 from fabricsuite.data.netbench_result import NetbenchResult, ResultError
 
 from .data import (
@@ -118,13 +119,11 @@ def _groups(result: NetbenchResult, curve: SizeCurve) -> list[str | None]:
 
 def _draw_references(ax, stored: StoredCase, curve: SizeCurve, group: str | None,
                      color: Any, labelled: set[str]) -> None:
-    for key, perf in (stored.case.get("perfvalues") or {}).items():
-        if not isinstance(perf, list) or len(perf) < 5:
-            continue
-        ref, lower, upper, unit = perf[1], perf[2], perf[3], str(perf[4])
+    for perf in run_figures(stored.case):
+        ref, lower, upper, unit = perf.reference, perf.lower, perf.upper, str(perf.unit)
         if not is_finite_number(ref) or ref <= 0 or unit != curve.unit:
             continue  # no reference (require_reference=false), or stored in another unit
-        metric = declared_metrics(stored.check).get(perf_variable(key))
+        metric = declared_metrics(stored.check).get(perf.variable)
         where = reference_position(metric, curve, group)
         if where is None:
             continue
@@ -273,12 +272,12 @@ def loggp_tables(cases: list[StoredCase], results: Results,
     for scope, stored in sorted(newest.items()):
         partition, environ, levels = scope
         loaded = results.get(stored)
-        perf = {perf_variable(k): v for k, v in (stored.case.get("perfvalues") or {}).items()
-                if isinstance(v, list) and len(v) >= 5}
+        perf = {f.variable: f for f in run_figures(stored.case)}
         figures = []
         for variable, meaning in LOGGP_VARIABLES.items():
             if variable in perf:
-                value, ref, unit = perf[variable][0], perf[variable][1], perf[variable][4]
+                value, ref, unit = (perf[variable].value, perf[variable].reference,
+                                    perf[variable].unit)
                 figures.append((f"{meaning} ({variable})", f"{figure_text(value)} {unit}",
                                 f"{figure_text(ref)} {unit}" if is_finite_number(ref) and ref
                                 else "-"))
