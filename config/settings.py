@@ -59,8 +59,8 @@ for _system in _systems:
 
 _CHECKS = str(REPO_ROOT / "checks")
 # Concurrent checks distort timings; a failed case fails only after CONFIRM_ROUNDS confirmation
-# rounds, each after a longer pause, failed too (fabricsuite/checks/verdict.py; a test keeps the
-# number here and in ci/run-local.sh equal to fabricsuite.checks.verdict.CONFIRM_ROUNDS).
+# rounds, each after a longer pause, failed too (fabricsuite/checks/judged_check.py; a test
+# keeps the number here and in ci/run-local.sh equal to its CONFIRM_ROUNDS).
 _TIMING = ["--exec-policy=serial", "--performance-report", "--max-retries=3"]
 _MODES = [
     {

@@ -21,8 +21,8 @@ REFERENCE_DIR = REPO_ROOT / "reference"
 #: ReFrame's names of the Slurm scheduler (with and without accounting): where `srun` and
 #: `scontrol` reach the job's nodes.
 SLURM_SCHEDULERS = ("slurm", "squeue")
-#: The environment variable that carries a session's node rotation (verdict.Judged.node_rotation,
-#: set by `fabricsuite nightly --mode acceptance`).
+#: The environment variable that carries a session's node rotation
+#: (judged_check.Judged.node_rotation, set by `fabricsuite nightly --mode acceptance`).
 ROTATION_ENV = "FABRICSUITE_NODE_ROTATION"
 #: The longest pause before the first confirmation round (`-S confirm_pause_s`, extras): the
 #: rounds wait 3 and 9 times longer, so 600 s already spans 2 hours; a larger one is a typo that
@@ -30,7 +30,7 @@ ROTATION_ENV = "FABRICSUITE_NODE_ROTATION"
 MAX_CONFIRM_PAUSE_S = 600.0
 #: What a confirmation round's fail_reason says (after ReFrame's "reframe error: ") where it
 #: refused to measure again a case that failed before its figures were judged (build, sanity,
-#: launch) in the first run and in its confirmation (fabricsuite.checks.verdict): waiting cannot
-#: change such a failure. The case's phase and reason are its last round that ran
+#: launch) in the first run and in its confirmation (fabricsuite.checks.judged_check): waiting
+#: cannot change such a failure. The case's phase and reason are its last round that ran
 #: (fabricsuite.data.cases.Case.last_ran).
 NOT_MEASURED_AGAIN = "not measured again"

@@ -114,9 +114,9 @@ def test_imports_finds_a_planted_import_of_each_form(tmp_path):
     planted = tmp_path / "planted.py"
     planted.write_text("from fabricsuite.data import cases, links as l\n"
                        "from fabricsuite.commands.session import main\n"
-                       "import fabricsuite.checks.verdict\n"
+                       "import fabricsuite.checks.judged_check\n"
                        "from fabricsuite import REPO_ROOT\n")
-    assert imports(str(planted)) == {"cases", "links", "session", "verdict"}
+    assert imports(str(planted)) == {"cases", "links", "session", "judged_check"}
 
 
 def test_the_checks_import_no_command():
@@ -127,13 +127,13 @@ def test_the_checks_import_no_command():
 
 
 def test_the_two_check_families_share_one_base_and_import_neither_other():
-    """netbench's checks and the external suites' build on one base (verdict, check_base),
+    """netbench's checks and the external suites' build on one base (judged_check, check_base),
     never on each other (issue 51: rfm_external had imported five mechanics from
     rfm_netbench)."""
     assert "rfm_netbench" not in imports("rfm_external")
     assert "rfm_external" not in imports("rfm_netbench")
     for family in ("rfm_netbench", "rfm_external"):
-        assert {"verdict", "check_base"} <= imports(family), family
+        assert {"judged_check", "check_base"} <= imports(family), family
 
 
 def test_no_import_circle_at_module_level():

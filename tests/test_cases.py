@@ -406,7 +406,7 @@ def test_references_record_the_nodes_they_were_taken_on_and_the_spread_between_t
 
 
 def test_acceptance_sessions_take_the_next_nodes_round_the_partition():
-    from fabricsuite.checks.verdict import rotated_nodes
+    from fabricsuite.checks.judged_check import rotated_nodes
 
     nodes = ["emu10", "emu2", "emu1", "emu3", "emu4"]  # as scontrol lists them, any order
     assert [rotated_nodes(nodes, 2, k) for k in range(4)] == [
@@ -418,7 +418,7 @@ def test_acceptance_sessions_take_the_next_nodes_round_the_partition():
 def test_confirming_on_known_nodes_replaces_the_sessions_own_node_choice():
     """`-J--nodelist=n3,n4` (a nightly forced onto new nodes) would follow the confirmation's
     --nodelist in the job script, and sbatch takes the last: the confirmation drops it."""
-    from fabricsuite.checks.verdict import without_node_options
+    from fabricsuite.checks.judged_check import without_node_options
 
     assert without_node_options(["--nodelist=n3,n4", "-w n3", "-wn3", "--exclude=n1",
                                  "-x n2", "--exclusive", "--mem=4G", "-N 2"]) == [

@@ -70,7 +70,7 @@ def stage_with(tmp_path: Path, readings: dict[str, tuple[str, str | None]]) -> s
 
 
 def test_a_job_s_readings_are_judged_node_by_node(tmp_path):
-    judged = counters.judge(stage_with(tmp_path, {"node1": ("idle-before", "idle-after"),
+    judged = counters.read_job(stage_with(tmp_path, {"node1": ("idle-before", "idle-after"),
                                                   "node2": ("tbf-before", "tbf-after")}))
     assert judged.trouble == ("node2 tc lo tbf-835e dropped +5, "
                               "node2 tc lo tbf-835e overlimits +5")
@@ -80,14 +80,14 @@ def test_a_job_s_readings_are_judged_node_by_node(tmp_path):
 
 
 def test_a_node_without_its_reading_after_the_job_is_named(tmp_path):
-    judged = counters.judge(stage_with(tmp_path, {"node1": ("default-sources", None),
+    judged = counters.read_job(stage_with(tmp_path, {"node1": ("default-sources", None),
                                                   "node2": ("idle-before", "idle-after")}))
     assert judged.trouble == "" and judged.moved == {}
     assert judged.not_read == "node1: no reading after the job"
-    judged = counters.judge(stage_with(tmp_path, {"node1": ("default-sources",
+    judged = counters.read_job(stage_with(tmp_path, {"node1": ("default-sources",
                                                             "default-sources")}))
     assert judged.not_read.startswith("node1 infiniband: no /sys/class/infiniband")
-    assert counters.judge(str(tmp_path / "nothing")).not_read == "no reading before the job"
+    assert counters.read_job(str(tmp_path / "nothing")).not_read == "no reading before the job"
 
 
 def test_a_device_that_vanishes_or_appears_and_a_bad_value_are_named(tmp_path):
@@ -99,7 +99,7 @@ def test_a_device_that_vanishes_or_appears_and_a_bad_value_are_named(tmp_path):
     (tmp_path / counters.AFTER.replace("%n", "node1")).write_text(
         (DATA / "tbf-after.txt").read_text() + "net/ib0/rx_dropped 99999\nnet/ib0/tx_bytes 0\n"
         "net/lo/tx_errors n/a\n")
-    judged = counters.judge(str(tmp_path))
+    judged = counters.read_job(str(tmp_path))
     assert "node1: net/eth9 (2 counters) gone during the job" in judged.not_read
     assert "node1: net/ib0 (2 counters) appeared during the job" in judged.not_read
     assert "node1: unreadable net/lo/rx_errors=-5, net/lo/tx_errors=n/a" in judged.not_read
@@ -114,7 +114,7 @@ def test_a_counter_that_went_backwards_is_a_reset_said_never_negative_trouble(tm
         before + "net/eth0/rx_errors 7\nnet/eth0/rx_bytes 4294967000\n")
     (tmp_path / counters.AFTER.replace("%n", "node1")).write_text(
         (DATA / "tbf-after.txt").read_text() + "net/eth0/rx_errors 0\nnet/eth0/rx_bytes 200\n")
-    judged = counters.judge(str(tmp_path))
+    judged = counters.read_job(str(tmp_path))
     assert "eth0" not in judged.trouble and " -" not in judged.trouble, judged.trouble
     assert not any(change < 0 for change in judged.moved.values()), judged.moved
     assert ("node1: net/eth0/rx_bytes 4294967000->200, net/eth0/rx_errors 7->0 went backwards "
@@ -174,7 +174,7 @@ def test_a_link_that_went_down_and_came_back_during_the_job_flapped():
     of the node."""
     from fabricsuite.data import findings, links
 
-    judged = counters.judge(str(DATA / "flap"))
+    judged = counters.read_job(str(DATA / "flap"))
     assert judged.moved["node2/net/eth0/carrier_changes"] == 2
     assert links.judge(str(DATA / "flap"), None)[1] == ""  # the states agree: no LINK CHANGED
     assert counters.flapped(judged.moved, None) == [

@@ -29,7 +29,7 @@ import yaml
 from emu_support import BIN, run_reframe
 
 from fabricsuite import REPO_ROOT
-from fabricsuite.checks.verdict import CONFIRM_ROUNDS, confirm_pause
+from fabricsuite.checks.judged_check import CONFIRM_ROUNDS, confirm_pause
 from fabricsuite.commands.baseline import NOISE_WIDTHS, WORST_MARGIN
 from fabricsuite.commands.emucluster import QUICK
 
@@ -299,17 +299,18 @@ def test_pt2pt_check_through_mpirun_and_the_rsh_agent(cluster, tmp_path):
         assert "mpirun -np 2" in script and "srun" not in script, script
 
 
-#: Runs at each lowered rate in CI; bench/verdicts_emucluster.py measures 10 of 10.
-SLOW_REPEATS = 2
+#: Runs at each lowered rate in CI; bench/verdicts_emucluster.py measures 10 of 10 (issue 65:
+#: the rates belong in bench/, the test holds the verdict and what it says).
+SLOW_REPEATS = 1
 #: Identical runs that must pass in CI; bench/verdicts_emucluster.py measures the false-alarm
 #: rate over 30.
-SAME_REPEATS = 6
+SAME_REPEATS = 2
 
 
 def test_verdicts_catch_10_percent_with_no_false_alarm(cluster, tmp_path):
     """Issue 12's ground truth: references from 5 runs at 1 Gbit through `fabricsuite baseline`
-    (the partition's 7 % floor, the measured spread); 6 identical runs pass; at 900 Mbit every
-    run fails, naming the variable, both figures and the noise widths. (800 Mbit, which CI ran
+    (the partition's 7 % floor, the measured spread); identical runs pass; at 900 Mbit the run
+    fails, naming the variable, both figures and the noise widths. (800 Mbit, which CI ran
     here too for 40 s, fails in test_workflows_nightly_compare_and_report; bench/verdicts_
     emucluster.py measures both rates at 10 trials.)"""
     emu, _state = cluster

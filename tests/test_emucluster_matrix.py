@@ -10,9 +10,11 @@ healthy pair alone varies by more than the 7 % a real cluster's links keep: at 0
 under 0.93 x a best of 80 MB/s. The slow node's pairs deliver a seventh of the others'.
 
 - one node's link slowed to 100 Mbit (`ci/emucluster.sh rate 100mbit 4`, tbf on its egress):
-  in 5 of 5 runs exactly that node's 5 pairs are bad (suspect, and confirmed by the re-test
-  alone), the node is named, nothing else is flagged;
-- all links equal: nothing is flagged in 5 of 5 runs.
+  exactly that node's 5 pairs are bad (suspect, and confirmed by the re-test alone), the node
+  is named, nothing else is flagged;
+- all links equal: nothing is flagged.
+One run each in CI (RUNS); 5 of 5 each was measured here before (docs/measurements.md), and the
+rates over many trials are bench/fault_localization.py's.
 The 6 nodes share this machine's cores (2 here): the ranks yield when idle
 (mpi_yield_when_idle) so that the pairs of a round, 3 nodes to a core, take turns instead of
 spinning each other out; the bandwidth is bound by the shaped links.
@@ -34,7 +36,9 @@ from fabricsuite.commands.emucluster import OPENMPI_TCP, srun_matrix
 
 PREFIX = emu_support.prefix("fsm")  # unique per test run, distinct from test_emucluster's
 pytestmark = emu_support.marks(PREFIX)
-NODES, SLOW_NODE, RUNS = 6, 4, 5
+#: One run each in CI: the verdict, not its rate, is the point here; the rates over many trials
+#: are bench/fault_localization.py's (issue 65: sensitivity and false alarms belong in bench/).
+NODES, SLOW_NODE, RUNS = 6, 4, 1
 BANDWIDTH_FRACTION = 0.85
 
 
@@ -88,7 +92,7 @@ def describe(result):
             f"{s['measure_s']:.1f} s rounds + {s['retest_s']:.1f} s re-tests")
 
 
-def test_the_map_names_the_slow_node_in_5_of_5_runs(six_nodes, netbench, tmp_path):
+def test_the_map_names_the_slow_node(six_nodes, netbench, tmp_path):
     slow = f"{PREFIX}{SLOW_NODE}"
     outcomes, restarts = [], []
     try:
@@ -113,7 +117,7 @@ def test_the_map_names_the_slow_node_in_5_of_5_runs(six_nodes, netbench, tmp_pat
         print("\n".join(outcomes))
 
 
-def test_equal_links_flag_nothing_in_5_of_5_runs(six_nodes, netbench, tmp_path):
+def test_equal_links_flag_nothing(six_nodes, netbench, tmp_path):
     six_nodes("rate", "1gbit")
     outcomes, restarts = [], []
     try:

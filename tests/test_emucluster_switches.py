@@ -38,7 +38,7 @@ from emu_support import BIN, run_reframe
 
 from fabricsuite import REPO_ROOT
 from fabricsuite.commands.emucluster import OPENMPI_TCP, QUICK, matrix_references
-from fabricsuite.data import switches
+from fabricsuite.data import hostlists, switches
 
 PREFIX = emu_support.prefix("fss")
 pytestmark = emu_support.marks(PREFIX)
@@ -320,7 +320,7 @@ def test_a_node_whose_link_is_slower_is_drained_retested_and_returned_by_the_con
                        cwd=REPO_ROOT, env={**os.environ,
                                            "RFM_REFERENCE_PREFIX": str(tmp_path / "refs")})
         retest = json.loads((tmp_path / "retest.json").read_text())
-        assert slow in switches.expand_hostlist(retest["passed_nodes"]), \
+        assert slow in hostlists.expand_hostlist(retest["passed_nodes"]), \
             (retest, proc.stdout[-3000:])
         status, said = act(fabric, tmp_path, "--mode", "drain", "--resume",
                            findings=tmp_path / "retest.json")
@@ -419,7 +419,7 @@ def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(f
              if f["kind"] != "could-not-resolve"]
     if retests[mate]["result"] == "cleared":
         assert named == [("faulty-link", "map", slow)], doc
-        assert mate in switches.expand_hostlist(doc["passed_nodes"]), doc
+        assert mate in hostlists.expand_hostlist(doc["passed_nodes"]), doc
     else:
         why = disturbed(results, mate)
         assert retests[mate]["result"] == "undecided" and why, (told, doc)

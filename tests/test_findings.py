@@ -18,7 +18,7 @@ from case_support import on_nodes, report
 
 from fabricsuite import REPO_ROOT
 from fabricsuite.commands import act, session
-from fabricsuite.data import findings, links, switches
+from fabricsuite.data import findings, hostlists, links, switches
 from fabricsuite.data.findings import Finding
 
 pytestmark = pytest.mark.unit
@@ -182,10 +182,10 @@ def test_a_findings_file_round_trips_and_a_bad_one_is_one_line(tmp_path):
 def test_compress_hostlist_is_the_inverse_of_slurms_notation():
     for names in (["n1", "n2", "n3", "n7"], ["gpu01", "gpu02", "gpu10"], ["vm"],
                   ["n9", "n10", "n11"], ["a", "b3", "b4"]):
-        assert sorted(switches.expand_hostlist(switches.compress_hostlist(names))) == \
+        assert sorted(hostlists.expand_hostlist(hostlists.compress_hostlist(names))) == \
             sorted(names)
-    assert switches.compress_hostlist(["n1", "n2", "n3", "n7"]) == "n[1-3,7]"
-    assert switches.compress_hostlist(["n3"]) == "n3"
+    assert hostlists.compress_hostlist(["n1", "n2", "n3", "n7"]) == "n[1-3,7]"
+    assert hostlists.compress_hostlist(["n3"]) == "n3"
 
 
 def node_finding(node: str, kind: str = "link-degraded", confidence: str = "confirmed"
@@ -394,7 +394,7 @@ def test_a_suspect_pair_is_settled_node_by_node_by_its_re_tests(references_on_no
     assert [(f["kind"], f["confidence"], f["nodes"]) for f in doc["findings"]] == [
         ("node-outlier", "confirmed", "n3")]
     assert doc["findings"][0]["evidence"].startswith("re-tested against n2 (session ")
-    assert "n4" in switches.expand_hostlist(doc["passed_nodes"])
+    assert "n4" in hostlists.expand_hostlist(doc["passed_nodes"])
     assert [r["result"] for r in doc["retests"]] == ["confirmed", "broken", "undecided",
                                                      "undecided", "cleared"]
     # what act then does: drain n3 alone
@@ -445,7 +445,7 @@ def test_a_quick_maps_suspect_pair_is_re_tested_in_maps_of_its_own_and_settled()
         "faulty-link", "map", "fss70743", "node fss70743"), settled
     assert settled["evidence"].startswith("re-tested against fss70742,fss70745,fss70741 "
                                           "(session ") and "(-33%)" in settled["evidence"]
-    assert "fss70744" in switches.expand_hostlist(doc["passed_nodes"])
+    assert "fss70744" in hostlists.expand_hostlist(doc["passed_nodes"])
     nodes = {f"fss7074{i}": act.Node(f"fss7074{i}", "idle", (), "", "", ("p",))
              for i in range(1, 9)}
     (drain,), _lines, _refused = act.plan(doc, [Finding(**e) for e in doc["findings"]], nodes,

@@ -234,9 +234,9 @@ def _declared_checks():
 
 
 def test_every_check_keeps_the_judged_checks_contract():
-    """verdict.Judged's contract (its docstring), checked offline for every check class; the
+    """judged_check.Judged's contract (its docstring), checked offline for every check class; the
     same check fails a case in setup, naming what to fix (issue 40)."""
-    from fabricsuite.checks.verdict import Judged, contract_problems
+    from fabricsuite.checks.judged_check import Judged, contract_problems
 
     judged = {name: obj for name, obj in _check_classes().items() if issubclass(obj, Judged)}
     assert len(judged) > 30

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricsuite.data import switches
+from fabricsuite.data import hostlists, switches
 from fabricsuite.data.switches import Pair, TopologyError
 
 DATA = Path(__file__).resolve().parent / "data" / "switches"
@@ -29,7 +29,7 @@ HEALTHY, SLOW = 110.0, 28.0
     ("a[8-10]-ib", ["a8-ib", "a9-ib", "a10-ib"]),
 ])
 def test_slurm_host_lists(text, names):
-    assert switches.expand_hostlist(text) == names
+    assert hostlists.expand_hostlist(text) == names
 
 
 @pytest.mark.parametrize("text, message", [
@@ -44,8 +44,8 @@ def test_slurm_host_lists(text, names):
     ("n[1[2]]", "a bracket is not closed or not opened"),
 ])
 def test_a_host_list_beyond_any_partition_is_refused_at_once(text, message):
-    with pytest.raises(switches.TopologyError, match=re.escape(message)):
-        switches.expand_hostlist(text)
+    with pytest.raises(hostlists.TopologyError, match=re.escape(message)):
+        hostlists.expand_hostlist(text)
 
 
 def test_a_run_report_with_such_a_host_list_keeps_it_as_one_name():

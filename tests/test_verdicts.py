@@ -308,52 +308,53 @@ def test_a_regression_is_confirmed_per_variable():
 
 
 def test_the_retry_wrapper_still_matches_reframe():
-    """fabricsuite.checks.verdict wraps ReFrame's build_deps because ReFrame's retry loop resolves a
-    round's dependencies among the round before's failed cases only. This pins that code: when a
-    ReFrame upgrade changes it, this fails, and the wrapper is to be checked (and dropped where
-    ReFrame keeps the session's cases itself)."""
+    """fabricsuite.checks.judged_check wraps ReFrame's build_deps because ReFrame's retry loop
+    resolves a round's dependencies among the round before's failed cases only. This pins that
+    code: when a ReFrame upgrade changes it, this fails, and the wrapper is to be checked (and
+    dropped where ReFrame keeps the session's cases itself)."""
     import inspect
 
     from reframe.frontend import dependencies
     from reframe.frontend.executors import Runner
 
-    from fabricsuite.checks import verdict
+    from fabricsuite.checks import judged_check
 
     retry = inspect.getsource(Runner._retry_failed)
     assert "dependencies.build_deps(failed_cases, cases)" in retry, retry
     assert "cases = failed_cases" in retry, retry
     assert "def build_deps(cases, default_cases=None):" in inspect.getsource(dependencies)
-    assert dependencies.build_deps is verdict._build_deps_with_session_fallback
+    assert dependencies.build_deps is judged_check._build_deps_with_session_fallback
 
 
 def test_a_retry_round_falls_back_on_the_session_cases():
     from types import SimpleNamespace
 
-    from fabricsuite.checks import verdict
+    from fabricsuite.checks import judged_check
 
     def case(name):
         return SimpleNamespace(check=SimpleNamespace(unique_name=name))
     build, ping, flood = case("NetbenchBuild"), case("NetbenchPingPong"), case("NetbenchFlood")
-    saved = list(verdict._session_cases)
-    verdict._session_cases.clear()
+    saved = list(judged_check._session_cases)
+    judged_check._session_cases.clear()
     try:
         session = [build, ping, flood]
-        assert verdict.retry_fallback(session) == session  # round 1: ReFrame passes the session
+        # round 1: ReFrame passes the session
+        assert judged_check.retry_fallback(session) == session
         round_1_failed = [case("NetbenchPingPong")]
-        fallback = verdict.retry_fallback(round_1_failed)
+        fallback = judged_check.retry_fallback(round_1_failed)
         assert fallback[0] is round_1_failed[0]  # the round before's own cases first
         assert [c.check.unique_name for c in fallback] == [
             "NetbenchPingPong", "NetbenchBuild", "NetbenchFlood"]
     finally:
-        verdict._session_cases[:] = saved
+        judged_check._session_cases[:] = saved
 
 
 def test_every_run_command_asks_for_the_same_confirmation_rounds():
     """The run modes of config/settings.py (ci/run-local.sh runs its mode "local") pass
-    --max-retries equal to fabricsuite.checks.verdict.CONFIRM_ROUNDS; the pauses grow round by
+    --max-retries equal to fabricsuite.checks.judged_check.CONFIRM_ROUNDS; the pauses grow round by
     round."""
     from fabricsuite import REPO_ROOT
-    from fabricsuite.checks.verdict import CONFIRM_ROUNDS, confirm_pause
+    from fabricsuite.checks.judged_check import CONFIRM_ROUNDS, confirm_pause
 
     wanted = f"--max-retries={CONFIRM_ROUNDS}"
     text = (REPO_ROOT / "config" / "settings.py").read_text()
@@ -368,14 +369,14 @@ def test_every_run_command_asks_for_the_same_confirmation_rounds():
 @pytest.mark.parametrize("pause", [-5, float("nan"), float("inf"), 1e9, "10", None, True])
 def test_a_pause_that_cannot_be_waited_is_refused_naming_the_setting(pause):
     """-5 and NaN failed in time.sleep naming no option, 1e9 held the nightly (issue 53)."""
-    from fabricsuite.checks.verdict import confirm_pause_error
+    from fabricsuite.checks.judged_check import confirm_pause_error
 
     assert "confirm_pause_s=" in confirm_pause_error(pause)
     assert "-S confirm_pause_s=N" in confirm_pause_error(pause)
 
 
 def test_a_pause_in_range_is_taken():
-    from fabricsuite.checks.verdict import confirm_pause_error
+    from fabricsuite.checks.judged_check import confirm_pause_error
 
     assert [confirm_pause_error(p) for p in (0, 0.5, 20, 600.0)] == [None] * 4
 
@@ -405,8 +406,8 @@ def test_three_confirmation_rounds_judge_each_case_by_its_own_last_round():
 def test_a_sanity_failure_is_confirmed_at_once_without_the_pauses(tmp_path):
     """A case refused in sanity (here: the run fell onto TCP loopback, which the partition does
     not expect) cannot change by waiting for a slow phase: its confirmation runs at once, with
-    none of the pauses a performance failure waits (fabricsuite.checks.verdict: 20, 60, 180 s by
-    default; 30 s here, which the test would wait twice), and once: the round after fails
+    none of the pauses a performance failure waits (fabricsuite.checks.judged_check: 20, 60, 180 s
+    by default; 30 s here, which the test would wait twice), and once: the round after fails
     without running, and the outcome still names the sanity failure."""
     import json
 

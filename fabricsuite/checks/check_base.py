@@ -1,7 +1,7 @@
 """The mechanics every check family shares (check layer): netbench's checks
 (fabricsuite.checks.rfm_netbench) and the external suites' (fabricsuite.checks.rfm_external) both
-build on fabricsuite.checks.verdict's `Judged` and take from here how a job records that it ran to
-its end
+build on fabricsuite.checks.judged_check's `Judged` and take from here how a job records that it
+ran to its end
 (`record_exit_status`, `exit_status_problem`), how a case finds its references
 (`load_references`: the machine's own, the physics floors of its efficiencies, the fabric's
 promise) and how a multi-rank case is placed on the nodes of its partition (`place_on_nodes`).
@@ -91,7 +91,7 @@ def load_references(test) -> None:
     name = type(test).__name__
     scope = test.reference_scope()
     system = test.current_system.name
-    machine = test.machine  # the case's own machine key (verdict.Judged, from its partition)
+    machine = test.machine  # the case's own machine key (judged_check.Judged, from its partition)
     specs = test.perf_specs()
     physics = {name: limits.physics_reference(figure)
                for name, figure in limits.efficiencies(test.metrics).items()}

@@ -31,7 +31,7 @@ from reframe.core.exceptions import SanityError
 from fabricsuite import REPO_ROOT
 from fabricsuite.base.metrics import scale_label
 from fabricsuite.checks import check_base
-from fabricsuite.checks.verdict import Judged
+from fabricsuite.checks.judged_check import Judged
 from fabricsuite.data.netbench_result import cpu_list, shared_cpus
 from fabricsuite.data.programs import SUITES, find_program, linked_library, linked_mpi
 from fabricsuite.data.spackenv import (

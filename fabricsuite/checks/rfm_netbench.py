@@ -36,8 +36,8 @@ from fabricsuite.checks.check_base import (
     place_on_nodes,
     record_exit_status,
 )
+from fabricsuite.checks.judged_check import Judged
 from fabricsuite.checks.rails import env_stripes
-from fabricsuite.checks.verdict import Judged
 from fabricsuite.data import counters, limits, links, topology, transport
 from fabricsuite.data.declarations import unit_and_direction
 from fabricsuite.data.interference import describe as describe_interference
@@ -350,7 +350,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
         """Efficiencies need the limits of the job's own cores: on one node the job runs
         `netbench limits` there first; across nodes the cores are not what limits a message
         (the link is), so the efficiencies are left out of this case (before the base records
-        the variables' directions and floors: verdict.Judged.declare_directions)."""
+        the variables' directions and floors: judged_check.Judged.declare_directions)."""
         if not limits.efficiencies(self.metrics):
             return
         if not self.on_one_node() or not self.timed:
@@ -390,7 +390,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     @sanity_function
     def result_is_sound(self):
         # First: a job that failed (a link down) still says which counters moved.
-        readings = counters.judge(self.stagedir)
+        readings = counters.read_job(self.stagedir)
         self.counters, self.counter_deltas = readings.trouble, readings.moved
         self.counters_not_read = readings.not_read
         try:

@@ -75,7 +75,7 @@ from fabricsuite.data.findings import (
     Finding,
     FindingsError,
 )
-from fabricsuite.data.switches import TopologyError, compress_hostlist, expand_hostlist
+from fabricsuite.data.hostlists import TopologyError, compress_hostlist, expand_hostlist
 
 #: Every reason and comment the suite sets starts so; it touches no other.
 REASON_PREFIX = "fabricsuite:"

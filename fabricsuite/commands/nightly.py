@@ -249,7 +249,7 @@ def _settings(extra: list[str]) -> list[str]:
 
 def _check_confirm_pause(extra: list[str]) -> None:
     """A UsageError for `-S [CHECK.]confirm_pause_s=X` beyond 0..MAX_CONFIRM_PAUSE_S s: before
-    ReFrame starts, in one line, not as every case failing its setup (verdict.Judged says the
+    ReFrame starts, in one line, not as every case failing its setup (judged_check.Judged says the
     same where ReFrame is run by hand)."""
     for setting in _settings(extra):
         name, _, value = setting.partition("=")

@@ -12,7 +12,7 @@ session's JSON run report and fails (exit 1, one line per problem) when
   (an external suite's program missing for that MPI, or built with the other MPI only).
 
 It also prints each performance verdict that a confirmation round (`--max-retries`, see
-fabricsuite/checks/verdict.py) changed or upheld, with both figures, and for each variable that
+fabricsuite/checks/judged_check.py) changed or upheld, with both figures, and for each variable that
 failed its reference the value, the reference, the bound, the change and how many noise widths (the
 spread `fabricsuite baseline` recorded in the reference file's `_statistics`) it lies away.
 

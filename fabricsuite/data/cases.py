@@ -415,7 +415,7 @@ class Case:
     @property
     def last_ran(self) -> dict:
         """Its last round that ran: a round that refused to measure again a case refused in
-        build or sanity twice (NOT_MEASURED_AGAIN, fabricsuite.checks.verdict) says only that;
+        build or sanity twice (NOT_MEASURED_AGAIN, fabricsuite.checks.judged_check) says only that;
         the failure it stands for is the round's before."""
         for run in reversed(self.rounds or (self.last,)):
             # ReFrame writes the refusal as "reframe error: not measured again: ..."
@@ -440,7 +440,7 @@ def node_names(job_nodelist: object) -> tuple[str, ...]:
     """The nodes of a run report's `job_nodelist`, one name each: ReFrame stores a list under
     Slurm, whose entries may be Slurm host lists ("fsemu[1-2]"), and the host's name under
     `local`; an entry that is no valid host list stays as it is."""
-    from fabricsuite.data.switches import TopologyError, expand_hostlist
+    from fabricsuite.data.hostlists import TopologyError, expand_hostlist
 
     entries = (job_nodelist if isinstance(job_nodelist, list)
                else [job_nodelist] if isinstance(job_nodelist, str) and job_nodelist else [])

@@ -179,7 +179,7 @@ def describe(moved: Mapping[str, int]) -> str:
 
 
 @dataclass
-class Judged:
+class JobReadings:
     """What the readings of one job say."""
     #: the troubled counters that moved, as one line ("" for none)
     trouble: str
@@ -192,7 +192,7 @@ class Judged:
     not_read: str
 
 
-def judge(stagedir: str) -> Judged:
+def read_job(stagedir: str) -> JobReadings:
     """The job's readings in `stagedir`, node by node; a node read before and not after (a
     job that failed before its last line) is named in `not_read`."""
     moved, missing = {}, []
@@ -233,7 +233,7 @@ def judge(stagedir: str) -> Judged:
             missing.append(f"{node}: unreadable {', '.join(bad)}")
     if not before_files:
         missing.append("no reading before the job")
-    return Judged(describe(trouble(moved)), moved, ", ".join(missing))
+    return JobReadings(describe(trouble(moved)), moved, ", ".join(missing))
 
 
 #: The counters of a port that count its link going down during a job (read-counters): the

@@ -55,6 +55,7 @@ from typing import NamedTuple
 from fabricsuite.base.formats import iso_utc, shortened
 from fabricsuite.base.metrics import case_scope, is_finite_number, perf_variable
 from fabricsuite.data import cases as casemodel
+from fabricsuite.data.hostlists import TopologyError, compress_hostlist, expand_hostlist
 from fabricsuite.data.links import link_findings
 from fabricsuite.data.session_verdict import (
     LINK_DEGRADED,
@@ -63,7 +64,6 @@ from fabricsuite.data.session_verdict import (
     SessionVerdict,
     judge,
 )
-from fabricsuite.data.switches import TopologyError, compress_hostlist, expand_hostlist
 
 SCHEMA, VERSION = "fabricsuite-findings", 1
 

@@ -84,7 +84,7 @@ def unknown_nodes(case: dict, cache: dict) -> tuple[list[str], list[str]]:
 
 
 #: The session's verdict of a case that failed on nodes its references never saw and passed its
-#: confirmation on nodes they know (fabricsuite.checks.verdict pins a confirmation there under
+#: confirmation on nodes they know (fabricsuite.checks.judged_check pins a confirmation there under
 #: Slurm): the node, not the fabric. Exit 1 like a regression: a confirmed finding that needs a
 #: person
 #: (drain the node), never a pass; JUnit failure type "node-outlier".

@@ -37,6 +37,8 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from fabricsuite.data.hostlists import TopologyError, expand_hostlist
+
 #: A component is a candidate when at least this share of the measured pairs through it is bad
 #: (a quarter-rate link makes all of them bad; the slack is for a pair the re-test cleared).
 CONSISTENT = 0.8
@@ -51,81 +53,6 @@ RESOLUTION_SIGMAS = 3.0
 MEDIAN_EFFICIENCY = 1.2533
 #: Order of the kinds when components cannot be told apart: the smallest first.
 KINDS = ("node", "uplink", "switch")
-
-
-class TopologyError(ValueError):
-    """A switch tree that cannot be used (one line naming the fix)."""
-
-
-#: The most names a host list may expand to: more nodes than any partition has. A report or a
-#: switch file may hold a typo (n[1-99999999]): without a bound every reader hung on it.
-MAX_HOSTLIST_NAMES = 65536
-
-
-def expand_hostlist(text: str, limit: int = MAX_HOSTLIST_NAMES) -> list[str]:
-    """Slurm's host list notation: "n[1-3,7],gpu[01-02]" -> n1 n2 n3 n7 gpu01 gpu02. A
-    TopologyError for a bracket left open or never opened ("n[3-", "n3]"), a range that runs
-    backwards or a list of more than `limit` names."""
-    names = []
-    parts = re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,\[]*", text)
-    # a part takes at most one [...]: every bracket of the text must be in one of those, else
-    # the list is cut where a bracket is open ("n[3-" read as "n" and "3-")
-    brackets = sum(1 for part in parts if re.fullmatch(r"[^\[\]]*\[[^\[\]]*\][^\[\]]*", part))
-    if text.count("[") != brackets or text.count("]") != brackets:
-        raise TopologyError(f"host list {text!r}: a bracket is not closed or not opened; write "
-                            "e.g. n[1-3,7]")
-    for part in parts:
-        match = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", part)
-        if not match:
-            names.append(part)
-            continue
-        head, ranges, tail = match.groups()
-        for item in ranges.split(","):
-            low, _, high = item.partition("-")
-            if not low.isdigit() or (high and not high.isdigit()):
-                raise TopologyError(f"host list {text!r}: {item!r} is not a number or range")
-            width, first, last = len(low), int(low), int(high or low)
-            if last < first:
-                raise TopologyError(f"host list {text!r}: range {item!r} runs backwards; write "
-                                    f"[{last}-{first}]")
-            if len(names) + last - first + 1 > limit:
-                raise TopologyError(f"host list {text!r} names more than {limit} hosts; check "
-                                    f"its ranges")
-            for number in range(first, last + 1):
-                names.append(f"{head}{number:0{width}d}{tail}")
-    return names
-
-
-def compress_hostlist(names: list[str] | tuple[str, ...] | set[str]) -> str:
-    """The inverse of expand_hostlist, as `scontrol show hostlist` writes it: n1 n2 n3 n7 ->
-    "n[1-3,7]"; names without a trailing number stay as they are."""
-    numbered: list[tuple[str, str]] = []
-    plain = []
-    for name in sorted(set(names)):
-        match = re.fullmatch(r"(.*?)(\d+)", name)
-        if match:
-            numbered.append((match[1], match[2]))
-        else:
-            plain.append(name)
-    # a zero-padded number keeps its width ("gpu01"), and so does every number of that length
-    # beside it ("gpu10"); others have none
-    padded = {head: len(digits) for head, digits in numbered
-              if digits.startswith("0") and len(digits) > 1}
-    groups: dict[tuple[str, int], list[int]] = {}
-    for head, digits in numbered:
-        width = padded.get(head, 0) if len(digits) == padded.get(head) else 0
-        groups.setdefault((head, width), []).append(int(digits))
-    parts = list(plain)
-    for (head, width), numbers in sorted(groups.items()):
-        numbers.sort()
-        runs, start = [], numbers[0]
-        for previous, number in zip(numbers, [*numbers[1:], None], strict=True):
-            if number is None or number != previous + 1:
-                runs.append(f"{start:0{width}d}" if start == previous
-                            else f"{start:0{width}d}-{previous:0{width}d}")
-                start = number
-        parts.append(f"{head}{runs[0]}" if len(numbers) == 1 else f"{head}[{','.join(runs)}]")
-    return ",".join(parts)
 
 
 @dataclass
@@ -229,7 +156,7 @@ def path(tree: Tree, a: str, b: str) -> list[tuple[str, str]]:
 
 
 @dataclass
-class Finding:
+class Culprit:
     """Components named as the cause of bad pairs (more than one: indistinguishable)."""
     components: list[tuple[str, str]]
     bad_pairs: int
@@ -253,7 +180,7 @@ class Finding:
 
 @dataclass
 class Explanation:
-    findings: list[Finding]
+    findings: list[Culprit]
     #: bad pairs no consistent component covers, "a-b"
     unexplained: list[str]
     #: suspect pairs the re-test alone cleared, per uplink they shared with another pair of
@@ -275,7 +202,7 @@ class Explanation:
     noise: NoiseRule | None = None
     #: components whose pairs were bad alone but, as a group, lie within the noise of the
     #: healthy pairs in the map, with that noise: not named (`_within_noise`)
-    slight: list[tuple[Finding, float]] = field(default_factory=list)
+    slight: list[tuple[Culprit, float]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """Named components by kind (an indistinguishable group counts once, as its first)."""
@@ -413,7 +340,7 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
             break
         members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
         smallest = [c for c in members if c[0] == members[0][0]]
-        finding = Finding(smallest, len(bad & best), len(best),
+        finding = Culprit(smallest, len(bad & best), len(best),
                           _median(pairs[i].bandwidth_MBps for i in bad & best), _median(healthy))
         within = _within_noise(finding, len(healthy), noise)
         if within is not None:  # its pairs stay to be explained otherwise, or unexplained
@@ -450,7 +377,7 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
                        noise, slight)
 
 
-def _within_noise(finding: Finding, healthy: int, noise: NoiseRule | None) -> float | None:
+def _within_noise(finding: Culprit, healthy: int, noise: NoiseRule | None) -> float | None:
     """Where a component's bad pairs lie, as a group, less far below the healthy pairs in the
     map than the noise of comparing the two medians can explain, that noise (3 standard errors:
     the map's noise per pair, x 1.2533 for a median, over the bad pairs and over the `healthy`

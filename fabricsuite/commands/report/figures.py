@@ -42,7 +42,7 @@ from .data import (
 # --- figures ---------------------------------------------------------------------------------
 
 @dataclass
-class Figure:
+class PageFigure:
     id: str
     title: str
     src: str  # data URI
@@ -143,7 +143,7 @@ def _draw_references(ax, stored: StoredCase, curve: SizeCurve, group: str | None
 
 
 def size_figures(cases: list[StoredCase], results: Results,
-                 provenance: ProvenanceFinder) -> tuple[list[Figure], list[str], int]:
+                 provenance: ProvenanceFinder) -> tuple[list[PageFigure], list[str], int]:
     """Per scope (partition, environment, distance or scale) one figure with a latency and a
     bandwidth panel; returns (figures, notes, runs whose per-size data is gone)."""
     import matplotlib
@@ -230,7 +230,7 @@ def size_figures(cases: list[StoredCase], results: Results,
             caption += f" Previous runs drawn: {'; '.join(earlier)}."
         if missing:
             caption += f" Per-size data not kept for {missing} run(s) of this scope."
-        figures.append(Figure(f"size-{number}", title, _embed(figure, "svg"),
+        figures.append(PageFigure(f"size-{number}", title, _embed(figure, "svg"),
                               f"{', '.join(quantities)} against message size, {title}",
                               caption, rows, {"scope": title, "missing": str(missing)}))
     if missing_total:
@@ -362,7 +362,7 @@ def _change_text(c: history.ChangePoint) -> str:
 
 
 def trend_figures(found: history.History, cases: list[StoredCase],
-                  provenance: ProvenanceFinder) -> tuple[list[Figure], list[str],
+                  provenance: ProvenanceFinder) -> tuple[list[PageFigure], list[str],
                                                          list[dict[str, str]]]:
     """One small plot per series with a change point, then the most relevant others, at most
     TREND_PLOT_LIMIT; returns (figures, notes, every change point as a table row)."""
@@ -409,7 +409,7 @@ def trend_figures(found: history.History, cases: list[StoredCase],
         caption = "; ".join(_change_text(c) for c in changes) or (
             f"no change point; newest run {100 * _relevance(s):.1f}% from the median of the "
             f"earlier ones" if math.isfinite(_relevance(s)) else "no change point")
-        figures.append(Figure(
+        figures.append(PageFigure(
             f"trend-{number}", s.key, _embed(figure, "svg"),
             f"history of {s.key} over {len(values)} runs", caption,
             [_trend_provenance(s, cases, provenance)],
@@ -454,7 +454,7 @@ def _newest_with_result(cases: list[StoredCase], check: str,
 
 def _result_figures(cases: list[StoredCase], results: Results, provenance: ProvenanceFinder,
                     check: str, slug: str, what: str, alt: str, draw, hint: str = ""
-                    ) -> tuple[list[Figure], list[str]]:
+                    ) -> tuple[list[PageFigure], list[str]]:
     """One figure per scope from the newest run of `check` whose result file is on disk:
     ``draw(result, title)`` gives the matplotlib figure, its caption and extra attributes (`alt`
     leads its alternative text); a note where no run or only runs without their files are
@@ -465,7 +465,7 @@ def _result_figures(cases: list[StoredCase], results: Results, provenance: Prove
         partition, environ, levels = scope
         title = f"{partition} {environ} {_where(levels)}".strip()
         figure, caption, extra = draw(results.get(stored).result, title)
-        figures.append(Figure(f"{slug}-{number}", title, _embed(figure, "png"),
+        figures.append(PageFigure(f"{slug}-{number}", title, _embed(figure, "png"),
                               f"{alt}, {title}", caption, [provenance.of(stored)], extra))
     if not newest:
         notes.append(f"no {what} run stored ({check})" + (
@@ -477,7 +477,7 @@ def _result_figures(cases: list[StoredCase], results: Results, provenance: Prove
 
 
 def matrix_figures(cases: list[StoredCase], results: Results,
-                   provenance: ProvenanceFinder) -> tuple[list[Figure], list[str]]:
+                   provenance: ProvenanceFinder) -> tuple[list[PageFigure], list[str]]:
     return _result_figures(cases, results, provenance, "NetbenchMatrix", "matrix", "all-pairs",
                            "all-pairs node map", _draw_matrix,
                            "; run checks/fabric_map.py to map every pair of nodes")
@@ -582,7 +582,7 @@ def _draw_matrix(result, title: str):
 
 
 def dense_figures(cases: list[StoredCase], results: Results,
-                  provenance: ProvenanceFinder) -> tuple[list[Figure], list[str]]:
+                  provenance: ProvenanceFinder) -> tuple[list[PageFigure], list[str]]:
     return _result_figures(cases, results, provenance, "NetbenchDense", "dense",
                            "dense-pattern", "dense pattern phases", _draw_dense)
 
