@@ -82,7 +82,9 @@ def srun_netbench(emu, program, mpi, tmp_path, *args):
 
 
 # Imposed rate -> bytes per second (tc: 1gbit = 10^9 bit/s).
-RATES = {"1gbit": 125e6, "500mbit": 62.5e6, "100mbit": 12.5e6}
+#: The imposed rates, a decade apart (500 Mbit between them added 25 s of CI and nothing a decade
+#: does not show: issue 65).
+RATES = {"1gbit": 125e6, "100mbit": 12.5e6}
 
 
 #: A ping-pong of 1 MiB pays, besides the wire time, the hosts' own cost of a message (TCP
@@ -212,6 +214,13 @@ def test_pt2pt_checks_pass_at_2_nodes_through_srun(cluster, tmp_path):
     # with_no_false_alarm and test_workflows_nightly_compare_and_report.
 
 
+#: The timed dense check measured at its judged size alone, twice (the mechanics and the reference
+#: lookup are the point, not the figure): 71 s of CI at 2 nodes with every size to 1 MiB, 5
+#: repetitions (issue 65); its sanity takes the sizes the run reports.
+DENSE_QUICK = ("-S", "NetbenchDense.netbench_options=--phases,16,--seed,1,--min-size,1M,"
+                     "--max-size,1M,--repetitions,2")
+
+
 def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
     emu, _state = cluster
     # Mechanics: the timed case is judged against no reference (its verdict over identical and
@@ -223,7 +232,7 @@ def test_multirank_mechanics_at_1_2_and_4_nodes(cluster, tmp_path):
                        # per-core: per-node, on one-core nodes the same, is skipped saying so
                        "-n", "NetbenchDense%node_count=2%placement=per-core",
                        "-n", "NetbenchDense%node_count=4",
-                       "-p", "openmpi", "-S", "require_reference=false",
+                       "-p", "openmpi", "-S", "require_reference=false", *DENSE_QUICK,
                        extra_env={"RFM_REFERENCE_PREFIX": str(no_refs)})
     assert proc.returncode == 0, proc.stdout[-5000:]
     # 1 node has 1 core: a multi-rank check needs 2 ranks, so that case is skipped with the reason
@@ -270,7 +279,7 @@ def test_multirank_at_1_node_and_reference_lookup_at_4_nodes(cluster, tmp_path):
     proc = run_reframe(emu, tmp_path / "four", "-c", "checks/dense.py",
                        "-n", "NetbenchDense%node_count=4%placement=per-core",
                        "-S", "timing_on_shared_cores=true", "-S", "min_exchanges=2",
-                       "-p", "openmpi")
+                       *DENSE_QUICK, "-p", "openmpi")
     assert proc.returncode == 0, proc.stdout[-5000:]
     perflog = next((tmp_path / "four" / "perflogs").rglob("NetbenchDense.log")).read_text()
     header, row = perflog.splitlines()[0].split("|"), perflog.splitlines()[-1].split("|")
