@@ -263,6 +263,28 @@ def test_the_core_the_parser_and_the_analysis_know_no_method():
         assert c_includes(path) <= own, (path.name, c_includes(path) - own)
 
 
+def folder_includes() -> dict[str, set[str]]:
+    """{folder of src/: the other folders whose headers its files include}."""
+    home = {path.name: path.parent.name for path in SRC.rglob("*.h")}
+    found: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.[ch]"):
+        folder = path.parent.name if path.parent != SRC else "netbench.c"
+        found.setdefault(folder, set()).update(
+            home[name] for name in c_includes(path) if home.get(name, folder) != folder)
+    return found
+
+
+def test_the_declarations_sit_outside_the_core_and_no_two_folders_include_each_other():
+    """The types a method declares itself with, and what the parser, the core and the methods
+    share (declare/: declare.h, common.h), are no part of the timing core; cli/ and core/ had
+    included each other's headers (issue 65): no two folders do."""
+    assert (SRC / "declare" / "declare.h").is_file() and not (SRC / "core" / "declare.h").exists()
+    graph = folder_includes()
+    assert graph["declare"] == set(), graph["declare"]
+    loops = sorted((a, b) for a in graph for b in graph[a] if a < b and a in graph.get(b, ()))
+    assert not loops, (loops, graph)
+
+
 def c_calls_between_files(texts: dict[str, str]) -> dict[str, set[str]]:
     """{file: the other files whose functions it calls}: a function is defined where a line
     starts with its head (the project's style: no `static`, the name before `(`, no `;`), and

@@ -8,7 +8,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
-#include "cli.h"
+#include "common.h"
 #include "output.h"
 
 /* Message tags: data, and the reply that closes a flood (Bell §4.2). The driver's own traffic

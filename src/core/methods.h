@@ -12,7 +12,7 @@
 #ifndef NETBENCH_METHODS_H
 #define NETBENCH_METHODS_H
 
-#include "cli.h"
+#include "common.h"
 #include "measure.h"
 #include "output.h"
 
