@@ -24,6 +24,10 @@ SLURM_SCHEDULERS = ("slurm", "squeue")
 #: The environment variable that carries a session's node rotation
 #: (judged_check.Judged.node_rotation, set by `fabricsuite nightly --mode acceptance`).
 ROTATION_ENV = "FABRICSUITE_NODE_ROTATION"
+#: The run modes of config/settings.py, in its order: named by `fabricsuite nightly --help`
+#: without loading the settings (they load every system, and a login node without MPI fails
+#: there); tests/test_session_verdict.py holds the two equal.
+RUN_MODES = ("nightly", "local", "acceptance", "after-upgrade")
 #: The longest pause before the first confirmation round (`-S confirm_pause_s`, extras): the
 #: rounds wait 3 and 9 times longer, so 600 s already spans 2 hours; a larger one is a typo that
 #: would hold the nightly (and the machine's lock) for days. The check and the nightly refuse it.

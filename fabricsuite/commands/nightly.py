@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fabricsuite import MAX_CONFIRM_PAUSE_S, REPO_ROOT, ROTATION_ENV
+from fabricsuite import MAX_CONFIRM_PAUSE_S, REPO_ROOT, ROTATION_ENV, RUN_MODES
 from fabricsuite.base import console
 from fabricsuite.base.commandline import (
     UsageError,
@@ -64,7 +64,7 @@ def add_parser(sub: Any) -> None:
     add_selection_options(p, partition=True)
     p.add_argument("--mode", default="nightly",
                    help=f"ReFrame run mode from config/settings.py (default nightly; one of "
-                        f"{', '.join(mode_names())})")
+                        f"{', '.join(RUN_MODES)})")
     p.add_argument("--tag", default="nightly",
                    help="stored with the session as session extra tag=TAG (default nightly)")
     p.add_argument("--junit", metavar="FILE",
