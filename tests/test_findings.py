@@ -592,3 +592,43 @@ def test_act_refuses_a_nightly_that_never_finished_and_never_repeats_an_action(t
     # another session, or another step, is no repeat
     assert act.without_repeats([drain], log, "s2", "act") == ([drain], [])
     assert act.without_repeats([drain], log, "s1", "retest") == ([drain], [])
+
+
+def test_act_refuses_findings_a_later_session_of_the_system_superseded(tmp_path, capsys):
+    """Yesterday's findings given by name, after today's nightly ran (or died), are not the
+    present: refused, naming the later session (or the nightly that never finished), before
+    Slurm is asked anything; --force REASON acts on them all the same. Another system's later
+    session supersedes nothing."""
+    from fabricsuite.commands.cli import main
+
+    old = tmp_path / "findings" / "nightly-1.json"
+    yesterday = doc_of("judged-own")
+    findings.write(old, yesterday)
+    assert yesterday["systems"] == ["local"] and yesterday["started"]
+    today = dict(yesterday, session="later-session-uuid", started="2099-01-01T00:00:00Z")
+    later = tmp_path / "findings" / "nightly-2.json"
+    findings.write(later, dict(today, systems=["other"]))
+    assert act.superseded(yesterday, old, tmp_path) is None
+    findings.write(later, today)
+    assert main(["act", str(old), "--results", str(tmp_path), "--mode", "report"]) == 1
+    out = capsys.readouterr().out
+    assert f"REFUSED: {old} is session {yesterday['session'][:8]} of {yesterday['started']}, " \
+           f"and session later-se started since (2099-01-01T00:00:00Z, {later})" in out, out
+    assert act.superseded(today, later, tmp_path) is None  # the newest is the present
+    findings.write(later, findings.pending_document("2099-01-01T00:00:00Z", 4242))
+    assert main(["act", str(old), "--results", str(tmp_path), "--mode", "report"]) == 1
+    assert "a nightly that never finished (it died before its findings) started since" in \
+        capsys.readouterr().out
+    # --force: not refused for it (act goes on to Slurm, here a stand-in that stops it)
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    act.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["act", str(old), "--results", str(tmp_path), "--mode", "report",
+                              "--force", "the re-run after the outage"])
+
+    def slurm(argv):
+        raise RuntimeError("asked Slurm")
+
+    with pytest.raises(RuntimeError, match="asked Slurm"):
+        act.act(args, runner=slurm)

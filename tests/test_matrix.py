@@ -421,8 +421,10 @@ def test_two_ranks_keep_the_format_and_write_the_maps(program, tmp_path, schedul
     assert "re-test of a pair alone 1 of 1" in proc.stderr
     assert summary["bad_slowdown"] >= 0.1 and summary["resolvable_slowdown"] > 0.1
     assert summary["bandwidth_best_MBps"] == pair["bandwidth_MBps"]
+    # a noise of a third or more of the figure (this VM, 2026-12-06: a slowdown above 1) leaves
+    # no floor to fall below: 0, never negative (pairmap.c, nb_bandwidth_floor)
     assert summary["bandwidth_floor_MBps"] == pytest.approx(
-        (1 - slowdown) * pair["bandwidth_MBps"], rel=1e-3)
+        max(0.0, 1 - slowdown) * pair["bandwidth_MBps"], rel=1e-3)
     assert summary["latency_ceiling_us"] == pytest.approx(2.1 * pair["latency_us"], rel=1e-3)
     assert (summary["suspect_pairs"], summary["bad_pairs"], summary["bad_nodes"]) == (0, 0, 0)
     assert summary["pairs"] == summary["pairs_total"] == 1

@@ -528,6 +528,37 @@ def without_repeats(actions: list[Action], log: Log, session: str, step: str
     return kept, lines
 
 
+def superseded(doc: dict, path: Path, results: Path) -> str | None:
+    """The REFUSED line of findings older than another session's of the same system in
+    RESULTS/findings/ (a nightly that died since is said as such), or None: yesterday's file,
+    given by name, is not the present."""
+    started, mine = str(doc.get("started") or ""), set(doc.get("systems") or ())
+    if doc.get("pending") or not started:
+        return None
+    newer = []
+    for other in (results / "findings").glob("*.json"):
+        if other.resolve() == path.resolve():
+            continue
+        try:
+            them = json.loads(other.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(them, dict) or str(them.get("started") or "") <= started:
+            continue
+        theirs = set(them.get("systems") or ())
+        if mine and theirs and not mine & theirs:
+            continue  # another system's session
+        newer.append((str(them.get("started")), str(other), them))
+    if not newer:
+        return None
+    when, other, them = max(newer, key=lambda entry: entry[:2])
+    what = ("a nightly that never finished (it died before its findings)" if them.get("pending")
+            else f"session {str(them.get('session'))[:8]}")
+    return (f"REFUSED: {path} is session {str(doc.get('session'))[:8]} of {started}, and "
+            f"{what} started since ({when}, {other}): these findings are not the present; act "
+            f"on the newest, or give --force REASON to act on these")
+
+
 def newest_findings(results: Path) -> Path:
     found = sorted((results / "findings").glob("*.json"), key=lambda p: p.stat().st_mtime)
     if not found:
@@ -553,12 +584,14 @@ def _commands(actions: list[Action]) -> bool:
 
 
 def _decide(args: Any, doc: dict, found: list[Finding], path: Path, log: Log, session: str,
-            step: str, modes: dict[str, str], runner: Runner
+            step: str, modes: dict[str, str], runner: Runner, results: Path
             ) -> tuple[list[Action], list[str], bool, list[str]]:
     """(the actions, the lines said, whether act refused, the half-handled actions found) of
-    one act, before anything runs. The findings of a nightly that never finished are refused
-    before Slurm is asked anything."""
-    refused_line = never_finished(doc, path)
+    one act, before anything runs. The findings of a nightly that never finished, and (unless
+    --force) findings a later session of the system superseded, are refused before Slurm is
+    asked anything."""
+    refused_line = never_finished(doc, path) or (None if args.force
+                                                 else superseded(doc, path, results))
     if refused_line:
         return [], [refused_line], True, []
     try:
@@ -609,7 +642,7 @@ def act(args: Any, runner: Runner = run_slurm) -> int:
     step = "retest" if args.retest else "resume" if args.resume else "act"
     with locked(log.path.parent):
         actions, lines, refused, half = _decide(args, doc, found, path, log, session, step,
-                                                modes, runner)
+                                                modes, runner, results)
         for line in lines:
             if line.startswith("REFUSED"):
                 log.append({"id": uuid.uuid4().hex, "node": "", "action": "none",

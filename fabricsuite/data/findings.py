@@ -402,6 +402,9 @@ def document(report: dict, status: int | None = None, line: str = "",
             "started": (iso_utc(started)
                         if is_finite_number(started) else ""),
             "outcome": {"status": status, "line": line},
+            # the systems it ran on: `fabricsuite act` compares it with their later sessions
+            "systems": sorted({str(j.last.get("system")) for j in verdict.cases
+                               if j.last.get("system")}),
             "nodes": compress_hostlist(ran), "passed_nodes": compress_hostlist(ran - troubled),
             "findings": [asdict(f) for f in on_every_rail(findings, rails)]}
 
