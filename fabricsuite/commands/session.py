@@ -569,10 +569,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skips", help="skipped cases recorded by fabricsuite.base.console")
     parser.add_argument("--junit", help="write JUnit XML of the outcome here")
     parser.add_argument("--findings", metavar="FILE", help="write its findings here (JSON)")
-    parser.add_argument("--verdicts", metavar="DIR",
-                        help="store the session's verdict in DIR/verdicts/<session>.json, "
-                             "where history and the page read it back (the nightly: its "
-                             "--results)")
     parser.add_argument("--classify", action="store_true",
                         help="exit 0 within references, 1 regression, 2 broken (default: 1 "
                              "only when the session tested nothing or not what was asked)")
@@ -589,8 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     reframe_args = args.reframe_args[1:] if args.reframe_args[:1] == ["--"] else args.reframe_args
     return outcome(Path(args.report), reframe_args, skips=args.skips and Path(args.skips),
                    junit=args.junit and Path(args.junit),
-                   findings=args.findings and Path(args.findings),
-                   verdicts=args.verdicts and Path(args.verdicts), classify=args.classify,
+                   findings=args.findings and Path(args.findings), classify=args.classify,
                    take_references=args.take_references, unstored=args.unstored)
 
 
@@ -599,7 +594,8 @@ def outcome(report_path: Path, reframe_args: list[str], skips: Path | None = Non
             verdicts: Path | None = None, classify: bool = True, take_references: bool = False,
             unstored: str | None = None) -> int:
     """A session judged once (fabricsuite.data.session_verdict.judge) and said: the one-screen
-    outcome, its JUnit, its findings and its stored verdict; returns the exit status (`classify`:
+    outcome, its JUnit, its findings and its verdict, stored in `verdicts` (the nightly's
+    results directory: RESULTS/verdicts/<session>.json); returns the exit status (`classify`:
     the verdict's, EXIT_STATUSES; else 1 only for lost coverage)."""
     try:
         report = json.loads(Path(report_path).read_text())
@@ -632,7 +628,7 @@ def outcome(report_path: Path, reframe_args: list[str], skips: Path | None = Non
               ("--findings", findings, lambda path: write_findings(
                   path, findings_document(report, name=Path(report_path).stem,
                                           verdict=verdict))),
-              ("--verdicts", verdicts, lambda path: write_verdict(path, verdict))]
+              ("the verdict's directory", verdicts, lambda path: write_verdict(path, verdict))]
     for option, path, write in writes:
         if path is None:
             continue
