@@ -43,7 +43,6 @@ from fabricsuite.checks.rfm_netbench import (
     each_collective_and_size,
     value_list,
 )
-from fabricsuite.data.references import known_findings
 
 KiB = 1024
 #: The sizes of both checks; the variables take 8 B and 64 KiB (models) or all (rules).
@@ -102,6 +101,9 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
         for label, size in SIZES.items()
     }
 
+    # Every rule holds on every system: the reference is built in, and the base's one reference
+    # hook takes it (fabricsuite.checks.check_base.builtin_references: 0 with no tolerance, known
+    # findings of the system's file only).
     reference_builtin = True
 
     def setup_options(self):
@@ -114,25 +116,6 @@ class NetbenchSelfConsistency(NetbenchMultiRankCheck):
         given = "--margin" in self.netbench_options
         return [*super().setup_options(), *([] if given else
                                             ["--margin", f"{self.rule_margin:g}"])]
-
-    @run_before("run")
-    def use_reference_file(self):
-        # Every rule holds on every system: the reference is built in, 0 violations with no
-        # tolerance, and no baseline is needed. The system's reference file may only add known
-        # findings (a violation of the installed library that the center has seen and filed),
-        # each an explicit entry with its reason in a comment; `fabricsuite baseline` never
-        # writes them. The embedded default on a machine without such a section takes those of
-        # another machine of its kind: a finding is the MPI library's, not the machine's.
-        where, known = known_findings(self.current_system.name, type(self).__name__,
-                                      self.reference_scope(), self.perf_specs(),
-                                      machine=self.machine or None)
-        for name in known:
-            getlogger().info(f"{self.display_name}: {name}: a known finding, reference "
-                             f"{known[name]} from {where}")
-        self.reference = {
-            "*": {name: known.get(name, (0, None, 0, metric.unit))
-                  for name, metric in self.metrics.items()}
-        }
 
     def extra_problems(self, result):
         problems = super().extra_problems(result)

@@ -25,6 +25,7 @@ from fabricsuite.data.references import (
     ReferenceFileError,
     external_reference,
     kind_references,
+    known_findings,
     scoped_references,
 )
 
@@ -76,6 +77,23 @@ def cores_per_node(partition) -> int | None:
     return int(cpus) // int(per_core) if cpus else None
 
 
+def builtin_references(test) -> None:
+    """The references of a check whose rules hold on every system (`reference_builtin`): 0 with
+    no tolerance for every variable, and no baseline needed. The system's reference file may only
+    add known findings (a violation of the installed library that the center has seen and filed),
+    each an explicit entry with its reason in a comment; `fabricsuite baseline` never writes
+    them. The embedded default on a machine without such a section takes those of another
+    machine of its kind: a finding is the MPI library's, not the machine's."""
+    where, known = known_findings(test.current_system.name, type(test).__name__,
+                                  test.reference_scope(), test.perf_specs(),
+                                  machine=test.machine or None)
+    for name in known:
+        getlogger().info(f"{test.display_name}: {name}: a known finding, reference "
+                         f"{known[name]} from {where}")
+    test.reference = {"*": {name: known.get(name, (0, None, 0, metric.unit))
+                            for name, metric in test.metrics.items()}}
+
+
 def load_references(test) -> None:
     """Point `test.reference` at reference/<system>.yaml (or $RFM_REFERENCE_PREFIX/<system>.yaml).
 
@@ -87,6 +105,9 @@ def load_references(test) -> None:
     performance variables (validation) needs none.
     """
     if not test.metrics:
+        return
+    if test.reference_builtin:
+        builtin_references(test)
         return
     name = type(test).__name__
     scope = test.reference_scope()
