@@ -400,9 +400,12 @@ def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(f
     path, doc, said, told = nightly(results)
     settled = {r["node"]: r["result"] for r in doc.get("retests", [])}
     if settled.get(slow) in ("broken", "undecided") or (
-            not settled and [f["kind"] for f in doc["findings"]] == ["interference"]):
+            not settled and {f["kind"] for f in doc["findings"]} <= {"interference",
+                                                                     "could-not-resolve"}):
         # the session or node 3's re-test disturbed (a rank waited for ReFrame's own process
-        # on the shared cores, 6 %: seen once): the suite rightly names no node; once more
+        # on the shared cores, 6 %: seen once), or a map too noisy to resolve its smallest
+        # fault, which it says (CI 2026-12-06: could-not-resolve alone, nothing suspected):
+        # the suite rightly names no node; once more
         print(f"the session or node 3's re-test was disturbed, measuring again:\n{told}")
         results = tmp_path / "results-again"
         path, doc, said, told = nightly(results)
