@@ -388,14 +388,13 @@ def summary_lines(report: dict, skips: list[dict], reframe_args: list[str] | Non
     if isinstance(elapsed, (int, float)):
         head += f", {elapsed / 60:.1f} min"
     lines = [f"==== fabricsuite outcome: {head} ===="]
-    counts = verdict.counts_line()
+    told = verdict.counts  # the counts the page and the stored verdict show too
+    counts = f"ran {told['ran']} case(s): {told['passed']} passed, {told['failed']} failed"
     if recorded:
-        counts = counts.replace(" recorded without references", " recorded without references "
-                                f"({how_recorded(recorded)})")
+        counts += f", {len(recorded)} recorded without references ({how_recorded(recorded)})"
     if phases:
-        counts = counts.replace("; ", " (" + ", ".join(f"{n} {p}" for p, n in
-                                                        sorted(phases.items())) + "); ", 1)
-    lines.append(counts)
+        counts += " (" + ", ".join(f"{n} {p}" for p, n in sorted(phases.items())) + ")"
+    lines.append(counts + f"; {told['skipped']} skipped")
     groups: dict[str, int] = {}
     for record in skips:
         reason = _short(skip_group(str(record.get("case", "")), str(record.get("reason"))), 110)

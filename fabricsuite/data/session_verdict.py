@@ -479,12 +479,6 @@ class SessionVerdict:
     judged_at: str = ""
     origin: str = ""
 
-    def of(self, case: dict) -> CaseVerdict | None:
-        """The verdict of the case whose last run is `case` (None: skipped or a passed
-        fixture)."""
-        key = casemodel.case_key(case)
-        return next((j for j in self.cases if casemodel.case_key(j.last) == key), None)
-
     def tally(self) -> dict[str, list[dict]]:
         """The cases that ran (fixtures left out) by how they count: {"passed": [last runs],
         "recorded": [...], "failed": [...]}."""
@@ -493,14 +487,6 @@ class SessionVerdict:
             if not judged.fixture:
                 found[judged.counted].append(judged.last)
         return found
-
-    def counts_line(self) -> str:
-        """"ran 12 case(s): 10 passed, 2 failed; 3 skipped", as the outcome and the page say."""
-        counts = self.counts
-        line = f"ran {counts['ran']} case(s): {counts['passed']} passed, {counts['failed']} failed"
-        if counts["recorded"]:
-            line += f", {counts['recorded']} recorded without references"
-        return line + f"; {counts['skipped']} skipped"
 
 
 def judge(report: dict, reframe_args: list[str] | None = None, unstored: str | None = None,
