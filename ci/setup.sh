@@ -2,6 +2,7 @@
 # Installs what the suite needs on a Debian-like machine; quick (seconds) when all is present.
 #   - Debian's Open MPI, MPICH and hwloc (apt-get, only the missing packages)
 #   - Slurm and munge for the emulated cluster (ci/emucluster.sh), iproute2 for its namespaces
+#   - SimGrid's SMPI (libsimgrid-dev) for simulated fabrics (fabricsuite simulate)
 #   - a virtual environment .venv with the pinned ReFrame and this package (pip install -e .)
 # Used by ci/run-local.sh and ci/test.sh; safe to run again.
 set -euo pipefail
@@ -29,6 +30,8 @@ need slurmctld slurm-wlm
 need munged munge
 # headless browser: the report test opens `fabricsuite report`'s page in it (tests/test_report.py)
 need chromium chromium
+# SimGrid's SMPI (smpicc, smpirun): netbench's map on simulated fabrics (fabricsuite simulate)
+need smpicc libsimgrid-dev
 # a compiler cache for the tests' ~100 netbench builds of one checkout (ci/test.sh)
 need ccache ccache
 # Python >= 3.11 that can make a virtual environment (Debian keeps venv's ensurepip in

@@ -127,7 +127,9 @@ static void watchdog_arm_finalize(const char *method)
     alarm(limit);
 }
 
-/* The launcher's idea of the job size from its environment variable, or 0. */
+#if defined(OPEN_MPI) || defined(MPICH)
+/* The launcher's idea of the job size from its environment variable, or 0 (read only where the
+ * MPI is one of the two a launcher mix-up can start: not under SimGrid's SMPI). */
 static long launcher_size(const char *name)
 {
     const char *value = getenv(name);
@@ -137,6 +139,7 @@ static long launcher_size(const char *name)
     long size = strtol(value, &end, 10);
     return *end == '\0' && size > 0 ? size : 0;
 }
+#endif
 
 /* Fewer than 2 ranks. When the environment shows that the other MPI's launcher started this
  * process for a larger job (Open MPI's mpirun for an MPICH build, MPICH's hydra for an Open MPI

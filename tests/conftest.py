@@ -90,7 +90,7 @@ RUN_FIRST = ("tests/test_trust.py::test_readme_run_command_exits_0",)
 LANES = {
     "mpi": ("test_method_buffers", "test_method_completion", "test_method_models",
             "test_method_multipair", "test_netbench_program", "test_netbench_declarations",
-            "test_matrix",
+            "test_matrix", "test_simulate",
             "test_suite_builds"),
     "reframe": ("test_external_checks", "test_machine", "test_outcome", "test_reframe_local",
                 "test_reframe_multirank", "test_trust", "test_verdicts"),
@@ -103,6 +103,7 @@ NOT_IN_UNIT = frozenset({
     "mpirun", "mpiexec", "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich",
     "mpiexec.hydra", "mpicc", "mpicc.openmpi", "mpicc.mpich", "srun", "sbatch", "salloc",
     "slurmctld", "slurmd", "munged", "reframe", "ip", "unshare", "nsenter", "netbench",
+    "smpicc", "smpirun", "netbench-smpi",
 })
 LAUNCHERS = Path(__file__).resolve().parents[1] / "config" / "launchers"
 
