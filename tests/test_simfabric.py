@@ -65,13 +65,22 @@ def test_a_fault_slows_exactly_its_links(fault, hit):
 
 def test_a_dragonfly_joins_every_two_groups_and_a_fault_names_a_group():
     fabric = simfabric.dragonfly(4, 4, 2, global_links=2)
-    globals_ = [n for n in fabric.links if n.startswith("uplink:g")]
+    globals_ = [n for n in fabric.links if n.startswith("global:")]
     assert len(globals_) == 6 * 2  # 4 groups: 6 pairs of groups, 2 links each
     assert len([n for n in fabric.links if n.startswith("local:")]) == 4 * 6
     tree = switches.parse_topology(fabric.topology_conf())
     assert tree.leaf_of["node-9"] == "g1r0" and tree.parent["g1r0"] == "g1"
-    fabric.inject("uplink:g0~1", 0.5)  # both global links between groups 0 and 1
-    assert fabric.links["uplink:g0~1~0"][2] == fabric.links["uplink:g0~2~0"][2] / 2
+    # the suite's reading: routers under groups, the groups joined by their global links (no
+    # Through= with 2 links between two groups: which one a pair takes is not known)
+    assert tree.links[frozenset(("g0", "g1"))] == "g0~g1" and not tree.through
+    assert switches.path(tree, "node-0", "node-9") == [
+        ("node", "node-0"), ("node", "node-9"), ("uplink", "g0r0"), ("uplink", "g1r0"),
+        ("link", "g0~g1"), ("switch", "g0r0"), ("switch", "g1r0"), ("group", "g0"),
+        ("group", "g1")]
+    # a pair under one router is still in its group (a fault of the whole group slows it)
+    assert switches.path(tree, "node-0", "node-1")[-1] == ("group", "g0")
+    fabric.inject("global:g0~g1", 0.5)  # both global links between groups 0 and 1
+    assert fabric.links["global:g0~g1~1"][2] == fabric.links["global:g0~g2~0"][2] / 2
     fabric.inject("switch:g2", 0.5)   # a whole group: every link at its routers
     assert fabric.links["link:node-16"][2] == 100.0
 
@@ -79,7 +88,7 @@ def test_a_dragonfly_joins_every_two_groups_and_a_fault_names_a_group():
 @pytest.mark.parametrize("build, said", [
     (lambda f: f.inject("link:node-99", 0.5), "no such component"),
     (lambda f: f.inject("link:node-1", 1.5), "above 0 and at most 1"),
-    (lambda f: f.inject("cable:node-1", 0.5), "give link:HOST, uplink:SWITCH or switch:SWITCH"),
+    (lambda f: f.inject("cable:node-1", 0.5), "give link:HOST, uplink:SWITCH, global:"),
     (lambda f: simfabric.parse_faults(["link:node-1"]), "give COMPONENT=FRACTION"),
     (lambda f: simfabric.fat_tree(0, 4), "leaves 0: give a whole number"),
     (lambda f: simfabric.fat_tree(2, 4, taper=0.5), "taper 0.5"),
@@ -96,6 +105,16 @@ def test_the_command_refuses_a_bad_fault_before_it_simulates(capsys):
     assert status == 2 and len(err) == 1, err
     assert err[0].startswith("fabricsuite simulate: fault uplink:leaf7: no such component"), err
     assert "(e.g. link:node-0, uplink:leaf0, switch:core)" in err[0], err
+
+
+def test_a_single_global_link_names_the_routers_it_joins_on_the_pairs_that_cross_it():
+    fabric = simfabric.dragonfly(3, 2, 1)
+    tree = switches.parse_topology(fabric.topology_conf())
+    assert "LinkName=g0~g1 Switches=g0,g1 Through=g0r1,g1r0" in fabric.topology_conf()
+    # node-0 (g0r0) to node-2 (g1r0): through the global link's router g0r1 too
+    assert ("switch", "g0r1") in switches.path(tree, "node-0", "node-2")
+    with pytest.raises(switches.TopologyError, match="LinkName=x: give Switches=A,B"):
+        switches.parse_topology(fabric.topology_conf() + "LinkName=x Switches=g0,g0r1\n")
 
 
 def test_the_median_of_a_map_less_some_pairs_is_that_of_the_rest():

@@ -1,7 +1,8 @@
 """Integration (issue 66): the real netbench, built with SimGrid's smpicc, maps simulated fat trees
 of 16 nodes under smpirun, and the suite's own verdict code (fabricsuite.data.switches) names
 exactly the faults injected, several at once included; a healthy tree, tapered or not, names
-nothing. Each simulation takes about a second of wall time; the truth table at 64-256 nodes and
+nothing; on a 12-node dragonfly it names a router, a whole group or the global link between
+two groups. Each simulation takes about a second of wall time; the truth table at 64-256 nodes and
 over seeds is bench/simulated_fabrics.py."""
 
 import json
@@ -59,6 +60,23 @@ def test_the_map_of_a_simulated_tree_names_exactly_its_faults(tmp_path, options,
     platform = (tmp_path / "sim" / "platform.xml").read_text()
     assert "profile ib-hdr" in platform and "Not fitted" in platform
     assert (tmp_path / "sim" / "matrix_bandwidth_MBps.csv").is_file()
+
+
+DRAGONFLY = ("--fabric", "dragonfly", "--groups", "3", "--routers", "2", "--nodes-per-router", "2")
+
+
+@pytest.mark.parametrize("options, named", [
+    ((), []),
+    (("--fault", "global:g0~g2=0.75"), [[["link", "g0~g2"]]]),  # the global link, not a group
+    (("--fault", "switch:g1=0.75"), [[["group", "g1"]]]),        # a whole group
+    (("--fault", "switch:g2r1=0.75"), [[["switch", "g2r1"]]]),   # one router
+])
+def test_the_map_of_a_simulated_dragonfly_names_a_group_a_router_or_a_global_link(
+        tmp_path, options, named):
+    proc, verdict = simulate(tmp_path, *DRAGONFLY, *options)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert verdict["exact"] and sorted(verdict["named"]) == named, verdict
+    assert "LinkName=g0~g2 Switches=g0,g2" in (tmp_path / "sim" / "topology.conf").read_text()
 
 
 def test_a_missed_fault_exits_1_and_says_what_was_missed(tmp_path):

@@ -42,7 +42,7 @@ from fabricsuite.data import netbench_result, simfabric, switches
 #: 16-node map in 0.6 s of wall time instead of 36 s at netbench's defaults, the same verdict).
 SIM_MATRIX_OPTIONS = ("--repetitions", "2", "--iterations", "4")
 #: The suite's component kinds for the fault kinds of a simulated fabric.
-KIND_OF_FAULT = {"link": "node", "uplink": "uplink", "switch": "switch"}
+KIND_OF_FAULT = {"link": "node", "uplink": "uplink", "global": "link", "switch": "switch"}
 
 
 def build(make: str = "make") -> Path:
@@ -109,9 +109,11 @@ def against_truth(explanation: switches.Explanation, fabric: simfabric.Fabric
     components the pairs cannot tell apart), `missed`, `healthy_named` (findings naming no
     injected fault)."""
     injected = {}
+    groups = set(fabric.group_of.values())
     for component in fabric.faults:
         kind, _, name = component.partition(":")
-        injected[(KIND_OF_FAULT[kind], name)] = component
+        kind = "group" if kind == "switch" and name in groups else KIND_OF_FAULT[kind]
+        injected[(kind, name)] = component
     found, healthy = set(), []
     for finding in explanation.findings:
         hits = [injected[c] for c in finding.components if c in injected]
@@ -202,7 +204,9 @@ def add_parser(sub: Any) -> None:
                              f"simulation.md; default {simfabric.DEFAULT_PROFILE})")
     parser.add_argument("--fault", action="append", metavar="COMPONENT=FRACTION",
                         help="a component at FRACTION of its healthy bandwidth: link:HOST, "
-                             "uplink:SWITCH, switch:SWITCH (repeatable; e.g. link:node-5=0.75)")
+                             "uplink:SWITCH, global:gA~gB (a dragonfly's global links between "
+                             "two groups), switch:SWITCH (a leaf, a router, or a dragonfly's "
+                             "group) (repeatable; e.g. link:node-5=0.75)")
     parser.add_argument("--rounds", type=int, default=0, metavar="K",
                         help="a quick map of K tournament rounds (default: the full map)")
     parser.add_argument("--seed", type=int, default=1, help="the quick map's seed (default 1)")

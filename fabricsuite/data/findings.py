@@ -223,7 +223,8 @@ def map_findings_of(components: str, base: dict, nodes: tuple[str, ...] | list[s
         confidence = MAP if len(named) == 1 else SUSPECTED
         kinds = {kind for kind, _ in named}
         names = [name for kind, name in named if kind == "node"]
-        kind = (FAULTY_LINK if kinds == {"node"} else UPLINK if kinds == {"uplink"} else LEAF)
+        kind = (FAULTY_LINK if kinds == {"node"} else UPLINK if kinds <= {"uplink", "link"}
+                else LEAF)
         rail = _ON_RAIL.search(line.strip())
         found.append(Finding(kind, confidence, compress_hostlist(names) if kind == FAULTY_LINK
                              else "", _line(line),

@@ -87,10 +87,11 @@ class Fabric:
     # --- faults ------------------------------------------------------------------------------
     def components(self) -> list[str]:
         """Every component a fault can go on, as `kind:name`."""
-        ups = sorted({n.split(":", 1)[1].split("~")[0] for n in self.links
-                      if n.startswith("uplink:")})
+        ups = sorted(n.split(":", 1)[1] for n in self.links if n.startswith("uplink:"))
+        globals_ = sorted({n.split(":", 1)[1].rsplit("~", 1)[0] for n in self.links
+                           if n.startswith("global:")})
         return ([f"link:{h}" for h in self.hosts] + [f"uplink:{s}" for s in ups] +
-                [f"switch:{s}" for s in self.switches])
+                [f"global:{g}" for g in globals_] + [f"switch:{s}" for s in self.switches])
 
     def inject(self, component: str, fraction: float) -> None:
         """Lower the bandwidth of `component` (`link:HOST`, `uplink:SWITCH`, `switch:SWITCH`)
@@ -102,8 +103,9 @@ class Fabric:
         if kind == "link" and name in self.hosts:
             hit = [f"link:{name}"]
         elif kind == "uplink":
-            hit = [n for n in self.links if n == f"uplink:{name}" or
-                   n.startswith(f"uplink:{name}~")]
+            hit = [n for n in self.links if n == f"uplink:{name}"]
+        elif kind == "global":
+            hit = [n for n in self.links if n.startswith(f"global:{name}~")]
         elif kind == "switch" and name in self.switches:
             # the switch's own links, or (a dragonfly's group) those of every router in it
             at = {name} | {s for s, g in self.group_of.items() if g == name}
@@ -116,7 +118,8 @@ class Fabric:
                 kinds.setdefault(known.partition(":")[0], known)
             near = ", ".join(kinds.values())
             raise FabricError(f"fault {component}: no such component in this {self.shape}; "
-                              f"give link:HOST, uplink:SWITCH or switch:SWITCH (e.g. {near})")
+                              f"give link:HOST, uplink:SWITCH, global:GROUP~GROUP (a "
+                              f"dragonfly) or switch:SWITCH (e.g. {near})")
         for n in hit:
             a, b, gbps, cable = self.links[n]
             self.links[n] = (a, b, gbps * fraction, cable * fraction if cable else None)
@@ -144,10 +147,19 @@ class Fabric:
             if cable:
                 lines.append(f"  <link id={quoteattr(name + '#cable')} bandwidth=\""
                              f"{cable / 8:.6g}GBps\" latency=\"0us\" sharing_policy=\"FATPIPE\"/>")
+            if name.startswith("global:"):
+                # SimGrid's Dijkstra counts the links of a route (2 a local link): 3 more on a
+                # global link (5) keep routes minimal, one global hop and up to 2 local ones
+                # (4), as a dragonfly's minimal routing, never 2 global hops
+                lines += [f"  <link id={quoteattr(f'{name}#hop{k}')} bandwidth=\"1000TBps\" "
+                          f"latency=\"0us\" sharing_policy=\"FATPIPE\"/>" for k in range(3)]
         for name, (a, b, _gbps, cable) in self.links.items():
             through = f"<link_ctn id={quoteattr(name)} direction=\"UP\"/>"
             if cable:
                 through += f"<link_ctn id={quoteattr(name + '#cable')}/>"
+            if name.startswith("global:"):
+                through += "".join(f"<link_ctn id={quoteattr(f'{name}#hop{k}')}/>"
+                                   for k in range(3))
             lines.append(f"  <route src={quoteattr(a)} dst={quoteattr(b)} symmetrical=\"YES\">"
                          f"{through}</route>")
         lines += ["</zone>", "</platform>", ""]
@@ -179,6 +191,16 @@ class Fabric:
                 line += f" Switches={','.join(below)}"
             if nodes or below:
                 out.append(line)
+        # a dragonfly's global links: the suite's own line beside Slurm's (switches.parse_topology)
+        ends: dict[str, list[str]] = {}
+        for n, (a, b, *_) in self.links.items():
+            if n.startswith("global:"):
+                ends.setdefault(n.split(":", 1)[1].rsplit("~", 1)[0], []).append(f"{a},{b}")
+        for name in sorted(ends, key=_natural):
+            line = f"LinkName={name} Switches={name.replace('~', ',')}"
+            if len(ends[name]) == 1:  # the routers it joins (several links: which one a pair
+                line += f" Through={ends[name][0]}"  # takes is not known)
+            out.append(line)
         return "\n".join(out) + "\n"
 
     def fault_text(self) -> str:
@@ -241,10 +263,10 @@ def dragonfly(groups: int, routers: int, nodes_per_router: int, global_links: in
               profile: str = DEFAULT_PROFILE) -> Fabric:
     """A dragonfly: `groups` groups of `routers` routers joined all-to-all inside the group,
     every router with `nodes_per_router` nodes, every pair of groups joined by `global_links`
-    links (named `uplink:gG~H~k`: group G's k-th global link toward group H; a fault
-    `uplink:gG~H` slows all of them). Minimal routing only. Slurm's tree stands in for the suite:
-    each router a leaf under its group's switch, the groups under the root (a group's uplink is
-    its global links), so the map can name a router, a group or a group's global links."""
+    links (named `global:gG~gH~k`; a fault `global:gG~gH` slows all of them). Minimal routing
+    only. The suite reads it as Slurm's tree of routers (leaves) under their groups under a root,
+    with a `LinkName=gG~gH Switches=gG,gH` line per pair of groups (switches.parse_topology), so
+    the map can name a node link, a router, a group or the global links between two groups."""
     _positive(groups=groups, routers=routers, nodes_per_router=nodes_per_router,
               global_links=global_links)
     if groups < 2:
@@ -281,7 +303,7 @@ def dragonfly(groups: int, routers: int, nodes_per_router: int, global_links: in
                 a = f"g{g}r{(h + k) % routers}"
                 b = f"g{h}r{(g + k) % routers}"
                 gbps = routers * nodes_per_router * node_gbps / max(groups - 1, 1)
-                fabric.link(f"uplink:g{g}~{h}~{k}", a, b, max(gbps, node_gbps), node_gbps)
+                fabric.link(f"global:g{g}~g{h}~{k}", a, b, max(gbps, node_gbps), node_gbps)
     fabric.switches.remove("fabric")  # Slurm's root, no router of SimGrid's
     fabric.switches.insert(0, "fabric")
     return fabric

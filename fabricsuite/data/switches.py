@@ -52,8 +52,17 @@ GOOD_WEIGHT = 2
 RESOLUTION_SIGMAS = 3.0
 #: The standard error of a median over that of a mean, for normal noise (sqrt(pi / 2)).
 MEDIAN_EFFICIENCY = 1.2533
-#: Order of the kinds when components cannot be told apart: the smallest first.
-KINDS = ("node", "uplink", "switch")
+#: Order of the kinds when components cannot be told apart: the smallest first. `link` is a link
+#: declared between two sibling switches (a dragonfly's global link between two groups), `group`
+#: a switch joined to its siblings by such links (a dragonfly's group: its routers below it).
+KINDS = ("node", "uplink", "link", "switch", "group")
+#: The kinds whose capacity concurrent pairs share (congestion, not a fault, where a pair alone
+#: was fast): the links between switches.
+SHARED_KINDS = ("uplink", "link")
+#: The count a kind adds to (`Explanation.counts`, the fabric map check's variables): a link
+#: between switches is an uplink's kind of fault, a group a switch's.
+COUNTED_AS = {"node": "node", "uplink": "uplink", "link": "uplink", "switch": "switch",
+              "group": "switch"}
 
 
 @dataclass
@@ -61,6 +70,12 @@ class Tree:
     """The switch tree: every switch's parent, and every node's leaf switch."""
     parent: dict[str, str | None] = field(default_factory=dict)
     leaf_of: dict[str, str] = field(default_factory=dict)
+    #: {switch a, switch b} -> the link declared between them (LinkName=: siblings joined
+    #: directly, a dragonfly's global link): pairs between the two take it, not their parent
+    links: dict[frozenset[str], str] = field(default_factory=dict)
+    #: {switch a, switch b} -> the switches at the ends of that link (Through=: the routers of
+    #: a dragonfly's global link), on the path of every pair that crosses it
+    through: dict[frozenset[str], list[str]] = field(default_factory=dict)
     #: (leaf a, leaf b) -> the switch components between them (`path`): a map of N nodes has
     #: N^2 / 2 pairs but only as many leaf pairs as leaves squared
     _between: dict[tuple[str, str], list[tuple[str, str]]] = field(
@@ -78,15 +93,27 @@ class Tree:
     def nodes_under(self, switch: str) -> set[str]:
         return {node for node, leaf in self.leaf_of.items() if switch in self.up(leaf)}
 
+    def groups(self) -> set[str]:
+        """The switches joined to a sibling by a declared link: a dragonfly's groups."""
+        return {switch for ends in self.links for switch in ends}
+
 
 def parse_topology(text: str) -> Tree:
     """`scontrol show topology` or topology.conf text as a Tree (comments and other keys
-    ignored)."""
+    ignored). Beyond Slurm's lines, `LinkName=NAME Switches=A,B` declares a link that joins two
+    sibling switches directly (a dragonfly's global link between groups A and B, which
+    `fabricsuite simulate` writes for its dragonflies): pairs between them cross it, not the
+    switch above them, and A and B are groups."""
     tree = Tree()
     children: dict[str, list[str]] = {}
+    declared: list[tuple[str, list[str], list[str]]] = []
     for line in text.splitlines():
         line = line.split("#", 1)[0]
         fields = dict(re.findall(r"(\w+)=(\S+)", line))
+        if fields.get("LinkName"):
+            declared.append((fields["LinkName"], expand_hostlist(fields.get("Switches", "")),
+                             expand_hostlist(fields.get("Through", ""))))
+            continue
         name = fields.get("SwitchName")
         if not name:
             continue
@@ -107,6 +134,16 @@ def parse_topology(text: str) -> Tree:
     if not tree.leaf_of:
         raise TopologyError("the switch tree names no node (expected lines such as "
                             "'SwitchName=leaf1 Nodes=node[1-4]'); is topology/tree configured?")
+    for link, ends, through in declared:
+        if len(ends) != 2 or any(end not in tree.parent for end in ends) or \
+                tree.parent[ends[0]] != tree.parent[ends[1]] or ends[0] == ends[1]:
+            raise TopologyError(f"LinkName={link}: give Switches=A,B, two switches of the tree "
+                                f"under the same parent (a dragonfly's groups)")
+        if any(t not in tree.parent for t in through):
+            raise TopologyError(f"LinkName={link}: Through= names a switch the tree lacks")
+        tree.links[frozenset(ends)] = link
+        if through:
+            tree.through[frozenset(ends)] = through
     return tree
 
 
@@ -159,9 +196,22 @@ def path(tree: Tree, a: str, b: str) -> list[tuple[str, str]]:
             raise TopologyError(f"nodes {a} and {b} share no switch; the tree needs a root "
                                 f"(SwitchName=... Switches=...)")
         below_a, below_b = up_a[:up_a.index(common)], up_b[:up_b.index(common)]
-        between = tree._between[leaves] = (
-            [("uplink", s) for s in below_a + below_b] +
-            [("switch", s) for s in dict.fromkeys(below_a + [common] + below_b)])
+        siblings = frozenset((below_a[-1], below_b[-1])) if below_a and below_b else None
+        across = tree.links.get(siblings) if siblings else None
+        if across is None:
+            between = ([("uplink", s) for s in below_a + below_b] +
+                       [("switch", s) for s in dict.fromkeys(below_a + [common] + below_b)])
+        else:  # siblings joined directly: their link, not their uplinks to the parent
+            between = ([("uplink", s) for s in below_a[:-1] + below_b[:-1]] +
+                       [("link", across)] +
+                       [("switch", s) for s in dict.fromkeys(
+                           below_a[:-1] + below_b[:-1] + tree.through.get(siblings, []))])
+        # a group holds every pair with a node in it (a fault of the whole group slows them)
+        groups = tree.groups()
+        between = [(kind, name) for kind, name in between
+                   if not (kind == "switch" and name in groups)] + [
+            ("group", g) for g in dict.fromkeys(up_a + up_b) if g in groups]
+        tree._between[leaves] = between
     return [("node", a), ("node", b), *between]
 
 
@@ -216,9 +266,9 @@ class Explanation:
 
     def counts(self) -> dict[str, int]:
         """Named components by kind (an indistinguishable group counts once, as its first)."""
-        found = {kind: 0 for kind in KINDS}
+        found = {kind: 0 for kind in dict.fromkeys(COUNTED_AS.values())}
         for finding in self.findings:
-            found[finding.components[0][0]] += 1
+            found[COUNTED_AS[finding.components[0][0]]] += 1
         return found
 
     def lines(self) -> list[str]:
@@ -229,7 +279,8 @@ class Explanation:
         out += [f"not named: {finding.describe()}, within the map's noise of comparing them "
                 f"({within:.0%}): bad alone against its references, not slow in the map"
                 for finding, within in self.slight]
-        out += [f"congestion, not a fault: {count} suspect pair(s) across uplink {uplink}, "
+        out += [f"congestion, not a fault: {count} suspect pair(s) across "
+                f"{uplink if uplink.startswith('link ') else f'uplink {uplink}'}, "
                 f"shared in their round, were fast when re-tested alone"
                 for uplink, count in self.congestion.items()]
         if self.cleared:
@@ -364,19 +415,21 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     shared: dict[tuple[int | None, str], int] = {}
     for pair, components in zip(pairs, paths, strict=True):
         for kind, name in components:
-            if kind == "uplink":
+            if kind in SHARED_KINDS:
                 shared[pair.round, name] = shared.get((pair.round, name), 0) + 1
     congestion: dict[str, int] = {}
     cleared = 0
     for pair, components in zip(pairs, paths, strict=True):
         if pair.suspect and not pair.bad:
-            crowded = [name for kind, name in components
-                       if kind == "uplink" and pair.round is not None
+            crowded = [name if kind == "uplink" else f"{kind} {name}"
+                       for kind, name in components
+                       if kind in SHARED_KINDS and pair.round is not None
                        and shared[pair.round, name] > 1]
             for name in crowded:
                 congestion[name] = congestion.get(name, 0) + 1
             cleared += not crowded
-    crossed = {name for (_round, name) in shared}
+    crossed = {name for (_round, name) in shared} | {
+        f"link {name}" for components in paths for kind, name in components if kind == "link"}
     between = _uplinks_between(tree, {h for pair in pairs for h in (pair.host_a, pair.host_b)})
     if noise is not None:  # netbench's own figures
         resolved, floor_MBps = (noise.resolvable, None, noise.reference_MBps), None
@@ -469,17 +522,25 @@ def uncovered_uplinks(tree: Tree, hosts: list[str], rank_pairs: Iterable[tuple[i
                       ) -> set[str]:
     """The uplinks between `hosts` (rank i on hosts[i]) that none of `rank_pairs` crosses."""
     placed = {h for h in hosts if h in tree.leaf_of}
-    crossed = {name for a, b in rank_pairs if hosts[a] in placed and hosts[b] in placed
-               for kind, name in path(tree, hosts[a], hosts[b]) if kind == "uplink"}
+    crossed = {name if kind == "uplink" else f"link {name}"
+               for a, b in rank_pairs if hosts[a] in placed and hosts[b] in placed
+               for kind, name in path(tree, hosts[a], hosts[b]) if kind in SHARED_KINDS}
     return set(_uplinks_between(tree, placed)) - crossed
 
 
 def _uplinks_between(tree: Tree, hosts: Iterable[str]) -> list[str]:
-    """The uplinks with some of `hosts` below them and some not."""
+    """The uplinks with some of `hosts` below them and some not (a group's: none, its pairs to
+    other groups take the links declared between them), and those links ("link NAME") with
+    some of `hosts` on both sides."""
     inside = set(hosts)
-    below = {s: tree.nodes_under(s) & inside for s in tree.parent}
-    return sorted({s for h in inside for s in tree.up(tree.leaf_of[h])[:-1]
-                   if inside - below[s]})
+    below: dict[str, int] = {}
+    for host in inside:  # one walk up a host, not one scan of the hosts a switch
+        for switch in tree.up(tree.leaf_of[host])[:-1]:
+            below[switch] = below.get(switch, 0) + 1
+    groups = tree.groups()
+    links = [f"link {name}" for ends, name in tree.links.items() if all(e in below for e in ends)]
+    return sorted([s for s, count in below.items() if count < len(inside) and s not in groups]
+                  + links)
 
 
 def covering_seed(tree: Tree, hosts: list[str], schedule, seed: int, tries: int = 1000) -> int:
