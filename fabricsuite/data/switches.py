@@ -8,7 +8,9 @@ uplink of every switch below that one.
 
 A faulty component makes every pair through it slow; a healthy one carries bad pairs only where
 they share another, faulty component. So the explanation (Tomography-style set cover) takes the
-components whose pairs are nearly all bad (CONSISTENT), and covers the bad pairs with as few of
+components whose pairs are nearly all bad (CONSISTENT) and, above a node, none of whose pairs was
+healthy in the map (such a pair contradicts it: three slow node links under one leaf are the
+three nodes, not the leaf), and covers the bad pairs with as few of
 them as it can, the one that explains most bad pairs first, less GOOD_WEIGHT for each good pair
 through it: a whole leaf slow is one switch, not its nodes one by one; a node whose pairs are all
 bad is that node, not its leaf's uplink (which carries also good pairs); a few pairs made bad by
@@ -384,8 +386,14 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
         for component in components:
             through.setdefault(component, []).append(index)
     bad = {i for i, pair in enumerate(pairs) if pair.bad}
+    healthy_in_map = {i for i, pair in enumerate(pairs) if not pair.suspect}
+    # A component above a node is not named while a pair through it was healthy in the map:
+    # that pair contradicts it (3 slow node links under one leaf are the 3 nodes, not the leaf:
+    # the leaf's pairs between its healthy node and the other leaf's were fast). Its slack
+    # (CONSISTENT) is for suspects that the re-test alone cleared.
     candidates = {c: frozenset(ix) for c, ix in through.items()
-                  if len(bad.intersection(ix)) >= CONSISTENT * len(ix) and bad.intersection(ix)}
+                  if len(bad.intersection(ix)) >= CONSISTENT * len(ix) and bad.intersection(ix)
+                  and (c[0] == "node" or not healthy_in_map.intersection(ix))}
     # components carrying the same measured pairs are one finding
     groups: dict[frozenset, list[tuple[str, str]]] = {}
     for component, ix in candidates.items():
