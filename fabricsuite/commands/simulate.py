@@ -141,6 +141,8 @@ def run(args: Any) -> int:
     options = list(SIM_MATRIX_OPTIONS)
     if args.rounds:
         options += ["--rounds", str(args.rounds), "--seed", str(args.seed)]
+    if args.max_retests:
+        options += ["--max-retests", str(args.max_retests)]
     print(f"simulating {fabric.describe()}", flush=True)
     result, wall_s = run_map(fabric, out, program, options, args.timeout)
     explanation = switches.verdict(result)
@@ -170,6 +172,7 @@ def run(args: Any) -> int:
                "named": [[list(c) for c in f.components] for f in explanation.findings],
                "lines": explanation.lines(), **truth, "exact": exact,
                "simulated_s": {"map": measure_s, "retests": retest_s}, "wall_s": wall_s,
+               "undecided": explanation.undecided,
                "pairs": len(pairs), "rounds": args.rounds}
     (out / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
     if args.json:
@@ -210,6 +213,9 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--rounds", type=int, default=0, metavar="K",
                         help="a quick map of K tournament rounds (default: the full map)")
     parser.add_argument("--seed", type=int, default=1, help="the quick map's seed (default 1)")
+    parser.add_argument("--max-retests", type=int, default=0, metavar="N",
+                        help="netbench matrix's bound on the suspects re-tested alone (default "
+                             "netbench's: 4 a rank, at least 64)")
     parser.add_argument("--timeout", type=float, default=3600.0,
                         help="wall seconds the simulation may take (default 3600)")
     parser.add_argument("--out", help="where the files go (default RESULTS/simulations/TIME)")

@@ -180,6 +180,9 @@ class Pair:
     round: int | None = None
     #: its bandwidth re-tested alone (suspects only; None: not re-tested)
     retest_MBps: float | None = None
+    #: a suspect netbench left out of its re-tests (--max-retests): neither bad nor cleared,
+    #: no evidence for or against the components on its path
+    undecided: bool = False
 
 
 def path(tree: Tree, a: str, b: str) -> list[tuple[str, str]]:
@@ -265,6 +268,8 @@ class Explanation:
     #: components whose pairs were bad alone but, as a group, lie within the noise of the
     #: healthy pairs in the map, with that noise: not named (`_within_noise`)
     slight: list[tuple[Culprit, float]] = field(default_factory=list)
+    #: suspects netbench did not re-test alone (its --max-retests bound): judged from the others
+    undecided: int = 0
 
     def counts(self) -> dict[str, int]:
         """Named components by kind (an indistinguishable group counts once, as its first)."""
@@ -288,6 +293,9 @@ class Explanation:
         if self.cleared:
             out.append(f"{self.cleared} suspect pair(s) that shared no uplink were fast when "
                        f"re-tested alone (noise)")
+        if self.undecided:
+            out.append(f"{self.undecided} suspect pair(s) not re-tested alone (netbench's "
+                       f"--max-retests): the verdict reads the re-tested ones")
         if self.uncovered:
             out.append(f"not measured: no pair crossed uplink(s) {', '.join(self.uncovered)} "
                        f"(a quick map; more rounds cover them)")
@@ -383,6 +391,8 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     paths = [path(tree, pair.host_a, pair.host_b) for pair in pairs]  # once a pair
     through: dict[tuple[str, str], list[int]] = {}
     for index, components in enumerate(paths):
+        if pairs[index].undecided:  # no evidence either way
+            continue
         for component in components:
             through.setdefault(component, []).append(index)
     bad = {i for i, pair in enumerate(pairs) if pair.bad}
@@ -398,7 +408,8 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     groups: dict[frozenset, list[tuple[str, str]]] = {}
     for component, ix in candidates.items():
         groups.setdefault(ix, []).append(component)
-    healthy = [pairs[i].bandwidth_MBps for i in range(len(pairs)) if i not in bad]
+    healthy = [pairs[i].bandwidth_MBps for i in range(len(pairs))
+               if i not in bad and not pairs[i].undecided]
     findings, slight, left = [], [], set(bad)
 
     def score(ix: frozenset) -> tuple[int, int]:
@@ -428,7 +439,7 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     congestion: dict[str, int] = {}
     cleared = 0
     for pair, components in zip(pairs, paths, strict=True):
-        if pair.suspect and not pair.bad:
+        if pair.suspect and not pair.bad and not pair.undecided:
             crowded = [name if kind == "uplink" else f"{kind} {name}"
                        for kind, name in components
                        if kind in SHARED_KINDS and pair.round is not None
@@ -446,7 +457,7 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     return Explanation(findings, unexplained, congestion, cleared,
                        [name for name in between if name not in crossed],
                        *(resolved or (None, None, None)), floor_MBps if resolved else None,
-                       noise, slight)
+                       noise, slight, sum(pair.undecided for pair in pairs))
 
 
 def _within_noise(finding: Culprit, healthy: int, noise: NoiseRule | None) -> float | None:
@@ -482,7 +493,9 @@ def pairs_of(rows: Iterable[Mapping]) -> list[Pair]:
     """The rows of netbench matrix's `pairs` table as Pairs."""
     return [Pair(str(r["host_a"]), str(r["host_b"]), float(r.get("bandwidth_MBps") or 0.0),
                  bool(r.get("suspect")), bool(r.get("flagged")), r.get("round"),
-                 r.get("retest_bandwidth_MBps"))
+                 r.get("retest_bandwidth_MBps"),
+                 bool(r.get("suspect")) and not r.get("flagged")
+                 and r.get("retest_bandwidth_MBps") is None)
             for r in rows]
 
 

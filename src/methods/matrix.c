@@ -239,11 +239,21 @@ typedef struct {
     nb_alone_rule alone;          /* NaN with --bandwidth-fraction: the map's thresholds apply */
     double resolvable_slowdown;   /* NaN with --bandwidth-fraction */
     int suspects, references, retests;
+    int undecided;                /* suspects left out of the re-tests by --max-retests */
 } matrix_verdict;
 
 static int from_noise(const matrix_settings *ms)
 {
     return !(ms->bandwidth_fraction > 0.0);
+}
+
+/* The bound on the suspects re-tested alone for P ranks (--max-retests, else the default). */
+static long retest_bound(const matrix_settings *ms, int P)
+{
+    if (ms->max_retests > 0)
+        return ms->max_retests;
+    long bound = (long)MATRIX_RETESTS_PER_RANK * P;
+    return bound > MATRIX_MIN_RETESTS ? bound : MATRIX_MIN_RETESTS;
 }
 
 /* Rank 0: the run's parameters. */
@@ -269,6 +279,7 @@ static void report_parameters(const nb_context *ctx, const matrix_verdict *v, in
     nb_param_int(result, "rounds", rounds);
     nb_param_int(result, "seed", (long long)o->seed);
     nb_param_real(result, "progress_every_s", ms->progress_every_s);
+    nb_param_int(result, "max_retests", retest_bound(ms, ctx->size));
     nb_param_common(ctx);
 }
 
@@ -349,6 +360,9 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
     int *rank_a = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *rank_a);
     int *rank_b = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *rank_b);
     int *bad = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *bad);
+    double *decided_bandwidths = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs,
+                                                    sizeof *decided_bandwidths);
+    size_t decided = 0; /* the pairs a node's verdict reads: all but the undecided suspects */
     long long bad_pairs = 0;
     for (int a = 0; a < P; a++)
         for (int b = a + 1; b < P; b++) {
@@ -357,10 +371,15 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
                 continue;
             latencies[measured] = m->latency[k];
             bandwidths[measured] = m->bandwidth[k];
-            rank_a[measured] = a;
-            rank_b[measured] = b;
-            bad[measured] = m->bad[k];
             measured++;
+            /* an undecided suspect (--max-retests) is no evidence for or against its nodes */
+            if (!m->suspect[k] || isfinite(m->retest_bandwidth[k])) {
+                rank_a[decided] = a;
+                rank_b[decided] = b;
+                bad[decided] = m->bad[k];
+                decided_bandwidths[decided] = m->bandwidth[k];
+                decided++;
+            }
             add_pair_row(table, m, k, a, b, hosts);
             if (m->bad[k] && bad_pairs < MATRIX_PAIR_WARNINGS)
                 warn_bad_pair(result, m, v, ms, k, a, b, hosts);
@@ -370,8 +389,8 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
         nb_warning(result, "%lld more bad pairs (table pairs, flagged)",
                    bad_pairs - MATRIX_PAIR_WARNINGS);
 
-    int bad_nodes = report_bad_nodes(result, P, measured, rank_a, rank_b, bad, bandwidths,
-                                     t->noise, hosts);
+    int bad_nodes = report_bad_nodes(result, P, decided, rank_a, rank_b, bad,
+                                     decided_bandwidths, t->noise, hosts);
 
     nb_summary_int(result, "pairs", (long long)measured);
     nb_summary_int(result, "pairs_total", (long long)m->pairs);
@@ -388,7 +407,13 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
     nb_summary_real(result, "latency_ceiling_us", t->latency_ceiling);
     nb_summary_int(result, "suspect_pairs", v->suspects);
     nb_summary_int(result, "bad_pairs", bad_pairs);
-    nb_summary_int(result, "cleared_pairs", v->suspects - bad_pairs);
+    nb_summary_int(result, "cleared_pairs", v->suspects - v->undecided - bad_pairs);
+    nb_summary_int(result, "undecided_pairs", v->undecided);
+    if (v->undecided > 0)
+        nb_warning(result, "%d of %d suspect pairs not re-tested alone (--max-retests %ld): "
+                   "undecided, neither bad nor cleared; the %d re-tested were drawn in turn "
+                   "over the ranks", v->undecided, v->suspects, retest_bound(ms, P),
+                   v->suspects - v->undecided);
     nb_summary_int(result, "bad_nodes", bad_nodes);
     nb_summary_real(result, "measure_s", measured_s);
     nb_summary_real(result, "round_mean_s", ms->schedule == SCHEDULE_CONCURRENT && rounds > 0
@@ -408,6 +433,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
     free(rank_a);
     free(rank_b);
     free(bad);
+    free(decided_bandwidths);
 }
 
 /* retest[2 n], retest[2 n + 1] := a, b; the new n. */
@@ -416,6 +442,46 @@ static int list_pair(int a, int b, int *retest, int n)
     retest[2 * n] = a;
     retest[2 * n + 1] = b;
     return n + 1;
+}
+
+/* Rank 0: chosen[k] := 1 for the suspects to re-test alone: all of them within the bound, else
+ * the bound's worth drawn in turn over the ranks, each rank's slowest suspect first, so that
+ * every node, leaf or uplink whose pairs are suspect has some re-tested. v->undecided := the
+ * others (they stay suspect, neither bad nor cleared). The caller frees. */
+static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_record *m,
+                                      matrix_verdict *v)
+{
+    unsigned char *chosen = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs + 1, sizeof *chosen);
+    long bound = retest_bound(ms, m->P);
+    if (v->suspects <= bound) {
+        for (size_t k = 0; k < m->pairs; k++)
+            chosen[k] = m->suspect[k];
+        return chosen;
+    }
+    long picked = 0;
+    int progress = 1;
+    while (picked < bound && progress) {
+        progress = 0;
+        for (int r = 0; r < m->P && picked < bound; r++) {
+            /* rank r's slowest suspect not chosen yet */
+            size_t best = m->pairs;
+            for (int o = 0; o < m->P; o++) {
+                if (o == r)
+                    continue;
+                size_t k = r < o ? pair_index(m->P, r, o) : pair_index(m->P, o, r);
+                if (m->suspect[k] && !chosen[k] &&
+                    (best == m->pairs || m->bandwidth[k] < m->bandwidth[best]))
+                    best = k;
+            }
+            if (best < m->pairs) {
+                chosen[best] = 1;
+                picked++;
+                progress = 1;
+            }
+        }
+    }
+    v->undecided = v->suspects - (int)picked;
+    return chosen;
 }
 
 /* Rank 0: the map's thresholds, its suspects and (from the noise) the reference pairs;
@@ -451,10 +517,11 @@ static int choose_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
         for (int b = a + 1; b < m->P; b++)
             if (m->reference[pair_index(m->P, a, b)])
                 known = list_pair(a, b, reference_ranks, known);
+    unsigned char *chosen = choose_suspects(ms, m, v);
     int n = 0, turn = 0;
     for (int a = 0; a < m->P; a++)
         for (int b = a + 1; b < m->P; b++) {
-            if (!m->suspect[pair_index(m->P, a, b)])
+            if (!chosen[pair_index(m->P, a, b)])
                 continue;
             if (known > 0) {
                 const int *r = reference_ranks + 2 * (turn++ % known);
@@ -468,6 +535,7 @@ static int choose_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
     }
     for (int i = 0; i < known && n == 0; i++)
         n = list_pair(reference_ranks[2 * i], reference_ranks[2 * i + 1], retest, n);
+    free(chosen);
     return n;
 }
 

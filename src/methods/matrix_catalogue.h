@@ -7,6 +7,11 @@
 
 /* Largest --print-schedule N (a dry run: no MPI, N x rounds lines of output). */
 #define MATRIX_MAX_SCHEDULE_RANKS 100000
+/* The default bound on the suspects re-tested alone, one at a time: 4 a rank, at least 64 (a
+ * bad node's N-1 pairs all fit; a congested tapered tree's hundreds do not, and a sample of them
+ * tells congestion from a fault as well). */
+#define MATRIX_RETESTS_PER_RANK 4
+#define MATRIX_MIN_RETESTS 64
 
 /* matrix's own options (nb_options.settings). The bandwidth thresholds come from the map's own
  * noise and the fault it looks for (pairmap.h); ClusterKit's fixed fraction of the best pair
@@ -20,6 +25,9 @@ typedef struct {
     double smallest_fault;        /* --smallest-fault: the slowdown of a link the map looks for */
     double latency_factor;        /* --latency-factor: suspect above this multiple of the lowest */
     int rounds;                   /* --rounds: tournament rounds to measure; 0 = all (full map) */
+    int max_retests;              /* --max-retests: suspects re-tested alone at most; 0 = the
+                                     default, MATRIX_RETESTS_PER_RANK a rank, at least
+                                     MATRIX_MIN_RETESTS */
     double progress_every_s;      /* --progress-every: seconds between progress lines */
     int print_schedule_ranks;     /* --print-schedule N: print the schedule, no MPI; 0 = off */
 } matrix_settings;
@@ -62,6 +70,12 @@ static const nb_option matrix_options[] = {
      .example = "4",
      .help = "quick mode: only K rounds of the tournament, drawn with --seed (the same seed, "
              "the same pairs); the nightly sample"},
+    {.name = "--max-retests", .type = NB_OPTION_INT, NB_SETTING(matrix_settings, max_retests),
+     .min = 1, .max = 100000000, .value_name = "N",
+     .default_text = "4 a rank, at least 64", .example = "256",
+     .help = "re-test at most N suspect pairs alone, drawn in turn over the ranks, each rank's "
+             "slowest first; the others stay suspect, undecided (summary undecided_pairs, a "
+             "warning): alone one at a time, the re-tests of N suspects grow with N"},
     {.name = "--progress-every", .type = NB_OPTION_DOUBLE,
      NB_SETTING(matrix_settings, progress_every_s), .min = 0.0, .max = 86400.0,
      .value_name = "SECONDS", .default_value = "60", .example = "60",
@@ -113,6 +127,7 @@ NB_FIGURES(matrix,
     NB_LOWER("suspect_pairs", "pairs"),
     NB_LOWER("bad_pairs", "pairs"),
     NB_KEY("cleared_pairs", "pairs"),
+    NB_KEY("undecided_pairs", "pairs"),
     NB_LOWER("bad_nodes", "nodes"),
     NB_KEY("measure_s", "s"),
     NB_KEY("round_mean_s", "s"),
