@@ -75,6 +75,19 @@ class Fabric:
     faults: dict[str, float] = field(default_factory=dict)
     shape: str = ""
 
+    def switch(self, name: str, parent: str | None) -> None:
+        self.switches.append(name)
+        self.parent[name] = parent
+
+    def add_nodes(self, leaf: str, count: int, gbps: float) -> None:
+        """`count` nodes under `leaf`, numbered on from the last (node-0, node-1, ...), each
+        with its link to the leaf."""
+        for _ in range(count):
+            host = f"node-{len(self.hosts)}"
+            self.hosts.append(host)
+            self.leaf_of[host] = leaf
+            self.link(f"link:{host}", host, leaf, gbps)
+
     def link(self, name: str, a: str, b: str, gbps: float, cable_gbps: float | None = None
              ) -> None:
         """A link between a and b. With `cable_gbps`, a bundle between two switches: the
@@ -233,29 +246,20 @@ def fat_tree(leaves: int, nodes_per_leaf: int, taper: float = 1.0,
              + (f" in {pods} pods" if pods > 1 else "") + (f", tapered {taper:g}:1"
                                                           if taper > 1 else ""))
     fabric = Fabric("fat-tree", profile, shape=shape)
-    fabric.switches.append("core")
-    fabric.parent["core"] = None
-    n = 0
+    fabric.switch("core", None)
     for pod in range(pods):
         top = "core"
         if pods > 1:
             top = f"pod{pod}"
-            fabric.switches.append(top)
-            fabric.parent[top] = "core"
+            fabric.switch(top, "core")
             fabric.link(f"uplink:{top}", top, "core",
                         leaves * nodes_per_leaf * node_gbps / taper, node_gbps)
         for leaf_no in range(leaves):
             leaf = f"leaf{pod * leaves + leaf_no}"
-            fabric.switches.append(leaf)
-            fabric.parent[leaf] = top
+            fabric.switch(leaf, top)
             fabric.link(f"uplink:{leaf}", leaf, top, nodes_per_leaf * node_gbps / taper,
                         node_gbps)
-            for _ in range(nodes_per_leaf):
-                host = f"node-{n}"
-                n += 1
-                fabric.hosts.append(host)
-                fabric.leaf_of[host] = leaf
-                fabric.link(f"link:{host}", host, leaf, node_gbps)
+            fabric.add_nodes(leaf, nodes_per_leaf, node_gbps)
     return fabric
 
 
@@ -275,24 +279,15 @@ def dragonfly(groups: int, routers: int, nodes_per_router: int, global_links: in
     fabric = Fabric("dragonfly", profile,
                     shape=f"dragonfly, {groups} groups of {routers} routers of {nodes_per_router} "
                           f"nodes, {global_links} global link(s) between each two groups")
-    fabric.switches.append("fabric")
-    fabric.parent["fabric"] = None
-    n = 0
+    fabric.switch("fabric", None)  # Slurm's root, no router of SimGrid's
     for g in range(groups):
         group = f"g{g}"
-        fabric.switches.append(group)
-        fabric.parent[group] = "fabric"
+        fabric.switch(group, "fabric")
         for r in range(routers):
             router = f"g{g}r{r}"
-            fabric.switches.append(router)
-            fabric.parent[router] = group
+            fabric.switch(router, group)
             fabric.group_of[router] = group
-            for _ in range(nodes_per_router):
-                host = f"node-{n}"
-                n += 1
-                fabric.hosts.append(host)
-                fabric.leaf_of[host] = router
-                fabric.link(f"link:{host}", host, router, node_gbps)
+            fabric.add_nodes(router, nodes_per_router, node_gbps)
             for other in range(r):
                 fabric.link(f"local:g{g}r{other}~g{g}r{r}", f"g{g}r{other}", router,
                             nodes_per_router * node_gbps, node_gbps)
@@ -304,8 +299,6 @@ def dragonfly(groups: int, routers: int, nodes_per_router: int, global_links: in
                 b = f"g{h}r{(g + k) % routers}"
                 gbps = routers * nodes_per_router * node_gbps / max(groups - 1, 1)
                 fabric.link(f"global:g{g}~g{h}~{k}", a, b, max(gbps, node_gbps), node_gbps)
-    fabric.switches.remove("fabric")  # Slurm's root, no router of SimGrid's
-    fabric.switches.insert(0, "fabric")
     return fabric
 
 
