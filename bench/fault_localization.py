@@ -15,7 +15,9 @@ random in every trial (--seed):
 - congestion: no fault; every uplink at 1.25 RATE, so that a leaf's N/L node links share
               little more than one link's worth (3.2:1 at 8 nodes on 2 leaves): concurrent
               pairs crossing it are slow;
-- switch:     every node link of one leaf at --fault-fraction of RATE.
+- switch:     every node link of one leaf at --fault-fraction of RATE;
+- three:      three node links at --fault-fraction of RATE at once, two under one leaf and one
+              under another (issue 66: the three nodes must be named, not a leaf).
 
 A trial is one `netbench matrix` job through srun (one rank per node, the full map, suspects
 re-tested alone), the tree as `scontrol show topology` prints it, and the explanation of the bad
@@ -55,7 +57,7 @@ sys.path.insert(0, str(REPO))
 from fabricsuite.commands.emucluster import OPENMPI_TCP, EmuCluster, srun_matrix  # noqa: E402
 from fabricsuite.data import switches  # noqa: E402
 
-SCENARIOS = ("node", "uplink", "congestion", "switch")
+SCENARIOS = ("node", "uplink", "congestion", "switch", "three")
 #: The map's settings: quick sizes (its thresholds: the options --smallest-fault and
 #: --bandwidth-fraction).
 MATRIX_OPTIONS = ("--max-size", "256K", "--repetitions", "3", "--time-cap-ms", "20",
@@ -77,27 +79,34 @@ def scaled(rate: str, fraction: float) -> str:
 
 
 def impose(emu, scenario: str, draw: random.Random, args, slow: str, prefix: str,
-           tree: switches.Tree) -> tuple[str, str] | None:
-    """Shapes the emulated fabric for one trial of `scenario`; the fault's (kind, name), or None
+           tree: switches.Tree) -> list[tuple[str, str]]:
+    """Shapes the emulated fabric for one trial of `scenario`; the faults' (kind, name), none
     for the healthy fabric."""
     if scenario == "node":
         node = draw.randint(1, args.nodes)
         emu("rate", slow, "--link", str(node))
-        return ("node", f"{prefix}{node}")
+        return [("node", f"{prefix}{node}")]
+    if scenario == "three":  # issue 66: two slow node links under one leaf, one under another
+        first, second = draw.sample(sorted(set(tree.leaf_of.values())), 2)
+        nodes = (draw.sample(sorted(tree.nodes_under(first)), 2)
+                 + draw.sample(sorted(tree.nodes_under(second)), 1))
+        for node in nodes:
+            emu("rate", slow, "--link", node)
+        return [("node", node) for node in sorted(nodes)]
     if scenario == "uplink":
         leaf = draw.randint(1, args.leaves)
         emu("rate", slow, "--link", f"uplink{leaf}")
-        return ("uplink", f"leaf{leaf}")
+        return [("uplink", f"leaf{leaf}")]
     if scenario == "congestion":
         # above one node link's rate, below its leaf's: at exactly the node rate a pair alone
         # across leaves passes four token buckets of one rate and can read 12 % slow
         # (tests/test_emucluster_switches.py's UPLINK_RATE, 2026-12-02)
         emu("rate", scaled(args.rate, CONGESTED_UPLINK), "--link", "uplinks")
-        return None
+        return []
     leaf = draw.choice(sorted(set(tree.leaf_of.values())))
     for node in sorted(tree.nodes_under(leaf)):
         emu("rate", slow, "--link", node)
-    return ("switch", leaf)
+    return [("switch", leaf)]
 
 
 def start_load(jobs: int, netbench: Path, work: Path) -> list[subprocess.Popen]:
@@ -183,13 +192,16 @@ def share_a_core(pair: str, prefix: str, cpus: int) -> bool:
     return (a - 1) % cpus == (b - 1) % cpus
 
 
-def judge(explanation: switches.Explanation, truth: tuple[str, str] | None) -> dict:
-    right = [f for f in explanation.findings if truth in f.components]
+def judge(explanation: switches.Explanation, truth: list[tuple[str, str]]) -> dict:
+    right = [f for f in explanation.findings if set(truth) & set(f.components)]
+    found = {t for t in truth if any(t in f.components for f in explanation.findings)}
     return {"named": [f.components for f in explanation.findings],
             "right": len(right), "wrong": len(explanation.findings) - len(right),
-            "found": bool(right), "groups": sum(len(f.components) > 1 for f in right),
+            "found": bool(truth) and found == set(truth),
+            "groups": sum(len(f.components) > 1 for f in right),
             "components_named": sum(len(f.components) for f in explanation.findings),
-            "exact": (len(explanation.findings) == len(right) == (1 if truth else 0)),
+            "exact": len(explanation.findings) == len(right) == len(truth)
+                     and found == set(truth),
             "unexplained": explanation.unexplained, "lines": explanation.lines()}
 
 
@@ -297,7 +309,7 @@ def main() -> int:
                         switches.parse_topology(text), switches.pairs_of(result["tables"]["pairs"]),
                         result["summary"].get("bandwidth_floor_MBps"), rule)
                     judged = {"scenario": scenario, "trial": trial + 1,
-                              "truth": list(truth) if truth else None, "seconds": seconds,
+                              "truth": [list(t) for t in truth] or None, "seconds": seconds,
                               "suspect_pairs": result["summary"]["suspect_pairs"],
                               "bad_pairs": result["summary"]["bad_pairs"],
                               "resolution": explanation.resolution,
