@@ -92,6 +92,13 @@ def test_link_lines_and_map_lines_become_findings_with_their_confidence():
     assert (uplink.kind, uplink.confidence, uplink.nodes) == ("uplink", "suspected", "")
     (node,) = findings.map_findings_of("faulty node n7: 7 of 7 pairs through it bad", {})
     assert (node.kind, node.confidence, node.nodes) == ("faulty-link", "map", "n7")
+    # a dragonfly's global link and group (fabricsuite.data.switches' link and group kinds):
+    # an uplink's and a leaf's kind of finding, above the nodes, never drained node by node
+    (link,) = findings.map_findings_of("faulty link g0~g2: 16 of 16 pairs through it bad", {})
+    assert (link.kind, link.confidence, link.nodes, link.component) == (
+        "uplink", "map", "", "link g0~g2")
+    (group,) = findings.map_findings_of("faulty group g1: 38 of 38 pairs through it bad", {})
+    assert (group.kind, group.nodes, group.component) == ("leaf", "", "group g1")
 
 
 def test_a_rail_maps_findings_carry_the_rail_and_a_whole_rail_is_reported_not_drained():

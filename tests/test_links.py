@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from fabricsuite.commands import session
-from fabricsuite.data import counters, links, nics
+from fabricsuite.data import counters, findings, links, nics
 from fabricsuite.data.session_verdict import LINK_DEGRADED, verdicts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -285,6 +285,27 @@ def test_a_node_unlike_its_peers_is_named_without_a_contract():
     # with a contract, the slow node is named once, against the promise
     assert links.findings(nodes, links.Contract("net/eth0", 1, 1.0)) == [
         "LINK DEGRADED n3 net/eth0: 0.5 Gb/s, declared 1 Gb/s"]
+
+
+def test_links_that_differ_with_no_majority_are_said_and_the_slower_suspected():
+    # issue 66: 3 of 6 emulated nodes at 70 % of the 200 Mbit, no contract: three against
+    # three is no majority, but that the links differ is a finding; the slower are suspected
+    text = (DATA / "emu-node-500mbit.txt").read_text()
+    healthy = links.parse(text.replace("500Mbit", "200Mbit"))
+    slow = links.parse(text.replace("500Mbit", "140Mbit"))
+    nodes = {f"n{i}": slow if i in (1, 3, 5) else healthy for i in range(1, 7)}
+    found = links.findings(nodes, None)
+    assert found == [
+        f"LINKS DIFFER n{i} net/eth0: 0.14 Gb/s; its 6 peers: 3 at 0.14 Gb/s, 3 at 0.2 Gb/s, no "
+        f"figure most of them share, so which are degraded is not known (declare "
+        f"extras.fabric's rate)" for i in (1, 3, 5)], found
+    assert all(links.is_finding(line) for line in found)
+    parsed = findings.link_findings_of(found, {"check": "FabricLinks", "partition": "emu:nodes",
+                                               "environ": "openmpi"})
+    assert [(f.kind, f.confidence, f.nodes) for f in parsed] == [
+        (findings.LINK_DEGRADED_KIND, findings.SUSPECTED, f"n{i}") for i in (1, 3, 5)]
+    # alike links: nothing
+    assert links.findings({f"n{i}": healthy for i in range(1, 7)}, None) == []
 
 
 def test_a_link_that_changes_during_a_job_is_named():

@@ -154,13 +154,13 @@ def _line(text: object, width: int = 300) -> str:
     return shortened(text, width)
 
 
-_LINK = re.compile(r"\b(LINK DEGRADED|LINK CHANGED|LINK FLAPPED) (\S+?):? ")
+_LINK = re.compile(r"\b(LINK DEGRADED|LINKS DIFFER|LINK CHANGED|LINK FLAPPED) (\S+?):? ")
 _BELOW = re.compile(r"\bBELOW PROMISE (?:(rail \d+|striped over every rail): )?"
                     r"(the fabric|leaf (.+?) \(|node (\S+?):)")
 #: The rail a rail map's finding names at its end, "... (rail 2)" (checks/fabric_map.py)
 _ON_RAIL = re.compile(r" \((rail \d+)\)$")
-_FAULTY = re.compile(r"^faulty ((?:node|uplink|switch) \S+?(?: or (?:node|uplink|switch) \S+?)*)"
-                     r": ")
+_FAULTY = re.compile(r"^faulty ((?:node|uplink|link|switch|group) \S+?"
+                     r"(?: or (?:node|uplink|link|switch|group) \S+?)*): ")
 
 
 def link_findings_of(lines: list[str], base: dict) -> list[Finding]:
@@ -173,8 +173,10 @@ def link_findings_of(lines: list[str], base: dict) -> list[Finding]:
         if link:
             # the kernel counted the link below its contract, or down during the job (a flap,
             # NHC's fault of its own): confirmed; a state that differs before and after: not yet
+            # links that differ with no figure most nodes share: the slower suspected
             found.append(Finding(LINK_DEGRADED_KIND,
-                                 SUSPECTED if link[1] == "LINK CHANGED" else CONFIRMED,
+                                 SUSPECTED if link[1] in ("LINK CHANGED", "LINKS DIFFER")
+                                 else CONFIRMED,
                                  compress_hostlist([link[2]]), _line(line), **base))
         elif below and below[4]:
             found.append(Finding(FAULTY_LINK, MAP, compress_hostlist([below[4]]), _line(line),

@@ -452,9 +452,13 @@ def _unlike_peers(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | N
         known = [p for p in on_nodes.values() if p.up and p.rate_gbps is not None]
         if len(on_nodes) < 3 or len(known) < 2:
             continue  # two nodes cannot say which of them is unlike the other
-        (usual, seen), = Counter((p.rate_gbps, p.width) for p in known).most_common(1)
+        figures = Counter((p.rate_gbps, p.width) for p in known)
+        (usual, seen), = figures.most_common(1)
         if seen * 2 <= len(on_nodes):
-            continue  # no figure most of the peers share
+            # no figure most of the peers share: which are degraded cannot be told without a
+            # contract, but that they differ can (issue 66: 3 of 6 nodes at 70 %)
+            found += _differing(name, on_nodes, figures, promise, named)
+            continue
         for node, port in sorted(on_nodes.items()):
             where = f"LINK DEGRADED {node} {promise.port_label(name) if promise else name}"
             slower = port.rate_gbps is not None and port.rate_gbps < usual[0] * (1 - RATE_SLACK)
@@ -462,6 +466,28 @@ def _unlike_peers(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | N
             if where not in named and (not port.up or slower or narrower):
                 peers = (f"{usual[1]}X " if usual[1] else "") + f"{_gbps(usual[0])} Gb/s"
                 found.append(f"{where}: {port.describe()}, its {seen} peer(s) {peers}")
+    return found
+
+
+def _differing(name: str, on_nodes: Mapping[str, Port], figures: Counter,
+               promise: Contract | None, named: set[str]) -> list[str]:
+    """`LINKS DIFFER` lines for the nodes whose port `name` is down or below the fastest figure
+    of its peers, where no figure is shared by most of them: links train down, not up, so the
+    slower ones are suspected (not confirmed: only a declared rate says which is meant)."""
+    if len(figures) < 2 and all(p.up for p in on_nodes.values()):
+        return []
+    fastest = max(figures, key=lambda f: (f[0], f[1] or 0))
+    told = ", ".join(f"{count} at " + (f"{width}X " if width else "") + f"{_gbps(rate)} Gb/s"
+                     for (rate, width), count in figures.most_common())
+    found = []
+    for node, port in sorted(on_nodes.items()):
+        label = promise.port_label(name) if promise else name
+        slower = port.rate_gbps is not None and port.rate_gbps < fastest[0] * (1 - RATE_SLACK)
+        narrower = port.width is not None and fastest[1] is not None and port.width < fastest[1]
+        if f"LINK DEGRADED {node} {label}" not in named and (not port.up or slower or narrower):
+            found.append(f"LINKS DIFFER {node} {label}: {port.describe()}; its {len(on_nodes)} "
+                         f"peers: {told}, no figure most of them share, so which are degraded "
+                         f"is not known (declare extras.fabric's rate)")
     return found
 
 
@@ -493,7 +519,8 @@ def describe(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) 
 def is_finding(text: str) -> bool:
     """A case's failure reason, or a `link_findings` line, that is a link finding (the all-pairs
     map's BELOW PROMISE lines too: fabricsuite.data.switches.below_promise)."""
-    return bool(re.search(r"\b(LINK DEGRADED|LINK CHANGED|LINK FLAPPED|BELOW PROMISE) ",
+    return bool(re.search(r"\b(LINK DEGRADED|LINKS DIFFER|LINK CHANGED|LINK FLAPPED|BELOW "
+                          r"PROMISE) ",
                           str(text or "")))
 
 
