@@ -373,6 +373,30 @@ def test_a_component_bad_alone_but_not_slow_in_the_map_is_said_not_named():
     assert not switches.explain(tree, slight, noise=rule).findings
 
 
+def test_a_slow_node_link_on_a_congested_tree_is_named_against_its_own_path_class():
+    """Issue 66, a tapered tree (seen on a simulated one): the healthy pairs across the core are
+    congested in the map (60 of 110 MB/s), so the slow node's pairs, no slower than those as a
+    whole, lie within the noise against every healthy pair; under its own leaf they are 25 %
+    below the healthy pairs there: named. The same map without the class difference: not."""
+    tree = switches.parse_topology(TREE_CONF)
+    parameters = {"thresholds": "noise", "smallest_fault": 0.2, "latency_factor": 2.1}
+    rule = switches.NoiseRule.of({"bandwidth_noise": 0.02, "alone_noise": 0.01,
+                                  "bad_slowdown": 0.1, "reference_alone_MBps": 110.0,
+                                  "resolvable_slowdown": 0.12}, parameters)
+
+    def rate(a, b, same_leaf_slow):
+        across = tree.leaf_of[a] != tree.leaf_of[b]
+        if "n3" in (a, b):
+            return 66.0 if across else same_leaf_slow
+        return 60.0 if across else 110.0
+
+    for same_leaf_slow, named in ((82.5, [[("node", "n3")]]), (110.0, [])):
+        pairs = [Pair(a, b, rate(a, b, same_leaf_slow), "n3" in (a, b), "n3" in (a, b))
+                 for a, b in itertools.combinations(NODES, 2)]
+        explanation = switches.explain(tree, pairs, noise=rule)
+        assert [f.components for f in explanation.findings] == named, explanation.lines()
+
+
 def _map_at(rate_of) -> list[Pair]:
     """Every pair of NODES at the MB/s `rate_of(a, b)` gives, none suspect (the relative rule
     sees nothing in a uniformly slow fabric)."""

@@ -408,8 +408,11 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     groups: dict[frozenset, list[tuple[str, str]]] = {}
     for component, ix in candidates.items():
         groups.setdefault(ix, []).append(component)
-    healthy = [pairs[i].bandwidth_MBps for i in range(len(pairs))
-               if i not in bad and not pairs[i].undecided]
+    healthy_ix = [i for i in range(len(pairs)) if i not in bad and not pairs[i].undecided]
+    healthy = [pairs[i].bandwidth_MBps for i in healthy_ix]
+    # a pair's path class: how many links between switches it crosses (0 under one leaf, 2
+    # across a 2-level tree's core, a dragonfly's global link 1 and its routers' uplinks)
+    klass = [sum(kind in SHARED_KINDS for kind, _ in components) for components in paths]
     findings, slight, left = [], [], set(bad)
 
     def score(ix: frozenset) -> tuple[int, int]:
@@ -424,6 +427,9 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
         finding = Culprit(smallest, len(bad & best), len(best),
                           _median(pairs[i].bandwidth_MBps for i in bad & best), _median(healthy))
         within = _within_noise(finding, len(healthy), noise)
+        if within is not None and _slower_in_its_class(best & bad, healthy_ix, klass, pairs,
+                                                       noise):
+            within = None
         if within is not None:  # its pairs stay to be explained otherwise, or unexplained
             slight.append((finding, within))
             continue
@@ -472,6 +478,25 @@ def _within_noise(finding: Culprit, healthy: int, noise: NoiseRule | None) -> fl
     error = MEDIAN_EFFICIENCY * noise.map_noise * math.sqrt(1 / finding.bad_pairs + 1 / healthy)
     slowdown = 1.0 - finding.median_MBps / finding.healthy_median_MBps
     return RESOLUTION_SIGMAS * error if slowdown < RESOLUTION_SIGMAS * error else None
+
+
+def _slower_in_its_class(bad_ix: Iterable[int], healthy_ix: list[int], klass: list[int],
+                         pairs: list[Pair], noise: NoiseRule | None) -> bool:
+    """Whether the bad pairs of a component lie below the healthy pairs of their own path class
+    in the map beyond the noise of comparing them (`_within_noise`'s rule, class by class): on
+    a tapered tree or a dragonfly the healthy pairs across the core are the congested ones, and
+    a slow node link's pairs under its own leaf still show it against the others there."""
+    if noise is None:
+        return False
+    for c in sorted({klass[i] for i in bad_ix}):
+        mine = [pairs[i].bandwidth_MBps for i in bad_ix if klass[i] == c]
+        theirs = [pairs[i].bandwidth_MBps for i in healthy_ix if klass[i] == c]
+        if not mine or not theirs:
+            continue
+        error = MEDIAN_EFFICIENCY * noise.map_noise * math.sqrt(1 / len(mine) + 1 / len(theirs))
+        if 1.0 - _median(mine) / _median(theirs) >= max(RESOLUTION_SIGMAS * error, 1e-9):
+            return True
+    return False
 
 
 def _median(values: Iterable[float]) -> float | None:
