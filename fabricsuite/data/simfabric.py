@@ -41,13 +41,13 @@ PROFILES = {
                    "relative, so the line rate's level does not move it"),
     },
     "emucluster": {
-        "node_gbps": 1.0, "hop_latency_us": 25.0,
-        # 118.9 MB/s at 1 MiB of 125 MB/s (0.951) on the emulated 1 Gbit links (Open MPI TCP,
-        # docs/measurements.md); small-message latency ~50 us a round trip over 2 hops
-        "lat_factor": "0:1", "bw_factor": "0:0.951",
+        "node_gbps": 1.0, "hop_latency_us": 6.0,
+        "lat_factor": "0:1", "bw_factor": "0:0.952",
         "origin": ("fitted to the emulated cluster (network namespaces, veth, tc tbf at 1 Gbit): "
-                   "1 MiB ping-pong at 0.951 of the line rate, 12 us one-way at 8 B over 2 hops "
-                   "(netbench pingpong, Open MPI over TCP, docs/measurements.md)"),
+                   "1 MiB ping-pong at 0.952 of the line rate (Open MPI over TCP, median of 3 "
+                   "sessions, docs/measurements.md 'Line fractions'), 12.0 us one-way at 8 B "
+                   "between two nodes under one leaf, 2 links of 6 us (netbench pingpong, "
+                   "2026-12-06)"),
     },
 }
 DEFAULT_PROFILE = "ib-hdr"
