@@ -61,7 +61,7 @@ def draw(scenario: str, fabric: simfabric.Fabric, rnd: random.Random) -> list[st
         if fabric.kind == "dragonfly":
             groups = sorted(set(fabric.group_of.values()))
             g, h = sorted(rnd.sample(range(len(groups)), 2))
-            return [f"uplink:g{g}~{h}"]
+            return [f"global:g{g}~g{h}"]
         return [f"uplink:{rnd.choice(leaves)}"]
     if scenario == "leaf or group":
         if fabric.kind == "dragonfly":

@@ -103,8 +103,11 @@ class Fabric:
         ups = sorted(n.split(":", 1)[1] for n in self.links if n.startswith("uplink:"))
         globals_ = sorted({n.split(":", 1)[1].rsplit("~", 1)[0] for n in self.links
                            if n.startswith("global:")})
+        ends = {end for a, b, *_ in self.links.values() for end in (a, b)}
+        groups = set(self.group_of.values())
         return ([f"link:{h}" for h in self.hosts] + [f"uplink:{s}" for s in ups] +
-                [f"global:{g}" for g in globals_] + [f"switch:{s}" for s in self.switches])
+                [f"global:{g}" for g in globals_] +
+                [f"switch:{s}" for s in self.switches if s in ends or s in groups])
 
     def inject(self, component: str, fraction: float) -> None:
         """Lower the bandwidth of `component` (`link:HOST`, `uplink:SWITCH`, `switch:SWITCH`)

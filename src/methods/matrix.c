@@ -444,9 +444,22 @@ static int list_pair(int a, int b, int *retest, int n)
     return n + 1;
 }
 
+/* choose_suspects' order of the ranks: more suspect pairs first, then the lower rank (rank 0
+ * alone runs it; qsort takes no context). */
+static int *suspects_of_rank;
+
+static int by_suspects(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    if (suspects_of_rank[a] != suspects_of_rank[b])
+        return suspects_of_rank[a] > suspects_of_rank[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
 /* Rank 0: chosen[k] := 1 for the suspects to re-test alone: all of them within the bound, else
- * the bound's worth drawn in turn over the ranks, each rank's slowest suspect first, so that
- * every node, leaf or uplink whose pairs are suspect has some re-tested. v->undecided := the
+ * the bound's worth drawn in turn over the ranks (those with the most suspects first), each
+ * rank's slowest suspect first, so that every node, leaf or uplink whose pairs are suspect has
+ * some re-tested. v->undecided := the
  * others (they stay suspect, neither bad nor cleared). The caller frees. */
 static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_record *m,
                                       matrix_verdict *v)
@@ -458,11 +471,26 @@ static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_re
             chosen[k] = m->suspect[k];
         return chosen;
     }
+    /* the ranks with the most suspect pairs first (a bad node, the nodes under a bad leaf),
+     * so that a bound below the ranks with suspects still re-tests those */
+    int *order = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P, sizeof *order);
+    suspects_of_rank = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P,
+                                          sizeof *suspects_of_rank);
+    for (int a = 0; a < m->P; a++) {
+        order[a] = a;
+        for (int b = a + 1; b < m->P; b++)
+            if (m->suspect[pair_index(m->P, a, b)]) {
+                suspects_of_rank[a]++;
+                suspects_of_rank[b]++;
+            }
+    }
+    qsort(order, (size_t)m->P, sizeof *order, by_suspects);
     long picked = 0;
     int progress = 1;
     while (picked < bound && progress) {
         progress = 0;
-        for (int r = 0; r < m->P && picked < bound; r++) {
+        for (int i = 0; i < m->P && picked < bound; i++) {
+            int r = order[i];
             /* rank r's slowest suspect not chosen yet */
             size_t best = m->pairs;
             for (int o = 0; o < m->P; o++) {
@@ -481,6 +509,9 @@ static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_re
         }
     }
     v->undecided = v->suspects - (int)picked;
+    free(order);
+    free(suspects_of_rank);
+    suspects_of_rank = NULL;
     return chosen;
 }
 
