@@ -6,12 +6,13 @@ suite's own verdict code, against the faults injected.
     fabricsuite simulate --leaves 8 --nodes-per-leaf 8 --taper 2 --fault uplink:leaf3=0.5
     fabricsuite simulate --fabric dragonfly --groups 4 --routers 4 --nodes-per-router 4
 
-Writes a SimGrid platform of the fabric (fabricsuite.data.simfabric: every link named, faults on
-any node link, uplink or switch), builds netbench with SimGrid's smpicc (`make -C src smpi`, the
-same sources), runs `netbench matrix` under smpirun with one rank per simulated node (every rank
-a thread of one process, in simulated time), then judges the map with the suite's own code
-(fabricsuite.data.switches, the fabric map check's verdict) against the fabric's topology as
-Slurm's topology/tree would describe it, and compares what it named with what was injected.
+Writes a SimGrid platform of the fabric (fabricsuite.data.simfabric: every link named, faults
+on any node link, uplink, dragonfly global link, switch, router or group), builds netbench with
+SimGrid's smpicc (`make -C src smpi`, the same sources), runs `netbench matrix` under smpirun
+with one rank per simulated node (every rank a thread of one process, in simulated time), then
+judges the map with the suite's own code (fabricsuite.data.switches, the fabric map check's
+verdict) against the fabric's topology as Slurm's topology/tree would describe it, and compares
+what it named with what was injected.
 
 Exit status: 0 when the map named exactly the faulty components (a healthy fabric: nothing),
 1 when it missed one or named a healthy one, 2 on bad input or when the simulation could not
@@ -144,6 +145,7 @@ def run(args: Any) -> int:
     if args.max_retests:
         options += ["--max-retests", str(args.max_retests)]
     print(f"simulating {fabric.describe()}", flush=True)
+    print(f"netbench's progress: {out / 'netbench.err'}", flush=True)
     result, wall_s = run_map(fabric, out, program, options, args.timeout)
     explanation = switches.verdict(result)
     truth = against_truth(explanation, fabric)
