@@ -27,28 +27,33 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
+
+@dataclass(frozen=True)
+class Profile:
+    """A network profile: a node link's rate, a link's latency, SMPI's factors (`smpi/lat-factor`
+    and `smpi/bw-factor`, SIZE:FACTOR), and where the figures come from."""
+    node_gbps: float
+    hop_latency_us: float
+    lat_factor: str
+    bw_factor: str
+    origin: str
+
+
 #: Network profiles: the link figures and SMPI's factors, each with its origin. SMPI's default
 #: factors were fitted to a TCP cluster (its latency x 11.6 from 64 KiB on makes every extra hop
 #: look like a slow pair: ../shared/notes/simulated-fabrics.md); a fabric is simulated with the
 #: factors of the fabric it stands for.
 PROFILES = {
-    "ib-hdr": {
-        "node_gbps": 200.0, "hop_latency_us": 0.3,
-        "lat_factor": "0:1", "bw_factor": "0:1",
-        "origin": ("nominal: a 200 Gb/s HDR port, 0.3 us a hop (switch and cable); flat factors "
-                   "(1): the flow model at line rate, no protocol overhead. Not fitted to a "
-                   "measured InfiniBand fabric (none was at hand); the map's verdict is "
-                   "relative, so the line rate's level does not move it"),
-    },
-    "emucluster": {
-        "node_gbps": 1.0, "hop_latency_us": 6.0,
-        "lat_factor": "0:1", "bw_factor": "0:0.952",
-        "origin": ("fitted to the emulated cluster (network namespaces, veth, tc tbf at 1 Gbit): "
-                   "1 MiB ping-pong at 0.952 of the line rate (Open MPI over TCP, median of 3 "
-                   "sessions, docs/measurements.md 'Line fractions'), 12.0 us one-way at 8 B "
-                   "between two nodes under one leaf, 2 links of 6 us (netbench pingpong, "
-                   "2026-12-06)"),
-    },
+    "ib-hdr": Profile(200.0, 0.3, "0:1", "0:1", origin=(
+        "nominal: a 200 Gb/s HDR port, 0.3 us a hop (switch and cable); flat factors (1): the "
+        "flow model at line rate, no protocol overhead. Not fitted to a measured InfiniBand "
+        "fabric (none was at hand); the map's verdict is relative, so the line rate's level "
+        "does not move it")),
+    "emucluster": Profile(1.0, 6.0, "0:1", "0:0.952", origin=(
+        "fitted to the emulated cluster (network namespaces, veth, tc tbf at 1 Gbit): 1 MiB "
+        "ping-pong at 0.952 of the line rate (Open MPI over TCP, median of 3 sessions, "
+        "docs/measurements.md 'Line fractions'), 12.0 us one-way at 8 B between two nodes under "
+        "one leaf, 2 links of 6 us (netbench pingpong, 2026-12-06)")),
 }
 DEFAULT_PROFILE = "ib-hdr"
 
@@ -146,11 +151,11 @@ class Fabric:
         """The SimGrid platform (version 4.1): hosts, routers, SPLITDUPLEX links, one-hop routes;
         SimGrid routes every pair over them (shortest path)."""
         p = PROFILES[self.profile]
-        lat = f"{p['hop_latency_us']:g}us"
+        lat = f"{p.hop_latency_us:g}us"
         lines = ["<?xml version='1.0'?>",
                  '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
                  f"<!-- fabricsuite simulate: {self.shape}; profile {self.profile}: "
-                 f"{p['origin']}; faults: {self.fault_text() or 'none'} -->",
+                 f"{p.origin}; faults: {self.fault_text() or 'none'} -->",
                  '<platform version="4.1">',
                  '<zone id="simulated-fabric" routing="DijkstraCache">']
         lines += [f'  <host id={quoteattr(h)} speed="1Gf"/>' for h in self.hosts]
@@ -184,8 +189,8 @@ class Fabric:
     def smpirun_options(self) -> list[str]:
         """SMPI's configuration for this fabric: the profile's factors, no simulated CPU time."""
         p = PROFILES[self.profile]
-        return [f"--cfg=smpi/lat-factor:{p['lat_factor']}",
-                f"--cfg=smpi/bw-factor:{p['bw_factor']}",
+        return [f"--cfg=smpi/lat-factor:{p.lat_factor}",
+                f"--cfg=smpi/bw-factor:{p.bw_factor}",
                 "--cfg=smpi/simulate-computation:0"]
 
     def hostfile(self) -> str:
@@ -225,8 +230,8 @@ class Fabric:
     def describe(self) -> str:
         p = PROFILES[self.profile]
         return (f"{self.shape}: {len(self.hosts)} nodes, {len(self.switches)} switches, "
-                f"{len(self.links)} links; profile {self.profile} ({p['node_gbps']:g} Gb/s a node "
-                f"link, {p['hop_latency_us']:g} us a hop; {p['origin']}); routes: shortest path, "
+                f"{len(self.links)} links; profile {self.profile} ({p.node_gbps:g} Gb/s a node "
+                f"link, {p.hop_latency_us:g} us a hop; {p.origin}); routes: shortest path, "
                 f"one per pair (no ECMP, no adaptive routing); flows share links max-min fairly "
                 f"(SimGrid's flow model); faults: {self.fault_text() or 'none'}")
 
@@ -243,7 +248,7 @@ def fat_tree(leaves: int, nodes_per_leaf: int, taper: float = 1.0,
     _positive(leaves=leaves, nodes_per_leaf=nodes_per_leaf, pods=pods)
     if not taper >= 1:
         raise FabricError(f"taper {taper:g}: give 1 (non-blocking) or more (2: a 2:1 taper)")
-    node_gbps = _profile(profile)["node_gbps"]
+    node_gbps = _profile(profile).node_gbps
     levels = "2-level" if pods == 1 else "3-level"
     shape = (f"{levels} fat tree, {pods * leaves} leaves of {nodes_per_leaf} nodes"
              + (f" in {pods} pods" if pods > 1 else "") + (f", tapered {taper:g}:1"
@@ -278,7 +283,7 @@ def dragonfly(groups: int, routers: int, nodes_per_router: int, global_links: in
               global_links=global_links)
     if groups < 2:
         raise FabricError("a dragonfly needs 2 groups or more")
-    node_gbps = _profile(profile)["node_gbps"]
+    node_gbps = _profile(profile).node_gbps
     fabric = Fabric("dragonfly", profile,
                     shape=f"dragonfly, {groups} groups of {routers} routers of {nodes_per_router} "
                           f"nodes, {global_links} global link(s) between each two groups")
@@ -311,7 +316,7 @@ def _positive(**values: int) -> None:
             raise FabricError(f"{name.replace('_', ' ')} {value!r}: give a whole number, 1 or more")
 
 
-def _profile(name: str) -> dict:
+def _profile(name: str) -> Profile:
     try:
         return PROFILES[name]
     except KeyError:
