@@ -471,11 +471,8 @@ def _unlike_peers(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | N
 
 def _differing(name: str, on_nodes: Mapping[str, Port], figures: Counter,
                promise: Contract | None, named: set[str]) -> list[str]:
-    """`LINKS DIFFER` lines for the nodes whose port `name` is down or below the fastest figure
-    of its peers, where no figure is shared by most of them: links train down, not up, so the
-    slower ones are suspected (not confirmed: only a declared rate says which is meant)."""
-    if len(figures) < 2 and all(p.up for p in on_nodes.values()):
-        return []
+    """`LINKS DIFFER` for the nodes whose port `name` is down or below its peers' fastest figure
+    where no figure is shared by most of them: links train down, so the slower are suspected."""
     fastest = max(figures, key=lambda f: (f[0], f[1] or 0))
     told = ", ".join(f"{count} at " + (f"{width}X " if width else "") + f"{_gbps(rate)} Gb/s"
                      for (rate, width), count in figures.most_common())
