@@ -156,3 +156,26 @@ def test_the_page_counts_are_the_outcomes_for_every_stored_session(references_on
                                   f"{page.failed_count} failed"), (name, outcome)
         assert outcome.endswith(f"; {page.skipped} skipped"), (name, outcome)
         assert findings.document(data, verdict=verdict)["outcome"]["status"] == verdict.status
+
+
+def test_a_regression_whose_last_round_was_disturbed_is_named_with_its_disturbance(
+        tmp_path, monkeypatch):
+    """A real emulated-cluster session (CI 2026-12-06): quiet first run and disturbed
+    confirmation both outside; one of two rounds disturbed, so the quiet one decides: a
+    regression, which the outcome counted without naming the case (its lines skipped any case
+    whose last round was disturbed)."""
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "emucluster.yaml").write_text(
+        (DATA / "regression-last-round-disturbed.refs.yaml").read_text())
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(refs))
+    data = report("regression-last-round-disturbed")
+    verdict = session_verdict.judge(data, [], [], [])
+    assert [c.verdict for c in verdict.cases if c.case.check.startswith("NetbenchPing")] == [
+        "regression"]
+    lines = [line for line in session.verdict_lines(data, verdict)
+             if line.startswith("REGRESSION")]
+    assert lines and all(line.startswith("REGRESSION NetbenchPingPongBandwidth emucluster:nodes "
+                                         "openmpi other-node bandwidth_") for line in lines), lines
+    assert all("its last round disturbed (rank 1 (fst71422, CPU 1) waited 15% of the run for "
+               "its CPU" in line and "the quiet rounds decide" in line for line in lines), lines

@@ -201,8 +201,12 @@ def verdict_lines(report: dict, verdict: SessionVerdict | None = None) -> list[s
             lines.append(f"confirmation passed: {case_where(case)}: first "
                          f"{then or judged.phase}, then within reference")
             continue
-        if verdict_of in (REGRESSION, TRANSIENT, LINK_DEGRADED) and not judged.disturbed:
-            lines += _outside_lines(judged, cache)
+        if verdict_of in (REGRESSION, TRANSIENT, LINK_DEGRADED):
+            # its verdict weighed every round (a disturbed last one among quiet ones does not
+            # decide it): the lines name what the outcome counts, and say the disturbance
+            lines += [f"{line}; its last round disturbed ({judged.disturbed}), the quiet "
+                      f"rounds decide" if judged.disturbed else line
+                      for line in _outside_lines(judged, cache)]
     return lines
 
 
