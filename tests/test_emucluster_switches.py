@@ -396,21 +396,25 @@ def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(f
                          json.loads(report.read_text())["runs"] for c in run["testcases"]
                          if c["name"].startswith("NetbenchMatrix"))
 
-    results = tmp_path / "results"
-    path, doc, said, told = nightly(results)
-    settled = {r["node"]: r["result"] for r in doc.get("retests", [])}
-    if settled.get(slow) in ("broken", "undecided") or (
+    def unsettled(doc, said):
+        """The suite rightly named no node: the session or node 3's re-test disturbed (a rank
+        waited for ReFrame's own process on the shared cores, 6 %: seen once), a map too noisy
+        to resolve its smallest fault, which it says (CI 2026-12-06, twice in a row: 4 pairs
+        at once on the 2 cores, 8-15 % of noise), or a pass the suite itself calls disturbed
+        (a rank waited 68 % of the run for its CPU, 2026-12-06 19:33)."""
+        settled = {r["node"]: r["result"] for r in doc.get("retests", [])}
+        return settled.get(slow) in ("broken", "undecided") or (
             not settled and {f["kind"] for f in doc["findings"]} <= {"interference",
                                                                      "could-not-resolve"}) or (
-            not settled and "passed while disturbed" in said):
-        # the session or node 3's re-test disturbed (a rank waited for ReFrame's own process
-        # on the shared cores, 6 %: seen once), or a map too noisy to resolve its smallest
-        # fault, which it says (CI 2026-12-06: could-not-resolve alone, nothing suspected), or
-        # a pass the suite itself calls disturbed (a rank waited 68 % of the run for its CPU,
-        # 2026-12-06 19:33): the suite rightly names no node; once more
-        print(f"the session or node 3's re-test was disturbed, measuring again:\n{told}")
-        results = tmp_path / "results-again"
+            not settled and "passed while disturbed" in said)
+
+    # measured up to three times while the suite says it could not judge (above)
+    for attempt in range(3):
+        results = tmp_path / f"results-{attempt}"
         path, doc, said, told = nightly(results)
+        if not unsettled(doc, said):
+            break
+        print(f"the session or node 3's re-test could not judge, measuring again:\n{told}")
     retests = {r["node"]: r for r in doc.get("retests", [])}
     assert slow in retests and len(retests) == 2, (told, doc)
     (mate,) = set(retests) - {slow}
