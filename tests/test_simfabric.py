@@ -117,6 +117,16 @@ def test_a_single_global_link_names_the_routers_it_joins_on_the_pairs_that_cross
         switches.parse_topology(fabric.topology_conf() + "LinkName=x Switches=g0,g0r1\n")
 
 
+def test_an_out_directory_that_cannot_be_written_is_one_line(tmp_path, capsys, monkeypatch):
+    from fabricsuite.commands import simulate
+    monkeypatch.setattr(simulate, "build", lambda: tmp_path / "netbench-smpi")  # no smpicc here
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    status = cli.main(["simulate", "--out", str(blocker / "sim")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "cannot write there" in err[0], err
+
+
 def test_the_median_of_a_map_less_some_pairs_is_that_of_the_rest():
     # below_promise takes the median of the pairs not through a part from the sorted whole
     rnd = random.Random(7)

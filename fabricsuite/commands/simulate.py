@@ -80,10 +80,15 @@ def run_map(fabric: simfabric.Fabric, out: Path, program: Path, matrix_options: 
             timeout: float) -> tuple[netbench_result.NetbenchResult, float]:
     """netbench matrix under smpirun on `fabric`, its files in `out`: the result (its
     switch_tree set to the fabric's topology text) and the wall seconds it took."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "platform.xml").write_text(fabric.platform_xml())
-    (out / "hosts").write_text(fabric.hostfile())
-    (out / "topology.conf").write_text(fabric.topology_conf())
+    topology = fabric.topology_conf()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "platform.xml").write_text(fabric.platform_xml())
+        (out / "hosts").write_text(fabric.hostfile())
+        (out / "topology.conf").write_text(topology)
+    except OSError as err:
+        raise UsageError(f"--out {out}: cannot write there ({err.strerror}); give a directory "
+                         f"you can write") from None
     cmd = ["smpirun", "-np", str(len(fabric.hosts)), "-platform", str(out / "platform.xml"),
            "-hostfile", str(out / "hosts"), *fabric.smpirun_options(),
            "--log=root.thres:warning", str(program), "matrix",
@@ -104,7 +109,7 @@ def run_map(fabric: simfabric.Fabric, out: Path, program: Path, matrix_options: 
         raise UsageError(f"smpirun exited {proc.returncode}: {' / '.join(why)} "
                          f"(files in {out})")
     result = netbench_result.load(out / "matrix.json")
-    result.switch_tree = fabric.topology_conf()
+    result.switch_tree = topology
     return result, wall_s
 
 
