@@ -22,6 +22,7 @@ import pytest
 
 from fabricsuite import REPO_ROOT
 from fabricsuite.commands import init
+from fabricsuite.commands.emucluster import QUICK
 from fabricsuite.data import topology
 
 SINFO = """\
@@ -145,7 +146,7 @@ def test_init_onboards_the_emulated_cluster(cluster, tmp_path):
         emu, results, "-c", "checks/pt2pt.py", "-p", "openmpi",
         "-n", "NetbenchPingPong%distance=other-node",
         "-n", "NetbenchPingPongBandwidth%distance=other-node", "-S", "require_reference=false",
-        system="emu2", timeout=600,
+        *QUICK, system="emu2", timeout=600,
         extra_env={"FABRICSUITE_CONFIG_PATH": str(config), "RFM_REFERENCE_PREFIX": str(references)})
     assert run.returncode == 0, run.stdout[-4000:]
     assert re.search(r"Ran 3/3 test case", run.stdout), run.stdout[-3000:]

@@ -34,6 +34,7 @@ from mpi_support import (
 
 from fabricsuite.base import console
 from fabricsuite.commands import session
+from fabricsuite.commands.emucluster import QUICK
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
@@ -234,7 +235,7 @@ def test_nightly_exit_status_0_1_2_from_real_runs(tmp_path):
     # one confirmation round (--max-retries=1 after the mode's 3): the exit status is the point
     # here, the rounds are test_emucluster's workflows test; 4 rounds fewer, 20 s of CI
     args = ["--tag", "t1", "--", "-n", f"^NetbenchPingPong%distance={distance}", "-p",
-            "openmpi", "-S", "confirm_pause_s=0", "--max-retries=1"]
+            "openmpi", "-S", "confirm_pause_s=0", "--max-retries=1", *QUICK]
     met, unmet, none = (tmp_path / d for d in ("met", "unmet", "none"))
     for directory, factor in ((met, 100.0), (unmet, 0.001), (none, None)):
         body = ("NetbenchPingPong:\n  $index: [$partition, $environ, distance]\n"
@@ -277,7 +278,7 @@ def test_a_busy_loop_on_a_bound_core_is_interference_not_a_regression(tmp_path):
     try:
         proc = _nightly(tmp_path / "r", "--", "-n", f"^NetbenchPingPong%distance={distance}",
                         "-p", "openmpi", "-S", "confirm_pause_s=0", "--max-retries=1",
-                        refs=unmet)
+                        *QUICK, refs=unmet)
     finally:
         hog.kill()
         hog.wait()
@@ -381,7 +382,7 @@ def test_perflog_export_to_a_time_series_store_when_asked(tmp_path):
                 env["FABRICSUITE_PERFLOG_URL"] = export
             proc = reframe("-c", "checks/pt2pt.py", "--system", "local", "-n",
                            f"^NetbenchPingPong%distance={local_distance()}", "-p", "openmpi",
-                           "-r", "-S", "require_reference=false",
+                           "-r", "-S", "require_reference=false", *QUICK,
                            results=tmp_path / "results", env=env)
             assert "Ran 2/2" in proc.stdout, proc.stdout[-3000:]
             if export is None:
@@ -586,7 +587,8 @@ def test_a_nightly_whose_session_could_not_be_stored_is_not_exit_0(tmp_path):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     proc = subprocess.run(
         [str(BIN / "fabricsuite"), "nightly", "--system", "local", "--results", str(results),
-         "--", "-n", f"^NetbenchPingPong%distance={local_distance()}", "-p", "openmpi"],
+         "--", "-n", f"^NetbenchPingPong%distance={local_distance()}", "-p", "openmpi",
+         *QUICK],
         capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
     assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
     last = proc.stderr.strip().splitlines()[-1]

@@ -30,6 +30,7 @@ from mpi_support import (
 )
 
 from fabricsuite import REPO_ROOT
+from fabricsuite.commands.emucluster import QUICK
 
 pytestmark = [
     pytest.mark.integration,
@@ -107,14 +108,15 @@ def test_a_failed_job_never_passes_with_an_earlier_runs_figures(tmp_path):
     stage = tmp_path / "stage"
     common = ["-n", f"NetbenchPingPong%distance={local_distance()}", "-p", "openmpi",
               "--stage", str(stage), "--dont-restage", "--keep-stage-files",
-              "-S", "require_reference=false"]
+              "-S", "require_reference=false", *QUICK]
     first = reframe(tmp_path / "results", *common)
     # The first run wrote its netbench.json into the stage (pass or fail on performance).
     written = list(stage.rglob("NetbenchPingPong_*/netbench.json"))
     assert written, first.stdout[-3000:]
     # The second job fails at once (netbench refuses an unknown option with status 2) in the
     # same, not restaged, stage where the first run's figures still lie.
-    second = reframe(tmp_path / "results", *common, "-S", "netbench_options=--no-such-option")
+    second = reframe(tmp_path / "results", *common,
+                     "-S", "NetbenchPingPong.netbench_options=--no-such-option")
     assert second.returncode != 0, second.stdout[-3000:]
     failure = second.stdout.split("SUMMARY OF FAILURES")[-1]
     assert "Failing phase: sanity" in failure, failure
@@ -125,7 +127,8 @@ def test_every_session_keeps_its_own_output(tmp_path):
     results = tmp_path / "results"
     for _ in range(2):
         proc = reframe(results, "-n", f"NetbenchOverlap%distance={local_distance()}",
-                       "-p", "openmpi", "-S", "require_reference=false")
+                       "-p", "openmpi", "-S", "require_reference=false",
+                       "-S", "netbench_options=--repetitions,3")  # the files, not the figures
         assert "NetbenchOverlap" in proc.stdout, proc.stdout[-2000:]
         time.sleep(1.1)  # session directories are named to the second (and the process id)
     # A passed case's files are in output/<session>, a failed one's stay in stage/<session>

@@ -21,6 +21,7 @@ from fabricsuite import NOT_MEASURED_AGAIN
 from fabricsuite.commands import session
 from fabricsuite.commands.baseline import DEFAULT_FLOOR, NOISE_WIDTHS
 from fabricsuite.commands.cli import main
+from fabricsuite.commands.emucluster import QUICK
 from fabricsuite.commands.session import verdict_lines
 
 
@@ -417,7 +418,8 @@ def test_a_sanity_failure_is_confirmed_at_once_without_the_pauses(tmp_path):
     proc = reframe("-c", "checks/pt2pt.py", "--system", "local",
                    "-n", f"^NetbenchPingPong%distance={local_distance()}", "-p", "openmpi",
                    "--exec-policy=serial", "-r", "--max-retries=2", "-S", "confirm_pause_s=30",
-                   "--report-file", str(tmp_path / "report.json"), results=tmp_path / "results",
+                   *QUICK, "--report-file", str(tmp_path / "report.json"),
+                   results=tmp_path / "results",
                    env=env, timeout=900)
     assert proc.returncode != 0, proc.stdout[-3000:]
     report = json.loads((tmp_path / "report.json").read_text())
