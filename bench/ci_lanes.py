@@ -2,7 +2,7 @@
 """Where the test command's time goes, per lane (issue 65: under 20 minutes on 2 cores).
 
     ci/test.sh --junitxml=/tmp/ci.xml          # the whole test command, timed per test
-    bench/ci_lanes.py /tmp/ci.xml [--top 15]   # seconds per lane and the slowest tests
+    bench/ci_lanes.py /tmp/ci.xml /tmp/ci.unit.xml [--top 15]   # per lane, the slowest tests
 
 Reads a JUnit XML file pytest wrote (each test case's time: its set-up, call and tear-down) and
 the lane of every test (the markers tests/conftest.py gives: unit, mpi, reframe, emucluster;
@@ -44,27 +44,37 @@ def node_id(case: ET.Element) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("junit", help="the JUnit XML file of a test run (--junitxml)")
+    parser.add_argument("junit", nargs="+",
+                        help="the JUnit XML file(s) of a test run (--junitxml; ci/test.sh writes "
+                             "FILE and FILE.unit.xml, one a step)")
     parser.add_argument("--top", type=int, default=15, help="slowest tests shown (default 15)")
     args = parser.parse_args(argv)
-    try:
-        root = ET.parse(args.junit).getroot()
-    except (OSError, ET.ParseError) as err:
-        print(f"ci_lanes: cannot read {args.junit}: {err}; give the file of --junitxml",
-              file=sys.stderr)
-        return 2
+    roots = []
+    for path in args.junit:
+        try:
+            roots.append((path, ET.parse(path).getroot()))
+        except (OSError, ET.ParseError) as err:
+            print(f"ci_lanes: cannot read {path}: {err}; give the file of --junitxml",
+                  file=sys.stderr)
+            return 2
     lane_of = lanes()
     seconds: dict[str, float] = defaultdict(float)
     count: dict[str, int] = defaultdict(int)
     timed = []
-    for case in root.iter("testcase"):
+    # a step's wall time (its suite's time): the tests' own seconds add up to more where a step
+    # ran on both cores (the unit lane, pytest-xdist)
+    for path, root in roots:
+        wall = sum(float(suite.get("time") or 0) for suite in root.iter("testsuite"))
+        print(f"{path}: {wall:,.0f} s of wall time")
+    cases = [case for _path, root in roots for case in root.iter("testcase")]
+    for case in cases:
         node = node_id(case)
         lane = lane_of.get(node, "?")
         took = float(case.get("time") or 0)
         seconds[lane] += took
         count[lane] += 1
         timed.append((took, node, lane))
-    print("| lane | tests | seconds |\n| --- | ---: | ---: |")
+    print("\n| lane | tests | seconds (the tests' own) |\n| --- | ---: | ---: |")
     for lane in sorted(seconds, key=lambda name: -seconds[name]):
         print(f"| {lane} | {count[lane]} | {seconds[lane]:,.0f} |")
     print(f"| all | {sum(count.values())} | {sum(seconds.values()):,.0f} |")

@@ -363,6 +363,63 @@ def test_a_link_taken_down_and_up_shows_its_carrier_changes_beside_the_failed_jo
     print(*broken, sep="\n")
 
 
+def _assert_regressions_named_with_their_noise_and_shapers(stdout: str) -> None:
+    """Each REGRESSION line of a slow session names the variable, both figures and their distance
+    in the reference's noise, confirmed; beside each, the shaper of each node's link held the
+    packets back (fabricsuite.data.counters: tc on every node of the emulated cluster's jobs)."""
+    lines = [ln.strip() for ln in stdout.splitlines() if ln.strip().startswith("REGRESSION")]
+    assert lines and all("bandwidth_" in ln and "noise widths" in ln
+                         and "confirmed: first run" in ln for ln in lines), lines
+    assert all({f"{PREFIX}1", f"{PREFIX}2"} <= set(re.findall(
+        r"(\S+) tc eth0 tbf-\w+ overlimits \+\d+", ln.split("; counters moved: ")[-1]))
+        for ln in lines), lines
+
+
+def _compare_and_report_name_the_drop(results: Path, tmp_path: Path) -> None:
+    """`fabricsuite compare` of the tags before and after names the bandwidth variables as
+    significant regressions and nothing else; `fabricsuite report` draws the change point at
+    the first session of the new level."""
+    compare = subprocess.run(
+        [str(BIN / "fabricsuite"), "compare", "--system", "emucluster", "--results",
+         str(results), "--before-tag", "before", "--after-tag", "after", "--json"],
+        capture_output=True, text=True, cwd=REPO_ROOT)
+    assert compare.returncode == 1, compare.stdout[-3000:] + compare.stderr
+    table = json.loads(compare.stdout)
+    significant = {v["variable"] for v in table["variables"] if v["significant"]}
+    assert significant == {"bandwidth_1MiB_MBps", "bandwidth_peak_MBps"}, table["variables"]
+    # every measurement counts: 2 repeats a session, and a failed case's confirmation run
+    regressions = [v for v in table["variables"] if v["significant"]]
+    # (a run whose ranks waited for their CPUs is set aside, not a sample: at most one of the
+    # ten on a busy host, before or after: the CI host of 2026-12-02 had one after)
+    assert all(v["verdict"] == "regression" and v["n_before"] >= 5 and v["n_after"] >= 3
+               and v["n_before"] + v["n_after"] >= 9 for v in regressions), [
+        (v["variable"], v["verdict"], v["n_before"], v["n_after"]) for v in regressions]
+    runs_before = regressions[0]["n_before"]
+
+    page = tmp_path / "report.html"
+    report = subprocess.run(
+        [str(BIN / "fabricsuite"), "report", "--system", "emucluster", "--results",
+         str(results), "-o", str(page)], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert report.returncode == 0, report.stderr
+    html = page.read_text()
+    first_after = json.loads(sorted((results / "reports").glob("run-report-*.json"),
+                                    key=lambda p: p.stat().st_mtime)[3].read_text())
+    uuid = first_after["session_info"]["uuid"]
+    assert first_after["session_info"]["tag"] == "after"
+    # the change points table names the first 800 Mbit session for both bandwidth series
+    changes = html[html.index('id="change-points"'):]
+    changes = changes[:changes.index("</table>")]
+    rows = [r for r in changes.split("<tr>") if "bandwidth_" in r]
+    assert len(rows) == 2 and all(uuid[:8] in r for r in rows), rows
+    # each bandwidth trend plot (an SVG data URI) draws the change point before the first run
+    # after the last 'before' one
+    import base64
+    svgs = [base64.b64decode(data) for data in
+            re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", html)]
+    marked = [svg for svg in svgs if f'id="change-point-{runs_before}"'.encode() in svg]
+    assert len(marked) == 2, (runs_before, len(svgs))
+
+
 def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     """Issue 13's acceptance, as a new user would, against the shipped references
     (reference/emucluster.yaml, taken at 1 Gbit by `fabricsuite baseline`): three nightly runs
@@ -409,16 +466,7 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
         after[0].stdout), after[0].stdout[-4000:]
     assert "confirmation round 2:" not in after[0].stdout, after[0].stdout[-4000:]
     for slow in after:
-        lines = [ln.strip() for ln in slow.stdout.splitlines()
-                 if ln.strip().startswith("REGRESSION")]
-        # each names the variable, both figures and their distance in the reference's noise,
-        # confirmed; beside each, the shaper of each node's link held the packets back
-        # (fabricsuite.data.counters: tc on every node of the emulated cluster's jobs)
-        assert lines and all("bandwidth_" in ln and "noise widths" in ln
-                             and "confirmed: first run" in ln for ln in lines), lines
-        assert all({f"{PREFIX}1", f"{PREFIX}2"} <= set(re.findall(
-            r"(\S+) tc eth0 tbf-\w+ overlimits \+\d+", ln.split("; counters moved: ")[-1]))
-            for ln in lines), lines
+        _assert_regressions_named_with_their_noise_and_shapers(slow.stdout)
     assert after[-1].returncode == 1, after[-1].stdout[-4000:]
     named = [ln.strip() for ln in after[-1].stdout.splitlines()
              if ln.strip().startswith("REGRESSION")]
@@ -433,45 +481,47 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     junit = (tmp_path / "j.xml").read_text()
     assert 'failures="2"' in junit and "bandwidth_" in junit
 
-    compare = subprocess.run(
-        [str(BIN / "fabricsuite"), "compare", "--system", "emucluster", "--results",
-         str(results), "--before-tag", "before", "--after-tag", "after", "--json"],
-        capture_output=True, text=True, cwd=REPO_ROOT)
-    assert compare.returncode == 1, compare.stdout[-3000:] + compare.stderr
-    table = json.loads(compare.stdout)
-    significant = {v["variable"] for v in table["variables"] if v["significant"]}
-    assert significant == {"bandwidth_1MiB_MBps", "bandwidth_peak_MBps"}, table["variables"]
-    # every measurement counts: 2 repeats a session, and a failed case's confirmation run
-    regressions = [v for v in table["variables"] if v["significant"]]
-    # (a run whose ranks waited for their CPUs is set aside, not a sample: at most one of the
-    # ten on a busy host, before or after: the CI host of 2026-12-02 had one after)
-    assert all(v["verdict"] == "regression" and v["n_before"] >= 5 and v["n_after"] >= 3
-               and v["n_before"] + v["n_after"] >= 9 for v in regressions), [
-        (v["variable"], v["verdict"], v["n_before"], v["n_after"]) for v in regressions]
-    runs_before = regressions[0]["n_before"]
+    _compare_and_report_name_the_drop(results, tmp_path)
 
-    page = tmp_path / "report.html"
-    report = subprocess.run(
-        [str(BIN / "fabricsuite"), "report", "--system", "emucluster", "--results",
-         str(results), "-o", str(page)], capture_output=True, text=True, cwd=REPO_ROOT)
-    assert report.returncode == 0, report.stderr
-    html = page.read_text()
-    first_after = json.loads(sorted((results / "reports").glob("run-report-*.json"),
-                                    key=lambda p: p.stat().st_mtime)[3].read_text())
-    uuid = first_after["session_info"]["uuid"]
-    assert first_after["session_info"]["tag"] == "after"
-    # the change points table names the first 800 Mbit session for both bandwidth series
-    changes = html[html.index('id="change-points"'):]
-    changes = changes[:changes.index("</table>")]
-    rows = [r for r in changes.split("<tr>") if "bandwidth_" in r]
-    assert len(rows) == 2 and all(uuid[:8] in r for r in rows), rows
-    # each bandwidth trend plot (an SVG data URI) draws the change point before the first run
-    # after the last 'before' one
-    import base64
-    svgs = [base64.b64decode(data) for data in
-            re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", html)]
-    marked = [svg for svg in svgs if f'id="change-point-{runs_before}"'.encode() in svg]
-    assert len(marked) == 2, (runs_before, len(svgs))
+
+def _act_drains_the_confirmed_node_once(emu, results: Path, nodes: list[str]) -> None:
+    """`fabricsuite act --mode drain` on the session's findings drains node 3 alone, with the
+    suite's reason; after an administrator's resume, the same findings are refused (acted on
+    once); with Slurm's controller hung, act is one line and exit 2."""
+    import os
+    import signal
+
+    try:
+        acted = emu("exec", str(BIN / "fabricsuite"), "act", "--mode", "drain",
+                    "--max-fraction", "0.5", "--results", str(results), check=False)
+        assert acted.returncode == 0, acted.stdout + acted.stderr
+        state = json.loads(emu("exec", "sinfo", "--json").stdout)["nodes"]
+        drained = {n["name"]: n["reason"] for n in state if "DRAIN" in n["state_flags"]}
+        assert list(drained) == [nodes[2]], (drained, acted.stdout)
+        assert drained[nodes[2]].startswith("fabricsuite: NODE OUTLIER "
+                                            "NetbenchPingPongBandwidth "), drained
+        # an administrator returns node 3 to service; the same findings acted on again (the
+        # cron line `fabricsuite nightly; fabricsuite act` after a nightly that died): refused,
+        # the node stays in service
+        emu("exec", "scontrol", "update", f"NodeName={nodes[2]}", "State=RESUME")
+        again = emu("exec", str(BIN / "fabricsuite"), "act", "--mode", "drain",
+                    "--max-fraction", "0.5", "--results", str(results), check=False)
+        assert again.returncode == 1 and "was acted on already" in again.stdout, again.stdout
+        state = json.loads(emu("exec", "sinfo", "--json").stdout)["nodes"]
+        assert not [n for n in state if "DRAIN" in n["state_flags"]], state
+        # Slurm's controller hung: one line, exit 2, nothing done
+        pid = int((emu.state / "run" / "slurmctld.pid").read_text())
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            hung = emu("exec", str(BIN / "fabricsuite"), "act", "--mode", "drain",
+                       "--force", "after repair", "--results", str(results), check=False)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert hung.returncode == 2 and len(hung.stderr.strip().splitlines()) == 1, hung
+        assert "slurmctld" in hung.stderr, hung.stderr
+    finally:
+        for node in nodes:
+            emu("exec", "scontrol", "update", f"NodeName={node}", "State=RESUME", check=False)
 
 
 def test_acceptance_spreads_over_nodes_and_a_slow_new_node_is_re_tested_and_drained_alone(
@@ -487,9 +537,6 @@ def test_acceptance_spreads_over_nodes_and_a_slow_new_node_is_re_tested_and_drai
     suite's reason, and acts on those findings once. bench/node_outliers_emucluster.py (--act)
     counts the same as trials. (One test since issue 65: the re-test's own test ran the same
     failing nightly again.)"""
-    import os
-    import signal
-
     from fabricsuite.data.cases import node_names
 
     emu, _state = cluster
@@ -563,37 +610,7 @@ def test_acceptance_spreads_over_nodes_and_a_slow_new_node_is_re_tested_and_drai
     assert [(f["kind"], f["confidence"], f["nodes"]) for f in doc["findings"]] == [
         ("node-outlier", "confirmed", nodes[2])], doc
     assert [r["result"] for r in doc["retests"]] == ["confirmed", "cleared"], doc
-    try:
-        acted = emu("exec", str(BIN / "fabricsuite"), "act", "--mode", "drain",
-                    "--max-fraction", "0.5", "--results", str(results), check=False)
-        assert acted.returncode == 0, acted.stdout + acted.stderr
-        state = json.loads(emu("exec", "sinfo", "--json").stdout)["nodes"]
-        drained = {n["name"]: n["reason"] for n in state if "DRAIN" in n["state_flags"]}
-        assert list(drained) == [nodes[2]], (drained, acted.stdout)
-        assert drained[nodes[2]].startswith("fabricsuite: NODE OUTLIER "
-                                            "NetbenchPingPongBandwidth "), drained
-        # an administrator returns node 3 to service; the same findings acted on again (the
-        # cron line `fabricsuite nightly; fabricsuite act` after a nightly that died): refused,
-        # the node stays in service
-        emu("exec", "scontrol", "update", f"NodeName={nodes[2]}", "State=RESUME")
-        again = emu("exec", str(BIN / "fabricsuite"), "act", "--mode", "drain",
-                    "--max-fraction", "0.5", "--results", str(results), check=False)
-        assert again.returncode == 1 and "was acted on already" in again.stdout, again.stdout
-        state = json.loads(emu("exec", "sinfo", "--json").stdout)["nodes"]
-        assert not [n for n in state if "DRAIN" in n["state_flags"]], state
-        # Slurm's controller hung: one line, exit 2, nothing done
-        pid = int((emu.state / "run" / "slurmctld.pid").read_text())
-        os.kill(pid, signal.SIGSTOP)
-        try:
-            hung = emu("exec", str(BIN / "fabricsuite"), "act", "--mode", "drain",
-                       "--force", "after repair", "--results", str(results), check=False)
-        finally:
-            os.kill(pid, signal.SIGCONT)
-        assert hung.returncode == 2 and len(hung.stderr.strip().splitlines()) == 1, hung
-        assert "slurmctld" in hung.stderr, hung.stderr
-    finally:
-        for node in nodes:
-            emu("exec", "scontrol", "update", f"NodeName={node}", "State=RESUME", check=False)
+    _act_drains_the_confirmed_node_once(emu, results, nodes)
 
 
 def test_a_node_link_below_the_declared_rate_is_named_before_any_benchmark(cluster, tmp_path):
