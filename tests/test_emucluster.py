@@ -377,8 +377,7 @@ def _assert_regressions_named_with_their_noise_and_shapers(stdout: str) -> None:
 
 def _compare_and_report_name_the_drop(results: Path, tmp_path: Path) -> None:
     """`fabricsuite compare` of the tags before and after names the bandwidth variables as
-    significant regressions and nothing else; `fabricsuite report` draws the change point at
-    the first session of the new level."""
+    significant regressions and nothing else; `fabricsuite report` draws both series."""
     compare = subprocess.run(
         [str(BIN / "fabricsuite"), "compare", "--system", "emucluster", "--results",
          str(results), "--before-tag", "before", "--after-tag", "after", "--json"],
@@ -390,11 +389,10 @@ def _compare_and_report_name_the_drop(results: Path, tmp_path: Path) -> None:
     # every measurement counts: 2 repeats a session, and a failed case's confirmation run
     regressions = [v for v in table["variables"] if v["significant"]]
     # (a run whose ranks waited for their CPUs is set aside, not a sample: at most one of the
-    # ten on a busy host, before or after: the CI host of 2026-12-02 had one after)
-    assert all(v["verdict"] == "regression" and v["n_before"] >= 5 and v["n_after"] >= 3
-               and v["n_before"] + v["n_after"] >= 9 for v in regressions), [
+    # six on a busy host, before or after: the CI host of 2026-12-02 had one after)
+    assert all(v["verdict"] == "regression" and v["n_before"] >= 1 and v["n_after"] >= 3
+               and v["n_before"] + v["n_after"] >= 5 for v in regressions), [
         (v["variable"], v["verdict"], v["n_before"], v["n_after"]) for v in regressions]
-    runs_before = regressions[0]["n_before"]
 
     page = tmp_path / "report.html"
     report = subprocess.run(
@@ -402,35 +400,28 @@ def _compare_and_report_name_the_drop(results: Path, tmp_path: Path) -> None:
          str(results), "-o", str(page)], capture_output=True, text=True, cwd=REPO_ROOT)
     assert report.returncode == 0, report.stderr
     html = page.read_text()
-    first_after = json.loads(sorted((results / "reports").glob("run-report-*.json"),
-                                    key=lambda p: p.stat().st_mtime)[3].read_text())
-    uuid = first_after["session_info"]["uuid"]
-    assert first_after["session_info"]["tag"] == "after"
-    # the change points table names the first 800 Mbit session for both bandwidth series
-    changes = html[html.index('id="change-points"'):]
-    changes = changes[:changes.index("</table>")]
-    rows = [r for r in changes.split("<tr>") if "bandwidth_" in r]
-    assert len(rows) == 2 and all(uuid[:8] in r for r in rows), rows
-    # each bandwidth trend plot (an SVG data URI) draws the change point before the first run
-    # after the last 'before' one
-    import base64
-    svgs = [base64.b64decode(data) for data in
-            re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", html)]
-    marked = [svg for svg in svgs if f'id="change-point-{runs_before}"'.encode() in svg]
-    assert len(marked) == 2, (runs_before, len(svgs))
+    # the trend of each bandwidth series over the sessions of both tags (its change point needs
+    # 6 runs before, 4 passing nightlies more than this test runs: tests/test_report.py marks
+    # it on stored sessions)
+    drawn = set(re.findall(r'<figure id="trend-\d+" class="trend-figure" data-series="'
+                           r'NetbenchPingPongBandwidth emucluster:nodes openmpi other-node '
+                           r'(\w+)" data-change-points="\d+"', html))
+    assert drawn == {"bandwidth_1MiB_MBps", "bandwidth_peak_MBps"}, drawn
 
 
 def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     """Issue 13's acceptance, as a new user would, against the shipped references
-    (reference/emucluster.yaml, taken at 1 Gbit by `fabricsuite baseline`): three nightly runs
-    pass (exit 0: identical runs raise no false alarm), the links drop to 800 Mbit, two more
-    nightly runs; each exits 1 naming the bandwidth variables, both figures, the noise widths
-    and the shapers that held the packets back, after confirmation (issue 12's ground truth);
+    (reference/emucluster.yaml, taken at 1 Gbit by `fabricsuite baseline`): a nightly passes
+    (exit 0: identical runs raise no false alarm), the links drop to 800 Mbit, two more
+    nightlies; each exits 1 naming the bandwidth variables, both figures, the noise widths and
+    the shapers that held the packets back, after confirmation (issue 12's ground truth);
     `fabricsuite compare` of the two tags names those variables as significant regressions and
-    nothing else; `fabricsuite report` draws the drop with a change point at the first run of
-    the new level. Each nightly run repeats the case twice (--repeat 2): 6 runs before and 4
-    after are enough for Mann-Whitney to reach significance (3 vs 2 cannot: p >= 0.2); a case
-    measured again to confirm its failure counts once, with its last run. The catch and
+    nothing else; `fabricsuite report` draws both series. Each nightly repeats the case twice
+    (--repeat 2); a case measured again to confirm its failure counts once, with its last run:
+    2 runs before and 4 after, too few for Mann-Whitney (it needs 6 and 4: issue 65 cut two
+    passing nightlies, 40 s), so compare judges them against the noise the references recorded
+    (`known_noise_p`; Mann-Whitney on real sessions is tests/test_compare.py's, the change point
+    on stored sessions tests/test_report.py's). The catch and
     false-alarm rates over many trials, at 900 and 800 Mbit, are bench/verdicts_emucluster.py's
     (issue 65: rates belong in bench/, this test holds the verdicts and what they say)."""
     emu, _state = cluster
@@ -448,10 +439,9 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
                    check=False,
                    extra_env={"MPIEXEC_TIMEOUT": "90"})
 
-    for _ in range(3):
-        before = nightly("before")
-        assert before.returncode == 0, before.stdout[-4000:] + before.stderr[-2000:]
-        assert "outcome: PASSED: 2 case(s) within their references" in before.stdout
+    before = nightly("before")
+    assert before.returncode == 0, before.stdout[-4000:] + before.stderr[-2000:]
+    assert "outcome: PASSED: 2 case(s) within their references" in before.stdout
     try:
         emu("rate", "800mbit")
         # The first slow session: one confirmation round (--max-retries=1 after the mode's 3)
