@@ -639,3 +639,20 @@ def test_act_refuses_findings_a_later_session_of_the_system_superseded(tmp_path,
 
     with pytest.raises(RuntimeError, match="asked Slurm"):
         act.act(args, runner=slurm)
+
+
+def test_a_job_whose_node_list_slurm_never_reported_names_its_ranks_hosts_never_none():
+    """A real re-test on the emulated cluster (CI 2026-12-06, tests/data/cases/README.md): the
+    job, a second long, ended before ReFrame's first poll and its node list is ["None"]. Its
+    findings named a node "None" and not the node it passed on. The hosts the ranks reported
+    (`rank_hosts`, written by netbench's checks since) stand in; without them the case names no
+    node, never "None"."""
+    data = report("nodelist-unreported")
+    (case,) = [c for run in data["runs"] for c in run["testcases"]
+               if c["name"].startswith("NetbenchPingPong ")]
+    assert case["job_nodelist"] == ["None"] and case["result"] == "pass"
+    doc = findings.document(data)
+    assert doc["nodes"] == "" and doc["passed_nodes"] == "", doc
+    case["rank_hosts"] = ["fss87363", "fss87361"]  # as the check writes them now
+    doc = findings.document(data)
+    assert hostlists.expand_hostlist(doc["passed_nodes"]) == ["fss87361", "fss87363"], doc

@@ -251,6 +251,10 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     cpu_wait_fraction = variable(float, type(None), value=None, loggable=True)
     #: Why the node was not quiet, "" when it was: the rank, its wait, what ran on its CPU
     interference = variable(str, value="", loggable=True)
+    #: The hosts the ranks ran on, in rank order, each once (the result's own word): the case's
+    #: nodes where the scheduler did not report them (a job that ended before ReFrame's first
+    #: poll has a Slurm node list of "None"; fabricsuite.data.cases.job_nodes)
+    rank_hosts = variable(typ.List[str], value=[], loggable=True)
 
     #: Whether the job runs `netbench limits` on the ranks' cores before the method (the
     #: efficiency figures' prologue, fabricsuite.data.limits); set at init where the check declares
@@ -417,7 +421,9 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
             raise SanityError(str(err)) from None
         # Before any figure: a run carried by another transport than the partition's measures
         # something else (fabricsuite.data.transport).
-        across_nodes = len({rank.get("host") for rank in result.ranks}) > 1
+        self.rank_hosts = list(dict.fromkeys(str(rank["host"]) for rank in result.ranks
+                                             if rank.get("host")))
+        across_nodes = len(self.rank_hosts) > 1
         self.transport, wrong_transport = transport.judge(self, across_nodes)
         if wrong_transport:
             raise SanityError(wrong_transport[0])

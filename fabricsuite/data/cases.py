@@ -453,8 +453,24 @@ def node_names(job_nodelist: object) -> tuple[str, ...]:
     return tuple(names)
 
 
+#: ReFrame's node list of a Slurm job whose nodes sacct had not reported when the job ended
+#: before the first poll (`scontrol show hostname None`): no node of the job.
+UNREPORTED_NODE = "None"
+
+
+def job_nodes(case: dict) -> tuple[str, ...]:
+    """The nodes a case's job ran on: the scheduler's list, else (a job that ended before
+    ReFrame's first poll, its Slurm node list unreported) the hosts its ranks reported
+    (`rank_hosts`, netbench's checks)."""
+    nodes = tuple(n for n in node_names(case.get("job_nodelist")) if n != UNREPORTED_NODE)
+    hosts = case.get("rank_hosts")
+    if not nodes and isinstance(hosts, list):
+        nodes = tuple(str(host) for host in hosts if host)
+    return nodes
+
+
 def evidence(case: dict) -> Evidence:
-    nodes = node_names(case.get("job_nodelist"))
+    nodes = job_nodes(case)
     wait = case.get("cpu_wait_fraction")
     return Evidence(nodes=nodes, transport=str(case.get("transport") or ""),
                     cpu_wait=float(wait) if is_number(wait) else None,

@@ -26,7 +26,7 @@ from fabricsuite.data.cases import (
     case_key,
     final_cases,
     is_fixture,
-    node_names,
+    job_nodes,
     run_figure,
     run_figures,
     was_interrupted,
@@ -315,8 +315,8 @@ def _where(levels: tuple[tuple[str, str], ...]) -> str:
 
 
 def _nodelist(case: dict) -> list[str]:
-    """The job's nodes, one name each (the case model's reading of job_nodelist)."""
-    return list(node_names(case.get("job_nodelist")))
+    """The job's nodes, one name each (fabricsuite.data.cases.job_nodes)."""
+    return list(job_nodes(case))
 
 
 def _hosts_and_binding(stored: StoredCase, loaded: LoadedResult | None) -> tuple[str, str]:
