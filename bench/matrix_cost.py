@@ -58,7 +58,8 @@ def sync_s(nodes: int, base_s: float, per_level_s: float) -> float:
 
 
 #: Re-tests of healthy pairs, the reference, in a map without suspects (netbench's
-#: NB_REFERENCE_PAIRS); with S suspects, S + 1 (one before each and one after the last).
+#: NB_REFERENCE_PAIRS); with S suspects, S + 1 (one before each and one after the last), and
+#: as many again for the B of them found bad (their second re-test alone).
 REFERENCE_RETESTS = 3
 
 
@@ -66,13 +67,16 @@ def model(nodes: int, pair_s: float, base_s: float, per_level_s: float) -> dict:
     step = pair_s + sync_s(nodes, base_s, per_level_s)
     pairs = nodes * (nodes - 1) // 2
     rounds = tournament_rounds(nodes)
-    def retests(suspects: int) -> int:  # each suspect after a reference, one reference last
-        return 2 * suspects + 1 if suspects else REFERENCE_RETESTS
+    def retests(suspects: int, bad: int = 0) -> int:
+        # each suspect after a reference, one reference last; then each bad pair once more so
+        # (its confirmation)
+        first = 2 * suspects + 1 if suspects else REFERENCE_RETESTS
+        return first + (2 * bad + 1 if bad else 0)
 
     return {
         "nodes": nodes, "rounds": rounds, "pairs": pairs, "step_s": step,
         "concurrent_s": (rounds + retests(0)) * step,
-        "concurrent_one_bad_node_s": (rounds + retests(nodes - 1)) * step,
+        "concurrent_one_bad_node_s": (rounds + retests(nodes - 1, nodes - 1)) * step,
         "concurrent_1pct_suspect_s": (rounds + retests(math.ceil(0.01 * pairs))) * step,
         "quick_4_rounds_s": (4 + retests(0)) * step,
         "sequential_s": (pairs + retests(0)) * step,

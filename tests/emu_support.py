@@ -66,6 +66,7 @@ def cluster(state: Path, name_prefix: str, port: int, nodes: int, rate: str = "1
         return proc
 
     emu.state = state  # the cluster's state directory (its daemons' pid files: run/)
+    emu.start = run.start  # a command started, its output read while it runs
     emu("up", "--nodes", str(nodes), "--rate", rate, *up)
     try:
         yield emu

@@ -112,6 +112,10 @@ def test_the_map_names_the_slow_node(six_nodes, netbench, tmp_path):
             assert [n["host"] for n in result["tables"]["bad_nodes"]] == [slow], outcomes[-1]
             assert result["summary"]["bad_pairs"] == NODES - 1
             assert result["summary"]["bad_nodes"] == 1
+            # each confirmed by a second re-test alone, its figure in the warning
+            assert result["summary"]["unconfirmed_pairs"] == 0
+            assert sum("MB/s again" in w for w in result["warnings"]) == NODES - 1, \
+                result["warnings"]
     finally:
         six_nodes("rate", "1gbit", check=False)
         print("\n".join(outcomes))
@@ -129,3 +133,48 @@ def test_equal_links_flag_nothing(six_nodes, netbench, tmp_path):
             assert result["tables"]["bad_nodes"] == []
     finally:
         print("\n".join(outcomes))
+
+
+def test_a_pair_bad_alone_once_is_cleared_by_its_second_re_test(six_nodes, netbench, tmp_path):
+    """A pair is bad only when a second re-test alone confirms the first (one slow phase rarely
+    hits one pair twice; a slow link always does). The slow node's link is healed right after
+    the last first re-test (its progress line), before the second ones measure bandwidth (each
+    pair's latency phase comes first: 3 x 100 ms here, the rate takes 35 ms): its pairs, bad
+    alone once, are cleared by the second (unconfirmed_pairs, a warning), nothing is bad or
+    named. The module's fixed rule (0.85): healthy pairs at 1 Gbit on these shared cores fail
+    the rule from the noise now and then, twice too."""
+    out = tmp_path / "matrix.json"
+    six_nodes("rate", "100mbit", str(SLOW_NODE))
+    healed = False
+    try:
+        job = six_nodes.start("exec", *srun_matrix(
+            netbench, NODES, out, "--max-size", "256K", "--repetitions", "3", "--time-cap-ms",
+            "100", "--bandwidth-fraction", str(BANDWIDTH_FRACTION), "--progress-every", "0",
+            minutes=1), env=OPENMPI_TCP)
+        stderr = []
+        for line in job.stderr:
+            stderr.append(line)
+            # "re-test of a pair alone K of K": the first re-tests are over
+            first = line.partition("re-test of a pair alone ")[2].split(" (")[0].split(" of ")
+            if not healed and len(first) == 2 and first[0] == first[1]:
+                six_nodes("rate", "1gbit", str(SLOW_NODE))
+                healed = True
+        job.wait(timeout=200)
+    finally:
+        six_nodes("rate", "1gbit", check=False)
+    said = "".join(stderr)
+    assert job.returncode == 0 and healed, said[-3000:]
+    assert "second re-test of a bad pair alone" in said, said[-3000:]
+    result = json.loads(out.read_text())
+    s = result["summary"]
+    print(describe(result), f"unconfirmed {s['unconfirmed_pairs']}")
+    assert s["unconfirmed_pairs"] == NODES - 1 and s["bad_pairs"] == 0, describe(result)
+    assert result["tables"]["bad_nodes"] == []
+    slow = f"{PREFIX}{SLOW_NODE}"
+    # bad alone the first time: the table keeps that figure
+    for p in result["tables"]["pairs"]:
+        if slow in (p["host_a"], p["host_b"]):
+            assert p["suspect"] and not p["flagged"] and \
+                p["retest_bandwidth_MBps"] < BANDWIDTH_FRACTION * s["bandwidth_best_MBps"], p
+    assert any(f"{NODES - 1} pair(s) bad alone once were cleared" in w
+               for w in result["warnings"]), result["warnings"]

@@ -173,8 +173,10 @@ def test_a_margin_keeps_a_close_rule_quiet_and_a_forced_violation_fails(netbench
     (row,) = result.table("rules")
     assert row["left_to_right"] > 2.0 and row["violations"] == 1, row
     margin_us = 1.0 * row["right_us"]
+    # five printed figures (right_us twice), each within 0.0005 of its value: 2.5e-3 at most
+    # (CI of 168553b: 111.898 against 111.896)
     assert row["excess_us"] == pytest.approx(
-        row["left_us"] - row["right_us"] - row["noise_us"] - margin_us, abs=2e-3), row
+        row["left_us"] - row["right_us"] - row["noise_us"] - margin_us, abs=2.6e-3), row
     assert any("and the margin" in w for w in result.warnings), result.warnings
     # a margin so wide that nothing short of 11x fires: the same run is quiet
     _proc, wide = run_result([*launcher, *forced, program, "consistency", "--sizes", "64K",

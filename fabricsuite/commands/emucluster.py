@@ -26,6 +26,12 @@ class EmuCluster:
         return subprocess.run([EMU, *args], env={**self.env, **(env or {})}, cwd=REPO_ROOT,
                               capture_output=True, text=True, timeout=timeout or self.timeout)
 
+    def start(self, *args: str, env: dict | None = None) -> subprocess.Popen:
+        """``ci/emucluster.sh ARGS`` started, not waited for: its stdout and stderr as text
+        pipes, read while it runs (the caller waits for it)."""
+        return subprocess.Popen([EMU, *args], env={**self.env, **(env or {})}, cwd=REPO_ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
 
 def bench_parser(doc: str):
     """The command line of an emulated-cluster benchmark: its docstring as help, and the MPI

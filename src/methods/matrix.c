@@ -49,6 +49,7 @@ static void record_new(matrix_record *m, int P)
     m->retest_spread = not_measured(m->pairs);
     m->reference = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
     m->local_reference = not_measured(m->pairs);
+    m->confirm_bandwidth = not_measured(m->pairs);
     m->round = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *m->round);
     m->suspect = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
     m->bad = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, 1);
@@ -64,113 +65,10 @@ static void record_free(matrix_record *m)
     free(m->retest_spread);
     free(m->reference);
     free(m->local_reference);
+    free(m->confirm_bandwidth);
     free(m->round);
     free(m->suspect);
     free(m->bad);
-}
-
-/* Rank 0: one progress line on stderr when `every` seconds have passed since the last one
- * (every = 0: each time), and always for the last step. */
-typedef struct {
-    double start, last, every;
-} progress_clock;
-
-static void progress(progress_clock *clock, const char *what, int done, int total,
-                     const char *detail)
-{
-    double now = MPI_Wtime();
-    if (done < total && now - clock->last < clock->every)
-        return;
-    clock->last = now;
-    double elapsed = now - clock->start;
-    double left = done > 0 ? elapsed / done * (total - done) : NAN;
-    fprintf(stderr, "netbench matrix: %s %d of %d (%s), %.1f s elapsed, about %.1f s left\n",
-            what, done, total, detail, elapsed, left);
-    fflush(stderr);
-}
-
-/* The pairs of the chosen rounds, concurrently: every round a barrier, the latency phase of all
- * its pairs, a barrier, the bandwidth phase, then each measuring rank a reports to rank 0. */
-static void measure_concurrently(const nb_context *ctx, const int *chosen, int count,
-                                 void *send, void *recv, matrix_record *m, progress_clock *clock)
-{
-    const nb_options *o = ctx->options;
-    int P = ctx->size;
-    enum { FIELDS = 4 }; /* partner, latency, bandwidth, its spread */
-    double mine[FIELDS];
-    double *all = ctx->rank == 0
-                      ? nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)P * FIELDS, sizeof *all)
-                      : NULL;
-    char detail[64];
-    snprintf(detail, sizeof detail, "concurrent, %d ranks", P);
-    for (int i = 0; i < count; i++) {
-        int partner = nb_tournament_partner(P, chosen[i], ctx->rank);
-        nb_pingpong pair;
-        pair_open(ctx, partner, send, recv, &pair);
-        nb_quiet_barrier(ctx->pair);
-        double latency_spread;
-        double latency = pair_one_way_local(ctx, &pair, o->min_size, &latency_spread);
-        nb_quiet_barrier(ctx->pair);
-        double time = pair_one_way_local(ctx, &pair, o->max_size, &mine[3]);
-        pair_close(&pair);
-        mine[0] = partner;
-        mine[1] = latency;
-        mine[2] = (double)o->max_size / time; /* bytes/us = MB/s; NaN on rank b */
-        MPI_Gather(mine, FIELDS, MPI_DOUBLE, all, FIELDS, MPI_DOUBLE, 0, ctx->pair);
-        if (ctx->rank == 0) {
-            for (int r = 0; r < P; r++) {
-                const double *theirs = all + (size_t)FIELDS * (size_t)r;
-                int p = (int)theirs[0];
-                if (p <= r)
-                    continue; /* sits out (-1), or rank b of its pair */
-                size_t k = pair_index(P, r, p);
-                m->latency[k] = theirs[1];
-                m->bandwidth[k] = theirs[2];
-                m->spread[k] = theirs[3];
-                m->round[k] = chosen[i] + 1;
-            }
-            progress(clock, "round", i + 1, count, detail);
-        }
-    }
-    free(all);
-}
-
-/* The same pairs one at a time, in the order (0,1), (0,2), ..., (1,2), ... */
-static void measure_sequentially(const nb_context *ctx, const int *chosen, int count,
-                                 void *send, void *recv, matrix_record *m, progress_clock *clock)
-{
-    int P = ctx->size;
-    size_t pairs = (size_t)P * (size_t)(P - 1) / 2;
-    /* every rank walks the same list: which pairs belong to the chosen rounds */
-    int *round_of = nb_calloc_or_abort(MPI_COMM_WORLD, pairs, sizeof *round_of);
-    int selected = 0;
-    for (int i = 0; i < count; i++)
-        for (int a = 0; a < P; a++) {
-            int b = nb_tournament_partner(P, chosen[i], a);
-            if (b > a) {
-                round_of[pair_index(P, a, b)] = chosen[i] + 1;
-                selected++;
-            }
-        }
-    char detail[64];
-    snprintf(detail, sizeof detail, "sequential, %d ranks", P);
-    int done = 0;
-    for (int a = 0; a < P; a++)
-        for (int b = a + 1; b < P; b++) {
-            size_t k = pair_index(P, a, b);
-            if (round_of[k] == 0)
-                continue;
-            pair_figures f = measure_pair(ctx, a, b, send, recv);
-            done++;
-            if (ctx->rank == 0) {
-                m->latency[k] = f.latency_us;
-                m->bandwidth[k] = f.bandwidth_MBps;
-                m->spread[k] = f.bandwidth_spread;
-                m->round[k] = round_of[k];
-                progress(clock, "pair", done, selected, detail);
-            }
-        }
-    free(round_of);
 }
 
 /* At most this many warnings name single bad pairs; a bad node has N-1 of them. */
@@ -240,6 +138,8 @@ typedef struct {
     double resolvable_slowdown;   /* NaN with --bandwidth-fraction */
     int suspects, references, retests;
     int undecided;                /* suspects left out of the re-tests by --max-retests */
+    int confirmations;            /* the steps of the second re-test of the pairs bad alone */
+    int unconfirmed;              /* bad alone once, cleared by the second re-test */
 } matrix_verdict;
 
 static int from_noise(const matrix_settings *ms)
@@ -291,20 +191,20 @@ static void warn_bad_pair(nb_result *result, const matrix_record *m, const matri
     if (from_noise(ms))
         nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with the "
                    "others, %.1f MB/s, %.2f us alone: %.0f %% below the healthy pairs re-tested "
-                   "around it (%.1f MB/s); bad beyond %.0f %% (the noise alone %.1f %%) or "
-                   "above %.2f us",
+                   "around it (%.1f MB/s), %.1f MB/s alone again; bad beyond %.0f %% (the noise "
+                   "alone %.1f %%) or above %.2f us",
                    a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k], m->latency[k],
                    m->retest_bandwidth[k], m->retest_latency[k],
                    100.0 * (1.0 - m->retest_bandwidth[k] / m->local_reference[k]),
-                   m->local_reference[k], 100.0 * v->alone.bad_slowdown,
+                   m->local_reference[k], m->confirm_bandwidth[k], 100.0 * v->alone.bad_slowdown,
                    100.0 * v->alone.noise, t->latency_ceiling);
     else
         nb_warning(result, "bad pair %d-%d (%s-%s): %.1f MB/s, %.2f us measured with "
-                   "the others, %.1f MB/s, %.2f us alone; a pair below %.1f MB/s (%g x "
+                   "the others, %.1f MB/s, %.2f us alone (%.1f MB/s again); a pair below %.1f MB/s (%g x "
                    "the best %.1f) or above %.2f us (%g x the lowest %.2f) is suspect",
                    a, b, host_of(hosts, a), host_of(hosts, b), m->bandwidth[k],
                    m->latency[k], m->retest_bandwidth[k], m->retest_latency[k],
-                   t->bandwidth_floor, ms->bandwidth_fraction, t->best_bandwidth,
+                   m->confirm_bandwidth[k], t->bandwidth_floor, ms->bandwidth_fraction, t->best_bandwidth,
                    t->latency_ceiling, ms->latency_factor, t->lowest_latency);
 }
 
@@ -408,6 +308,11 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
     nb_summary_int(result, "suspect_pairs", v->suspects);
     nb_summary_int(result, "bad_pairs", bad_pairs);
     nb_summary_int(result, "cleared_pairs", v->suspects - v->undecided - bad_pairs);
+    nb_summary_int(result, "unconfirmed_pairs", v->unconfirmed);
+    if (v->unconfirmed > 0)
+        nb_warning(result, "%d pair(s) bad alone once were cleared by a second re-test alone "
+                   "(a slow phase of the machine, not the pair: table pairs, retest_bandwidth_MBps "
+                   "of the first)", v->unconfirmed);
     nb_summary_int(result, "undecided_pairs", v->undecided);
     if (v->undecided > 0)
         nb_warning(result, "%d of %d suspect pairs not re-tested alone (--max-retests %ld): "
@@ -614,66 +519,159 @@ static nb_alone_rule alone_rule_of_retests(const matrix_settings *ms, const matr
     return rule;
 }
 
-/* Rank 0, after the re-tests (steps[i]: the bandwidth of the i-th, in order): which suspects are
- * bad. From the noise, against the references' level x the machine's state in the references
- * re-tested just before and after it (pairmap.h); with --bandwidth-fraction, still failing the
- * map's thresholds alone. */
-static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
-                          const int *retest, const double *steps)
+/* Rank 0: whether a pair's figures alone at step s of a re-test list (count steps) are bad. From
+ * the noise: below the references' level x the machine's state in the reference steps around
+ * it (pairmap.h) by more than the map's threshold alone, or its latency above the map's ceiling
+ * (*local_reference := that level x state); with --bandwidth-fraction, still failing the map's
+ * own thresholds (*local_reference := NaN). */
+static int bad_alone(const matrix_settings *ms, const matrix_verdict *v, const nb_alone_rule *rule,
+                     const double *state, int count, int s, pair_figures f,
+                     double *local_reference)
 {
-    v->alone = (nb_alone_rule){NAN, NAN, NAN, NAN, 0};
+    *local_reference = NAN;
+    if (!from_noise(ms))
+        return nb_pair_is_suspect(&v->map, f.latency_us, f.bandwidth_MBps);
+    double around[2] = {s > 0 ? state[s - 1] : NAN, s + 1 < count ? state[s + 1] : NAN};
+    double local = mean_of_finite(around, 2);
+    *local_reference = rule->reference_bandwidth * (isfinite(local) ? local : 1.0);
+    return f.bandwidth_MBps < nb_bandwidth_floor(v->alone.bad_slowdown, *local_reference) ||
+           f.latency_us > v->map.latency_ceiling;
+}
+
+/* Rank 0: the rule of a re-test list from its reference steps, state[s] := the machine's state
+ * at each (NaN elsewhere, and everywhere with --bandwidth-fraction). */
+static nb_alone_rule rule_of_list(const matrix_settings *ms, const matrix_record *m,
+                                  const int *list, const pair_figures *steps, int count,
+                                  double *state)
+{
+    for (int s = 0; s < count; s++)
+        state[s] = NAN;
+    if (!from_noise(ms))
+        return (nb_alone_rule){NAN, NAN, NAN, NAN, 0};
+    double *bandwidth = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *bandwidth);
+    for (int s = 0; s < count; s++)
+        bandwidth[s] = steps[s].bandwidth_MBps;
+    nb_alone_rule rule = alone_rule_of_retests(ms, m, list, bandwidth, count, state);
+    free(bandwidth);
+    return rule;
+}
+
+/* Rank 0, after the re-tests (steps[i]: the figures of the i-th, in order): which suspects are
+ * bad alone (bad_alone). */
+static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
+                          const int *retest, const pair_figures *steps)
+{
     v->resolvable_slowdown = NAN;
     int count = v->retests;
     double *state = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *state);
-    for (int s = 0; s < count; s++)
-        state[s] = NAN;
-    if (from_noise(ms)) {
-        v->alone = alone_rule_of_retests(ms, m, retest, steps, count, state);
+    v->alone = rule_of_list(ms, m, retest, steps, count, state);
+    if (from_noise(ms))
         v->resolvable_slowdown = nb_resolvable_slowdown(&v->map, &v->alone);
-    }
     for (int s = 0; s < count; s++) {
         size_t k = pair_index(m->P, retest[2 * s], retest[2 * s + 1]);
-        if (!m->suspect[k])
-            continue;
-        if (!from_noise(ms)) { /* confirmed: alone it still fails the thresholds of the run */
-            m->bad[k] = (unsigned char)nb_pair_is_suspect(&v->map, m->retest_latency[k],
-                                                          m->retest_bandwidth[k]);
-            continue;
-        }
-        /* the machine's state around it (the steps before and after are references when any) */
-        double around[2] = {s > 0 ? state[s - 1] : NAN, s + 1 < count ? state[s + 1] : NAN};
-        double local = mean_of_finite(around, 2);
-        m->local_reference[k] = v->alone.reference_bandwidth * (isfinite(local) ? local : 1.0);
-        m->bad[k] = (unsigned char)(m->retest_bandwidth[k] <
-                                        nb_bandwidth_floor(v->alone.bad_slowdown,
-                                                           m->local_reference[k]) ||
-                                    m->retest_latency[k] > v->map.latency_ceiling);
+        if (m->suspect[k])
+            m->bad[k] = (unsigned char)bad_alone(ms, v, &v->alone, state, count, s, steps[s],
+                                                 &m->local_reference[k]);
     }
     free(state);
 }
 
-/* Every pair of `retest` (count of them) measured again alone, into rank 0's record (a pair
- * measured twice, a reference: its first figures) and steps[i], the i-th one's bandwidth. */
-static void retest_alone(const nb_context *ctx, const int *retest, int count, void *send,
-                         void *recv, matrix_record *m, double *steps)
+/* Rank 0: list[2 i], list[2 i + 1] := the ranks of the i-th step of the second re-test alone:
+ * every pair bad alone once more, each after a reference in turn and one reference last
+ * (R B R ... B R), as the first; returns how many steps (0: no pair bad). */
+static int choose_confirmations(const matrix_record *m, int *list)
 {
-    const matrix_settings *ms = ctx->options->settings;
-    double start = MPI_Wtime();
-    progress_clock clock = {start, start, ms->progress_every_s};
-    for (int s = 0; s < count; s++) {
-        int a = retest[2 * s], b = retest[2 * s + 1];
-        pair_figures f = measure_pair(ctx, a, b, send, recv);
-        if (ctx->rank == 0) {
-            size_t k = pair_index(m->P, a, b);
-            steps[s] = f.bandwidth_MBps;
-            if (!isfinite(m->retest_bandwidth[k])) {
-                m->retest_latency[k] = f.latency_us;
-                m->retest_bandwidth[k] = f.bandwidth_MBps;
-                m->retest_spread[k] = f.bandwidth_spread;
+    int references[2 * NB_REFERENCE_PAIRS], known = 0, n = 0, turn = 0;
+    for (int a = 0; a < m->P; a++)
+        for (int b = a + 1; b < m->P; b++)
+            if (m->reference[pair_index(m->P, a, b)] && known < NB_REFERENCE_PAIRS)
+                known = list_pair(a, b, references, known);
+    for (int a = 0; a < m->P; a++)
+        for (int b = a + 1; b < m->P; b++) {
+            if (!m->bad[pair_index(m->P, a, b)])
+                continue;
+            if (known > 0) {
+                const int *r = references + 2 * (turn++ % known);
+                n = list_pair(r[0], r[1], list, n);
             }
-            progress(&clock, "re-test of a pair alone", s + 1, count, "sequential");
+            n = list_pair(a, b, list, n);
         }
+    if (known > 0 && n > 0)
+        n = list_pair(references[2 * (turn % known)], references[2 * (turn % known) + 1], list,
+                      n);
+    return n;
+}
+
+/* The suspects (and references) again, each alone, then judged (judge_retests); rank 0's record
+ * keeps each pair's first figures alone. */
+static void retest_suspects(const nb_context *ctx, const matrix_settings *ms, matrix_record *m,
+                            matrix_verdict *v, void *send, void *recv)
+{
+    int *retest = NULL;
+    if (ctx->rank == 0) {
+        /* at most every pair a suspect, each after a reference, and one reference last (rank
+         * 0 holds O(pairs) anyway; the others get the list's own size) */
+        retest = nb_calloc_or_abort(MPI_COMM_WORLD, (2 * m->pairs + NB_REFERENCE_PAIRS) * 2,
+                                    sizeof *retest);
+        v->retests = choose_retests(ms, m, v, retest);
     }
+    retest = matrix_share_list(ctx, retest, &v->retests);
+    pair_figures *steps = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)v->retests + 1,
+                                             sizeof *steps);
+    matrix_measure_alone(ctx, retest, v->retests, send, recv, steps, "re-test of a pair alone",
+                         ms->progress_every_s);
+    if (ctx->rank == 0) {
+        for (int s = 0; s < v->retests; s++) {
+            size_t k = pair_index(m->P, retest[2 * s], retest[2 * s + 1]);
+            if (!isfinite(m->retest_bandwidth[k])) {
+                m->retest_latency[k] = steps[s].latency_us;
+                m->retest_bandwidth[k] = steps[s].bandwidth_MBps;
+                m->retest_spread[k] = steps[s].bandwidth_spread;
+            }
+        }
+        judge_retests(ms, m, v, retest, steps);
+    }
+    free(retest);
+    free(steps);
+}
+
+/* Every pair bad alone, alone once more between the references (choose_confirmations): bad only
+ * where this re-test is bad too (bad_alone against its own references' level and state, the
+ * first re-tests' threshold). One slow transfer alone (a host's slow phase, a burst through
+ * shapers in series: pairs across two leaves of the emulated tree alone measured 21.8-25.0 MB/s
+ * against 24.6-25.0 within a leaf, 2026-12-07) rarely hits one pair twice; a slow link always. */
+static void confirm_bad(const nb_context *ctx, const matrix_settings *ms, matrix_record *m,
+                        matrix_verdict *v, void *send, void *recv)
+{
+    int *list = NULL;
+    if (ctx->rank == 0) {
+        list = nb_calloc_or_abort(MPI_COMM_WORLD, (2 * m->pairs + NB_REFERENCE_PAIRS) * 2,
+                                  sizeof *list);
+        v->confirmations = choose_confirmations(m, list);
+    }
+    list = matrix_share_list(ctx, list, &v->confirmations);
+    int count = v->confirmations;
+    pair_figures *steps = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *steps);
+    matrix_measure_alone(ctx, list, count, send, recv, steps,
+                         "second re-test of a bad pair alone", ms->progress_every_s);
+    if (ctx->rank == 0 && count > 0) {
+        double *state = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *state);
+        nb_alone_rule rule = rule_of_list(ms, m, list, steps, count, state);
+        for (int s = 0; s < count; s++) {
+            size_t k = pair_index(m->P, list[2 * s], list[2 * s + 1]);
+            if (!m->bad[k] || m->reference[k])
+                continue;
+            double local;
+            m->confirm_bandwidth[k] = steps[s].bandwidth_MBps;
+            if (!bad_alone(ms, v, &rule, state, count, s, steps[s], &local)) {
+                m->bad[k] = 0;
+                v->unconfirmed++;
+            }
+        }
+        free(state);
+    }
+    free(list);
+    free(steps);
 }
 
 void run_matrix(const nb_context *ctx)
@@ -696,38 +694,21 @@ void run_matrix(const nb_context *ctx)
     double start = MPI_Wtime();
     progress_clock clock = {start, start, ms->progress_every_s};
     if (ms->schedule == SCHEDULE_SEQUENTIAL)
-        measure_sequentially(ctx, chosen, count, send, recv, &m, &clock);
+        matrix_measure_sequentially(ctx, chosen, count, send, recv, &m, &clock);
     else
-        measure_concurrently(ctx, chosen, count, send, recv, &m, &clock);
+        matrix_measure_concurrently(ctx, chosen, count, send, recv, &m, &clock);
     double measured_s = MPI_Wtime() - start;
 
-    /* The verdict on rank 0: the suspects (and references) again, each alone, then judged. */
+    /* The verdict: the suspects (and references) again, each alone, then judged; the pairs bad
+     * alone once more. */
     matrix_verdict verdict = {0};
-    int *retest = NULL;
-    if (ctx->rank == 0) {
-        /* at most every pair a suspect, each after a reference, and one reference last (rank
-         * 0 holds O(pairs) anyway; the others get the list's own size) */
-        retest = nb_calloc_or_abort(MPI_COMM_WORLD, (2 * m.pairs + NB_REFERENCE_PAIRS) * 2,
-                                    sizeof *retest);
-        verdict.retests = choose_retests(ms, &m, &verdict, retest);
-    }
-    MPI_Bcast(&verdict.retests, 1, MPI_INT, 0, ctx->pair);
-    if (ctx->rank != 0)
-        retest = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)verdict.retests * 2 + 2,
-                                    sizeof *retest);
-    MPI_Bcast(retest, 2 * verdict.retests, MPI_INT, 0, ctx->pair);
-    double *steps = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)verdict.retests + 1,
-                                       sizeof *steps);
     double retest_start = MPI_Wtime();
-    retest_alone(ctx, retest, verdict.retests, send, recv, &m, steps);
+    retest_suspects(ctx, ms, &m, &verdict, send, recv);
+    confirm_bad(ctx, ms, &m, &verdict, send, recv);
     double retest_s = MPI_Wtime() - retest_start;
-    if (ctx->rank == 0)
-        judge_retests(ms, &m, &verdict, retest, steps);
 
     if (ctx->result != NULL)
         report_matrix(ctx, &m, &verdict, hosts, total_rounds, count, measured_s, retest_s);
-    free(retest);
-    free(steps);
     if (ctx->rank == 0)
         record_free(&m);
     free(chosen);

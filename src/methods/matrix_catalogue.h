@@ -127,6 +127,7 @@ NB_FIGURES(matrix,
     NB_LOWER("suspect_pairs", "pairs"),
     NB_LOWER("bad_pairs", "pairs"),
     NB_KEY("cleared_pairs", "pairs"),
+    NB_KEY("unconfirmed_pairs", "pairs"),
     NB_KEY("undecided_pairs", "pairs"),
     NB_LOWER("bad_nodes", "nodes"),
     NB_KEY("measure_s", "s"),
@@ -175,12 +176,14 @@ const nb_method nb_method_matrix = {
         "around it by more than half the fault or 3 x the noise of measuring alone (the\n"
         "largest of the re-tests' own spread, the state's drift from one re-test to the next:\n"
         "a loaded machine's phases, and the kept references' spread among them), or its\n"
-        "latency still fails; otherwise it was congestion. A node all of whose pairs are bad\n"
+        "latency still fails, and once more alone between the references it is again (one\n"
+        "slow phase rarely hits one pair twice: unconfirmed_pairs, cleared); otherwise it\n"
+        "was congestion. A node all of whose pairs are bad\n"
         "is named unless, in the map, they lie within the noise of the other pairs.\n"
         "resolvable_slowdown is the smallest slowdown of a link that clears both\n"
         "thresholds by 3 x its noise; above --smallest-fault the run warns that it could not\n"
         "resolve the fault it looks for. --bandwidth-fraction F instead applies ClusterKit's\n"
-        "fixed rule (suspect below F x the best pair, bad when alone still below it). A rank\n"
+        "fixed rule (suspect below F x the best pair, bad when alone, twice, still below it). A rank\n"
         "whose every measured pair (at least 2) is bad is a bad node.\n"
         "Quick mode (nightly): --rounds K measures K rounds drawn with --seed. Progress goes to\n"
         "stderr. With --json-file PATH the N x N maps are written beside it:\n"
