@@ -579,8 +579,11 @@ static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
 /* Rank 0: list[2 i], list[2 i + 1] := the ranks of the i-th step of the second re-test alone:
  * every pair bad alone once more, each after a reference in turn and one reference last
  * (R B R ... B R), as the first; returns how many steps (0: no pair bad). */
-static int choose_confirmations(const matrix_record *m, int *list)
+static int choose_confirmations(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
+                                int *list)
 {
+    (void)ms;
+    (void)v;
     int references[2 * NB_REFERENCE_PAIRS], known = 0, n = 0, turn = 0;
     for (int a = 0; a < m->P; a++)
         for (int b = a + 1; b < m->P; b++)
@@ -602,24 +605,37 @@ static int choose_confirmations(const matrix_record *m, int *list)
     return n;
 }
 
+/* Rank 0 chooses a list of pairs to measure alone (list[2 i], list[2 i + 1]; at most every pair
+ * after a reference, and one reference last), every rank gets it (*list, *count: to free), and
+ * every pair of it is measured alone in order: rank 0's figures of each step (to free). */
+typedef int (*list_chooser)(const matrix_settings *ms, matrix_record *m, matrix_verdict *v,
+                            int *list);
+static pair_figures *measure_chosen(const nb_context *ctx, const matrix_settings *ms,
+                                    matrix_record *m, matrix_verdict *v, list_chooser choose,
+                                    void *send, void *recv, const char *what, int **list,
+                                    int *count)
+{
+    *list = NULL;
+    if (ctx->rank == 0) {
+        /* rank 0 holds O(pairs) anyway; the others get the list's own size */
+        *list = nb_calloc_or_abort(MPI_COMM_WORLD, (2 * m->pairs + NB_REFERENCE_PAIRS) * 2,
+                                   sizeof **list);
+        *count = choose(ms, m, v, *list);
+    }
+    *list = matrix_share_list(ctx, *list, count);
+    pair_figures *steps = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)*count + 1, sizeof *steps);
+    matrix_measure_alone(ctx, *list, *count, send, recv, steps, what, ms->progress_every_s);
+    return steps;
+}
+
 /* The suspects (and references) again, each alone, then judged (judge_retests); rank 0's record
  * keeps each pair's first figures alone. */
 static void retest_suspects(const nb_context *ctx, const matrix_settings *ms, matrix_record *m,
                             matrix_verdict *v, void *send, void *recv)
 {
-    int *retest = NULL;
-    if (ctx->rank == 0) {
-        /* at most every pair a suspect, each after a reference, and one reference last (rank
-         * 0 holds O(pairs) anyway; the others get the list's own size) */
-        retest = nb_calloc_or_abort(MPI_COMM_WORLD, (2 * m->pairs + NB_REFERENCE_PAIRS) * 2,
-                                    sizeof *retest);
-        v->retests = choose_retests(ms, m, v, retest);
-    }
-    retest = matrix_share_list(ctx, retest, &v->retests);
-    pair_figures *steps = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)v->retests + 1,
-                                             sizeof *steps);
-    matrix_measure_alone(ctx, retest, v->retests, send, recv, steps, "re-test of a pair alone",
-                         ms->progress_every_s);
+    int *retest;
+    pair_figures *steps = measure_chosen(ctx, ms, m, v, choose_retests, send, recv,
+                                         "re-test of a pair alone", &retest, &v->retests);
     if (ctx->rank == 0) {
         for (int s = 0; s < v->retests; s++) {
             size_t k = pair_index(m->P, retest[2 * s], retest[2 * s + 1]);
@@ -643,17 +659,11 @@ static void retest_suspects(const nb_context *ctx, const matrix_settings *ms, ma
 static void confirm_bad(const nb_context *ctx, const matrix_settings *ms, matrix_record *m,
                         matrix_verdict *v, void *send, void *recv)
 {
-    int *list = NULL;
-    if (ctx->rank == 0) {
-        list = nb_calloc_or_abort(MPI_COMM_WORLD, (2 * m->pairs + NB_REFERENCE_PAIRS) * 2,
-                                  sizeof *list);
-        v->confirmations = choose_confirmations(m, list);
-    }
-    list = matrix_share_list(ctx, list, &v->confirmations);
+    int *list;
+    pair_figures *steps = measure_chosen(ctx, ms, m, v, choose_confirmations, send, recv,
+                                         "second re-test of a bad pair alone", &list,
+                                         &v->confirmations);
     int count = v->confirmations;
-    pair_figures *steps = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *steps);
-    matrix_measure_alone(ctx, list, count, send, recv, steps,
-                         "second re-test of a bad pair alone", ms->progress_every_s);
     if (ctx->rank == 0 && count > 0) {
         double *state = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)count + 1, sizeof *state);
         nb_alone_rule rule = rule_of_list(ms, m, list, steps, count, state);
