@@ -41,10 +41,12 @@ from fabricsuite.data import netbench_result, simfabric, switches
 
 #: A simulated map is noise-free: 2 repetitions of a few round trips measure it exactly (a
 #: 16-node map in 0.6 s of wall time instead of 36 s at netbench's defaults, the same verdict).
-SIM_MATRIX_OPTIONS = ("--repetitions", "2", "--iterations", "4",
-                      # netbench's watchdog counts wall seconds, which a simulation of hundreds
-                      # of ranks spends freely; --timeout here bounds the simulation instead
-                      "--timeout", "0")
+#: `--timing netbench` keeps netbench's own (5 repetitions of the round trips that fit in 5 ms):
+#: a step then costs what it would on the modelled fabric (bench/matrix_cost.py's model).
+TIMINGS = {"fast": ("--repetitions", "2", "--iterations", "4"), "netbench": ()}
+#: netbench's watchdog counts wall seconds, which a simulation of hundreds of ranks spends
+#: freely; --timeout here bounds the simulation instead
+SIM_MATRIX_OPTIONS = ("--timeout", "0")
 #: The suite's component kinds for the fault kinds of a simulated fabric.
 KIND_OF_FAULT = {"link": "node", "uplink": "uplink", "global": "link", "switch": "switch"}
 
@@ -148,7 +150,7 @@ def run(args: Any) -> int:
     out = Path(args.out) if args.out else (
         results_dir(args) / "simulations" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     program = build()
-    options = list(SIM_MATRIX_OPTIONS)
+    options = [*TIMINGS[args.timing], *SIM_MATRIX_OPTIONS]
     if args.rounds:
         options += ["--rounds", str(args.rounds), "--seed", str(args.seed)]
     if args.max_retests:
@@ -163,8 +165,8 @@ def run(args: Any) -> int:
     pairs = result.table("pairs")
     print(f"netbench matrix on {len(fabric.hosts)} simulated nodes: {len(pairs)} pairs"
           f"{f' in {args.rounds} round(s)' if args.rounds else ''}; simulated "
-          f"{(measure_s or 0) + (retest_s or 0):.2f} s (map {measure_s or 0:.2f} s, re-tests "
-          f"alone {retest_s or 0:.2f} s), {wall_s:.1f} s of wall time")
+          f"{(measure_s or 0) + (retest_s or 0):.4g} s (map {measure_s or 0:.4g} s, re-tests "
+          f"alone {retest_s or 0:.4g} s), {wall_s:.1f} s of wall time")
     for line in explanation.lines() or ["nothing named: every pair healthy"]:
         print(f"  {line}")
     exact = not truth["missed"] and not truth["healthy_named"]
@@ -227,6 +229,10 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--max-retests", type=int, default=0, metavar="N",
                         help="netbench matrix's bound on the suspects re-tested alone (default "
                              "netbench's: 4 a rank, at least 64)")
+    parser.add_argument("--timing", choices=tuple(TIMINGS), default="fast",
+                        help="fast (default): 2 repetitions of 4 round trips a pair, enough for "
+                             "the verdict on a noise-free map; netbench: netbench's own (5 "
+                             "repetitions of 5 ms), the map's duration as on the modelled fabric")
     parser.add_argument("--timeout", type=float, default=3600.0,
                         help="wall seconds the simulation may take (default 3600)")
     parser.add_argument("--out", help="where the files go (default RESULTS/simulations/TIME)")

@@ -201,7 +201,8 @@ void *nb_buffer_new(size_t bytes);
 void *nb_calloc_or_abort(MPI_Comm comm, size_t count, size_t size);
 
 /* Waits at a barrier of `comm` without polling the CPU busily (a 0.2 ms sleep between tests),
- * so ranks that wait leave the cores to those that measure. */
+ * so ranks that wait leave the cores to those that measure; the simulated flavour
+ * (NB_SIMULATED) at MPI_Barrier. */
 void nb_quiet_barrier(MPI_Comm comm);
 
 /* Validation mode of the multi-rank methods: nb_fill_message writes a byte pattern that depends
