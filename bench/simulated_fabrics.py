@@ -118,8 +118,8 @@ def main() -> int:
                   f"{'; '.join(m for r in rows for m in r['missed']) or '-'} | "
                   f"{'; '.join(h for r in rows for h in r['healthy_named'])[:120] or '-'} | "
                   f"{statistics.median(r.get('wall_s', 0) for r in rows):.1f} | "
-                  f"{statistics.median((s.get('map') or 0) for s in sims):.2f} + "
-                  f"{statistics.median((s.get('retests') or 0) for s in sims):.2f} |", flush=True)
+                  f"{statistics.median((s.get('map') or 0) for s in sims):.4g} + "
+                  f"{statistics.median((s.get('retests') or 0) for s in sims):.4g} |", flush=True)
             for r in rows:
                 if "error" in r:
                     print(f"  error: {r['error']}", flush=True)

@@ -218,6 +218,8 @@ def test_a_quick_map_draws_rounds_that_cross_every_uplink(fabric, tmp_path):
     proc, case, _outcome = _session(fabric, tmp_path, "-S", "NetbenchMatrix.rounds=1")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert case["result"] == "pass" and "not measured" not in case["components"], case
+    assert ("a quick map: 1 of 7 rounds, 4 of 28 pairs (14.29%), each node in 1 of them; every "
+            "uplink between its nodes crossed") in case["components"], case["components"]
     script = next((tmp_path / "results").rglob("rfm_job.sh")).read_text()
     assert "NB_SEED=$(" in script and '--seed "$NB_SEED"' in script, script
     result = json.loads(next((tmp_path / "results").rglob("netbench.json")).read_text())

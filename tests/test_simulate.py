@@ -103,3 +103,6 @@ def test_a_missed_fault_exits_1_and_says_what_was_missed(tmp_path):
                              "--taper", "1", "--rounds", "1", "--fault", "uplink:leaf1=0.99")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "MISSED uplink:leaf1" in proc.stdout and verdict["missed"] == ["uplink:leaf1"]
+    # a quick map says what it measured of the whole
+    assert ("a quick map: 1 of 7 rounds, 4 of 28 pairs (14.29%), each node in 1 of them; every "
+            "uplink between its nodes crossed") in proc.stdout, proc.stdout

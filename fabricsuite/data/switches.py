@@ -270,6 +270,8 @@ class Explanation:
     slight: list[tuple[Culprit, float]] = field(default_factory=list)
     #: suspects netbench did not re-test alone (its --max-retests bound): judged from the others
     undecided: int = 0
+    #: what a quick map measured of the whole (`coverage`); "" for a full map
+    coverage: str = ""
 
     def counts(self) -> dict[str, int]:
         """Named components by kind (an indistinguishable group counts once, as its first)."""
@@ -296,6 +298,8 @@ class Explanation:
         if self.undecided:
             out.append(f"{self.undecided} suspect pair(s) not re-tested alone (netbench's "
                        f"--max-retests): the verdict reads the re-tested ones")
+        if self.coverage:
+            out.append(self.coverage)
         if self.uncovered:
             out.append(f"not measured: no pair crossed uplink(s) {', '.join(self.uncovered)} "
                        f"(a quick map; more rounds cover them)")
@@ -561,7 +565,27 @@ def verdict(result) -> Explanation:
         noise = NoiseRule.of(summary, getattr(result, "parameters", None) or {})
         cached = result.switch_verdict = explain(tree, pairs, summary.get("bandwidth_floor_MBps"),
                                                  noise)
+        cached.coverage = coverage(summary, pairs, not cached.uncovered)
     return cached
+
+
+def coverage(summary: Mapping, pairs: list[Pair], every_uplink: bool) -> str:
+    """What a quick map (fewer rounds than the tournament's) measured: its rounds, its pairs
+    of all, how many each node took part in, and whether every uplink between its nodes was
+    crossed; "" for a full map."""
+    rounds, total = summary.get("rounds"), summary.get("rounds_total")
+    all_pairs = summary.get("pairs_total")
+    if not (rounds and total and all_pairs and rounds < total):
+        return ""
+    per_node: dict[str, int] = {}
+    for pair in pairs:
+        for host in (pair.host_a, pair.host_b):
+            per_node[host] = per_node.get(host, 0) + 1
+    low, high = min(per_node.values(), default=0), max(per_node.values(), default=0)
+    each = f"{low}" if low == high else f"{low}-{high}"
+    return (f"a quick map: {rounds} of {total} rounds, {len(pairs):,} of {all_pairs:,} pairs "
+            f"({len(pairs) / all_pairs:.2%}), each node in {each} of them"
+            + ("; every uplink between its nodes crossed" if every_uplink else ""))
 
 
 def uncovered_uplinks(tree: Tree, hosts: list[str], rank_pairs: Iterable[tuple[int, int]]
