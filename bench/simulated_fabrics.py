@@ -2,7 +2,8 @@
 """Does the map name exactly the faulty components of simulated fabrics? (issue 66's truth table)
 
     bench/simulated_fabrics.py [--nodes 64] [--per-leaf 16] [--fabrics tree tapered dragonfly]
-                               [--seeds 2] [--rounds K] [--fraction 0.75] [--json FILE]
+                               [--seeds 2] [--rounds K] [--fraction 0.75] [--max-retests N]
+                               [--json FILE]
 
 For each fabric and scenario, --seeds trials, the faulty component drawn at random per trial
 (seeded): `fabricsuite simulate` (the real netbench built with smpicc, under smpirun, judged by
@@ -88,6 +89,9 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=0, help="quick maps of K rounds")
     parser.add_argument("--fraction", type=float, default=0.75)
+    parser.add_argument("--max-retests", type=int, default=0,
+                        help="netbench's bound on the suspects re-tested alone (default its own: "
+                             "4 a rank; at 1,024 nodes a re-test alone takes seconds of wall time)")
     parser.add_argument("--json", help="also write every trial as JSON")
     args = parser.parse_args()
     trials = []
@@ -105,6 +109,8 @@ def main() -> int:
                                            ("--fault", f"{f}={args.fraction}")]]
                     if args.rounds:
                         cmd += ["--rounds", str(args.rounds), "--seed", str(seed + 1)]
+                    if args.max_retests:
+                        cmd += ["--max-retests", str(args.max_retests)]
                     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
                     path = Path(out) / "verdict.json"
                     verdict = json.loads(path.read_text()) if path.exists() else {
