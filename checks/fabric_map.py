@@ -8,7 +8,8 @@ environment and scale (reference/<system>.yaml).
   disjoint pairs of one round of a round-robin tournament at once, N-1 rounds (N for an odd N);
   `-S schedule=sequential` measures one pair at a time. A pair is suspect below 93 % of the best
   pair's bandwidth or above 2.1 x the lowest latency (ClusterKit's defaults), and bad when its
-  re-test alone (every other rank waiting) confirms it; a node whose every pair is bad is named.
+  re-test alone (every other rank waiting) confirms it, and a second re-test alone confirms
+  that (unconfirmed_pairs: one slow phase, cleared); a node whose every pair is bad is named.
   Quick mode for nightly runs: `-S rounds=K` (K rounds drawn with `-S seed=S`); 0, the default,
   is the full map for acceptance. Sanity: the map is complete (the pairs of the rounds measured)
   and its N x N maps were written beside netbench.json (matrix_bandwidth_MBps.csv,
