@@ -447,3 +447,44 @@ def test_a_nodes_best_pair_is_what_its_own_link_carries():
     inside = max(r["bandwidth_MBps"] for r in rows)
     assert all(figure >= 0.9 * inside for figure in best.values())
     assert min(best.values()) > 1.2 * min(r["bandwidth_MBps"] for r in rows)
+
+
+#: Slurm's topology/block as `scontrol show topology` prints it (src/plugins/topology/block:
+#: BlockName, BlockIndex, Nodes, BlockSize; the blocks Slurm pairs into larger ones as
+#: AggregatedBlock lines), 3 blocks of 4 nodes.
+BLOCKS = """BlockName=b1 BlockIndex=0 Nodes=n[1-4] BlockSize=4
+BlockName=b2 BlockIndex=1 Nodes=n[5-8] BlockSize=4
+BlockName=b3 BlockIndex=2 Nodes=n[9-12] BlockSize=4
+AggregatedBlock=b[1-2] BlockIndex=3 Nodes=n[1-8] BlockSize=8
+"""
+
+
+def test_slurm_blocks_are_groups_joined_two_by_two():
+    # issue 66: a site on topology/block describes its fabric so (a dragonfly's groups, a
+    # rack of one switch): every block a group, every two joined by a link of their own
+    tree = switches.parse_topology(BLOCKS)
+    assert sorted(tree.groups()) == ["b1", "b2", "b3"]
+    assert switches.path(tree, "n1", "n2") == [("node", "n1"), ("node", "n2"), ("group", "b1")]
+    assert switches.path(tree, "n1", "n6") == [("node", "n1"), ("node", "n6"),
+                                               ("link", "b1~b2"), ("group", "b1"),
+                                               ("group", "b2")]
+    # the same blocks as block.conf, BlockSizes ignored
+    conf = switches.parse_topology("BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-8]\n"
+                                   "BlockName=b3 Nodes=n[9-12]\nBlockSizes=4,8\n")
+    assert conf.links == tree.links and conf.leaf_of == tree.leaf_of
+
+
+@pytest.mark.parametrize("slow, named", [
+    ({("link", "b1~b3")}, [("link", "b1~b3")]),  # the link between two blocks
+    ({("group", "b2")}, [("group", "b2")]),      # a whole block
+])
+def test_a_map_over_slurm_blocks_names_a_block_or_the_link_between_two(slow, named):
+    tree = switches.parse_topology(BLOCKS)
+    hosts = [f"n{i}" for i in range(1, 13)]
+    pairs = []
+    for a, b in itertools.combinations(hosts, 2):
+        bad = bool(set(switches.path(tree, a, b)) & slow)
+        pairs.append(Pair(a, b, SLOW if bad else HEALTHY, bad, bad, None))
+    explanation = switches.explain(tree, pairs)
+    assert [f.components for f in explanation.findings] == [named], explanation.lines()
+    assert not explanation.unexplained

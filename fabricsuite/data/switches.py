@@ -58,6 +58,8 @@ MEDIAN_EFFICIENCY = 1.2533
 #: declared between two sibling switches (a dragonfly's global link between two groups), `group`
 #: a switch joined to its siblings by such links (a dragonfly's group: its routers below it).
 KINDS = ("node", "uplink", "link", "switch", "group")
+#: The switch above Slurm's topology/block blocks (no switch of a tree is named so).
+BLOCKS_ROOT = "(blocks)"
 #: The kinds whose capacity concurrent pairs share (congestion, not a fault, where a pair alone
 #: was fast): the links between switches.
 SHARED_KINDS = ("uplink", "link")
@@ -105,13 +107,18 @@ def parse_topology(text: str) -> Tree:
     ignored). Beyond Slurm's lines, `LinkName=NAME Switches=A,B` declares a link that joins two
     sibling switches directly (a dragonfly's global link between groups A and B, which
     `fabricsuite simulate` writes for its dragonflies): pairs between them cross it, not the
-    switch above them, and A and B are groups."""
+    switch above them, and A and B are groups. Slurm's topology/block lines (`BlockName=B
+    Nodes=...`, block.conf or `scontrol show topology`; BlockSizes= and aggregated blocks
+    ignored) are groups of their nodes, every two joined by a link of their own (`A~B`)."""
     tree = Tree()
     children: dict[str, list[str]] = {}
     declared: list[tuple[str, list[str], list[str]]] = []
     for line in text.splitlines():
         line = line.split("#", 1)[0]
         fields = dict(re.findall(r"(\w+)=(\S+)", line))
+        if fields.get("BlockName"):  # a block: a group of nodes under the blocks' root
+            children.setdefault(BLOCKS_ROOT, []).append(fields["BlockName"])
+            fields = {"SwitchName": fields["BlockName"], "Nodes": fields.get("Nodes", "")}
         if fields.get("LinkName"):
             declared.append((fields["LinkName"], expand_hostlist(fields.get("Switches", "")),
                              expand_hostlist(fields.get("Through", ""))))
@@ -131,8 +138,11 @@ def parse_topology(text: str) -> Tree:
         if fields.get("Switches"):
             children[name] = expand_hostlist(fields["Switches"])
     for name, below in children.items():
+        tree.parent.setdefault(name, None)
         for child in below:
             tree.parent[child] = name
+    blocks = children.get(BLOCKS_ROOT, [])
+    declared += [(f"{a}~{b}", [a, b], []) for i, a in enumerate(blocks) for b in blocks[i + 1:]]
     if not tree.leaf_of:
         raise TopologyError("the switch tree names no node (expected lines such as "
                             "'SwitchName=leaf1 Nodes=node[1-4]'); is topology/tree configured?")
