@@ -6,10 +6,12 @@ environment and scale (reference/<system>.yaml).
 - NetbenchMatrix: one rank per node; for every pair of nodes the ping-pong latency at 8 B and
   bandwidth at 1 MiB, an N x N map to find a bad link or node. Concurrent by default: the N/2
   disjoint pairs of one round of a round-robin tournament at once, N-1 rounds (N for an odd N);
-  `-S schedule=sequential` measures one pair at a time. A pair is suspect below 93 % of the best
-  pair's bandwidth or above 2.1 x the lowest latency (ClusterKit's defaults), and bad when its
-  re-test alone (every other rank waiting) confirms it, and a second re-test alone confirms
-  that (unconfirmed_pairs: one slow phase, cleared); a node whose every pair is bad is named.
+  `-S schedule=sequential` measures one pair at a time. A pair is suspect below the best
+  pair's bandwidth by more than half the fault it looks for (20 %) or 3 x the map's own noise,
+  or above 2.1 x the lowest latency (ClusterKit's latency rule; its fixed 93 % on request,
+  `--bandwidth-fraction`), and bad when its re-test alone (every other rank waiting) confirms
+  it against healthy pairs re-tested around it, and a second re-test alone confirms that
+  (unconfirmed_pairs: one slow phase, cleared); a node whose every pair is bad is named.
   Quick mode for nightly runs: `-S rounds=K` (K rounds drawn with `-S seed=S`); 0, the default,
   is the full map for acceptance. Sanity: the map is complete (the pairs of the rounds measured)
   and its N x N maps were written beside netbench.json (matrix_bandwidth_MBps.csv,
