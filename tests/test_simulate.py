@@ -112,3 +112,14 @@ def test_a_missed_fault_exits_1_and_says_what_was_missed(tmp_path):
     # a quick map says what it measured of the whole
     assert ("a quick map: 1 of 7 rounds, 4 of 28 pairs (14.29%), each node in 1 of them; every "
             "uplink between its nodes crossed") in proc.stdout, proc.stdout
+
+
+def test_a_simulation_past_its_timeout_ends_with_everything_it_started(tmp_path):
+    # smpirun is a script whose child runs the simulation: at --timeout both end (a 4,096-node
+    # simulation once kept running, 11 GB, after the command had said it timed out)
+    proc, _verdict = simulate(tmp_path, "--leaves", "16", "--nodes-per-leaf", "16",
+                              "--timeout", "1")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "the simulation did not end in 1 s of wall time" in proc.stderr, proc.stderr
+    left = subprocess.run(["pgrep", "-f", str(tmp_path / "sim")], capture_output=True, text=True)
+    assert left.stdout == "", left.stdout

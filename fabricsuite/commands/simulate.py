@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -99,7 +101,16 @@ def run_map(fabric: simfabric.Fabric, out: Path, program: Path, matrix_options: 
     start = time.monotonic()
     try:
         with open(out / "netbench.out", "w") as stdout, open(out / "netbench.err", "w") as err:
-            proc = subprocess.run(cmd, stdout=stdout, stderr=err, timeout=timeout, cwd=out)
+            proc = subprocess.Popen(cmd, stdout=stdout, stderr=err, cwd=out,
+                                    start_new_session=True)
+            try:
+                proc.wait(timeout=timeout)
+            except BaseException:
+                # smpirun is a script and the simulation (smpimain) its child: both end here,
+                # never left running (a 4,096-node one kept 11 GB after its timeout)
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                raise
     except subprocess.TimeoutExpired:
         raise UsageError(f"the simulation did not end in {timeout:g} s of wall time (--timeout; "
                          f"fewer nodes or --rounds K)") from None
