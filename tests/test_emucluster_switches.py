@@ -347,6 +347,14 @@ def test_a_node_whose_link_is_slower_is_drained_retested_and_returned_by_the_con
         fabric("exec", "scontrol", "delete", "ReservationName=fabricsuite-retest", check=False)
 
 
+def _retest_interference(results, node):
+    """The interference line of the re-test of `node`, "" for a quiet one."""
+    (report,) = (results / "reports").glob(f"run-report-*-retest-{node}.json")
+    return "; ".join(c.get("interference") or "" for run in
+                     json.loads(report.read_text())["runs"] for c in run["testcases"]
+                     if c["name"].startswith("NetbenchMatrix"))
+
+
 def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(fabric,
                                                                                tmp_path):
     """Issue 52, a map suspect: the switch port toward node 3 at 50 of the 200 Mbit (a bad
@@ -394,13 +402,6 @@ def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(f
         (path,) = (results / "findings").glob("*.json")
         return path, json.loads(path.read_text()), said, told
 
-    def disturbed(results, node):
-        """The interference line of the re-test of `node`, "" for a quiet one."""
-        (report,) = (results / "reports").glob(f"run-report-*-retest-{node}.json")
-        return "; ".join(c.get("interference") or "" for run in
-                         json.loads(report.read_text())["runs"] for c in run["testcases"]
-                         if c["name"].startswith("NetbenchMatrix"))
-
     def unsettled(doc, said):
         """The suite rightly named no node: the session or node 3's re-test disturbed (a rank
         waited for ReFrame's own process on the shared cores, 6 %: seen once), a map too noisy
@@ -435,7 +436,7 @@ def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(f
         assert named == [("faulty-link", "map", slow)], doc
         assert mate in hostlists.expand_hostlist(doc["passed_nodes"]), doc
     else:
-        why = disturbed(results, mate)
+        why = _retest_interference(results, mate)
         assert retests[mate]["result"] == "undecided" and why, (told, doc)
         print(f"the mate's re-test was disturbed ({why}): it stays suspected")
         assert named == [("faulty-link", "suspected", mate), ("faulty-link", "map", slow)], doc
