@@ -220,6 +220,17 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
     assert "references for this machine (" in outcome and str(own) in outcome, outcome
     data = load_file(own)
     assert data["_machine"]["key"] == key
+    # A case disturbed in one of those sessions has too few quiet ones: the outcome says it is
+    # left out, and a later session takes what the file lacks (CI of 18ace3b: the latency's
+    # cases were set aside once, the bandwidth's taken alone)
+    for _more in range(2):
+        if "NetbenchPingPong" in data:
+            break
+        assert "left out" in outcome and "NetbenchPingPong" in outcome, outcome
+        proc = session()
+        outcome = _outcome(proc)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        data = load_file(own)
     taken = data["NetbenchPingPong"]["local:default"]
     assert set(taken) == {"openmpi"}, taken
     # The next session is judged against them; forced onto TCP loopback, a confirmed regression
