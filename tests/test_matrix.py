@@ -459,14 +459,20 @@ def test_suspects_are_re_tested_alone_and_only_confirmed_ones_are_bad(program, t
     assert 1 <= len(suspects) == summary["suspect_pairs"] <= 3
     floor, ceiling = summary["bandwidth_floor_MBps"], summary["latency_ceiling_us"]
     assert floor == summary["bandwidth_best_MBps"] and ceiling == summary["latency_lowest_us"]
+    unconfirmed = 0
     for p in pairs:
         first = p["bandwidth_MBps"] < floor or p["latency_us"] > ceiling
         assert p["suspect"] == first, p
         if p["suspect"]:
             alone = p["retest_bandwidth_MBps"] < floor or p["retest_latency_us"] > ceiling
-            assert p["flagged"] == alone, p  # bad only when the re-test alone confirms it
+            # bad only when the re-test alone confirms it, and a second re-test alone does
+            # too (CI of ba05b50: a pair bad alone once at a tolerance of 1, fast the second
+            # time)
+            assert alone or not p["flagged"], p
+            unconfirmed += alone and not p["flagged"]
         else:
             assert p["retest_bandwidth_MBps"] is None and p["flagged"] is False
+    assert summary["unconfirmed_pairs"] == unconfirmed
     bad = sum(p["flagged"] for p in pairs)
     assert summary["bad_pairs"] == summary["flagged_pairs"] == bad
     assert summary["cleared_pairs"] == len(suspects) - bad
