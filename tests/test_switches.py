@@ -153,9 +153,11 @@ def test_a_slow_node_link_names_that_node_and_nothing_else():
 
 def test_a_slow_uplink_names_the_uplink_and_no_node():
     explanation = switches.explain(*measured_map([("uplink", "leaf1")]))
-    # with two leaves every pair that crosses one uplink crosses the other: named together
+    # with two leaves every pair that crosses one uplink crosses the other, and the spine
+    # carries those pairs alone: named together, the smallest kind first
     assert [f.components for f in explanation.findings] == [[("uplink", "leaf1"),
-                                                              ("uplink", "leaf2")]]
+                                                              ("uplink", "leaf2"),
+                                                              ("switch", "spine")]]
     assert explanation.counts() == {"node": 0, "uplink": 1, "switch": 0}
     assert "16 of 16 pairs" in explanation.lines()[0]
     assert "cannot tell these apart" in explanation.lines()[0]
@@ -226,7 +228,8 @@ def test_a_real_map_with_a_slow_uplink_names_it_and_the_report_draws_it_by_switc
     result.switch_tree = (DATA / "matrix-uplink1-slow-tree.txt").read_text()
     explanation = switches.verdict(result)
     assert explanation.counts() == {"node": 0, "uplink": 1, "switch": 0}
-    assert explanation.findings[0].components == [("uplink", "leaf1"), ("uplink", "leaf2")]
+    assert explanation.findings[0].components == [("uplink", "leaf1"), ("uplink", "leaf2"),
+                                                   ("switch", "spine")]
     assert explanation.findings[0].bad_pairs == explanation.findings[0].pairs == 16
     figure, caption, extra = report._draw_matrix(result, "emucluster:nodes openmpi 8x1")
     assert extra == {"ranks": "8"}
@@ -488,3 +491,28 @@ def test_a_map_over_slurm_blocks_names_a_block_or_the_link_between_two(slow, nam
     explanation = switches.explain(tree, pairs)
     assert [f.components for f in explanation.findings] == [named], explanation.lines()
     assert not explanation.unexplained
+
+
+def test_a_quick_map_that_measured_no_pair_inside_a_slow_leaf_names_it_with_its_uplink():
+    """A whole leaf slow, measured by a quick map only in pairs that leave it: its uplink
+    carries exactly those pairs, so the map cannot tell the two apart and names both, the
+    uplink first (what the check counts); before, the leaf went unnamed behind its uplink."""
+    tree = switches.parse_topology("SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 "
+                                   "Nodes=n[3-4]\nSwitchName=leaf3 Nodes=n[5-6]\n"
+                                   "SwitchName=spine Switches=leaf[1-3]\n")
+    measured = [("n1", "n2"), ("n3", "n4"), ("n1", "n3"), ("n2", "n4"),
+                ("n1", "n5"), ("n3", "n6"), ("n2", "n6"), ("n4", "n5")]
+    pairs = [Pair(a, b, SLOW if "n5" in (a, b) or "n6" in (a, b) else HEALTHY,
+                  b in ("n5", "n6"), b in ("n5", "n6"), index)
+             for index, (a, b) in enumerate(measured)]
+    explanation = switches.explain(tree, pairs)
+    assert [f.components for f in explanation.findings] == [[("uplink", "leaf3"),
+                                                              ("switch", "leaf3")]]
+    assert explanation.counts() == {"node": 0, "uplink": 1, "switch": 0}
+    assert explanation.lines()[0].startswith("faulty uplink leaf3 or switch leaf3: 4 of 4 pairs")
+    assert "cannot tell these apart" in explanation.lines()[0]
+    from fabricsuite.data.findings import UPLINK, map_findings_of
+
+    (finding,) = map_findings_of("; ".join(explanation.lines()), {}, [f"n{i}" for i in
+                                                                     range(1, 7)])
+    assert finding.kind == UPLINK and finding.nodes == "" and finding.confidence == "suspected"

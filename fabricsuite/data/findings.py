@@ -223,10 +223,10 @@ def map_findings_of(components: str, base: dict, nodes: tuple[str, ...] | list[s
             continue
         named = [part.split(" ", 1) for part in match[1].split(" or ")]
         confidence = MAP if len(named) == 1 else SUSPECTED
-        kinds = {kind for kind, _ in named}
+        # the kind of the smallest component named (first): what the map's counts count it as
         names = [name for kind, name in named if kind == "node"]
-        kind = (FAULTY_LINK if kinds == {"node"} else UPLINK if kinds <= {"uplink", "link"}
-                else LEAF)
+        kind = (FAULTY_LINK if named[0][0] == "node" else UPLINK
+                if named[0][0] in ("uplink", "link") else LEAF)
         rail = _ON_RAIL.search(line.strip())
         found.append(Finding(kind, confidence, compress_hostlist(names) if kind == FAULTY_LINK
                              else "", _line(line),

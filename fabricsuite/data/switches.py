@@ -436,9 +436,10 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
         best = max(groups, key=score, default=None)
         if best is None or score(best)[0] <= 0:
             break
+        # every component the measured pairs cannot tell apart, the smallest kind first (a
+        # quick map that measured no pair inside a leaf: its uplink or the whole leaf)
         members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
-        smallest = [c for c in members if c[0] == members[0][0]]
-        finding = Culprit(smallest, len(bad & best), len(best),
+        finding = Culprit(members, len(bad & best), len(best),
                           _median(pairs[i].bandwidth_MBps for i in bad & best), _median(healthy))
         within = _within_noise(finding, len(healthy), noise)
         if within is not None and _slower_in_its_class(best & bad, healthy_ix, klass, pairs,

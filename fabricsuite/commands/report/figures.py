@@ -511,7 +511,12 @@ def _draw_matrix(result, title: str):
     at = {rank: position for position, rank in enumerate(order)}
     faulty_hosts, faulty_blocks = set(), set()
     for finding in explanation.findings if explanation else []:
+        # the smallest kind a finding names (what it counts as), not the larger components
+        # the pairs cannot tell from it (a 2-leaf tree's spine beside its uplinks)
+        smallest = finding.components[0][0]
         for kind, name in finding.components:
+            if kind != smallest:
+                continue
             if kind == "node":
                 faulty_hosts.add(name)
             elif kind == "switch" and tree:
