@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("junit", nargs="+",
                         help="the JUnit XML file(s) of a test run (--junitxml; ci/test.sh writes "
-                             "FILE and FILE.unit.xml, one a step)")
+                             "FILE, FILE.unit.xml and FILE.untimed.xml, one a step)")
     parser.add_argument("--top", type=int, default=15, help="slowest tests shown (default 15)")
     args = parser.parse_args(argv)
     roots = []

@@ -95,6 +95,11 @@ LANES = {
     "reframe": ("test_external_checks", "test_machine", "test_outcome", "test_reframe_local",
                 "test_reframe_multirank", "test_trust", "test_verdicts"),
 }
+#: The integration modules that time nothing (dry runs, listings, replayed outputs, builds,
+#: simulated time): ci/test.sh runs them on both cores beside each other (marker `untimed`),
+#: before the lanes that time, one test at a time.
+UNTIMED = ("test_external_checks", "test_simulate", "test_suite_builds",
+           "test_netbench_declarations")
 #: What a unit test must not start: MPI launchers and compilers, Slurm, ReFrame, namespaces, the
 #: emulated cluster's `up` and `exec`. The guard sees what a test starts itself, not what
 #: that starts in turn: our launcher wrappers (config/launchers), which unit tests run against a
@@ -137,7 +142,10 @@ def _lane(item) -> str:
 
 def pytest_collection_modifyitems(session, config, items):
     for item in items:
-        item.add_marker(_lane(item))
+        lane = _lane(item)
+        item.add_marker(lane)
+        if lane != "unit" and item.module.__name__.rpartition(".")[2] in UNTIMED:
+            item.add_marker("untimed")
     items.sort(key=lambda item: item.nodeid not in RUN_FIRST)  # stable: the rest keep their order
 
 
