@@ -222,11 +222,13 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
     assert data["_machine"]["key"] == key
     # A case disturbed in one of those sessions has too few quiet ones: the outcome says it is
     # left out, and a later session takes what the file lacks (CI of 18ace3b: the latency's
-    # cases were set aside once, the bandwidth's taken alone)
-    for _more in range(2):
+    # cases were set aside once, the bandwidth's taken alone), or says why it waits (CI of
+    # 13d1805: one of its runs far off, so it waits for the fifth session)
+    for _more in range(3):
         if "NetbenchPingPong" in data:
             break
-        assert "left out" in outcome and "NetbenchPingPong" in outcome, outcome
+        assert any(why in outcome for why in ("left out", "lies far off", "set aside")) \
+            and "NetbenchPingPong" in outcome, outcome
         proc = session()
         outcome = _outcome(proc)
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

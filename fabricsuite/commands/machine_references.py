@@ -60,8 +60,9 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
     collected = baseline.collect(samples, paths, LOCAL_SYSTEM)
     set_aside = [f"  {line}" for line in collected.set_aside_lines()]
     n = len(quiet_sessions(sessions, key))
+    # a machine whose file holds some cases already: the rest wait
+    what = "some cases of this machine" if path.exists() else "this machine"
     if n < SESSIONS_FOR_REFERENCES:
-        what = "some cases of this machine" if path.exists() else "this machine"
         aside = len(sessions) - n
         return lines + [
             f"no references for {what} yet ({descr}; key {key}): session {n} of "
@@ -90,7 +91,7 @@ def _take_for_machine(key: str, report: dict, reports_dir: Path,
     outliers = [note for s in usable if (note := baseline.one_run_away(s))]
     if outliers and n < baseline.OUTLIER_RUNS_FROM:
         return lines + [
-            f"no references for this machine yet ({descr}): session {n} recorded; one session "
+            f"no references for {what} yet ({descr}): session {n} recorded; one session "
             f"lies far off the others, so the references wait for "
             f"{baseline.OUTLIER_RUNS_FROM} sessions, where a single outlying run is set aside",
             f"  e.g. {outliers[0]}" + (f" (and {len(outliers) - 1} more)" if outliers[1:] else ""),
