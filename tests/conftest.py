@@ -127,12 +127,17 @@ def heavy(argv: list) -> str | None:
     return program.name if program.name in NOT_IN_UNIT else None
 
 
+def _module(item) -> str:
+    """The test's module name without its package ("test_matrix")."""
+    return item.module.__name__.rpartition(".")[2]
+
+
 def _lane(item) -> str:
     if item.get_closest_marker("emucluster"):
         return "emucluster"
     if not item.get_closest_marker("integration"):
         return "unit"
-    module = item.module.__name__.rpartition(".")[2]
+    module = _module(item)
     for lane, modules in LANES.items():
         if module in modules:
             return lane
@@ -144,7 +149,7 @@ def pytest_collection_modifyitems(session, config, items):
     for item in items:
         lane = _lane(item)
         item.add_marker(lane)
-        if lane != "unit" and item.module.__name__.rpartition(".")[2] in UNTIMED:
+        if lane != "unit" and _module(item) in UNTIMED:
             item.add_marker("untimed")
     items.sort(key=lambda item: item.nodeid not in RUN_FIRST)  # stable: the rest keep their order
 

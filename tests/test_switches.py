@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabricsuite.data import hostlists, switches
+from fabricsuite.data.findings import UPLINK, map_findings_of
 from fabricsuite.data.switches import Pair, TopologyError
 
 DATA = Path(__file__).resolve().parent / "data" / "switches"
@@ -511,8 +512,6 @@ def test_a_quick_map_that_measured_no_pair_inside_a_slow_leaf_names_it_with_its_
     assert explanation.counts() == {"node": 0, "uplink": 1, "switch": 0}
     assert explanation.lines()[0].startswith("faulty uplink leaf3 or switch leaf3: 4 of 4 pairs")
     assert "cannot tell these apart" in explanation.lines()[0]
-    from fabricsuite.data.findings import UPLINK, map_findings_of
-
     (finding,) = map_findings_of("; ".join(explanation.lines()), {}, [f"n{i}" for i in
                                                                      range(1, 7)])
     assert finding.kind == UPLINK and finding.nodes == "" and finding.confidence == "suspected"
