@@ -12,7 +12,12 @@ environment and scale (reference/<system>.yaml).
   `--bandwidth-fraction`), and bad when its re-test alone (every other rank waiting) confirms
   it against healthy pairs re-tested around it, and a second re-test alone confirms that
   (unconfirmed_pairs: one slow phase, cleared); a node whose every pair is bad is named.
-  Quick mode for nightly runs: `-S rounds=K` (K rounds drawn with `-S seed=S`); 0, the default,
+  Where the partition declares its switch tree, each pair is also compared with its own path
+  class (`matrix --path-classes`, written from the tree: pairs under one leaf, across the
+  spine; a dragonfly's router, group, global link), so that a tapered core's congested pairs do
+  not set the floor that a slow node link's pairs in its leaf are judged by.
+  Quick mode for nightly runs: `-S rounds=K` (K rounds drawn with `-S seed=S`; with the tree,
+  one more round inside the leaves, `-S local_rounds=false` without); 0, the default,
   is the full map for acceptance. Sanity: the map is complete (the pairs of the rounds measured)
   and its N x N maps were written beside netbench.json (matrix_bandwidth_MBps.csv,
   matrix_latency_us.csv: rows and columns are ranks, headed by host names; matrix_maps.json);
@@ -76,7 +81,7 @@ from fabricsuite.checks.rfm_netbench import (
     summaries,
     summary,
 )
-from fabricsuite.data import links, switches
+from fabricsuite.data import links, pathclasses, switches
 from fabricsuite.data.links import line_fraction
 from fabricsuite.data.netbench_result import load
 
@@ -84,6 +89,9 @@ from fabricsuite.data.netbench_result import load
 MAP_FILES = ["matrix_bandwidth_MBps.csv", "matrix_latency_us.csv", "matrix_maps.json"]
 #: The switch tree as the job's `scontrol show topology` printed it (extras.topology "slurm").
 TREE_FILE = "switch-tree.txt"
+#: Each host's switches from its leaf up, from that tree: netbench compares each pair with its
+#: path class too (`matrix --path-classes`, fabricsuite.data.pathclasses).
+PATH_CLASSES_FILE = "path-classes.txt"
 
 
 #: A count of the map's own verdict, against its own best pairs: 0 on any healthy fabric, so
@@ -108,12 +116,16 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     rounds = variable(int, value=0, loggable=True)
     #: Seed of the rounds drawn when `rounds` > 0.
     seed = variable(int, value=1, loggable=True)
+    #: A quick map's extra round inside the switches of each level below the top (netbench
+    #: matrix --local-rounds), where the partition declares its tree: every node then has a
+    #: partner under its own leaf, which a tapered core's congestion cannot hide.
+    local_rounds = variable(bool, value=True, loggable=True)
     #: Further netbench options, e.g. ["--bandwidth-fraction", "0.9"].
     matrix_options = variable(typ.List[str], value=[])
     #: The faulty components the switch tree explains the bad pairs by, with their evidence,
     #: and the congestion cleared by the re-test (fabricsuite.data.switches); "" for none
     components = variable(str, value="", loggable=True)
-    keep_files = [RESULT_FILE, *MAP_FILES, TREE_FILE]
+    keep_files = [RESULT_FILE, *MAP_FILES, TREE_FILE, PATH_CLASSES_FILE]
     fresh_outputs = [RESULT_FILE, *MAP_FILES, TREE_FILE]
     metrics = {**summaries("bandwidth_median_MBps", "bandwidth_min_MBps", "latency_median_us",
                            prefix="matrix_"),
@@ -140,6 +152,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
         if declared == "slurm":
             self.prerun_cmds = [*self.prerun_cmds,
                                 f"scontrol show topology > {shlex.quote(TREE_FILE)} 2>&1"]
+        self.compare_path_classes(declared)
         # A quick map under Slurm draws its rounds with the first seed from `seed` on that
         # crosses every uplink between the job's nodes (rank i on the i-th node), computed in
         # the job, where the nodes are known (fabricsuite.data.switches quick-seed; `seed` itself
@@ -158,6 +171,36 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
             at = self.executable_opts.index("--seed") + 1
             # the seed the job chose, digits from our own program (its fallback: `seed`)
             self.executable_opts[at] = '"$NB_SEED"'
+
+    def compare_path_classes(self, declared) -> None:
+        """netbench's --path-classes from the declared tree (in the job where the tree is the
+        job's own): an absolute path, since rails at once run each rail's map in its folder. A
+        tree that cannot be read leaves the option out (the map is still measured; judging it
+        says what is wrong with the tree)."""
+        if not declared:
+            return
+        classes = os.path.join(self.stagedir, PATH_CLASSES_FILE)
+        if declared == "slurm":
+            words = [sys.executable, "-m", "fabricsuite.data.pathclasses", "--tree", TREE_FILE,
+                     "--out", classes]
+            self.prerun_cmds = [*self.prerun_cmds, (
+                f"NB_PATH_CLASSES=; {' '.join(shlex.quote(w) for w in words)} && "
+                f"NB_PATH_CLASSES={shlex.quote(classes)}")]
+            self.executable_opts = [*self.executable_opts, "${NB_PATH_CLASSES:+--path-classes}",
+                                    '${NB_PATH_CLASSES:+"$NB_PATH_CLASSES"}']
+            self.take_local_rounds()
+            return
+        try:
+            with open(classes, "w") as out:
+                out.write(pathclasses.text(switches.parse_topology(self.switch_tree())))
+        except (OSError, switches.TopologyError):
+            return
+        self.executable_opts = [*self.executable_opts, "--path-classes", shlex.quote(classes)]
+        self.take_local_rounds()
+
+    def take_local_rounds(self) -> None:
+        if self.rounds > 0 and self.local_rounds:
+            self.executable_opts = [*self.executable_opts, "--local-rounds"]
 
     def switch_tree(self) -> str:
         """The partition's switch tree as topology text; "" for none declared

@@ -220,8 +220,9 @@ def test_a_quick_map_draws_rounds_that_cross_every_uplink(fabric, tmp_path):
     proc, case, _outcome = _session(fabric, tmp_path, "-S", "NetbenchMatrix.rounds=1")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert case["result"] == "pass" and "not measured" not in case["components"], case
-    assert ("a quick map: 1 of 7 rounds, 4 of 28 pairs (14.29%), each node in 1 of them; every "
-            "uplink between its nodes crossed") in case["components"], case["components"]
+    said = case["components"]
+    assert "a quick map: 1 of 7 rounds and 1 inside the switches, " in said and \
+        "every uplink between its nodes crossed" in said, said
     script = next((tmp_path / "results").rglob("rfm_job.sh")).read_text()
     assert "NB_SEED=$(" in script and '--seed "$NB_SEED"' in script, script
     result = json.loads(next((tmp_path / "results").rglob("netbench.json")).read_text())
@@ -231,6 +232,14 @@ def test_a_quick_map_draws_rounds_that_cross_every_uplink(fabric, tmp_path):
     crossing = [p for p in result["tables"]["pairs"]
                 if tree.leaf_of[p["host_a"]] != tree.leaf_of[p["host_b"]]]
     assert crossing, result["tables"]["pairs"]
+    # the job wrote each host's switches from the tree it read (pathclasses) and netbench
+    # judged each pair against its class too, and measured one round inside the leaves: every
+    # node has a pair under its own leaf (round 8: after the tournament's 7)
+    assert result["parameters"]["path_classes"].endswith("path-classes.txt")
+    assert result["parameters"]["local_rounds"] == 1
+    inside = [p for p in result["tables"]["pairs"]
+              if tree.leaf_of[p["host_a"]] == tree.leaf_of[p["host_b"]]]
+    assert {h for p in inside for h in (p["host_a"], p["host_b"])} == set(tree.leaf_of), inside
 
 
 def test_a_fabric_uniformly_below_its_promise_is_named_though_no_pair_is_bad(fabric, tmp_path):
@@ -391,6 +400,8 @@ def test_a_quick_maps_suspect_pair_is_re_tested_and_only_its_slow_node_drained(f
                            f"node_count={NODES}", "-S", "timing_on_shared_cores=true", "-S",
                            "NetbenchMatrix.matrix_options=--max-size,256K,--repetitions,3,"
                            "--time-cap-ms,20", "-S", "NetbenchMatrix.rounds=1", "-S",
+                           # one round only, none inside the leaves: node 3 in one pair
+                           "NetbenchMatrix.local_rounds=false", "-S",
                            "confirm_pause_s=1", *ONCE, check=False,
                            extra_env={"RFM_REFERENCE_PREFIX": str(refs),
                                       "OMPI_MCA_mpi_yield_when_idle": "1"})

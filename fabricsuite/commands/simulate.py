@@ -39,7 +39,7 @@ from typing import Any
 
 from fabricsuite import SOURCE_DIR
 from fabricsuite.base.commandline import UsageError, one_line_errors, results_dir
-from fabricsuite.data import netbench_result, simfabric, switches
+from fabricsuite.data import netbench_result, pathclasses, simfabric, switches
 
 #: A simulated map is noise-free: 2 repetitions of a few round trips measure it exactly (a
 #: 16-node map in 0.6 s of wall time instead of 36 s at netbench's defaults, the same verdict).
@@ -90,13 +90,15 @@ def run_map(fabric: simfabric.Fabric, out: Path, program: Path, matrix_options: 
         (out / "platform.xml").write_text(fabric.platform_xml())
         (out / "hosts").write_text(fabric.hostfile())
         (out / "topology.conf").write_text(topology)
+        (out / "path-classes").write_text(pathclasses.text(switches.parse_topology(topology)))
     except OSError as err:
         raise UsageError(f"--out {out}: cannot write there ({err.strerror}); give a directory "
                          f"you can write") from None
     cmd = ["smpirun", "-np", str(len(fabric.hosts)), "-platform", str(out / "platform.xml"),
            "-hostfile", str(out / "hosts"), *fabric.smpirun_options(),
            "--log=root.thres:warning", str(program), "matrix",
-           "--json-file", str(out / "matrix.json"), *matrix_options]
+           "--json-file", str(out / "matrix.json"), "--path-classes", str(out / "path-classes"),
+           *matrix_options]
     (out / "command").write_text(" ".join(cmd) + "\n")
     start = time.monotonic()
     try:
@@ -163,7 +165,7 @@ def run(args: Any) -> int:
     program = build()
     options = [*TIMINGS[args.timing], *SIM_MATRIX_OPTIONS]
     if args.rounds:
-        options += ["--rounds", str(args.rounds), "--seed", str(args.seed)]
+        options += ["--rounds", str(args.rounds), "--seed", str(args.seed), "--local-rounds"]
     if args.max_retests:
         options += ["--max-retests", str(args.max_retests)]
     print(f"simulating {fabric.describe()}", flush=True)

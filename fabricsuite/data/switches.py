@@ -411,13 +411,19 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
             through.setdefault(component, []).append(index)
     bad = {i for i, pair in enumerate(pairs) if pair.bad}
     healthy_in_map = {i for i, pair in enumerate(pairs) if not pair.suspect}
+    # A good pair through a component is evidence against it only where it measured faster
+    # than the component's bad pairs alone: one no faster was held back by another bottleneck
+    # (a congested tapered core) and could not have shown it.
+    against = {c: _faster_than_its_bad(ix, bad, pairs) for c, ix in through.items()}
     # A component above a node is not named while a pair through it was healthy in the map:
     # that pair contradicts it (3 slow node links under one leaf are the 3 nodes, not the leaf:
     # the leaf's pairs between its healthy node and the other leaf's were fast). Its slack
     # (CONSISTENT) is for suspects that the re-test alone cleared.
     candidates = {c: frozenset(ix) for c, ix in through.items()
-                  if len(bad.intersection(ix)) >= CONSISTENT * len(ix) and bad.intersection(ix)
-                  and (c[0] == "node" or not healthy_in_map.intersection(ix))}
+                  if bad.intersection(ix) and len(bad.intersection(ix)) >= CONSISTENT * (
+                      len(bad.intersection(ix)) + len(against[c]))
+                  and (c[0] == "node" or not healthy_in_map.intersection(against[c]))}
+    against_of = {candidates[c]: against[c] for c in candidates}
     # components carrying the same measured pairs are one finding
     groups: dict[frozenset, list[tuple[str, str]]] = {}
     for component, ix in candidates.items():
@@ -430,7 +436,7 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
     findings, slight, left = [], [], set(bad)
 
     def score(ix: frozenset) -> tuple[int, int]:
-        return len(left & ix) - GOOD_WEIGHT * len(ix - bad), len(ix)
+        return len(left & ix) - GOOD_WEIGHT * len(against_of[ix]), len(ix)
 
     while left:
         best = max(groups, key=score, default=None)
@@ -439,8 +445,15 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
         # every component the measured pairs cannot tell apart, the smallest kind first (a
         # quick map that measured no pair inside a leaf: its uplink or the whole leaf)
         members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
+        # against the healthy pairs of its bad pairs' commonest path class (on a tapered tree
+        # the healthy pairs across the core are congested: a slow node link's pairs in its own
+        # leaf are faster than those)
+        classes = [klass[i] for i in bad & best]
+        common = max(sorted(set(classes)), key=classes.count)
         finding = Culprit(members, len(bad & best), len(best),
-                          _median(pairs[i].bandwidth_MBps for i in bad & best), _median(healthy))
+                          _median(pairs[i].bandwidth_MBps for i in bad & best),
+                          _median(pairs[i].bandwidth_MBps for i in healthy_ix
+                                  if klass[i] == common) or _median(healthy))
         within = _within_noise(finding, len(healthy), noise)
         if within is not None and _slower_in_its_class(best & bad, healthy_ix, klass, pairs,
                                                        noise):
@@ -479,6 +492,16 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
                        [name for name in between if name not in crossed],
                        *(resolved or (None, None, None)), floor_MBps if resolved else None,
                        noise, slight, sum(pair.undecided for pair in pairs))
+
+
+def _faster_than_its_bad(ix: Iterable[int], bad: set[int], pairs: list[Pair]) -> set[int]:
+    """The good pairs of `ix` that measured faster than the median of its bad pairs alone (a
+    good pair's figure: alone where the re-test cleared it, else in the map): those a faulty
+    component on their path would have held back too."""
+    ix = list(ix)
+    level = _median(pairs[i].retest_MBps or pairs[i].bandwidth_MBps for i in ix if i in bad)
+    return {i for i in ix if i not in bad and (
+        level is None or (pairs[i].retest_MBps or pairs[i].bandwidth_MBps) > level)}
 
 
 def _within_noise(finding: Culprit, healthy: int, noise: NoiseRule | None) -> float | None:
@@ -576,14 +599,17 @@ def verdict(result) -> Explanation:
         noise = NoiseRule.of(summary, getattr(result, "parameters", None) or {})
         cached = result.switch_verdict = explain(tree, pairs, summary.get("bandwidth_floor_MBps"),
                                                  noise)
-        cached.coverage = coverage(summary, pairs, not cached.uncovered)
+        cached.coverage = coverage(summary, pairs, not cached.uncovered,
+                                   (getattr(result, "parameters", None) or {}).get(
+                                       "local_rounds", 0))
     return cached
 
 
-def coverage(summary: Mapping, pairs: list[Pair], every_uplink: bool) -> str:
-    """What a quick map (fewer rounds than the tournament's) measured: its rounds, its pairs
-    of all, how many each node took part in, and whether every uplink between its nodes was
-    crossed; "" for a full map."""
+def coverage(summary: Mapping, pairs: list[Pair], every_uplink: bool,
+             local_rounds: int = 0) -> str:
+    """What a quick map (fewer rounds than the tournament's) measured: its rounds (and those
+    inside the switches, netbench's --local-rounds), its pairs of all, how many each node took
+    part in, and whether every uplink between its nodes was crossed; "" for a full map."""
     rounds, total = summary.get("rounds"), summary.get("rounds_total")
     all_pairs = summary.get("pairs_total")
     if not (rounds and total and all_pairs and rounds < total):
@@ -594,8 +620,9 @@ def coverage(summary: Mapping, pairs: list[Pair], every_uplink: bool) -> str:
             per_node[host] = per_node.get(host, 0) + 1
     low, high = min(per_node.values(), default=0), max(per_node.values(), default=0)
     each = f"{low}" if low == high else f"{low}-{high}"
-    return (f"a quick map: {rounds} of {total} rounds, {len(pairs):,} of {all_pairs:,} pairs "
-            f"({len(pairs) / all_pairs:.2%}), each node in {each} of them"
+    inside = f" and {local_rounds} inside the switches" if local_rounds else ""
+    return (f"a quick map: {rounds} of {total} rounds{inside}, {len(pairs):,} of "
+            f"{all_pairs:,} pairs ({len(pairs) / all_pairs:.2%}), each node in {each} of them"
             + ("; every uplink between its nodes crossed" if every_uplink else ""))
 
 

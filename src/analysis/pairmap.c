@@ -112,6 +112,20 @@ nb_pair_thresholds nb_pair_thresholds_of(const double *latency, const double *ba
     return t;
 }
 
+void nb_class_bests(const double *values, const int *pair_class, size_t count, int classes,
+                    int higher_is_better, double *best)
+{
+    double *of_class = malloc((count > 0 ? count : 1) * sizeof *of_class);
+    for (int c = 0; c < classes; c++) {
+        size_t n = 0;
+        for (size_t i = 0; of_class != NULL && i < count; i++)
+            if (pair_class[i] == c)
+                of_class[n++] = values[i];
+        best[c] = of_class != NULL ? robust_best(of_class, n, higher_is_better) : NAN;
+    }
+    free(of_class);
+}
+
 /* The median of the finite values, NaN without any. */
 static double finite_median(const double *v, size_t count)
 {

@@ -55,6 +55,12 @@ nb_pair_thresholds nb_pair_thresholds_of(const double *latency, const double *ba
                                          size_t count, double bandwidth_fraction,
                                          double latency_factor);
 
+/* best[c] := the robust best (as above: the highest bandwidth, or with higher_is_better 0 the
+ * lowest latency) of the pairs of path class c (pathclass.h), c = 0 .. classes - 1, NaN where a
+ * class has no measured pair; pair_class[i] < 0: in none. */
+void nb_class_bests(const double *values, const int *pair_class, size_t count, int classes,
+                    int higher_is_better, double *best);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Thresholds from the map's own noise. The map looks for a link `smallest_fault` slow (0.2: a  */
 /* fifth of its bandwidth lost). A pair is suspect when it measures below the best by more than */

@@ -19,6 +19,7 @@
 #include "methods.h"
 #include "pairmap.h"
 #include "pairs.h"
+#include "pathclass.h"
 
 
 /* --schedule of the matrix method */
@@ -69,6 +70,8 @@ static void record_free(matrix_record *m)
     free(m->round);
     free(m->suspect);
     free(m->bad);
+    free(m->pair_class);
+    free(m->local_partner);
 }
 
 /* At most this many warnings name single bad pairs; a bad node has N-1 of them. */
@@ -130,18 +133,6 @@ static int report_bad_nodes(nb_result *result, int P, size_t measured, const int
     return bad_nodes;
 }
 
-/* Rank 0's verdict on the map: its thresholds, the rule for the re-tests alone (from the noise),
- * and what they found. */
-typedef struct {
-    nb_pair_thresholds map;
-    nb_alone_rule alone;          /* NaN with --bandwidth-fraction: the map's thresholds apply */
-    double resolvable_slowdown;   /* NaN with --bandwidth-fraction */
-    int suspects, references, retests;
-    int undecided;                /* suspects left out of the re-tests by --max-retests */
-    int confirmations;            /* the steps of the second re-test of the pairs bad alone */
-    int unconfirmed;              /* bad alone once, cleared by the second re-test */
-} matrix_verdict;
-
 static int from_noise(const matrix_settings *ms)
 {
     return !(ms->bandwidth_fraction > 0.0);
@@ -180,6 +171,22 @@ static void report_parameters(const nb_context *ctx, const matrix_verdict *v, in
     nb_param_int(result, "seed", (long long)o->seed);
     nb_param_real(result, "progress_every_s", ms->progress_every_s);
     nb_param_int(result, "max_retests", retest_bound(ms, ctx->size));
+    nb_param_text(result, "path_classes", ms->path_classes != NULL ? ms->path_classes : "");
+    if (ms->path_classes != NULL) {
+        /* "class:best" for each class with pairs, e.g. "0:24602.9,2:14684.2" */
+        char bests[NB_PATH_CLASSES * 24] = "";
+        size_t used = 0;
+        for (int c = 0; c < NB_PATH_CLASSES && used < sizeof bests; c++)
+            if (isfinite(v->class_best[c]))
+                used += (size_t)snprintf(bests + used, sizeof bests - used, "%s%d:%.1f",
+                                         used > 0 ? "," : "", c, v->class_best[c]);
+        nb_param_text(result, "class_best_MBps", bests);
+        nb_param_int(result, "class_suspect_pairs", v->class_suspects);
+        nb_param_int(result, "local_rounds", v->local_rounds);
+        if (v->missing_hosts > 0)
+            nb_warning(result, "%d rank(s) on hosts that --path-classes %s lacks: their pairs "
+                       "judged against the whole map only", v->missing_hosts, ms->path_classes);
+    }
     nb_param_common(ctx);
 }
 
@@ -322,7 +329,7 @@ static void report_matrix(const nb_context *ctx, const matrix_record *m, const m
     nb_summary_int(result, "bad_nodes", bad_nodes);
     nb_summary_real(result, "measure_s", measured_s);
     nb_summary_real(result, "round_mean_s", ms->schedule == SCHEDULE_CONCURRENT && rounds > 0
-                                                ? measured_s / rounds : NAN);
+                                                ? measured_s / (rounds + v->local_rounds) : NAN);
     nb_summary_real(result, "pair_mean_s", ms->schedule == SCHEDULE_SEQUENTIAL && measured > 0
                                                ? measured_s / (double)measured : NAN);
     nb_summary_real(result, "retest_s", retest_s);
@@ -363,7 +370,8 @@ static int by_suspects(const void *x, const void *y)
 
 /* Rank 0: chosen[k] := 1 for the suspects to re-test alone: all of them within the bound, else
  * the bound's worth drawn in turn over the ranks (those with the most suspects first), each
- * rank's slowest suspect first, so that every node, leaf or uplink whose pairs are suspect has
+ * rank's slowest suspect first (the furthest below its class's best: a congested pair across a
+ * tapered core is slow, but no slower than its class), so that every node, leaf or uplink whose pairs are suspect has
  * some re-tested. v->undecided := the
  * others (they stay suspect, neither bad nor cleared). The caller frees. */
 static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_record *m,
@@ -403,7 +411,7 @@ static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_re
                     continue;
                 size_t k = r < o ? pair_index(m->P, r, o) : pair_index(m->P, o, r);
                 if (m->suspect[k] && !chosen[k] &&
-                    (best == m->pairs || m->bandwidth[k] < m->bandwidth[best]))
+                    (best == m->pairs || matrix_of_its_best(m, v, k) < matrix_of_its_best(m, v, best)))
                     best = k;
             }
             if (best < m->pairs) {
@@ -435,9 +443,13 @@ static int choose_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
     else
         v->map = nb_pair_thresholds_of(m->latency, m->bandwidth, m->pairs,
                                        ms->bandwidth_fraction, ms->latency_factor);
+    matrix_class_thresholds(m, ms->latency_factor, v);
     for (size_t k = 0; k < m->pairs; k++) {
-        m->suspect[k] = (unsigned char)nb_pair_is_suspect(&v->map, m->latency[k], m->bandwidth[k]);
+        nb_pair_thresholds t = matrix_pair_thresholds(m, v, k);
+        m->suspect[k] = (unsigned char)nb_pair_is_suspect(&t, m->latency[k], m->bandwidth[k]);
         v->suspects += m->suspect[k];
+        v->class_suspects +=
+            m->suspect[k] && !nb_pair_is_suspect(&v->map, m->latency[k], m->bandwidth[k]);
     }
     size_t references[NB_REFERENCE_PAIRS];
     size_t found = 0;
@@ -521,21 +533,21 @@ static nb_alone_rule alone_rule_of_retests(const matrix_settings *ms, const matr
 
 /* Rank 0: whether a pair's figures alone at step s of a re-test list (count steps) are bad. From
  * the noise: below the references' level x the machine's state in the reference steps around
- * it (pairmap.h) by more than the map's threshold alone, or its latency above the map's ceiling
- * (*local_reference := that level x state); with --bandwidth-fraction, still failing the map's
- * own thresholds (*local_reference := NaN). */
+ * it (pairmap.h) by more than the map's threshold alone, or its latency above its ceiling in
+ * the map (*local_reference := that level x state); with --bandwidth-fraction, still failing
+ * its thresholds in the map, `t` (*local_reference := NaN). */
 static int bad_alone(const matrix_settings *ms, const matrix_verdict *v, const nb_alone_rule *rule,
                      const double *state, int count, int s, pair_figures f,
-                     double *local_reference)
+                     const nb_pair_thresholds *t, double *local_reference)
 {
     *local_reference = NAN;
     if (!from_noise(ms))
-        return nb_pair_is_suspect(&v->map, f.latency_us, f.bandwidth_MBps);
+        return nb_pair_is_suspect(t, f.latency_us, f.bandwidth_MBps);
     double around[2] = {s > 0 ? state[s - 1] : NAN, s + 1 < count ? state[s + 1] : NAN};
     double local = mean_of_finite(around, 2);
     *local_reference = rule->reference_bandwidth * (isfinite(local) ? local : 1.0);
     return f.bandwidth_MBps < nb_bandwidth_floor(v->alone.bad_slowdown, *local_reference) ||
-           f.latency_us > v->map.latency_ceiling;
+           f.latency_us > t->latency_ceiling;
 }
 
 /* Rank 0: the rule of a re-test list from its reference steps, state[s] := the machine's state
@@ -569,8 +581,9 @@ static void judge_retests(const matrix_settings *ms, matrix_record *m, matrix_ve
         v->resolvable_slowdown = nb_resolvable_slowdown(&v->map, &v->alone);
     for (int s = 0; s < count; s++) {
         size_t k = pair_index(m->P, retest[2 * s], retest[2 * s + 1]);
+        nb_pair_thresholds t = matrix_pair_thresholds(m, v, k);
         if (m->suspect[k])
-            m->bad[k] = (unsigned char)bad_alone(ms, v, &v->alone, state, count, s, steps[s],
+            m->bad[k] = (unsigned char)bad_alone(ms, v, &v->alone, state, count, s, steps[s], &t,
                                                  &m->local_reference[k]);
     }
     free(state);
@@ -673,7 +686,8 @@ static void confirm_bad(const nb_context *ctx, const matrix_settings *ms, matrix
                 continue;
             double local;
             m->confirm_bandwidth[k] = steps[s].bandwidth_MBps;
-            if (!bad_alone(ms, v, &rule, state, count, s, steps[s], &local)) {
+            nb_pair_thresholds t = matrix_pair_thresholds(m, v, k);
+            if (!bad_alone(ms, v, &rule, state, count, s, steps[s], &t, &local)) {
                 m->bad[k] = 0;
                 v->unconfirmed++;
             }
@@ -699,6 +713,13 @@ void run_matrix(const nb_context *ctx)
     matrix_record m = {0};
     if (ctx->rank == 0)
         record_new(&m, P);
+    matrix_verdict verdict = {0};
+    matrix_class_thresholds(&m, 0.0, &verdict); /* none yet: NaN */
+    if (ms->path_classes != NULL)
+        verdict.missing_hosts = matrix_read_path_classes(ctx, ms->path_classes, hosts,
+                                                         ms->local_rounds &&
+                                                             count < total_rounds,
+                                                         o->seed, &m);
 
     nb_quiet_barrier(ctx->pair);
     double start = MPI_Wtime();
@@ -707,11 +728,13 @@ void run_matrix(const nb_context *ctx)
         matrix_measure_sequentially(ctx, chosen, count, send, recv, &m, &clock);
     else
         matrix_measure_concurrently(ctx, chosen, count, send, recv, &m, &clock);
+    if (ms->path_classes != NULL)
+        verdict.local_rounds = matrix_measure_local(ctx, ms->schedule == SCHEDULE_SEQUENTIAL,
+                                            total_rounds + 1, send, recv, &m, &clock);
     double measured_s = MPI_Wtime() - start;
 
     /* The verdict: the suspects (and references) again, each alone, then judged; the pairs bad
      * alone once more. */
-    matrix_verdict verdict = {0};
     double retest_start = MPI_Wtime();
     retest_suspects(ctx, ms, &m, &verdict, send, recv);
     confirm_bad(ctx, ms, &m, &verdict, send, recv);

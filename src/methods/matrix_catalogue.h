@@ -30,6 +30,8 @@ typedef struct {
                                      MATRIX_MIN_RETESTS */
     double progress_every_s;      /* --progress-every: seconds between progress lines */
     int print_schedule_ranks;     /* --print-schedule N: print the schedule, no MPI; 0 = off */
+    const char *path_classes;     /* --path-classes FILE: each host's switches; NULL = none */
+    int local_rounds;             /* --local-rounds: a quick map's rounds inside the switches */
 } matrix_settings;
 
 /* Defined in matrix.c. */
@@ -81,6 +83,21 @@ static const nb_option matrix_options[] = {
      .value_name = "SECONDS", .default_value = "60", .example = "60",
      .help = "a progress line on stderr (round r of R, elapsed, estimate) at most every "
              "SECONDS; 0: after every round"},
+    {.name = "--path-classes", .type = NB_OPTION_STRING,
+     NB_SETTING(matrix_settings, path_classes), .value_name = "FILE",
+     .default_text = "none: every pair against the whole map", .example = "path-classes.txt",
+     .help = "one line a host: its name, then its switches from its leaf up (fabricsuite "
+             "writes it from the switch tree); a pair is then also suspect below the best of "
+             "its path class (the pairs whose hosts meet as far up the tree) by the same "
+             "threshold: on a tapered tree or a dragonfly the pairs across the core are slower "
+             "when healthy, and a slow node link shows only among its leaf's pairs"},
+    {.name = "--local-rounds", .type = NB_OPTION_FLAG,
+     NB_SETTING(matrix_settings, local_rounds),
+     .help = "with --rounds K and --path-classes: one more round inside the switches of each "
+             "level below the top (every node with a partner under its own leaf; a "
+             "dragonfly's router and group too), its pairs not measured already: a quick map's "
+             "tournament rounds pair nearly every node across the core, where a tapered "
+             "tree's congestion hides a slow node link"},
     {.name = "--print-schedule", .type = NB_OPTION_INT,
      NB_SETTING(matrix_settings, print_schedule_ranks), .min = 2,
      .max = MATRIX_MAX_SCHEDULE_RANKS, .value_name = "N", .default_text = "off", .example = "6",
@@ -165,6 +182,11 @@ const nb_method nb_method_matrix = {
         "bandwidth is below the best pair's (the 90th percentile) by more than half the fault\n"
         "or 3 x the map's noise, whichever is more, or its latency above --latency-factor x\n"
         "the lowest pair's (2.1: placement moves latency by tens of per cent, never 2 x).\n"
+        "With --path-classes FILE (each host's switches from its leaf up) a pair is also\n"
+        "suspect below the best of its path class (pairs whose hosts meet as far up the\n"
+        "tree) by the same threshold, and the re-tests take first the pairs furthest below\n"
+        "their class's best: on a tapered tree or a dragonfly the healthy pairs across the\n"
+        "core are slower, and a slow node link shows only among its leaf's pairs.\n"
         "Every suspect pair is then measured again ALONE (all other ranks wait), each between\n"
         "two re-tests of healthy pairs (up to 3, those nearest the healthy median, in turn),\n"
         "the references: each one's level is its median alone; a reference below the best one\n"
@@ -185,7 +207,10 @@ const nb_method nb_method_matrix = {
         "resolve the fault it looks for. --bandwidth-fraction F instead applies ClusterKit's\n"
         "fixed rule (suspect below F x the best pair, bad when alone, twice, still below it). A rank\n"
         "whose every measured pair (at least 2) is bad is a bad node.\n"
-        "Quick mode (nightly): --rounds K measures K rounds drawn with --seed. Progress goes to\n"
+        "Quick mode (nightly): --rounds K measures K rounds drawn with --seed; with\n"
+        "--local-rounds and --path-classes also one round inside the switches of each level\n"
+        "below the top (every node with a partner under its own leaf; a dragonfly's router and\n"
+        "group too), its pairs not measured already (parameter local_rounds). Progress goes to\n"
         "stderr. With --json-file PATH the N x N maps are written beside it:\n"
         "matrix_bandwidth_MBps.csv, matrix_latency_us.csv, matrix_maps.json.",
     .settings_size = sizeof(matrix_settings),

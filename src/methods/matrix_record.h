@@ -7,7 +7,9 @@
 #include <stddef.h>
 
 #include "methods.h"
+#include "pairmap.h"
 #include "pairs.h"
+#include "pathclass.h"
 
 /* Rank 0's record of the run, one entry per pair of the upper triangle. */
 typedef struct {
@@ -21,7 +23,41 @@ typedef struct {
     unsigned char *reference;     /* a healthy pair re-tested alone as the re-tests' reference */
     double *local_reference;      /* a suspect's references alone, around its re-test (mean) */
     double *confirm_bandwidth;    /* a pair bad alone, alone once more: confirmed or cleared */
+    int *pair_class;              /* --path-classes: each pair's class (pathclass.h), -1 for a
+                                     host the file lacks; NULL without the option */
+    int local_rounds;             /* a quick map's rounds inside switches (matrix_classes.c) */
+    int *local_partner;           /* local_rounds x P: each rank's partner there (-1: none) */
 } matrix_record;
+
+/* Rank 0's verdict on the map: its thresholds, the rule for the re-tests alone (from the noise),
+ * and what they found. */
+typedef struct {
+    nb_pair_thresholds map;
+    nb_alone_rule alone;          /* NaN with --bandwidth-fraction: the map's thresholds apply */
+    double resolvable_slowdown;   /* NaN with --bandwidth-fraction */
+    int suspects, references, retests;
+    int undecided;                /* suspects left out of the re-tests by --max-retests */
+    int confirmations;            /* the steps of the second re-test of the pairs bad alone */
+    int unconfirmed;              /* bad alone once, cleared by the second re-test */
+    /* --path-classes: each class's best bandwidth and latency ceiling (NaN: no pair) */
+    double class_best[NB_PATH_CLASSES], class_ceiling[NB_PATH_CLASSES];
+    int class_suspects;           /* suspect by their class's thresholds only */
+    int missing_hosts;            /* ranks whose host --path-classes lacks */
+    int local_rounds;             /* a quick map's rounds inside the switches (--path-classes) */
+} matrix_verdict;
+
+/* Rank 0, with --path-classes (matrix_classes.c): v->class_best and v->class_ceiling (the
+ * latency factor x each class's lowest latency) from the map; NaN without classes. */
+void matrix_class_thresholds(const matrix_record *m, double latency_factor, matrix_verdict *v);
+/* The thresholds pair k is judged by: the whole map's (v->map), and with its path class also
+ * below its class's floor (the same slowdown under its class's best) and its latency against
+ * its class's ceiling instead of the whole map's (pairs across a dragonfly's groups take more
+ * hops than pairs under one router, healthy). */
+nb_pair_thresholds matrix_pair_thresholds(const matrix_record *m, const matrix_verdict *v,
+                                          size_t k);
+/* How far below its best a pair measured in the map: its bandwidth over its path class's best
+ * (--path-classes), else the whole map's. */
+double matrix_of_its_best(const matrix_record *m, const matrix_verdict *v, size_t k);
 
 /* Index of pair (a, b), a < b, in the upper triangle of P ranks, row by row. */
 static inline size_t pair_index(int P, int a, int b)
@@ -48,6 +84,11 @@ void matrix_measure_concurrently(const nb_context *ctx, const int *chosen, int c
                                  void *send, void *recv, matrix_record *m, progress_clock *clock);
 void matrix_measure_sequentially(const nb_context *ctx, const int *chosen, int count,
                                  void *send, void *recv, matrix_record *m, progress_clock *clock);
+/* The local rounds of rank 0's m (matrix_read_path_classes), each without the pairs measured
+ * already, concurrently or (sequential) one pair at a time, recorded as rounds first_id,
+ * first_id + 1, ...; returns how many rounds. Collective over ctx->pair. */
+int matrix_measure_local(const nb_context *ctx, int sequential, int first_id, void *send,
+                         void *recv, matrix_record *m, progress_clock *clock);
 /* Every pair of `list` (list[2 i], list[2 i + 1]: the ranks of the i-th; count of them, the same
  * on every rank) measured alone in order, the i-th's figures to rank 0's steps[i], a progress
  * line `what` every `every_s` seconds. Collective over ctx->pair. */
@@ -56,6 +97,17 @@ void matrix_measure_alone(const nb_context *ctx, const int *list, int count, voi
 /* Rank 0's list (its count in *count) to every rank: each rank's copy (the others allocate
  * theirs; every rank frees its own). Collective over ctx->pair. */
 int *matrix_share_list(const nb_context *ctx, int *list, int *count);
+
+/* Rank 0 (collective: every rank returns or all abort): m->pair_class from the file `path`
+ * (--path-classes) for the ranks' `hosts`; a file that cannot be read or parsed ends the run in
+ * one line. With `quick` (a quick map), also m->local_rounds and m->local_partner: one round
+ * inside the switches of each level below the top (a tree's leaves; a dragonfly's routers and
+ * groups), drawn with `seed`, so that every node has a partner under its own leaf (a quick
+ * map's tournament rounds pair nearly every node across the core, where a tapered tree's
+ * congestion hides a slow node link). Returns how many ranks' hosts the file lacks (their pairs:
+ * the whole map's rule). */
+int matrix_read_path_classes(const nb_context *ctx, const char *path, const char *hosts,
+                             int quick, long seed, matrix_record *m);
 
 /* The N x N maps beside the JSON result `json_file` (matrix_maps.c); 0 or -1. */
 int matrix_write_maps(const char *json_file, const char *schedule, const matrix_record *m,
