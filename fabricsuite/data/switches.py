@@ -445,15 +445,16 @@ def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
         # every component the measured pairs cannot tell apart, the smallest kind first (a
         # quick map that measured no pair inside a leaf: its uplink or the whole leaf)
         members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
-        # against the healthy pairs of its bad pairs' commonest path class (on a tapered tree
-        # the healthy pairs across the core are congested: a slow node link's pairs in its own
-        # leaf are faster than those)
+        # against the healthy pairs of the whole map or of its bad pairs' commonest path class,
+        # the faster: on a tapered tree or a dragonfly the healthy pairs across the core are
+        # congested, and a slow node link's pairs in its own leaf are faster than those
         classes = [klass[i] for i in bad & best]
         common = max(sorted(set(classes)), key=classes.count)
         finding = Culprit(members, len(bad & best), len(best),
                           _median(pairs[i].bandwidth_MBps for i in bad & best),
-                          _median(pairs[i].bandwidth_MBps for i in healthy_ix
-                                  if klass[i] == common) or _median(healthy))
+                          max((m for m in (_median(healthy), _median(
+                              pairs[i].bandwidth_MBps for i in healthy_ix if klass[i] == common))
+                               if m is not None), default=None))
         within = _within_noise(finding, len(healthy), noise)
         if within is not None and _slower_in_its_class(best & bad, healthy_ix, klass, pairs,
                                                        noise):

@@ -356,24 +356,40 @@ static int list_pair(int a, int b, int *retest, int n)
     return n + 1;
 }
 
-/* choose_suspects' order of the ranks: more suspect pairs first, then the lower rank (rank 0
- * alone runs it; qsort takes no context). */
-static int *suspects_of_rank;
+/* choose_suspects' order of the ranks: each by its first suspect (`sooner`), a suspect in the
+ * lowest path class first (a pair under one leaf shares no link with other pairs: no
+ * congestion makes it slow), then the furthest below its class's best (the pairs through a slow
+ * uplink, below the others across the core), then more suspect pairs, then the lower rank
+ * (rank 0 alone runs it; qsort takes no context). */
+static int *suspects_of_rank, *lowest_class_of_rank;
+static double *lowest_of_rank;
 
 static int by_suspects(const void *x, const void *y)
 {
     int a = *(const int *)x, b = *(const int *)y;
+    if (lowest_class_of_rank[a] != lowest_class_of_rank[b])
+        return lowest_class_of_rank[a] < lowest_class_of_rank[b] ? -1 : 1;
+    if (lowest_of_rank[a] != lowest_of_rank[b])
+        return lowest_of_rank[a] < lowest_of_rank[b] ? -1 : 1;
     if (suspects_of_rank[a] != suspects_of_rank[b])
         return suspects_of_rank[a] > suspects_of_rank[b] ? -1 : 1;
     return (a > b) - (a < b);
 }
 
+/* Whether suspect k goes before suspect `than` in a rank's turn: its path class lower, or the
+ * same and further below its class's best. */
+static int sooner(const matrix_record *m, const matrix_verdict *v, size_t k, size_t than)
+{
+    int a = matrix_class_order(m, k), b = matrix_class_order(m, than);
+    return a != b ? a < b : matrix_of_its_best(m, v, k) < matrix_of_its_best(m, v, than);
+}
+
 /* Rank 0: chosen[k] := 1 for the suspects to re-test alone: all of them within the bound, else
- * the bound's worth drawn in turn over the ranks (those with the most suspects first), each
- * rank's slowest suspect first (the furthest below its class's best: a congested pair across a
- * tapered core is slow, but no slower than its class), so that every node, leaf or uplink whose pairs are suspect has
- * some re-tested. v->undecided := the
- * others (they stay suspect, neither bad nor cleared). The caller frees. */
+ * the bound's worth drawn in turn over the ranks (by_suspects' order), each rank's suspect in
+ * its lowest path class first, the furthest below its class's best (a congested pair across a
+ * tapered core is slow, but no slower than its class), so that every node, leaf or uplink
+ * whose pairs are suspect has some re-tested. v->undecided := the others (they stay suspect,
+ * neither bad nor cleared). The caller frees. */
 static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_record *m,
                                       matrix_verdict *v)
 {
@@ -389,14 +405,34 @@ static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_re
     int *order = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P, sizeof *order);
     suspects_of_rank = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P,
                                           sizeof *suspects_of_rank);
+    lowest_class_of_rank = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P,
+                                              sizeof *lowest_class_of_rank);
+    lowest_of_rank = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P, sizeof *lowest_of_rank);
+    size_t *first = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P, sizeof *first);
+    for (int a = 0; a < m->P; a++)
+        first[a] = m->pairs;
     for (int a = 0; a < m->P; a++) {
         order[a] = a;
-        for (int b = a + 1; b < m->P; b++)
-            if (m->suspect[pair_index(m->P, a, b)]) {
-                suspects_of_rank[a]++;
-                suspects_of_rank[b]++;
-            }
+        for (int b = a + 1; b < m->P; b++) {
+            size_t k = pair_index(m->P, a, b);
+            if (!m->suspect[k])
+                continue;
+            suspects_of_rank[a]++;
+            suspects_of_rank[b]++;
+            if (first[a] == m->pairs || sooner(m, v, k, first[a]))
+                first[a] = k;
+            if (first[b] == m->pairs || sooner(m, v, k, first[b]))
+                first[b] = k;
+        }
     }
+    for (int a = 0; a < m->P; a++) {
+        int none = first[a] == m->pairs;
+        lowest_class_of_rank[a] = none ? NB_PATH_CLASSES + 1 : matrix_class_order(m, first[a]);
+        lowest_of_rank[a] = none ? INFINITY : matrix_of_its_best(m, v, first[a]);
+        if (isnan(lowest_of_rank[a]))
+            lowest_of_rank[a] = INFINITY; /* a latency suspect without a bandwidth */
+    }
+    free(first);
     qsort(order, (size_t)m->P, sizeof *order, by_suspects);
     long picked = 0;
     int progress = 1;
@@ -410,8 +446,7 @@ static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_re
                 if (o == r)
                     continue;
                 size_t k = r < o ? pair_index(m->P, r, o) : pair_index(m->P, o, r);
-                if (m->suspect[k] && !chosen[k] &&
-                    (best == m->pairs || matrix_of_its_best(m, v, k) < matrix_of_its_best(m, v, best)))
+                if (m->suspect[k] && !chosen[k] && (best == m->pairs || sooner(m, v, k, best)))
                     best = k;
             }
             if (best < m->pairs) {
@@ -424,7 +459,10 @@ static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_re
     v->undecided = v->suspects - (int)picked;
     free(order);
     free(suspects_of_rank);
-    suspects_of_rank = NULL;
+    free(lowest_class_of_rank);
+    free(lowest_of_rank);
+    suspects_of_rank = lowest_class_of_rank = NULL;
+    lowest_of_rank = NULL;
     return chosen;
 }
 

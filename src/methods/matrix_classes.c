@@ -138,3 +138,10 @@ double matrix_of_its_best(const matrix_record *m, const matrix_verdict *v, size_
     double best = c >= 0 && isfinite(v->class_best[c]) ? v->class_best[c] : v->map.best_bandwidth;
     return m->bandwidth[k] / best;
 }
+
+int matrix_class_order(const matrix_record *m, size_t k)
+{
+    if (m->pair_class == NULL)
+        return 0;
+    return m->pair_class[k] >= 0 ? m->pair_class[k] : NB_PATH_CLASSES;
+}

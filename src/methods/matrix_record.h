@@ -58,6 +58,9 @@ nb_pair_thresholds matrix_pair_thresholds(const matrix_record *m, const matrix_v
 /* How far below its best a pair measured in the map: its bandwidth over its path class's best
  * (--path-classes), else the whole map's. */
 double matrix_of_its_best(const matrix_record *m, const matrix_verdict *v, size_t k);
+/* Pair k's path class for ordering the re-tests: its class, NB_PATH_CLASSES for a host the
+ * file lacks, 0 for every pair without --path-classes. */
+int matrix_class_order(const matrix_record *m, size_t k);
 
 /* Index of pair (a, b), a < b, in the upper triangle of P ranks, row by row. */
 static inline size_t pair_index(int P, int a, int b)
