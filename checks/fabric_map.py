@@ -119,7 +119,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
     #: A quick map's extra round inside the switches of each level below the top (netbench
     #: matrix --local-rounds), where the partition declares its tree: every node then has a
     #: partner under its own leaf, which a tapered core's congestion cannot hide.
-    local_rounds = variable(bool, value=True, loggable=True)
+    local_rounds = variable(typ.Bool, value=True, loggable=True)
     #: Further netbench options, e.g. ["--bandwidth-fraction", "0.9"].
     matrix_options = variable(typ.List[str], value=[])
     #: The faulty components the switch tree explains the bad pairs by, with their evidence,
