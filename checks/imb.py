@@ -18,6 +18,7 @@ References per partition, environment and scale.
 import shlex
 
 import reframe as rfm
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
 from fabricsuite.base.metrics import MBPS, US, Figure, PerfSpec, reads
@@ -37,7 +38,7 @@ class _Imb(rfm.RegressionTestPlugin):
     suite = "imb"
     imb_benchmarks = variable(list, value=[])
     imb_iterations = variable(int, value=200, loggable=True)
-    imb_off_cache = variable(bool, value=False, loggable=True)
+    imb_off_cache = variable(typ.Bool, value=False, loggable=True)
     imb_max_log2_size = variable(int, value=22)
 
     @run_after("setup")

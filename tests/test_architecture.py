@@ -377,3 +377,15 @@ def test_no_function_over_100_lines():
                 if lines > MAX_FUNCTION_LINES:
                     long[f"{name}: {head}"] = lines
     assert not long, f"split into steps that each say what they do: {long}"
+
+
+def test_no_check_variable_is_a_plain_bool():
+    """ReFrame converts a `-S name=value` for `variable(bool)` with bool(value): "false" is
+    True (seen: -S NetbenchMatrix.local_rounds=false kept the rounds inside the leaves). A
+    switch of a check is typ.Bool, which reads "false", "no", "0" as False."""
+    plain = [f"{path.relative_to(REPO_ROOT)}:{n}"
+             for folder in ("checks", "fabricsuite/checks")
+             for path in sorted((REPO_ROOT / folder).rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"variable\(\s*bool\b", line)]
+    assert not plain, plain

@@ -212,7 +212,7 @@ class Judged(rfm.RegressionTestPlugin):
     perf_resolutions = variable(typ.Dict[str, float], value={}, loggable=True)
     #: True for a check whose reference is built in (rules that hold on every system): its runs
     #: never become references through `fabricsuite baseline`.
-    reference_builtin = variable(bool, value=False, loggable=True)
+    reference_builtin = variable(typ.Bool, value=False, loggable=True)
     #: The partition's tolerance floor (extras.tolerance_floor): the narrowest bound a baseline
     #: may give this partition's references, as a fraction. Stored with every run.
     tolerance_floor = variable(float, value=DEFAULT_FLOOR, loggable=True)
@@ -236,7 +236,7 @@ class Judged(rfm.RegressionTestPlugin):
     memory = variable(str, value="host", loggable=True)
     #: False when the case was measured and recorded without references of its machine (the
     #: embedded default's first sessions); the outcome never calls such a case a pass.
-    judged = variable(bool, value=True, loggable=True)
+    judged = variable(typ.Bool, value=True, loggable=True)
     #: Whose references judged the case: "machine" (the embedded default's own), "physics"
     #: (none of its own yet: only its efficiencies, against the limits of its cores,
     #: fabricsuite.data.limits),

@@ -267,7 +267,7 @@ class MultiRankExternalCheck(ExternalSuiteCheck):
     node_count = parameter(check_base.NODE_COUNTS, type=int, loggable=True)
     ranks_per_node = variable(int, type(None), value=None, loggable=True)
     #: see NetbenchMultiRankCheck: time even where emulated nodes share cores (mechanics only)
-    timing_on_shared_cores = variable(bool, value=False, loggable=True)
+    timing_on_shared_cores = variable(typ.Bool, value=False, loggable=True)
 
     @run_after("setup")
     def set_scale(self):

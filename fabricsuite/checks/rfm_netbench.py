@@ -259,7 +259,7 @@ class NetbenchCheck(Judged, rfm.RunOnlyRegressionTest):
     #: Whether the job runs `netbench limits` on the ranks' cores before the method (the
     #: efficiency figures' prologue, fabricsuite.data.limits); set at init where the check declares
     #: efficiencies and its ranks share a node.
-    limits_prologue = variable(bool, value=False, loggable=True)
+    limits_prologue = variable(typ.Bool, value=False, loggable=True)
 
     netbench = fixture(NetbenchBuild, scope="environment")
 
@@ -661,7 +661,7 @@ class NetbenchMultiRankCheck(NetbenchCheck):
     #: Time even above the partition's `timing_max_nodes` (emulated nodes sharing cores): the
     #: figures then only exercise the mechanics (launch, scale, reference lookup), so the
     #: references at such scales must have wide bounds.
-    timing_on_shared_cores = variable(bool, value=False, loggable=True)
+    timing_on_shared_cores = variable(typ.Bool, value=False, loggable=True)
 
     def sharing_cores_with(self) -> tuple[str, ...]:
         # Timed on shared cores on purpose: the job's own ranks take each other's CPU.

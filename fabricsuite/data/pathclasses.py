@@ -1,4 +1,4 @@
-"""The path-classes file netbench matrix reads (`--path-classes FILE`): one line a host, its name
+"""The path-classes file netbench matrix reads (`--path-classes PATH`): one line a host, its name
 then its switches from its leaf up, written from the partition's switch tree.
 
 netbench compares each pair of the map with the pairs of its own path class (hosts that meet as

@@ -30,7 +30,7 @@ typedef struct {
                                      MATRIX_MIN_RETESTS */
     double progress_every_s;      /* --progress-every: seconds between progress lines */
     int print_schedule_ranks;     /* --print-schedule N: print the schedule, no MPI; 0 = off */
-    const char *path_classes;     /* --path-classes FILE: each host's switches; NULL = none */
+    const char *path_classes;     /* --path-classes PATH: each host's switches; NULL = none */
     int local_rounds;             /* --local-rounds: a quick map's rounds inside the switches */
 } matrix_settings;
 
@@ -38,6 +38,8 @@ typedef struct {
 nb_run_function run_matrix;
 nb_without_mpi_hook matrix_without_mpi;
 nb_name_of_function matrix_schedule_name;
+/* Defined in matrix_classes.c: --path-classes names a file this process can read. */
+const char *matrix_check_path_classes(const void *value);
 
 /* It declares, in this order: its options, its output tables (docs/output-format.md) and
  * their list, its summary figures, and the method. */
@@ -84,10 +86,11 @@ static const nb_option matrix_options[] = {
      .help = "a progress line on stderr (round r of R, elapsed, estimate) at most every "
              "SECONDS; 0: after every round"},
     {.name = "--path-classes", .type = NB_OPTION_STRING,
-     NB_SETTING(matrix_settings, path_classes), .value_name = "FILE",
+     NB_SETTING(matrix_settings, path_classes), .value_name = "PATH",
+     .check = matrix_check_path_classes,
      .default_text = "none: every pair against the whole map", .example = "path-classes.txt",
-     .help = "one line a host: its name, then its switches from its leaf up (fabricsuite "
-             "writes it from the switch tree); a pair is then also suspect below the best of "
+     .help = "a file of one line a host: its name, then its switches from its leaf up "
+             "(fabricsuite writes it from the switch tree); a pair is then also suspect below the best of "
              "its path class (the pairs whose hosts meet as far up the tree) by the same "
              "threshold: on a tapered tree or a dragonfly the pairs across the core are slower "
              "when healthy, and a slow node link shows only among its leaf's pairs"},
@@ -182,7 +185,7 @@ const nb_method nb_method_matrix = {
         "bandwidth is below the best pair's (the 90th percentile) by more than half the fault\n"
         "or 3 x the map's noise, whichever is more, or its latency above --latency-factor x\n"
         "the lowest pair's (2.1: placement moves latency by tens of per cent, never 2 x).\n"
-        "With --path-classes FILE (each host's switches from its leaf up) a pair is also\n"
+        "With --path-classes PATH (each host's switches from its leaf up) a pair is also\n"
         "suspect below the best of its path class (pairs whose hosts meet as far up the\n"
         "tree) by the same threshold, and the re-tests take first the pairs furthest below\n"
         "their class's best: on a tapered tree or a dragonfly the healthy pairs across the\n"

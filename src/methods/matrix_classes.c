@@ -1,8 +1,10 @@
 /* matrix_classes.c - the map's path classes (--path-classes, pathclass.h): each pair's class,
  * from the file and the ranks' hosts, for matrix.c's verdict. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "json_read.h"
 #include "matrix_record.h"
@@ -144,4 +146,19 @@ int matrix_class_order(const matrix_record *m, size_t k)
     if (m->pair_class == NULL)
         return 0;
     return m->pair_class[k] >= 0 ? m->pair_class[k] : NB_PATH_CLASSES;
+}
+
+const char *matrix_check_path_classes(const void *value)
+{
+    static char problem[512];
+    const char *path = *(const char *const *)value;
+    FILE *file = fopen(path, "r");
+    if (file != NULL) {
+        fclose(file);
+        return NULL;
+    }
+    /* every rank checks before MPI; rank 0 alone reads and parses it (matrix_read_path_classes) */
+    snprintf(problem, sizeof problem, "cannot be read (%s); give the file of each host's "
+             "switches (python -m fabricsuite.data.pathclasses writes it)", strerror(errno));
+    return problem;
 }
