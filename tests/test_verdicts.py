@@ -222,8 +222,10 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
     (tmp_path / "reference" / "local" / f"{key}.yaml").write_text(yaml.safe_dump(own))
     env = dict(os.environ, OMPI_MCA_btl_vader_eager_limit="1024", FABRICSUITE_MACHINE=key,
                RFM_REFERENCE_PREFIX=str(tmp_path / "reference"))
-    # A slow phase can hide the threshold from LogGP's fit in every round of one session (the
-    # CI host of 2026-12-01: ranges at 6889 B, o_s and G 2.5x, three rounds): one more session.
+    # A slow phase can hide the threshold from LogGP's fit in a round of one session (the CI
+    # host of 2026-12-01: ranges at 6889 B, o_s and G 2.5x, three rounds; CI of 2026-12-07: the
+    # first round at 4871 B, the confirmation at 1024 B, rightly "not confirmed"): one more
+    # session unless every round of this one saw the imposed threshold.
     for attempt in range(2):
         proc = reframe("-c", "checks/pt2pt.py", "--system", "local",
                        "-n", f"^NetbenchLogGP%distance={local_distance()}", "-p", "openmpi",
@@ -231,10 +233,10 @@ def test_a_reference_at_one_eager_limit_fails_after_the_limit_changes(tmp_path):
                        "confirm_pause_s=2", "--report-file", str(tmp_path / "report.json"),
                        results=results / str(attempt), env=env, timeout=900)
         report = json.loads((tmp_path / "report.json").read_text())
-        last = [c for c in report["runs"][-1]["testcases"] if c["name"].startswith("NetbenchLogGP")]
-        threshold = (last[0].get("perfvalues") or {}).get(
-            "local:default:loggp_threshold_large_bytes") if last else None
-        if threshold and threshold[5] == "fail" and threshold[0] <= 1218:
+        thresholds = [(c.get("perfvalues") or {}).get("local:default:loggp_threshold_large_bytes")
+                      for run in report["runs"] for c in run["testcases"]
+                      if c["name"].startswith("NetbenchLogGP")]
+        if thresholds and all(t and t[5] == "fail" and t[0] <= 1218 for t in thresholds):
             break
     assert proc.returncode != 0, proc.stdout[-3000:]
     # a regression fails its confirmation round too (one short round here, 33 s of CI a round:
