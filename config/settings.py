@@ -122,12 +122,23 @@ site_configuration = {
             # Never reuse a stage (ReFrame's default, restated): a check judges only what its
             # own job wrote. Each session's outputs stay in output/<session>/ (see above).
             "clean_stagedir": True,
-            # Poll a running job at least once a second. ReFrame's default decays to one poll in
-            # 10 s; measured here it rounded every 12 s emulated-cluster job up to the next poll
-            # (run phases of 14.8, 17.4 or 20.2 s). Serial timing sessions poll one job at a time:
-            # one squeue a second is no load for a scheduler.
-            "poll_rate_min": 1.0,
-        }
+            # How soon the end of a job is seen. ReFrame polls at 10 Hz first, each poll's rate
+            # 10 % below the one before (poll_rate_decay 0.1), down to poll_rate_min: at 1 Hz, a
+            # job of 1-20 s was seen 0.8 s after its end on average, 2.8 s at worst (every timed
+            # case of a serial session pays it). A decay of 5 % and 2 Hz: 0.35 s, at most 1.2 s.
+            # Serial timing sessions poll one job at a time: two squeue a second (3.5 ms of CPU
+            # each, measured on the emulated cluster) are no load for a scheduler, nor for the
+            # ranks being timed (docs/measurements.md, "ReFrame sessions: their fixed cost").
+            "poll_rate_decay": 0.05,
+            "poll_rate_min": 2.0,
+        },
+        {
+            # This machine's local scheduler polls with waitpid, no scheduler to ask: 2 % and
+            # 4 Hz, seen 0.14 s after its end on average.
+            "target_systems": ["local"],
+            "poll_rate_decay": 0.02,
+            "poll_rate_min": 4.0,
+        },
     ],
     # Named run modes: `reframe -C config/settings.py --mode nightly -r` (add --system ...).
     "modes": _MODES,

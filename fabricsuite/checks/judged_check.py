@@ -42,6 +42,10 @@ from reframe.frontend import dependencies
 from fabricsuite import MAX_CONFIRM_PAUSE_S, NOT_MEASURED_AGAIN, ROTATION_ENV
 from fabricsuite.base.commandline import is_within
 from fabricsuite.base.metrics import DEFAULT_FLOOR, INDEX_FIELDS, PerfSpec, key_levels
+from fabricsuite.checks import rfm_loading
+
+# before any check class is instantiated: its loading without the warnings nobody sees
+rfm_loading.install()
 
 #: Partition default for the pause before a confirmation round (extras.confirm_pause_s).
 DEFAULT_CONFIRM_PAUSE_S = 20.0
