@@ -441,6 +441,11 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$STATE/log/jobcomp.txt
 SchedulerType=sched/backfill
+# A batch job starts at the controller's next scheduling pass (about a second), not up to 3 s
+# later (Slurm's default batch_sched_delay, for sites that submit jobs by the thousand): sbatch
+# to start took 2.5-2.9 s here before, 0.3-0.8 s after, and every ReFrame job of the cluster paid
+# it (docs/measurements.md, "ReFrame sessions: their fixed cost").
+SchedulerParameters=batch_sched_delay=0
 KillWait=5
 MinJobAge=60
 SlurmdTimeout=60
