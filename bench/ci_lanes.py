@@ -2,7 +2,7 @@
 """Where the test command's time goes, per lane (issue 65: under 20 minutes on 2 cores).
 
     ci/test.sh --junitxml=/tmp/ci.xml          # the whole test command, timed per test
-    bench/ci_lanes.py /tmp/ci.xml /tmp/ci.parallel.xml [--top 15]   # per lane, the slowest
+    bench/ci_lanes.py /tmp/ci.xml /tmp/ci.unit.xml [--top 15]   # per lane, the slowest tests
 
 Reads a JUnit XML file pytest wrote (each test case's time: its set-up, call and tear-down) and
 the lane of every test (the markers tests/conftest.py gives: unit, mpi, reframe, emucluster;
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("junit", nargs="+",
                         help="the JUnit XML file(s) of a test run (--junitxml; ci/test.sh writes "
-                             "FILE and FILE.parallel.xml, one a step)")
+                             "FILE, FILE.unit.xml and FILE.untimed.xml, one a step)")
     parser.add_argument("--top", type=int, default=15, help="slowest tests shown (default 15)")
     args = parser.parse_args(argv)
     roots = []

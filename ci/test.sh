@@ -15,14 +15,12 @@ VENV="${FABRICSUITE_VENV:-$REPO/.venv}"
 if [ -d /usr/lib/ccache ] && command -v ccache >/dev/null; then
     export PATH="/usr/lib/ccache:$PATH" CCACHE_DIR="$REPO/.ccache"
 fi
-# The whole suite (no selection given, at most --junitxml=FILE): first every test that times
-# nothing, on both cores (pytest-xdist, work stealing): the unit lane (no MPI, no ReFrame session)
-# and the integration tests that time nothing (dry runs, replayed outputs, builds, simulated time:
-# marker untimed, tests/conftest.py), one step (two steps took 20 s more: one more collection,
-# and each step's slowest worker alone at its end); then the rest, serially (their ranks
-# busy-poll and must not share a core). A JUnit file asked for is written per step: FILE for the
-# serial one, FILE with .parallel before its suffix for the other (bench/ci_lanes.py reads both).
-# Any other argument: one pytest run, as given.
+# The whole suite (no selection given, at most --junitxml=FILE): the unit lane first, on both
+# cores (pytest-xdist: it times nothing, 95 s on one core, 55 s on two), then the integration
+# tests that time nothing, on both cores, then the rest, serially (their ranks busy-poll and
+# must not share a core). A JUnit file asked for is written per step: FILE for the serial one,
+# FILE with .unit and with .untimed before its suffix for the two parallel ones
+# (bench/ci_lanes.py reads them all). Any other argument: one pytest run, as given.
 junit=()
 for arg in "$@"; do
     case "$arg" in
@@ -31,12 +29,16 @@ for arg in "$@"; do
     esac
 done
 if [ "${junit[*]}" != selected ]; then
-    parallel_junit=()
+    unit_junit=() untimed_junit=()
     if [ ${#junit[@]} -eq 1 ]; then
-        parallel_junit=("${junit[0]%.xml}.parallel.xml")
+        unit_junit=("${junit[0]%.xml}.unit.xml")
+        untimed_junit=("${junit[0]%.xml}.untimed.xml")
     fi
-    "$VENV/bin/python" -m pytest -q -m "unit or untimed" -n 2 --dist worksteal \
-        "${parallel_junit[@]}"
+    "$VENV/bin/python" -m pytest -q -m unit -n 2 "${unit_junit[@]}"
+    # the integration tests that time nothing (dry runs, replayed outputs, builds, simulated
+    # time; marker untimed, tests/conftest.py): on both cores too (141 s serially, 73 here)
+    "$VENV/bin/python" -m pytest -q -m "untimed and not unit" -n 2 --dist worksteal \
+        "${untimed_junit[@]}"
     set -- -m "not unit and not untimed" "$@"
 fi
 # --durations: where CI time goes (CI has 90 minutes; the target is 20, issue 65)

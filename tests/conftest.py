@@ -96,7 +96,7 @@ LANES = {
                 "test_reframe_multirank", "test_trust", "test_verdicts"),
 }
 #: The integration modules that time nothing (dry runs, listings, replayed outputs, builds,
-#: simulated time): ci/test.sh runs them on both cores beside the unit tests (marker `untimed`),
+#: simulated time): ci/test.sh runs them on both cores beside each other (marker `untimed`),
 #: before the lanes that time, one test at a time.
 UNTIMED = ("test_external_checks", "test_simulate", "test_suite_builds",
            "test_netbench_declarations")
