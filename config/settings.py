@@ -126,9 +126,9 @@ site_configuration = {
             # 10 % below the one before (poll_rate_decay 0.1), down to poll_rate_min: at 1 Hz, a
             # job of 1-20 s was seen 0.8 s after its end on average, 2.8 s at worst (every timed
             # case of a serial session pays it). A decay of 5 % and 2 Hz: 0.35 s, at most 1.2 s.
-            # Serial timing sessions poll one job at a time: two squeue a second (3.5 ms of CPU
-            # each, measured on the emulated cluster) are no load for a scheduler, nor for the
-            # ranks being timed (docs/measurements.md, "ReFrame sessions: their fixed cost").
+            # Serial timing sessions poll one job at a time: two squeue a second, 3.5 ms of CPU
+            # each (measured on the emulated cluster: under 1 % of a core), are no load for a
+            # scheduler (docs/measurements.md, "ReFrame sessions: their fixed cost").
             "poll_rate_decay": 0.05,
             "poll_rate_min": 2.0,
         },
