@@ -426,10 +426,10 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     (issue 65: rates belong in bench/, this test holds the verdicts and what they say)."""
     emu, _state = cluster
     results = tmp_path / "results"
-    # The link stays slow whatever the pause: 1 s instead of the partition's 10 s (10, 30, 90 s
-    # for the 3 rounds of each failing session) spares CI 4 minutes of sleep; -S wins over the
-    # partition's extras.
-    PAUSE_S = 1
+    # The link stays slow whatever the pause: 0.2 s instead of the partition's 10 s (0.2, 0.6,
+    # 1.8 s for the 3 rounds of the last session, not 10, 30, 90) spares CI 2 minutes of sleep;
+    # -S wins over the partition's extras.
+    PAUSE_S = 0.2
 
     def nightly(tag, *more, pause=("-S", f"confirm_pause_s={PAUSE_S}")):
         return emu("exec", str(BIN / "fabricsuite"), "nightly", "--system", "emucluster:nodes",
@@ -463,7 +463,8 @@ def test_workflows_nightly_compare_and_report(cluster, tmp_path):
     assert named and all("NetbenchPingPongBandwidth emucluster:nodes openmpi other-node "
                          "bandwidth_" in ln for ln in named), named
     assert "outcome: REGRESSION" in after[-1].stdout
-    # three confirmation rounds, each after the pause given with -S and its growth (1, 3, 9 s)
+    # three confirmation rounds, each after the pause given with -S and its growth (0.2, 0.6,
+    # 1.8 s)
     for round_no in range(1, CONFIRM_ROUNDS + 1):
         assert (f"confirmation round {round_no}: measuring the failed cases again after a "
                 f"{confirm_pause(round_no, PAUSE_S):g} s pause") in after[-1].stdout, (

@@ -9,7 +9,7 @@ job records `scontrol show topology` beside its map. NetbenchMatrix at 8 nodes (
 node_count=8`; timed on shared cores: the verdict is relative to the run's own best pair), with
 references of 0 for bad pairs and faulty components:
 
-- leaf 1's uplink at 50 Mbit, every node link healthy: the case fails on
+- leaf 1's uplink at 100 Mbit, every node link healthy: the case fails on
   matrix_faulty_uplinks = 1 and names the uplink, no node (with leaf 2's: in a 2-leaf tree every
   pair that crosses one crosses the other), and the outcome's REGRESSION line says so;
 - every uplink at 250 Mbit (4 node links of 200 Mbit share it: 3.2:1) and no fault: the case
@@ -42,7 +42,10 @@ from fabricsuite.data import hostlists, switches
 
 PREFIX = emu_support.prefix("fss")
 pytestmark = emu_support.marks(PREFIX)
-NODES, RATE, SLOW = 8, "200mbit", "50mbit"
+#: The slow uplink at half the node links' rate: crossing pairs alone measure half the best,
+#: far beyond the map's noise; the verdict, not the figure, is the point (issue 65: each bad
+#: pair's re-test alone took 1.65 s at a quarter of the rate, 55 s of the test's 75).
+NODES, RATE, SLOW = 8, "200mbit", "100mbit"
 #: The oversubscribed uplinks' rate: above one node link's, below the 4 that share it.
 UPLINK_RATE = "250mbit"
 REFERENCES = matrix_references(NODES)
