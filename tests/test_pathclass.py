@@ -22,7 +22,8 @@ class PathTable(ctypes.Structure):
     _fields_ = [("hosts", ctypes.c_size_t), ("host", ctypes.POINTER(ctypes.c_char_p)),
                 ("levels", ctypes.POINTER(ctypes.c_int)), ("chain", ctypes.POINTER(ctypes.c_int)),
                 ("switches", ctypes.c_size_t),
-                ("switch_name", ctypes.POINTER(ctypes.c_char_p))]
+                ("switch_name", ctypes.POINTER(ctypes.c_char_p)),
+                ("links", ctypes.c_size_t), ("link_ends", ctypes.POINTER(ctypes.c_int))]
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +36,9 @@ def lib():
     lib.nb_path_table_host.argtypes = [ctypes.POINTER(PathTable), ctypes.c_char_p]
     ints = ctypes.POINTER(ctypes.c_int)
     lib.nb_path_class.argtypes = [ints, ctypes.c_int, ints, ctypes.c_int]
+    lib.nb_path_segment.argtypes = [ctypes.POINTER(PathTable), ints, ctypes.c_int, ints,
+                                    ctypes.c_int]
+    lib.nb_path_segment.restype = ctypes.c_long
     lib.nb_class_bests.argtypes = [ctypes.POINTER(ctypes.c_double), ints, ctypes.c_size_t,
                                    ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_double)]
     return lib
@@ -46,11 +50,20 @@ def parse(lib, text: str) -> tuple[PathTable | None, str]:
     return (table if status == 0 else None), why.value.decode()
 
 
-def class_of(lib, table: PathTable, a: str, b: str) -> int:
+def chains_of(table: PathTable, a: str, b: str, lib) -> tuple:
+    """(a's switch chain, its length, b's, its length) as nb_path_class takes them."""
     rows = [lib.nb_path_table_host(ctypes.byref(table), h.encode()) for h in (a, b)]
     chains = [ctypes.cast(ctypes.byref(table.chain.contents, 4 * MAX_LEVELS * r),
                           ctypes.POINTER(ctypes.c_int)) for r in rows]
-    return lib.nb_path_class(chains[0], table.levels[rows[0]], chains[1], table.levels[rows[1]])
+    return chains[0], table.levels[rows[0]], chains[1], table.levels[rows[1]]
+
+
+def class_of(lib, table: PathTable, a: str, b: str) -> int:
+    return lib.nb_path_class(*chains_of(table, a, b, lib))
+
+
+def segment_of(lib, table: PathTable, a: str, b: str) -> int:
+    return lib.nb_path_segment(ctypes.byref(table), *chains_of(table, a, b, lib))
 
 
 TAPERED = """\
@@ -83,6 +96,34 @@ def test_a_pairs_class_is_how_far_up_its_hosts_meet(lib):
     lib.nb_path_table_free(ctypes.byref(table))
 
 
+def test_pairs_share_the_link_at_the_top_of_their_paths_only_between_the_same_two_switches(lib):
+    """The segment a pair's path crosses at its top (nb_path_segment: what the re-tests' order
+    counts the round's sharers of) where the file declares it (`link:` lines, from LinkName=):
+    a dragonfly's global links between the same two groups. None under one router, between two
+    routers (no link declared), or across a tree's spine (its leaves' uplinks, which every pair
+    leaving either leaf shares)."""
+    text = DRAGONFLY.replace("root Switches=g1,g2", "root Switches=g1,g2,g3") + \
+        "SwitchName=g3 Switches=r4\nSwitchName=r4 Nodes=d1\n" + \
+        "LinkName=g1~g3 Switches=g1,g3\nLinkName=g2~g3 Switches=g2,g3\n"
+    written = pathclasses.text(switches.parse_topology(text))
+    assert "link: g1 g2" in written and "link: g2 g3" in written, written
+    table, why = parse(lib, written)
+    assert table is not None, why
+    assert table.links == 3
+    across = {pair: segment_of(lib, table, *pair) for pair in (
+        ("a1", "c1"), ("b1", "c1"), ("c1", "a2"), ("a1", "d1"), ("c1", "d1"))}
+    # g1~g2 three times (either order), g1~g3 and g2~g3 once each
+    assert across[("a1", "c1")] == across[("b1", "c1")] == across[("c1", "a2")] >= 0, across
+    assert len(set(across.values())) == 3, across
+    assert segment_of(lib, table, "a1", "b1") == -1  # two routers of g1
+    assert segment_of(lib, table, "a1", "a2") == -1  # one router
+    lib.nb_path_table_free(ctypes.byref(table))
+    table, why = parse(lib, pathclasses.text(switches.parse_topology(TAPERED)))
+    assert table is not None and table.links == 0, why
+    assert segment_of(lib, table, "n1", "n5") == -1  # across the core
+    lib.nb_path_table_free(ctypes.byref(table))
+
+
 def test_the_file_names_each_host_then_its_switches_from_its_leaf_up():
     lines = pathclasses.text(switches.parse_topology(DRAGONFLY)).splitlines()
     assert lines[0].startswith("#")
@@ -96,6 +137,9 @@ def test_the_file_names_each_host_then_its_switches_from_its_leaf_up():
     ("n1 leaf1\n\nn1 leaf2\n", "line 3: host n1 has a line already"),
     ("n1 " + " ".join(f"s{i}" for i in range(MAX_LEVELS + 1)) + "\n",
      f"names more than {MAX_LEVELS} switches"),
+    ("n1 leaf1\nlink: g1\n", "line 2: give `link: A B`"),
+    ("n1 leaf1\nlink: g1 g2 g3\n", "line 2: give `link: A B`"),
+    ("link: g1 g2\n", "no host line"),
 ])
 def test_a_bad_file_is_refused_naming_its_line(lib, text, said):
     table, why = parse(lib, text)

@@ -101,6 +101,27 @@ def test_the_map_of_a_simulated_dragonfly_names_a_group_a_router_or_a_global_lin
     assert "LinkName=g0~g2 Switches=g0,g2" in (tmp_path / "sim" / "topology.conf").read_text()
 
 
+def test_a_small_re_test_bound_takes_a_slow_global_link_before_congested_ones(tmp_path):
+    """Issue 66: a 64-node dragonfly (4 groups of 4 routers of 4 nodes), the global link g0~g3
+    at 0.75, a quick map of 4 rounds (seed 1) and a bound of 4 re-tests alone for 82 suspects.
+    Pairs sharing a busy global link in their round (14 across g0~g1) measured 0.47 of the best,
+    below the two pairs across g0~g3 (0.74, 2 in their round): ordered by how far below their
+    best alone, the bound went to the congested ones and the slow link was missed. Ordered by
+    how far below their best for their share of the link at the top of their path
+    (matrix_retest_key: 0.47 x 14 against 0.74 x 2), the g0~g3 pairs are re-tested, bad alone,
+    and the link is named."""
+    proc, verdict = simulate(tmp_path, "--fabric", "dragonfly", "--groups", "4", "--routers",
+                             "4", "--nodes-per-router", "4", "--fault", "global:g0~g3=0.75",
+                             "--rounds", "4", "--seed", "1", "--max-retests", "4")
+    assert proc.returncode == 0 and verdict["exact"], (proc.stdout, verdict)
+    assert verdict["named"] == [[["link", "g0~g3"]]] and verdict["undecided"] == 78, verdict
+    pairs = json.loads((tmp_path / "sim" / "matrix.json").read_text())["tables"]["pairs"]
+    group = {f"node-{n}": n // 16 for n in range(64)}
+    retested = [(group[p["host_a"]], group[p["host_b"]]) for p in pairs
+                if p["suspect"] and p["retest_bandwidth_MBps"] is not None]
+    assert (0, 3) in retested and len(retested) == 4, retested
+
+
 def test_a_missed_fault_exits_1_and_says_what_was_missed(tmp_path):
     # an uplink 1 % slow lies below what the map resolves (it looks for a link 20 % slow and
     # says it resolves 10 %): not named, and the command says it missed it, exit 1, rather

@@ -1,5 +1,6 @@
 """The path-classes file netbench matrix reads (`--path-classes PATH`): one line a host, its name
-then its switches from its leaf up, written from the partition's switch tree.
+then its switches from its leaf up, and a line `link: A B` for each link that joins two sibling
+switches directly (a dragonfly's global links), written from the partition's switch tree.
 
 netbench compares each pair of the map with the pairs of its own path class (hosts that meet as
 far up the tree: one leaf, two leaves under one spine, two groups of a dragonfly) as well as with
@@ -33,6 +34,9 @@ def text(tree: Tree) -> str:
             raise TopologyError(f"node {host} sits {len(chain)} switches deep; netbench reads "
                                 f"at most {MAX_LEVELS}")
         lines.append(" ".join([host, *chain]))
+    # the links that join sibling switches directly (LinkName=: a dragonfly's global links):
+    # pairs of one round between the same two share it (netbench orders its re-tests by that)
+    lines += [f"link: {' '.join(sorted(ends))}" for ends in sorted(tree.links, key=sorted)]
     return "\n".join(lines) + "\n"
 
 

@@ -44,7 +44,33 @@ static int grow_hosts(nb_path_table *t, size_t *capacity)
     return 0;
 }
 
-/* One line's words (host, then switches) into the table; 0, or -1 with why[]. */
+/* A `link: A B` line's two switches into the table; 0, or -1 with why[]. */
+static int add_link(nb_path_table *t, char **save, size_t number, size_t *switches_cap,
+                    char *why, size_t why_size)
+{
+    char *a = strtok_r(NULL, " \t\r", save), *b = strtok_r(NULL, " \t\r", save);
+    if (a == NULL || b == NULL || strtok_r(NULL, " \t\r", save) != NULL) {
+        snprintf(why, why_size, "line %zu: give `link: A B`, the two switches a link joins",
+                 number);
+        return -1;
+    }
+    int *ends = realloc(t->link_ends, (t->links + 1) * 2 * sizeof *ends);
+    if (ends == NULL) {
+        snprintf(why, why_size, "out of memory at line %zu", number);
+        return -1;
+    }
+    t->link_ends = ends;
+    ends[2 * t->links] = switch_id(t, a, switches_cap);
+    ends[2 * t->links + 1] = switch_id(t, b, switches_cap);
+    if (ends[2 * t->links] < 0 || ends[2 * t->links + 1] < 0) {
+        snprintf(why, why_size, "out of memory at line %zu", number);
+        return -1;
+    }
+    t->links++;
+    return 0;
+}
+
+/* One line's words (host, then switches; or a link) into the table; 0, or -1 with why[]. */
 static int add_line(nb_path_table *t, char *line, size_t number, size_t *hosts_cap,
                     size_t *switches_cap, char *why, size_t why_size)
 {
@@ -52,6 +78,8 @@ static int add_line(nb_path_table *t, char *line, size_t number, size_t *hosts_c
     char *host = strtok_r(line, " \t\r", &save);
     if (host == NULL)
         return 0;
+    if (strcmp(host, "link:") == 0)
+        return add_link(t, &save, number, switches_cap, why, why_size);
     if (nb_path_table_host(t, host) >= 0) {
         snprintf(why, why_size, "line %zu: host %s has a line already", number, host);
         return -1;
@@ -128,6 +156,7 @@ void nb_path_table_free(nb_path_table *t)
     free(t->levels);
     free(t->chain);
     free(t->switch_name);
+    free(t->link_ends);
     memset(t, 0, sizeof *t);
 }
 
@@ -146,4 +175,23 @@ int nb_path_class(const int *a, int na, const int *b, int nb)
             if (a[i] == b[j])
                 return i + j;
     return na + nb;
+}
+
+long nb_path_segment(const nb_path_table *t, const int *a, int na, const int *b, int nb)
+{
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++)
+            if (a[i] == b[j]) {
+                if (i == 0 || j == 0)
+                    return -1;
+                long x = a[i - 1] < b[j - 1] ? a[i - 1] : b[j - 1];
+                long y = a[i - 1] < b[j - 1] ? b[j - 1] : a[i - 1];
+                for (size_t l = 0; l < t->links; l++) {
+                    long e = t->link_ends[2 * l], f = t->link_ends[2 * l + 1];
+                    if ((e == x && f == y) || (e == y && f == x))
+                        return x * (long)t->switches + y;
+                }
+                return -1;
+            }
+    return -1;
 }

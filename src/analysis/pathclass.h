@@ -4,9 +4,11 @@
  * its own class as well as with the whole map (netbench matrix --path-classes, pairmap.h).
  *
  * The file: one line a host, its name then its switches from its leaf up (`node-5 leaf1
- * spine`; a dragonfly's `node-5 router3 group1 root`); `#` starts a comment, blank lines are
- * skipped. fabricsuite writes it from the partition's switch tree (python -m
- * fabricsuite.data.switches path-classes). No MPI in here (libnbanalysis.so).
+ * spine`; a dragonfly's `node-5 router3 group1 root`), and one line `link: A B` for each link
+ * that joins two sibling switches directly (a dragonfly's global links between groups A and
+ * B); `#` starts a comment, blank lines are skipped. fabricsuite writes it from the
+ * partition's switch tree (python -m fabricsuite.data.pathclasses). No MPI in here
+ * (libnbanalysis.so).
  */
 #ifndef NETBENCH_PATHCLASS_H
 #define NETBENCH_PATHCLASS_H
@@ -25,6 +27,8 @@ typedef struct {
     int *chain;           /* hosts x NB_PATH_MAX_LEVELS switch ids, its leaf first */
     size_t switches;
     char **switch_name;   /* by id */
+    size_t links;
+    int *link_ends;       /* links x 2 switch ids: the `link:` lines */
 } nb_path_table;
 
 /* Parses the file's text into *t. Returns 0, or -1 with why[] := what is wrong, naming the line
@@ -41,5 +45,13 @@ long nb_path_table_host(const nb_path_table *t, const char *host);
  * leaves under one spine, a dragonfly's two routers of a group; 4: across a dragonfly's groups
  * under its root); with none shared, na + nb. */
 int nb_path_class(const int *a, int na, const int *b, int nb);
+
+/* The link a pair's path crosses at its top where that is a `link:` line of the table: the
+ * two switches just below the lowest switch both chains hold (a' from a's chain, b' from b's),
+ * joined directly (a dragonfly's global links between two groups), unordered, as min x
+ * switches + max. Pairs of one round with the same segment share that link. -1: one leaf, no
+ * switch shared, or a' and b' not joined directly (two leaves of a tree: each pair crosses
+ * the leaves' uplinks, which every pair leaving either leaf shares). */
+long nb_path_segment(const nb_path_table *t, const int *a, int na, const int *b, int nb);
 
 #endif

@@ -70,8 +70,7 @@ static void record_free(matrix_record *m)
     free(m->round);
     free(m->suspect);
     free(m->bad);
-    free(m->pair_class);
-    free(m->local_partner);
+    matrix_classes_free(m);
 }
 
 /* At most this many warnings name single bad pairs; a bad node has N-1 of them. */
@@ -358,9 +357,9 @@ static int list_pair(int a, int b, int *retest, int n)
 
 /* choose_suspects' order of the ranks: each by its first suspect (`sooner`), a suspect in the
  * lowest path class first (a pair under one leaf shares no link with other pairs: no
- * congestion makes it slow), then the furthest below its class's best (the pairs through a slow
- * uplink, below the others across the core), then more suspect pairs, then the lower rank
- * (rank 0 alone runs it; qsort takes no context). */
+ * congestion makes it slow), then the furthest below its class's best for the share of its
+ * link it had (matrix_retest_key), then more suspect pairs, then the lower rank (rank 0 alone
+ * runs it; qsort takes no context). */
 static int *suspects_of_rank, *lowest_class_of_rank;
 static double *lowest_of_rank;
 
@@ -377,11 +376,11 @@ static int by_suspects(const void *x, const void *y)
 }
 
 /* Whether suspect k goes before suspect `than` in a rank's turn: its path class lower, or the
- * same and further below its class's best. */
+ * same and further below its class's best for its share of its link (matrix_retest_key). */
 static int sooner(const matrix_record *m, const matrix_verdict *v, size_t k, size_t than)
 {
     int a = matrix_class_order(m, k), b = matrix_class_order(m, than);
-    return a != b ? a < b : matrix_of_its_best(m, v, k) < matrix_of_its_best(m, v, than);
+    return a != b ? a < b : matrix_retest_key(m, v, k) < matrix_retest_key(m, v, than);
 }
 
 /* Rank 0: chosen[k] := 1 for the suspects to re-test alone: all of them within the bound, else
@@ -390,7 +389,7 @@ static int sooner(const matrix_record *m, const matrix_verdict *v, size_t k, siz
  * tapered core is slow, but no slower than its class), so that every node, leaf or uplink
  * whose pairs are suspect has some re-tested. v->undecided := the others (they stay suspect,
  * neither bad nor cleared). The caller frees. */
-static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_record *m,
+static unsigned char *choose_suspects(const matrix_settings *ms, matrix_record *m,
                                       matrix_verdict *v)
 {
     unsigned char *chosen = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs + 1, sizeof *chosen);
@@ -402,6 +401,7 @@ static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_re
     }
     /* the ranks with the most suspect pairs first (a bad node, the nodes under a bad leaf),
      * so that a bound below the ranks with suspects still re-tests those */
+    matrix_round_loads(m);
     int *order = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P, sizeof *order);
     suspects_of_rank = nb_calloc_or_abort(MPI_COMM_WORLD, (size_t)m->P,
                                           sizeof *suspects_of_rank);
@@ -428,7 +428,7 @@ static unsigned char *choose_suspects(const matrix_settings *ms, const matrix_re
     for (int a = 0; a < m->P; a++) {
         int none = first[a] == m->pairs;
         lowest_class_of_rank[a] = none ? NB_PATH_CLASSES + 1 : matrix_class_order(m, first[a]);
-        lowest_of_rank[a] = none ? INFINITY : matrix_of_its_best(m, v, first[a]);
+        lowest_of_rank[a] = none ? INFINITY : matrix_retest_key(m, v, first[a]);
         if (isnan(lowest_of_rank[a]))
             lowest_of_rank[a] = INFINITY; /* a latency suspect without a bandwidth */
     }

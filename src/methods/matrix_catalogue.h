@@ -89,8 +89,10 @@ static const nb_option matrix_options[] = {
      NB_SETTING(matrix_settings, path_classes), .value_name = "PATH",
      .check = matrix_check_path_classes,
      .default_text = "none: every pair against the whole map", .example = "path-classes.txt",
-     .help = "a file of one line a host: its name, then its switches from its leaf up "
-             "(fabricsuite writes it from the switch tree); a pair is then also suspect below the best of "
+     .help = "a file of one line a host: its name, then its switches from its leaf up, and "
+             "a line `link: A B` for each link joining two switches directly (a dragonfly's "
+             "global links) (fabricsuite writes it from the switch tree); a pair is then also "
+             "suspect below the best of "
              "its path class (the pairs whose hosts meet as far up the tree) by the same "
              "threshold: on a tapered tree or a dragonfly the pairs across the core are slower "
              "when healthy, and a slow node link shows only among its leaf's pairs"},
@@ -188,8 +190,10 @@ const nb_method nb_method_matrix = {
         "With --path-classes PATH (each host's switches from its leaf up) a pair is also\n"
         "suspect below the best of its path class (pairs whose hosts meet as far up the\n"
         "tree) by the same threshold, and the re-tests take first the pairs furthest below\n"
-        "their class's best: on a tapered tree or a dragonfly the healthy pairs across the\n"
-        "core are slower, and a slow node link shows only among its leaf's pairs.\n"
+        "their class's best times the pairs of their round across the same declared link\n"
+        "(a dragonfly's global link: congestion, not a fault, when shared): on a tapered\n"
+        "tree or a dragonfly the healthy pairs across the core are slower, and a slow node\n"
+        "link shows only among its leaf's pairs.\n"
         "Every suspect pair is then measured again ALONE (all other ranks wait), each between\n"
         "two re-tests of healthy pairs (up to 3, those nearest the healthy median, in turn),\n"
         "the references: each one's level is its median alone; a reference below the best one\n"

@@ -81,12 +81,19 @@ int matrix_read_path_classes(const nb_context *ctx, const char *path, const char
             for (int r = 0; r < m->P; r++)
                 missing += (row[r] = nb_path_table_host(&table, host_of(hosts, r))) < 0;
             m->pair_class = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *m->pair_class);
+            m->pair_segment = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs,
+                                                 sizeof *m->pair_segment);
             for (int a = 0; a < m->P; a++)
-                for (int b = a + 1; b < m->P; b++)
-                    m->pair_class[pair_index(m->P, a, b)] =
-                        row[a] < 0 || row[b] < 0 ? -1 : nb_path_class(
-                            table.chain + row[a] * NB_PATH_MAX_LEVELS, table.levels[row[a]],
-                            table.chain + row[b] * NB_PATH_MAX_LEVELS, table.levels[row[b]]);
+                for (int b = a + 1; b < m->P; b++) {
+                    size_t k = pair_index(m->P, a, b);
+                    const int *ca = table.chain + row[a] * NB_PATH_MAX_LEVELS,
+                              *cb = table.chain + row[b] * NB_PATH_MAX_LEVELS;
+                    int known = row[a] >= 0 && row[b] >= 0;
+                    m->pair_class[k] = known ? nb_path_class(ca, table.levels[row[a]], cb,
+                                                             table.levels[row[b]]) : -1;
+                    m->pair_segment[k] = known ? nb_path_segment(
+                        &table, ca, table.levels[row[a]], cb, table.levels[row[b]]) : -1;
+                }
             if (quick)
                 local_rounds(&table, row, seed, m);
             free(row);
@@ -139,6 +146,55 @@ double matrix_of_its_best(const matrix_record *m, const matrix_verdict *v, size_
     int c = m->pair_class != NULL ? m->pair_class[k] : -1;
     double best = c >= 0 && isfinite(v->class_best[c]) ? v->class_best[c] : v->map.best_bandwidth;
     return m->bandwidth[k] / best;
+}
+
+/* matrix_round_loads' sort: by round, then segment (qsort takes no context). */
+static const matrix_record *loads_of;
+
+static int by_round_and_segment(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    if (loads_of->round[a] != loads_of->round[b])
+        return loads_of->round[a] < loads_of->round[b] ? -1 : 1;
+    long sa = loads_of->pair_segment[a], sb = loads_of->pair_segment[b];
+    return (sa > sb) - (sa < sb);
+}
+
+void matrix_round_loads(matrix_record *m)
+{
+    if (m->pair_segment == NULL || m->round_load != NULL)
+        return;
+    m->round_load = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs, sizeof *m->round_load);
+    size_t *on = nb_calloc_or_abort(MPI_COMM_WORLD, m->pairs + 1, sizeof *on), n = 0;
+    for (size_t k = 0; k < m->pairs; k++) {
+        m->round_load[k] = 1;
+        if (m->round[k] > 0 && m->pair_segment[k] >= 0)
+            on[n++] = k;
+    }
+    loads_of = m;
+    qsort(on, n, sizeof *on, by_round_and_segment);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && by_round_and_segment(&on[i], &on[j]) == 0; j++) {
+        }
+        for (size_t x = i; x < j; x++)
+            m->round_load[on[x]] = (int)(j - i);
+    }
+    loads_of = NULL;
+    free(on);
+}
+
+double matrix_retest_key(const matrix_record *m, const matrix_verdict *v, size_t k)
+{
+    double below = matrix_of_its_best(m, v, k);
+    return m->round_load != NULL ? below * m->round_load[k] : below;
+}
+
+void matrix_classes_free(matrix_record *m)
+{
+    free(m->pair_class);
+    free(m->pair_segment);
+    free(m->round_load);
+    free(m->local_partner);
 }
 
 int matrix_class_order(const matrix_record *m, size_t k)

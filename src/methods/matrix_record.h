@@ -25,6 +25,10 @@ typedef struct {
     double *confirm_bandwidth;    /* a pair bad alone, alone once more: confirmed or cleared */
     int *pair_class;              /* --path-classes: each pair's class (pathclass.h), -1 for a
                                      host the file lacks; NULL without the option */
+    long *pair_segment;           /* --path-classes: the link at the top of each pair's path
+                                     where the file declares it (nb_path_segment), -1: none */
+    int *round_load;              /* the pairs of each pair's round on its segment (itself
+                                     included; 1 without one), matrix_round_loads */
     int local_rounds;             /* a quick map's rounds inside switches (matrix_classes.c) */
     int *local_partner;           /* local_rounds x P: each rank's partner there (-1: none) */
 } matrix_record;
@@ -58,6 +62,18 @@ nb_pair_thresholds matrix_pair_thresholds(const matrix_record *m, const matrix_v
 /* How far below its best a pair measured in the map: its bandwidth over its path class's best
  * (--path-classes), else the whole map's. */
 double matrix_of_its_best(const matrix_record *m, const matrix_verdict *v, size_t k);
+/* Rank 0: m->round_load from m->round and m->pair_segment (nothing without path classes). */
+void matrix_round_loads(matrix_record *m);
+/* The order of the re-tests alone: how far below its best a pair measured (matrix_of_its_best)
+ * times the pairs of its round that crossed the same link at the top of its path (a link of
+ * the path-classes file's `link:` lines, a dragonfly's global links; 1 for others). A pair
+ * slowed only by sharing a link that carries a node link's rate or more measures at least its
+ * class's best over the pairs sharing it: 1 or more here; a slow link's pairs measured with few
+ * others stay below 1. A slow link measured only under heavy sharing can still come after
+ * congested ones (a 64-node dragonfly with a bound of 4, one seed of three). */
+double matrix_retest_key(const matrix_record *m, const matrix_verdict *v, size_t k);
+/* Frees what matrix_classes.c allocated in the record. */
+void matrix_classes_free(matrix_record *m);
 /* Pair k's path class for ordering the re-tests: its class, NB_PATH_CLASSES for a host the
  * file lacks, 0 for every pair without --path-classes. */
 int matrix_class_order(const matrix_record *m, size_t k);
