@@ -23,7 +23,7 @@ class PathTable(ctypes.Structure):
                 ("levels", ctypes.POINTER(ctypes.c_int)), ("chain", ctypes.POINTER(ctypes.c_int)),
                 ("switches", ctypes.c_size_t),
                 ("switch_name", ctypes.POINTER(ctypes.c_char_p)),
-                ("links", ctypes.c_size_t), ("link_ends", ctypes.POINTER(ctypes.c_int))]
+                ("links", ctypes.c_size_t), ("link_keys", ctypes.POINTER(ctypes.c_long))]
 
 
 @pytest.fixture(scope="module")

@@ -44,6 +44,18 @@ static int grow_hosts(nb_path_table *t, size_t *capacity)
     return 0;
 }
 
+/* A link's key: its two switch ids, unordered (the smaller in the high half). */
+static long link_key(long x, long y)
+{
+    return x < y ? (x << 32) | y : (y << 32) | x;
+}
+
+static int by_key(const void *x, const void *y)
+{
+    long a = *(const long *)x, b = *(const long *)y;
+    return (a > b) - (a < b);
+}
+
 /* A `link: A B` line's two switches into the table; 0, or -1 with why[]. */
 static int add_link(nb_path_table *t, char **save, size_t number, size_t *switches_cap,
                     char *why, size_t why_size)
@@ -54,19 +66,14 @@ static int add_link(nb_path_table *t, char **save, size_t number, size_t *switch
                  number);
         return -1;
     }
-    int *ends = realloc(t->link_ends, (t->links + 1) * 2 * sizeof *ends);
-    if (ends == NULL) {
+    int x = switch_id(t, a, switches_cap), y = switch_id(t, b, switches_cap);
+    long *keys = x < 0 || y < 0 ? NULL : realloc(t->link_keys, (t->links + 1) * sizeof *keys);
+    if (keys == NULL) {
         snprintf(why, why_size, "out of memory at line %zu", number);
         return -1;
     }
-    t->link_ends = ends;
-    ends[2 * t->links] = switch_id(t, a, switches_cap);
-    ends[2 * t->links + 1] = switch_id(t, b, switches_cap);
-    if (ends[2 * t->links] < 0 || ends[2 * t->links + 1] < 0) {
-        snprintf(why, why_size, "out of memory at line %zu", number);
-        return -1;
-    }
-    t->links++;
+    t->link_keys = keys;
+    keys[t->links++] = link_key(x, y);
     return 0;
 }
 
@@ -136,6 +143,9 @@ int nb_path_table_parse(const char *text, nb_path_table *t, char *why, size_t wh
         status = add_line(t, line, number, &hosts_cap, &switches_cap, why, why_size);
     }
     free(copy);
+    /* sorted, so that each pair's lookup (nb_path_segment) is a binary search */
+    if (status == 0 && t->links > 1)
+        qsort(t->link_keys, t->links, sizeof *t->link_keys, by_key);
     if (status == 0 && t->hosts == 0) {
         snprintf(why, why_size, "no host line (a line: the host, then its switches from its "
                  "leaf up)");
@@ -156,7 +166,7 @@ void nb_path_table_free(nb_path_table *t)
     free(t->levels);
     free(t->chain);
     free(t->switch_name);
-    free(t->link_ends);
+    free(t->link_keys);
     memset(t, 0, sizeof *t);
 }
 
@@ -182,16 +192,10 @@ long nb_path_segment(const nb_path_table *t, const int *a, int na, const int *b,
     for (int i = 0; i < na; i++)
         for (int j = 0; j < nb; j++)
             if (a[i] == b[j]) {
-                if (i == 0 || j == 0)
+                if (i == 0 || j == 0 || t->links == 0)
                     return -1;
-                long x = a[i - 1] < b[j - 1] ? a[i - 1] : b[j - 1];
-                long y = a[i - 1] < b[j - 1] ? b[j - 1] : a[i - 1];
-                for (size_t l = 0; l < t->links; l++) {
-                    long e = t->link_ends[2 * l], f = t->link_ends[2 * l + 1];
-                    if ((e == x && f == y) || (e == y && f == x))
-                        return x * (long)t->switches + y;
-                }
-                return -1;
+                long key = link_key(a[i - 1], b[j - 1]);
+                return bsearch(&key, t->link_keys, t->links, sizeof key, by_key) ? key : -1;
             }
     return -1;
 }

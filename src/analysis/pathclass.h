@@ -28,7 +28,7 @@ typedef struct {
     size_t switches;
     char **switch_name;   /* by id */
     size_t links;
-    int *link_ends;       /* links x 2 switch ids: the `link:` lines */
+    long *link_keys;      /* the `link:` lines' two switch ids, unordered, sorted */
 } nb_path_table;
 
 /* Parses the file's text into *t. Returns 0, or -1 with why[] := what is wrong, naming the line
@@ -48,10 +48,11 @@ int nb_path_class(const int *a, int na, const int *b, int nb);
 
 /* The link a pair's path crosses at its top where that is a `link:` line of the table: the
  * two switches just below the lowest switch both chains hold (a' from a's chain, b' from b's),
- * joined directly (a dragonfly's global links between two groups), unordered, as min x
- * switches + max. Pairs of one round with the same segment share that link. -1: one leaf, no
- * switch shared, or a' and b' not joined directly (two leaves of a tree: each pair crosses
- * the leaves' uplinks, which every pair leaving either leaf shares). */
+ * joined directly (a dragonfly's global links between two groups), as the link's key (its two
+ * ids, unordered; a binary search of the table's links). Pairs of one round with the same
+ * segment share that link. -1: one leaf, no switch shared, or a' and b' not joined directly
+ * (two leaves of a tree: each pair crosses the leaves' uplinks, which every pair leaving
+ * either leaf shares). */
 long nb_path_segment(const nb_path_table *t, const int *a, int na, const int *b, int nb);
 
 #endif

@@ -90,8 +90,8 @@ static const nb_option matrix_options[] = {
      .check = matrix_check_path_classes,
      .default_text = "none: every pair against the whole map", .example = "path-classes.txt",
      .help = "a file of one line a host: its name, then its switches from its leaf up, and "
-             "a line `link: A B` for each link joining two switches directly (a dragonfly's "
-             "global links) (fabricsuite writes it from the switch tree); a pair is then also "
+             "a line `link: A B` for each link joining two switches directly, a dragonfly's "
+             "global links (fabricsuite writes it from the switch tree); a pair is then also "
              "suspect below the best of "
              "its path class (the pairs whose hosts meet as far up the tree) by the same "
              "threshold: on a tapered tree or a dragonfly the pairs across the core are slower "
