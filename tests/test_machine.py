@@ -186,11 +186,8 @@ def test_a_fresh_machine_records_then_takes_its_own_references_then_judges(tmp_p
     # in both of its states the small-message latency is too noisy to judge and is recorded
     # only (CI of 954866b: spread 80 %), while the 1 MiB bandwidth stays judged and catches TCP
     # loopback.
-    # The machine declares the floor a shared CI host needs (the knob a person sets for a
-    # machine noisier than its references' sessions showed): sessions minutes apart spread
-    # 0.2 %, and a later session on the same host then read the bandwidth 10.5 % lower in all
-    # its rounds (CI of 1b03827: a 3 % bound failed it). TCP loopback stays far beyond 25 %:
-    # its latency is 10x, 50-130 floors of the cores.
+    # the floor a shared CI host needs (CI of 1b03827: sessions minutes apart spread 0.2 %, a
+    # later one read -10.5 % in all rounds); TCP loopback stays far beyond it (latency 10x)
     session = readme_run_as(tmp_path, references, key, floor="0.25")
 
     own = reference_file("local", references, key)
