@@ -15,7 +15,7 @@ scenarios of --trials each, the slow part a different one each trial:
 - healthy: nothing slow: expected no finding.
 
 A trial is one `netbench matrix` job through srun (one rank per node, the full map, suspects
-re-tested alone, as NetbenchMatrix runs it), judged by fabricsuite.data.switches.below_promise
+re-tested alone, as NetbenchMatrix runs it), judged by fabricsuite.data.map_promise.below_promise
 against RATE and the default promise (fabricsuite.data.links.DEFAULT_BANDWIDTH_FRACTION). The
 relative rule
 (each pair against the map's best) is printed beside it: it cannot see the fabric scenario.
@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from fabricsuite.commands.emucluster import OPENMPI_TCP, EmuCluster, bench_tally, srun_matrix  # noqa: E402
-from fabricsuite.data import switches  # noqa: E402
+from fabricsuite.data import map_promise, switches  # noqa: E402
 from fabricsuite.data.links import DEFAULT_BANDWIDTH_FRACTION, tc_rate_gbps  # noqa: E402
 
 MATRIX_OPTIONS = ("--max-size", "256K", "--repetitions", "3", "--time-cap-ms", "20",
@@ -115,7 +115,7 @@ def main() -> int:
                     pairs = switches.pairs_of(result["tables"]["pairs"])
                     tree = switches.parse_topology(emu("exec", "scontrol", "show",
                                                        "topology").stdout)
-                    found = switches.below_promise(tree, pairs, rate_gbps,
+                    found = map_promise.below_promise(tree, pairs, rate_gbps,
                                                    DEFAULT_BANDWIDTH_FRACTION)
                     right = ([f.split(":")[0] for f in found] == [expected] if expected
                              else not found)

@@ -7,7 +7,7 @@ For each N: a 2-level tree of N / --per-leaf leaves, a map of healthy pairs with
 (every pair of a full map, or the N/2 pairs of each of K tournament rounds with --rounds, as a
 nightly's quick map measures), one node's pairs 25 % slow, and the two pieces of verdict code
 the fabric map check runs on it: `switches.explain` (which components explain the bad pairs)
-and `switches.below_promise` (which parts lie below the promise). Prints seconds and the
+and `map_promise.below_promise` (which parts lie below the promise). Prints seconds and the
 process's peak memory after each N. No MPI, no simulation: the verdict code alone, on pairs
 drawn here (the figures a simulated or real map gives are the input, not the point).
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fabricsuite.data import switches  # noqa: E402
+from fabricsuite.data import map_promise, switches  # noqa: E402
 
 
 def tree_of(nodes: int, per_leaf: int) -> switches.Tree:
@@ -71,7 +71,7 @@ def main() -> int:
         explanation = switches.explain(tree, pairs)
         explain_s = time.perf_counter() - start
         start = time.perf_counter()
-        switches.below_promise(tree, pairs, 200.0, 0.9)
+        map_promise.below_promise(tree, pairs, 200.0, 0.9)
         below_s = time.perf_counter() - start
         named = [c for f in explanation.findings for c in f.components]
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

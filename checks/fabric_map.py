@@ -34,8 +34,9 @@ environment and scale (reference/<system>.yaml).
   node count: the map's verdict is against its own pairs). Where the partition
   declares its links (extras.fabric), also the median pair's bandwidth as a fraction of the
   line rate against the promise, and the fabric, a leaf (its uplink) or a node whose pairs lie
-  below the promise named as `BELOW PROMISE ...` findings (fabricsuite.data.switches.below_promise):
-  the session's LINK DEGRADED verdict, which the relative rule cannot reach.
+  below the promise named as `BELOW PROMISE ...` findings
+  (fabricsuite.data.map_promise.below_promise): the session's LINK DEGRADED verdict, which the
+  relative rule cannot reach.
 - NetbenchRailMatrix (a partition that declares rails, extras.fabric.links.rails, and has the
   `rails` feature): the map on each rail, one case per rail (level `rail`), every node's rank
   kept on that rail's NIC (the MPI's own NIC selection) and on the cores near it; its findings
@@ -81,7 +82,7 @@ from fabricsuite.checks.rfm_netbench import (
     summaries,
     summary,
 )
-from fabricsuite.data import links, pathclasses, switches
+from fabricsuite.data import links, map_promise, pathclasses, switches
 from fabricsuite.data.links import line_fraction
 from fabricsuite.data.netbench_result import load
 
@@ -237,7 +238,7 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
         below = []
         if promise is not None:
             measured = switches.pairs_of(result.table("pairs"))
-            below = [say(line) for line in switches.below_promise(
+            below = [say(line) for line in map_promise.below_promise(
                 switches.tree_of(result, measured), measured,
                 promise.path_rate_gbps(self.path_rails(promise)), promise.bandwidth_fraction)]
         pairs = result.table("pairs")

@@ -7,9 +7,10 @@ import itertools
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from fabricsuite.data import hostlists, switches
+from fabricsuite.data import hostlists, map_promise, switches
 from fabricsuite.data.findings import UPLINK, map_findings_of
 from fabricsuite.data.switches import Pair, TopologyError
 
@@ -411,33 +412,33 @@ def test_the_map_against_the_promise_names_the_fabric_a_leaf_or_a_node():
     """Issue 50: 1 Gbit declared (125 MB/s), promise 0.7; a healthy pair here 120 MB/s (0.96)."""
     tree = switches.parse_topology(TREE_CONF)
     leaf = {n: ("leaf1" if int(n[1:]) <= 4 else "leaf2") for n in NODES}
-    assert switches.below_promise(tree, _map_at(lambda a, b: 120.0), 1.0, 0.7) == []
-    (fabric,) = switches.below_promise(tree, _map_at(lambda a, b: 75.0), 1.0, 0.7)
+    assert map_promise.below_promise(tree, _map_at(lambda a, b: 120.0), 1.0, 0.7) == []
+    (fabric,) = map_promise.below_promise(tree, _map_at(lambda a, b: 75.0), 1.0, 0.7)
     assert fabric == ("BELOW PROMISE the fabric: median pair 0.60 of the 1 Gb/s line rate over "
                       "28 pair(s), promised 0.70")
     # two leaves: every pair across leaf1's uplink crosses leaf2's too, so the two are named
     # together, the 12 pairs within a leaf healthy
     crossing = _map_at(lambda a, b: 75.0 if leaf[a] != leaf[b] else 120.0)
-    assert switches.below_promise(tree, crossing, 1.0, 0.7) == [
+    assert map_promise.below_promise(tree, crossing, 1.0, 0.7) == [
         "BELOW PROMISE leaf leaf1 or leaf2 (their uplinks: the pairs cannot tell them apart): "
         "median pair 0.60 of the 1 Gb/s line rate over 16 pair(s), promised 0.70"]
     # four leaves of two nodes: leaf1's uplink at 60 % is leaf1's, named alone
     four = switches.parse_topology("SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 Nodes=n[3-4]\n"
                                    "SwitchName=leaf3 Nodes=n[5-6]\nSwitchName=leaf4 Nodes=n[7-8]\n"
                                    "SwitchName=spine Switches=leaf[1-4]\n")
-    (one,) = switches.below_promise(
+    (one,) = map_promise.below_promise(
         four, _map_at(lambda a, b: 75.0 if (a in ("n1", "n2")) != (b in ("n1", "n2")) else 120.0),
         1.0, 0.7)
     assert one.startswith("BELOW PROMISE leaf leaf1 (its uplink): median pair 0.60") and \
         "over 12 pair(s)" in one, one
     # one node's link at 60 %: that node, not its leaf
-    (node,) = switches.below_promise(
+    (node,) = map_promise.below_promise(
         tree, _map_at(lambda a, b: 75.0 if "n3" in (a, b) else 120.0), 1.0, 0.7)
     assert node.startswith("BELOW PROMISE node n3: median pair 0.60") and "over 7 pair(s)" in node
     # a pair re-tested alone counts with that figure (its round-mates shared its path)
     retested = [Pair(p.host_a, p.host_b, 60.0, True, False, None, 120.0)
                 for p in _map_at(lambda a, b: 120.0)]
-    assert switches.below_promise(tree, retested, 1.0, 0.7) == []
+    assert map_promise.below_promise(tree, retested, 1.0, 0.7) == []
 
 
 def test_a_nodes_best_pair_is_what_its_own_link_carries():
@@ -515,3 +516,31 @@ def test_a_quick_map_that_measured_no_pair_inside_a_slow_leaf_names_it_with_its_
     (finding,) = map_findings_of("; ".join(explanation.lines()), {}, [f"n{i}" for i in
                                                                      range(1, 7)])
     assert finding.kind == UPLINK and finding.nodes == "" and finding.confidence == "suspected"
+
+
+@pytest.mark.parametrize("fabric", ["dragonfly", "three-level"])
+def test_the_pairs_through_a_component_are_those_whose_path_holds_it(fabric):
+    """The map's verdict reads a component's pairs from columns indexed once per leaf pair
+    (fabricsuite.data.pairindex): the same pairs a path of each pair names, either end first."""
+    from fabricsuite.data import pairindex, simfabric
+
+    shape = (simfabric.dragonfly(3, 2, 2) if fabric == "dragonfly"
+             else simfabric.fat_tree(2, 2, pods=2))
+    tree = switches.parse_topology(shape.topology_conf())
+    hosts = list(shape.hosts)
+    pairs = [Pair(*((b, a) if (i + j) % 2 else (a, b)), 100.0 + i, False, False, i % 3)
+             for i, a in enumerate(hosts) for j, b in enumerate(hosts) if i < j]
+    index = pairindex.PairIndex(tree, pairs, switches.path)
+    paths = [switches.path(tree, p.host_a, p.host_b) for p in pairs]
+    assert len(index.components) == len({c for route in paths for c in route})
+    for number, component in enumerate(index.components):
+        expected = [i for i, route in enumerate(paths) if component in route]
+        assert index.through(number).tolist() == expected, component
+    # the pairs of a round across a shared link: counted per round, as the congestion rule
+    load = index.round_loads(np.array([0, 1, 2]), switches.SHARED_KINDS)
+    for number, component in enumerate(index.components):
+        if component[0] in switches.SHARED_KINDS:
+            for round_ in range(3):
+                assert load(round_, number) == sum(
+                    1 for p, route in zip(pairs, paths, strict=True)
+                    if p.round == round_ and component in route)

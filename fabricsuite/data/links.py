@@ -515,7 +515,7 @@ def describe(nodes: Mapping[str, Mapping[str, Port]], promise: Contract | None) 
 
 def is_finding(text: str) -> bool:
     """A case's failure reason, or a `link_findings` line, that is a link finding (the all-pairs
-    map's BELOW PROMISE lines too: fabricsuite.data.switches.below_promise)."""
+    map's BELOW PROMISE lines too: fabricsuite.data.map_promise.below_promise)."""
     return bool(re.search(r"\b(LINK DEGRADED|LINKS DIFFER|LINK CHANGED|LINK FLAPPED|BELOW "
                           r"PROMISE) ",
                           str(text or "")))

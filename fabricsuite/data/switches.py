@@ -33,14 +33,15 @@ passing reason (noise), counted apart.
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from fabricsuite.data.hostlists import TopologyError, expand_hostlist
+from fabricsuite.data.pairindex import PairIndex, set_key
 
 #: A component is a candidate when at least this share of the measured pairs through it is bad
 #: (a quarter-rate link makes all of them bad; the slack is for a pair the re-test cleared).
@@ -375,7 +376,7 @@ class NoiseRule:
         return out
 
 
-def resolution(pairs: Iterable[Pair], floor_MBps: float) -> tuple[float, float, float] | None:
+def resolution(index: PairIndex, floor_MBps: float) -> tuple[float, float, float] | None:
     """(the smallest slowdown of a link the map could resolve, the healthy pairs' spread, the
     healthy bandwidth it is measured against). A pair is bad only when its re-test alone stays
     below the floor (netbench's --bandwidth-fraction of the best pair in the map), so a link is
@@ -385,124 +386,147 @@ def resolution(pairs: Iterable[Pair], floor_MBps: float) -> tuple[float, float, 
     slowed, the floor with them, and a link alone gets more: the resolvable slowdown grows, and
     is said. A slowdown within RESOLUTION_SIGMAS robust standard deviations of the healthy (not
     suspect) pairs cannot be told from their noise either. None without healthy pairs."""
-    pairs = list(pairs)
-    healthy = [p.bandwidth_MBps for p in pairs if not p.suspect and p.bandwidth_MBps > 0]
-    if not healthy:
+    healthy = index.bandwidth[~index.suspect & (index.bandwidth > 0)]
+    if not len(healthy):
         return None
-    median = statistics.median(healthy)
-    spread = 1.4826 * statistics.median(abs(b - median) for b in healthy) / median
-    alone = [p.retest_MBps for p in pairs if p.suspect and not p.bad and p.retest_MBps]
-    reference = max(median, statistics.median(alone)) if alone else median
+    median = float(np.median(healthy))
+    spread = 1.4826 * float(np.median(np.abs(healthy - median))) / median
+    alone = index.retest[index.suspect & ~index.bad & ~np.isnan(index.retest)]
+    reference = max(median, float(np.median(alone))) if len(alone) else median
     return max(1.0 - floor_MBps / reference, RESOLUTION_SIGMAS * spread), spread, reference
+
+
+@dataclass
+class _Candidate:
+    """Components whose measured pairs are nearly all bad, carrying the same pairs."""
+    members: list[tuple[str, str]]
+    #: the indices of its bad pairs, how many measured pairs it carries, and how many of its
+    #: good pairs measured faster than its bad ones (evidence against it)
+    bad: np.ndarray
+    pairs: int
+    against: int
 
 
 def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
             noise: NoiseRule | None = None) -> Explanation:
     """The fewest components that explain the bad pairs (see the module's docstring); with the
     map's bandwidth floor, also the smallest slowdown it could resolve (`resolution`), or, where
-    netbench judged from the map's noise, what it says it resolved (`noise`)."""
+    netbench judged from the map's noise, what it says it resolved (`noise`). The pairs are
+    read as columns (fabricsuite.data.pairindex), each path found once per leaf pair."""
     pairs = list(pairs)
-    paths = [path(tree, pair.host_a, pair.host_b) for pair in pairs]  # once a pair
-    through: dict[tuple[str, str], list[int]] = {}
-    for index, components in enumerate(paths):
-        if pairs[index].undecided:  # no evidence either way
+    index = PairIndex(tree, pairs, path)
+    findings, slight, left = _cover(index, _candidates(index), noise)
+    unexplained = sorted(f"{pairs[i].host_a}-{pairs[i].host_b}" for i in np.flatnonzero(left))
+    congestion, cleared = _congestion(index)
+    crossed = {_shared_name(index.components[c]) for c in index.crossed(SHARED_KINDS)}
+    between = _uplinks_between(tree, index.hosts)
+    if noise is not None:  # netbench's own figures
+        resolved, floor_MBps = (noise.resolvable, None, noise.reference_MBps), None
+    else:
+        resolved = resolution(index, floor_MBps) if floor_MBps and pairs else None
+    return Explanation(findings, unexplained, congestion, cleared,
+                       [name for name in between if name not in crossed],
+                       *(resolved or (None, None, None)), floor_MBps if resolved else None,
+                       noise, slight, int(index.undecided.sum()))
+
+
+def _shared_name(component: tuple[str, str]) -> str:
+    kind, name = component
+    return name if kind == "uplink" else f"{kind} {name}"
+
+
+def _candidates(index: PairIndex) -> dict[tuple, _Candidate]:
+    """The components the bad pairs may be explained by, those carrying the same measured pairs
+    as one, in the order a scan of the pairs meets them. A component is one where nearly all of
+    its measured pairs (CONSISTENT) are bad, counting against it only the good pairs that
+    measured faster than its bad ones alone (one no faster was held back by another bottleneck,
+    a congested tapered core, and could not have shown it), and, above a node, none of those
+    was healthy in the map: that pair contradicts it (3 slow node links under one leaf are the 3
+    nodes, not the leaf: the leaf's pairs between its healthy node and the other leaf's were
+    fast). Its slack is for suspects that the re-test alone cleared. Undecided pairs are no
+    evidence either way."""
+    bad, level, decided = index.bad, index.level, ~index.undecided
+    found = []
+    for component in index.components_of(np.flatnonzero(bad)).tolist():
+        ix = index.through(component, decided)
+        mine = ix[bad[ix]]
+        good = ix[~bad[ix]]
+        against = good[level[good] > np.median(level[mine])]
+        if len(mine) < CONSISTENT * (len(mine) + len(against)) or (
+                index.components[component][0] != "node" and index.suspect[against].sum()
+                < len(against)):
             continue
-        for component in components:
-            through.setdefault(component, []).append(index)
-    bad = {i for i, pair in enumerate(pairs) if pair.bad}
-    healthy_in_map = {i for i, pair in enumerate(pairs) if not pair.suspect}
-    # A good pair through a component is evidence against it only where it measured faster
-    # than the component's bad pairs alone: one no faster was held back by another bottleneck
-    # (a congested tapered core) and could not have shown it.
-    against = {c: _faster_than_its_bad(ix, bad, pairs) for c, ix in through.items()}
-    # A component above a node is not named while a pair through it was healthy in the map:
-    # that pair contradicts it (3 slow node links under one leaf are the 3 nodes, not the leaf:
-    # the leaf's pairs between its healthy node and the other leaf's were fast). Its slack
-    # (CONSISTENT) is for suspects that the re-test alone cleared.
-    candidates = {c: frozenset(ix) for c, ix in through.items()
-                  if bad.intersection(ix) and len(bad.intersection(ix)) >= CONSISTENT * (
-                      len(bad.intersection(ix)) + len(against[c]))
-                  and (c[0] == "node" or not healthy_in_map.intersection(against[c]))}
-    against_of = {candidates[c]: against[c] for c in candidates}
-    # components carrying the same measured pairs are one finding
-    groups: dict[frozenset, list[tuple[str, str]]] = {}
-    for component, ix in candidates.items():
-        groups.setdefault(ix, []).append(component)
-    healthy_ix = [i for i in range(len(pairs)) if i not in bad and not pairs[i].undecided]
-    healthy = [pairs[i].bandwidth_MBps for i in healthy_ix]
+        found.append((index.first_seen(component, int(ix[0])), component, ix, mine,
+                      len(against)))
+    groups: dict[tuple, _Candidate] = {}
+    for _seen, component, ix, mine, against in sorted(found, key=lambda f: f[0]):
+        groups.setdefault(set_key(ix), _Candidate([], mine, len(ix), against)).members.append(
+            index.components[component])
+    return groups
+
+
+def _cover(index: PairIndex, groups: dict[tuple, _Candidate], noise: NoiseRule | None
+           ) -> tuple[list[Culprit], list[tuple[Culprit, float]], np.ndarray]:
+    """(findings, the components not named as within the map's noise, the bad pairs left
+    unexplained as a boolean column): the candidates that explain most bad pairs first, less
+    GOOD_WEIGHT for each good pair against them."""
+    healthy = ~index.bad & ~index.undecided
     # a pair's path class: how many links between switches it crosses (0 under one leaf, 2
     # across a 2-level tree's core, a dragonfly's global link 1 and its routers' uplinks)
-    klass = [sum(kind in SHARED_KINDS for kind, _ in components) for components in paths]
-    findings, slight, left = [], [], set(bad)
+    klass = index.count_kinds(SHARED_KINDS)
+    by_class = _ClassMedians(index.bandwidth, healthy, klass)
+    overall = _median(index.bandwidth[healthy])
+    findings, slight, left = [], [], index.bad.copy()
 
-    def score(ix: frozenset) -> tuple[int, int]:
-        return len(left & ix) - GOOD_WEIGHT * len(against_of[ix]), len(ix)
+    def score(key: tuple) -> tuple[int, int]:
+        return int(left[groups[key].bad].sum()) - GOOD_WEIGHT * groups[key].against, \
+            groups[key].pairs
 
-    while left:
+    while left.any():
         best = max(groups, key=score, default=None)
         if best is None or score(best)[0] <= 0:
             break
+        group = groups.pop(best)
         # every component the measured pairs cannot tell apart, the smallest kind first (a
         # quick map that measured no pair inside a leaf: its uplink or the whole leaf)
-        members = sorted(groups.pop(best), key=lambda c: (KINDS.index(c[0]), c[1]))
+        members = sorted(group.members, key=lambda c: (KINDS.index(c[0]), c[1]))
         # against the healthy pairs of the whole map or of its bad pairs' commonest path class,
         # the faster: on a tapered tree or a dragonfly the healthy pairs across the core are
         # congested, and a slow node link's pairs in its own leaf are faster than those
-        classes = [klass[i] for i in bad & best]
-        common = max(sorted(set(classes)), key=classes.count)
-        finding = Culprit(members, len(bad & best), len(best),
-                          _median(pairs[i].bandwidth_MBps for i in bad & best),
-                          max((m for m in (_median(healthy), _median(
-                              pairs[i].bandwidth_MBps for i in healthy_ix if klass[i] == common))
-                               if m is not None), default=None))
-        within = _within_noise(finding, len(healthy), noise)
-        if within is not None and _slower_in_its_class(best & bad, healthy_ix, klass, pairs,
-                                                       noise):
+        classes, counts = np.unique(klass[group.bad], return_counts=True)
+        common = int(classes[np.argmax(counts)])  # the smallest class of the most pairs
+        finding = Culprit(members, len(group.bad), group.pairs,
+                          _median(index.bandwidth[group.bad]),
+                          max((m for m in (overall, by_class.median(common)) if m is not None),
+                              default=None))
+        within = _within_noise(finding, int(healthy.sum()), noise)
+        if within is not None and by_class.slower(group.bad, noise):
             within = None
         if within is not None:  # its pairs stay to be explained otherwise, or unexplained
             slight.append((finding, within))
             continue
         findings.append(finding)
-        left -= best
-    unexplained = sorted(f"{pairs[i].host_a}-{pairs[i].host_b}" for i in left)
-    # the uplinks each round's pairs crossed, with how many pairs crossed each
-    shared: dict[tuple[int | None, str], int] = {}
-    for pair, components in zip(pairs, paths, strict=True):
-        for kind, name in components:
-            if kind in SHARED_KINDS:
-                shared[pair.round, name] = shared.get((pair.round, name), 0) + 1
+        left[group.bad] = False
+    return findings, slight, left
+
+
+def _congestion(index: PairIndex) -> tuple[dict[str, int], int]:
+    """({shared link: the suspect pairs across it that the re-test alone cleared, where another
+    pair of their round crossed it too}, the cleared suspects that shared none: noise)."""
+    cleared_ix = np.flatnonzero(index.suspect & ~index.bad & ~index.undecided)
+    rounds = np.unique(index.round[cleared_ix])
+    load = index.round_loads(rounds[rounds >= 0], SHARED_KINDS)
     congestion: dict[str, int] = {}
     cleared = 0
-    for pair, components in zip(pairs, paths, strict=True):
-        if pair.suspect and not pair.bad and not pair.undecided:
-            crowded = [name if kind == "uplink" else f"{kind} {name}"
-                       for kind, name in components
-                       if kind in SHARED_KINDS and pair.round is not None
-                       and shared[pair.round, name] > 1]
-            for name in crowded:
-                congestion[name] = congestion.get(name, 0) + 1
-            cleared += not crowded
-    crossed = {name for (_round, name) in shared} | {
-        f"link {name}" for components in paths for kind, name in components if kind == "link"}
-    between = _uplinks_between(tree, {h for pair in pairs for h in (pair.host_a, pair.host_b)})
-    if noise is not None:  # netbench's own figures
-        resolved, floor_MBps = (noise.resolvable, None, noise.reference_MBps), None
-    else:
-        resolved = resolution(pairs, floor_MBps) if floor_MBps else None
-    return Explanation(findings, unexplained, congestion, cleared,
-                       [name for name in between if name not in crossed],
-                       *(resolved or (None, None, None)), floor_MBps if resolved else None,
-                       noise, slight, sum(pair.undecided for pair in pairs))
-
-
-def _faster_than_its_bad(ix: Iterable[int], bad: set[int], pairs: list[Pair]) -> set[int]:
-    """The good pairs of `ix` that measured faster than the median of its bad pairs alone (a
-    good pair's figure: alone where the re-test cleared it, else in the map): those a faulty
-    component on their path would have held back too."""
-    ix = list(ix)
-    level = _median(pairs[i].retest_MBps or pairs[i].bandwidth_MBps for i in ix if i in bad)
-    return {i for i in ix if i not in bad and (
-        level is None or (pairs[i].retest_MBps or pairs[i].bandwidth_MBps) > level)}
+    for i in cleared_ix.tolist():
+        round_ = int(index.round[i])
+        crowded = [_shared_name(index.components[c])
+                   for c in index.of_kinds(int(index.leaf_pair[i]), SHARED_KINDS)
+                   if round_ >= 0 and load(round_, c) > 1]
+        for name in crowded:
+            congestion[name] = congestion.get(name, 0) + 1
+        cleared += not crowded
+    return congestion, cleared
 
 
 def _within_noise(finding: Culprit, healthy: int, noise: NoiseRule | None) -> float | None:
@@ -519,28 +543,43 @@ def _within_noise(finding: Culprit, healthy: int, noise: NoiseRule | None) -> fl
     return RESOLUTION_SIGMAS * error if slowdown < RESOLUTION_SIGMAS * error else None
 
 
-def _slower_in_its_class(bad_ix: Iterable[int], healthy_ix: list[int], klass: list[int],
-                         pairs: list[Pair], noise: NoiseRule | None) -> bool:
-    """Whether the bad pairs of a component lie below the healthy pairs of their own path class
-    in the map beyond the noise of comparing them (`_within_noise`'s rule, class by class): on
-    a tapered tree or a dragonfly the healthy pairs across the core are the congested ones, and
-    a slow node link's pairs under its own leaf still show it against the others there."""
-    if noise is None:
+class _ClassMedians:
+    """The healthy pairs' bandwidth per path class (median and count), each class's taken once."""
+
+    def __init__(self, bandwidth: np.ndarray, healthy: np.ndarray, klass: np.ndarray) -> None:
+        self.bandwidth, self.healthy, self.klass = bandwidth, healthy, klass
+        self._seen: dict[int, tuple[float | None, int]] = {}
+
+    def of(self, klass: int) -> tuple[float | None, int]:
+        if klass not in self._seen:
+            values = self.bandwidth[self.healthy & (self.klass == klass)]
+            self._seen[klass] = _median(values), len(values)
+        return self._seen[klass]
+
+    def median(self, klass: int) -> float | None:
+        return self.of(klass)[0]
+
+    def slower(self, bad_ix: np.ndarray, noise: NoiseRule | None) -> bool:
+        """Whether the bad pairs of a component lie below the healthy pairs of their own path
+        class in the map beyond the noise of comparing them (`_within_noise`'s rule, class by
+        class): on a tapered tree or a dragonfly the healthy pairs across the core are the
+        congested ones, and a slow node link's pairs under its own leaf still show it against
+        the others there."""
+        if noise is None:
+            return False
+        for klass in np.unique(self.klass[bad_ix]).tolist():
+            mine = self.bandwidth[bad_ix[self.klass[bad_ix] == klass]]
+            theirs, count = self.of(klass)
+            if not len(mine) or not count:
+                continue
+            error = MEDIAN_EFFICIENCY * noise.map_noise * math.sqrt(1 / len(mine) + 1 / count)
+            if 1.0 - _median(mine) / theirs >= max(RESOLUTION_SIGMAS * error, 1e-9):
+                return True
         return False
-    for c in sorted({klass[i] for i in bad_ix}):
-        mine = [pairs[i].bandwidth_MBps for i in bad_ix if klass[i] == c]
-        theirs = [pairs[i].bandwidth_MBps for i in healthy_ix if klass[i] == c]
-        if not mine or not theirs:
-            continue
-        error = MEDIAN_EFFICIENCY * noise.map_noise * math.sqrt(1 / len(mine) + 1 / len(theirs))
-        if 1.0 - _median(mine) / _median(theirs) >= max(RESOLUTION_SIGMAS * error, 1e-9):
-            return True
-    return False
 
 
-def _median(values: Iterable[float]) -> float | None:
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+def _median(values: np.ndarray) -> float | None:
+    return float(np.median(values)) if len(values) else None
 
 
 def bad_pair_rule(parameters: Mapping) -> str:
@@ -704,91 +743,6 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"quick-seed: {err}; keeping --seed {args.seed}", file=sys.stderr)
         print(args.seed)
     return 0
-
-
-def below_promise(tree: Tree, pairs: Iterable[Pair], line_rate_gbps: float,
-                  fraction: float) -> list[str]:
-    """The parts of the fabric the map measured below the promise, one line each (the relative
-    rule, each pair against the best ones of the same map, cannot see a fabric uniformly slow):
-    each leaf whose uplink's pairs lie below `fraction` of the line rate (median) while the
-    pairs not through it do not (leaves whose uplinks the same pairs cross are named together:
-    the pairs cannot tell them apart); then each node whose other pairs do the same; and the
-    whole fabric where its median pair lies below the promise and no part explains it. A pair
-    counts with its bandwidth measured alone where it was re-tested (no round-mate shared its
-    path), else as measured in its round. Each pair's path is found once and the pairs are
-    indexed by leaf and node, the median of the pairs not through a part taken from the sorted
-    whole (`_median_without`): a 4,096-node map is judged in seconds, not days."""
-    pairs = [p for p in pairs if p.bandwidth_MBps > 0]
-    if not pairs or not line_rate_gbps > 0:
-        return []
-    shares = [(p.retest_MBps if p.retest_MBps else p.bandwidth_MBps) * 8e-3 / line_rate_gbps
-              for p in pairs]
-    everything = sorted(shares)
-
-    def line(what: str, chosen: list[int]) -> str:
-        return (f"BELOW PROMISE {what}: median pair "
-                f"{statistics.median(shares[i] for i in chosen):.2f} of the {line_rate_gbps:g} "
-                f"Gb/s line rate over {len(chosen)} pair(s), promised {fraction:.2f}")
-
-    def below(chosen: Iterable[int]) -> bool:
-        values = [shares[i] for i in chosen]
-        return bool(values) and statistics.median(values) < fraction
-
-    def others_below(chosen: Iterable[int]) -> bool:
-        rest = _median_without(everything, sorted(shares[i] for i in chosen))
-        return rest is not None and rest < fraction
-
-    by_uplink: dict[str, list[int]] = {}
-    by_node: dict[str, list[int]] = {}
-    for index, pair in enumerate(pairs):
-        for kind, name in path(tree, pair.host_a, pair.host_b):
-            if kind == "uplink":
-                by_uplink.setdefault(name, []).append(index)
-            elif kind == "node":
-                by_node.setdefault(name, []).append(index)
-    found, explained = [], set()
-    through_leaves: dict[frozenset, list[str]] = {}
-    for switch in sorted(s for s, parent in tree.parent.items() if parent):
-        if switch in by_uplink:
-            through_leaves.setdefault(frozenset(by_uplink[switch]), []).append(switch)
-    for through, leaves in through_leaves.items():
-        if below(through) and not others_below(through):
-            why = ("their uplinks: the pairs cannot tell them apart" if len(leaves) > 1
-                   else "its uplink")
-            found.append(line(f"leaf {' or '.join(leaves)} ({why})", sorted(through)))
-            explained |= through
-    for node in sorted(by_node):
-        touching = [i for i in by_node[node] if i not in explained]
-        if below(touching) and not others_below(by_node[node]):
-            found.append(line(f"node {node}", touching))
-    if not found and below(range(len(pairs))):
-        found.append(line("the fabric", list(range(len(pairs)))))
-    return found
-
-
-def _median_without(everything: list[float], removed: list[float]) -> float | None:
-    """The median of the sorted multiset `everything` less the sorted `removed` (a sub-multiset
-    of it), found by bisection: log steps, not a copy of the rest."""
-    size = len(everything) - len(removed)
-    if size <= 0:
-        return None
-
-    def kth(k: int) -> float:
-        # the smallest index i whose value has k + 1 values of the rest at or below it
-        low, high = 0, len(everything) - 1
-        while low < high:
-            mid = (low + high) // 2
-            value = everything[mid]  # how many of the rest lie at or below it (monotone)
-            if (bisect.bisect_right(everything, value) - bisect.bisect_right(removed, value)
-                    >= k + 1):
-                high = mid
-            else:
-                low = mid + 1
-        return everything[low]
-
-    if size % 2:
-        return kth(size // 2)
-    return (kth(size // 2 - 1) + kth(size // 2)) / 2
 
 
 if __name__ == "__main__":
