@@ -237,10 +237,10 @@ class NetbenchMatrix(NetbenchMultiRankCheck):
         promise = links.contract(self.current_partition.extras)
         below = []
         if promise is not None:
-            measured = switches.pairs_of(result.table("pairs"))
+            tree, measured = switches.map_of(result)  # as the verdict above read it
             below = [say(line) for line in map_promise.below_promise(
-                switches.tree_of(result, measured), measured,
-                promise.path_rate_gbps(self.path_rails(promise)), promise.bandwidth_fraction)]
+                tree, measured, promise.path_rate_gbps(self.path_rails(promise)),
+                promise.bandwidth_fraction)]
         pairs = result.table("pairs")
         ranks = result.parameters["ranks"]
         if result.parameters.get("rounds", 0) == result.parameters.get("rounds_total", 0):

@@ -528,10 +528,19 @@ def test_the_pairs_through_a_component_are_those_whose_path_holds_it(fabric):
              else simfabric.fat_tree(2, 2, pods=2))
     tree = switches.parse_topology(shape.topology_conf())
     hosts = list(shape.hosts)
-    pairs = [Pair(*((b, a) if (i + j) % 2 else (a, b)), 100.0 + i, False, False, i % 3)
+    pairs = [Pair(*((b, a) if (i + j) % 2 else (a, b)), 100.0 + i, j % 3 == 0, j % 6 == 0,
+                  i % 3, 90.0 + j if j % 6 == 0 else None, j % 6 == 3)
              for i, a in enumerate(hosts) for j, b in enumerate(hosts) if i < j]
-    index = pairindex.PairIndex(tree, pairs, switches.path)
+    index = pairindex.PairIndex.of_pairs(tree, pairs, switches.path)
     paths = [switches.path(tree, p.host_a, p.host_b) for p in pairs]
+    # read straight from netbench's rows (switches.map_of), the same columns
+    rows = [{"host_a": p.host_a, "host_b": p.host_b, "bandwidth_MBps": p.bandwidth_MBps,
+             "round": p.round, "suspect": p.suspect, "flagged": p.bad,
+             "retest_bandwidth_MBps": p.retest_MBps} for p in pairs]
+    from_rows = pairindex.PairIndex.of_rows(tree, rows, switches.path)
+    for column in ("a", "b", "bandwidth", "level", "suspect", "bad", "undecided", "round",
+                   "leaf_pair"):
+        assert getattr(from_rows, column).tolist() == getattr(index, column).tolist(), column
     assert len(index.components) == len({c for route in paths for c in route})
     for number, component in enumerate(index.components):
         expected = [i for i, route in enumerate(paths) if component in route]

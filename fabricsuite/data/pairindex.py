@@ -15,7 +15,7 @@ components on a bad pair's path), in one numpy copy each.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -24,29 +24,63 @@ Component = tuple[str, str]
 
 
 class PairIndex:
-    """Columns of `pairs` (switches.Pair) and each pair's path through `tree`, found with
+    """Columns of a map's pairs and each pair's path through `tree`, found with
     `path_of(tree, host_a, host_b)` once per leaf pair (switches.path). Integer component ids:
-    the hosts first (0 .. hosts - 1, a node's own link), then the components above them."""
+    the hosts first (0 .. hosts - 1, a node's own link), then the components above them. Made
+    from switches.Pair objects (`of_pairs`) or straight from netbench matrix's `pairs` rows
+    (`of_rows`: a Pair object a pair cost 5 s a million)."""
 
-    def __init__(self, tree, pairs: Sequence, path_of: Callable) -> None:
+    @classmethod
+    def of_pairs(cls, tree, pairs: Sequence, path_of: Callable) -> PairIndex:
         # a list comprehension a column, each converted in C (a generator a column, or one
-        # zip of the pairs' fields, took 3-8x as long: 20 of the 25 s of a 4,096-node map);
-        # None as a number in the comprehension (numpy converts a list holding None slowly)
-        host_a, host_b = [p.host_a for p in pairs], [p.host_b for p in pairs]
+        # zip of the pairs' fields, took 3-8x as long); None as a number in the comprehension
+        # (numpy converts a list holding None slowly)
+        return cls(tree, path_of, [p.host_a for p in pairs], [p.host_b for p in pairs],
+                   [p.bandwidth_MBps for p in pairs],
+                   [p.retest_MBps or np.nan for p in pairs], [p.suspect for p in pairs],
+                   [p.bad for p in pairs], [p.undecided for p in pairs],
+                   [-1 if p.round is None else p.round for p in pairs])
+
+    @classmethod
+    def of_rows(cls, tree, rows: Sequence[Mapping], path_of: Callable) -> PairIndex:
+        """From the rows of netbench matrix's `pairs` table, read as `switches.pairs_of` reads
+        them: a suspect neither flagged bad nor re-tested is undecided."""
+        suspect = [bool(r.get("suspect")) for r in rows]
+        bad = [bool(r.get("flagged")) for r in rows]
+        retest = [r.get("retest_bandwidth_MBps") for r in rows]
+        return cls(tree, path_of, [str(r["host_a"]) for r in rows],
+                   [str(r["host_b"]) for r in rows],
+                   [float(r.get("bandwidth_MBps") or 0.0) for r in rows],
+                   [value or np.nan for value in retest], suspect, bad,
+                   [s and not b and r is None for s, b, r in zip(suspect, bad, retest,
+                                                                  strict=True)],
+                   [-1 if r.get("round") is None else r["round"] for r in rows])
+
+    def __init__(self, tree, path_of: Callable, host_a: list[str], host_b: list[str],
+                 bandwidth: list[float], retest: list[float], suspect: list[bool],
+                 bad: list[bool], undecided: list[bool], round_: list[int]) -> None:
         self.hosts, self.a, self.b = _host_ids(tree, host_a, host_b)
-        self.bandwidth = np.array([p.bandwidth_MBps for p in pairs], float)
+        self.bandwidth = np.array(bandwidth, float)
         #: re-tested alone (NaN: not re-tested, or re-tested to nothing)
-        self.retest = np.array([p.retest_MBps or np.nan for p in pairs], float)
+        self.retest = np.array(retest, float)
         #: what a pair delivers as netbench last measured it: alone where re-tested, else in
         #: its round
         self.level = np.where(np.isnan(self.retest), self.bandwidth, self.retest)
-        self.suspect = np.array([p.suspect for p in pairs], bool)
-        self.bad = np.array([p.bad for p in pairs], bool)
-        self.undecided = np.array([p.undecided for p in pairs], bool)
+        self.suspect = np.array(suspect, bool)
+        self.bad = np.array(bad, bool)
+        self.undecided = np.array(undecided, bool)
         #: the tournament round (-1: unknown)
-        self.round = np.array([-1 if p.round is None else p.round for p in pairs], np.int64)
+        self.round = np.array(round_, np.int64)
         self._leaf_pairs(tree, path_of)
         self._rows()
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def per_host(self) -> np.ndarray:
+        """How many pairs each host (`hosts`) took part in."""
+        return (np.bincount(self.a, minlength=len(self.hosts))
+                + np.bincount(self.b, minlength=len(self.hosts)))
 
     def _leaf_pairs(self, tree, path_of: Callable) -> None:
         hosts = self.hosts

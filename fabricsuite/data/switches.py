@@ -407,23 +407,25 @@ class _Candidate:
     against: int
 
 
-def explain(tree: Tree, pairs: Iterable[Pair], floor_MBps: float | None = None,
+def explain(tree: Tree, pairs: Iterable[Pair] | PairIndex, floor_MBps: float | None = None,
             noise: NoiseRule | None = None) -> Explanation:
     """The fewest components that explain the bad pairs (see the module's docstring); with the
     map's bandwidth floor, also the smallest slowdown it could resolve (`resolution`), or, where
     netbench judged from the map's noise, what it says it resolved (`noise`). The pairs are
-    read as columns (fabricsuite.data.pairindex), each path found once per leaf pair."""
-    pairs = list(pairs)
-    index = PairIndex(tree, pairs, path)
+    read as columns (fabricsuite.data.pairindex, or given so: `map_of`), each path found once
+    per leaf pair."""
+    index = pairs if isinstance(pairs, PairIndex) else PairIndex.of_pairs(tree, list(pairs),
+                                                                           path)
     findings, slight, left = _cover(index, _candidates(index), noise)
-    unexplained = sorted(f"{pairs[i].host_a}-{pairs[i].host_b}" for i in np.flatnonzero(left))
+    unexplained = sorted(f"{index.hosts[index.a[i]]}-{index.hosts[index.b[i]]}"
+                         for i in np.flatnonzero(left))
     congestion, cleared = _congestion(index)
     crossed = {_shared_name(index.components[c]) for c in index.crossed(SHARED_KINDS)}
     between = _uplinks_between(tree, index.hosts)
     if noise is not None:  # netbench's own figures
         resolved, floor_MBps = (noise.resolvable, None, noise.reference_MBps), None
     else:
-        resolved = resolution(index, floor_MBps) if floor_MBps and pairs else None
+        resolved = resolution(index, floor_MBps) if floor_MBps and len(index) else None
     return Explanation(findings, unexplained, congestion, cleared,
                        [name for name in between if name not in crossed],
                        *(resolved or (None, None, None)), floor_MBps if resolved else None,
@@ -620,12 +622,24 @@ def flat_tree(hosts: Iterable[str]) -> Tree:
     return Tree({"switch": None}, {host: "switch" for host in hosts})
 
 
-def tree_of(result, pairs: list[Pair]) -> Tree:
+def tree_of(result, rows: Iterable[Mapping]) -> Tree:
     """The switch tree a matrix result is judged against (`result.switch_tree`, topology
-    text), or one switch holding its pairs' hosts."""
+    text), or one switch holding the hosts of its `pairs` rows."""
     text = getattr(result, "switch_tree", "")
     return (parse_topology(text) if text else
-            flat_tree(h for p in pairs for h in (p.host_a, p.host_b)))
+            flat_tree(str(r[end]) for r in rows for end in ("host_a", "host_b")))
+
+
+def map_of(result) -> tuple[Tree, PairIndex]:
+    """A netbench matrix result's switch tree (`tree_of`) and its pairs as columns, read once
+    from its `pairs` rows and cached on it: its verdict and the promise's (map_promise) read
+    the same (no Pair object a pair: 5 s a million)."""
+    cached = getattr(result, "indexed_map", None)
+    if cached is None:
+        rows = result.table("pairs")
+        tree = tree_of(result, rows)
+        cached = result.indexed_map = tree, PairIndex.of_rows(tree, rows, path)
+    return cached
 
 
 def verdict(result) -> Explanation:
@@ -633,19 +647,18 @@ def verdict(result) -> Explanation:
     check attached to it (`result.switch_tree`, topology text), or one switch; cached on it."""
     cached = getattr(result, "switch_verdict", None)
     if cached is None:
-        pairs = pairs_of(result.table("pairs"))
-        tree = tree_of(result, pairs)
+        tree, index = map_of(result)
         summary = getattr(result, "summary", None) or {}
         noise = NoiseRule.of(summary, getattr(result, "parameters", None) or {})
-        cached = result.switch_verdict = explain(tree, pairs, summary.get("bandwidth_floor_MBps"),
+        cached = result.switch_verdict = explain(tree, index, summary.get("bandwidth_floor_MBps"),
                                                  noise)
-        cached.coverage = coverage(summary, pairs, not cached.uncovered,
+        cached.coverage = coverage(summary, index, not cached.uncovered,
                                    (getattr(result, "parameters", None) or {}).get(
                                        "local_rounds", 0))
     return cached
 
 
-def coverage(summary: Mapping, pairs: list[Pair], every_uplink: bool,
+def coverage(summary: Mapping, index: PairIndex, every_uplink: bool,
              local_rounds: int = 0) -> str:
     """What a quick map (fewer rounds than the tournament's) measured: its rounds (and those
     inside the switches, netbench's --local-rounds), its pairs of all, how many each node took
@@ -654,15 +667,12 @@ def coverage(summary: Mapping, pairs: list[Pair], every_uplink: bool,
     all_pairs = summary.get("pairs_total")
     if not (rounds and total and all_pairs and rounds < total):
         return ""
-    per_node: dict[str, int] = {}
-    for pair in pairs:
-        for host in (pair.host_a, pair.host_b):
-            per_node[host] = per_node.get(host, 0) + 1
-    low, high = min(per_node.values(), default=0), max(per_node.values(), default=0)
+    per_node = index.per_host()
+    low, high = (int(per_node.min()), int(per_node.max())) if len(per_node) else (0, 0)
     each = f"{low}" if low == high else f"{low}-{high}"
     inside = f" and {local_rounds} inside the switches" if local_rounds else ""
-    return (f"a quick map: {rounds} of {total} rounds{inside}, {len(pairs):,} of "
-            f"{all_pairs:,} pairs ({len(pairs) / all_pairs:.2%}), each node in {each} of them"
+    return (f"a quick map: {rounds} of {total} rounds{inside}, {len(index):,} of "
+            f"{all_pairs:,} pairs ({len(index) / all_pairs:.2%}), each node in {each} of them"
             + ("; every uplink between its nodes crossed" if every_uplink else ""))
 
 
