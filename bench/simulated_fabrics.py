@@ -2,8 +2,8 @@
 """Does the map name exactly the faulty components of simulated fabrics? (issue 66's truth table)
 
     bench/simulated_fabrics.py [--nodes 64] [--per-leaf 16] [--fabrics tree tapered dragonfly]
-                               [--seeds 2] [--rounds K] [--fraction 0.75] [--max-retests N]
-                               [--json FILE]
+                               [--seeds 2] [--first-seed 0] [--rounds K] [--fraction 0.75]
+                               [--max-retests N] [--json FILE]
 
 For each fabric and scenario, --seeds trials, the faulty component drawn at random per trial
 (seeded): `fabricsuite simulate` (the real netbench built with smpicc, under smpirun, judged by
@@ -87,6 +87,8 @@ def main() -> int:
                         choices=["tree", "tapered", "dragonfly"])
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
     parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="the first trial's seed (to split a row over processes)")
     parser.add_argument("--rounds", type=int, default=0, help="quick maps of K rounds")
     parser.add_argument("--fraction", type=float, default=0.75)
     parser.add_argument("--max-retests", type=int, default=0,
@@ -101,7 +103,7 @@ def main() -> int:
         opts, fabric = shape_options(fabric_name, args.nodes, args.per_leaf)
         for scenario in args.scenarios:
             rows = []
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 faults = draw(scenario, fabric, random.Random(f"{fabric_name}{scenario}{seed}"))
                 with tempfile.TemporaryDirectory() as out:
                     cmd = [sys.executable, "-m", "fabricsuite.commands.cli", "simulate", *opts,

@@ -7,8 +7,10 @@ over seeds is bench/simulated_fabrics.py."""
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -145,6 +147,32 @@ def test_a_simulation_past_its_timeout_ends_with_everything_it_started(tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "the simulation did not end in 1 s of wall time" in proc.stderr, proc.stderr
     left = subprocess.run(["pgrep", "-f", str(tmp_path / "sim")], capture_output=True, text=True)
+    assert left.stdout == "", left.stdout
+
+
+def test_a_simulation_ended_by_sigterm_ends_with_everything_it_started(tmp_path):
+    # a bench or a scheduler ends the command with SIGTERM: Python's default ended the command
+    # alone and left smpirun and the simulation running without a parent (2026-12-07)
+    out = tmp_path / "sim"
+    proc = subprocess.Popen([sys.executable, "-m", "fabricsuite.commands.cli", "simulate",
+                             "--out", str(out), "--leaves", "16", "--nodes-per-leaf", "16"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO_ROOT)
+    try:
+        for _ in range(600):  # the simulation started: smpimain reads the hostfile in `out`
+            if subprocess.run(["pgrep", "-f", f"smpimain.*{out}"],
+                              capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the simulation did not start in 60 s")
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, stdout + stderr
+    left = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True)
     assert left.stdout == "", left.stdout
 
 

@@ -80,6 +80,10 @@ def make_fabric(args: Any) -> simfabric.Fabric:
     return fabric
 
 
+def _exit_on_signal(signum: int, _frame) -> None:
+    raise SystemExit(128 + signum)
+
+
 def run_map(fabric: simfabric.Fabric, out: Path, program: Path, matrix_options: list[str],
             timeout: float) -> tuple[netbench_result.NetbenchResult, float]:
     """netbench matrix under smpirun on `fabric`, its files in `out`: the result (its
@@ -101,6 +105,10 @@ def run_map(fabric: simfabric.Fabric, out: Path, program: Path, matrix_options: 
            *matrix_options]
     (out / "command").write_text(" ".join(cmd) + "\n")
     start = time.monotonic()
+    # a SIGTERM (a scheduler's, a bench's) ends the command through the path below, as a
+    # timeout or Ctrl-C does: by default it would end Python alone and leave the simulation
+    # running without a parent (seen 2026-12-07)
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         with open(out / "netbench.out", "w") as stdout, open(out / "netbench.err", "w") as err:
             proc = subprocess.Popen(cmd, stdout=stdout, stderr=err, cwd=out,
@@ -116,6 +124,8 @@ def run_map(fabric: simfabric.Fabric, out: Path, program: Path, matrix_options: 
     except subprocess.TimeoutExpired:
         raise UsageError(f"the simulation did not end in {timeout:g} s of wall time (--timeout; "
                          f"fewer nodes or --rounds K)") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     wall_s = time.monotonic() - start
     if proc.returncode != 0:
         said = (out / "netbench.err").read_text().strip().splitlines()
