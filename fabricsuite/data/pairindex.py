@@ -93,19 +93,8 @@ class PairIndex:
         leaf_id = {name: i for i, name in enumerate(leaf_names)}
         host_leaf = np.array([leaf_id[tree.leaf_of[h]] for h in hosts], np.int64)
         code = host_leaf[self.a] * len(leaf_names) + host_leaf[self.b]
-        # the leaf pairs present, numbered in their codes' order: counted, not sorted (a sort
-        # of 8 M codes took 1.6 s), where leaves squared stays within a few times the pairs
-        if len(leaf_names) ** 2 <= 4 * len(code) + 1024:
-            present = np.flatnonzero(np.bincount(code, minlength=len(leaf_names) ** 2))
-            renumber = np.zeros(len(leaf_names) ** 2, np.int64)
-            renumber[present] = np.arange(len(present))
-            self.leaf_pair = renumber[code]
-            first = np.full(len(present), len(code), np.int64)
-            np.minimum.at(first, self.leaf_pair, np.arange(len(code)))
-        else:
-            _codes, first, self.leaf_pair = np.unique(code, return_index=True,
-                                                      return_inverse=True)
-            self.leaf_pair = self.leaf_pair.reshape(-1)
+        _codes, first, self.leaf_pair = np.unique(code, return_index=True, return_inverse=True)
+        self.leaf_pair = self.leaf_pair.reshape(-1)
         # each leaf pair's components, found from its first pair (in the pairs' order, so a
         # tree that cannot join two nodes fails on the first such pair, as a scan would)
         self.component_ids: dict[Component, int] = {}
@@ -129,13 +118,10 @@ class PairIndex:
         count = len(self.a)
         # the pairs of each host (as either end) and of each leaf pair, in the pairs' order
         ends = np.concatenate([self.a, self.b])
-        # a stable sort of 16-bit keys is a radix sort: 5x faster than one of 64-bit keys
-        order = np.argsort(ends.astype(np.uint16) if len(self.hosts) <= 1 << 16 else ends,
-                           kind="stable")
+        order = np.argsort(ends, kind="stable")
         self._host_pairs = order % count  # an end's place in `ends` less the a-ends
         self._host_start = np.searchsorted(ends[order], np.arange(len(self.hosts) + 1))
-        order = np.argsort(self.leaf_pair.astype(np.uint16) if len(self.between) <= 1 << 16
-                           else self.leaf_pair, kind="stable")
+        order = np.argsort(self.leaf_pair, kind="stable")
         self._lp_pairs = order
         self._lp_start = np.searchsorted(self.leaf_pair[order], np.arange(len(self.between) + 1))
         # per component above the nodes, the leaf pairs whose path holds it
@@ -213,7 +199,7 @@ class PairIndex:
 
     def crossed(self, kinds: Sequence[str]) -> set[int]:
         """The components of `kinds` that some pair's path holds."""
-        return {c for ids in self.between for c in ids if self.components[c][0] in kinds}
+        return {c for lp in range(len(self.between)) for c in self.of_kinds(lp, kinds)}
 
 
 def _host_ids(tree, host_a: list[str], host_b: list[str]
@@ -222,14 +208,15 @@ def _host_ids(tree, host_a: list[str], host_b: list[str]
     hosts first (a dictionary of thousands, not a hash of every pair's names), then only those
     of the pairs kept. A host outside the tree is numbered after the tree's."""
     ids = {h: i for i, h in enumerate(tree.leaf_of)}
+
+    def numbered(hosts: list[str]) -> np.ndarray:
+        return np.array(list(map(ids.__getitem__, hosts)), np.int64)
     try:
-        a = np.array(list(map(ids.__getitem__, host_a)), np.int64)
-        b = np.array(list(map(ids.__getitem__, host_b)), np.int64)
+        a, b = numbered(host_a), numbered(host_b)
     except KeyError:
         for host in (*host_a, *host_b):
             ids.setdefault(host, len(ids))
-        a = np.array(list(map(ids.__getitem__, host_a)), np.int64)
-        b = np.array(list(map(ids.__getitem__, host_b)), np.int64)
+        a, b = numbered(host_a), numbered(host_b)
     names = list(ids)
     present = np.flatnonzero(np.bincount(a, minlength=len(names))
                              + np.bincount(b, minlength=len(names)))
