@@ -77,6 +77,6 @@ stamp="$VENV/.fabricsuite-installed"
 want="$(sha256sum "$REPO/pyproject.toml" | cut -d' ' -f1) $REPO"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     say "installing the pinned ReFrame and fabricsuite into $VENV"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$REPO[test]"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-compile -e "$REPO[test]"
     echo "$want" > "$stamp"
 fi
