@@ -240,8 +240,11 @@ def test_loggp_on_shared_memory_finds_positive_g_and_G(netbench):
     range has its 95 % interval; M = g / G in the summary."""
     program, launcher = netbench
     # The shape of the result, not its figures, is tested here: 3 s of waiting for the fast state
-    # instead of 30 (in a slow phase of the VM the default wait made this test 80 s, not 30).
-    proc = run([*launcher, program, "loggp", "--json", "--state-wait-s", "3"], timeout=600)
+    # instead of 30 (in a slow phase of the VM the default wait made this test 80 s, not 30),
+    # and at most one pass beyond the default 3 instead of 6 (12 s in a quiet phase either way;
+    # CI of 2026-12-07, a slow phase: 56 s); the extra passes are the next test's.
+    proc = run([*launcher, program, "loggp", "--json", "--state-wait-s", "3", "--max-passes",
+                "4"], timeout=600)
     assert proc.returncode == 0, proc.stderr
     result = parse_json(proc.stdout)
     raw = json.loads(proc.stdout)
@@ -320,14 +323,17 @@ def test_loggp_makes_extra_passes_only_while_a_summary_figure_is_unreliable(netb
     """--max-passes: after the --passes sweeps, one more while a figure of the summary is
     unreliable or unresolved, up to --max-passes; a warning says why. At most --passes: exactly
     --passes sweeps."""
-    raw, unsound, warned = _loggp(netbench, "--max-size", "4K", "--state-wait-s", "5")
-    assert raw["parameters"]["passes"] == 3 and raw["parameters"]["max_passes"] == 9
+    # up to 5 passes, not the default 9: the rule, not how long a slow phase lasts, is under
+    # test (CI of 2026-12-07, a slow phase: 41 s for this test)
+    raw, unsound, warned = _loggp(netbench, "--max-size", "4K", "--state-wait-s", "5",
+                                  "--max-passes", "5")
+    assert raw["parameters"]["passes"] == 3 and raw["parameters"]["max_passes"] == 5
     made = raw["summary"]["passes_made"]
-    assert 3 <= made <= 9 and isinstance(made, int)
+    assert 3 <= made <= 5 and isinstance(made, int)
     # Stopping early means every summary figure is sound and every size has a pass in the fast
     # state of the machine; extra passes are explained.
     summary = raw["summary"]
-    if made < 9:
+    if made < 5:
         # sound when the passes stopped; the rechecks after them may lower a size and the refit
         # then leave a figure unsound without another pass (MPICH here: 3 runs in 12 of the
         # 1-16 B case below), never without a recheck that lowered something
