@@ -656,3 +656,19 @@ def test_a_job_whose_node_list_slurm_never_reported_names_its_ranks_hosts_never_
     case["rank_hosts"] = ["fss87363", "fss87361"]  # as the check writes them now
     doc = findings.document(data)
     assert hostlists.expand_hostlist(doc["passed_nodes"]) == ["fss87361", "fss87363"], doc
+
+
+@pytest.mark.parametrize("extra, forwarded", [
+    (["-n", "NetbenchMatrix", "-S", "rounds=1", "-Sconfirm_pause_s=1"],
+     ["-Srounds=1", "-Sconfirm_pause_s=1"]),
+    (["--max-retries=2", "-p", "openmpi", "--max-retries", "0"], ["--max-retries=1"]),
+    (["-S", "x=1", "--max-retries=2"], ["-Sx=1", "--max-retries=2"]),
+])
+def test_a_retest_takes_the_sessions_settings_and_rounds_never_its_selection(extra, forwarded):
+    """A re-test of suspects (--retest-suspects) runs with the session's -S settings and its
+    confirmation rounds where it gave them (the last --max-retries, at least 1: a point-to-
+    point re-test is settled by a round on nodes the references know), none of its selection;
+    without --max-retries, the mode's."""
+    from fabricsuite.commands import nightly
+
+    assert nightly.retest_options(extra) == forwarded

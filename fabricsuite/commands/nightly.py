@@ -76,7 +76,8 @@ def add_parser(sub: Any) -> None:
                         "the findings: confirmed or cleared (Slurm: -J--nodelist): a failure "
                         "on new nodes that a pair cannot pin on one, on the suspect and a node "
                         "its references know; a map's pair it cannot tell apart, by a map of "
-                        "the suspect and three nodes the map measured healthy")
+                        "the suspect and three nodes the map measured healthy; with the "
+                        "session's -S settings and --max-retries (at least 1)")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER,
                    help="-- then further reframe options")
 
@@ -247,6 +248,23 @@ def _settings(extra: list[str]) -> list[str]:
             if word.startswith("-S") and (word != "-S" or at + 1 < len(extra))]
 
 
+def retest_options(extra: list[str]) -> list[str]:
+    """What a re-test of suspects takes from its session's ReFrame options: the settings (-S)
+    and the confirmation rounds where the session gave them (`--max-retries`, at least 1: a
+    point-to-point re-test is settled by a round on nodes the references know), never the
+    selection (the re-test runs one check)."""
+    options = [f"-S{setting}" for setting in _settings(extra)]
+    given = None
+    for at, word in enumerate(extra):
+        value = (word.partition("=")[2] if word.startswith("--max-retries=") else
+                 extra[at + 1] if word == "--max-retries" and at + 1 < len(extra) else None)
+        if value is not None and value.strip().isdigit():
+            given = int(value)  # the last one, as ReFrame reads them
+    if given is not None:
+        options.append(f"--max-retries={max(1, given)}")
+    return options
+
+
 def _check_confirm_pause(extra: list[str]) -> None:
     """A UsageError for `-S [CHECK.]confirm_pause_s=X` beyond 0..MAX_CONFIRM_PAUSE_S s: before
     ReFrame starts, in one line, not as every case failing its setup (judged_check.Judged says the
@@ -405,8 +423,7 @@ def _retest_suspects(args: Any, env: dict, options: list[str], extra: list[str],
         print("fabricsuite nightly: no re-test of suspects on the embedded default (one node)",
               file=sys.stderr)
         return None
-    # the session's settings (-S), never its selection: the re-test runs one check
-    settings = [f"-S{setting}" for setting in _settings(extra)]
+    settings = retest_options(extra)
     settled: dict[str, list[str]] = {}
     for retest_of in retests:
         node, partner = retest_of.node, ",".join(retest_of.partners)
