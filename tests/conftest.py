@@ -92,13 +92,14 @@ LANES = {
             "test_method_multipair", "test_netbench_program", "test_netbench_declarations",
             "test_matrix", "test_simulate",
             "test_suite_builds"),
-    "reframe": ("test_external_checks", "test_machine", "test_outcome", "test_reframe_local",
+    "reframe": ("test_check_files", "test_external_checks", "test_machine", "test_outcome",
+                "test_reframe_local",
                 "test_reframe_multirank", "test_trust", "test_verdicts"),
 }
 #: The integration modules that time nothing (dry runs, listings, replayed outputs, builds,
 #: simulated time): ci/test.sh runs them on both cores beside each other (marker `untimed`),
 #: before the lanes that time, one test at a time.
-UNTIMED = ("test_external_checks", "test_simulate", "test_suite_builds",
+UNTIMED = ("test_check_files", "test_external_checks", "test_simulate", "test_suite_builds",
            "test_netbench_declarations")
 #: What a unit test must not start: MPI launchers and compilers, Slurm, ReFrame, namespaces, the
 #: emulated cluster's `up` and `exec`. The guard sees what a test starts itself, not what

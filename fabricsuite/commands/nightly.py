@@ -353,9 +353,12 @@ def _reframe(args: Any, env: dict, options: list[str], report: Path, skips: Path
     """One ReFrame session of `options` on the system, its report to `report`, its output
     folded (skips to `skips`): (ReFrame's exit status, how it was interrupted), or the nightly's
     exit status where it could not start."""
+    from fabricsuite.base.check_files import narrow
+
     reframe = Path(sys.executable).parent / "reframe"
     command = [str(reframe), "-C", str(REPO_ROOT / "config" / "settings.py"),
-               "--system", args.system, "-r", "--report-file", str(report), *options]
+               "--system", args.system, "-r", "--report-file", str(report),
+               *narrow(options, REPO_ROOT / "checks")]
     print(f"fabricsuite nightly: {shlex.join(command)}", flush=True)
     # every process of this ReFrame and its jobs inherits the mark (_leftovers)
     mark = f"{os.getpid()}-{time.time_ns()}"
