@@ -241,10 +241,11 @@ def test_loggp_on_shared_memory_finds_positive_g_and_G(netbench):
     program, launcher = netbench
     # The shape of the result, not its figures, is tested here: 3 s of waiting for the fast state
     # instead of 30 (in a slow phase of the VM the default wait made this test 80 s, not 30),
-    # and at most one pass beyond the default 3 instead of 6 (12 s in a quiet phase either way;
-    # CI of 2026-12-07, a slow phase: 56 s); the extra passes are the next test's.
+    # at most one pass beyond the default 3 instead of 6 (12 s in a quiet phase either way;
+    # CI of 2026-12-07, a slow phase: 56 s), 3 repetitions a size instead of 7 (12.3 -> 7-9 s
+    # quiet; 53 s in the next CI's slow phase before); the extra passes are the next test's.
     proc = run([*launcher, program, "loggp", "--json", "--state-wait-s", "3", "--max-passes",
-                "4"], timeout=600)
+                "4", "--repetitions", "3"], timeout=600)
     assert proc.returncode == 0, proc.stderr
     result = parse_json(proc.stdout)
     raw = json.loads(proc.stdout)
