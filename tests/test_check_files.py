@@ -28,7 +28,6 @@ def test_each_check_file_registers_the_classes_it_decorates():
 
 @pytest.mark.parametrize("pattern, files", [
     ("^NetbenchPingPong%distance=same-l3", ["pt2pt.py"]),
-    ("NetbenchPingPongBandwidth%distance=other-node", ["pt2pt.py"]),
     ("^NetbenchLogGP", ["pt2pt.py"]),
     ("^NetbenchMatrix$", ["fabric_map.py"]),
     ("^NetbenchPingPong%|^NetbenchDense%", ["dense.py", "pt2pt.py"]),  # plain alternatives
@@ -36,8 +35,9 @@ def test_each_check_file_registers_the_classes_it_decorates():
     ("^Netbench(Dense|Beff)Validation$", ["beff.py", "dense.py"]),
     # the re-test of a suspect: its display name, escaped, anchored at both ends
     (f"^{re.escape('NetbenchPingPongBandwidth%distance=other-node')}$", ["pt2pt.py"]),
-    # every class whose name ends so, in every file
-    ("Validation%node_count=1", ["beff.py", "collectives.py", "dense.py", "osu.py"]),
+    # every class it names, in every file
+    ("^(Netbench(Beff|Collectives|Dense)|OsuAllreduce)Validation%node_count=1",
+     ["beff.py", "collectives.py", "dense.py", "osu.py"]),
 ])
 def test_a_plain_selection_loads_only_the_files_of_its_classes(pattern, files):
     options = ["-c", str(CHECKS), "--exec-policy=serial", "-n", pattern, "-p", "openmpi"]
@@ -49,6 +49,10 @@ def test_a_plain_selection_loads_only_the_files_of_its_classes(pattern, files):
 @pytest.mark.parametrize("names", [
     [],  # no selection: every check
     ["-n", "Validation"],  # anywhere in the name: a parameter's value could hold it
+    # not anchored: `1%placement` would select node_count=1 of every multi-rank check
+    ["-n", "NetbenchPingPongBandwidth%distance=other-node"],
+    ["-n", "1%placement=per-core"],
+    ["-n", "^(Netbench|Osu)\\w*Validation%node_count=1"],  # an escape: not read here
     ["-n", "^Netbench.*%distance=same-l3"],  # a wildcard: it may match across the `%`
     ["-n", "Ping(Pong)?%"],  # a group not anchored at the start
     ["-n", "^NetbenchPingPong|Flood"],  # an alternative that is not plain
@@ -78,7 +82,7 @@ def _listed(*options: str) -> list[str]:
 @pytest.mark.integration
 @pytest.mark.parametrize("pattern", [
     "^NetbenchPingPong%distance=same-l3",
-    "Validation%node_count=1",
+    "^(Netbench(Beff|Collectives|Dense)|OsuAllreduce)Validation%node_count=1",
     "^NetbenchBeff",
     "^Netbench(PingPong|Dense)(Validation)?%node_count=1|^NetbenchLogGP%",
 ])

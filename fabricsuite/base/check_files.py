@@ -1,13 +1,14 @@
 """Which check files a session's name selection needs: ReFrame loads every file of `-c DIR` and
 instantiates every test of every file before it selects by `-n` (231 tests, about 2 s of one
 core for checks/), so a nightly of one check spent longer loading than measuring. Where every
-`-n` pattern names its test classes plainly (`^NetbenchPingPong%distance=same-l3`,
-`NetbenchPingPongBandwidth%distance=other-node`, `^NetbenchPingPong(Bandwidth)?%`,
-`^NetbenchLogGP`), the checks directory is replaced by the files that register those classes
-(`@rfm.simple_test`, read without importing them); any other pattern (a wildcard that could
-match across a parameter, a name that could match a parameter's value) keeps the whole
-directory, so a selection is never narrowed by a guess. Fixtures (the build) come with the
-tests that use them."""
+`-n` pattern names its test classes plainly, anchored at the start of the name
+(`^NetbenchPingPong%distance=same-l3`, `^NetbenchPingPong(Bandwidth)?%`, `^NetbenchLogGP`,
+`^NetbenchMatrix$`), the checks directory is replaced by the files that register those classes
+(`@rfm.simple_test`, read without importing them). Any other pattern keeps the whole directory,
+so a selection is never narrowed by a guess: a wildcard could match across a parameter, and a
+pattern not anchored at the start could match the tail of a parameter's value (`1%placement`
+selects `node_count=1` of every multi-rank check; a site's rail names are its own). Fixtures
+(the build) come with the tests that use them."""
 
 import ast
 import re
@@ -53,23 +54,20 @@ def _class_matcher(pattern: str):
         if any(m is None for m in matchers):
             return None
         return lambda cls: any(m(cls) for m in matchers)
-    anchored = pattern.startswith("^")
-    body = pattern[1:] if anchored else pattern
-    name = _CLASS_PART.match(body).group()
-    rest = body[len(name):]
+    if not pattern.startswith("^"):
+        return None  # anywhere in the display name: a parameter's value could hold it
+    name = _CLASS_PART.match(pattern, 1).group()
+    rest = pattern[1 + len(name):]
     if not name or (rest and not rest.startswith("%") and rest != "$"):
         return None
     try:
         regex = re.compile(name)
     except re.error:
         return None  # ReFrame names the bad pattern
-    if anchored:
-        # followed by `%...` or `$`, the class name ends there; else any class it begins
-        return (lambda cls: regex.fullmatch(cls) is not None) if rest else (
-            lambda cls: regex.match(cls) is not None)
-    if rest and re.fullmatch(r"\w+", name):
-        return lambda cls: cls.endswith(name)  # the class name ends at the `%`
-    return None  # anywhere in the display name: a parameter's value could hold it
+    # followed by `%...` or `$`, the class name ends there; else any class it begins
+    if rest:
+        return lambda cls: regex.fullmatch(cls) is not None
+    return lambda cls: regex.match(cls) is not None
 
 
 def _names(options: list[str]) -> list[str] | None:

@@ -38,6 +38,7 @@ from typing import Any
 
 from fabricsuite import MAX_CONFIRM_PAUSE_S, REPO_ROOT, ROTATION_ENV, RUN_MODES
 from fabricsuite.base import console
+from fabricsuite.base.check_files import narrow
 from fabricsuite.base.commandline import (
     UsageError,
     add_selection_options,
@@ -355,8 +356,6 @@ def _reframe(args: Any, env: dict, options: list[str], report: Path, skips: Path
     """One ReFrame session of `options` on the system, its report to `report`, its output
     folded (skips to `skips`): (ReFrame's exit status, how it was interrupted), or the nightly's
     exit status where it could not start."""
-    from fabricsuite.base.check_files import narrow
-
     reframe = Path(sys.executable).parent / "reframe"
     command = [str(reframe), "-C", str(REPO_ROOT / "config" / "settings.py"),
                "--system", args.system, "-r", "--report-file", str(report),
